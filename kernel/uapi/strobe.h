@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * strobe.h - the one record format of strobe, and the driver's user ABI.
+ *
+ * Both capture backends produce these records: the strobe driver writes
+ * them into its per-CPU ring buffers, and strobed's perf_event backend
+ * converts each PERF_RECORD_SAMPLE / PERF_RECORD_LOST* into them before
+ * anything else sees the data.  The daemon decodes nothing else.
+ *
+ * Records are little-endian host order, 8-byte aligned, and start with a
+ * struct strobe_rec_header whose size covers the whole record.  Counter
+ * values are the raw running totals of the counting events since they
+ * were enabled; the consumer computes per-CPU increases.
+ */
+#ifndef _UAPI_STROBE_H
+#define _UAPI_STROBE_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define STROBE_ABI_VERSION	1
+
+/* Most counting events per session, besides the sampling event. */
+#define STROBE_MAX_COUNTERS	8
+
+enum strobe_rec_type {
+	STROBE_REC_SAMPLE	= 1,	/* struct strobe_sample */
+	STROBE_REC_LOST		= 2,	/* struct strobe_lost */
+};
+
+struct strobe_rec_header {
+	__u16	type;		/* enum strobe_rec_type */
+	__u16	size;		/* bytes, header included, multiple of 8 */
+	__u32	cpu;		/* CPU whose buffer holds the record */
+};
+
+/* strobe_sample.flags: where the PC was. Exactly one of the mode bits. */
+#define STROBE_SAMPLE_USER	(1U << 0)
+#define STROBE_SAMPLE_KERNEL	(1U << 1)
+#define STROBE_SAMPLE_HV	(1U << 2)
+#define STROBE_SAMPLE_GUEST	(1U << 3)
+#define STROBE_SAMPLE_MODE_MASK	0xfU
+/* The TSC value is exact (read at the sample), not derived from time_ns. */
+#define STROBE_SAMPLE_TSC_EXACT	(1U << 8)
+
+struct strobe_sample {
+	struct strobe_rec_header hdr;	/* type STROBE_REC_SAMPLE */
+	__u64	tsc;		/* time stamp counter (x86 TSC, arm64 CNTVCT) */
+	__u64	time_ns;	/* CLOCK_MONOTONIC, ns */
+	__u64	ip;		/* program counter */
+	__u32	pid;		/* process (thread group) id */
+	__u32	tid;		/* thread id */
+	__u16	flags;		/* STROBE_SAMPLE_* */
+	__u8	nr_counters;	/* <= STROBE_MAX_COUNTERS */
+	__u8	reserved0;
+	__u32	reserved1;
+	__u64	counters[];	/* nr_counters running totals, in -e order */
+};
+
+struct strobe_lost {
+	struct strobe_rec_header hdr;	/* type STROBE_REC_LOST */
+	__u64	time_ns;	/* CLOCK_MONOTONIC of the report, ns */
+	__u64	lost;		/* records dropped since the previous report */
+};
+
+#define STROBE_SAMPLE_SIZE(nr) \
+	(sizeof(struct strobe_sample) + (nr) * sizeof(__u64))
+
+/*
+ * Driver ring buffer, one per CPU, mmap'ed from /dev/strobe at offset
+ * cpu * (STROBE_CTRL_SIZE + data_size): first one control page, then
+ * data_size bytes (a power of two) of records.  Records never straddle
+ * the end: a producer that cannot fit a record before the end writes a
+ * header of type STROBE_REC_PAD whose size covers the rest of the buffer.
+ *
+ * Single producer (the CPU's overflow handler), single consumer (strobed):
+ *   producer: write record at head; smp_wmb(); WRITE_ONCE(head, new);
+ *   consumer: h = READ_ONCE(head); smp_rmb(); read records up to h;
+ *             smp_mb(); WRITE_ONCE(tail, new);
+ * A record that does not fit between head and tail is counted in
+ * ->lost and never overwrites unread data.
+ */
+#define STROBE_REC_PAD		0xffff	/* skip to the end of the buffer */
+#define STROBE_CTRL_SIZE	4096
+
+struct strobe_ring_ctrl {
+	__u64	head;		/* written by the producer: bytes produced */
+	__u64	tail;		/* written by the consumer: bytes consumed */
+	__u64	lost;		/* records dropped, producer-maintained */
+	__u32	data_size;	/* bytes of record space, power of two */
+	__u32	watermark;	/* wake the reader past this many bytes */
+	__u64	reserved[60];
+};
+
+/* ioctl ABI: configuration of one session */
+struct strobe_config {
+	__u32	size;		/* sizeof(struct strobe_config), for extension */
+	__u32	nr_counters;	/* <= STROBE_MAX_COUNTERS */
+	__u64	sample_attr;	/* user pointer to struct perf_event_attr */
+	__u64	counter_attrs;	/* user pointer to nr_counters perf_event_attr */
+	__u32	attr_size;	/* sizeof(struct perf_event_attr) of the caller */
+	__u32	buffer_pages;	/* per-CPU data pages, power of two */
+	__u64	cpu_mask[4];	/* CPUs to sample; all zero = all online */
+};
+
+struct strobe_cpu_stats {
+	__u64	samples;
+	__u64	lost;
+	__u64	handler_ns_total;
+	__u64	handler_ns_max;
+};
+
+struct strobe_stats {
+	__u32	size;		/* sizeof(struct strobe_stats) */
+	__u32	nr_cpus;	/* entries available at cpus */
+	__u64	cpus;		/* user pointer to nr_cpus strobe_cpu_stats */
+};
+
+#define STROBE_IOC_MAGIC	0xB5
+#define STROBE_IOC_CONFIG	_IOW(STROBE_IOC_MAGIC, 1, struct strobe_config)
+#define STROBE_IOC_START	_IO(STROBE_IOC_MAGIC, 2)
+#define STROBE_IOC_STOP		_IO(STROBE_IOC_MAGIC, 3)
+#define STROBE_IOC_STATS	_IOWR(STROBE_IOC_MAGIC, 4, struct strobe_stats)
+
+#endif /* _UAPI_STROBE_H */

@@ -1,0 +1,53 @@
+/*
+ * events.h - event names to perf_event_attr, and what this machine supports.
+ *
+ * Accepted names, tried in this order:
+ *   perf's generic names: cycles, instructions, cache-misses, branch-misses,
+ *     cpu-clock, task-clock, page-faults (faults), context-switches (cs), ...
+ *   hardware cache events: L1-dcache-load-misses, dTLB-load-misses, LLC-loads, ...
+ *   raw events: rXXXX (hex config for the core PMU)
+ *   tracepoints: subsystem:name (e.g. sched:sched_switch)
+ *   PMU events from sysfs: pmu/event/ (e.g. msr/tsc/)
+ *   PMU-specific names through libpfm4: DTLB_LOAD_MISSES:WALK_COMPLETED, ...
+ * An optional ":u" / ":k" suffix on a generic name restricts to user/kernel.
+ */
+#ifndef STROBE_EVENTS_H
+#define STROBE_EVENTS_H
+
+#include <stdio.h>
+#include <linux/perf_event.h>
+#include "util.h"
+
+#define EVENT_NAME_MAX 128
+
+struct event_desc {
+	char name[EVENT_NAME_MAX];	/* as the user wrote it */
+	struct perf_event_attr attr;	/* type, config, config1/2, exclude_* */
+};
+
+/* Parse one name. Unknown names fail with
+ * "unknown event 'NAME': run 'strobe list' to see the events of this machine". */
+int event_parse(const char *name, struct event_desc *out, struct error *e);
+
+/* Parse a comma-separated list (names may contain ':' but not ','; a
+ * pmu/a=1,b=2/ term keeps its commas). At most max events; more is an error. */
+int event_parse_list(const char *list, struct event_desc *out, size_t max,
+		     size_t *n, struct error *e);
+
+/* Check that the kernel accepts the event for system-wide counting on one
+ * CPU: opens and closes it. Fails with "event 'NAME' is not supported on this
+ * machine (REASON): run 'strobe list' ...". */
+int event_probe(const struct event_desc *ev, struct error *e);
+
+/* 1 if the machine has a usable hardware PMU (cycles can be opened). */
+int event_have_hw_pmu(void);
+
+/* The default sampling event: "cycles" with a hardware PMU, else
+ * "cpu-clock". */
+const char *event_default_sampler(void);
+
+/* Print the events this machine supports, grouped by kind (what
+ * 'strobe list' shows). verbose lists every tracepoint and PMU event. */
+int event_list(FILE *f, int verbose, struct error *e);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * hashkey.h - the identity of a binary: its GNU build-id, or else the
+ * XXH3-128 of its contents.  Keys are strings:
+ *   "buildid:<hex>"   an ELF file with a .note.gnu.build-id
+ *   "xxh3:<32 hex>"   any other file, hashed whole
+ *   "kernel:<hex>"    the running kernel (build-id from /sys/kernel/notes)
+ * Hashing a file is done once per (dev, inode, size, mtime) through a memo.
+ */
+#ifndef STROBE_HASHKEY_H
+#define STROBE_HASHKEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util.h"
+
+#define HASHKEY_MAX 96		/* longest key string, NUL included */
+#define BUILD_ID_MAX 64
+
+/* Build-id of the ELF file open at fd: its length (1..cap), 0 if the file
+ * has none or is not ELF, -1 on a read error (e says why). */
+int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e);
+
+/* Build-id from a notes blob (e.g. /sys/kernel/notes): length or 0. */
+int hashkey_build_id_notes(const void *notes, size_t len, uint8_t *id, size_t cap);
+
+/* XXH3-128 of the whole file at fd as 32 lowercase hex digits. */
+int hashkey_xxh3_fd(int fd, char hex[33], struct error *e);
+
+/* "buildid:<hex>" (or with prefix "kernel") from raw build-id bytes. */
+void hashkey_format(char key[HASHKEY_MAX], const char *prefix,
+		    const uint8_t *id, size_t len);
+
+/* Key of the running kernel, from /sys/kernel/notes. */
+int hashkey_kernel(char key[HASHKEY_MAX], struct error *e);
+
+/* Memo of file keys by (dev, ino, size, mtime), so each file is read once. */
+struct hashkey_memo;
+struct hashkey_memo *hashkey_memo_new(void);
+void hashkey_memo_free(struct hashkey_memo *m);
+
+/* Key of the file open at fd: build-id when it has one, else XXH3-128.
+ * Uses and fills the memo (m may be NULL). */
+int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
+		 struct error *e);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * output.h - tables of results written as aligned text, CSV or JSON.
+ *
+ * A table has typed columns and rows of cells; reports and listings build
+ * one and write it in the format the user asked for.  Text is aligned
+ * (numbers right, text left, long text cut only in the last column never),
+ * CSV follows RFC 4180 with a header row, JSON is
+ *   {"meta": {...}, "rows": [{"col": value, ...}, ...]}
+ * with numbers as JSON numbers and missing cells as null.
+ */
+#ifndef STROBE_OUTPUT_H
+#define STROBE_OUTPUT_H
+
+#include <stdio.h>
+#include <stdint.h>
+#include "util.h"
+
+enum output_format { OUTPUT_TEXT, OUTPUT_CSV, OUTPUT_JSON };
+
+enum col_type {
+	COL_STR,
+	COL_INT,	/* int64 */
+	COL_FLOAT,	/* double, text shows 2 decimals */
+	COL_PCT,	/* double percent, text shows "12.34%", CSV/JSON 12.34 */
+};
+
+struct table;
+
+struct table *table_new(void);
+void table_free(struct table *t);
+
+/* Add a column; returns its index. */
+int table_add_col(struct table *t, const char *name, enum col_type type);
+/* Add a row of empty (null) cells; returns its index. */
+size_t table_add_row(struct table *t);
+void table_set_str(struct table *t, size_t row, int col, const char *s);
+void table_set_int(struct table *t, size_t row, int col, int64_t v);
+void table_set_float(struct table *t, size_t row, int col, double v);
+
+size_t table_rows(const struct table *t);
+
+/* Meta data (JSON "meta" object; text and CSV ignore it). value_is_number
+ * writes it as a JSON number. */
+void table_add_meta(struct table *t, const char *key, const char *value,
+		    int value_is_number);
+
+/* Parse "text", "csv" or "json". -1 on anything else. */
+int output_parse_format(const char *s, enum output_format *fmt);
+
+int table_write(const struct table *t, enum output_format fmt, FILE *f);
+
+#endif

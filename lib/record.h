@@ -1,0 +1,48 @@
+/*
+ * record.h - decoding and encoding of strobe records (kernel/uapi/strobe.h).
+ *
+ * record_decode() is the only way the daemon reads captured data, whichever
+ * backend produced it: it checks sizes and fields before trusting them.
+ */
+#ifndef STROBE_RECORD_H
+#define STROBE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "strobe.h"
+
+/* A decoded record. type is STROBE_REC_SAMPLE or STROBE_REC_LOST. */
+struct record {
+	uint16_t type;
+	uint32_t cpu;
+	uint64_t time_ns;
+	union {
+		struct {
+			uint64_t tsc;
+			uint64_t ip;
+			uint32_t pid, tid;
+			uint16_t flags;
+			uint8_t nr_counters;
+			uint64_t counters[STROBE_MAX_COUNTERS];
+		} sample;
+		struct {
+			uint64_t lost;
+		} lost;
+	};
+};
+
+enum record_status {
+	RECORD_OK = 0,		/* *out filled, *consumed bytes used */
+	RECORD_SHORT = 1,	/* buf holds only part of a record: read more */
+	RECORD_PAD = 2,		/* padding record: skip *consumed bytes */
+	RECORD_BAD = -1,	/* malformed: bad type, size or counter count */
+};
+
+/* Decode the record at buf (len bytes available). */
+enum record_status record_decode(const void *buf, size_t len,
+				 struct record *out, size_t *consumed);
+
+/* Encode r into buf (cap bytes); returns bytes written, 0 if it won't fit. */
+size_t record_encode(const struct record *r, void *buf, size_t cap);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * symtab.h - symbols and source lines of a binary, through libbfd.
+ *
+ * Samples name code by file offset (ip - mapping start + mapping pgoff),
+ * which does not depend on where the binary was loaded: PIE executables,
+ * shared libraries and fixed executables are all handled the same way.
+ * The function symbols come from .symtab, or from .dynsym when the binary
+ * was stripped.
+ */
+#ifndef STROBE_SYMTAB_H
+#define STROBE_SYMTAB_H
+
+#include <stdint.h>
+#include "util.h"
+
+struct symtab;
+
+struct symtab_hit {
+	const char *name;	/* symbol, owned by the symtab */
+	uint64_t sym_offset;	/* offset of the address in the symbol */
+	const char *file;	/* source file or NULL, owned by the symtab */
+	unsigned line;		/* 0 when unknown */
+};
+
+/* Open the ELF file at path and read its function symbols. */
+struct symtab *symtab_open(const char *path, struct error *e);
+void symtab_close(struct symtab *s);
+
+/* Number of function symbols loaded (0: the binary has none). */
+size_t symtab_count(const struct symtab *s);
+
+/* Name the code at file offset off. want_line also looks up file:line
+ * (needs DWARF line info). Returns 0 when a symbol covers off, -1 if not
+ * (hit->name is then NULL; file/line may still be set). */
+int symtab_lookup(struct symtab *s, uint64_t off, int want_line,
+		  struct symtab_hit *hit);
+
+/* Convert a file offset to the binary's virtual address; -1 if no
+ * loadable section holds it. */
+int symtab_offset_to_vma(struct symtab *s, uint64_t off, uint64_t *vma);
+
+#endif

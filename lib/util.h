@@ -1,0 +1,65 @@
+/*
+ * util.h - small helpers every strobe program uses: error reporting by
+ * value, checked allocation, growable arrays, clocks and string escapes.
+ *
+ * Library functions never print: they return -1 (or NULL) and describe
+ * the problem in a struct error that the caller shows as one line.
+ */
+#ifndef STROBE_UTIL_H
+#define STROBE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdarg.h>
+
+struct error {
+	char msg[512];
+};
+
+/* Format msg into e (if non-NULL); always returns -1. */
+int error_set(struct error *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prefix the message already in e with "fmt: ". Returns -1. */
+int error_prefix(struct error *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Allocation that dies with a message on failure (out of memory). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grow an array *p of *cap elements of size sz to hold at least n. */
+void array_grow(void *pp, size_t *cap, size_t n, size_t sz);
+#define ARRAY_GROW(p, cap, n) array_grow(&(p), &(cap), (n), sizeof(*(p)))
+
+/* Clocks, ns. */
+uint64_t clock_monotonic_ns(void);
+uint64_t clock_realtime_ns(void);
+
+/* Read the TSC (x86), CNTVCT_EL0 (arm64), or 0 where there is none. */
+uint64_t tsc_read(void);
+
+/* Parse a time "1.5", "1.5s", "250ms", "20us", "100ns" into ns. -1 bad. */
+int parse_duration_ns(const char *s, int64_t *ns);
+/* Parse an unsigned decimal or 0x hex number; -1 on junk or overflow. */
+int parse_u64(const char *s, uint64_t *v);
+
+/* Write s as a JSON string literal (quotes included). */
+void json_write_string(FILE *f, const char *s);
+/* Write s as one CSV field, quoted when it needs to be (RFC 4180). */
+void csv_write_field(FILE *f, const char *s);
+
+/* Read a whole small file (e.g. from /proc) into a NUL-terminated buffer. */
+char *file_read_all(const char *path, size_t *len);
+
+/* mkdir -p with mode; 0 or -1 with errno. */
+int mkdir_p(const char *path, unsigned mode);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

@@ -1,0 +1,22 @@
+#!/bin/sh
+# setup.sh - install everything strobe needs to build, run and test on Debian 12.
+# Run as root. Safe to run again.
+set -e
+if [ "$(id -u)" != 0 ]; then
+	echo "setup.sh: run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+PKGS="build-essential autoconf automake libtool pkg-config
+	binutils-dev libsqlite3-dev sqlite3 libpfm4-dev libxxhash-dev
+	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
+	systemtap-sdt-dev"
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq $missing
+fi
+getent group strobe >/dev/null || groupadd --system strobe
