@@ -9,7 +9,8 @@
  *   tracepoints: subsystem:name (e.g. sched:sched_switch)
  *   PMU events from sysfs: pmu/event/ (e.g. msr/tsc/)
  *   PMU-specific names through libpfm4: DTLB_LOAD_MISSES:WALK_COMPLETED, ...
- * An optional ":u" / ":k" suffix on a generic name restricts to user/kernel.
+ * An optional ":u" / ":k" / ":uk" suffix on a generic, cache or raw name (or
+ * "u"/"k" after the last '/' of a PMU event) restricts to user/kernel.
  */
 #ifndef STROBE_EVENTS_H
 #define STROBE_EVENTS_H
@@ -45,6 +46,12 @@ int event_have_hw_pmu(void);
 /* The default sampling event: "cycles" with a hardware PMU, else
  * "cpu-clock". */
 const char *event_default_sampler(void);
+
+/* Put val into the attr bits that a sysfs PMU format spec names, e.g.
+ * "config:0-7,32-35", "config1:0-15", "config:18". Fails if val does not
+ * fit or the spec is not understood. */
+int event_format_apply(const char *spec, uint64_t val,
+		       struct perf_event_attr *attr, struct error *e);
 
 /* Print the events this machine supports, grouped by kind (what
  * 'strobe list' shows). verbose lists every tracepoint and PMU event. */

@@ -27,6 +27,9 @@ int hashkey_build_id_notes(const void *notes, size_t len, uint8_t *id, size_t ca
 /* XXH3-128 of the whole file at fd as 32 lowercase hex digits. */
 int hashkey_xxh3_fd(int fd, char hex[33], struct error *e);
 
+/* XXH3-128 of a memory buffer as 32 lowercase hex digits. */
+void hashkey_xxh3_buf(const void *buf, size_t len, char hex[33]);
+
 /* "buildid:<hex>" (or with prefix "kernel") from raw build-id bytes. */
 void hashkey_format(char key[HASHKEY_MAX], const char *prefix,
 		    const uint8_t *id, size_t len);

@@ -26,6 +26,7 @@ int error_set(struct error *e, const char *fmt, ...)
 int error_prefix(struct error *e, const char *fmt, ...)
 {
 	char pre[256], old[sizeof(e->msg)];
+	int n;
 	va_list ap;
 
 	if (!e)
@@ -34,7 +35,9 @@ int error_prefix(struct error *e, const char *fmt, ...)
 	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
 	memcpy(old, e->msg, sizeof(old));
-	snprintf(e->msg, sizeof(e->msg), "%s: %s", pre, old);
+	n = snprintf(e->msg, sizeof(e->msg), "%s: ", pre);
+	if (n >= 0 && (size_t)n < sizeof(e->msg))
+		snprintf(e->msg + n, sizeof(e->msg) - n, "%s", old);
 	return -1;
 }
 

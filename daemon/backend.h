@@ -1,0 +1,54 @@
+/*
+ * backend.h - a capture backend: it opens the counters of a session on
+ * every online CPU, exposes pollable fds, and on each drain delivers the
+ * session's records to ingest in time order, samples as strobe records
+ * (kernel/uapi/strobe.h) and side-band as ingest_comm/fork/exit/mmap calls.
+ *
+ * perf_backend.c implements it with perf_event_open(2); the strobe driver
+ * (kernel/) implements the same records in its own buffers.
+ */
+#ifndef STROBE_BACKEND_H
+#define STROBE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "events.h"
+#include "ingest.h"
+#include "tsc.h"
+
+struct backend_config {
+	struct event_desc sampler;		/* the sampling (group leader) event */
+	uint64_t freq;				/* Hz, or 0 */
+	uint64_t period;			/* events per sample, or 0 */
+	struct event_desc events[STROBE_MAX_COUNTERS];	/* counting events */
+	int nr_events;
+	unsigned buffer_pages;			/* per-CPU ring, power of two */
+};
+
+struct backend;
+
+/* Open everything, disabled. Errors name the event and the CPU. */
+struct backend *perf_backend_open(const struct backend_config *cfg, struct error *e);
+
+int backend_enable(struct backend *b, struct error *e);
+int backend_disable(struct backend *b);
+/* fds to poll for readable data (one per CPU). */
+size_t backend_fds(struct backend *b, const int **fds);
+/* Number of CPUs the session covers. */
+int backend_nr_cpus(const struct backend *b);
+/* The TSC conversion the backend uses for its records. */
+const struct tsc_conv *backend_tsc(const struct backend *b);
+
+/*
+ * Read every ring and deliver, in time order, the records older than the
+ * merge horizon (a little before now: a record written late on one CPU
+ * must not be overtaken). final delivers everything (after disable).
+ */
+int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e);
+
+/* After disable: the final running totals of the counting events per CPU. */
+int backend_read_final(struct backend *b, struct ingest *in, struct error *e);
+
+void backend_close(struct backend *b);
+
+#endif

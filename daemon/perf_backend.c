@@ -1,0 +1,611 @@
+/*
+ * perf_backend.c - capture with perf_event_open(2), on unmodified kernels.
+ *
+ * Per online CPU one group: the sampling event leads, the counting events
+ * follow, and every sample reads the whole group (PERF_SAMPLE_READ with
+ * PERF_FORMAT_GROUP), so each sample carries all counter values read at
+ * the same instant.  The leader also carries the side-band (mmap2 with
+ * build-id, comm, fork/exit) of its CPU.  Sample times are CLOCK_MONOTONIC
+ * (use_clockid); the TSC of a sample is derived from its time through the
+ * kernel's cyc2ns scale published in the mmap page (see tsc.h).
+ *
+ * Draining: each CPU's ring is copied into a per-CPU queue (perf records
+ * are converted to strobe records on the way), then the queues are merged
+ * by time up to a horizon, because a child's FORK can sit in another CPU's
+ * ring than its COMM, MMAP2 and samples.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include "backend.h"
+#include "record.h"
+
+/* A record written this long before the drain started is in its ring. */
+#define MERGE_HORIZON_NS	(5 * 1000 * 1000ULL)
+
+/* sample_type and its sample_id_all trailer: pid,tid; time; cpu,res; identifier */
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ)
+#define TRAILER_SIZE 32
+
+enum qkind { Q_STROBE = 1, Q_PERF = 2 };
+
+/* A queued record: header, then len bytes (strobe record or perf record). */
+struct qent {
+	uint64_t time;
+	uint32_t kind;
+	uint32_t len;
+};
+
+struct cpu_ring {
+	int cpu;
+	int fd;			/* group leader */
+	int cfds[STROBE_MAX_COUNTERS];
+	uint64_t ids[STROBE_MAX_COUNTERS + 1];	/* leader, then counting events */
+	struct perf_event_mmap_page *page;
+	unsigned char *data;
+	uint64_t size;		/* data bytes, power of two */
+	unsigned char *q;	/* pending queue: qent + payload, 8-aligned */
+	size_t qhead, qtail, qcap;
+	unsigned char *tmp;	/* a record that wraps the ring end */
+	size_t tmpcap;
+};
+
+struct backend {
+	struct backend_config cfg;
+	struct cpu_ring *rings;
+	int nr;
+	int *fds;
+	struct tsc_conv tsc;
+};
+
+static int perf_open(struct perf_event_attr *a, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, -1, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int online_cpus(int **out, struct error *e)
+{
+	char *s = file_read_all("/sys/devices/system/cpu/online", NULL), *p;
+	int *cpus = NULL, n = 0;
+	size_t cap = 0;
+
+	if (!s)
+		return error_set(e, "cannot read /sys/devices/system/cpu/online: %s",
+				 strerror(errno));
+	for (p = s; *p && *p != '\n';) {
+		long a = strtol(p, &p, 10), b = a;
+
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (long c = a; c <= b; c++) {
+			ARRAY_GROW(cpus, cap, (size_t)n + 1);
+			cpus[n++] = c;
+		}
+		if (*p == ',')
+			p++;
+	}
+	free(s);
+	*out = cpus;
+	return n;
+}
+
+static const char *open_hint(int err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return "permission denied: strobed must run as root";
+	case ENOENT:
+		return "no such event on this CPU's PMU";
+	case EOPNOTSUPP:
+		return "this PMU cannot sample this event";
+	case EINVAL:
+		return "invalid: the rate may be above perf_event_max_sample_rate, or the "
+		       "group cannot be scheduled together";
+	case ENOSPC:
+	case EBUSY:
+		return "too many events for the PMU's counters";
+	case EMFILE:
+		return "too many open files: raise ulimit -n";
+	}
+	return strerror(err);
+}
+
+static void ring_close(struct cpu_ring *r)
+{
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		if (r->cfds[i] >= 0)
+			close(r->cfds[i]);
+	if (r->page)
+		munmap(r->page, (r->size + sysconf(_SC_PAGESIZE)));
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->q);
+	free(r->tmp);
+}
+
+static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
+{
+	const struct backend_config *cfg = &b->cfg;
+	struct perf_event_attr a = cfg->sampler.attr;
+	long pg = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	a.size = sizeof(a);
+	a.disabled = 1;
+	if (cfg->period) {
+		a.freq = 0;
+		a.sample_period = cfg->period;
+	} else {
+		a.freq = 1;
+		a.sample_freq = cfg->freq;
+	}
+	a.sample_type = SAMPLE_TYPE;
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	a.mmap = 1;
+	a.mmap2 = 1;
+	a.comm = 1;
+	a.comm_exec = 1;
+	a.task = 1;
+	a.build_id = 1;
+	a.sample_id_all = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.watermark = 1;
+	a.wakeup_watermark = r->size / 4;
+	r->fd = perf_open(&a, r->cpu, -1);
+	if (r->fd < 0 && errno == EINVAL) {
+		a.build_id = 0;		/* kernels before 5.12: dev/inode instead */
+		r->fd = perf_open(&a, r->cpu, -1);
+	}
+	if (r->fd < 0)
+		return error_set(e, "cannot open sampling event '%s' on CPU %d: %s",
+				 cfg->sampler.name, r->cpu, open_hint(errno));
+	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->ids[0]) < 0)
+		return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+	for (int i = 0; i < cfg->nr_events; i++) {
+		struct perf_event_attr c = cfg->events[i].attr;
+
+		c.size = sizeof(c);
+		c.disabled = 0;
+		c.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+		c.sample_type = SAMPLE_TYPE;
+		c.sample_id_all = 1;
+		c.use_clockid = 1;	/* a group shares one clock */
+		c.clockid = CLOCK_MONOTONIC;
+		r->cfds[i] = perf_open(&c, r->cpu, r->fd);
+		if (r->cfds[i] < 0)
+			return error_set(e, "cannot count event '%s' on CPU %d with '%s': %s",
+					 cfg->events[i].name, r->cpu, cfg->sampler.name,
+					 open_hint(errno));
+		if (ioctl(r->cfds[i], PERF_EVENT_IOC_ID, &r->ids[i + 1]) < 0)
+			return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+	}
+	m = mmap(NULL, r->size + pg, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (m == MAP_FAILED)
+		return error_set(e, "cannot map the %" PRIu64 " KiB ring of CPU %d: %s "
+				 "(lower --buffer-pages or raise perf_event_mlock_kb)",
+				 r->size / 1024, r->cpu, strerror(errno));
+	r->page = m;
+	r->data = (unsigned char *)m + pg;
+	return 0;
+}
+
+/* Read the cyc2ns parameters under the page's seqlock. */
+static void tsc_setup(struct backend *b)
+{
+	struct perf_event_mmap_page *pc = b->rings[0].page;
+	uint32_t seq, mult;
+	uint16_t shift;
+	uint64_t tsc0, ns0, tsc1, ns1;
+	int time_zero;
+
+	do {
+		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+		time_zero = pc->cap_user_time_zero;
+		mult = pc->time_mult;
+		shift = pc->time_shift;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq || (seq & 1));
+
+	tsc_reference(&tsc0, &ns0);
+	if (!tsc0) {
+		tsc_conv_init(&b->tsc, 0, 0, 0, 0, "none");
+		return;
+	}
+	/* the kernel converts this counter with a fixed, published scale */
+	if (time_zero && mult) {
+		tsc_conv_init(&b->tsc, mult, shift, tsc0, ns0, "perf-mmap");
+		return;
+	}
+	/* Fallback: measure the counter's rate against CLOCK_MONOTONIC. */
+	{
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		tsc_reference(&tsc1, &ns1);
+		if (tsc_conv_calibrate(&b->tsc, tsc0, ns0, tsc1, ns1) < 0)
+			tsc_conv_init(&b->tsc, 0, 0, 0, 0, "none");
+	}
+}
+
+struct backend *perf_backend_open(const struct backend_config *cfg, struct error *e)
+{
+	struct backend *b = xcalloc(1, sizeof(*b));
+	long pg = sysconf(_SC_PAGESIZE);
+	int *cpus = NULL;
+	int n;
+
+	b->cfg = *cfg;
+	if (!b->cfg.buffer_pages)
+		b->cfg.buffer_pages = 512;
+	if (b->cfg.buffer_pages & (b->cfg.buffer_pages - 1))
+		goto bad_pages;
+	n = online_cpus(&cpus, e);
+	if (n <= 0)
+		goto fail;
+	b->rings = xcalloc(n, sizeof(*b->rings));
+	b->fds = xcalloc(n, sizeof(*b->fds));
+	for (int i = 0; i < n; i++) {
+		struct cpu_ring *r = &b->rings[i];
+
+		r->cpu = cpus[i];
+		r->fd = -1;
+		for (int j = 0; j < STROBE_MAX_COUNTERS; j++)
+			r->cfds[j] = -1;
+		r->size = (uint64_t)b->cfg.buffer_pages * pg;
+		b->nr++;
+		if (ring_open(b, r, e) < 0)
+			goto fail;
+		b->fds[i] = r->fd;
+	}
+	free(cpus);
+	tsc_setup(b);
+	return b;
+bad_pages:
+	error_set(e, "buffer size %u pages is not a power of two", b->cfg.buffer_pages);
+fail:
+	free(cpus);
+	backend_close(b);
+	return NULL;
+}
+
+int backend_enable(struct backend *b, struct error *e)
+{
+	for (int i = 0; i < b->nr; i++)
+		if (ioctl(b->rings[i].fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0)
+			return error_set(e, "cannot enable the events of CPU %d: %s",
+					 b->rings[i].cpu, strerror(errno));
+	return 0;
+}
+
+int backend_disable(struct backend *b)
+{
+	for (int i = 0; i < b->nr; i++)
+		ioctl(b->rings[i].fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	return 0;
+}
+
+size_t backend_fds(struct backend *b, const int **fds)
+{
+	*fds = b->fds;
+	return b->nr;
+}
+
+int backend_nr_cpus(const struct backend *b)
+{
+	return b->nr;
+}
+
+const struct tsc_conv *backend_tsc(const struct backend *b)
+{
+	return &b->tsc;
+}
+
+void backend_close(struct backend *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->nr; i++)
+		ring_close(&b->rings[i]);
+	free(b->rings);
+	free(b->fds);
+	free(b);
+}
+
+/* Append an entry to the CPU's queue; returns its payload. */
+static void *queue_push(struct cpu_ring *r, uint64_t time, enum qkind kind, uint32_t len)
+{
+	size_t need = sizeof(struct qent) + ((len + 7) & ~7u);
+	struct qent *q;
+
+	if (r->qtail + need > r->qcap) {
+		/* compact consumed space first, then grow */
+		if (r->qhead) {
+			memmove(r->q, r->q + r->qhead, r->qtail - r->qhead);
+			r->qtail -= r->qhead;
+			r->qhead = 0;
+		}
+		if (r->qtail + need > r->qcap) {
+			r->qcap = MAX(r->qcap * 2, r->qtail + need + 65536);
+			r->q = xrealloc(r->q, r->qcap);
+		}
+	}
+	q = (struct qent *)(r->q + r->qtail);
+	q->time = time;
+	q->kind = kind;
+	q->len = len;
+	r->qtail += need;
+	return q + 1;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint16_t sample_mode(uint16_t misc)
+{
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL:
+		return STROBE_SAMPLE_KERNEL;
+	case PERF_RECORD_MISC_USER:
+		return STROBE_SAMPLE_USER;
+	case PERF_RECORD_MISC_HYPERVISOR:
+		return STROBE_SAMPLE_HV;
+	default:
+		return STROBE_SAMPLE_GUEST;
+	}
+}
+
+/*
+ * PERF_RECORD_SAMPLE -> struct strobe_sample.  Layout for SAMPLE_TYPE:
+ * id; ip; pid, tid; time; cpu, res; period; nr, { value, id } [nr].
+ */
+static void queue_sample(struct backend *b, struct cpu_ring *r,
+			 const struct perf_event_header *h, const unsigned char *p)
+{
+	const unsigned char *end = p + h->size;
+	struct record rec;
+	uint64_t nr;
+	void *dst;
+
+	p += sizeof(*h);
+	if (h->size < sizeof(*h) + 7 * 8)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = STROBE_REC_SAMPLE;
+	rec.sample.ip = rd64(p + 8);
+	rec.sample.pid = rd32(p + 16);
+	rec.sample.tid = rd32(p + 20);
+	rec.time_ns = rd64(p + 24);
+	rec.cpu = rd32(p + 32);
+	rec.sample.flags = sample_mode(h->misc);
+	rec.sample.tsc = tsc_from_ns(&b->tsc, rec.time_ns);
+	nr = rd64(p + 48);
+	p += 56;
+	if (nr > STROBE_MAX_COUNTERS + 1 || p + nr * 16 > end)
+		return;
+	rec.sample.nr_counters = b->cfg.nr_events;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t v = rd64(p + i * 16), id = rd64(p + i * 16 + 8);
+
+		for (int j = 0; j < b->cfg.nr_events; j++)
+			if (r->ids[j + 1] == id)
+				rec.sample.counters[j] = v;
+	}
+	dst = queue_push(r, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+}
+
+/* Copy the ring's new records into the queue, converting samples. */
+static void ring_read(struct backend *b, struct cpu_ring *r)
+{
+	struct perf_event_mmap_page *pc = r->page;
+	uint64_t head, tail = pc->data_tail;
+
+	/* pairs with the kernel's smp_wmb() before it publishes data_head */
+	head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	while (tail < head) {
+		uint64_t off = tail & (r->size - 1);
+		struct perf_event_header h;
+		const unsigned char *p;
+
+		if (off + sizeof(h) <= r->size) {
+			memcpy(&h, r->data + off, sizeof(h));
+		} else {
+			size_t first = r->size - off;
+
+			memcpy(&h, r->data + off, first);
+			memcpy((char *)&h + first, r->data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;
+		if (off + h.size <= r->size) {
+			p = r->data + off;
+		} else {
+			size_t first = r->size - off;
+
+			ARRAY_GROW(r->tmp, r->tmpcap, h.size);
+			memcpy(r->tmp, r->data + off, first);
+			memcpy(r->tmp + first, r->data, h.size - first);
+			p = r->tmp;
+		}
+		switch (h.type) {
+		case PERF_RECORD_SAMPLE:
+			queue_sample(b, r, &h, p);
+			break;
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+		case PERF_RECORD_LOST:
+		case PERF_RECORD_LOST_SAMPLES:
+		case PERF_RECORD_THROTTLE:
+			if (h.size >= sizeof(h) + TRAILER_SIZE) {
+				uint64_t t = rd64(p + h.size - TRAILER_SIZE + 8);
+
+				memcpy(queue_push(r, t, Q_PERF, h.size), p, h.size);
+			}
+			break;
+		default:
+			break;	/* MMAP (never with mmap2 set), UNTHROTTLE, ... */
+		}
+		tail += h.size;
+	}
+	/* the kernel may reuse the space once it sees the new tail */
+	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* Side-band and loss records, in perf's layout, to ingest. */
+static int deliver_perf(struct ingest *in, struct cpu_ring *r, const unsigned char *p,
+			struct error *e)
+{
+	struct perf_event_header h;
+	const unsigned char *body;
+	const unsigned char *trailer;
+	uint64_t time;
+
+	memcpy(&h, p, sizeof(h));
+	body = p + sizeof(h);
+	trailer = p + h.size - TRAILER_SIZE;
+	time = rd64(trailer + 8);
+	switch (h.type) {
+	case PERF_RECORD_MMAP2: {
+		struct ingest_mmap m;
+		const unsigned char *name = body + 64;
+
+		if (h.size < sizeof(h) + 64 + TRAILER_SIZE)
+			return 0;
+		memset(&m, 0, sizeof(m));
+		m.pid = rd32(body);
+		m.start = rd64(body + 8);
+		m.len = rd64(body + 16);
+		m.pgoff = rd64(body + 24);
+		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			m.build_id_len = MIN(body[32], 20);
+			m.build_id = body + 36;
+		} else {
+			m.maj = rd32(body + 32);
+			m.min = rd32(body + 36);
+			m.ino = rd64(body + 40);
+			m.ino_generation = rd64(body + 48);
+		}
+		m.prot = rd32(body + 56);
+		if (!memchr(name, 0, trailer - name))
+			return 0;
+		m.filename = (const char *)name;
+		m.time_ns = time;
+		return ingest_mmap(in, &m, e);
+	}
+	case PERF_RECORD_COMM:
+		if (!memchr(body + 8, 0, trailer - (body + 8)))
+			return 0;
+		return ingest_comm(in, rd32(body), rd32(body + 4), (const char *)body + 8,
+				   !!(h.misc & PERF_RECORD_MISC_COMM_EXEC), time, e);
+	case PERF_RECORD_FORK:
+		return ingest_fork(in, rd32(body + 4), rd32(body), rd32(body + 8), time, e);
+	case PERF_RECORD_EXIT:
+		return ingest_exit(in, rd32(body), rd32(body + 8), time, e);
+	case PERF_RECORD_LOST:
+		return ingest_lost(in, r->cpu, time, rd64(body + 8), "ring", e);
+	case PERF_RECORD_LOST_SAMPLES:
+		return ingest_lost(in, r->cpu, time, rd64(body), "samples", e);
+	case PERF_RECORD_THROTTLE:
+		return ingest_throttle(in, r->cpu, time, e);
+	}
+	return 0;
+}
+
+static int deliver(struct ingest *in, struct cpu_ring *r, const struct qent *q,
+		   struct error *e)
+{
+	const unsigned char *p = (const unsigned char *)(q + 1);
+
+	if (q->kind == Q_STROBE) {
+		struct record rec;
+		size_t used;
+
+		if (record_decode(p, q->len, &rec, &used) != RECORD_OK)
+			return error_set(e, "internal error: undecodable record on CPU %d", r->cpu);
+		return ingest_record(in, &rec, e);
+	}
+	return deliver_perf(in, r, p, e);
+}
+
+int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e)
+{
+	uint64_t horizon = final ? UINT64_MAX : clock_monotonic_ns() - MERGE_HORIZON_NS;
+
+	for (int i = 0; i < b->nr; i++)
+		ring_read(b, &b->rings[i]);
+	/* k-way merge of the per-CPU queues, each in time order */
+	for (;;) {
+		struct cpu_ring *best = NULL;
+		const struct qent *bq = NULL;
+
+		for (int i = 0; i < b->nr; i++) {
+			struct cpu_ring *r = &b->rings[i];
+			const struct qent *q;
+
+			if (r->qhead == r->qtail)
+				continue;
+			q = (const struct qent *)(r->q + r->qhead);
+			if (q->time > horizon)
+				continue;
+			if (!bq || q->time < bq->time) {
+				best = r;
+				bq = q;
+			}
+		}
+		if (!best)
+			break;
+		best->qhead += sizeof(*bq) + ((bq->len + 7) & ~7u);
+		if (deliver(in, best, bq, e) < 0)
+			return -1;
+	}
+	for (int i = 0; i < b->nr; i++)
+		if (b->rings[i].qhead == b->rings[i].qtail)
+			b->rings[i].qhead = b->rings[i].qtail = 0;
+	return 0;
+}
+
+int backend_read_final(struct backend *b, struct ingest *in, struct error *e)
+{
+	for (int i = 0; i < b->nr; i++) {
+		struct cpu_ring *r = &b->rings[i];
+		uint64_t buf[1 + 2 * (STROBE_MAX_COUNTERS + 1)];
+		uint64_t vals[STROBE_MAX_COUNTERS] = { 0 };
+		ssize_t n = read(r->fd, buf, sizeof(buf));
+
+		if (n < 8)
+			return error_set(e, "cannot read the counters of CPU %d: %s", r->cpu,
+					 n < 0 ? strerror(errno) : "short read");
+		for (uint64_t k = 0; k < buf[0] && (ssize_t)(8 + k * 16 + 16) <= n; k++)
+			for (int j = 0; j < b->cfg.nr_events; j++)
+				if (r->ids[j + 1] == buf[2 + 2 * k])
+					vals[j] = buf[1 + 2 * k];
+		ingest_cpu_final(in, r->cpu, vals, b->cfg.nr_events);
+	}
+	return 0;
+}

@@ -1,0 +1,224 @@
+/*
+ * session.c - a session's life in strobed (see session.h).
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "events.h"
+#include "ingest.h"
+#include "procscan.h"
+#include "session.h"
+
+struct session {
+	struct db *db;
+	struct db_session row;
+	struct backend *b;
+	struct ingest *in;
+	uint64_t last_status_ns, last_status_samples;
+};
+
+static int max_sample_rate(void)
+{
+	char *s = file_read_all("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
+	int v = s ? atoi(s) : 0;
+
+	free(s);
+	return v;
+}
+
+int session_parse_request(struct session_params *p, const char *events,
+			  const char *sampler, const char *freq, const char *period,
+			  const char *pages, struct error *e)
+{
+	struct backend_config *cfg = &p->cfg;
+	size_t n = 0;
+	uint64_t v;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (event_parse(sampler && *sampler ? sampler : event_default_sampler(),
+			&cfg->sampler, e) < 0)
+		return -1;
+	if (events && *events) {
+		if (event_parse_list(events, cfg->events, STROBE_MAX_COUNTERS, &n, e) < 0)
+			return -1;
+	}
+	cfg->nr_events = n;
+	if (period && *period) {
+		if (parse_u64(period, &v) < 0 || !v)
+			return error_set(e, "bad sample period '%s': give a positive count of events", period);
+		cfg->period = v;
+	} else {
+		int max = max_sample_rate();
+
+		cfg->freq = 1000;
+		if (freq && *freq) {
+			if (parse_u64(freq, &v) < 0 || !v)
+				return error_set(e, "bad sample frequency '%s': give a positive rate in Hz", freq);
+			cfg->freq = v;
+		}
+		if (max > 0 && cfg->freq > (uint64_t)max)
+			return error_set(e, "sample frequency %llu Hz is above the kernel's limit of "
+					 "%d Hz (kernel.perf_event_max_sample_rate): lower -F",
+					 (unsigned long long)cfg->freq, max);
+	}
+	if (pages && *pages) {
+		if (parse_u64(pages, &v) < 0 || !v || (v & (v - 1)) || v > (1u << 20))
+			return error_set(e, "bad buffer size '%s': give a power of two of pages", pages);
+		cfg->buffer_pages = v;
+	}
+	/* refuse unsupported events before anything starts */
+	if (event_probe(&cfg->sampler, e) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (event_probe(&cfg->events[i], e) < 0)
+			return -1;
+	return 0;
+}
+
+static void fill_row(struct db_session *r, const struct session_params *p, int nr_cpus)
+{
+	struct utsname u;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", p->name);
+	snprintf(r->state, sizeof(r->state), "running");
+	snprintf(r->backend, sizeof(r->backend), "perf");
+	r->owner_uid = p->owner_uid;
+	if (uname(&u) == 0) {
+		snprintf(r->hostname, sizeof(r->hostname), "%s", u.nodename);
+		snprintf(r->kernel_release, sizeof(r->kernel_release), "%s", u.release);
+	}
+	r->nr_cpus = nr_cpus;
+	snprintf(r->sample_event, sizeof(r->sample_event), "%s", p->cfg.sampler.name);
+	r->sample_freq = p->cfg.freq;
+	r->sample_period = p->cfg.period;
+	r->nr_events = p->cfg.nr_events;
+	for (int i = 0; i < p->cfg.nr_events; i++) {
+		const struct event_desc *ev = &p->cfg.events[i];
+
+		snprintf(r->events[i].name, sizeof(r->events[i].name), "%s", ev->name);
+		r->events[i].type = ev->attr.type;
+		r->events[i].config = ev->attr.config;
+		r->events[i].config1 = ev->attr.config1;
+		r->events[i].config2 = ev->attr.config2;
+	}
+}
+
+struct session *session_start(struct db *db, struct bincache *cache,
+			      const struct session_params *p, struct error *e)
+{
+	struct session *s = xcalloc(1, sizeof(*s));
+	const struct tsc_conv *tc;
+	uint64_t mono, real;
+
+	s->db = db;
+	s->b = perf_backend_open(&p->cfg, e);
+	if (!s->b)
+		goto fail;
+	fill_row(&s->row, p, backend_nr_cpus(s->b));
+	tc = backend_tsc(s->b);
+	s->row.tsc_mult = tc->mult;
+	s->row.tsc_shift = tc->shift;
+	s->row.tsc_ref = tc->ref_tsc;
+	s->row.tsc_ref_ns = tc->ref_ns;
+	snprintf(s->row.tsc_source, sizeof(s->row.tsc_source), "%s", tc->source);
+	mono = clock_monotonic_ns();
+	real = clock_realtime_ns();
+	s->row.start_ns = mono;
+	s->row.wall_offset_ns = (int64_t)(real - mono);
+	if (db_session_insert(db, &s->row, e) < 0)
+		goto fail;
+	s->in = ingest_new(db, cache, &s->row, e);
+	if (!s->in)
+		goto fail_row;
+	if (ingest_kernel(s->in, e) < 0)
+		goto fail_row;
+	s->row.start_ns = clock_monotonic_ns();
+	if (backend_enable(s->b, e) < 0)
+		goto fail_row;
+	if (procscan_all(s->in, s->row.start_ns, e) < 0 || ingest_commit(s->in, e) < 0)
+		goto fail_row;
+	s->last_status_ns = s->row.start_ns;
+	return s;
+fail_row:
+	{
+		struct error ignore;
+
+		backend_disable(s->b);
+		ingest_free(s->in);
+		s->in = NULL;
+		snprintf(s->row.state, sizeof(s->row.state), "aborted");
+		db_session_update(db, &s->row, &ignore);
+	}
+fail:
+	ingest_free(s->in);
+	backend_close(s->b);
+	free(s);
+	return NULL;
+}
+
+int session_drain(struct session *s, struct error *e)
+{
+	if (backend_drain(s->b, s->in, 0, e) < 0)
+		return -1;
+	return ingest_commit(s->in, e);
+}
+
+int64_t session_status_id(const struct session *s)
+{
+	return s->row.id;
+}
+
+size_t session_fds(struct session *s, const int **fds)
+{
+	return backend_fds(s->b, fds);
+}
+
+void session_get_status(struct session *s, struct session_status *st)
+{
+	struct ingest_stats is;
+	uint64_t now = clock_monotonic_ns();
+
+	ingest_get_stats(s->in, &is);
+	st->id = s->row.id;
+	st->samples = is.samples;
+	st->lost = is.lost;
+	st->throttled = is.throttled;
+	st->elapsed_ns = now - s->row.start_ns;
+	st->rate = now > s->last_status_ns ?
+		   (double)(is.samples - s->last_status_samples) * 1e9 / (now - s->last_status_ns) : 0;
+	s->last_status_ns = now;
+	s->last_status_samples = is.samples;
+}
+
+int session_stop(struct session *s, struct session_status *st, struct error *e)
+{
+	uint64_t end;
+	int ret = 0;
+
+	backend_disable(s->b);
+	end = clock_monotonic_ns();
+	if (backend_drain(s->b, s->in, 1, e) < 0 ||
+	    backend_read_final(s->b, s->in, e) < 0 ||
+	    ingest_finish(s->in, end, e) < 0)
+		ret = -1;
+	if (st) {
+		session_get_status(s, st);
+		st->elapsed_ns = end - s->row.start_ns;
+	}
+	if (ret < 0) {
+		struct error ignore;
+
+		snprintf(s->row.state, sizeof(s->row.state), "aborted");
+		s->row.end_ns = end;
+		s->row.duration_ns = end - s->row.start_ns;
+		db_session_update(s->db, &s->row, &ignore);
+	}
+	ingest_free(s->in);
+	backend_close(s->b);
+	free(s);
+	return ret;
+}

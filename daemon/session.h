@@ -1,0 +1,49 @@
+/*
+ * session.h - one profiling session inside strobed: from a validated start
+ * request to the finalised row in the database.
+ */
+#ifndef STROBE_SESSION_H
+#define STROBE_SESSION_H
+
+#include <stdint.h>
+#include "backend.h"
+#include "bincache.h"
+#include "db.h"
+
+struct session_params {
+	char name[128];
+	uint32_t owner_uid;
+	struct backend_config cfg;
+};
+
+struct session;
+
+/* Parse and check the events of a start request into p->cfg; errors name
+ * the bad event and point at 'strobe list'. */
+int session_parse_request(struct session_params *p, const char *events,
+			  const char *sampler, const char *freq, const char *period,
+			  const char *pages, struct error *e);
+
+/* Store the session row, open the backend, snapshot the kernel and the
+ * running processes, and enable sampling. */
+struct session *session_start(struct db *db, struct bincache *cache,
+			      const struct session_params *p, struct error *e);
+
+/* Move what the rings hold into the database (called on poll and timer). */
+int session_drain(struct session *s, struct error *e);
+
+size_t session_fds(struct session *s, const int **fds);
+int64_t session_status_id(const struct session *s);
+
+struct session_status {
+	int64_t id;
+	uint64_t samples, lost, throttled;
+	uint64_t elapsed_ns;
+	double rate;		/* samples/s over the last status interval */
+};
+void session_get_status(struct session *s, struct session_status *st);
+
+/* Disable, drain, finalise; frees s. st receives the final figures. */
+int session_stop(struct session *s, struct session_status *st, struct error *e);
+
+#endif

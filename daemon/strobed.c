@@ -1,0 +1,547 @@
+/*
+ * strobed.c - the strobe daemon: owns the database, listens on the control
+ * socket, runs one session at a time and drains its buffers into SQLite.
+ *
+ * One thread.  An epoll loop waits on the control socket, a signalfd
+ * (SIGTERM/SIGINT stop cleanly), a 100 ms timerfd and the session's ring
+ * fds (woken at the ring's watermark), and drains on each wake-up.
+ *
+ * Only root and members of group 'strobe' may talk to it: the socket is
+ * mode 0660 group strobe, and each peer's credentials (SO_PEERCRED and its
+ * supplementary groups) are checked again on accept.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "bincache.h"
+#include "db.h"
+#include "proto.h"
+#include "session.h"
+
+#define DEFAULT_DB	"/var/lib/strobe/strobe.db"
+#define DEFAULT_SOCKET	"/run/strobe/strobed.sock"
+#define CLIENT_TIMEOUT_MS 2000
+
+/* The daemon's top-level state: the only mutable state it has. */
+struct daemon {
+	struct db *db;
+	struct bincache cache;
+	const char *socket_path;
+	int listen_fd, sig_fd, timer_fd, ep;
+	gid_t strobe_gid;
+	int have_group;
+	struct session *session;
+	int quit;
+};
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+	char ts[32];
+	time_t t = time(NULL);
+
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	fprintf(stderr, "strobed[%d] %s: ", (int)getpid(), ts);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
+	      "[--backend auto|perf|driver]\n", f);
+}
+
+static int listen_socket(struct daemon *d, struct error *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *dir = xstrdup(d->socket_path);
+	int fd;
+
+	if (strlen(d->socket_path) >= sizeof(sa.sun_path))
+		return error_set(e, "socket path too long: %s", d->socket_path);
+	mkdir_p(dirname(dir), 0755);
+	free(dir);
+	strcpy(sa.sun_path, d->socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(e, "socket: %s", strerror(errno));
+	/* a live daemon answers; a stale socket file is replaced */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return error_set(e, "another strobed is already listening on %s: stop it "
+				 "first or use --socket", d->socket_path);
+	}
+	unlink(d->socket_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return error_set(e, "cannot bind %s: %s", d->socket_path, strerror(errno));
+	}
+	if (chmod(d->socket_path, 0660) < 0 ||
+	    (d->have_group && chown(d->socket_path, 0, d->strobe_gid) < 0)) {
+		close(fd);
+		return error_set(e, "cannot set the mode of %s: %s", d->socket_path, strerror(errno));
+	}
+	if (listen(fd, 16) < 0) {
+		close(fd);
+		return error_set(e, "listen: %s", strerror(errno));
+	}
+	d->listen_fd = fd;
+	return 0;
+}
+
+/* Is the peer root or a member of group strobe (primary or supplementary)? */
+static int peer_allowed(const struct daemon *d, const struct ucred *cr)
+{
+	char path[64], *status, *g;
+	int ok = 0;
+
+	if (cr->uid == 0)
+		return 1;
+	if (!d->have_group)
+		return 0;
+	if (cr->gid == d->strobe_gid)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)cr->pid);
+	status = file_read_all(path, NULL);
+	if (!status)
+		return 0;
+	g = strstr(status, "\nGroups:");
+	if (g) {
+		char *p = g + 8;
+
+		while (*p && *p != '\n') {
+			char *end;
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p) {
+				p++;
+				continue;
+			}
+			if (v == d->strobe_gid)
+				ok = 1;
+			p = end;
+		}
+	}
+	free(status);
+	return ok;
+}
+
+static void reply(int fd, struct proto_msg *m)
+{
+	char *line = proto_format(m);
+	size_t len = strlen(line), off = 0;
+
+	while (off < len) {
+		ssize_t w = write(fd, line + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += w;
+	}
+	free(line);
+	proto_free(m);
+}
+
+static void reply_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply_error(int fd, const char *fmt, ...)
+{
+	struct proto_msg m;
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	proto_init(&m, "error");
+	proto_add(&m, "msg", msg);
+	reply(fd, &m);
+}
+
+static void stop_session(struct daemon *d, struct proto_msg *m)
+{
+	struct session_status st;
+	struct error e;
+	int ret = session_stop(d->session, &st, &e);
+
+	d->session = NULL;
+	if (ret < 0)
+		logmsg("session %lld stopped with an error: %s", (long long)st.id, e.msg);
+	else
+		logmsg("session %lld stopped: %llu samples, %llu lost", (long long)st.id,
+		       (unsigned long long)st.samples, (unsigned long long)st.lost);
+	if (!m)
+		return;
+	if (ret < 0) {
+		proto_init(m, "error");
+		proto_add(m, "msg", e.msg);
+		return;
+	}
+	proto_init(m, "ok");
+	proto_addf(m, "session", "%lld", (long long)st.id);
+	proto_addf(m, "samples", "%llu", (unsigned long long)st.samples);
+	proto_addf(m, "lost", "%llu", (unsigned long long)st.lost);
+	proto_addf(m, "throttled", "%llu", (unsigned long long)st.throttled);
+	proto_addf(m, "duration_ns", "%llu", (unsigned long long)st.elapsed_ns);
+}
+
+static int watch_session(struct daemon *d, int add)
+{
+	const int *fds;
+	size_t n = session_fds(d->session, &fds);
+
+	for (size_t i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+
+		if (epoll_ctl(d->ep, add ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i], &ev) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
+			 const struct ucred *cr)
+{
+	struct session_params p;
+	struct proto_msg m;
+	struct error e;
+
+	if (d->session) {
+		reply_error(fd, "session %lld is already running: stop it first with 'strobe stop'",
+			    (long long)session_status_id(d->session));
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "%s", proto_get(req, "name") ? proto_get(req, "name") : "");
+	p.owner_uid = cr->uid;
+	if (session_parse_request(&p, proto_get(req, "events"), proto_get(req, "sample_event"),
+				  proto_get(req, "freq"), proto_get(req, "period"),
+				  proto_get(req, "buffer_pages"), &e) < 0) {
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
+	d->session = session_start(d->db, &d->cache, &p, &e);
+	if (!d->session) {
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
+	if (watch_session(d, 1) < 0)
+		logmsg("epoll: %s (draining on the timer only)", strerror(errno));
+	logmsg("session %lld started by uid %u", (long long)session_status_id(d->session),
+	       (unsigned)cr->uid);
+	proto_init(&m, "ok");
+	proto_addf(&m, "session", "%lld", (long long)session_status_id(d->session));
+	reply(fd, &m);
+}
+
+static void handle_client(struct daemon *d, int fd)
+{
+	char buf[PROTO_MAX_LINE];
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	struct proto_msg req, m;
+	struct timeval tv = { CLIENT_TIMEOUT_MS / 1000, (CLIENT_TIMEOUT_MS % 1000) * 1000 };
+	struct error e;
+	size_t n = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+		return;
+	if (!peer_allowed(d, &cr)) {
+		logmsg("refused uid %u (pid %d): not root nor in group strobe",
+		       (unsigned)cr.uid, (int)cr.pid);
+		reply_error(fd, "permission denied: uid %u is neither root nor a member of group "
+			    "'strobe' (an administrator can run: usermod -aG strobe USER)",
+			    (unsigned)cr.uid);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (n < sizeof(buf) - 1) {
+		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += r;
+		if (memchr(buf + n - r, '\n', r))
+			break;
+	}
+	buf[n] = 0;
+	if (!memchr(buf, '\n', n)) {
+		reply_error(fd, "malformed request: no complete line received (%s)",
+			    n >= sizeof(buf) - 1 ? "too long" : "timed out or closed");
+		return;
+	}
+	*strchr(buf, '\n') = 0;
+	if (proto_parse(buf, &req, &e) < 0) {
+		logmsg("uid %u: %s", (unsigned)cr.uid, e.msg);
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
+	if (!strcmp(req.verb, "ping")) {
+		proto_init(&m, "ok");
+		proto_add(&m, "version", PACKAGE_VERSION);
+		proto_add(&m, "db", db_path(d->db));
+		reply(fd, &m);
+	} else if (!strcmp(req.verb, "start")) {
+		handle_start(d, fd, &req, &cr);
+	} else if (!strcmp(req.verb, "stop")) {
+		if (!d->session) {
+			reply_error(fd, "no session is running");
+		} else {
+			watch_session(d, 0);
+			stop_session(d, &m);
+			reply(fd, &m);
+		}
+	} else if (!strcmp(req.verb, "status")) {
+		proto_init(&m, "ok");
+		if (d->session) {
+			struct session_status st;
+
+			session_get_status(d->session, &st);
+			proto_add(&m, "running", "1");
+			proto_addf(&m, "session", "%lld", (long long)st.id);
+			proto_addf(&m, "samples", "%llu", (unsigned long long)st.samples);
+			proto_addf(&m, "lost", "%llu", (unsigned long long)st.lost);
+			proto_addf(&m, "throttled", "%llu", (unsigned long long)st.throttled);
+			proto_addf(&m, "elapsed_ns", "%llu", (unsigned long long)st.elapsed_ns);
+			proto_addf(&m, "rate", "%.1f", st.rate);
+		} else {
+			proto_add(&m, "running", "0");
+		}
+		proto_add(&m, "db", db_path(d->db));
+		reply(fd, &m);
+	} else if (!strcmp(req.verb, "shutdown")) {
+		if (d->session) {
+			watch_session(d, 0);
+			stop_session(d, NULL);
+		}
+		proto_init(&m, "ok");
+		reply(fd, &m);
+		d->quit = 1;
+	} else {
+		reply_error(fd, "malformed request: unknown request '%s' (expected start, stop, "
+			    "status, ping or shutdown)", req.verb);
+	}
+	proto_free(&req);
+}
+
+static void drain(struct daemon *d)
+{
+	struct error e;
+
+	if (!d->session)
+		return;
+	if (session_drain(d->session, &e) < 0) {
+		logmsg("stopping the session: %s", e.msg);
+		watch_session(d, 0);
+		stop_session(d, NULL);
+	}
+}
+
+static int run(struct daemon *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct itimerspec its = { { 0, 100 * 1000 * 1000 }, { 0, 100 * 1000 * 1000 } };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sig_fd < 0 || d->timer_fd < 0 || d->ep < 0)
+		return -1;
+	timerfd_settime(d->timer_fd, 0, &its, NULL);
+	ev.data.fd = d->listen_fd;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->listen_fd, &ev);
+	ev.data.fd = d->sig_fd;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->sig_fd, &ev);
+	ev.data.fd = d->timer_fd;
+	epoll_ctl(d->ep, EPOLL_CTL_ADD, d->timer_fd, &ev);
+
+	while (!d->quit) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(d->ep, evs, 64, -1);
+		int wake_drain = 0;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == d->listen_fd) {
+				int c = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+				if (c >= 0) {
+					handle_client(d, c);
+					close(c);
+				}
+			} else if (fd == d->sig_fd) {
+				struct signalfd_siginfo si;
+
+				if (read(d->sig_fd, &si, sizeof(si)) == sizeof(si))
+					logmsg("signal %u: shutting down", si.ssi_signo);
+				d->quit = 1;
+			} else if (fd == d->timer_fd) {
+				uint64_t ticks;
+
+				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0)
+					ticks = 0;
+				wake_drain = 1;
+			} else {
+				wake_drain = 1;
+			}
+		}
+		if (wake_drain)
+			drain(d);
+	}
+	if (d->session) {
+		watch_session(d, 0);
+		stop_session(d, NULL);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon d = { .listen_fd = -1 };
+	const char *db_path_arg = getenv("STROBE_DB");
+	const char *backend = "auto";
+	int foreground = 0, c;
+	struct group *g;
+	struct error e;
+	char *cache_dir, *dir;
+
+	d.socket_path = getenv("STROBE_SOCKET");
+	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db_path_arg = optarg; break;
+		case 's': d.socket_path = optarg; break;
+		case 'f': foreground = 1; break;
+		case 'b': backend = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!db_path_arg || !*db_path_arg)
+		db_path_arg = DEFAULT_DB;
+	if (!d.socket_path || !*d.socket_path)
+		d.socket_path = DEFAULT_SOCKET;
+	if (strcmp(backend, "auto") && strcmp(backend, "perf") && strcmp(backend, "driver")) {
+		fprintf(stderr, "strobed: unknown backend '%s': use auto, perf or driver\n", backend);
+		return 2;
+	}
+	if (!strcmp(backend, "driver")) {
+		fprintf(stderr, "strobed: the driver backend needs /dev/strobe (kernel/strobe.ko), "
+			"which this build does not support yet: use --backend perf\n");
+		return 1;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "strobed: must run as root: system-wide profiling needs it\n");
+		return 1;
+	}
+	umask(027);
+	g = getgrnam("strobe");
+	if (g) {
+		d.have_group = 1;
+		d.strobe_gid = g->gr_gid;
+	}
+	dir = xstrdup(db_path_arg);
+	mkdir_p(dirname(dir), 0750);
+	free(dir);
+	d.db = db_open(db_path_arg, DB_WRITE, &e);
+	if (!d.db) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
+	if (db_session_abort_stale(d.db, &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
+	cache_dir = db_cache_dir(d.db);
+	if (bincache_open(&d.cache, cache_dir, &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
+	free(cache_dir);
+	if (listen_socket(&d, &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
+	if (!d.have_group)
+		logmsg("group 'strobe' does not exist: only root may use %s (groupadd --system strobe)",
+		       d.socket_path);
+	if (!foreground) {
+		char *log = xasprintf("%s.log", db_path_arg);
+		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		pid_t pid;
+
+		free(log);
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "strobed: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (pid > 0)
+			return 0;
+		setsid();
+		if (lfd >= 0) {
+			dup2(lfd, 2);
+			close(lfd);
+		}
+		int nul = open("/dev/null", O_RDWR);
+
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			close(nul);
+		}
+	}
+	logmsg("listening on %s, database %s", d.socket_path, db_path(d.db));
+	c = run(&d);
+	close(d.listen_fd);
+	unlink(d.socket_path);
+	bincache_close(&d.cache);
+	db_close(d.db);
+	logmsg("exiting");
+	return c < 0 ? 1 : 0;
+}

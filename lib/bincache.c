@@ -1,0 +1,268 @@
+/*
+ * bincache.c - the content-addressed store of binaries and kallsyms
+ * snapshots (see bincache.h).  Key "prefix:hex" lives at
+ * DIR/prefix/<first 2 hex>/<rest>.  Keys are checked against [a-z0-9_-]
+ * with exactly one ':', so no key can name a path outside DIR.
+ */
+#include "config.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* copy_file_range, mkostemp */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bincache.h"
+
+#define ENTRY_MODE 0640
+#define DIR_MODE 0750
+#define COPY_CHUNK (1 << 20)
+
+static int key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-';
+}
+
+/* Length of the prefix of a valid key, or 0 if the key is not valid:
+ * a non-empty prefix, one ':', then at least three more characters. */
+static size_t key_check(const char *key)
+{
+	const char *colon, *p;
+
+	if (!key)
+		return 0;
+	colon = strchr(key, ':');
+	if (!colon || colon == key || strlen(colon + 1) < 3 ||
+	    strlen(key) > 255)
+		return 0;
+	for (p = key; *p; p++)
+		if (p != colon && !key_char(*p))
+			return 0;
+	return colon - key;
+}
+
+int bincache_open(struct bincache *c, const char *dir, struct error *e)
+{
+	struct stat st;
+	size_t n;
+
+	c->dir = NULL;
+	if (!dir || !*dir)
+		return error_set(e, "no cache directory given");
+	if (mkdir_p(dir, DIR_MODE) < 0)
+		return error_set(e, "cannot create cache directory %s: %s",
+				 dir, strerror(errno));
+	if (stat(dir, &st) < 0)
+		return error_set(e, "cannot open cache directory %s: %s",
+				 dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return error_set(e, "cannot open cache directory %s: not a directory", dir);
+	c->dir = xstrdup(dir);
+	n = strlen(c->dir);
+	while (n > 1 && c->dir[n - 1] == '/')
+		c->dir[--n] = 0;
+	return 0;
+}
+
+void bincache_close(struct bincache *c)
+{
+	free(c->dir);
+	c->dir = NULL;
+}
+
+/* DIR/prefix/xx (with sub) or DIR/prefix/xx/rest; NULL for a bad key. */
+static char *entry_path(const struct bincache *c, const char *key, int dir_only)
+{
+	size_t plen = key_check(key);
+	const char *hex;
+
+	if (!plen)
+		return NULL;
+	hex = key + plen + 1;
+	if (dir_only)
+		return xasprintf("%s/%.*s/%.2s", c->dir, (int)plen, key, hex);
+	return xasprintf("%s/%.*s/%.2s/%s", c->dir, (int)plen, key, hex, hex + 2);
+}
+
+char *bincache_path(const struct bincache *c, const char *key)
+{
+	return entry_path(c, key, 0);
+}
+
+int bincache_has(const struct bincache *c, const char *key)
+{
+	char *path = entry_path(c, key, 0);
+	struct stat st;
+	int ret;
+
+	if (!path)
+		return 0;
+	ret = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	free(path);
+	return ret;
+}
+
+/* A name for the file open at fd, for error messages. */
+static const char *fd_name(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		snprintf(buf, len, "fd %d", fd);
+	else
+		buf[n] = 0;
+	return buf;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = write(fd, p, len);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += r;
+		len -= r;
+	}
+	return 0;
+}
+
+/* Copy all of src from offset 0 into dst; -1 with errno. *rd tells
+ * whether the failure was in reading (1) or writing (0). */
+static int copy_fd(int dst, int src, int *rd)
+{
+	loff_t off = 0;
+	char *buf;
+	int cfr = 1;
+
+	/* copy_file_range first (it may share extents); any error makes us
+	 * fall back to plain reads, which then report real I/O errors. */
+	while (cfr) {
+		ssize_t r = copy_file_range(src, &off, dst, NULL, COPY_CHUNK, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			cfr = 0;
+	}
+	/* Whatever copy_file_range could not do (pseudo files report 0). */
+	if (lseek(dst, off, SEEK_SET) < 0) {
+		*rd = 0;
+		return -1;
+	}
+	buf = xmalloc(COPY_CHUNK);
+	for (;;) {
+		ssize_t r = pread(src, buf, COPY_CHUNK, off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			*rd = 1;
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		if (write_full(dst, buf, r) < 0) {
+			*rd = 0;
+			goto fail;
+		}
+		off += r;
+	}
+	free(buf);
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+/* Write an entry through a temporary file renamed into place. */
+static int store(const struct bincache *c, const char *key, int src,
+		 const void *mem, size_t len, struct error *e)
+{
+	char *dir, *path, *tmp, name[256];
+	int fd, rd = 0, saved;
+
+	path = entry_path(c, key, 0);
+	if (!path)
+		return error_set(e, "bad cache key '%s'", key ? key : "(null)");
+	if (access(path, F_OK) == 0) {
+		free(path);
+		return 0;
+	}
+	dir = entry_path(c, key, 1);
+	if (mkdir_p(dir, DIR_MODE) < 0) {
+		error_set(e, "cannot create cache directory %s: %s", dir,
+			  strerror(errno));
+		free(dir);
+		free(path);
+		return -1;
+	}
+	tmp = xasprintf("%s/.tmp.%s.XXXXXX", dir, strrchr(path, '/') + 1);
+	free(dir);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		error_set(e, "cannot create %s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fchmod(fd, ENTRY_MODE) < 0)
+		goto write_fail;
+	if (src >= 0) {
+		if (copy_fd(fd, src, &rd) < 0)
+			goto write_fail;
+	} else if (write_full(fd, mem, len) < 0) {
+		goto write_fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		goto write_fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		error_set(e, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	free(tmp);
+	free(path);
+	return 0;
+
+write_fail:
+	saved = errno;
+	if (rd)
+		error_set(e, "cannot read %s to store it as %s: %s",
+			  fd_name(src, name, sizeof(name)), path, strerror(saved));
+	else
+		error_set(e, "cannot write %s: %s", tmp, strerror(saved));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	free(tmp);
+	free(path);
+	return -1;
+}
+
+int bincache_store_fd(const struct bincache *c, const char *key, int fd,
+		      struct error *e)
+{
+	if (fd < 0)
+		return error_set(e, "cannot store %s: bad file descriptor", key);
+	return store(c, key, fd, NULL, 0, e);
+}
+
+int bincache_store_buf(const struct bincache *c, const char *key,
+		       const void *buf, size_t len, struct error *e)
+{
+	return store(c, key, -1, buf, len, e);
+}

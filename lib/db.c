@@ -1,0 +1,647 @@
+/*
+ * db.c - the strobe database (see db.h): safe open, migrations, and the
+ * prepared statements of the ingest path.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "db.h"
+
+extern const char *const schema_migrations[];
+extern const size_t schema_nr_migrations;
+
+enum {
+	STMT_SAMPLE,
+	STMT_AGG,
+	STMT_LOST,
+	STMT_BINARY_FIND,
+	STMT_BINARY_ADD,
+	STMT_BINARY_SET,
+	STMT_COMM_FIND,
+	STMT_COMM_ADD,
+	STMT_PROCESS,
+	STMT_CPU,
+	NR_STMTS
+};
+
+static const char *const stmt_sql[NR_STMTS] = {
+	[STMT_SAMPLE] = "INSERT INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
+			"?11,?12,?13,?14,?15,?16,?17,?18)",
+	[STMT_AGG] = "INSERT INTO sample_agg VALUES(?1,?2,?3,?4,?5,?6,?7,"
+		     "?8,?9,?10,?11,?12,?13,?14,?15) "
+		     "ON CONFLICT(session_id,binary_id,offset,pid,comm_id,flags) DO UPDATE SET "
+		     "samples=samples+excluded.samples,c0=c0+excluded.c0,c1=c1+excluded.c1,"
+		     "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
+		     "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
+	[STMT_LOST] = "INSERT INTO lost VALUES(?1,?2,?3,?4,?5)",
+	[STMT_BINARY_FIND] = "SELECT id FROM binaries WHERE key=?1",
+	[STMT_BINARY_ADD] = "INSERT INTO binaries(key,path,size,cached,problem) VALUES(?1,?2,?3,?4,?5)",
+	[STMT_BINARY_SET] = "UPDATE binaries SET path=?2,size=coalesce(?3,size),"
+			    "cached=max(cached,?4),problem=CASE WHEN ?4 THEN NULL ELSE coalesce(?5,problem) END "
+			    "WHERE id=?1",
+	[STMT_COMM_FIND] = "SELECT id FROM comms WHERE name=?1",
+	[STMT_COMM_ADD] = "INSERT INTO comms(name) VALUES(?1)",
+	[STMT_PROCESS] = "INSERT INTO processes VALUES(?1,?2,?3,?4,?5,?6) "
+			 "ON CONFLICT DO UPDATE SET ppid=coalesce(excluded.ppid,ppid),"
+			 "comm_id=coalesce(excluded.comm_id,comm_id),"
+			 "exit_ns=coalesce(excluded.exit_ns,exit_ns)",
+	[STMT_CPU] = "INSERT OR REPLACE INTO session_cpus VALUES(?1,?2,?3,?4,"
+		     "?5,?6,?7,?8,?9,?10,?11,?12)",
+};
+
+struct db {
+	sqlite3 *sql;
+	char *path;
+	sqlite3_stmt *stmt[NR_STMTS];
+};
+
+int db_schema_version(void)
+{
+	return (int)schema_nr_migrations;
+}
+
+sqlite3 *db_sqlite(struct db *db)
+{
+	return db->sql;
+}
+
+const char *db_path(const struct db *db)
+{
+	return db->path;
+}
+
+char *db_cache_dir(const struct db *db)
+{
+	return xasprintf("%s.cache", db->path);
+}
+
+static int sql_error(struct db *db, struct error *e, const char *what)
+{
+	return error_set(e, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->sql));
+}
+
+static int exec(struct db *db, const char *sql, struct error *e)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db->sql, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		error_set(e, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->sql));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int pragma_int(struct db *db, const char *sql, int64_t *v, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			*v = sqlite3_column_int64(st, 0);
+			rc = SQLITE_OK;
+		}
+		sqlite3_finalize(st);
+	}
+	if (rc == SQLITE_OK)
+		return 0;
+	if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+		return error_set(e, "%s is corrupt or not an SQLite database (%s): move it "
+				 "away or choose another file with --db", db->path,
+				 sqlite3_errstr(rc));
+	return error_set(e, "%s: cannot read the database: %s", db->path,
+			 sqlite3_errmsg(db->sql));
+}
+
+/* Decide whether the file is ours, new, foreign or newer; migrate if asked. */
+static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
+{
+	int64_t app, ver, tables;
+	int want = db_schema_version();
+
+	if (pragma_int(db, "PRAGMA application_id", &app, e) ||
+	    pragma_int(db, "PRAGMA user_version", &ver, e) ||
+	    pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables, e))
+		return -1;
+	if (app != DB_APPLICATION_ID && (app != 0 || tables != 0))
+		return error_set(e, "%s is not a strobe database (it belongs to another "
+				 "program): refusing to touch it; choose another file with --db",
+				 db->path);
+	if (app == 0 && mode == DB_READ)
+		return error_set(e, "%s is empty, not a strobe database: record a session "
+				 "first (strobe record -- CMD)", db->path);
+	if (ver > want)
+		return error_set(e, "%s has schema version %lld, newer than this strobe "
+				 "(%d): upgrade strobe to read it; the file was not changed",
+				 db->path, (long long)ver, want);
+	if (ver == want)
+		return 0;
+	if (mode == DB_READ)
+		return error_set(e, "%s has schema version %lld and needs migrating to %d: "
+				 "start strobed on it once (strobed --db %s)", db->path,
+				 (long long)ver, want, db->path);
+	if (exec(db, "BEGIN IMMEDIATE", e))
+		return -1;
+	for (int v = (int)ver; v < want; v++) {
+		char pragma[96];
+
+		if (exec(db, schema_migrations[v], e)) {
+			db_rollback(db);
+			return error_prefix(e, "migration to schema version %d failed", v + 1);
+		}
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d", v + 1);
+		if (exec(db, pragma, e)) {
+			db_rollback(db);
+			return -1;
+		}
+	}
+	{
+		char pragma[96];
+
+		snprintf(pragma, sizeof(pragma), "PRAGMA application_id=%d", DB_APPLICATION_ID);
+		if (exec(db, pragma, e)) {
+			db_rollback(db);
+			return -1;
+		}
+	}
+	return db_commit(db, e);
+}
+
+/* Create the file ourselves so that its mode (and that of -wal/-shm,
+ * which SQLite copies) keeps other users out: 0640, group strobe. */
+static int db_create_file(const char *path, struct error *e)
+{
+	struct group *g;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return 0;
+		return error_set(e, "cannot create database %s: %s", path, strerror(errno));
+	}
+	g = getgrnam("strobe");
+	if (g && geteuid() == 0 && fchown(fd, 0, g->gr_gid) < 0) {
+		close(fd);
+		return error_set(e, "cannot give %s to group strobe: %s", path, strerror(errno));
+	}
+	fchmod(fd, 0640);
+	close(fd);
+	return 0;
+}
+
+struct db *db_open(const char *path, enum db_mode mode, struct error *e)
+{
+	struct db *db;
+	struct stat st;
+	int flags, rc;
+
+	if (stat(path, &st) < 0) {
+		if (mode == DB_READ || errno != ENOENT) {
+			error_set(e, "cannot open database %s: %s%s", path, strerror(errno),
+				  errno == ENOENT ? ": record a session first (strobe record -- CMD) "
+				  "or choose the file with --db" : "");
+			return NULL;
+		}
+		if (db_create_file(path, e))
+			return NULL;
+	} else if (!S_ISREG(st.st_mode)) {
+		error_set(e, "%s is not a regular file: choose a database file with --db", path);
+		return NULL;
+	}
+	db = xcalloc(1, sizeof(*db));
+	db->path = xstrdup(path);
+	flags = (mode == DB_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+		SQLITE_OPEN_NOMUTEX;
+	rc = sqlite3_open_v2(path, &db->sql, flags, NULL);
+	if (rc != SQLITE_OK) {
+		error_set(e, "cannot open database %s: %s", path,
+			  db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(db->sql, 5000);
+	if (db_check_schema(db, mode, e))
+		goto fail;
+	if (mode == DB_WRITE) {
+		if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+			 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY", e))
+			goto fail;
+		for (int i = 0; i < NR_STMTS; i++) {
+			if (sqlite3_prepare_v3(db->sql, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+					       &db->stmt[i], NULL) != SQLITE_OK) {
+				sql_error(db, e, "preparing statements");
+				goto fail;
+			}
+		}
+	}
+	return db;
+fail:
+	db_close(db);
+	return NULL;
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	for (int i = 0; i < NR_STMTS; i++)
+		sqlite3_finalize(db->stmt[i]);
+	sqlite3_close(db->sql);
+	free(db->path);
+	free(db);
+}
+
+int db_begin(struct db *db, struct error *e)
+{
+	return exec(db, "BEGIN", e);
+}
+
+int db_commit(struct db *db, struct error *e)
+{
+	if (exec(db, "COMMIT", e)) {
+		if (sqlite3_errcode(db->sql) == SQLITE_FULL)
+			error_set(e, "%s: disk full: the last batch was not stored; free space "
+				  "and stop the session (stored data is intact)", db->path);
+		db_rollback(db);
+		return -1;
+	}
+	return 0;
+}
+
+int db_rollback(struct db *db)
+{
+	return sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static int step_done(struct db *db, sqlite3_stmt *st, struct error *e, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_FULL)
+		return error_set(e, "%s: disk full while %s: free space (stored data is intact)",
+				 db->path, what);
+	return sql_error(db, e, what);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && *s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+#define SESSION_COLS "id,name,state,backend,owner_uid,hostname,kernel_release,nr_cpus," \
+	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
+	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
+	"first_sample,last_sample,samples,lost,throttled,duration_ns"
+
+static void session_bind(sqlite3_stmt *st, const struct db_session *s)
+{
+	int i = 1;
+
+	sqlite3_bind_int64(st, i++, s->id);
+	bind_text_or_null(st, i++, s->name);
+	sqlite3_bind_text(st, i++, s->state, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, i++, s->backend, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, i++, s->owner_uid);
+	bind_text_or_null(st, i++, s->hostname);
+	bind_text_or_null(st, i++, s->kernel_release);
+	sqlite3_bind_int64(st, i++, s->nr_cpus);
+	sqlite3_bind_text(st, i++, s->sample_event, -1, SQLITE_TRANSIENT);
+	bind_opt_int(st, i++, s->sample_freq);
+	bind_opt_int(st, i++, s->sample_period);
+	sqlite3_bind_int64(st, i++, s->start_ns);
+	bind_opt_int(st, i++, s->end_ns);
+	sqlite3_bind_int64(st, i++, s->wall_offset_ns);
+	sqlite3_bind_int64(st, i++, s->tsc_mult);
+	sqlite3_bind_int64(st, i++, s->tsc_shift);
+	sqlite3_bind_int64(st, i++, s->tsc_ref);
+	sqlite3_bind_int64(st, i++, s->tsc_ref_ns);
+	bind_text_or_null(st, i++, s->tsc_source);
+	bind_opt_int(st, i++, s->kernel_binary_id);
+	bind_text_or_null(st, i++, s->kallsyms_key);
+	bind_opt_int(st, i++, s->first_sample);
+	bind_opt_int(st, i++, s->last_sample);
+	sqlite3_bind_int64(st, i++, s->samples);
+	sqlite3_bind_int64(st, i++, s->lost);
+	sqlite3_bind_int64(st, i++, s->throttled);
+	bind_opt_int(st, i++, s->duration_ns);
+}
+
+static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
+			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)", -1, &st, NULL))
+		return sql_error(db, e, "storing the session");
+	session_bind(st, s);
+	if (insert)
+		sqlite3_bind_null(st, 1);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_error(db, e, "storing the session");
+	if (!insert)
+		return 0;
+	s->id = sqlite3_last_insert_rowid(db->sql);
+	for (int i = 0; i < s->nr_events; i++) {
+		const struct db_event *ev = &s->events[i];
+
+		if (sqlite3_prepare_v2(db->sql, "INSERT INTO session_events VALUES(?1,?2,?3,?4,?5,?6,?7)",
+				       -1, &st, NULL))
+			return sql_error(db, e, "storing the session's events");
+		sqlite3_bind_int64(st, 1, s->id);
+		sqlite3_bind_int(st, 2, i);
+		sqlite3_bind_text(st, 3, ev->name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, ev->type);
+		sqlite3_bind_int64(st, 5, (int64_t)ev->config);
+		sqlite3_bind_int64(st, 6, (int64_t)ev->config1);
+		sqlite3_bind_int64(st, 7, (int64_t)ev->config2);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return sql_error(db, e, "storing the session's events");
+	}
+	return 0;
+}
+
+int db_session_insert(struct db *db, struct db_session *s, struct error *e)
+{
+	if (db_begin(db, e))
+		return -1;
+	if (session_write(db, s, 1, e)) {
+		db_rollback(db);
+		return -1;
+	}
+	return db_commit(db, e);
+}
+
+int db_session_update(struct db *db, const struct db_session *s, struct error *e)
+{
+	return session_write(db, (struct db_session *)s, 0, e);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	snprintf(buf, len, "%s", t ? (const char *)t : "");
+}
+
+int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc, i = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (sqlite3_prepare_v2(db->sql, id ?
+			       "SELECT " SESSION_COLS " FROM sessions WHERE id=?1" :
+			       "SELECT " SESSION_COLS " FROM sessions ORDER BY id DESC LIMIT 1",
+			       -1, &st, NULL))
+		return sql_error(db, e, "reading sessions");
+	if (id)
+		sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return sql_error(db, e, "reading sessions");
+		if (id)
+			return error_set(e, "no session %lld in %s: 'strobe sessions' lists them",
+					 (long long)id, db->path);
+		return error_set(e, "no sessions in %s yet: record one with 'strobe record -- CMD'",
+				 db->path);
+	}
+	s->id = sqlite3_column_int64(st, i++);
+	col_text(st, i++, s->name, sizeof(s->name));
+	col_text(st, i++, s->state, sizeof(s->state));
+	col_text(st, i++, s->backend, sizeof(s->backend));
+	s->owner_uid = sqlite3_column_int64(st, i++);
+	col_text(st, i++, s->hostname, sizeof(s->hostname));
+	col_text(st, i++, s->kernel_release, sizeof(s->kernel_release));
+	s->nr_cpus = sqlite3_column_int64(st, i++);
+	col_text(st, i++, s->sample_event, sizeof(s->sample_event));
+	s->sample_freq = sqlite3_column_int64(st, i++);
+	s->sample_period = sqlite3_column_int64(st, i++);
+	s->start_ns = sqlite3_column_int64(st, i++);
+	s->end_ns = sqlite3_column_int64(st, i++);
+	s->wall_offset_ns = sqlite3_column_int64(st, i++);
+	s->tsc_mult = sqlite3_column_int64(st, i++);
+	s->tsc_shift = sqlite3_column_int64(st, i++);
+	s->tsc_ref = sqlite3_column_int64(st, i++);
+	s->tsc_ref_ns = sqlite3_column_int64(st, i++);
+	col_text(st, i++, s->tsc_source, sizeof(s->tsc_source));
+	s->kernel_binary_id = sqlite3_column_int64(st, i++);
+	col_text(st, i++, s->kallsyms_key, sizeof(s->kallsyms_key));
+	s->first_sample = sqlite3_column_int64(st, i++);
+	s->last_sample = sqlite3_column_int64(st, i++);
+	s->samples = sqlite3_column_int64(st, i++);
+	s->lost = sqlite3_column_int64(st, i++);
+	s->throttled = sqlite3_column_int64(st, i++);
+	s->duration_ns = sqlite3_column_int64(st, i++);
+	sqlite3_finalize(st);
+
+	if (sqlite3_prepare_v2(db->sql, "SELECT idx,name,type,config,config1,config2 FROM "
+			       "session_events WHERE session_id=?1 ORDER BY idx", -1, &st, NULL))
+		return sql_error(db, e, "reading session events");
+	sqlite3_bind_int64(st, 1, s->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int idx = sqlite3_column_int(st, 0);
+		struct db_event *ev;
+
+		if (idx < 0 || idx >= STROBE_MAX_COUNTERS)
+			continue;
+		ev = &s->events[idx];
+		col_text(st, 1, ev->name, sizeof(ev->name));
+		ev->type = sqlite3_column_int64(st, 2);
+		ev->config = sqlite3_column_int64(st, 3);
+		ev->config1 = sqlite3_column_int64(st, 4);
+		ev->config2 = sqlite3_column_int64(st, 5);
+		if (idx + 1 > s->nr_events)
+			s->nr_events = idx + 1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_error(db, e, "reading session events");
+}
+
+int db_session_abort_stale(struct db *db, struct error *e)
+{
+	return exec(db, "UPDATE sessions SET state='aborted' WHERE state='running'", e);
+}
+
+static void bind_counters(sqlite3_stmt *st, int first, int nr, const uint64_t *c)
+{
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++) {
+		if (i < nr)
+			sqlite3_bind_int64(st, first + i, (int64_t)c[i]);
+		else
+			sqlite3_bind_null(st, first + i);
+	}
+}
+
+int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_SAMPLE];
+
+	sqlite3_bind_int64(st, 1, s->session_id);
+	sqlite3_bind_int64(st, 2, (int64_t)s->time_ns);
+	sqlite3_bind_int64(st, 3, (int64_t)s->tsc);
+	sqlite3_bind_int(st, 4, s->cpu);
+	sqlite3_bind_int(st, 5, s->pid);
+	sqlite3_bind_int(st, 6, s->tid);
+	sqlite3_bind_int64(st, 7, s->comm_id);
+	sqlite3_bind_int64(st, 8, s->binary_id);
+	sqlite3_bind_int64(st, 9, (int64_t)s->offset);
+	sqlite3_bind_int(st, 10, s->flags);
+	bind_counters(st, 11, s->nr, s->c);
+	if (step_done(db, st, e, "storing samples"))
+		return -1;
+	return sqlite3_last_insert_rowid(db->sql);
+}
+
+int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a,
+	       struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_AGG];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, a->binary_id);
+	sqlite3_bind_int64(st, 3, (int64_t)a->offset);
+	sqlite3_bind_int(st, 4, a->pid);
+	sqlite3_bind_int64(st, 5, a->comm_id);
+	sqlite3_bind_int(st, 6, a->flags);
+	sqlite3_bind_int64(st, 7, (int64_t)a->samples);
+	bind_counters(st, 8, nr, a->c);
+	return step_done(db, st, e, "storing the session histogram");
+}
+
+int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,
+		   uint64_t count, const char *kind, struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_LOST];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int(st, 2, cpu);
+	sqlite3_bind_int64(st, 3, (int64_t)time_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)count);
+	sqlite3_bind_text(st, 5, kind, -1, SQLITE_STATIC);
+	return step_done(db, st, e, "storing lost counts");
+}
+
+int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
+		     const struct db_cpu_stats *cs, struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_CPU];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int(st, 2, cs->cpu);
+	sqlite3_bind_int64(st, 3, (int64_t)cs->samples);
+	sqlite3_bind_int64(st, 4, (int64_t)cs->lost);
+	bind_counters(st, 5, nr, cs->tail);
+	return step_done(db, st, e, "storing CPU statistics");
+}
+
+static int64_t find_id(struct db *db, sqlite3_stmt *st, const char *key)
+{
+	int64_t id = 0;
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return id;
+}
+
+int64_t db_binary_intern(struct db *db, const char *key, const char *path,
+			 int64_t size, int cached, const char *problem, struct error *e)
+{
+	int64_t id = find_id(db, db->stmt[STMT_BINARY_FIND], key);
+	sqlite3_stmt *st = db->stmt[id ? STMT_BINARY_SET : STMT_BINARY_ADD];
+
+	if (id)
+		sqlite3_bind_int64(st, 1, id);
+	else
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	bind_opt_int(st, 3, size);
+	sqlite3_bind_int(st, 4, cached);
+	bind_text_or_null(st, 5, problem);
+	if (step_done(db, st, e, "storing a binary"))
+		return -1;
+	return id ? id : sqlite3_last_insert_rowid(db->sql);
+}
+
+int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	if (sqlite3_prepare_v2(db->sql, "SELECT id,key,path,size,cached,problem FROM binaries "
+			       "WHERE id=?1", -1, &st, NULL))
+		return sql_error(db, e, "reading binaries");
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		b->id = sqlite3_column_int64(st, 0);
+		col_text(st, 1, b->key, sizeof(b->key));
+		col_text(st, 2, b->path, sizeof(b->path));
+		b->size = sqlite3_column_int64(st, 3);
+		b->cached = sqlite3_column_int(st, 4);
+		col_text(st, 5, b->problem, sizeof(b->problem));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return error_set(e, "%s: no binary %lld", db->path, (long long)id);
+	return 0;
+}
+
+int64_t db_comm_intern(struct db *db, const char *name, struct error *e)
+{
+	int64_t id = find_id(db, db->stmt[STMT_COMM_FIND], name);
+	sqlite3_stmt *st = db->stmt[STMT_COMM_ADD];
+
+	if (id)
+		return id;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (step_done(db, st, e, "storing a command name"))
+		return -1;
+	return sqlite3_last_insert_rowid(db->sql);
+}
+
+int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
+		   int64_t comm_id, uint64_t start_ns, uint64_t exit_ns, struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_PROCESS];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int(st, 2, pid);
+	bind_opt_int(st, 3, ppid);
+	bind_opt_int(st, 4, comm_id);
+	sqlite3_bind_int64(st, 5, (int64_t)start_ns);
+	bind_opt_int(st, 6, (int64_t)exit_ns);
+	return step_done(db, st, e, "storing a process");
+}

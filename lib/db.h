@@ -1,0 +1,140 @@
+/*
+ * db.h - the strobe database: opening it safely, schema versions, and the
+ * rows strobed writes and the tools read (schema/NNN-*.sql, doc/SCHEMA.md).
+ *
+ * db_open() refuses, without writing anything, a file that is not a strobe
+ * database, one whose schema is newer than this build, and a corrupt one.
+ * A strobe database is marked by PRAGMA application_id = DB_APPLICATION_ID;
+ * PRAGMA user_version is its schema version.
+ */
+#ifndef STROBE_DB_H
+#define STROBE_DB_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+#include "strobe.h"
+#include "util.h"
+
+#define DB_APPLICATION_ID 0x5354524f	/* "STRO" */
+
+enum db_mode {
+	DB_READ,	/* must exist; never written */
+	DB_WRITE,	/* created (mode 0640) and migrated if needed */
+};
+
+struct db;
+
+struct db *db_open(const char *path, enum db_mode mode, struct error *e);
+void db_close(struct db *db);
+sqlite3 *db_sqlite(struct db *db);
+const char *db_path(const struct db *db);
+/* Schema version this build writes and reads. */
+int db_schema_version(void);
+/* Directory of the binary cache that goes with this database: the
+ * database's path with ".cache" appended. free() it. */
+char *db_cache_dir(const struct db *db);
+
+int db_begin(struct db *db, struct error *e);
+int db_commit(struct db *db, struct error *e);
+int db_rollback(struct db *db);
+
+struct db_session {
+	int64_t id;
+	char name[128];
+	char state[16];			/* running | done | aborted */
+	char backend[16];
+	int64_t owner_uid;
+	char hostname[128];
+	char kernel_release[128];
+	int64_t nr_cpus;
+	char sample_event[128];
+	int64_t sample_freq, sample_period;	/* one of them is 0 */
+	int64_t start_ns, end_ns;
+	int64_t wall_offset_ns;
+	int64_t tsc_mult, tsc_shift, tsc_ref, tsc_ref_ns;
+	char tsc_source[16];
+	int64_t kernel_binary_id;
+	char kallsyms_key[128];
+	int64_t first_sample, last_sample;	/* rowids; 0 when none */
+	int64_t samples, lost, throttled, duration_ns;
+	/* counting events, in column order c0.. */
+	int nr_events;
+	struct db_event {
+		char name[128];
+		uint32_t type;
+		uint64_t config, config1, config2;
+	} events[STROBE_MAX_COUNTERS];
+};
+
+/* Insert s (id is set); its events are stored too. */
+int db_session_insert(struct db *db, struct db_session *s, struct error *e);
+/* Write back the mutable fields: state, end_ns, tsc_*, kernel/kallsyms,
+ * first/last_sample, samples, lost, throttled, duration_ns. */
+int db_session_update(struct db *db, const struct db_session *s, struct error *e);
+/* Load session id, or the latest when id is 0. Fails with a clear
+ * message when there is none. */
+int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e);
+/* Mark sessions left 'running' by a daemon that died as 'aborted'. */
+int db_session_abort_stale(struct db *db, struct error *e);
+
+struct db_sample {
+	int64_t session_id;
+	uint64_t time_ns, tsc;
+	uint32_t cpu, pid, tid;
+	int64_t comm_id, binary_id;
+	uint64_t offset;
+	uint32_t flags;
+	uint8_t nr;			/* counter columns in use */
+	uint64_t c[STROBE_MAX_COUNTERS];
+};
+
+/* Append one sample row; returns its rowid, or -1. Call inside db_begin(). */
+int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error *e);
+
+/* One row of sample_agg; added to an existing row with the same key. */
+struct db_agg {
+	int64_t binary_id;
+	uint64_t offset;
+	uint32_t pid;
+	int64_t comm_id;
+	uint32_t flags;
+	uint64_t samples;
+	uint64_t c[STROBE_MAX_COUNTERS];
+};
+int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a,
+	       struct error *e);
+
+int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,
+		   uint64_t count, const char *kind, struct error *e);
+
+struct db_cpu_stats {
+	uint32_t cpu;
+	uint64_t samples, lost;
+	uint64_t tail[STROBE_MAX_COUNTERS];	/* increase after the last sample */
+};
+int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
+		     const struct db_cpu_stats *st, struct error *e);
+
+/* Find or add the binary with this key; path/size/cached/problem update an
+ * existing row. Returns the id or -1. */
+int64_t db_binary_intern(struct db *db, const char *key, const char *path,
+			 int64_t size, int cached, const char *problem,
+			 struct error *e);
+
+struct db_binary {
+	int64_t id;
+	char key[128];
+	char path[4096];
+	int64_t size;
+	int cached;
+	char problem[256];		/* "" when none */
+};
+int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *e);
+
+int64_t db_comm_intern(struct db *db, const char *name, struct error *e);
+
+int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
+		   int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
+		   struct error *e);
+
+#endif

@@ -1,0 +1,499 @@
+/*
+ * hashkey.c - the identity of a binary (see hashkey.h): the GNU build-id
+ * read straight from the ELF notes, or else the XXH3-128 of the whole
+ * file, memoised by (dev, inode, size, mtime).
+ */
+#include "config.h"
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include "hashkey.h"
+
+#define NOTES_MAX (1 << 20)	/* largest note segment/section we read */
+#define CHUNK (1 << 20)		/* XXH3 read size */
+#define ALIGN_UP(v, a) (((v) + (a) - 1) & ~((size_t)(a) - 1))
+
+/* A name for the file open at fd, for error messages. */
+static const char *fd_name(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		snprintf(buf, len, "fd %d", fd);
+	else
+		buf[n] = 0;
+	return buf;
+}
+
+/* pread the whole range; 1 when read, 0 on a short file, -1 on error. */
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			return 0;
+		p += r;
+		len -= r;
+		off += r;
+	}
+	return 1;
+}
+
+/* Reading ELF fields of either byte order. */
+struct elf_reader {
+	int swap;
+	int is64;
+};
+
+static uint16_t rd16(const struct elf_reader *r, const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return r->swap ? __builtin_bswap16(v) : v;
+}
+
+static uint32_t rd32(const struct elf_reader *r, const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return r->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint64_t rd64(const struct elf_reader *r, const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return r->swap ? __builtin_bswap64(v) : v;
+}
+
+/* Find NT_GNU_BUILD_ID "GNU" in a sequence of notes with the given
+ * alignment (4, or 8 for some PT_NOTE segments). Returns its length. */
+static int parse_notes(const struct elf_reader *r, const unsigned char *p,
+		       size_t len, size_t align, uint8_t *id, size_t cap)
+{
+	size_t pos = 0;
+
+	while (len - pos >= sizeof(Elf32_Nhdr)) {
+		uint32_t namesz = rd32(r, p + pos);
+		uint32_t descsz = rd32(r, p + pos + 4);
+		uint32_t type = rd32(r, p + pos + 8);
+		size_t name = pos + sizeof(Elf32_Nhdr), desc, next;
+
+		if (namesz > len || descsz > len)
+			break;
+		/* As in binutils: desc and the next note start at the
+		 * alignment, counted from the start of the note. */
+		desc = pos + ALIGN_UP(sizeof(Elf32_Nhdr) + namesz, align);
+		next = pos + ALIGN_UP(desc - pos + descsz, align);
+		if (desc > len || desc + descsz > len)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(p + name, "GNU", 4) && descsz > 0) {
+			size_t n = MIN((size_t)descsz, cap);
+
+			memcpy(id, p + desc, n);
+			return (int)n;
+		}
+		if (next <= pos || next > len)
+			break;
+		pos = next;
+	}
+	return 0;
+}
+
+int hashkey_build_id_notes(const void *notes, size_t len, uint8_t *id, size_t cap)
+{
+	struct elf_reader r = { 0, 0 };
+
+	if (!notes || !cap)
+		return 0;
+	return parse_notes(&r, notes, len, 4, id, cap);
+}
+
+/* Read the note area [off, off+size) and look for the build-id in it. */
+static int note_area(int fd, const struct elf_reader *r, uint64_t off,
+		     uint64_t size, uint64_t align, uint8_t *id, size_t cap)
+{
+	unsigned char *buf;
+	int ret;
+
+	if (size < sizeof(Elf32_Nhdr) || size > NOTES_MAX)
+		return 0;
+	buf = xmalloc(size);
+	ret = pread_full(fd, buf, size, off);
+	if (ret > 0)
+		ret = parse_notes(r, buf, size, align == 8 ? 8 : 4, id, cap);
+	free(buf);
+	return ret;
+}
+
+int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
+{
+	unsigned char ehdr[sizeof(Elf64_Ehdr)], *tab = NULL;
+	struct elf_reader r;
+	uint64_t phoff, shoff;
+	unsigned phnum, shnum, phentsize, shentsize, i;
+	int ret, found = 0, err;
+	char name[256];
+
+	ret = pread_full(fd, ehdr, EI_NIDENT, 0);
+	if (ret < 0)
+		goto fail;
+	if (!ret || memcmp(ehdr, ELFMAG, SELFMAG))
+		return 0;
+	if (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64)
+		return 0;
+	if (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB)
+		return 0;
+	r.is64 = ehdr[EI_CLASS] == ELFCLASS64;
+	r.swap = (ehdr[EI_DATA] == ELFDATA2LSB) !=
+		 (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+	ret = pread_full(fd, ehdr, r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
+	if (ret < 0)
+		goto fail;
+	if (!ret)
+		return 0;
+
+	if (r.is64) {
+		const Elf64_Ehdr *h = (const void *)ehdr;
+
+		phoff = rd64(&r, &h->e_phoff);
+		shoff = rd64(&r, &h->e_shoff);
+		phnum = rd16(&r, &h->e_phnum);
+		shnum = rd16(&r, &h->e_shnum);
+		phentsize = rd16(&r, &h->e_phentsize);
+		shentsize = rd16(&r, &h->e_shentsize);
+	} else {
+		const Elf32_Ehdr *h = (const void *)ehdr;
+
+		phoff = rd32(&r, &h->e_phoff);
+		shoff = rd32(&r, &h->e_shoff);
+		phnum = rd16(&r, &h->e_phnum);
+		shnum = rd16(&r, &h->e_shnum);
+		phentsize = rd16(&r, &h->e_phentsize);
+		shentsize = rd16(&r, &h->e_shentsize);
+	}
+
+	/* The PT_NOTE segments of executables and shared objects. */
+	if (phoff && phnum && phnum != PN_XNUM &&
+	    phentsize >= (r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr))) {
+		tab = xmalloc((size_t)phnum * phentsize);
+		ret = pread_full(fd, tab, (size_t)phnum * phentsize, phoff);
+		if (ret < 0)
+			goto fail;
+		for (i = 0; ret && i < phnum && !found; i++) {
+			const unsigned char *ph = tab + (size_t)i * phentsize;
+			uint64_t off, size, align;
+
+			if (r.is64) {
+				const Elf64_Phdr *p = (const void *)ph;
+
+				if (rd32(&r, &p->p_type) != PT_NOTE)
+					continue;
+				off = rd64(&r, &p->p_offset);
+				size = rd64(&r, &p->p_filesz);
+				align = rd64(&r, &p->p_align);
+			} else {
+				const Elf32_Phdr *p = (const void *)ph;
+
+				if (rd32(&r, &p->p_type) != PT_NOTE)
+					continue;
+				off = rd32(&r, &p->p_offset);
+				size = rd32(&r, &p->p_filesz);
+				align = rd32(&r, &p->p_align);
+			}
+			found = note_area(fd, &r, off, size, align, id, cap);
+			if (found < 0)
+				goto fail;
+		}
+		free(tab);
+		tab = NULL;
+	}
+	if (found)
+		return found;
+
+	/* Else the SHT_NOTE sections (objects without program headers). */
+	if (shoff && shnum &&
+	    shentsize >= (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr))) {
+		tab = xmalloc((size_t)shnum * shentsize);
+		ret = pread_full(fd, tab, (size_t)shnum * shentsize, shoff);
+		if (ret < 0)
+			goto fail;
+		for (i = 0; ret && i < shnum && !found; i++) {
+			const unsigned char *sh = tab + (size_t)i * shentsize;
+			uint64_t off, size, align;
+
+			if (r.is64) {
+				const Elf64_Shdr *s = (const void *)sh;
+
+				if (rd32(&r, &s->sh_type) != SHT_NOTE)
+					continue;
+				off = rd64(&r, &s->sh_offset);
+				size = rd64(&r, &s->sh_size);
+				align = rd64(&r, &s->sh_addralign);
+			} else {
+				const Elf32_Shdr *s = (const void *)sh;
+
+				if (rd32(&r, &s->sh_type) != SHT_NOTE)
+					continue;
+				off = rd32(&r, &s->sh_offset);
+				size = rd32(&r, &s->sh_size);
+				align = rd32(&r, &s->sh_addralign);
+			}
+			found = note_area(fd, &r, off, size, align, id, cap);
+			if (found < 0)
+				goto fail;
+		}
+		free(tab);
+	}
+	return found;
+
+fail:
+	err = errno;
+	free(tab);
+	return error_set(e, "cannot read the ELF headers of %s: %s",
+			 fd_name(fd, name, sizeof(name)), strerror(err));
+}
+
+int hashkey_xxh3_fd(int fd, char hex[33], struct error *e)
+{
+	XXH3_state_t *st = XXH3_createState();
+	XXH128_hash_t h;
+	unsigned char *buf;
+	uint64_t off = 0;
+
+	if (!st)
+		return error_set(e, "cannot hash file: out of memory");
+	buf = xmalloc(CHUNK);
+	XXH3_128bits_reset(st);
+	for (;;) {
+		ssize_t r = pread(fd, buf, CHUNK, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int err = errno;
+			char name[256];
+
+			error_set(e, "cannot read %s to hash it: %s",
+				  fd_name(fd, name, sizeof(name)), strerror(err));
+			free(buf);
+			XXH3_freeState(st);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		XXH3_128bits_update(st, buf, (size_t)r);
+		off += r;
+	}
+	h = XXH3_128bits_digest(st);
+	free(buf);
+	XXH3_freeState(st);
+	snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h.high64,
+		 (unsigned long long)h.low64);
+	return 0;
+}
+
+void hashkey_xxh3_buf(const void *buf, size_t len, char hex[33])
+{
+	XXH128_hash_t h = XXH3_128bits(buf, len);
+
+	snprintf(hex, 33, "%016llx%016llx", (unsigned long long)h.high64,
+		 (unsigned long long)h.low64);
+}
+
+void hashkey_format(char key[HASHKEY_MAX], const char *prefix,
+		    const uint8_t *id, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = strlen(prefix), i;
+
+	/* Truncate an (absurdly) long build-id rather than overflow. */
+	if (n + 1 + 2 * len + 1 > HASHKEY_MAX)
+		len = (HASHKEY_MAX - n - 2) / 2;
+	memcpy(key, prefix, n);
+	key[n++] = ':';
+	for (i = 0; i < len; i++) {
+		key[n++] = digits[id[i] >> 4];
+		key[n++] = digits[id[i] & 15];
+	}
+	key[n] = 0;
+}
+
+int hashkey_kernel(char key[HASHKEY_MAX], struct error *e)
+{
+	static const char path[] = "/sys/kernel/notes";
+	uint8_t id[BUILD_ID_MAX];
+	size_t len;
+	char *buf = file_read_all(path, &len);
+	int n;
+
+	if (!buf)
+		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	n = hashkey_build_id_notes(buf, len, id, sizeof(id));
+	free(buf);
+	if (n <= 0)
+		return error_set(e, "no build-id in %s", path);
+	hashkey_format(key, "kernel", id, n);
+	return 0;
+}
+
+/* The memo: an open-addressing hash table of file identities. */
+struct memo_entry {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+	int used;
+	char key[HASHKEY_MAX];
+};
+
+struct hashkey_memo {
+	struct memo_entry *tab;
+	size_t cap;		/* power of two */
+	size_t count;
+};
+
+struct hashkey_memo *hashkey_memo_new(void)
+{
+	struct hashkey_memo *m = xcalloc(1, sizeof(*m));
+
+	m->cap = 64;
+	m->tab = xcalloc(m->cap, sizeof(*m->tab));
+	return m;
+}
+
+void hashkey_memo_free(struct hashkey_memo *m)
+{
+	if (!m)
+		return;
+	free(m->tab);
+	free(m);
+}
+
+static size_t memo_hash(const struct stat *st)
+{
+	uint64_t v[5];
+
+	v[0] = st->st_dev;
+	v[1] = st->st_ino;
+	v[2] = st->st_size;
+	v[3] = st->st_mtim.tv_sec;
+	v[4] = st->st_mtim.tv_nsec;
+	return (size_t)XXH3_64bits(v, sizeof(v));
+}
+
+static int memo_match(const struct memo_entry *me, const struct stat *st)
+{
+	return me->used && me->dev == st->st_dev && me->ino == st->st_ino &&
+	       me->size == st->st_size &&
+	       me->mtim.tv_sec == st->st_mtim.tv_sec &&
+	       me->mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* The slot holding st, or the empty slot where it goes. */
+static struct memo_entry *memo_slot(struct hashkey_memo *m, const struct stat *st)
+{
+	size_t i = memo_hash(st) & (m->cap - 1);
+
+	while (m->tab[i].used && !memo_match(&m->tab[i], st))
+		i = (i + 1) & (m->cap - 1);
+	return &m->tab[i];
+}
+
+static void memo_put(struct hashkey_memo *m, const struct stat *st,
+		     const char *key)
+{
+	struct memo_entry *me;
+
+	if (2 * (m->count + 1) > m->cap) {
+		struct memo_entry *old = m->tab;
+		size_t oldcap = m->cap, i;
+
+		m->cap *= 2;
+		m->tab = xcalloc(m->cap, sizeof(*m->tab));
+		for (i = 0; i < oldcap; i++) {
+			struct stat s;
+			size_t j;
+
+			if (!old[i].used)
+				continue;
+			s.st_dev = old[i].dev;
+			s.st_ino = old[i].ino;
+			s.st_size = old[i].size;
+			s.st_mtim = old[i].mtim;
+			j = memo_hash(&s) & (m->cap - 1);
+			while (m->tab[j].used)
+				j = (j + 1) & (m->cap - 1);
+			m->tab[j] = old[i];
+		}
+		free(old);
+	}
+	me = memo_slot(m, st);
+	if (!me->used) {
+		me->used = 1;
+		me->dev = st->st_dev;
+		me->ino = st->st_ino;
+		me->size = st->st_size;
+		me->mtim = st->st_mtim;
+		m->count++;
+	}
+	snprintf(me->key, sizeof(me->key), "%s", key);
+}
+
+int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
+		 struct error *e)
+{
+	uint8_t id[BUILD_ID_MAX];
+	struct stat st;
+	char hex[33], name[256];
+	int n;
+
+	if (fstat(fd, &st) < 0) {
+		n = errno;
+		return error_set(e, "cannot stat %s to hash it: %s",
+				 fd_name(fd, name, sizeof(name)), strerror(n));
+	}
+	if (!S_ISREG(st.st_mode))
+		return error_set(e, "cannot hash %s: not a regular file",
+				 fd_name(fd, name, sizeof(name)));
+	if (m) {
+		struct memo_entry *me = memo_slot(m, &st);
+
+		if (me->used) {
+			memcpy(key, me->key, HASHKEY_MAX);
+			return 0;
+		}
+	}
+	n = hashkey_build_id_fd(fd, id, sizeof(id), e);
+	if (n < 0)
+		return -1;
+	if (n > 0) {
+		hashkey_format(key, "buildid", id, n);
+	} else {
+		if (hashkey_xxh3_fd(fd, hex, e) < 0)
+			return -1;
+		snprintf(key, HASHKEY_MAX, "xxh3:%s", hex);
+	}
+	if (m)
+		memo_put(m, &st, key);
+	return 0;
+}

@@ -1,0 +1,599 @@
+/*
+ * ingest.c - records to rows (see ingest.h).
+ *
+ * Hot path: ingest_record() for a sample does one hash probe for the
+ * process, one bisection of its maps, one prepared INSERT and one probe of
+ * the histogram; no allocation once the tables have grown.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "hashkey.h"
+#include "ingest.h"
+#include "kallsyms.h"
+#include "maps.h"
+
+#define BATCH_ROWS	50000
+
+/* string -> id map, open addressing */
+struct strmap {
+	struct strmap_ent {
+		char *key;
+		int64_t id;
+	} *ent;
+	size_t cap, nr;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static int64_t *strmap_slot(struct strmap *m, const char *key, int create)
+{
+	size_t i;
+
+	if (create && (m->nr + 1) * 2 > m->cap) {
+		struct strmap old = *m;
+
+		m->cap = old.cap ? old.cap * 2 : 256;
+		m->ent = xcalloc(m->cap, sizeof(*m->ent));
+		m->nr = 0;
+		for (size_t j = 0; j < old.cap; j++) {
+			if (!old.ent[j].key)
+				continue;
+			for (i = str_hash(old.ent[j].key) & (m->cap - 1); m->ent[i].key;
+			     i = (i + 1) & (m->cap - 1))
+				;
+			m->ent[i] = old.ent[j];
+			m->nr++;
+		}
+		free(old.ent);
+	}
+	if (!m->cap)
+		return NULL;
+	for (i = str_hash(key) & (m->cap - 1); m->ent[i].key; i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->ent[i].key, key))
+			return &m->ent[i].id;
+	if (!create)
+		return NULL;
+	m->ent[i].key = xstrdup(key);
+	m->ent[i].id = 0;
+	m->nr++;
+	return &m->ent[i].id;
+}
+
+static void strmap_free(struct strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->ent[i].key);
+	free(m->ent);
+}
+
+/* the per-session histogram */
+struct agg_table {
+	struct db_agg *ent;	/* samples == 0: empty */
+	size_t cap, nr;
+};
+
+static uint64_t agg_hash(const struct db_agg *a)
+{
+	uint64_t h = a->binary_id * 0x9E3779B97F4A7C15ULL;
+
+	h ^= a->offset + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+	h ^= ((uint64_t)a->pid << 32 | a->flags) + (h << 6) + (h >> 2);
+	h ^= a->comm_id * 0xC2B2AE3D27D4EB4FULL;
+	return h ^ (h >> 29);
+}
+
+static int agg_same(const struct db_agg *a, const struct db_agg *b)
+{
+	return a->binary_id == b->binary_id && a->offset == b->offset && a->pid == b->pid &&
+	       a->comm_id == b->comm_id && a->flags == b->flags;
+}
+
+static struct db_agg *agg_slot(struct agg_table *t, const struct db_agg *key)
+{
+	size_t i;
+
+	if ((t->nr + 1) * 2 > t->cap) {
+		struct agg_table old = *t;
+
+		t->cap = old.cap ? old.cap * 2 : 4096;
+		t->ent = xcalloc(t->cap, sizeof(*t->ent));
+		for (size_t j = 0; j < old.cap; j++) {
+			if (!old.ent[j].samples)
+				continue;
+			for (i = agg_hash(&old.ent[j]) & (t->cap - 1); t->ent[i].samples;
+			     i = (i + 1) & (t->cap - 1))
+				;
+			t->ent[i] = old.ent[j];
+		}
+		free(old.ent);
+	}
+	for (i = agg_hash(key) & (t->cap - 1); t->ent[i].samples; i = (i + 1) & (t->cap - 1))
+		if (agg_same(&t->ent[i], key))
+			return &t->ent[i];
+	t->ent[i] = *key;
+	t->nr++;
+	return &t->ent[i];
+}
+
+struct cpu_state {
+	int seen;		/* a sample has set last[] */
+	uint64_t last[STROBE_MAX_COUNTERS];
+	struct db_cpu_stats st;
+	int have_final;
+	uint64_t final[STROBE_MAX_COUNTERS];
+};
+
+struct ingest {
+	struct db *db;
+	struct bincache *cache;
+	struct db_session *s;
+	struct proc_table *procs;
+	struct hashkey_memo *memo;
+	struct strmap binaries;	/* "bid:<hex>" / "ino:..." / special -> binaries.id */
+	struct strmap comms;	/* comm -> comms.id */
+	struct agg_table agg;
+	struct cpu_state *cpus;
+	size_t nr_cpus;
+	int nr;			/* counting events */
+	int in_batch;
+	size_t batch_rows;
+	int64_t kernel_id, unknown_id;
+	struct ingest_stats stats;
+};
+
+static int64_t binary_special(struct ingest *in, const char *key, struct error *e)
+{
+	int64_t *slot = strmap_slot(&in->binaries, key, 1);
+
+	if (!*slot) {
+		*slot = db_binary_intern(in->db, key, key, 0, 0, NULL, e);
+		if (*slot < 0) {
+			*slot = 0;
+			return -1;
+		}
+	}
+	return *slot;
+}
+
+static int batch_open(struct ingest *in, struct error *e)
+{
+	if (in->in_batch)
+		return 0;
+	if (db_begin(in->db, e))
+		return -1;
+	in->in_batch = 1;
+	in->batch_rows = 0;
+	return 0;
+}
+
+struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_session *s,
+			  struct error *e)
+{
+	struct ingest *in = xcalloc(1, sizeof(*in));
+	struct proc *idle;
+
+	in->db = db;
+	in->cache = cache;
+	in->s = s;
+	in->nr = s->nr_events;
+	in->procs = proc_table_new();
+	in->memo = hashkey_memo_new();
+	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
+	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
+	if (batch_open(in, e))
+		goto fail;
+	in->unknown_id = binary_special(in, "[unknown]", e);
+	if (in->unknown_id < 0)
+		goto fail;
+	idle = proc_get(in->procs, 0, 1);
+	idle->comm_id = db_comm_intern(db, "swapper", e);
+	if (idle->comm_id < 0)
+		goto fail;
+	return in;
+fail:
+	ingest_free(in);
+	return NULL;
+}
+
+void ingest_free(struct ingest *in)
+{
+	if (!in)
+		return;
+	if (in->in_batch)
+		db_rollback(in->db);
+	proc_table_free(in->procs);
+	hashkey_memo_free(in->memo);
+	strmap_free(&in->binaries);
+	strmap_free(&in->comms);
+	free(in->agg.ent);
+	free(in->cpus);
+	free(in);
+}
+
+int ingest_kernel(struct ingest *in, struct error *e)
+{
+	char key[HASHKEY_MAX], hex[33];
+	struct error ke;
+	char *buf;
+	size_t len;
+
+	if (hashkey_kernel(key, &ke) < 0)
+		snprintf(key, sizeof(key), "kernel:unknown");
+	in->kernel_id = db_binary_intern(in->db, key, "[kernel.kallsyms]", 0, 1, NULL, e);
+	if (in->kernel_id < 0)
+		return -1;
+	in->s->kernel_binary_id = in->kernel_id;
+	if (kallsyms_snapshot(NULL, &buf, &len, e) < 0)
+		return error_prefix(e, "kernel symbols");
+	hashkey_xxh3_buf(buf, len, hex);
+	snprintf(in->s->kallsyms_key, sizeof(in->s->kallsyms_key), "kallsyms:%s", hex);
+	if (bincache_store_buf(in->cache, in->s->kallsyms_key, buf, len, e) < 0) {
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	return db_session_update(in->db, in->s, e);
+}
+
+static int64_t comm_id(struct ingest *in, const char *comm, struct error *e)
+{
+	int64_t *slot = strmap_slot(&in->comms, comm, 1);
+
+	if (!*slot) {
+		int64_t id = db_comm_intern(in->db, comm, e);
+
+		if (id < 0)
+			return -1;
+		*slot = id;
+	}
+	return *slot;
+}
+
+int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
+		int exec, uint64_t time_ns, struct error *e)
+{
+	struct proc *p;
+	int64_t id;
+
+	if (pid != tid && !exec)
+		return 0;	/* thread names: the process keeps its own */
+	if (batch_open(in, e))
+		return -1;
+	p = proc_get(in->procs, pid, 1);
+	if (exec)
+		proc_exec(p);
+	id = comm_id(in, comm, e);
+	if (id < 0)
+		return -1;
+	p->comm_id = id;
+	if (!p->start_ns)
+		p->start_ns = time_ns;
+	return db_process_put(in->db, in->s->id, pid, 0, id, p->start_ns, 0, e);
+}
+
+int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
+		uint64_t time_ns, struct error *e)
+{
+	struct proc *p;
+
+	if (pid == ppid || pid != tid)
+		return 0;	/* a new thread shares its process's maps */
+	if (batch_open(in, e))
+		return -1;
+	p = proc_fork(in->procs, ppid, pid);
+	p->start_ns = time_ns;
+	return db_process_put(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0, e);
+}
+
+int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
+		struct error *e)
+{
+	struct proc *p;
+	int ret = 0;
+
+	if (pid != tid)
+		return 0;
+	p = proc_get(in->procs, pid, 0);
+	if (!p)
+		return 0;
+	if (batch_open(in, e))
+		return -1;
+	if (p->start_ns)
+		ret = db_process_put(in->db, in->s->id, pid, 0, 0, p->start_ns, time_ns, e);
+	proc_remove(in->procs, pid);
+	return ret;
+}
+
+static const char *const special_maps[] = {
+	"[vdso]", "[vsyscall]", "[heap]", "[stack]", "[uprobes]", "[vvar]",
+};
+
+/* Open exactly the mapped object: /proc/PID/map_files survives renames,
+ * deletions and replacement of the path; the path is the fallback. */
+static int open_mapped(const struct ingest_mmap *m)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 m->pid, m->start, m->start + m->len);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	return open(m->filename, O_RDONLY | O_CLOEXEC);
+}
+
+/* binaries.id of the file behind an executable mapping. */
+static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
+			      struct error *e)
+{
+	char memo[512], key[HASHKEY_MAX], problem[sizeof(((struct error *)0)->msg)] = "";
+	int64_t *slot, id;
+	int64_t size = 0;
+	int cached = 0, fd;
+	struct stat st;
+	struct error fe;
+
+	if (m->build_id_len) {
+		hashkey_format(key, "buildid", m->build_id, m->build_id_len);
+		snprintf(memo, sizeof(memo), "%s", key);
+	} else {
+		snprintf(memo, sizeof(memo), "ino:%u:%u:%" PRIu64 ":%" PRIu64 ":%s", m->maj,
+			 m->min, m->ino, m->ino_generation, m->filename);
+		key[0] = 0;
+	}
+	slot = strmap_slot(&in->binaries, memo, 1);
+	if (*slot)
+		return *slot;
+
+	fd = open_mapped(m);
+	if (fd < 0) {
+		snprintf(problem, sizeof(problem), "cannot open %s: %s", m->filename,
+			 strerror(errno));
+	} else {
+		char fkey[HASHKEY_MAX];
+
+		if (fstat(fd, &st) == 0)
+			size = st.st_size;
+		if (hashkey_file(in->memo, fd, fkey, &fe) < 0) {
+			snprintf(problem, sizeof(problem), "%s", fe.msg);
+		} else if (key[0] && strcmp(key, fkey)) {
+			snprintf(problem, sizeof(problem), "%s no longer matches the mapped "
+				 "binary (its build-id changed)", m->filename);
+		} else {
+			snprintf(key, sizeof(key), "%s", fkey);
+			if (bincache_store_fd(in->cache, key, fd, &fe) < 0)
+				snprintf(problem, sizeof(problem), "%s", fe.msg);
+			else
+				cached = 1;
+		}
+		close(fd);
+	}
+	if (!key[0]) {
+		/* nothing identifies the contents: key by what the kernel said */
+		hashkey_xxh3_buf(memo, strlen(memo), key + snprintf(key, sizeof(key), "missing:"));
+	}
+	id = db_binary_intern(in->db, key, m->filename, size, cached,
+			      problem[0] ? problem : NULL, e);
+	if (id < 0)
+		return -1;
+	*slot = id;
+	in->stats.binaries++;
+	return id;
+}
+
+int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
+{
+	struct proc *p;
+	int64_t id;
+	const char *special = NULL;
+
+	if (!(m->prot & PROT_EXEC))
+		return 0;
+	if (batch_open(in, e))
+		return -1;
+	if (m->filename[0] == '[') {
+		special = "[anon]";
+		for (size_t i = 0; i < ARRAY_SIZE(special_maps); i++)
+			if (!strcmp(m->filename, special_maps[i]))
+				special = special_maps[i];
+	} else if (m->filename[0] != '/' || !strncmp(m->filename, "/memfd:", 7) ||
+		   !strncmp(m->filename, "/dev/zero", 9) ||
+		   !strncmp(m->filename, "/SYSV", 5)) {
+		special = "[anon]";
+	}
+	id = special ? binary_special(in, special, e) : binary_of_file(in, m, e);
+	if (id < 0)
+		return -1;
+	p = proc_get(in->procs, m->pid, 1);
+	proc_map_add(p, m->start, m->len, special ? m->start : m->pgoff, id);
+	return 0;
+}
+
+static struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu)
+{
+	if (cpu >= in->nr_cpus) {
+		size_t n = cpu + 1;
+
+		in->cpus = xrealloc(in->cpus, n * sizeof(*in->cpus));
+		memset(in->cpus + in->nr_cpus, 0, (n - in->nr_cpus) * sizeof(*in->cpus));
+		in->nr_cpus = n;
+	}
+	return &in->cpus[cpu];
+}
+
+static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
+{
+	struct cpu_state *cs = cpu_state(in, r->cpu);
+	struct db_sample row;
+	struct db_agg key, *a;
+	const struct proc *p;
+	int64_t rowid;
+	int nr = MIN((int)r->sample.nr_counters, in->nr);
+
+	row.session_id = in->s->id;
+	row.time_ns = r->time_ns;
+	row.tsc = r->sample.tsc;
+	row.cpu = r->cpu;
+	row.pid = r->sample.pid;
+	row.tid = r->sample.tid;
+	row.flags = r->sample.flags;
+	row.nr = in->nr;
+	for (int i = 0; i < in->nr; i++) {
+		uint64_t v = i < nr ? r->sample.counters[i] : 0;
+
+		/* the increase since the previous sample on this CPU */
+		row.c[i] = cs->seen && v >= cs->last[i] ? v - cs->last[i] : (cs->seen ? 0 : v);
+		cs->last[i] = v;
+	}
+	cs->seen = 1;
+	cs->st.samples++;
+
+	p = proc_get(in->procs, row.pid, 0);
+	row.comm_id = p ? p->comm_id : 0;
+	if ((row.flags & STROBE_SAMPLE_MODE_MASK) == STROBE_SAMPLE_KERNEL && in->kernel_id) {
+		row.binary_id = in->kernel_id;
+		row.offset = r->sample.ip;
+	} else {
+		const struct map *m = p ? proc_map_find(p, r->sample.ip) : NULL;
+
+		if (m) {
+			row.binary_id = m->binary_id;
+			row.offset = r->sample.ip - m->start + m->pgoff;
+		} else {
+			row.binary_id = in->unknown_id;
+			row.offset = r->sample.ip;
+		}
+	}
+
+	if (batch_open(in, e))
+		return -1;
+	rowid = db_sample_insert(in->db, &row, e);
+	if (rowid < 0)
+		return -1;
+	if (!in->s->first_sample)
+		in->s->first_sample = rowid;
+	in->s->last_sample = rowid;
+	in->s->samples++;
+	in->stats.samples++;
+
+	memset(&key, 0, sizeof(key));
+	key.binary_id = row.binary_id;
+	key.offset = row.offset;
+	key.pid = row.pid;
+	key.comm_id = row.comm_id;
+	key.flags = row.flags & STROBE_SAMPLE_MODE_MASK;
+	a = agg_slot(&in->agg, &key);
+	a->samples++;
+	for (int i = 0; i < in->nr; i++)
+		a->c[i] += row.c[i];
+
+	if (++in->batch_rows >= BATCH_ROWS)
+		return ingest_commit(in, e);
+	return 0;
+}
+
+int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
+		const char *kind, struct error *e)
+{
+	if (!count)
+		return 0;
+	if (batch_open(in, e))
+		return -1;
+	cpu_state(in, cpu)->st.lost += count;
+	in->s->lost += count;
+	in->stats.lost += count;
+	return db_lost_insert(in->db, in->s->id, cpu, time_ns, count, kind, e);
+}
+
+int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e)
+{
+	if (batch_open(in, e))
+		return -1;
+	in->s->throttled++;
+	in->stats.throttled++;
+	return db_lost_insert(in->db, in->s->id, cpu, time_ns, 0, "throttle", e);
+}
+
+int ingest_record(struct ingest *in, const struct record *r, struct error *e)
+{
+	switch (r->type) {
+	case STROBE_REC_SAMPLE:
+		return ingest_sample(in, r, e);
+	case STROBE_REC_LOST:
+		return ingest_lost(in, r->cpu, r->time_ns, r->lost.lost, "ring", e);
+	}
+	return error_set(e, "unknown record type %u", r->type);
+}
+
+int ingest_commit(struct ingest *in, struct error *e)
+{
+	if (!in->in_batch)
+		return 0;
+	if (db_session_update(in->db, in->s, e) < 0 || db_commit(in->db, e) < 0) {
+		in->in_batch = 0;
+		return -1;
+	}
+	in->in_batch = 0;
+	return 0;
+}
+
+void ingest_cpu_final(struct ingest *in, uint32_t cpu, const uint64_t *values, int nr)
+{
+	struct cpu_state *cs = cpu_state(in, cpu);
+
+	cs->have_final = 1;
+	for (int i = 0; i < MIN(nr, in->nr); i++)
+		cs->final[i] = values[i];
+}
+
+int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
+{
+	if (batch_open(in, e))
+		return -1;
+	for (size_t i = 0; i < in->agg.cap; i++) {
+		if (in->agg.ent[i].samples &&
+		    db_agg_add(in->db, in->s->id, in->nr, &in->agg.ent[i], e) < 0)
+			goto fail;
+	}
+	for (size_t c = 0; c < in->nr_cpus; c++) {
+		struct cpu_state *cs = &in->cpus[c];
+
+		cs->st.cpu = c;
+		for (int i = 0; i < in->nr; i++) {
+			uint64_t base = cs->seen ? cs->last[i] : 0;
+
+			cs->st.tail[i] = cs->have_final && cs->final[i] > base ?
+					 cs->final[i] - base : 0;
+		}
+		if (db_cpu_stats_put(in->db, in->s->id, in->nr, &cs->st, e) < 0)
+			goto fail;
+	}
+	snprintf(in->s->state, sizeof(in->s->state), "done");
+	in->s->end_ns = end_ns;
+	in->s->duration_ns = end_ns - in->s->start_ns;
+	return ingest_commit(in, e);
+fail:
+	db_rollback(in->db);
+	in->in_batch = 0;
+	return -1;
+}
+
+void ingest_get_stats(const struct ingest *in, struct ingest_stats *st)
+{
+	*st = in->stats;
+}

@@ -1,0 +1,73 @@
+/*
+ * ingest.h - turning a session's records into database rows.
+ *
+ * The capture backend feeds records in time order (side-band and samples
+ * merged across CPUs); ingest keeps the processes' address spaces, names
+ * each executable mapping by its binary's hashkey (copying the binary into
+ * the cache once), resolves every sample to (binary, file offset), turns
+ * running counter totals into per-CPU increases (the attribution rule of
+ * report.h), and writes samples in batched transactions while keeping the
+ * per-session histogram in memory for sample_agg.
+ */
+#ifndef STROBE_INGEST_H
+#define STROBE_INGEST_H
+
+#include <stdint.h>
+#include "bincache.h"
+#include "db.h"
+#include "record.h"
+
+struct ingest;
+
+/* s must already be stored (db_session_insert); ingest updates it. */
+struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_session *s,
+			  struct error *e);
+void ingest_free(struct ingest *in);
+
+/* Key the running kernel and snapshot /proc/kallsyms into the cache. */
+int ingest_kernel(struct ingest *in, struct error *e);
+
+int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
+		int exec, uint64_t time_ns, struct error *e);
+int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
+		uint64_t time_ns, struct error *e);
+int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
+		struct error *e);
+
+struct ingest_mmap {
+	uint32_t pid;
+	uint64_t start, len, pgoff;
+	uint32_t prot;			/* PROT_*; non-executable maps are ignored */
+	const uint8_t *build_id;	/* NULL if the event had none */
+	size_t build_id_len;
+	uint32_t maj, min;		/* when no build-id */
+	uint64_t ino, ino_generation;
+	const char *filename;
+	uint64_t time_ns;
+};
+int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e);
+
+/* A sample or a lost report (kind "ring" for STROBE_REC_LOST). */
+int ingest_record(struct ingest *in, const struct record *r, struct error *e);
+/* Lost records of another kind ("samples": dropped before the buffer). */
+int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
+		const char *kind, struct error *e);
+int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e);
+
+/* Commit the open batch and the session's running totals. */
+int ingest_commit(struct ingest *in, struct error *e);
+
+/* The final running counter totals of a CPU, read when the session stops:
+ * their increase after the CPU's last sample is stored as unattributed. */
+void ingest_cpu_final(struct ingest *in, uint32_t cpu, const uint64_t *values, int nr);
+
+/* Flush everything, write the histogram and per-CPU statistics, and mark
+ * the session done with its end time. */
+int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e);
+
+struct ingest_stats {
+	uint64_t samples, lost, throttled, binaries;
+};
+void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
+
+#endif

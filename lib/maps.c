@@ -1,0 +1,214 @@
+/*
+ * maps.c - per-process executable mappings (see maps.h).  Processes live
+ * in an open-addressing hash table keyed by pid; each keeps a sorted array
+ * of disjoint mappings searched by bisection on every sample.
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "maps.h"
+#include "util.h"
+
+struct proc_table {
+	struct proc **slots;	/* NULL empty, TOMBSTONE removed */
+	size_t cap, used;	/* used counts live + tombstones */
+};
+
+static struct proc tombstone;
+#define TOMBSTONE (&tombstone)
+
+struct proc_table *proc_table_new(void)
+{
+	struct proc_table *t = xcalloc(1, sizeof(*t));
+
+	t->cap = 1024;
+	t->slots = xcalloc(t->cap, sizeof(*t->slots));
+	return t;
+}
+
+static void proc_free(struct proc *p)
+{
+	free(p->maps);
+	free(p);
+}
+
+void proc_table_free(struct proc_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slots[i] && t->slots[i] != TOMBSTONE)
+			proc_free(t->slots[i]);
+	free(t->slots);
+	free(t);
+}
+
+static size_t slot_of(const struct proc_table *t, uint32_t pid)
+{
+	return (pid * 2654435761u) & (t->cap - 1);
+}
+
+static void table_rehash(struct proc_table *t, size_t cap)
+{
+	struct proc **old = t->slots;
+	size_t oldcap = t->cap;
+
+	t->slots = xcalloc(cap, sizeof(*t->slots));
+	t->cap = cap;
+	t->used = 0;
+	for (size_t i = 0; i < oldcap; i++) {
+		struct proc *p = old[i];
+		size_t s;
+
+		if (!p || p == TOMBSTONE)
+			continue;
+		for (s = slot_of(t, p->pid); t->slots[s]; s = (s + 1) & (t->cap - 1))
+			;
+		t->slots[s] = p;
+		t->used++;
+	}
+	free(old);
+}
+
+struct proc *proc_get(struct proc_table *t, uint32_t pid, int create)
+{
+	size_t s, free_slot = SIZE_MAX;
+	struct proc *p;
+
+	for (s = slot_of(t, pid); t->slots[s]; s = (s + 1) & (t->cap - 1)) {
+		if (t->slots[s] == TOMBSTONE) {
+			if (free_slot == SIZE_MAX)
+				free_slot = s;
+			continue;
+		}
+		if (t->slots[s]->pid == pid)
+			return t->slots[s];
+	}
+	if (!create)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	if (free_slot != SIZE_MAX) {
+		t->slots[free_slot] = p;
+	} else {
+		t->slots[s] = p;
+		t->used++;
+		if (t->used * 2 > t->cap)
+			table_rehash(t, t->cap * 2);
+	}
+	return p;
+}
+
+void proc_remove(struct proc_table *t, uint32_t pid)
+{
+	for (size_t s = slot_of(t, pid); t->slots[s]; s = (s + 1) & (t->cap - 1)) {
+		if (t->slots[s] != TOMBSTONE && t->slots[s]->pid == pid) {
+			proc_free(t->slots[s]);
+			t->slots[s] = TOMBSTONE;
+			return;
+		}
+	}
+}
+
+struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
+{
+	struct proc *parent, *child;
+
+	child = proc_get(t, pid, 1);
+	parent = proc_get(t, ppid, 0);
+	if (!parent || parent == child)
+		return child;
+	child->comm_id = parent->comm_id;
+	child->nr_maps = 0;
+	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
+	if (parent->nr_maps)
+		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
+	child->nr_maps = parent->nr_maps;
+	return child;
+}
+
+void proc_exec(struct proc *p)
+{
+	p->nr_maps = 0;
+}
+
+/* First mapping whose end is above addr. */
+static size_t map_bisect(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void proc_map_add(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
+		  int64_t binary_id)
+{
+	uint64_t end = start + len;
+	size_t i, j;
+	struct map keep[2];
+	int nkeep = 0;
+
+	if (!len || end < start)
+		return;
+	i = map_bisect(p, start);
+	/* [i, j) are the mappings overlapping [start, end) */
+	for (j = i; j < p->nr_maps && p->maps[j].start < end; j++)
+		;
+	if (i < j && p->maps[i].start < start) {
+		keep[nkeep] = p->maps[i];
+		keep[nkeep++].end = start;
+	}
+	if (i < j && p->maps[j - 1].end > end) {
+		struct map *m = &keep[nkeep++];
+
+		*m = p->maps[j - 1];
+		m->pgoff += end - m->start;
+		m->start = end;
+	}
+	/* replace [i, j) with keep-before, new, keep-after */
+	{
+		size_t add = nkeep + 1, removed = j - i;
+		size_t n = p->nr_maps - removed + add;
+		struct map nm = { start, end, pgoff, binary_id };
+		size_t k = i;
+
+		ARRAY_GROW(p->maps, p->cap_maps, n);
+		memmove(&p->maps[i + add], &p->maps[j], (p->nr_maps - j) * sizeof(struct map));
+		if (nkeep && keep[0].start < start)
+			p->maps[k++] = keep[0];
+		p->maps[k++] = nm;
+		if (nkeep && keep[nkeep - 1].start >= end)
+			p->maps[k++] = keep[nkeep - 1];
+		/* fewer pieces than reserved: close the gap */
+		if (k < i + add) {
+			memmove(&p->maps[k], &p->maps[i + add],
+				(p->nr_maps - j) * sizeof(struct map));
+			n -= i + add - k;
+		}
+		p->nr_maps = n;
+	}
+}
+
+const struct map *proc_map_find(const struct proc *p, uint64_t ip)
+{
+	size_t i = map_bisect(p, ip);
+
+	if (i < p->nr_maps && p->maps[i].start <= ip)
+		return &p->maps[i];
+	return NULL;
+}
+
+void proc_table_each(struct proc_table *t, void (*fn)(struct proc *p, void *arg), void *arg)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slots[i] && t->slots[i] != TOMBSTONE)
+			fn(t->slots[i], arg);
+}

@@ -1,0 +1,53 @@
+/*
+ * maps.h - the address spaces of the processes of a session, rebuilt from
+ * side-band records (fork, comm/exec, mmap, exit) and /proc at start, so
+ * that a sample's (pid, ip) resolves to (binary, file offset).
+ *
+ * Only executable mappings are tracked.  A new mapping replaces whatever
+ * part of older ones it overlaps, as mmap(MAP_FIXED) does.  fork copies the
+ * parent's maps, exec clears them.
+ */
+#ifndef STROBE_MAPS_H
+#define STROBE_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;		/* file offset of start */
+	int64_t binary_id;	/* db binaries.id */
+};
+
+struct proc {
+	uint32_t pid;
+	int64_t comm_id;	/* db comms.id, 0 if unknown */
+	uint64_t start_ns;
+	struct map *maps;	/* sorted by start, disjoint */
+	size_t nr_maps, cap_maps;
+};
+
+struct proc_table;
+
+struct proc_table *proc_table_new(void);
+void proc_table_free(struct proc_table *t);
+
+/* The process pid; created empty when create is set, else NULL if unknown. */
+struct proc *proc_get(struct proc_table *t, uint32_t pid, int create);
+/* Forget pid (after its exit). */
+void proc_remove(struct proc_table *t, uint32_t pid);
+/* Child pid gets a copy of parent's maps and comm. */
+struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid);
+/* exec: the address space is replaced. */
+void proc_exec(struct proc *p);
+
+/* Add [start, start+len) at file offset pgoff of binary_id. */
+void proc_map_add(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
+		  int64_t binary_id);
+/* Mapping containing ip, or NULL. */
+const struct map *proc_map_find(const struct proc *p, uint64_t ip);
+
+/* Call fn on every process (for final bookkeeping). */
+void proc_table_each(struct proc_table *t, void (*fn)(struct proc *p, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * proto.h - the control protocol between strobe and strobed.
+ *
+ * Over a Unix stream socket, each message is one line:
+ *     VERB key=value key=value ...\n
+ * VERB and keys are [a-z0-9_-]; values are percent-encoded (%XX) wherever
+ * they hold '%', '=', space, control or non-ASCII bytes.  The client sends
+ * one request and reads one reply, "ok ..." or "error msg=...".
+ * Requests: start, stop, status, ping, shutdown.
+ */
+#ifndef STROBE_PROTO_H
+#define STROBE_PROTO_H
+
+#include <stddef.h>
+#include "util.h"
+
+#define PROTO_MAX_LINE		65536
+#define PROTO_MAX_FIELDS	32
+#define PROTO_MAX_NAME		32
+
+struct proto_msg {
+	char verb[PROTO_MAX_NAME];
+	int nr;
+	struct proto_field {
+		char key[PROTO_MAX_NAME];
+		char *value;		/* malloc'ed, decoded */
+	} f[PROTO_MAX_FIELDS];
+};
+
+void proto_init(struct proto_msg *m, const char *verb);
+void proto_free(struct proto_msg *m);
+/* Add a field (the value is copied). -1 if the message is full or the key bad. */
+int proto_add(struct proto_msg *m, const char *key, const char *value);
+int proto_addf(struct proto_msg *m, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Value of key, or NULL. */
+const char *proto_get(const struct proto_msg *m, const char *key);
+
+/* Encode as one line ending in '\n'; free() it. */
+char *proto_format(const struct proto_msg *m);
+/* Decode one line (without or with its '\n'). Malformed input (bad verb or
+ * key, missing '=', bad escape, duplicate key, too many fields, too long)
+ * fails with a message naming the problem. */
+int proto_parse(const char *line, struct proto_msg *m, struct error *e);
+
+/* Client: connect to path, send req, read the reply into resp. A reply
+ * "error msg=..." is returned as -1 with e = the message. */
+int proto_call(const char *path, const struct proto_msg *req,
+	       struct proto_msg *resp, struct error *e);
+
+#endif

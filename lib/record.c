@@ -1,0 +1,106 @@
+/*
+ * record.c - decode and encode the records of kernel/uapi/strobe.h.
+ */
+#include "config.h"
+#include <string.h>
+#include "record.h"
+
+enum record_status record_decode(const void *buf, size_t len, struct record *out,
+				 size_t *consumed)
+{
+	struct strobe_rec_header h;
+
+	if (len < sizeof(h))
+		return RECORD_SHORT;
+	memcpy(&h, buf, sizeof(h));
+	if (h.size < sizeof(h) || h.size % 8)
+		return RECORD_BAD;
+	if (h.type == STROBE_REC_PAD) {
+		*consumed = h.size;
+		return RECORD_PAD;
+	}
+	if (len < h.size)
+		return RECORD_SHORT;
+	memset(out, 0, offsetof(struct record, sample.counters));
+	out->type = h.type;
+	out->cpu = h.cpu;
+	switch (h.type) {
+	case STROBE_REC_SAMPLE: {
+		struct strobe_sample s;
+
+		if (h.size < sizeof(s))
+			return RECORD_BAD;
+		memcpy(&s, buf, sizeof(s));
+		if (s.nr_counters > STROBE_MAX_COUNTERS ||
+		    h.size != STROBE_SAMPLE_SIZE(s.nr_counters))
+			return RECORD_BAD;
+		out->time_ns = s.time_ns;
+		out->sample.tsc = s.tsc;
+		out->sample.ip = s.ip;
+		out->sample.pid = s.pid;
+		out->sample.tid = s.tid;
+		out->sample.flags = s.flags;
+		out->sample.nr_counters = s.nr_counters;
+		memcpy(out->sample.counters, (const char *)buf + sizeof(s),
+		       s.nr_counters * sizeof(uint64_t));
+		break;
+	}
+	case STROBE_REC_LOST: {
+		struct strobe_lost l;
+
+		if (h.size != sizeof(l))
+			return RECORD_BAD;
+		memcpy(&l, buf, sizeof(l));
+		out->time_ns = l.time_ns;
+		out->lost.lost = l.lost;
+		break;
+	}
+	default:
+		return RECORD_BAD;
+	}
+	*consumed = h.size;
+	return RECORD_OK;
+}
+
+size_t record_encode(const struct record *r, void *buf, size_t cap)
+{
+	switch (r->type) {
+	case STROBE_REC_SAMPLE: {
+		struct strobe_sample s;
+		size_t n = r->sample.nr_counters;
+		size_t size = STROBE_SAMPLE_SIZE(n);
+
+		if (n > STROBE_MAX_COUNTERS || size > cap)
+			return 0;
+		memset(&s, 0, sizeof(s));
+		s.hdr.type = STROBE_REC_SAMPLE;
+		s.hdr.size = size;
+		s.hdr.cpu = r->cpu;
+		s.tsc = r->sample.tsc;
+		s.time_ns = r->time_ns;
+		s.ip = r->sample.ip;
+		s.pid = r->sample.pid;
+		s.tid = r->sample.tid;
+		s.flags = r->sample.flags;
+		s.nr_counters = n;
+		memcpy(buf, &s, sizeof(s));
+		memcpy((char *)buf + sizeof(s), r->sample.counters, n * sizeof(uint64_t));
+		return size;
+	}
+	case STROBE_REC_LOST: {
+		struct strobe_lost l;
+
+		if (sizeof(l) > cap)
+			return 0;
+		memset(&l, 0, sizeof(l));
+		l.hdr.type = STROBE_REC_LOST;
+		l.hdr.size = sizeof(l);
+		l.hdr.cpu = r->cpu;
+		l.time_ns = r->time_ns;
+		l.lost = r->lost.lost;
+		memcpy(buf, &l, sizeof(l));
+		return sizeof(l);
+	}
+	}
+	return 0;
+}

@@ -1,0 +1,1017 @@
+/*
+ * report.c - hot-spot reports (see report.h).
+ *
+ * Three steps:
+ *  1. gather: the samples of the session that pass the filters, summed
+ *     per (binary, offset, mode) in a hash table.  Finished sessions are
+ *     read from the histogram sample_agg; a time range, or a session still
+ *     'running' or 'aborted' (whose histogram may be incomplete), scans the
+ *     session's rowid range of samples instead.
+ *  2. name: each offset through the binary's cached copy (symtab), or for
+ *     the kernel through the session's kallsyms snapshot.  Naming never
+ *     guesses: a binary with no usable cached copy, or whose row records a
+ *     problem, shows as "[binary unavailable]" with a note, and an offset
+ *     no symbol covers is "[unknown]".  Memory with no file ([vdso],
+ *     [anon], [heap], [stack], [unknown]) is shown under its key with
+ *     symbol "[unknown]"; it is not counted as unresolved.
+ *  3. group by binary, symbol or line, sort, and lay out the table.
+ *
+ * The build_id column holds the hex build-id of "buildid:" and "kernel:"
+ * keys, the whole key for "xxh3:" keys (a content hash, not a build-id,
+ * but still what identifies the exact file, and the prefix keeps the two
+ * apart), and nothing (null) for memory with no file.  In --by binary the
+ * symbol column is null; source exists only in --by line.
+ */
+#include "config.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* strcasestr */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "bincache.h"
+#include "kallsyms.h"
+#include "report.h"
+#include "symtab.h"
+
+#define NR_NOTES ((int)(sizeof(((struct report_summary *)0)->notes) / \
+			sizeof(((struct report_summary *)0)->notes[0])))
+
+/* ---- growable string ---- */
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static void sb_addf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_addf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	ARRAY_GROW(b->s, b->cap, b->n + len + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->n, len + 1, fmt, ap);
+	va_end(ap);
+	b->n += len;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	h ^= 0xcbf29ce484222325ULL;
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return mix64(h ^ 0xff);		/* 0xff: ends the string */
+}
+
+/* ---- step 1: (binary, offset, mode) rows ---- */
+
+struct loc {
+	int64_t binary_id;
+	uint64_t offset;
+	uint32_t mode;
+	size_t bin;			/* index in bins, set in step 2 */
+	uint64_t samples;
+	uint64_t c[STROBE_MAX_COUNTERS];
+};
+
+struct locmap {
+	struct loc *v;
+	size_t n, cap;
+	size_t *slot;			/* index + 1 into v; 0: empty */
+	size_t mask;
+};
+
+static uint64_t loc_hash(int64_t b, uint64_t off, uint32_t mode)
+{
+	return mix64(off ^ mix64((uint64_t)b ^ ((uint64_t)mode << 56)));
+}
+
+static void locmap_rehash(struct locmap *m)
+{
+	size_t nslots = m->slot ? (m->mask + 1) * 2 : 1024, i;
+
+	free(m->slot);
+	m->slot = xcalloc(nslots, sizeof(*m->slot));
+	m->mask = nslots - 1;
+	for (i = 0; i < m->n; i++) {
+		const struct loc *l = &m->v[i];
+		size_t h = loc_hash(l->binary_id, l->offset, l->mode) & m->mask;
+
+		while (m->slot[h])
+			h = (h + 1) & m->mask;
+		m->slot[h] = i + 1;
+	}
+}
+
+/* The row for the key, added (zeroed) if new. Valid until the next call. */
+static struct loc *locmap_get(struct locmap *m, int64_t b, uint64_t off, uint32_t mode)
+{
+	size_t h;
+	struct loc *l;
+
+	if (!m->slot || (m->n + 1) * 2 > m->mask + 1)
+		locmap_rehash(m);
+	h = loc_hash(b, off, mode) & m->mask;
+	while (m->slot[h]) {
+		l = &m->v[m->slot[h] - 1];
+		if (l->binary_id == b && l->offset == off && l->mode == mode)
+			return l;
+		h = (h + 1) & m->mask;
+	}
+	ARRAY_GROW(m->v, m->cap, m->n + 1);
+	l = &m->v[m->n];
+	memset(l, 0, sizeof(*l));
+	l->binary_id = b;
+	l->offset = off;
+	l->mode = mode;
+	m->slot[h] = ++m->n;
+	return l;
+}
+
+static void locmap_free(struct locmap *m)
+{
+	free(m->v);
+	free(m->slot);
+}
+
+/* ---- step 2: binaries ---- */
+
+enum bin_kind { BIN_FILE, BIN_KERNEL, BIN_NOFILE };
+
+struct bin {
+	int64_t id;
+	enum bin_kind kind;
+	char *display;			/* binary column */
+	char *key;
+	char *build_id;			/* build_id column, NULL: none */
+	struct symtab *st;		/* BIN_FILE with a usable copy */
+	char *problem;			/* non-NULL: cannot be symbolised */
+	int no_symbols;			/* copy has no function symbols */
+	uint64_t samples;		/* filtered samples in this binary */
+};
+
+/* ---- step 3: groups ---- */
+
+struct group {
+	size_t bin;
+	const char *binary;		/* bins[bin].display */
+	char *symbol;			/* NULL in --by binary */
+	char *source;			/* NULL unless --by line */
+	uint64_t hash;
+	uint64_t samples;
+	uint64_t c[STROBE_MAX_COUNTERS];
+};
+
+struct groupmap {
+	struct group *v;
+	size_t n, cap;
+	size_t *slot;
+	size_t mask;
+};
+
+static void groupmap_rehash(struct groupmap *m)
+{
+	size_t nslots = m->slot ? (m->mask + 1) * 2 : 256, i;
+
+	free(m->slot);
+	m->slot = xcalloc(nslots, sizeof(*m->slot));
+	m->mask = nslots - 1;
+	for (i = 0; i < m->n; i++) {
+		size_t h = m->v[i].hash & m->mask;
+
+		while (m->slot[h])
+			h = (h + 1) & m->mask;
+		m->slot[h] = i + 1;
+	}
+}
+
+static int opt_streq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return !strcmp(a, b);
+}
+
+static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *binary,
+				  const char *symbol, const char *source)
+{
+	uint64_t hash = str_hash(str_hash(mix64(bin + 1), symbol), source);
+	size_t h;
+	struct group *g;
+
+	if (!m->slot || (m->n + 1) * 2 > m->mask + 1)
+		groupmap_rehash(m);
+	h = hash & m->mask;
+	while (m->slot[h]) {
+		g = &m->v[m->slot[h] - 1];
+		if (g->hash == hash && g->bin == bin && opt_streq(g->symbol, symbol) &&
+		    opt_streq(g->source, source))
+			return g;
+		h = (h + 1) & m->mask;
+	}
+	ARRAY_GROW(m->v, m->cap, m->n + 1);
+	g = &m->v[m->n];
+	memset(g, 0, sizeof(*g));
+	g->bin = bin;
+	g->binary = binary;
+	g->symbol = symbol ? xstrdup(symbol) : NULL;
+	g->source = source ? xstrdup(source) : NULL;
+	g->hash = hash;
+	m->slot[h] = ++m->n;
+	return g;
+}
+
+static void groupmap_free(struct groupmap *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].symbol);
+		free(m->v[i].source);
+	}
+	free(m->v);
+	free(m->slot);
+}
+
+/* ---- the state of one report_build() ---- */
+
+struct report {
+	struct db *db;
+	const struct report_opts *o;
+	struct report_summary *sum;
+	int nev;
+	struct bincache cache;		/* opened read-only: never created */
+	struct kallsyms *ks;
+	int ks_tried;
+	char *ks_problem;
+	struct locmap locs;
+	struct bin *bins;
+	size_t nbins, bins_cap;
+	struct groupmap groups;
+	int dropped_notes;
+};
+
+static void note_add(struct report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note_add(struct report *r, const char *fmt, ...)
+{
+	struct report_summary *sum = r->sum;
+	va_list ap;
+
+	if (sum->nr_notes >= NR_NOTES) {
+		r->dropped_notes++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(sum->notes[sum->nr_notes], sizeof(sum->notes[0]), fmt, ap);
+	va_end(ap);
+	sum->nr_notes++;
+}
+
+static int sql_fail(struct report *r, struct error *e, const char *what)
+{
+	return error_set(e, "%s: %s: %s", db_path(r->db), what,
+			 sqlite3_errmsg(db_sqlite(r->db)));
+}
+
+static const char *path_base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int key_is_nofile(const char *key)
+{
+	return key[0] == '[' || !*key;
+}
+
+/*
+ * Binaries matching --binary: ids appended to sql as "AND binary_id IN
+ * (...)".  Returns the number of matches, or -1.
+ */
+static int binary_filter_sql(struct report *r, struct sbuf *sql, struct error *e)
+{
+	const char *want = r->o->binary;
+	sqlite3_stmt *st;
+	int rc, n = 0;
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT id,key,path FROM binaries",
+			       -1, &st, NULL))
+		return sql_fail(r, e, "reading binaries");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(st, 1);
+		const char *path = (const char *)sqlite3_column_text(st, 2);
+		int match;
+
+		key = key ? key : "";
+		path = path ? path : "";
+		match = !strcmp(path, want) || !strcmp(path_base(path), want) ||
+			!strcmp(key, want) ||
+			(!strncmp(key, "kernel:", 7) && !strcmp(want, "[kernel.kallsyms]"));
+		if (!match)
+			continue;
+		sb_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
+			(long long)sqlite3_column_int64(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(r, e, "reading binaries");
+	if (n)
+		sb_addf(sql, ")");
+	return n;
+}
+
+/* comms.id of name: the id, 0 if the name was never seen, -1 on error. */
+static int64_t comm_lookup(struct report *r, const char *name, struct error *e)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT id FROM comms WHERE name=?1",
+			       -1, &st, NULL))
+		return sql_fail(r, e, "reading comms");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_fail(r, e, "reading comms");
+	return id;
+}
+
+static int gather(struct report *r, struct error *e)
+{
+	const struct report_opts *o = r->o;
+	const struct db_session *s = &r->sum->session;
+	int raw = o->has_from || o->has_to || strcmp(s->state, "done");
+	struct sbuf sql = { 0 };
+	int64_t comm_id = 0;
+	sqlite3_stmt *st;
+	int i, rc, base;
+
+	if (raw) {
+		/* No index on samples: the rowid range is what makes this cheap.
+		 * A running or aborted session may not have its last_sample
+		 * (or even first_sample) written yet. */
+		sb_addf(&sql, "SELECT binary_id,offset,flags,1");
+		for (i = 0; i < r->nev; i++)
+			sb_addf(&sql, ",c%d", i);
+		sb_addf(&sql, " FROM samples WHERE ");
+		if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
+		    !strcmp(s->state, "done"))
+			sb_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
+		else if (s->first_sample > 0)
+			sb_addf(&sql, "rowid >= ?2 AND ");
+		else if (!strcmp(s->state, "done"))
+			goto out;	/* a finished session with no samples */
+		sb_addf(&sql, "session_id=?1");
+		if (o->has_from)
+			sb_addf(&sql, " AND time_ns >= ?4");
+		if (o->has_to)
+			sb_addf(&sql, " AND time_ns <= ?5");
+	} else {
+		sb_addf(&sql, "SELECT binary_id,offset,flags,samples");
+		for (i = 0; i < r->nev; i++)
+			sb_addf(&sql, ",c%d", i);
+		sb_addf(&sql, " FROM sample_agg WHERE session_id=?1");
+	}
+	if (o->pid >= 0)
+		sb_addf(&sql, " AND pid=?6");
+	if (o->comm) {
+		comm_id = comm_lookup(r, o->comm, e);
+		if (comm_id < 0)
+			goto fail;
+		if (!comm_id) {
+			note_add(r, "no process named '%s' was ever seen in this database",
+				 o->comm);
+			goto out;
+		}
+		sb_addf(&sql, " AND comm_id=?7");
+	}
+	if (o->mode == REPORT_KERNEL)
+		sb_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_KERNEL);
+	else if (o->mode == REPORT_USER)
+		sb_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_USER);
+	if (o->binary) {
+		int n = binary_filter_sql(r, &sql, e);
+
+		if (n < 0)
+			goto fail;
+		if (!n) {
+			note_add(r, "no binary in the database has path or name '%s'",
+				 o->binary);
+			goto out;
+		}
+	}
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), sql.s, -1, &st, NULL)) {
+		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, s->first_sample);
+	sqlite3_bind_int64(st, 3, s->last_sample);
+	sqlite3_bind_int64(st, 4, s->start_ns + o->from_ns);
+	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
+	sqlite3_bind_int64(st, 6, o->pid);
+	sqlite3_bind_int64(st, 7, comm_id);
+	base = 4;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
+		struct loc *l = locmap_get(&r->locs, sqlite3_column_int64(st, 0),
+					   (uint64_t)sqlite3_column_int64(st, 1),
+					   (uint32_t)sqlite3_column_int64(st, 2) &
+					   STROBE_SAMPLE_MODE_MASK);
+
+		l->samples += n;
+		r->sum->samples += n;
+		for (i = 0; i < r->nev; i++) {
+			uint64_t v = (uint64_t)sqlite3_column_int64(st, base + i);
+
+			l->c[i] += v;
+			r->sum->total[i] += v;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
+		goto fail;
+	}
+out:
+	free(sql.s);
+	return 0;
+fail:
+	free(sql.s);
+	return -1;
+}
+
+static int unattributed(struct report *r, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc, i;
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT tail_c0,tail_c1,tail_c2,tail_c3,"
+			       "tail_c4,tail_c5,tail_c6,tail_c7 FROM session_cpus "
+			       "WHERE session_id=?1", -1, &st, NULL))
+		return sql_fail(r, e, "reading session_cpus");
+	sqlite3_bind_int64(st, 1, r->sum->session.id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		for (i = 0; i < r->nev; i++)
+			r->sum->unattributed[i] += (uint64_t)sqlite3_column_int64(st, i);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_fail(r, e, "reading session_cpus");
+}
+
+/* The session's kallsyms snapshot, loaded on first use; NULL with
+ * r->ks_problem set when there is none. */
+static struct kallsyms *kallsyms_get(struct report *r)
+{
+	const char *key = r->sum->session.kallsyms_key;
+	struct error err = { "" };
+	char *path;
+
+	if (r->ks_tried)
+		return r->ks;
+	r->ks_tried = 1;
+	if (!*key) {
+		r->ks_problem = xstrdup("the session has no kallsyms snapshot");
+		return NULL;
+	}
+	path = bincache_path(&r->cache, key);
+	if (!path) {
+		r->ks_problem = xasprintf("bad kallsyms key '%s' in the session", key);
+		return NULL;
+	}
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		r->ks_problem = xasprintf("kallsyms snapshot %s missing from the cache", key);
+	else if (!(r->ks = kallsyms_load(path, &err)))
+		r->ks_problem = xasprintf("kallsyms snapshot unreadable: %s", err.msg);
+	free(path);
+	return r->ks;
+}
+
+/* Set up bins[] entry for binary id (step 2). */
+static void bin_open(struct report *r, struct bin *b, int64_t id)
+{
+	struct db_binary *row = xmalloc(sizeof(*row));
+	struct error err = { "" };
+	char *path;
+
+	memset(b, 0, sizeof(*b));
+	b->id = id;
+	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
+		/* No mapping was known for the sample (or the row is gone). */
+		b->kind = BIN_NOFILE;
+		b->display = xstrdup("[unknown]");
+		b->key = xstrdup("[unknown]");
+		free(row);
+		return;
+	}
+	b->key = xstrdup(row->key);
+	if (!strncmp(row->key, "kernel:", 7)) {
+		b->kind = BIN_KERNEL;
+		b->display = xstrdup("[kernel.kallsyms]");
+		b->build_id = xstrdup(row->key + 7);
+		if (row->problem[0])
+			b->problem = xstrdup(row->problem);
+		else if (!kallsyms_get(r))
+			b->problem = xstrdup(r->ks_problem);
+		free(row);
+		return;
+	}
+	if (key_is_nofile(row->key)) {
+		b->kind = BIN_NOFILE;
+		b->display = xstrdup(row->key);
+		free(row);
+		return;
+	}
+	b->kind = BIN_FILE;
+	b->display = xstrdup(row->path);
+	if (!strncmp(row->key, "buildid:", 8))
+		b->build_id = xstrdup(row->key + 8);
+	else
+		b->build_id = xstrdup(row->key);
+	if (row->problem[0]) {
+		b->problem = xstrdup(row->problem);
+		free(row);
+		return;
+	}
+	path = bincache_path(&r->cache, row->key);
+	if (!path) {
+		b->problem = xasprintf("bad key '%s' in the database", row->key);
+	} else if (access(path, F_OK) < 0 && errno == ENOENT) {
+		b->problem = xstrdup(row->cached ? "cached copy missing" :
+				     "never copied to the binary cache");
+	} else if (!(b->st = symtab_open(path, &err))) {
+		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
+	} else if (!symtab_count(b->st)) {
+		b->no_symbols = 1;
+	}
+	free(path);
+	free(row);
+}
+
+static void bin_close(struct bin *b)
+{
+	if (b->st)
+		symtab_close(b->st);
+	free(b->display);
+	free(b->key);
+	free(b->build_id);
+	free(b->problem);
+}
+
+static int loc_cmp(const void *pa, const void *pb)
+{
+	const struct loc *a = pa, *b = pb;
+
+	if (a->binary_id != b->binary_id)
+		return a->binary_id < b->binary_id ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return (a->mode > b->mode) - (a->mode < b->mode);
+}
+
+/* Name one location: symbol (NULL in --by binary) and source (NULL
+ * unless --by line) into the buffers. */
+static void loc_name(struct report *r, const struct bin *b, const struct loc *l,
+		     char *sym, size_t symlen, char *src, size_t srclen,
+		     const char **symp, const char **srcp)
+{
+	enum report_by by = r->o->by;
+
+	*symp = NULL;
+	*srcp = NULL;
+	if (by == REPORT_BY_BINARY)
+		return;
+	if (by == REPORT_BY_LINE) {
+		src[0] = 0;
+		*srcp = src;
+	}
+	*symp = "[unknown]";
+	if (b->problem) {
+		*symp = "[binary unavailable]";
+	} else if (b->kind == BIN_KERNEL) {
+		const char *module = NULL, *name;
+		uint64_t off;
+
+		name = kallsyms_lookup(r->ks, l->offset, &off, &module);
+		if (name && module) {
+			snprintf(sym, symlen, "%s [%s]", name, module);
+			*symp = sym;
+		} else if (name) {
+			*symp = name;
+		}
+	} else if (b->kind == BIN_FILE && b->st) {
+		struct symtab_hit hit = { 0 };
+
+		if (symtab_lookup(b->st, l->offset, by == REPORT_BY_LINE, &hit) == 0 &&
+		    hit.name)
+			*symp = hit.name;
+		if (by == REPORT_BY_LINE && hit.file && hit.line)
+			snprintf(src, srclen, "%s:%u", hit.file, hit.line);
+	}
+}
+
+static int bin_by_samples(const void *pa, const void *pb)
+{
+	const struct bin *a = *(const struct bin *const *)pa;
+	const struct bin *b = *(const struct bin *const *)pb;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return strcmp(a->display, b->display);
+}
+
+/* Steps 2 and 3: name every location and add it to its group. */
+static void name_and_group(struct report *r)
+{
+	struct locmap *m = &r->locs;
+	struct bin **problems;
+	size_t i, np = 0;
+	char sym[512], src[4200];
+
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), loc_cmp);
+	for (i = 0; i < m->n; i++) {
+		struct loc *l = &m->v[i];
+		const char *symbol, *source;
+		struct bin *b;
+		struct group *g;
+		int k;
+
+		if (!r->nbins || r->bins[r->nbins - 1].id != l->binary_id) {
+			ARRAY_GROW(r->bins, r->bins_cap, r->nbins + 1);
+			bin_open(r, &r->bins[r->nbins], l->binary_id);
+			r->nbins++;
+		}
+		l->bin = r->nbins - 1;
+		b = &r->bins[l->bin];
+		b->samples += l->samples;
+		loc_name(r, b, l, sym, sizeof(sym), src, sizeof(src), &symbol, &source);
+		g = groupmap_get(&r->groups, l->bin, b->display, symbol, source);
+		g->samples += l->samples;
+		for (k = 0; k < r->nev; k++)
+			g->c[k] += l->c[k];
+	}
+
+	/* Notes for binaries that could not be named, biggest first. */
+	problems = xcalloc(r->nbins, sizeof(*problems));
+	for (i = 0; i < r->nbins; i++)
+		if (r->bins[i].problem || r->bins[i].no_symbols)
+			problems[np++] = &r->bins[i];
+	if (np)
+		qsort(problems, np, sizeof(*problems), bin_by_samples);
+	for (i = 0; i < np; i++) {
+		struct bin *b = problems[i];
+
+		if (b->problem) {
+			r->sum->unresolved += b->samples;
+			note_add(r, "%s (%s): not available: %s; its %" PRIu64
+				 " samples are not symbolised", b->display, b->key,
+				 b->problem, b->samples);
+		} else {
+			note_add(r, "%s (%s): has no function symbols (stripped); its %"
+				 PRIu64 " samples show as [unknown]", b->display, b->key,
+				 b->samples);
+		}
+	}
+	free(problems);
+}
+
+static int group_cmp(const void *pa, const void *pb)
+{
+	const struct group *a = pa, *b = pb;
+	int c;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	if ((c = strcmp(a->binary, b->binary)))
+		return c;
+	if ((c = strcmp(a->symbol ? a->symbol : "", b->symbol ? b->symbol : "")))
+		return c;
+	if ((c = strcmp(a->source ? a->source : "", b->source ? b->source : "")))
+		return c;
+	return (a->bin > b->bin) - (a->bin < b->bin);
+}
+
+/* ---- derived metrics ---- */
+
+struct metric {
+	char name[300];
+	enum col_type type;
+	int num, den;
+	double scale;
+};
+
+static int event_find(const struct db_session *s, const char *name)
+{
+	for (int i = 0; i < s->nr_events; i++)
+		if (!strcasecmp(s->events[i].name, name))
+			return i;
+	return -1;
+}
+
+static int has_suffix(const char *s, const char *suffix, size_t *prefix_len)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	if (n <= m || strcasecmp(s + n - m, suffix))
+		return 0;
+	*prefix_len = n - m;
+	return 1;
+}
+
+/* Miss rate for event i if its reference event exists: X-load-misses /
+ * X-loads and the like. */
+static int miss_rate(const struct db_session *s, int i, struct metric *mt)
+{
+	static const struct { const char *miss, *ref, *rate; } fam[] = {
+		{ "-load-misses", "-loads", "-load-miss_rate" },
+		{ "-store-misses", "-stores", "-store-miss_rate" },
+		{ "-prefetch-misses", "-prefetches", "-prefetch-miss_rate" },
+	};
+	const char *name = s->events[i].name;
+	char ref[300];
+	size_t k, plen;
+	int j = -1;
+
+	if (!strcasecmp(name, "cache-misses")) {
+		j = event_find(s, "cache-references");
+		snprintf(mt->name, sizeof(mt->name), "cache-miss_rate");
+	} else if (!strcasecmp(name, "branch-misses")) {
+		j = event_find(s, "branches");
+		if (j < 0)
+			j = event_find(s, "branch-instructions");
+		snprintf(mt->name, sizeof(mt->name), "branch-miss_rate");
+	} else {
+		for (k = 0; k < ARRAY_SIZE(fam); k++) {
+			if (!has_suffix(name, fam[k].miss, &plen))
+				continue;
+			snprintf(ref, sizeof(ref), "%.*s%s", (int)plen, name, fam[k].ref);
+			j = event_find(s, ref);
+			snprintf(mt->name, sizeof(mt->name), "%.*s%s", (int)plen, name,
+				 fam[k].rate);
+			break;
+		}
+	}
+	if (j < 0)
+		return 0;
+	mt->type = COL_PCT;
+	mt->num = i;
+	mt->den = j;
+	mt->scale = 100;
+	return 1;
+}
+
+static int metrics_list(const struct db_session *s, struct metric *mt, int max)
+{
+	int instr = event_find(s, "instructions"), cyc = event_find(s, "cycles");
+	int n = 0, i;
+
+	if (cyc < 0)
+		cyc = event_find(s, "cpu-cycles");
+	if (instr >= 0 && cyc >= 0 && n < max) {
+		snprintf(mt[n].name, sizeof(mt[n].name), "ipc");
+		mt[n].type = COL_FLOAT;
+		mt[n].num = instr;
+		mt[n].den = cyc;
+		mt[n].scale = 1;
+		n++;
+	}
+	for (i = 0; instr >= 0 && i < s->nr_events && n < max; i++) {
+		if (!strcasestr(s->events[i].name, "miss"))
+			continue;
+		snprintf(mt[n].name, sizeof(mt[n].name), "%s_per_1k_instructions",
+			 s->events[i].name);
+		mt[n].type = COL_FLOAT;
+		mt[n].num = i;
+		mt[n].den = instr;
+		mt[n].scale = 1000;
+		n++;
+	}
+	for (i = 0; i < s->nr_events && n < max; i++)
+		if (miss_rate(s, i, &mt[n]))
+			n++;
+	return n;
+}
+
+/* ---- the table ---- */
+
+static const char *by_name(enum report_by by)
+{
+	switch (by) {
+	case REPORT_BY_BINARY: return "binary";
+	case REPORT_BY_SYMBOL: return "symbol";
+	case REPORT_BY_LINE: return "line";
+	}
+	return "?";
+}
+
+static void meta_int(struct table *t, const char *key, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)v);
+	table_add_meta(t, key, buf, 1);
+}
+
+static void add_meta(struct report *r, struct table *t)
+{
+	const struct report_opts *o = r->o;
+	const struct db_session *s = &r->sum->session;
+	struct sbuf f = { 0 }, ev = { 0 };
+	char buf[64];
+	int64_t dur = s->duration_ns > 0 ? s->duration_ns :
+		      s->end_ns > s->start_ns ? s->end_ns - s->start_ns : -1;
+	int i;
+
+	meta_int(t, "session", s->id);
+	table_add_meta(t, "name", s->name, 0);
+	table_add_meta(t, "state", s->state, 0);
+	table_add_meta(t, "backend", s->backend, 0);
+	table_add_meta(t, "sample_event", s->sample_event, 0);
+	if (s->sample_freq)
+		meta_int(t, "sample_freq", s->sample_freq);
+	if (s->sample_period)
+		meta_int(t, "sample_period", s->sample_period);
+	for (i = 0; i < s->nr_events; i++)
+		sb_addf(&ev, "%s%s", i ? "," : "", s->events[i].name);
+	table_add_meta(t, "events", ev.s ? ev.s : "", 0);
+	meta_int(t, "session_samples", s->samples);
+	meta_int(t, "samples", (int64_t)r->sum->samples);
+	meta_int(t, "lost", s->lost);
+	meta_int(t, "unresolved", (int64_t)r->sum->unresolved);
+	if (dur >= 0) {		/* left out while a session runs */
+		snprintf(buf, sizeof(buf), "%.3f", dur / 1e9);
+		table_add_meta(t, "duration_s", buf, 1);
+	}
+	table_add_meta(t, "by", by_name(o->by), 0);
+
+	/* filters: "pid=42 comm=ls binary=/usr/bin/ls mode=kernel from=1.5s to=2s" */
+	if (o->pid >= 0)
+		sb_addf(&f, " pid=%lld", (long long)o->pid);
+	if (o->comm)
+		sb_addf(&f, " comm=%s", o->comm);
+	if (o->binary)
+		sb_addf(&f, " binary=%s", o->binary);
+	if (o->mode != REPORT_ALL)
+		sb_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
+	if (o->has_from)
+		sb_addf(&f, " from=%.9gs", o->from_ns / 1e9);
+	if (o->has_to)
+		sb_addf(&f, " to=%.9gs", o->to_ns / 1e9);
+	table_add_meta(t, "filters", f.s ? f.s + 1 : "", 0);
+	if (o->limit)
+		meta_int(t, "limit", (int64_t)o->limit);
+	free(f.s);
+	free(ev.s);
+}
+
+static struct table *table_make(struct report *r)
+{
+	const struct db_session *s = &r->sum->session;
+	struct metric mt[3 * STROBE_MAX_COUNTERS + 1];
+	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
+	struct table *t = table_new();
+	int c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
+	size_t i, nshow = r->groups.n;
+	int k;
+
+	c_bin = table_add_col(t, "binary", COL_STR);
+	c_bid = table_add_col(t, "build_id", COL_STR);
+	c_sym = table_add_col(t, "symbol", COL_STR);
+	if (r->o->by == REPORT_BY_LINE)
+		c_src = table_add_col(t, "source", COL_STR);
+	c_samples = table_add_col(t, "samples", COL_INT);
+	c_pct = table_add_col(t, "percent", COL_PCT);
+	for (k = 0; k < r->nev; k++) {
+		int c = table_add_col(t, s->events[k].name, COL_INT);
+
+		if (!k)
+			c_ev0 = c;
+	}
+	for (k = 0; k < nmt; k++) {
+		int c = table_add_col(t, mt[k].name, mt[k].type);
+
+		if (!k)
+			c_mt0 = c;
+	}
+	add_meta(r, t);
+
+	if (r->groups.n)
+		qsort(r->groups.v, r->groups.n, sizeof(*r->groups.v), group_cmp);
+	if (r->o->limit && r->o->limit < nshow)
+		nshow = r->o->limit;
+	for (i = 0; i < nshow; i++) {
+		const struct group *g = &r->groups.v[i];
+		const struct bin *b = &r->bins[g->bin];
+		size_t row = table_add_row(t);
+
+		table_set_str(t, row, c_bin, g->binary);
+		table_set_str(t, row, c_bid, b->build_id);
+		table_set_str(t, row, c_sym, g->symbol);
+		if (c_src >= 0)
+			table_set_str(t, row, c_src, g->source ? g->source : "");
+		table_set_int(t, row, c_samples, (int64_t)g->samples);
+		table_set_float(t, row, c_pct, r->sum->samples ?
+				100.0 * g->samples / r->sum->samples : 0);
+		for (k = 0; k < r->nev; k++)
+			table_set_int(t, row, c_ev0 + k, (int64_t)g->c[k]);
+		for (k = 0; k < nmt; k++) {
+			uint64_t den = g->c[mt[k].den];
+
+			if (den)	/* zero denominator: null */
+				table_set_float(t, row, c_mt0 + k,
+						mt[k].scale * (double)g->c[mt[k].num] / den);
+		}
+	}
+	return t;
+}
+
+struct table *report_build(struct db *db, const struct report_opts *o,
+			   struct report_summary *sum, struct error *e)
+{
+	struct report r = { .db = db, .o = o, .sum = sum };
+	struct table *t = NULL;
+	char *dir;
+
+	memset(sum, 0, sizeof(*sum));
+	if (o->has_from && o->has_to && o->from_ns > o->to_ns) {
+		error_set(e, "empty time range: --from is after --to");
+		return NULL;
+	}
+	if (db_session_get(db, o->session, &sum->session, e) < 0)
+		return NULL;
+	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
+	/* Not bincache_open(): a report must not create the cache. */
+	dir = db_cache_dir(db);
+	r.cache.dir = dir;
+
+	if (!strcmp(sum->session.state, "running"))
+		note_add(&r, "session %lld is still running: this report covers the "
+			 "samples stored so far", (long long)sum->session.id);
+	else if (!strcmp(sum->session.state, "aborted"))
+		note_add(&r, "session %lld was aborted (strobed stopped without ending "
+			 "it): samples after the last stored batch are missing",
+			 (long long)sum->session.id);
+
+	if (gather(&r, e) < 0 || unattributed(&r, e) < 0)
+		goto out;
+	name_and_group(&r);
+	t = table_make(&r);
+	if (r.dropped_notes) {
+		snprintf(sum->notes[NR_NOTES - 1], sizeof(sum->notes[0]),
+			 "%d more notes left out", r.dropped_notes + 1);
+	}
+out:
+	for (size_t i = 0; i < r.nbins; i++)
+		bin_close(&r.bins[i]);
+	free(r.bins);
+	groupmap_free(&r.groups);
+	locmap_free(&r.locs);
+	if (r.ks)
+		kallsyms_free(r.ks);
+	free(r.ks_problem);
+	free(dir);
+	return t;
+}
+
+int report_parse_by(const char *s, enum report_by *by)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "binary"))
+		*by = REPORT_BY_BINARY;
+	else if (!strcmp(s, "symbol"))
+		*by = REPORT_BY_SYMBOL;
+	else if (!strcmp(s, "line"))
+		*by = REPORT_BY_LINE;
+	else
+		return -1;
+	return 0;
+}

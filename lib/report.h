@@ -1,0 +1,57 @@
+/*
+ * report.h - hot-spot reports: samples and counter increases of a session
+ * grouped by binary, symbol or source line, with derived metrics.
+ *
+ * Attribution rule: at each sample on CPU c, each counter's increase since
+ * the previous sample on c is attributed to that sample.  A report sums the
+ * samples and attributed increases of the rows that pass the filters.
+ *
+ * Unfiltered reports (or filtered by pid/comm/binary/mode only) read the
+ * per-session histogram sample_agg, so they cost the number of distinct
+ * (binary, offset, pid) keys, not the number of samples; a time range reads
+ * the raw samples of the session.
+ */
+#ifndef STROBE_REPORT_H
+#define STROBE_REPORT_H
+
+#include <stdint.h>
+#include "db.h"
+#include "output.h"
+
+enum report_by { REPORT_BY_BINARY, REPORT_BY_SYMBOL, REPORT_BY_LINE };
+enum report_mode { REPORT_ALL, REPORT_KERNEL, REPORT_USER };
+
+struct report_opts {
+	int64_t session;		/* 0: the latest */
+	enum report_by by;
+	int64_t pid;			/* -1: any */
+	const char *comm;		/* NULL: any */
+	const char *binary;		/* NULL: any; matches path or basename */
+	enum report_mode mode;
+	int has_from, has_to;
+	int64_t from_ns, to_ns;		/* relative to the session start */
+	size_t limit;			/* 0: all rows */
+};
+
+struct report_summary {
+	struct db_session session;
+	uint64_t samples;		/* samples that passed the filters */
+	uint64_t total[STROBE_MAX_COUNTERS];	/* their counter sums */
+	uint64_t unattributed[STROBE_MAX_COUNTERS]; /* after the last sample per CPU */
+	uint64_t unresolved;		/* samples whose binary could not be symbolised */
+	char notes[8][256];		/* problems to show, e.g. missing binaries */
+	int nr_notes;
+};
+
+/*
+ * Build the report table. Columns: binary, build_id, symbol, [source,]
+ * samples, percent, one per counting event (named as given with -e), then
+ * derived metrics (ipc, <ev>_per_1k_instructions, <miss>_rate).
+ */
+struct table *report_build(struct db *db, const struct report_opts *o,
+			   struct report_summary *sum, struct error *e);
+
+/* Parse "binary", "symbol" or "line". */
+int report_parse_by(const char *s, enum report_by *by);
+
+#endif

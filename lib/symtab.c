@@ -1,0 +1,489 @@
+/*
+ * symtab.c - function symbols and source lines of an ELF binary through
+ * libbfd (see symtab.h).
+ *
+ * Functions come from .symtab, or from .dynsym when .symtab has none (a
+ * stripped binary), plus the synthetic "name@plt" stubs.  Each function
+ * covers [start, start + ELF size), or up to the next symbol when the
+ * size is unknown, never past the end of its section.  Lookups take a
+ * file offset, turned into an address through the section holding it.
+ *
+ * libbfd is not thread-safe: use a symtab, and open symtabs, from one
+ * thread at a time.
+ */
+#include "config.h"
+#include <bfd.h>
+#include <elf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "symtab.h"
+
+/* From libiberty's demangle.h, which binutils-dev does not ship. */
+#ifndef DMGL_PARAMS
+#define DMGL_PARAMS (1 << 0)
+#define DMGL_ANSI (1 << 1)
+#endif
+
+/*
+ * The ELF backend allocates every asymbol inside an elf_symbol_type
+ * (elf-bfd.h, not installed), right before the ELF symbol fields.  That
+ * is where the symbol size lives.  The layout has been stable for many
+ * years, and is still checked against each symbol's value and type
+ * before any size is used; on a mismatch sizes are ignored.
+ */
+struct elf_sym_mirror {
+	asymbol symbol;
+	struct {
+		bfd_vma st_value;
+		bfd_vma st_size;
+		unsigned long st_name;
+		unsigned char st_info;
+		unsigned char st_other;
+		unsigned char st_target_internal;
+		unsigned int st_shndx;
+	} internal_elf_sym;
+};
+
+struct func {
+	uint64_t start, end;
+	uint64_t size;		/* ELF size, 0 when unknown */
+	const char *name;	/* raw (bfd-owned) or own */
+	char *own;		/* the name without its @VERSION, if it had one */
+	char *demangled;	/* when demangle_done and it was mangled */
+	asection *sec;
+	unsigned char rank;	/* global 3, weak 2, local 1 */
+	unsigned char demangle_done;
+};
+
+struct loadsec {
+	uint64_t filepos, size, vma;
+	asection *sec;
+};
+
+struct symtab {
+	bfd *abfd;
+	asymbol **syms;		/* .symtab (kept for line lookups) */
+	asymbol **dynsyms;	/* .dynsym */
+	asymbol *synth;		/* synthetic @plt symbols, one block */
+	long nsyms, ndynsyms, nsynth;
+	struct func *fn;
+	size_t nfn, fncap;
+	struct loadsec *secs;
+	size_t nsecs;
+};
+
+static pthread_once_t bfd_once = PTHREAD_ONCE_INIT;
+static int bfd_ok;
+
+/* libbfd reports warnings about odd files on stderr; library code does
+ * not print, and the caller sees failures through bfd_get_error. */
+static void bfd_quiet(const char *fmt, va_list ap)
+{
+	(void)fmt;
+	(void)ap;
+}
+
+static void bfd_setup(void)
+{
+	bfd_ok = bfd_init() == BFD_INIT_MAGIC;
+	bfd_set_error_handler(bfd_quiet);
+}
+
+static const char *bfd_err(void)
+{
+	return bfd_errmsg(bfd_get_error());
+}
+
+/* Read one symbol table; count or -1. */
+static long read_syms(bfd *abfd, int dynamic, asymbol ***out)
+{
+	long upper, n;
+
+	*out = NULL;
+	upper = dynamic ? bfd_get_dynamic_symtab_upper_bound(abfd)
+			: bfd_get_symtab_upper_bound(abfd);
+	if (upper <= 0)
+		return 0;	/* no such table */
+	*out = xmalloc(upper);
+	n = dynamic ? bfd_canonicalize_dynamic_symtab(abfd, *out)
+		    : bfd_canonicalize_symtab(abfd, *out);
+	if (n < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return n;
+}
+
+/* Is sym code we can name? strict: only symbols typed as functions. */
+static int want_sym(const asymbol *sym, int strict)
+{
+	const asection *sec = bfd_asymbol_section(sym);
+	const char *name = bfd_asymbol_name(sym);
+
+	if (!sec || bfd_is_und_section(sec) || bfd_is_abs_section(sec) ||
+	    bfd_is_com_section(sec) || bfd_is_ind_section(sec))
+		return 0;
+	if ((sec->flags & (SEC_CODE | SEC_ALLOC)) != (SEC_CODE | SEC_ALLOC))
+		return 0;
+	if (sym->flags & (BSF_SECTION_SYM | BSF_FILE | BSF_DEBUGGING |
+			  BSF_WARNING | BSF_INDIRECT))
+		return 0;
+	if (!name || !*name)
+		return 0;
+	if (sym->flags & BSF_SYNTHETIC)
+		return 1;
+	if (strict)
+		return (sym->flags & (BSF_FUNCTION | BSF_GNU_INDIRECT_FUNCTION)) != 0;
+	/* Untyped labels: skip mapping symbols ($x, $d) and .L locals. */
+	if (name[0] == '$' || (name[0] == '.' && name[1] == 'L'))
+		return 0;
+	return (sym->flags & (BSF_LOCAL | BSF_GLOBAL | BSF_WEAK |
+			      BSF_GNU_UNIQUE)) != 0;
+}
+
+/* Do the ELF fields behind these symbols agree with bfd's view? */
+static int sizes_usable(bfd *abfd, asymbol **syms, long n, int strict)
+{
+	long i, checked = 0;
+
+	if (bfd_get_flavour(abfd) != bfd_target_elf_flavour)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct elf_sym_mirror *m = (const void *)syms[i];
+		unsigned type;
+
+		if (!want_sym(syms[i], strict) || (syms[i]->flags & BSF_SYNTHETIC))
+			continue;
+		if (syms[i]->the_bfd != abfd ||
+		    m->internal_elf_sym.st_value != bfd_asymbol_value(syms[i]))
+			return 0;
+		type = ELF64_ST_TYPE(m->internal_elf_sym.st_info);
+		if ((syms[i]->flags & (BSF_FUNCTION | BSF_GNU_INDIRECT_FUNCTION)) &&
+		    type != STT_FUNC && type != STT_GNU_IFUNC)
+			return 0;
+		checked++;
+	}
+	return checked > 0;
+}
+
+static unsigned char sym_rank(const asymbol *sym)
+{
+	if (sym->flags & (BSF_GLOBAL | BSF_GNU_UNIQUE))
+		return 3;
+	if (sym->flags & BSF_WEAK)
+		return 2;
+	return 1;
+}
+
+/* Add the wanted symbols of a table; the number added. */
+static size_t add_syms(struct symtab *s, asymbol **syms, long n, int strict)
+{
+	int use_size = syms && sizes_usable(s->abfd, syms, n, strict);
+	size_t before = s->nfn;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		asymbol *sym = syms[i];
+		struct func *f;
+		const char *at;
+
+		if (!want_sym(sym, strict))
+			continue;
+		ARRAY_GROW(s->fn, s->fncap, s->nfn + 1);
+		f = &s->fn[s->nfn++];
+		memset(f, 0, sizeof(*f));
+		f->start = bfd_asymbol_value(sym);
+		f->sec = bfd_asymbol_section(sym);
+		f->name = bfd_asymbol_name(sym);
+		f->rank = sym_rank(sym);
+		if (use_size && !(sym->flags & BSF_SYNTHETIC))
+			f->size = ((const struct elf_sym_mirror *)sym)->internal_elf_sym.st_size;
+		/* "memcpy@@GLIBC_2.14" -> "memcpy"; "puts@plt" stays. */
+		at = strchr(f->name, '@');
+		if (at && at != f->name && strcmp(at, "@plt")) {
+			size_t len = strlen(f->name);
+			int plt = len > 4 && !strcmp(f->name + len - 4, "@plt");
+
+			f->own = xasprintf("%.*s%s", (int)(at - f->name), f->name,
+					   plt ? "@plt" : "");
+			f->name = f->own;
+		}
+	}
+	return s->nfn - before;
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* By address; at one address the preferred name first. */
+static int func_cmp(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+	int d;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	d = leading_underscores(x->name) - leading_underscores(y->name);
+	if (d)
+		return d;
+	return strcmp(x->name, y->name);
+}
+
+static void finish_funcs(struct symtab *s)
+{
+	size_t i, j;
+
+	if (s->nfn)
+		qsort(s->fn, s->nfn, sizeof(*s->fn), func_cmp);
+	/* One symbol per address: the first (preferred), largest size. */
+	for (i = j = 0; i < s->nfn; i++) {
+		if (j && s->fn[j - 1].start == s->fn[i].start) {
+			s->fn[j - 1].size = MAX(s->fn[j - 1].size, s->fn[i].size);
+			free(s->fn[i].own);
+			continue;
+		}
+		s->fn[j++] = s->fn[i];
+	}
+	s->nfn = j;
+	for (i = 0; i < s->nfn; i++) {
+		struct func *f = &s->fn[i];
+		uint64_t sec_end = f->sec->vma + bfd_section_size(f->sec);
+		uint64_t next = i + 1 < s->nfn ? s->fn[i + 1].start : UINT64_MAX;
+
+		f->end = f->size ? f->start + f->size : MIN(next, sec_end);
+		f->end = MIN(f->end, sec_end);
+		if (f->end < f->start)
+			f->end = f->start;
+	}
+}
+
+static int loadsec_cmp(const void *a, const void *b)
+{
+	const struct loadsec *x = a, *y = b;
+
+	if (x->filepos != y->filepos)
+		return x->filepos < y->filepos ? -1 : 1;
+	return 0;
+}
+
+static void read_sections(struct symtab *s)
+{
+	asection *sec;
+	size_t cap = 0;
+
+	for (sec = s->abfd->sections; sec; sec = sec->next) {
+		flagword want = SEC_ALLOC | SEC_LOAD | SEC_HAS_CONTENTS;
+
+		if ((sec->flags & want) != want || !bfd_section_size(sec))
+			continue;
+		ARRAY_GROW(s->secs, cap, s->nsecs + 1);
+		s->secs[s->nsecs].filepos = sec->filepos;
+		s->secs[s->nsecs].size = bfd_section_size(sec);
+		s->secs[s->nsecs].vma = sec->vma;
+		s->secs[s->nsecs].sec = sec;
+		s->nsecs++;
+	}
+	if (s->nsecs)
+		qsort(s->secs, s->nsecs, sizeof(*s->secs), loadsec_cmp);
+}
+
+struct symtab *symtab_open(const char *path, struct error *e)
+{
+	struct symtab *s;
+	size_t added;
+
+	pthread_once(&bfd_once, bfd_setup);
+	if (!bfd_ok) {
+		error_set(e, "cannot read symbols of %s: libbfd version mismatch", path);
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->abfd = bfd_openr(path, NULL);
+	if (!s->abfd) {
+		if (bfd_get_error() == bfd_error_system_call)
+			error_set(e, "cannot read symbols of %s: %s", path, strerror(errno));
+		else
+			error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+		goto fail;
+	}
+	if (!bfd_check_format(s->abfd, bfd_object)) {
+		error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+		goto fail;
+	}
+	if (bfd_get_flavour(s->abfd) != bfd_target_elf_flavour) {
+		error_set(e, "cannot read symbols of %s: not an ELF file", path);
+		goto fail;
+	}
+	s->nsyms = read_syms(s->abfd, 0, &s->syms);
+	if (s->nsyms < 0) {
+		error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+		goto fail;
+	}
+	/* A bad .dynsym is not fatal when .symtab is there. */
+	s->ndynsyms = read_syms(s->abfd, 1, &s->dynsyms);
+	if (s->ndynsyms < 0) {
+		if (!s->nsyms) {
+			error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+			goto fail;
+		}
+		s->ndynsyms = 0;
+	}
+
+	added = add_syms(s, s->syms, s->nsyms, 1);
+	if (!added)
+		added = add_syms(s, s->dynsyms, s->ndynsyms, 1);
+	if (!added)
+		added = add_syms(s, s->syms, s->nsyms, 0);
+	if (!added)
+		add_syms(s, s->dynsyms, s->ndynsyms, 0);
+
+	/* The @plt stubs; a failure here only loses their names. */
+	s->nsynth = bfd_get_synthetic_symtab(s->abfd, s->nsyms, s->syms,
+					     s->ndynsyms, s->dynsyms, &s->synth);
+	if (s->nsynth > 0) {
+		asymbol **p = xmalloc(s->nsynth * sizeof(*p));
+		long i;
+
+		for (i = 0; i < s->nsynth; i++)
+			p[i] = &s->synth[i];
+		add_syms(s, p, s->nsynth, 1);
+		free(p);
+	} else {
+		s->nsynth = 0;
+		s->synth = NULL;
+	}
+	finish_funcs(s);
+	read_sections(s);
+	return s;
+
+fail:
+	symtab_close(s);
+	return NULL;
+}
+
+void symtab_close(struct symtab *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nfn; i++) {
+		free(s->fn[i].own);
+		free(s->fn[i].demangled);
+	}
+	free(s->fn);
+	free(s->secs);
+	free(s->syms);
+	free(s->dynsyms);
+	free(s->synth);
+	if (s->abfd)
+		bfd_close(s->abfd);
+	free(s);
+}
+
+size_t symtab_count(const struct symtab *s)
+{
+	return s->nfn;
+}
+
+static const struct loadsec *find_section(const struct symtab *s, uint64_t off)
+{
+	size_t lo = 0, hi = s->nsecs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->secs[mid].filepos <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (off - s->secs[lo - 1].filepos >= s->secs[lo - 1].size)
+		return NULL;
+	return &s->secs[lo - 1];
+}
+
+int symtab_offset_to_vma(struct symtab *s, uint64_t off, uint64_t *vma)
+{
+	const struct loadsec *ls = find_section(s, off);
+
+	if (!ls)
+		return -1;
+	*vma = ls->vma + (off - ls->filepos);
+	return 0;
+}
+
+/* The function covering vma, or NULL. */
+static struct func *find_func(struct symtab *s, uint64_t vma)
+{
+	size_t lo = 0, hi = s->nfn, i, back;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->fn[mid].start <= vma)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Usually the last symbol at or below vma; a few back in case it is
+	 * an inner entry point of a larger function that also covers vma. */
+	for (i = lo, back = 0; i > 0 && back < 4; i--, back++)
+		if (vma < s->fn[i - 1].end)
+			return &s->fn[i - 1];
+	return NULL;
+}
+
+static const char *func_name(struct symtab *s, struct func *f)
+{
+	if (!f->demangle_done) {
+		f->demangle_done = 1;
+		if (f->name[0] == '_')
+			f->demangled = bfd_demangle(s->abfd, f->name,
+						    DMGL_PARAMS | DMGL_ANSI);
+	}
+	return f->demangled ? f->demangled : f->name;
+}
+
+int symtab_lookup(struct symtab *s, uint64_t off, int want_line,
+		  struct symtab_hit *hit)
+{
+	const struct loadsec *ls = find_section(s, off);
+	struct func *f;
+	uint64_t vma;
+
+	memset(hit, 0, sizeof(*hit));
+	if (!ls)
+		return -1;
+	vma = ls->vma + (off - ls->filepos);
+	if (want_line) {
+		const char *file = NULL, *func = NULL;
+		unsigned int line = 0;
+		asymbol **syms = s->nsyms ? s->syms : s->dynsyms;
+
+		if (bfd_find_nearest_line(s->abfd, ls->sec, syms, vma - ls->vma,
+					  &file, &func, &line)) {
+			hit->file = file;
+			hit->line = line;
+		}
+	}
+	f = find_func(s, vma);
+	if (!f)
+		return -1;
+	hit->name = func_name(s, f);
+	hit->sym_offset = vma - f->start;
+	return 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * dlopener - loads a library only after a delay, then runs code in it.
+ *
+ * Usage: dlopener LIBPATH DELAY_S HOT_S
+ *
+ * Sleeps DELAY_S seconds (so a profiling session started before it sees
+ * the library mapped later), then dlopen(LIBPATH, RTLD_NOW), looks up
+ * hot_in_lib and calls hot_in_lib(HOT_S).  The library stays loaded until
+ * exit.  Use with tests/workloads/libhot.so.
+ *
+ * Known answer: no samples in the library for the first DELAY_S seconds,
+ * then ~HOT_S seconds of samples in hot_in_lib (libhot.so).  Exits 0;
+ * on errors prints one line to stderr and exits 1.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int parse_seconds(const char *s, double *v)
+{
+	char *e;
+
+	errno = 0;
+	*v = strtod(s, &e);
+	if (errno || e == s || *e || !isfinite(*v) || *v < 0 || *v > 1e6)
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	double delay, hot;
+	struct timespec ts;
+	void *lib, *sym;
+	void (*fn)(double);
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: dlopener LIBPATH DELAY_S HOT_S\n");
+		return 1;
+	}
+	if (parse_seconds(argv[2], &delay) < 0) {
+		fprintf(stderr, "dlopener: bad DELAY_S '%s'\n", argv[2]);
+		return 1;
+	}
+	if (parse_seconds(argv[3], &hot) < 0) {
+		fprintf(stderr, "dlopener: bad HOT_S '%s'\n", argv[3]);
+		return 1;
+	}
+	ts.tv_sec = (time_t)delay;
+	ts.tv_nsec = (long)((delay - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec > 999999999)
+		ts.tv_nsec = 999999999;
+	while (nanosleep(&ts, &ts) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "dlopener: nanosleep: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	lib = dlopen(argv[1], RTLD_NOW);
+	if (!lib) {
+		fprintf(stderr, "dlopener: %s\n", dlerror());
+		return 1;
+	}
+	dlerror();
+	sym = dlsym(lib, "hot_in_lib");
+	if (!sym) {
+		const char *err = dlerror();
+
+		if (err)
+			fprintf(stderr, "dlopener: %s\n", err);
+		else
+			fprintf(stderr, "dlopener: %s: hot_in_lib is NULL\n", argv[1]);
+		return 1;
+	}
+	memcpy(&fn, &sym, sizeof(fn));	/* object to function pointer */
+	fn(hot);
+	return 0;
+}

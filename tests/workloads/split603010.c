@@ -1,0 +1,101 @@
+/*
+ * split603010 - a CPU-bound workload with a known profile.
+ *
+ * Usage: split603010 [SECONDS]      (default 3)
+ *
+ * work60, work30 and work10 are made from one macro, so their machine code
+ * is identical (same bytes, each aligned to a 64-byte boundary): a
+ * dependent xorshift64 chain that -O1 cannot fold or drop.  Each round of
+ * the main loop calls work60(6*u), work30(3*u), work10(1*u) and rounds
+ * repeat until SECONDS of CLOCK_MONOTONIC have passed (checked once per
+ * round).  u is U (about 1 ms a round at ~1.4 ns per iteration) give or
+ * take up to 50%, drawn afresh each round: every round is still exactly
+ * 6:3:1, but round lengths vary so a sampling timer can never lock onto
+ * the round period (aliasing would skew the split).
+ *
+ * Known answer: of the samples in this process, work60 : work30 : work10
+ * = 60 : 30 : 10 (within sampling noise; main and the clock read once per
+ * round are well under 0.1%).  Prints nothing, exits 0.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Iterations per unit; 10*U iterations take ~1 ms at ~1.4 ns each. */
+#define U 70000ULL
+
+/* noipa also keeps GCC from merging the identical functions (ICF). */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#define WORK_ATTR __attribute__((noinline, noipa, aligned(64)))
+#else
+#define WORK_ATTR __attribute__((noinline, aligned(64)))
+#endif
+
+#define DEFINE_WORK(name)						\
+	WORK_ATTR uint64_t name(uint64_t n, uint64_t x)			\
+	{								\
+		uint64_t i;						\
+									\
+		for (i = 0; i < n; i++) {				\
+			x ^= x << 13;					\
+			x ^= x >> 7;					\
+			x ^= x << 17;					\
+			__asm__ __volatile__("" : "+r"(x));		\
+		}							\
+		return x;						\
+	}
+
+uint64_t work60(uint64_t n, uint64_t x);
+uint64_t work30(uint64_t n, uint64_t x);
+uint64_t work10(uint64_t n, uint64_t x);
+
+DEFINE_WORK(work60)
+DEFINE_WORK(work30)
+DEFINE_WORK(work10)
+
+static volatile uint64_t sink;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 3, end;
+	uint64_t x = 0x9e3779b97f4a7c15ULL, rng = 0x2545f4914f6cdd1dULL, u;
+
+	if (argc > 2) {
+		fprintf(stderr, "usage: split603010 [SECONDS]\n");
+		return 1;
+	}
+	if (argc == 2) {
+		char *e;
+
+		errno = 0;
+		seconds = strtod(argv[1], &e);
+		if (errno || e == argv[1] || *e || !isfinite(seconds) ||
+		    seconds <= 0 || seconds > 1e6) {
+			fprintf(stderr, "split603010: bad SECONDS '%s'\n", argv[1]);
+			return 1;
+		}
+	}
+	end = now_s() + seconds;
+	do {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		u = U / 2 + rng % U;
+		x = work60(6 * u, x);
+		x = work30(3 * u, x);
+		x = work10(1 * u, x);
+	} while (now_s() < end);
+	sink = x;
+	return 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * cmd.h - the subcommands of the strobe CLI. Each takes the arguments
+ * after "strobe" (argv[0] is the subcommand name), parses them with
+ * getopt_long, and returns the process exit status: 0 on success, 1 on
+ * failure after printing one line "strobe CMD: problem: what to do" to
+ * stderr, 2 on a usage error.
+ */
+#ifndef STROBE_CMD_H
+#define STROBE_CMD_H
+
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Defaults, overridden by STROBE_DB and STROBE_SOCKET. */
+#define STROBE_DEFAULT_DB	"/var/lib/strobe/strobe.db"
+#define STROBE_DEFAULT_SOCKET	"/run/strobe/strobed.sock"
+const char *cmd_default_db(void);
+const char *cmd_default_socket(void);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * cmd_control.c - strobe start, stop and status: requests to strobed.
+ * The start options are shared with 'strobe record' (control_parse_start).
+ */
+#include "config.h"
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "control.h"
+#include "events.h"
+#include "proto.h"
+#include "strobe.h"
+
+void start_opts_init(struct start_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->socket = cmd_default_socket();
+}
+
+int start_opts_parse(struct start_opts *o, int c, const char *arg, const char *cmd)
+{
+	struct event_desc evs[STROBE_MAX_COUNTERS], one;
+	struct error e;
+	size_t n;
+	uint64_t v;
+
+	switch (c) {
+	case 'S':
+		o->socket = arg;
+		return 1;
+	case 'e':
+		o->events = arg;
+		if (event_parse_list(arg, evs, STROBE_MAX_COUNTERS, &n, &e) < 0)
+			goto bad_event;
+		return 1;
+	case 'E':
+		o->sample_event = arg;
+		if (event_parse(arg, &one, &e) < 0)
+			goto bad_event;
+		return 1;
+	case 'F':
+		if (parse_u64(arg, &v) < 0 || !v) {
+			fprintf(stderr, "strobe %s: bad frequency '%s': give a positive rate in Hz\n",
+				cmd, arg);
+			return -1;
+		}
+		o->freq = arg;
+		return 1;
+	case 'c':
+		if (parse_u64(arg, &v) < 0 || !v) {
+			fprintf(stderr, "strobe %s: bad period '%s': give a positive count of events\n",
+				cmd, arg);
+			return -1;
+		}
+		o->period = arg;
+		return 1;
+	case 'n':
+		o->name = arg;
+		return 1;
+	case 'm':
+		o->buffer_pages = arg;
+		return 1;
+	}
+	return 0;
+bad_event:
+	fprintf(stderr, "strobe %s: %s\n", cmd, e.msg);
+	return -1;
+}
+
+int start_opts_check(const struct start_opts *o, const char *cmd)
+{
+	if (o->freq && o->period) {
+		fprintf(stderr, "strobe %s: -F and -c exclude each other: sample by frequency "
+			"or by period\n", cmd);
+		return -1;
+	}
+	return 0;
+}
+
+int control_start(const struct start_opts *o, long long *id, struct error *e)
+{
+	struct proto_msg req, resp;
+	const char *s;
+	int ret;
+
+	proto_init(&req, "start");
+	if (o->events)
+		proto_add(&req, "events", o->events);
+	if (o->sample_event)
+		proto_add(&req, "sample_event", o->sample_event);
+	if (o->freq)
+		proto_add(&req, "freq", o->freq);
+	if (o->period)
+		proto_add(&req, "period", o->period);
+	if (o->name)
+		proto_add(&req, "name", o->name);
+	if (o->buffer_pages)
+		proto_add(&req, "buffer_pages", o->buffer_pages);
+	ret = proto_call(o->socket, &req, &resp, e);
+	proto_free(&req);
+	if (ret == 0) {
+		s = proto_get(&resp, "session");
+		*id = s ? atoll(s) : 0;
+	}
+	proto_free(&resp);
+	return ret;
+}
+
+int control_simple(const char *socket, const char *verb, struct proto_msg *resp,
+		   struct error *e)
+{
+	struct proto_msg req;
+	int ret;
+
+	proto_init(&req, verb);
+	ret = proto_call(socket, &req, resp, e);
+	proto_free(&req);
+	return ret;
+}
+
+void control_print_stop(FILE *f, const struct proto_msg *resp)
+{
+	const char *d = proto_get(resp, "duration_ns");
+	const char *t = proto_get(resp, "throttled");
+
+	fprintf(f, "session %s: %s samples, %s lost, %.3f s",
+		proto_get(resp, "session") ? proto_get(resp, "session") : "?",
+		proto_get(resp, "samples") ? proto_get(resp, "samples") : "0",
+		proto_get(resp, "lost") ? proto_get(resp, "lost") : "0",
+		d ? atof(d) / 1e9 : 0.0);
+	if (t && strcmp(t, "0"))
+		fprintf(f, ", throttled %s times by the kernel", t);
+	fputc('\n', f);
+}
+
+static const struct option start_long[] = {
+	START_LONG_OPTIONS,
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_start(int argc, char **argv)
+{
+	struct start_opts o;
+	struct error e;
+	long long id;
+	int c, r;
+
+	start_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "+" START_SHORT_OPTIONS "h", start_long, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: strobe start " START_USAGE "\n");
+			return 0;
+		}
+		r = start_opts_parse(&o, c, optarg, "start");
+		if (r < 0)
+			return 2;
+		if (r == 0) {
+			fprintf(stderr, "usage: strobe start " START_USAGE "\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "strobe start: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (start_opts_check(&o, "start") < 0)
+		return 2;
+	if (control_start(&o, &id, &e) < 0) {
+		fprintf(stderr, "strobe start: %s\n", e.msg);
+		return 1;
+	}
+	printf("%lld\n", id);
+	return 0;
+}
+
+static int socket_only(int argc, char **argv, const char **socket)
+{
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*socket = cmd_default_socket();
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'S') {
+			*socket = optarg;
+		} else if (c == 'h') {
+			printf("usage: strobe %s [--socket PATH]\n", argv[0]);
+			return 1;
+		} else {
+			fprintf(stderr, "usage: strobe %s [--socket PATH]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "strobe %s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+int cmd_stop(int argc, char **argv)
+{
+	struct proto_msg resp;
+	const char *socket;
+	struct error e;
+	int r = socket_only(argc, argv, &socket);
+
+	if (r)
+		return r == 1 ? 0 : r;
+	if (control_simple(socket, "stop", &resp, &e) < 0) {
+		fprintf(stderr, "strobe stop: %s\n", e.msg);
+		return 1;
+	}
+	control_print_stop(stdout, &resp);
+	proto_free(&resp);
+	return 0;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct proto_msg resp;
+	const char *socket, *running;
+	struct error e;
+	int r = socket_only(argc, argv, &socket);
+
+	if (r)
+		return r == 1 ? 0 : r;
+	if (control_simple(socket, "status", &resp, &e) < 0) {
+		fprintf(stderr, "strobe status: %s\n", e.msg);
+		return 1;
+	}
+	running = proto_get(&resp, "running");
+	if (running && !strcmp(running, "1")) {
+		const char *el = proto_get(&resp, "elapsed_ns");
+
+		printf("session %s running for %.1f s: %s samples, %s samples/s, %s lost, "
+		       "database %s\n",
+		       proto_get(&resp, "session"), el ? atof(el) / 1e9 : 0.0,
+		       proto_get(&resp, "samples"), proto_get(&resp, "rate"),
+		       proto_get(&resp, "lost"), proto_get(&resp, "db"));
+	} else {
+		printf("no session running (strobed on database %s)\n",
+		       proto_get(&resp, "db") ? proto_get(&resp, "db") : "?");
+	}
+	proto_free(&resp);
+	return 0;
+}

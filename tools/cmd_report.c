@@ -1,0 +1,410 @@
+/*
+ * cmd_report.c - "strobe report": the hot spots of a recorded session,
+ * by binary, symbol or source line, as text, CSV or JSON (lib/report.h
+ * does the work; this parses options and prints the header).
+ *
+ * Text output starts with '#' header lines (session, totals, warnings,
+ * notes) and then the table.  CSV and JSON carry only the table so they
+ * stay machine-readable; warnings and notes go to stderr.
+ */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "db.h"
+#include "output.h"
+#include "report.h"
+
+static const char usage_text[] =
+	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
+	"                     [--pid PID] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
+	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
+	"\n"
+	"Hot spots of a recorded session (default: the latest), with the samples\n"
+	"and counter increases attributed to each.  T is a time since the session\n"
+	"start: 1.5, 1.5s, 250ms, 20us.  --by defaults to symbol; --binary matches\n"
+	"a path or a file name; --limit 0 shows all rows.  Percentages are of all\n"
+	"the samples that pass the filters.\n";
+
+enum {
+	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,
+	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT,
+};
+
+static const struct option long_opts[] = {
+	{ "db",		required_argument, NULL, OPT_DB },
+	{ "session",	required_argument, NULL, OPT_SESSION },
+	{ "by",		required_argument, NULL, OPT_BY },
+	{ "pid",	required_argument, NULL, OPT_PID },
+	{ "comm",	required_argument, NULL, OPT_COMM },
+	{ "binary",	required_argument, NULL, OPT_BINARY },
+	{ "kernel",	no_argument,	   NULL, OPT_KERNEL },
+	{ "user",	no_argument,	   NULL, OPT_USER },
+	{ "from",	required_argument, NULL, OPT_FROM },
+	{ "to",		required_argument, NULL, OPT_TO },
+	{ "format",	required_argument, NULL, OPT_FORMAT },
+	{ "limit",	required_argument, NULL, OPT_LIMIT },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("strobe report: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* The option getopt_long just rejected, for the message. */
+static const char *bad_option(int argc, char **argv, char *buf, size_t len)
+{
+	if (optopt > 0 && optopt < 256)
+		snprintf(buf, len, "-%c", optopt);
+	else if (optind > 0 && optind <= argc)
+		snprintf(buf, len, "%s", argv[optind - 1]);
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static int64_t session_duration_ns(const struct db_session *s)
+{
+	if (s->duration_ns > 0)
+		return s->duration_ns;
+	if (s->end_ns > s->start_ns)
+		return s->end_ns - s->start_ns;
+	return -1;
+}
+
+static const char *lost_kind(const char *kind)
+{
+	if (!strcmp(kind, "ring"))
+		return "ring buffer full";
+	if (!strcmp(kind, "samples"))
+		return "dropped by the kernel";
+	if (!strcmp(kind, "throttle"))
+		return "throttled";
+	return kind;	/* "" from session_cpus: "lost on CPU 1" */
+}
+
+/* Append to buf (of len, used n) without overflowing. */
+static void bufadd(char *buf, size_t len, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void bufadd(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n >= len)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	*n = r < 0 ? len : MIN(len, *n + (size_t)r);
+}
+
+/*
+ * Where the session's samples were lost, e.g. "ring buffer full on CPU 1"
+ * or "ring buffer full on CPUs 1 (50), 3 (7); throttled on CPU 0", from
+ * the lost table, else "on CPU 1" from session_cpus.lost.  "" when
+ * neither says.
+ */
+static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
+{
+	static const char *const sql[] = {
+		"SELECT kind,cpu,sum(count) FROM lost WHERE session_id=?1 "
+		"GROUP BY kind,cpu HAVING sum(count)>0 ORDER BY kind,cpu",
+		"SELECT '',cpu,lost FROM session_cpus WHERE session_id=?1 AND lost>0 "
+		"ORDER BY cpu",
+	};
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t q = 0; q < ARRAY_SIZE(sql) && !n; q++) {
+		char kind[64] = "";
+		struct { int cpu; int64_t count; } cpus[32];
+		int ncpus = 0, more = 0, rc;
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(db_sqlite(db), sql[q], -1, &st, NULL))
+			return;
+		sqlite3_bind_int64(st, 1, session);
+		do {
+			const char *k = NULL;
+
+			rc = sqlite3_step(st);
+			if (rc == SQLITE_ROW)
+				k = (const char *)sqlite3_column_text(st, 0);
+			if (ncpus && (rc != SQLITE_ROW || strcmp(k ? k : "", kind))) {
+				/* the CPUs of the previous kind */
+				bufadd(buf, len, &n, "%s%s%son CPU%s", n ? "; " : "",
+				       lost_kind(kind), kind[0] ? " " : "",
+				       ncpus > 1 || more ? "s" : "");
+				for (int i = 0; i < ncpus; i++) {
+					if (ncpus == 1 && !more)
+						bufadd(buf, len, &n, " %d", cpus[i].cpu);
+					else
+						bufadd(buf, len, &n, "%s %d (%" PRId64 ")",
+						       i ? "," : "", cpus[i].cpu, cpus[i].count);
+				}
+				if (more)
+					bufadd(buf, len, &n, ", ...");
+				ncpus = more = 0;
+			}
+			if (rc != SQLITE_ROW)
+				break;
+			snprintf(kind, sizeof(kind), "%s", k ? k : "");
+			if (ncpus < (int)ARRAY_SIZE(cpus)) {
+				cpus[ncpus].cpu = sqlite3_column_int(st, 1);
+				cpus[ncpus].count = sqlite3_column_int64(st, 2);
+				ncpus++;
+			} else {
+				more = 1;
+			}
+		} while (1);
+		sqlite3_finalize(st);
+	}
+	if (n >= len - 1 && len > 4)
+		strcpy(buf + len - 4, "...");
+}
+
+static void print_header(const struct report_opts *o,
+			 const struct report_summary *sum, FILE *f)
+{
+	const struct db_session *s = &sum->session;
+	int64_t dur = session_duration_ns(s);
+	int filtered = o->pid >= 0 || o->comm || o->binary || o->mode != REPORT_ALL ||
+		       o->has_from || o->has_to;
+	int i;
+
+	fprintf(f, "# session %lld", (long long)s->id);
+	if (s->name[0])
+		fprintf(f, " \"%s\"", s->name);
+	fprintf(f, " (%s) %s backend, sampling %s", s->state, s->backend, s->sample_event);
+	if (s->sample_freq)
+		fprintf(f, " at %lld Hz", (long long)s->sample_freq);
+	else if (s->sample_period)
+		fprintf(f, " every %lld events", (long long)s->sample_period);
+	fprintf(f, ", %lld CPU%s\n", (long long)s->nr_cpus, s->nr_cpus == 1 ? "" : "s");
+
+	fprintf(f, "# %lld samples, %lld lost, ", (long long)s->samples, (long long)s->lost);
+	if (dur >= 0)
+		fprintf(f, "%.2f s", dur / 1e9);
+	else if (!strcmp(s->state, "running"))
+		fputs("still running", f);
+	else
+		fputs("duration unknown", f);
+	for (i = 0; i < s->nr_events; i++)
+		fprintf(f, "%s%s", i ? ", " : "; counting: ", s->events[i].name);
+	fputc('\n', f);
+
+	if (filtered) {
+		const char *sep = "";
+
+		fputs("# filter: ", f);
+		if (o->pid >= 0) {
+			fprintf(f, "%spid %lld", sep, (long long)o->pid);
+			sep = ", ";
+		}
+		if (o->comm) {
+			fprintf(f, "%scomm %s", sep, o->comm);
+			sep = ", ";
+		}
+		if (o->binary) {
+			fprintf(f, "%sbinary %s", sep, o->binary);
+			sep = ", ";
+		}
+		if (o->mode != REPORT_ALL) {
+			fprintf(f, "%s%s mode only", sep, o->mode == REPORT_KERNEL ? "kernel" : "user");
+			sep = ", ";
+		}
+		if (o->has_from || o->has_to) {
+			fprintf(f, "%stime", sep);
+			if (o->has_from)
+				fprintf(f, " from %.9g s", o->from_ns / 1e9);
+			if (o->has_to)
+				fprintf(f, " to %.9g s", o->to_ns / 1e9);
+		}
+		fprintf(f, ": %" PRIu64 " samples", sum->samples);
+		if (s->samples > 0)
+			fprintf(f, " (%.2f%% of the session)", 100.0 * sum->samples / s->samples);
+		fputc('\n', f);
+	}
+	for (i = 0; i < s->nr_events; i++)
+		fprintf(f, "# %s: %" PRIu64 " attributed%s, %" PRIu64 " unattributed "
+			"(after the last sample of a CPU%s)\n", s->events[i].name,
+			sum->total[i], filtered ? " to these samples" : "",
+			sum->unattributed[i], filtered ? ", whole session" : "");
+	if (sum->unresolved)
+		fprintf(f, "# %" PRIu64 " samples (%.2f%%) are in binaries that cannot be "
+			"symbolised\n", sum->unresolved,
+			sum->samples ? 100.0 * sum->unresolved / sum->samples : 0);
+}
+
+/* Warnings about the whole session: lost samples, throttling. */
+static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
+			   const char *prefix)
+{
+	if (s->lost > 0) {
+		char where[400];
+
+		lost_where(db, s->id, where, sizeof(where));
+		fprintf(f, "%sWARNING: %lld samples lost%s%s%s: percentages are of the "
+			"samples kept, and counter increases over a gap go to the next "
+			"sample; record with a bigger buffer or a lower frequency\n",
+			prefix, (long long)s->lost, where[0] ? " (" : "",
+			where, where[0] ? ")" : "");
+	}
+	if (s->throttled > 0)
+		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "
+			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
+			prefix, (long long)s->throttled);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { .session = 0, .by = REPORT_BY_SYMBOL, .pid = -1,
+				 .mode = REPORT_ALL };
+	enum output_format fmt = OUTPUT_TEXT;
+	const char *dbpath = NULL;
+	struct report_summary *sum;
+	struct error err = { "" };
+	struct table *t;
+	struct db *db;
+	uint64_t v;
+	char optbuf[256];
+	int c, i, ret = 0;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DB:
+			dbpath = optarg;
+			break;
+		case OPT_SESSION:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
+				return usage_error("bad --session '%s': give a session id "
+						   "('strobe sessions' lists them)", optarg);
+			o.session = (int64_t)v;
+			break;
+		case OPT_BY:
+			if (report_parse_by(optarg, &o.by) < 0)
+				return usage_error("bad --by '%s': use binary, symbol or line",
+						   optarg);
+			break;
+		case OPT_PID:
+			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
+				return usage_error("bad --pid '%s': give a process id", optarg);
+			o.pid = (int64_t)v;
+			break;
+		case OPT_COMM:
+			o.comm = optarg;
+			break;
+		case OPT_BINARY:
+			if (!*optarg)
+				return usage_error("bad --binary '%s': give a path or file name",
+						   optarg);
+			o.binary = optarg;
+			break;
+		case OPT_KERNEL:
+		case OPT_USER:
+			if (o.mode != REPORT_ALL &&
+			    o.mode != (c == OPT_KERNEL ? REPORT_KERNEL : REPORT_USER))
+				return usage_error("%s: --kernel and --user exclude each "
+						   "other: give one of them", argv[optind - 1]);
+			o.mode = c == OPT_KERNEL ? REPORT_KERNEL : REPORT_USER;
+			break;
+		case OPT_FROM:
+		case OPT_TO: {
+			int64_t ns;
+
+			if (parse_duration_ns(optarg, &ns) < 0 || ns < 0)
+				return usage_error(c == OPT_FROM ?
+						   "bad --from '%s': give a time since the "
+						   "session start like 1.5, 1.5s or 250ms" :
+						   "bad --to '%s': give a time since the "
+						   "session start like 1.5, 1.5s or 250ms", optarg);
+			if (c == OPT_FROM) {
+				o.has_from = 1;
+				o.from_ns = ns;
+			} else {
+				o.has_to = 1;
+				o.to_ns = ns;
+			}
+			break;
+		}
+		case OPT_FORMAT:
+			if (output_parse_format(optarg, &fmt) < 0)
+				return usage_error("bad --format '%s': use text, csv or json",
+						   optarg);
+			break;
+		case OPT_LIMIT:
+			if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
+				return usage_error("bad --limit '%s': give a number of rows "
+						   "(0: all)", optarg);
+			o.limit = (size_t)v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return usage_error("option %s needs a value: see 'strobe report --help'",
+					   bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		default:
+			return usage_error("unknown option '%s': see 'strobe report --help'",
+					   bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s': see 'strobe report --help'",
+				   argv[optind]);
+	if (o.has_from && o.has_to && o.from_ns > o.to_ns) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "--from %.9gs is after --to %.9gs: give "
+			 "--from <= --to", o.from_ns / 1e9, o.to_ns / 1e9);
+		return usage_error("%s", buf);
+	}
+
+	if (!dbpath)
+		dbpath = cmd_default_db();
+	db = db_open(dbpath, DB_READ, &err);
+	if (!db) {
+		fprintf(stderr, "strobe report: %s\n", err.msg);
+		return 1;
+	}
+	sum = xcalloc(1, sizeof(*sum));
+	t = report_build(db, &o, sum, &err);
+	if (!t) {
+		fprintf(stderr, "strobe report: %s\n", err.msg);
+		free(sum);
+		db_close(db);
+		return 1;
+	}
+
+	if (fmt == OUTPUT_TEXT) {
+		print_header(&o, sum, stdout);
+		print_warnings(db, &sum->session, stdout, "# ");
+		for (i = 0; i < sum->nr_notes; i++)
+			printf("# note: %s\n", sum->notes[i]);
+	} else {
+		print_warnings(db, &sum->session, stderr, "strobe report: ");
+		for (i = 0; i < sum->nr_notes; i++)
+			fprintf(stderr, "strobe report: note: %s\n", sum->notes[i]);
+	}
+	if (table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "strobe report: writing the report: %s\n", strerror(errno));
+		ret = 1;
+	}
+	table_free(t);
+	free(sum);
+	db_close(db);
+	return ret;
+}

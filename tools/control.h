@@ -1,0 +1,42 @@
+/*
+ * control.h - talking to strobed from the CLI: the options that start a
+ * session (shared by 'strobe start' and 'strobe record') and the requests.
+ */
+#ifndef STROBE_CONTROL_H
+#define STROBE_CONTROL_H
+
+#include <stdio.h>
+#include "proto.h"
+
+struct start_opts {
+	const char *socket;
+	const char *events;		/* -e list, as given */
+	const char *sample_event;
+	const char *freq, *period;
+	const char *name;
+	const char *buffer_pages;
+};
+
+#define START_SHORT_OPTIONS "e:F:c:m:"
+#define START_LONG_OPTIONS \
+	{ "socket", required_argument, NULL, 'S' }, \
+	{ "event", required_argument, NULL, 'e' }, \
+	{ "sample-event", required_argument, NULL, 'E' }, \
+	{ "freq", required_argument, NULL, 'F' }, \
+	{ "period", required_argument, NULL, 'c' }, \
+	{ "name", required_argument, NULL, 'n' }, \
+	{ "buffer-pages", required_argument, NULL, 'm' }
+#define START_USAGE "[--socket PATH] [-e EV[,EV...]] [--sample-event EV] " \
+	"[-F HZ | -c PERIOD] [--name NAME] [-m|--buffer-pages PAGES]"
+
+void start_opts_init(struct start_opts *o);
+/* Handle option c; 1 if it was a start option, 0 if not, -1 if bad (printed). */
+int start_opts_parse(struct start_opts *o, int c, const char *arg, const char *cmd);
+int start_opts_check(const struct start_opts *o, const char *cmd);
+
+int control_start(const struct start_opts *o, long long *id, struct error *e);
+int control_simple(const char *socket, const char *verb, struct proto_msg *resp,
+		   struct error *e);
+void control_print_stop(FILE *f, const struct proto_msg *resp);
+
+#endif

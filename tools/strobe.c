@@ -1,0 +1,65 @@
+/*
+ * strobe.c - the strobe command: dispatch to the subcommands of cmd.h.
+ */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} cmds[] = {
+	{ "start", cmd_start, "start a system-wide session in strobed" },
+	{ "stop", cmd_stop, "stop the running session" },
+	{ "status", cmd_status, "show the running session" },
+	{ "record", cmd_record, "profile the whole system while a command runs" },
+	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
+	{ "sessions", cmd_sessions, "list the recorded sessions" },
+	{ "list", cmd_list, "list the events this machine supports" },
+};
+
+const char *cmd_default_db(void)
+{
+	const char *s = getenv("STROBE_DB");
+
+	return s && *s ? s : STROBE_DEFAULT_DB;
+}
+
+const char *cmd_default_socket(void)
+{
+	const char *s = getenv("STROBE_SOCKET");
+
+	return s && *s ? s : STROBE_DEFAULT_SOCKET;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: strobe COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n'strobe COMMAND --help' describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("strobe %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "strobe: unknown command '%s': run 'strobe --help'\n", argv[1]);
+	return 2;
+}
