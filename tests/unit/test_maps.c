@@ -1,0 +1,142 @@
+/*
+ * test_maps.c - process address spaces rebuilt from side-band: mapping
+ * replacement and splitting as mmap(MAP_FIXED) does, fork copies, exec
+ * clears, and many processes in the hash table.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "maps.h"
+
+static void check_map(const struct proc *p, uint64_t ip, uint64_t start, uint64_t end,
+		      uint64_t pgoff, int64_t id)
+{
+	const struct map *m = proc_map_find(p, ip);
+
+	assert_non_null(m);
+	assert_true(m->start == start);
+	assert_true(m->end == end);
+	assert_true(m->pgoff == pgoff);
+	assert_int_equal(m->binary_id, id);
+}
+
+static void check_sorted(const struct proc *p)
+{
+	for (size_t i = 1; i < p->nr_maps; i++)
+		assert_true(p->maps[i - 1].end <= p->maps[i].start);
+}
+
+static void test_find(void **state)
+{
+	struct proc_table *t = proc_table_new();
+	struct proc *p = proc_get(t, 100, 1);
+
+	proc_map_add(p, 0x3000, 0x1000, 0x2000, 3);
+	proc_map_add(p, 0x1000, 0x1000, 0, 1);
+	proc_map_add(p, 0x5000, 0x2000, 0x1000, 5);
+	check_sorted(p);
+	assert_int_equal(p->nr_maps, 3);
+	check_map(p, 0x1000, 0x1000, 0x2000, 0, 1);
+	check_map(p, 0x1fff, 0x1000, 0x2000, 0, 1);
+	assert_null(proc_map_find(p, 0x2000));
+	assert_null(proc_map_find(p, 0xfff));
+	check_map(p, 0x3abc, 0x3000, 0x4000, 0x2000, 3);
+	check_map(p, 0x6fff, 0x5000, 0x7000, 0x1000, 5);
+	assert_null(proc_map_find(p, 0x7000));
+	proc_table_free(t);
+}
+
+static void test_overlap_split(void **state)
+{
+	struct proc_table *t = proc_table_new();
+	struct proc *p = proc_get(t, 1, 1);
+
+	proc_map_add(p, 0x10000, 0x10000, 0x100000, 1);	/* [0x10000,0x20000) */
+	/* punch a hole in the middle: the old mapping is split in two */
+	proc_map_add(p, 0x14000, 0x2000, 0, 2);
+	check_sorted(p);
+	assert_int_equal(p->nr_maps, 3);
+	check_map(p, 0x13fff, 0x10000, 0x14000, 0x100000, 1);
+	check_map(p, 0x14000, 0x14000, 0x16000, 0, 2);
+	/* the right piece keeps its file offset */
+	check_map(p, 0x16000, 0x16000, 0x20000, 0x106000, 1);
+	/* cover the right end and beyond: the right piece is trimmed */
+	proc_map_add(p, 0x1f000, 0x3000, 0x5000, 3);
+	check_sorted(p);
+	check_map(p, 0x1efff, 0x16000, 0x1f000, 0x106000, 1);
+	check_map(p, 0x21000, 0x1f000, 0x22000, 0x5000, 3);
+	/* cover everything: one mapping remains */
+	proc_map_add(p, 0x0, 0x100000, 0, 9);
+	assert_int_equal(p->nr_maps, 1);
+	check_map(p, 0x15000, 0, 0x100000, 0, 9);
+	/* an empty or wrapping range changes nothing */
+	proc_map_add(p, 0x1000, 0, 0, 7);
+	proc_map_add(p, UINT64_MAX - 10, 100, 0, 7);
+	assert_int_equal(p->nr_maps, 1);
+	proc_table_free(t);
+}
+
+static void test_fork_exec(void **state)
+{
+	struct proc_table *t = proc_table_new();
+	struct proc *parent = proc_get(t, 10, 1), *child;
+
+	parent->comm_id = 77;
+	proc_map_add(parent, 0x1000, 0x1000, 0, 1);
+	proc_map_add(parent, 0x4000, 0x1000, 0, 2);
+	child = proc_fork(t, 10, 11);
+	parent = proc_get(t, 10, 0);	/* the table may have moved nothing, but be safe */
+	assert_int_equal(child->comm_id, 77);
+	assert_int_equal(child->nr_maps, 2);
+	check_map(child, 0x4100, 0x4000, 0x5000, 0, 2);
+	/* the copy is independent */
+	proc_map_add(child, 0x4000, 0x1000, 0, 3);
+	check_map(parent, 0x4100, 0x4000, 0x5000, 0, 2);
+	proc_exec(child);
+	assert_null(proc_map_find(child, 0x1000));
+	check_map(parent, 0x1000, 0x1000, 0x2000, 0, 1);
+	/* fork from an unknown parent gives an empty process */
+	child = proc_fork(t, 999, 12);
+	assert_int_equal(child->nr_maps, 0);
+	proc_table_free(t);
+}
+
+static void test_many(void **state)
+{
+	struct proc_table *t = proc_table_new();
+
+	for (uint32_t pid = 1; pid <= 50000; pid++) {
+		struct proc *p = proc_get(t, pid, 1);
+
+		proc_map_add(p, pid * 0x1000ULL, 0x1000, 0, pid);
+	}
+	for (uint32_t pid = 1; pid <= 50000; pid += 2)
+		proc_remove(t, pid);
+	for (uint32_t pid = 1; pid <= 50000; pid++) {
+		struct proc *p = proc_get(t, pid, 0);
+
+		if (pid % 2) {
+			assert_null(p);
+		} else {
+			assert_non_null(p);
+			check_map(p, pid * 0x1000ULL, pid * 0x1000ULL, pid * 0x1000ULL + 0x1000, 0, pid);
+		}
+	}
+	/* pids come back after removal (pid reuse) */
+	assert_int_equal(proc_get(t, 3, 1)->nr_maps, 0);
+	proc_table_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_overlap_split),
+		cmocka_unit_test(test_fork_exec),
+		cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,163 @@
+/*
+ * test_record.c - decoding and encoding of the one record format
+ * (kernel/uapi/strobe.h): round trips, truncation, padding, and every
+ * malformed header the daemon must refuse rather than trust.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+#include "record.h"
+
+static struct record sample(int nr)
+{
+	struct record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.cpu = 3;
+	r.time_ns = 123456789012ULL;
+	r.sample.tsc = 0xfedcba9876543210ULL;
+	r.sample.ip = 0xffffffff81000000ULL;
+	r.sample.pid = 42;
+	r.sample.tid = 43;
+	r.sample.flags = STROBE_SAMPLE_KERNEL;
+	r.sample.nr_counters = nr;
+	for (int i = 0; i < nr; i++)
+		r.sample.counters[i] = 1000ULL * (i + 1) + i;
+	return r;
+}
+
+static void test_sample_round_trip(void **state)
+{
+	for (int nr = 0; nr <= STROBE_MAX_COUNTERS; nr++) {
+		struct record in = sample(nr), out;
+		unsigned char buf[256];
+		size_t n = record_encode(&in, buf, sizeof(buf)), used = 0;
+
+		assert_int_equal(n, STROBE_SAMPLE_SIZE(nr));
+		assert_int_equal(n % 8, 0);
+		assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+		assert_int_equal(used, n);
+		assert_int_equal(out.type, STROBE_REC_SAMPLE);
+		assert_int_equal(out.cpu, 3);
+		assert_true(out.time_ns == in.time_ns);
+		assert_true(out.sample.tsc == in.sample.tsc);
+		assert_true(out.sample.ip == in.sample.ip);
+		assert_int_equal(out.sample.pid, 42);
+		assert_int_equal(out.sample.tid, 43);
+		assert_int_equal(out.sample.flags, STROBE_SAMPLE_KERNEL);
+		assert_int_equal(out.sample.nr_counters, nr);
+		assert_memory_equal(out.sample.counters, in.sample.counters, nr * 8);
+	}
+}
+
+static void test_lost_round_trip(void **state)
+{
+	struct record in, out;
+	unsigned char buf[64];
+	size_t used, n;
+
+	memset(&in, 0, sizeof(in));
+	in.type = STROBE_REC_LOST;
+	in.cpu = 1;
+	in.time_ns = 99;
+	in.lost.lost = 12345;
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_int_equal(n, sizeof(struct strobe_lost));
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+	assert_int_equal(out.type, STROBE_REC_LOST);
+	assert_int_equal(out.cpu, 1);
+	assert_true(out.lost.lost == 12345);
+	assert_true(out.time_ns == 99);
+}
+
+/* A stream of records decodes one after another. */
+static void test_stream(void **state)
+{
+	unsigned char buf[1024];
+	size_t off = 0, used;
+	struct record r, out;
+	int count = 0;
+
+	for (int i = 0; i < 5; i++) {
+		r = sample(i);
+		r.sample.pid = i;
+		off += record_encode(&r, buf + off, sizeof(buf) - off);
+	}
+	for (size_t pos = 0; pos < off; pos += used) {
+		assert_int_equal(record_decode(buf + pos, off - pos, &out, &used), RECORD_OK);
+		assert_int_equal(out.sample.pid, count);
+		count++;
+	}
+	assert_int_equal(count, 5);
+}
+
+static void test_short(void **state)
+{
+	struct record in = sample(4), out;
+	unsigned char buf[256];
+	size_t n = record_encode(&in, buf, sizeof(buf)), used;
+
+	for (size_t len = 0; len < n; len++)
+		assert_int_equal(record_decode(buf, len, &out, &used), RECORD_SHORT);
+	assert_int_equal(record_encode(&in, buf, n - 1), 0);
+}
+
+static void test_pad(void **state)
+{
+	struct strobe_rec_header h = { STROBE_REC_PAD, 64, 0 };
+	unsigned char buf[64] = { 0 };
+	struct record out;
+	size_t used = 0;
+
+	memcpy(buf, &h, sizeof(h));
+	assert_int_equal(record_decode(buf, sizeof(buf), &out, &used), RECORD_PAD);
+	assert_int_equal(used, 64);
+}
+
+static void test_malformed(void **state)
+{
+	struct record in = sample(2), out;
+	unsigned char buf[256];
+	struct strobe_sample *s = (struct strobe_sample *)buf;
+	size_t n, used;
+
+	n = record_encode(&in, buf, sizeof(buf));
+	/* size not a multiple of 8 */
+	s->hdr.size = n - 4;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+	/* size smaller than a header */
+	s->hdr.size = 0;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+	/* size disagreeing with the counter count */
+	s->hdr.size = n + 8;
+	assert_int_equal(record_decode(buf, sizeof(buf), &out, &used), RECORD_BAD);
+	/* too many counters */
+	s->hdr.size = n;
+	s->nr_counters = STROBE_MAX_COUNTERS + 1;
+	assert_int_equal(record_decode(buf, sizeof(buf), &out, &used), RECORD_BAD);
+	/* unknown type */
+	s->nr_counters = 2;
+	s->hdr.type = 77;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+	/* a lost record of the wrong size */
+	s->hdr.type = STROBE_REC_LOST;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sample_round_trip),
+		cmocka_unit_test(test_lost_round_trip),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_short),
+		cmocka_unit_test(test_pad),
+		cmocka_unit_test(test_malformed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
