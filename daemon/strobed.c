@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -61,6 +62,17 @@ static void logmsg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* Tracepoint events need tracefs; mount it where the kernel expects it if
+ * nothing has (systemd does this at boot, containers often do not). */
+static void tracefs_ensure(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
+		logmsg("mounted tracefs on /sys/kernel/tracing for tracepoint events");
 }
 
 static void usage(FILE *f)
@@ -255,7 +267,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 
 static void handle_client(struct daemon *d, int fd)
 {
-	char buf[PROTO_MAX_LINE];
+	char buf[PROTO_MAX_LINE], *nl;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 	struct proto_msg req, m;
@@ -291,7 +303,13 @@ static void handle_client(struct daemon *d, int fd)
 			    n >= sizeof(buf) - 1 ? "too long" : "timed out or closed");
 		return;
 	}
-	*strchr(buf, '\n') = 0;
+	/* memchr, not strchr: a NUL byte before the newline must not crash us */
+	nl = memchr(buf, '\n', n);
+	*nl = 0;
+	if (strlen(buf) != (size_t)(nl - buf)) {
+		reply_error(fd, "malformed request: it contains a NUL byte");
+		return;
+	}
 	if (proto_parse(buf, &req, &e) < 0) {
 		logmsg("uid %u: %s", (unsigned)cr.uid, e.msg);
 		reply_error(fd, "%s", e.msg);
@@ -480,6 +498,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	umask(027);
+	tracefs_ensure();
 	g = getgrnam("strobe");
 	if (g) {
 		d.have_group = 1;
