@@ -46,6 +46,7 @@ struct daemon {
 	gid_t strobe_gid;
 	int have_group;
 	struct session *session;
+	char ended[600];	/* why strobed stopped the last session itself */
 	int quit;
 };
 
@@ -251,6 +252,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		reply_error(fd, "%s", e.msg);
 		return;
 	}
+	d->ended[0] = 0;
 	d->session = session_start(d->db, &d->cache, &p, &e);
 	if (!d->session) {
 		reply_error(fd, "%s", e.msg);
@@ -323,7 +325,10 @@ static void handle_client(struct daemon *d, int fd)
 	} else if (!strcmp(req.verb, "start")) {
 		handle_start(d, fd, &req, &cr);
 	} else if (!strcmp(req.verb, "stop")) {
-		if (!d->session) {
+		if (!d->session && d->ended[0]) {
+			reply_error(fd, "%s", d->ended);
+			d->ended[0] = 0;
+		} else if (!d->session) {
 			reply_error(fd, "no session is running");
 		} else {
 			watch_session(d, 0);
@@ -371,6 +376,9 @@ static void drain(struct daemon *d)
 		return;
 	if (session_drain(d->session, &e) < 0) {
 		logmsg("stopping the session: %s", e.msg);
+		/* the next 'stop' tells the client why its session ended early */
+		snprintf(d->ended, sizeof(d->ended), "session %lld was stopped early by "
+			 "strobed: %s", (long long)session_status_id(d->session), e.msg);
 		watch_session(d, 0);
 		stop_session(d, NULL);
 	}
@@ -521,6 +529,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
+	/* setgid: entries the cache gets later stay readable by group strobe */
+	if (d.have_group && (chown(cache_dir, 0, d.strobe_gid) < 0 || chmod(cache_dir, 02750) < 0))
+		logmsg("cannot give %s to group strobe: %s", cache_dir, strerror(errno));
 	free(cache_dir);
 	if (listen_socket(&d, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);

@@ -105,20 +105,6 @@ int bincache_has(const struct bincache *c, const char *key)
 	return ret;
 }
 
-/* A name for the file open at fd, for error messages. */
-static const char *fd_name(int fd, char *buf, size_t len)
-{
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, len - 1);
-	if (n <= 0)
-		snprintf(buf, len, "fd %d", fd);
-	else
-		buf[n] = 0;
-	return buf;
-}
 
 static int write_full(int fd, const void *buf, size_t len)
 {
@@ -241,7 +227,10 @@ write_fail:
 	saved = errno;
 	if (rd)
 		error_set(e, "cannot read %s to store it as %s: %s",
-			  fd_name(src, name, sizeof(name)), path, strerror(saved));
+			  util_fd_name(src, name, sizeof(name)), path, strerror(saved));
+	else if (saved == ENOSPC || saved == EDQUOT)
+		error_set(e, "cannot write %s: disk full (%s): free space in %s", tmp,
+			  strerror(saved), c->dir);
 	else
 		error_set(e, "cannot write %s: %s", tmp, strerror(saved));
 	if (fd >= 0)

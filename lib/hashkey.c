@@ -17,20 +17,6 @@
 #define CHUNK (1 << 20)		/* XXH3 read size */
 #define ALIGN_UP(v, a) (((v) + (a) - 1) & ~((size_t)(a) - 1))
 
-/* A name for the file open at fd, for error messages. */
-static const char *fd_name(int fd, char *buf, size_t len)
-{
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, len - 1);
-	if (n <= 0)
-		snprintf(buf, len, "fd %d", fd);
-	else
-		buf[n] = 0;
-	return buf;
-}
 
 /* pread the whole range; 1 when read, 0 on a short file, -1 on error. */
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
@@ -270,7 +256,7 @@ fail:
 	err = errno;
 	free(tab);
 	return error_set(e, "cannot read the ELF headers of %s: %s",
-			 fd_name(fd, name, sizeof(name)), strerror(err));
+			 util_fd_name(fd, name, sizeof(name)), strerror(err));
 }
 
 int hashkey_xxh3_fd(int fd, char hex[33], struct error *e)
@@ -294,7 +280,7 @@ int hashkey_xxh3_fd(int fd, char hex[33], struct error *e)
 			char name[256];
 
 			error_set(e, "cannot read %s to hash it: %s",
-				  fd_name(fd, name, sizeof(name)), strerror(err));
+				  util_fd_name(fd, name, sizeof(name)), strerror(err));
 			free(buf);
 			XXH3_freeState(st);
 			return -1;
@@ -470,11 +456,11 @@ int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 	if (fstat(fd, &st) < 0) {
 		n = errno;
 		return error_set(e, "cannot stat %s to hash it: %s",
-				 fd_name(fd, name, sizeof(name)), strerror(n));
+				 util_fd_name(fd, name, sizeof(name)), strerror(n));
 	}
 	if (!S_ISREG(st.st_mode))
 		return error_set(e, "cannot hash %s: not a regular file",
-				 fd_name(fd, name, sizeof(name)));
+				 util_fd_name(fd, name, sizeof(name)));
 	if (m) {
 		struct memo_entry *me = memo_slot(m, &st);
 

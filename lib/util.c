@@ -283,3 +283,17 @@ int mkdir_p(const char *path, unsigned mode)
 	free(p);
 	return ret;
 }
+
+const char *util_fd_name(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		snprintf(buf, len, "fd %d", fd);
+	else
+		buf[n] = 0;
+	return buf;
+}

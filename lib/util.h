@@ -55,6 +55,9 @@ void csv_write_field(FILE *f, const char *s);
 /* Read a whole small file (e.g. from /proc) into a NUL-terminated buffer. */
 char *file_read_all(const char *path, size_t *len);
 
+/* A name for the file open at fd (its /proc/self/fd link), for messages. */
+const char *util_fd_name(int fd, char *buf, size_t len);
+
 /* mkdir -p with mode; 0 or -1 with errno. */
 int mkdir_p(const char *path, unsigned mode);
 
