@@ -194,6 +194,11 @@ void session_get_status(struct session *s, struct session_status *st)
 	s->last_status_samples = is.samples;
 }
 
+void session_fail(struct session *s)
+{
+	snprintf(s->row.state, sizeof(s->row.state), "aborted");
+}
+
 int session_stop(struct session *s, struct session_status *st, struct error *e)
 {
 	uint64_t end;

@@ -43,6 +43,10 @@ struct session_status {
 };
 void session_get_status(struct session *s, struct session_status *st);
 
+/* Mark s as cut short by an error (e.g. disk full): session_stop then
+ * stores it as 'aborted', not 'done', so reports say data is missing. */
+void session_fail(struct session *s);
+
 /* Disable, drain, finalise; frees s. st receives the final figures. */
 int session_stop(struct session *s, struct session_status *st, struct error *e);
 

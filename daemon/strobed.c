@@ -379,6 +379,7 @@ static void drain(struct daemon *d)
 		/* the next 'stop' tells the client why its session ended early */
 		snprintf(d->ended, sizeof(d->ended), "session %lld was stopped early by "
 			 "strobed: %s", (long long)session_status_id(d->session), e.msg);
+		session_fail(d->session);
 		watch_session(d, 0);
 		stop_session(d, NULL);
 	}

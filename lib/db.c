@@ -80,9 +80,59 @@ char *db_cache_dir(const struct db *db)
 	return xasprintf("%s.cache", db->path);
 }
 
+int db_sql_error(struct db *db, struct error *e, const char *what)
+{
+	int rc = sqlite3_errcode(db->sql);
+
+	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
+		return error_set(e, "%s is corrupt (%s while %s): restore it from a backup "
+				 "or move it away and choose another file with --db", db->path,
+				 sqlite3_errmsg(db->sql), what);
+	if (rc == SQLITE_FULL)
+		return error_set(e, "%s: disk full while %s: free space (stored data is intact)",
+				 db->path, what);
+	return error_set(e, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->sql));
+}
+
 static int sql_error(struct db *db, struct error *e, const char *what)
 {
-	return error_set(e, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->sql));
+	return db_sql_error(db, e, what);
+}
+
+/* strobed writes only into a sound file: PRAGMA quick_check reads it all. */
+static int quick_check(struct db *db, struct error *e)
+{
+	sqlite3_stmt *st;
+	char why[256] = "";
+	int rc;
+
+	rc = sqlite3_prepare_v2(db->sql, "PRAGMA quick_check(1)", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			const unsigned char *t = sqlite3_column_text(st, 0);
+
+			if (t && strcmp((const char *)t, "ok")) {
+				const char *m = (const char *)t, *hdr = "*** in database main ***\n";
+
+				if (!strncmp(m, hdr, strlen(hdr)))
+					m += strlen(hdr);
+				snprintf(why, sizeof(why), "%s", m);
+				for (char *c = why; *c; c++)	/* one line */
+					if ((unsigned char)*c < ' ')
+						*c = ' ';
+			}
+			rc = SQLITE_OK;
+		}
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_OK)
+		return sql_error(db, e, "checking it");
+	if (why[0])
+		return error_set(e, "%s is corrupt (%s): strobed will not write to it; restore "
+				 "it from a backup or move it away and choose another file with "
+				 "--db", db->path, why);
+	return 0;
 }
 
 static int exec(struct db *db, const char *sql, struct error *e)
@@ -142,6 +192,8 @@ static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 		return error_set(e, "%s has schema version %lld, newer than this strobe "
 				 "(%d): upgrade strobe to read it; the file was not changed",
 				 db->path, (long long)ver, want);
+	if (mode == DB_WRITE && tables != 0 && quick_check(db, e))
+		return -1;
 	if (ver == want)
 		return 0;
 	if (mode == DB_READ)
@@ -206,15 +258,23 @@ struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 
 	if (stat(path, &st) < 0) {
 		if (mode == DB_READ || errno != ENOENT) {
-			error_set(e, "cannot open database %s: %s%s", path, strerror(errno),
-				  errno == ENOENT ? ": record a session first (strobe record -- CMD) "
-				  "or choose the file with --db" : "");
+			int err = errno;
+
+			error_set(e, "cannot open database %s: %s%s", path, strerror(err),
+				  err == ENOENT ? ": record a session first (strobe record -- CMD) "
+				  "or choose the file with --db" : err == EACCES ? ": it needs root "
+				  "or membership of group 'strobe'" : "");
 			return NULL;
 		}
 		if (db_create_file(path, e))
 			return NULL;
 	} else if (!S_ISREG(st.st_mode)) {
 		error_set(e, "%s is not a regular file: choose a database file with --db", path);
+		return NULL;
+	} else if (access(path, mode == DB_READ ? R_OK : R_OK | W_OK) < 0 && errno == EACCES) {
+		error_set(e, "permission denied on database %s: it needs root or membership "
+			  "of group 'strobe' (an administrator can run: usermod -aG strobe USER)",
+			  path);
 		return NULL;
 	}
 	db = xcalloc(1, sizeof(*db));
@@ -269,7 +329,7 @@ int db_commit(struct db *db, struct error *e)
 	if (exec(db, "COMMIT", e)) {
 		if (sqlite3_errcode(db->sql) == SQLITE_FULL)
 			error_set(e, "%s: disk full: the last batch was not stored; free space "
-				  "and stop the session (stored data is intact)", db->path);
+				  "and try again (stored data is intact)", db->path);
 		db_rollback(db);
 		return -1;
 	}

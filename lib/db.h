@@ -34,6 +34,9 @@ int db_schema_version(void);
  * database's path with ".cache" appended. free() it. */
 char *db_cache_dir(const struct db *db);
 
+/* e = what failed and SQLite's message, saying so when the file is corrupt. */
+int db_sql_error(struct db *db, struct error *e, const char *what);
+
 int db_begin(struct db *db, struct error *e);
 int db_commit(struct db *db, struct error *e);
 int db_rollback(struct db *db);

@@ -544,7 +544,12 @@ int ingest_commit(struct ingest *in, struct error *e)
 {
 	if (!in->in_batch)
 		return 0;
-	if (db_session_update(in->db, in->s, e) < 0 || db_commit(in->db, e) < 0) {
+	if (db_session_update(in->db, in->s, e) < 0) {
+		db_rollback(in->db);	/* or the next BEGIN fails for good */
+		in->in_batch = 0;
+		return -1;
+	}
+	if (db_commit(in->db, e) < 0) {
 		in->in_batch = 0;
 		return -1;
 	}
@@ -583,7 +588,8 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 		if (db_cpu_stats_put(in->db, in->s->id, in->nr, &cs->st, e) < 0)
 			goto fail;
 	}
-	snprintf(in->s->state, sizeof(in->s->state), "done");
+	if (!strcmp(in->s->state, "running"))	/* not one cut short (aborted) */
+		snprintf(in->s->state, sizeof(in->s->state), "done");
 	in->s->end_ns = end_ns;
 	in->s->duration_ns = end_ns - in->s->start_ns;
 	return ingest_commit(in, e);

@@ -169,18 +169,34 @@ int proto_parse(const char *line, struct proto_msg *m, struct error *e)
 		if (!next)
 			next = end;
 		eq = memchr(tok, '=', next - tok);
-		if (!eq || !name_ok(tok, eq - tok))
-			goto bad;
+		if (!eq) {
+			proto_free(m);
+			return error_set(e, "malformed request: field near byte %zu has no '=' "
+					 "(expected key=value)", (size_t)(tok - line));
+		}
+		if (!name_ok(tok, eq - tok)) {
+			proto_free(m);
+			return error_set(e, "malformed request: bad key near byte %zu (keys are "
+					 "1-%d characters of [a-z0-9_-])", (size_t)(tok - line),
+					 PROTO_MAX_NAME - 1);
+		}
 		memcpy(key, tok, eq - tok);
 		key[eq - tok] = 0;
 		val = decode_value(eq + 1, next - eq - 1);
-		if (!val)
-			goto bad;
+		if (!val) {
+			proto_free(m);
+			return error_set(e, "malformed request: bad value of '%s' (a bad %%XX escape, "
+					 "%%00, or a raw '=' or control byte)", key);
+		}
 		if (proto_get(m, key) || m->nr >= PROTO_MAX_FIELDS) {
+			int full = m->nr >= PROTO_MAX_FIELDS;
+
 			free(val);
 			proto_free(m);
-			return error_set(e, "malformed request: duplicate field '%s' or more than %d fields",
-					 key, PROTO_MAX_FIELDS);
+			if (full)
+				return error_set(e, "malformed request: more than %d fields",
+						 PROTO_MAX_FIELDS);
+			return error_set(e, "malformed request: duplicate field '%s'", key);
 		}
 		snprintf(m->f[m->nr].key, PROTO_MAX_NAME, "%s", key);
 		m->f[m->nr++].value = val;
@@ -219,10 +235,12 @@ int proto_call(const char *path, const struct proto_msg *req, struct proto_msg *
 	}
 	line = proto_format(req);
 	for (size_t off = 0, len = strlen(line); off < len;) {
-		ssize_t w = write(fd, line + off, len - off);
+		ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
 
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+			break;	/* it may have answered (refused us) before reading: read that */
 		if (w <= 0) {
 			error_set(e, "writing to strobed at %s: %s", path, strerror(errno));
 			goto out;

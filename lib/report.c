@@ -290,8 +290,7 @@ static void note_add(struct report *r, const char *fmt, ...)
 
 static int sql_fail(struct report *r, struct error *e, const char *what)
 {
-	return error_set(e, "%s: %s: %s", db_path(r->db), what,
-			 sqlite3_errmsg(db_sqlite(r->db)));
+	return db_sql_error(r->db, e, what);
 }
 
 static const char *path_base(const char *p)

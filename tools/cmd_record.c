@@ -54,17 +54,35 @@ static char *find_strobed(void)
 	return xstrdup("strobed");
 }
 
-static void print_log_tail(const char *log)
+/* The last line of strobed's log, without its "strobed: " or
+ * "strobed[PID] DATE TIME: " prefix; "" if there is none. */
+static void log_tail(const char *log, char *buf, size_t len)
 {
 	char *s = file_read_all(log, NULL), *last = NULL, *p;
 
+	buf[0] = 0;
 	if (!s)
 		return;
 	for (p = strtok(s, "\n"); p; p = strtok(NULL, "\n"))
 		last = p;
-	if (last)
-		fprintf(stderr, "strobe record: strobed: %s\n", last);
+	if (last) {
+		if (!strncmp(last, "strobed: ", 9))
+			last += 9;
+		else if (!strncmp(last, "strobed[", 8) && strchr(last, ']') &&
+			 strstr(strchr(last, ']'), ": "))
+			last = strstr(strchr(last, ']'), ": ") + 2;
+		snprintf(buf, len, "%s", last);
+	}
 	free(s);
+}
+
+static void print_log_tail(const char *log)
+{
+	char last[512];
+
+	log_tail(log, last, sizeof(last));
+	if (last[0])
+		fprintf(stderr, "strobe record: strobed: %s\n", last);
 }
 
 static int daemon_start(struct private_daemon *pd, const char *db, struct error *e)
@@ -107,9 +125,12 @@ static int daemon_start(struct private_daemon *pd, const char *db, struct error 
 			return 0;
 		}
 		if (waitpid(pd->pid, &status, WNOHANG) == pd->pid) {
+			char last[400];
+
 			pd->pid = 0;
-			print_log_tail(pd->log);
-			return error_set(e, "the private strobed did not start (see above)");
+			log_tail(pd->log, last, sizeof(last));	/* one line: its reason */
+			return error_set(e, "strobed did not start: %s",
+					 last[0] ? last : "it exited without saying why");
 		}
 		nanosleep(&ts, NULL);
 	}

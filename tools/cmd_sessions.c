@@ -72,8 +72,7 @@ static int sessions_table(struct db *db, struct table *t, struct error *e)
 	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id FROM sessions ORDER BY id",
 			       -1, &st, NULL)) {
 		free(s);
-		return error_set(e, "%s: reading sessions: %s", db_path(db),
-				 sqlite3_errmsg(db_sqlite(db)));
+		return db_sql_error(db, e, "reading sessions");
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char start[64], events[STROBE_MAX_COUNTERS * 130] = "";
@@ -106,8 +105,7 @@ static int sessions_table(struct db *db, struct table *t, struct error *e)
 		table_set_str(t, row, c_events, events);
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = error_set(e, "%s: reading sessions: %s", db_path(db),
-				sqlite3_errmsg(db_sqlite(db)));
+		ret = db_sql_error(db, e, "reading sessions");
 	sqlite3_finalize(st);
 	free(s);
 	return ret;
