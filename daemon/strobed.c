@@ -514,7 +514,9 @@ int main(int argc, char **argv)
 		d.strobe_gid = g->gr_gid;
 	}
 	dir = xstrdup(db_path_arg);
-	mkdir_p(dirname(dir), 0750);
+	if (access(dirname(dir), F_OK) < 0 && mkdir_p(dir, 0750) == 0 && d.have_group &&
+	    chown(dir, 0, d.strobe_gid) < 0)
+		logmsg("cannot give %s to group strobe: %s", dir, strerror(errno));
 	free(dir);
 	d.db = db_open(db_path_arg, DB_WRITE, &e);
 	if (!d.db) {

@@ -294,6 +294,13 @@ struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 		if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 			 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY", e))
 			goto fail;
+		/* Keep -wal and -shm after the daemon closes: readers in group
+		 * strobe open read-only and cannot create them in the directory. */
+		{
+			int one = 1;
+
+			sqlite3_file_control(db->sql, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
+		}
 		for (int i = 0; i < NR_STMTS; i++) {
 			if (sqlite3_prepare_v3(db->sql, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 					       &db->stmt[i], NULL) != SQLITE_OK) {
