@@ -39,9 +39,9 @@ static const char *const stmt_sql[NR_STMTS] = {
 		     "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 		     "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
 	[STMT_LOST] = "INSERT INTO lost VALUES(?1,?2,?3,?4,?5)",
-	[STMT_BINARY_FIND] = "SELECT id FROM binaries WHERE key=?1",
+	[STMT_BINARY_FIND] = "SELECT id FROM binaries WHERE key=?1 AND path=?2",
 	[STMT_BINARY_ADD] = "INSERT INTO binaries(key,path,size,cached,problem) VALUES(?1,?2,?3,?4,?5)",
-	[STMT_BINARY_SET] = "UPDATE binaries SET path=?2,size=coalesce(?3,size),"
+	[STMT_BINARY_SET] = "UPDATE binaries SET size=coalesce(?3,size),"
 			    "cached=max(cached,?4),problem=CASE WHEN ?4 THEN NULL ELSE coalesce(?5,problem) END "
 			    "WHERE id=?1",
 	[STMT_COMM_FIND] = "SELECT id FROM comms WHERE name=?1",
@@ -631,11 +631,13 @@ int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
 	return step_done(db, st, e, "storing CPU statistics");
 }
 
-static int64_t find_id(struct db *db, sqlite3_stmt *st, const char *key)
+static int64_t find_id(struct db *db, sqlite3_stmt *st, const char *key, const char *key2)
 {
 	int64_t id = 0;
 
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (key2)
+		sqlite3_bind_text(st, 2, key2, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);
 	sqlite3_reset(st);
@@ -645,7 +647,7 @@ static int64_t find_id(struct db *db, sqlite3_stmt *st, const char *key)
 int64_t db_binary_intern(struct db *db, const char *key, const char *path,
 			 int64_t size, int cached, const char *problem, struct error *e)
 {
-	int64_t id = find_id(db, db->stmt[STMT_BINARY_FIND], key);
+	int64_t id = find_id(db, db->stmt[STMT_BINARY_FIND], key, path);
 	sqlite3_stmt *st = db->stmt[id ? STMT_BINARY_SET : STMT_BINARY_ADD];
 
 	if (id)
@@ -688,7 +690,7 @@ int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *
 
 int64_t db_comm_intern(struct db *db, const char *name, struct error *e)
 {
-	int64_t id = find_id(db, db->stmt[STMT_COMM_FIND], name);
+	int64_t id = find_id(db, db->stmt[STMT_COMM_FIND], name, NULL);
 	sqlite3_stmt *st = db->stmt[STMT_COMM_ADD];
 
 	if (id)

@@ -118,8 +118,8 @@ struct db_cpu_stats {
 int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
 		     const struct db_cpu_stats *st, struct error *e);
 
-/* Find or add the binary with this key; path/size/cached/problem update an
- * existing row. Returns the id or -1. */
+/* Find or add the binary with this key at this path; size/cached/problem
+ * update an existing row. Returns the id or -1. */
 int64_t db_binary_intern(struct db *db, const char *key, const char *path,
 			 int64_t size, int cached, const char *problem,
 			 struct error *e);

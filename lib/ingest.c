@@ -350,7 +350,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 
 	if (m->build_id_len) {
 		hashkey_format(key, "buildid", m->build_id, m->build_id_len);
-		snprintf(memo, sizeof(memo), "%s", key);
+		snprintf(memo, sizeof(memo), "%s:%s", key, m->filename);
 	} else {
 		snprintf(memo, sizeof(memo), "ino:%u:%u:%" PRIu64 ":%" PRIu64 ":%s", m->maj,
 			 m->min, m->ino, m->ino_generation, m->filename);

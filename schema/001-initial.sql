@@ -56,16 +56,19 @@ CREATE TABLE session_cpus (
 	PRIMARY KEY (session_id, cpu)
 ) WITHOUT ROWID;
 
--- Every binary ever sampled, keyed by content: key is 'buildid:<hex>' or
+-- Every binary ever sampled, by content and path: key is 'buildid:<hex>' or
 -- 'xxh3:<hex>' for files, 'kernel:<build-id hex>' for the kernel, or one
 -- of '[vdso]', '[anon]', '[unknown]', '[stack]', '[heap]' for memory with no file.
+-- The same contents at two paths (a copy) are two rows with one key and
+-- one cache entry.
 CREATE TABLE binaries (
 	id		INTEGER PRIMARY KEY,
-	key		TEXT NOT NULL UNIQUE,
-	path		TEXT NOT NULL,		-- path it was last seen at
+	key		TEXT NOT NULL,
+	path		TEXT NOT NULL,		-- path it was mapped from
 	size		INTEGER,
 	cached		INTEGER NOT NULL DEFAULT 0,	-- 1: copy in the cache under key
-	problem		TEXT			-- why it cannot be symbolised, or NULL
+	problem		TEXT,			-- why it cannot be symbolised, or NULL
+	UNIQUE (key, path)
 );
 
 CREATE TABLE comms (
