@@ -321,6 +321,9 @@ void db_close(struct db *db)
 		return;
 	for (int i = 0; i < NR_STMTS; i++)
 		sqlite3_finalize(db->stmt[i]);
+	/* the WAL persists for readers (see db_open): leave it empty */
+	if (db->stmt[0])
+		sqlite3_exec(db->sql, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 	sqlite3_close(db->sql);
 	free(db->path);
 	free(db);

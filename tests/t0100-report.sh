@@ -1,7 +1,8 @@
 #!/bin/sh
 # t0100-report: a system-wide session over the 60/30/10 workload, reported by
 # symbol with the shares within 3 points of the known split, in text, CSV and
-# JSON; perf record on the same workload agrees.
+# JSON; perf record on the same workload agrees within 4 points (both carry
+# sampling noise of about 1 point at 3000 samples).
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -57,7 +58,7 @@ ptot = sum(perf.get(f, 0) for f in ("work60", "work30", "work10"))
 for f in ("work60", "work30", "work10"):
     a, b = 100.0 * s[f] / tot, 100.0 * perf[f] / ptot
     print(f"{f}: strobe {a:.2f}% perf {b:.2f}%")
-    assert abs(a - b) <= 3
+    assert abs(a - b) <= 4, "strobe and perf differ by more than 4 points"
 PY
 fi
 ok "60/30/10 within 3 points"
