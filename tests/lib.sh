@@ -10,6 +10,7 @@ STROBED=$build/daemon/strobed
 WL=$build/tests/workloads
 export STROBED
 tmp=$(mktemp -d /tmp/strobe-test.XXXXXX)
+export STROBE_TEST_TMP=$tmp
 export STROBE_DB=$tmp/strobe.db
 export STROBE_SOCKET=$tmp/strobed.sock
 daemon_pid=
@@ -67,4 +68,47 @@ PY
 # near A B PCT: |A-B| <= PCT% of B
 near() {
 	python3 -c "import sys; a,b,p=map(float,sys.argv[1:4]); sys.exit(0 if abs(a-b) <= p/100*abs(b) else 1)" "$1" "$2" "$3"
+}
+
+# unique_copy SRC DST: copy an ELF file with fresh random build-id bytes;
+# prints the new build-id
+unique_copy() {
+	python3 - "$1" "$2" <<'PY'
+import os, struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+assert d[:4] == b"\x7fELF" and d[4] == 2 and d[5] == 1, "not a little-endian ELF64 file"
+shoff, = struct.unpack_from("<Q", d, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
+ids = []
+for i in range(shnum):
+    sh = shoff + i * shentsize
+    if struct.unpack_from("<I", d, sh + 4)[0] != 7:	# SHT_NOTE
+        continue
+    off, size = struct.unpack_from("<QQ", d, sh + 0x18)
+    p = off
+    while p + 12 <= off + size:
+        nsz, dsz, typ = struct.unpack_from("<III", d, p)
+        desc = p + 12 + ((nsz + 3) & ~3)
+        if typ == 3 and d[p + 12:p + 12 + nsz] == b"GNU\0":	# NT_GNU_BUILD_ID
+            d[desc:desc + dsz] = os.urandom(dsz)
+            ids.append(d[desc:desc + dsz].hex())
+        p = desc + ((dsz + 3) & ~3)
+assert len(ids) == 1, f"{len(ids)} build-id notes"
+open(sys.argv[2], "wb").write(d)
+os.chmod(sys.argv[2], 0o755)
+print(ids[0])
+PY
+}
+
+# refused RC SUBCMD ERE CMD...: CMD exits RC with exactly one line on stderr,
+# "strobe SUBCMD: ..." matching ERE.
+refused() {
+	want=$1 sub=$2 re=$3
+	shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" = "$want" ] || fail "'$*' exited $rc, not $want: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "'$*' did not print exactly one line on stderr: $(cat "$tmp/err")"
+	grep -q "^strobe $sub: " "$tmp/err" || fail "'$*': stderr does not start with 'strobe $sub: ': $(cat "$tmp/err")"
+	grep -Eq -- "$re" "$tmp/err" || fail "'$*': stderr does not match /$re/: $(cat "$tmp/err")"
 }

@@ -10,43 +10,14 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 
-# unique_copy SRC DST: copy an ELF file with fresh random build-id bytes;
-# prints the new build-id
-unique_copy() {
-	python3 - "$1" "$2" <<'PY'
-import os, struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-assert d[:4] == b"\x7fELF" and d[4] == 2 and d[5] == 1, "not a little-endian ELF64 file"
-shoff, = struct.unpack_from("<Q", d, 0x28)
-shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
-ids = []
-for i in range(shnum):
-    sh = shoff + i * shentsize
-    if struct.unpack_from("<I", d, sh + 4)[0] != 7:	# SHT_NOTE
-        continue
-    off, size = struct.unpack_from("<QQ", d, sh + 0x18)
-    p = off
-    while p + 12 <= off + size:
-        nsz, dsz, typ = struct.unpack_from("<III", d, p)
-        desc = p + 12 + ((nsz + 3) & ~3)
-        if typ == 3 and d[p + 12:p + 12 + nsz] == b"GNU\0":	# NT_GNU_BUILD_ID
-            d[desc:desc + dsz] = os.urandom(dsz)
-            ids.append(d[desc:desc + dsz].hex())
-        p = desc + ((dsz + 3) & ~3)
-assert len(ids) == 1, f"{len(ids)} build-id notes"
-open(sys.argv[2], "wb").write(d)
-os.chmod(sys.argv[2], 0o755)
-print(ids[0])
-PY
-}
 
 # split_ok CSV NAME BUILDID MIN: rows of binary .../NAME carry BUILDID and
 # work60/30/10 (>= MIN samples) split 60/30/10 within 3 points
 split_ok() {
 	python3 - "$@" <<'PY'
-import csv, sys
+import csv, os, sys
 f, name, bid, least = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-rows = [r for r in csv.DictReader(open(f)) if r["binary"].endswith("/" + name)]
+rows = [r for r in csv.DictReader(open(f)) if r["binary"] == os.environ["STROBE_TEST_TMP"] + "/" + name]
 ids = {r["build_id"] for r in rows}
 assert ids == {bid}, f"build ids of {name}: {ids}, want {bid}"
 s = {r["symbol"]: int(r["samples"]) for r in rows}
@@ -81,8 +52,8 @@ bid2=$(unique_copy "$WL/split603010" "$tmp/victim2") || fail "copying split60301
 	-- "$tmp/victim2" 1 2>"$tmp/record2.err" || fail "record: $(cat "$tmp/record2.err")"
 "$STROBE" report --comm victim2 --format csv >"$tmp/before.csv" || fail "report"
 key=$(python3 -c '
-import csv, sys
-ids = {r["build_id"] for r in csv.DictReader(open(sys.argv[1])) if r["binary"].endswith("/victim2")}
+import csv, os, sys
+ids = {r["build_id"] for r in csv.DictReader(open(sys.argv[1])) if r["binary"] == os.environ["STROBE_TEST_TMP"] + "/victim2"}
 assert len(ids) == 1, ids
 print(ids.pop())' "$tmp/before.csv") || fail "no single build id for victim2: $(cat "$tmp/before.csv")"
 [ "$key" = "$bid2" ] || fail "CSV build id $key, readelf says $bid2"
@@ -98,10 +69,10 @@ rm "$tmp/victim2" "$entry" || fail "rm"
 	fail "report without the binary: $(cat "$tmp/r2.err")"
 cat "$tmp/r2.err"
 python3 - "$tmp/r2.csv" <<'PY' || fail "an unavailable binary was named"
-import csv, sys
+import csv, os, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 tot = sum(int(r["samples"]) for r in rows)
-mine = [r for r in rows if r["binary"].endswith("/victim2")]
+mine = [r for r in rows if r["binary"] == os.environ["STROBE_TEST_TMP"] + "/victim2"]
 una = sum(int(r["samples"]) for r in mine if r["symbol"] == "[binary unavailable]")
 bad = {r["symbol"] for r in mine if r["symbol"] != "[binary unavailable]"}
 print(f"victim2: {tot} samples, {una} [binary unavailable]")
@@ -130,8 +101,8 @@ bid3=$(unique_copy "$WL/split603010" "$tmp/victim3") || fail "copying split60301
 "$STROBE" report --comm victim3 --format csv >"$tmp/r3.csv" 2>"$tmp/r3.err" || fail "report"
 grep -q "not available" "$tmp/r3.err" && fail "binary deleted while running: $(cat "$tmp/r3.err")"
 python3 - "$tmp/r3.csv" "$bid3" <<'PY' || fail "binary deleted while running not named"
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["binary"].endswith("/victim3")]
+import csv, os, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["binary"] == os.environ["STROBE_TEST_TMP"] + "/victim3"]
 assert {r["build_id"] for r in rows} == {sys.argv[2]}, "build id of victim3"
 s = {r["symbol"]: int(r["samples"]) for r in rows}
 w = [s.get(f, 0) for f in ("work60", "work30", "work10")]

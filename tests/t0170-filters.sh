@@ -10,35 +10,6 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 
-# unique_copy SRC DST: copy an ELF file with fresh random build-id bytes;
-# prints the new build-id
-unique_copy() {
-	python3 - "$1" "$2" <<'PY'
-import os, struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-assert d[:4] == b"\x7fELF" and d[4] == 2 and d[5] == 1, "not a little-endian ELF64 file"
-shoff, = struct.unpack_from("<Q", d, 0x28)
-shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
-ids = []
-for i in range(shnum):
-    sh = shoff + i * shentsize
-    if struct.unpack_from("<I", d, sh + 4)[0] != 7:	# SHT_NOTE
-        continue
-    off, size = struct.unpack_from("<QQ", d, sh + 0x18)
-    p = off
-    while p + 12 <= off + size:
-        nsz, dsz, typ = struct.unpack_from("<III", d, p)
-        desc = p + 12 + ((nsz + 3) & ~3)
-        if typ == 3 and d[p + 12:p + 12 + nsz] == b"GNU\0":	# NT_GNU_BUILD_ID
-            d[desc:desc + dsz] = os.urandom(dsz)
-            ids.append(d[desc:desc + dsz].hex())
-        p = desc + ((dsz + 3) & ~3)
-assert len(ids) == 1, f"{len(ids)} build-id notes"
-open(sys.argv[2], "wb").write(d)
-os.chmod(sys.argv[2], 0o755)
-print(ids[0])
-PY
-}
 
 # A copy of split603010 named fsplit with a build-id of its own: its comm,
 # path, file name and cache entry are this test's alone, whatever else runs.

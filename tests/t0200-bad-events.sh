@@ -11,18 +11,6 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 
-# refused RC SUBCMD ERE CMD...: CMD exits RC with exactly one line on stderr,
-# "strobe SUBCMD: ..." matching ERE.
-refused() {
-	want=$1 sub=$2 re=$3
-	shift 3
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" = "$want" ] || fail "'$*' exited $rc, not $want: $(cat "$tmp/err")"
-	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "'$*' did not print exactly one line on stderr: $(cat "$tmp/err")"
-	grep -q "^strobe $sub: " "$tmp/err" || fail "'$*': stderr does not start with 'strobe $sub: ': $(cat "$tmp/err")"
-	grep -Eq -- "$re" "$tmp/err" || fail "'$*': stderr does not match /$re/: $(cat "$tmp/err")"
-}
 
 nsessions() {
 	"$STROBE" sessions --format csv >"$tmp/s.csv" || fail "sessions: $(cat "$tmp/s.csv")"

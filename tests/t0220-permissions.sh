@@ -24,18 +24,6 @@ as_nobody() { setpriv --reuid="$nuid" --regid="$ngid" --clear-groups "$@"; }
 as_member() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
 as_primary() { setpriv --reuid="$nuid" --regid="$gid" --clear-groups "$@"; }
 
-# refused RC SUBCMD ERE CMD...: CMD exits RC with exactly one line on stderr,
-# "strobe SUBCMD: ..." matching ERE.
-refused() {
-	want=$1 sub=$2 re=$3
-	shift 3
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ "$rc" = "$want" ] || fail "'$*' exited $rc, not $want: $(cat "$tmp/err")"
-	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "'$*' did not print exactly one line on stderr: $(cat "$tmp/err")"
-	grep -q "^strobe $sub: " "$tmp/err" || fail "'$*': stderr does not start with 'strobe $sub: ': $(cat "$tmp/err")"
-	grep -Eq -- "$re" "$tmp/err" || fail "'$*': stderr does not match /$re/: $(cat "$tmp/err")"
-}
 
 no_new_session() {
 	"$STROBE" status >"$tmp/st" 2>&1 || fail "status as root after $1: $(cat "$tmp/st")"

@@ -11,9 +11,9 @@
 need_root
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 
-# refused WHO ERE CMD...: CMD exits 1 with exactly one line on stderr,
+# refused_by WHO ERE CMD...: CMD exits 1 with exactly one line on stderr,
 # starting "WHO: " and matching ERE.
-refused() {
+refused_by() {
 	who=$1 re=$2
 	shift 2
 	"$@" >"$tmp/out" 2>"$tmp/err"
@@ -29,10 +29,10 @@ sum() { sha256sum <"$1"; }
 # everything that opens a database refuses DB, which must not change
 all_refuse() {
 	db=$1 re=$2 s0=$(sum "$1")
-	refused "strobe report" "$re" "$STROBE" report --db "$db"
-	refused "strobe sessions" "$re" "$STROBE" sessions --db "$db"
-	refused strobed "$re" "$STROBED" --foreground --db "$db" --socket "$tmp/bad.sock"
-	refused "strobe record" "$re" "$STROBE" record --db "$db" --sample-event cpu-clock -- true
+	refused_by "strobe report" "$re" "$STROBE" report --db "$db"
+	refused_by "strobe sessions" "$re" "$STROBE" sessions --db "$db"
+	refused_by strobed "$re" "$STROBED" --foreground --db "$db" --socket "$tmp/bad.sock"
+	refused_by "strobe record" "$re" "$STROBE" record --db "$db" --sample-event cpu-clock -- true
 	[ "$(sum "$db")" = "$s0" ] || fail "$db changed"
 	[ -s "$db-wal" ] && fail "$db got a non-empty WAL file"
 	return 0
@@ -65,11 +65,11 @@ pages=$(($(stat -c %s "$tmp/mid.db") / 4096))
 [ "$pages" -ge 16 ] || fail "good.db has only $pages pages"
 dd if=/dev/urandom of="$tmp/mid.db" bs=4096 seek=$((pages / 2 - 2)) count=4 conv=notrunc 2>/dev/null
 s0=$(sum "$tmp/mid.db")
-refused strobed "mid.db is corrupt.*strobed will not write to it" \
+refused_by strobed "mid.db is corrupt.*strobed will not write to it" \
 	"$STROBED" --foreground --db "$tmp/mid.db" --socket "$tmp/bad.sock"
-refused "strobe record" "mid.db is corrupt" "$STROBE" record --db "$tmp/mid.db" --sample-event cpu-clock -- true
+refused_by "strobe record" "mid.db is corrupt" "$STROBE" record --db "$tmp/mid.db" --sample-event cpu-clock -- true
 # report reads only what it needs; reading the raw samples crosses the damage
-refused "strobe report" "mid.db is corrupt" "$STROBE" report --db "$tmp/mid.db" --from 0
+refused_by "strobe report" "mid.db is corrupt" "$STROBE" report --db "$tmp/mid.db" --from 0
 "$STROBE" report --db "$tmp/mid.db" >/dev/null 2>"$tmp/err"
 rc=$?
 [ $rc -le 1 ] || fail "report on mid.db exited $rc: $(cat "$tmp/err")"
@@ -78,11 +78,11 @@ rc=$?
 ok "corrupt databases"
 
 # (d) a missing database, (e) a missing session
-refused "strobe report" "/nonexistent/x.db.*No such file.*strobe record" \
+refused_by "strobe report" "/nonexistent/x.db.*No such file.*strobe record" \
 	"$STROBE" report --db /nonexistent/x.db
-refused "strobe sessions" "/nonexistent/x.db.*No such file" "$STROBE" sessions --db /nonexistent/x.db
+refused_by "strobe sessions" "/nonexistent/x.db.*No such file" "$STROBE" sessions --db /nonexistent/x.db
 [ -e /nonexistent ] && fail "report created /nonexistent"
-refused "strobe report" "no session 999 in .*good.db.*strobe sessions" \
+refused_by "strobe report" "no session 999 in .*good.db.*strobe sessions" \
 	"$STROBE" report --db "$tmp/good.db" --session 999
 "$STROBE" report --db "$tmp/good.db" --format csv 2>/dev/null | cmp -s - "$tmp/good.csv" ||
 	fail "the report of good.db changed"
