@@ -6,11 +6,14 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 
+# the session is system-wide: the workload's own pid selects its samples
 "$STROBE" record --sample-event cpu-clock -F 1000 -e page-faults,context-switches \
-	--name split -- "$WL/split603010" 3 2>"$tmp/record.err" || fail "record: $(cat "$tmp/record.err")"
+	--name split -- sh -c 'echo $$ >"$1"; exec "$2" 3' sh "$tmp/pid" "$WL/split603010" \
+	2>"$tmp/record.err" || fail "record: $(cat "$tmp/record.err")"
+pid=$(cat "$tmp/pid")
 grep -q "samples, 0 lost" "$tmp/record.err" || fail "record summary: $(cat "$tmp/record.err")"
 
-"$STROBE" report --comm split603010 --format csv >"$tmp/r.csv" || fail "report csv"
+"$STROBE" report --pid "$pid" --format csv >"$tmp/r.csv" || fail "report csv"
 head -n 1 "$tmp/r.csv" | grep -q '^binary,build_id,symbol,samples,percent,page-faults,context-switches' ||
 	fail "CSV header: $(head -n 1 "$tmp/r.csv")"
 
@@ -29,9 +32,9 @@ for f, want in (("work60", 60), ("work30", 30), ("work10", 10)):
 PY
 
 # text and JSON carry the same numbers
-"$STROBE" report --comm split603010 --limit 3 >"$tmp/r.txt" || fail "report text"
+"$STROBE" report --pid "$pid" --limit 3 >"$tmp/r.txt" || fail "report text"
 grep -q "work60" "$tmp/r.txt" || fail "text report lacks work60"
-"$STROBE" report --comm split603010 --format json >"$tmp/r.json" || fail "report json"
+"$STROBE" report --pid "$pid" --format json >"$tmp/r.json" || fail "report json"
 python3 - "$tmp/r.json" "$tmp/r.csv" <<'PY' || fail "JSON and CSV disagree"
 import csv, json, sys
 j = json.load(open(sys.argv[1]))
