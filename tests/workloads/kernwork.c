@@ -20,16 +20,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "workload.h"
 
 #define BUFSZ (1 << 20)
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
@@ -37,21 +31,8 @@ int main(int argc, char **argv)
 	char *buf;
 	int fd;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: kernwork [SECONDS]\n");
+	if (wl_seconds_arg(argc, argv, "kernwork", &seconds) < 0)
 		return 1;
-	}
-	if (argc == 2) {
-		char *e;
-
-		errno = 0;
-		seconds = strtod(argv[1], &e);
-		if (errno || e == argv[1] || *e || !isfinite(seconds) ||
-		    seconds <= 0 || seconds > 1e6) {
-			fprintf(stderr, "kernwork: bad SECONDS '%s'\n", argv[1]);
-			return 1;
-		}
-	}
 	buf = malloc(BUFSZ);
 	if (!buf) {
 		fprintf(stderr, "kernwork: out of memory\n");
@@ -63,7 +44,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kernwork: /dev/zero: %s\n", strerror(errno));
 		return 1;
 	}
-	end = now_s() + seconds;
+	end = wl_now() + seconds;
 	do {
 		ssize_t r = read(fd, buf, BUFSZ);
 
@@ -75,7 +56,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "kernwork: read /dev/zero: unexpected EOF\n");
 			return 1;
 		}
-	} while (now_s() < end);
+	} while (wl_now() < end);
 	close(fd);
 	free(buf);
 	return 0;

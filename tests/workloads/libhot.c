@@ -9,8 +9,7 @@
  * Known answer: while it runs, nearly all samples of the process are in
  * hot_in_lib in libhot.so (the clock is read only every ~30 us).
  */
-#include <stdint.h>
-#include <time.h>
+#include "workload.h"
 
 void hot_in_lib(double seconds);
 
@@ -18,21 +17,5 @@ static volatile uint64_t sink;
 
 __attribute__((noinline)) void hot_in_lib(double seconds)
 {
-	struct timespec ts;
-	double end;
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
-	int i;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	end = ts.tv_sec + ts.tv_nsec / 1e9 + seconds;
-	do {
-		for (i = 0; i < 20000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			__asm__ __volatile__("" : "+r"(x));
-		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-	} while (ts.tv_sec + ts.tv_nsec / 1e9 < end);
-	sink = x;
+	WL_SPIN(seconds, sink);
 }

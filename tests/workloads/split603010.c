@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "workload.h"
 
 /* Iterations per unit; 10*U iterations take ~1 ms at ~1.4 ns each. */
 #define U 70000ULL
@@ -58,35 +59,15 @@ DEFINE_WORK(work10)
 
 static volatile uint64_t sink;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {
 	double seconds = 3, end;
 	uint64_t x = 0x9e3779b97f4a7c15ULL, rng = 0x2545f4914f6cdd1dULL, u;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: split603010 [SECONDS]\n");
+	if (wl_seconds_arg(argc, argv, "split603010", &seconds) < 0)
 		return 1;
-	}
-	if (argc == 2) {
-		char *e;
-
-		errno = 0;
-		seconds = strtod(argv[1], &e);
-		if (errno || e == argv[1] || *e || !isfinite(seconds) ||
-		    seconds <= 0 || seconds > 1e6) {
-			fprintf(stderr, "split603010: bad SECONDS '%s'\n", argv[1]);
-			return 1;
-		}
-	}
-	end = now_s() + seconds;
+	end = wl_now() + seconds;
 	do {
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
@@ -95,7 +76,7 @@ int main(int argc, char **argv)
 		x = work60(6 * u, x);
 		x = work30(3 * u, x);
 		x = work10(1 * u, x);
-	} while (now_s() < end);
+	} while (wl_now() < end);
 	sink = x;
 	return 0;
 }

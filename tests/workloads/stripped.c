@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "workload.h"
 
 void stripped_hot(double seconds);
 
@@ -23,44 +24,15 @@ volatile uint64_t stripped_sink;
 
 __attribute__((noinline)) void stripped_hot(double seconds)
 {
-	struct timespec ts;
-	double end;
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
-	int i;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	end = ts.tv_sec + ts.tv_nsec / 1e9 + seconds;
-	do {
-		for (i = 0; i < 20000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			__asm__ __volatile__("" : "+r"(x));
-		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-	} while (ts.tv_sec + ts.tv_nsec / 1e9 < end);
-	stripped_sink = x;
+	WL_SPIN(seconds, stripped_sink);
 }
 
 int main(int argc, char **argv)
 {
 	double seconds = 2;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: stripped [SECONDS]\n");
+	if (wl_seconds_arg(argc, argv, "stripped", &seconds) < 0)
 		return 1;
-	}
-	if (argc == 2) {
-		char *e;
-
-		errno = 0;
-		seconds = strtod(argv[1], &e);
-		if (errno || e == argv[1] || *e || !isfinite(seconds) ||
-		    seconds <= 0 || seconds > 1e6) {
-			fprintf(stderr, "stripped: bad SECONDS '%s'\n", argv[1]);
-			return 1;
-		}
-	}
 	stripped_hot(seconds);
 	return 0;
 }
