@@ -1,0 +1,638 @@
+/*
+ * reader.c - functional test of strobe.ko (run as root, static binary).
+ *
+ *   gcc -static -O2 -Wall -o reader reader.c -lpthread
+ *   reader [N]      N = page faults the workload takes (default 16384)
+ *
+ * Prints one "PASS <name>" or "FAIL <name>: why" line per check, then
+ * "RESULT PASS" or "RESULT FAIL"; exit status 0 only on PASS.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <linux/perf_event.h>
+#include "../../kernel/uapi/strobe.h"
+
+#define DEV "/dev/strobe"
+#define MAXCPU 256
+
+static int failures;
+
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS %s\n", name);
+	} else {
+		failures++;
+		printf("FAIL %s: ", name);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ioctl expected to fail with errno @want (0: any error) */
+static void expect_err(int fd, unsigned long cmd, void *arg, int want,
+		       const char *name)
+{
+	int r = ioctl(fd, cmd, arg);
+	int e = errno;
+
+	check(r < 0 && (!want || e == want), name, "ret %d errno %d (%s), want %d",
+	      r, r < 0 ? e : 0, r < 0 ? strerror(e) : "-", want);
+}
+
+/* ------------------------------------------------------------------ */
+
+struct ring {
+	int cpu;
+	volatile struct strobe_ring_ctrl *ctrl;
+	const uint8_t *data;
+	uint32_t size;
+	/* results */
+	unsigned long long samples, lost_recs, lost_sum, pads, bad;
+	unsigned long long last_tsc, last_time, last_ctr[STROBE_MAX_COUNTERS];
+	unsigned long long first_time, min_time_violations, tsc_violations, ctr_violations;
+	unsigned long long user, kernel, tsc_exact, badflags, badcpu;
+};
+
+static struct ring rings[MAXCPU];
+static int nr_rings;
+static unsigned nr_counters;
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void drain_one(struct ring *r)
+{
+	unsigned long long head = __atomic_load_n(&r->ctrl->head, __ATOMIC_ACQUIRE); /* C */
+	unsigned long long tail = r->ctrl->tail;
+
+	while (tail < head) {
+		uint32_t off = tail & (r->size - 1);
+		const struct strobe_rec_header *h = (const void *)(r->data + off);
+
+		if (h->size < 8 || h->size % 8 || h->size > r->size - off) {
+			r->bad++;
+			tail = head;	/* give up on this ring */
+			break;
+		}
+		if (h->cpu != (uint32_t)r->cpu)
+			r->badcpu++;
+		if (h->type == STROBE_REC_PAD) {
+			r->pads++;
+		} else if (h->type == STROBE_REC_LOST) {
+			const struct strobe_lost *l = (const void *)h;
+
+			if (h->size != sizeof(*l))
+				r->bad++;
+			r->lost_recs++;
+			r->lost_sum += l->lost;
+		} else if (h->type == STROBE_REC_SAMPLE) {
+			const struct strobe_sample *s = (const void *)h;
+			unsigned mode = s->flags & STROBE_SAMPLE_MODE_MASK;
+			unsigned i;
+
+			if (s->nr_counters != nr_counters ||
+			    h->size != STROBE_SAMPLE_SIZE(s->nr_counters)) {
+				r->bad++;
+			} else {
+				if (!r->samples)
+					r->first_time = s->time_ns;
+				if (r->samples && s->time_ns < r->last_time)
+					r->min_time_violations++;
+				if (r->samples && s->tsc < r->last_tsc)
+					r->tsc_violations++;
+				for (i = 0; i < nr_counters; i++) {
+					if (s->counters[i] < r->last_ctr[i])
+						r->ctr_violations++;
+					r->last_ctr[i] = s->counters[i];
+				}
+				r->last_time = s->time_ns;
+				r->last_tsc = s->tsc;
+				r->samples++;
+				if (mode == STROBE_SAMPLE_USER)
+					r->user++;
+				else if (mode == STROBE_SAMPLE_KERNEL)
+					r->kernel++;
+				else
+					r->badflags++;
+				if (s->flags & STROBE_SAMPLE_TSC_EXACT)
+					r->tsc_exact++;
+			}
+		} else {
+			r->bad++;
+		}
+		tail += h->size;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* D */
+	__atomic_store_n(&r->ctrl->tail, tail, __ATOMIC_RELAXED);
+}
+
+static void drain_all(void)
+{
+	int i;
+
+	pthread_mutex_lock(&drain_lock);
+	for (i = 0; i < nr_rings; i++)
+		drain_one(&rings[i]);
+	pthread_mutex_unlock(&drain_lock);
+}
+
+static volatile int drain_stop;
+static int drain_fd;
+static unsigned long polls_ready;
+
+static void *drain_thread(void *arg)
+{
+	(void)arg;
+	while (!drain_stop) {
+		struct pollfd p = { drain_fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 20) > 0 && (p.revents & POLLIN))
+			polls_ready++;
+		drain_all();
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void attr_init(struct perf_event_attr *a, uint32_t type, unsigned long long config)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+}
+
+static void cfg_init(struct strobe_config *c, struct perf_event_attr *s,
+		     struct perf_event_attr *ctr, unsigned n, unsigned pages)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->nr_counters = n;
+	c->sample_attr = (uintptr_t)s;
+	c->counter_attrs = (uintptr_t)ctr;
+	c->attr_size = sizeof(*s);
+	c->buffer_pages = pages;
+}
+
+static void invalid_ioctls(int fd)
+{
+	struct perf_event_attr s, c[STROBE_MAX_COUNTERS + 1];
+	struct strobe_config cfg;
+	struct strobe_stats st = { sizeof(st), 0, 0 };
+	char big[sizeof(struct perf_event_attr) + 8];
+	unsigned i;
+	int fd2;
+
+	attr_init(&s, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	s.sample_period = 1000000;
+	for (i = 0; i <= STROBE_MAX_COUNTERS; i++)
+		attr_init(&c[i], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+
+	fd2 = open(DEV, O_RDWR);
+	check(fd2 < 0 && errno == EBUSY, "second-open-ebusy", "fd %d errno %d", fd2, errno);
+	if (fd2 >= 0)
+		close(fd2);
+
+	expect_err(fd, STROBE_IOC_START, NULL, EINVAL, "start-unconfigured");
+	expect_err(fd, STROBE_IOC_STATS, &st, EINVAL, "stats-unconfigured");
+	expect_err(fd, _IO(STROBE_IOC_MAGIC, 99), NULL, ENOTTY, "unknown-ioctl");
+	expect_err(fd, STROBE_IOC_CONFIG, NULL, EFAULT, "config-null");
+	expect_err(fd, STROBE_IOC_CONFIG, (void *)16, EFAULT, "config-badptr");
+
+	cfg_init(&cfg, &s, c, 1, 16);
+	cfg.size -= 8;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-bad-size");
+
+	cfg_init(&cfg, &s, c, STROBE_MAX_COUNTERS + 1, 16);
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, E2BIG, "config-too-many-counters");
+
+	cfg_init(&cfg, &s, c, 1, 16);
+	cfg.attr_size = 32;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-attr-size-small");
+	cfg.attr_size = 1 << 20;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-attr-size-huge");
+
+	memset(big, 0, sizeof(big));
+	memcpy(big, &s, sizeof(s));
+	((struct perf_event_attr *)big)->size = sizeof(big);
+	big[sizeof(big) - 1] = 1;
+	cfg_init(&cfg, (void *)big, NULL, 0, 16);
+	cfg.attr_size = sizeof(big);
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, E2BIG, "config-attr-nonzero-tail");
+
+	cfg_init(&cfg, &s, c, 1, 3);
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-pages-not-pow2");
+	cfg.buffer_pages = 0;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-pages-zero");
+	cfg.buffer_pages = 1 << 20;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-pages-huge");
+
+	cfg_init(&cfg, &s, c, 1, 16);
+	cfg.sample_attr = 16;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EFAULT, "config-sample-attr-badptr");
+	cfg_init(&cfg, &s, c, 1, 16);
+	cfg.counter_attrs = (unsigned long long)-4096;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EFAULT, "config-counter-attrs-badptr");
+	cfg_init(&cfg, &s, NULL, 2, 16);
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EFAULT, "config-counter-attrs-null");
+
+	cfg_init(&cfg, &s, c, 1, 16);
+	cfg.cpu_mask[3] = 1ULL << 63;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-cpu-mask-offline");
+
+	s.type = 0x7ffff000;
+	cfg_init(&cfg, &s, c, 1, 16);
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, 0, "config-sample-unknown-type");
+	s.type = PERF_TYPE_SOFTWARE;
+	c[0].type = 0x7ffff000;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, 0, "config-counter-unknown-type");
+	c[0].type = PERF_TYPE_SOFTWARE;
+	c[0].config = 0xffffff;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, 0, "config-counter-unknown-config");
+	c[0].config = PERF_COUNT_SW_PAGE_FAULTS;
+
+	c[0].inherit = 1;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-counter-inherit");
+	c[0].inherit = 0;
+	c[0].sample_period = 1000;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-counter-with-period");
+	c[0].sample_period = 0;
+
+	s.sample_period = 0;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-sample-no-period");
+	s.freq = 1;
+	s.sample_freq = 10000000;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-sample-freq-huge");
+	s.freq = 0;
+	s.sample_period = 1ULL << 63;
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EINVAL, "config-sample-period-negative");
+	s.sample_period = 1000000;
+
+	/* after all those failures a valid config still works */
+	cfg_init(&cfg, &s, c, 1, 16);
+	check(ioctl(fd, STROBE_IOC_CONFIG, &cfg) == 0, "config-valid-after-errors",
+	      "errno %d (%s)", errno, strerror(errno));
+	expect_err(fd, STROBE_IOC_CONFIG, &cfg, EBUSY, "config-twice-ebusy");
+	st.size = 4;
+	expect_err(fd, STROBE_IOC_STATS, &st, EINVAL, "stats-bad-size");
+	st.size = sizeof(st);
+	st.nr_cpus = 4;
+	st.cpus = 16;
+	expect_err(fd, STROBE_IOC_STATS, &st, EFAULT, "stats-badptr");
+	expect_err(fd, STROBE_IOC_STATS, NULL, EFAULT, "stats-null");
+}
+
+/* ------------------------------------------------------------------ */
+
+static int map_rings(int fd, uint32_t pages, int ncpu)
+{
+	size_t data_size = (size_t)pages * 4096, stride = STROBE_CTRL_SIZE + data_size;
+	int cpu, ok = 1;
+	void *p;
+
+	nr_rings = 0;
+	for (cpu = 0; cpu < ncpu && cpu < MAXCPU; cpu++) {
+		struct ring *r = &rings[nr_rings];
+		void *c, *d;
+
+		memset(r, 0, sizeof(*r));
+		c = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, cpu * stride);
+		d = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd,
+			 cpu * stride + STROBE_CTRL_SIZE);
+		if (c == MAP_FAILED || d == MAP_FAILED) {
+			printf("# mmap cpu %d: %s\n", cpu, strerror(errno));
+			ok = 0;
+			continue;
+		}
+		r->cpu = cpu;
+		r->ctrl = c;
+		r->data = d;
+		r->size = data_size;
+		if (r->ctrl->data_size != data_size)
+			ok = 0;
+		nr_rings++;
+	}
+	check(ok && nr_rings == ncpu, "mmap-rings", "%d of %d rings mapped", nr_rings, ncpu);
+
+	/* permission checks on CPU 0's ring */
+	p = mmap(NULL, data_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, STROBE_CTRL_SIZE);
+	check(p == MAP_FAILED && errno == EPERM, "mmap-data-writable-refused",
+	      "p %p errno %d", p, errno);
+	if (p != MAP_FAILED)
+		munmap(p, data_size);
+	p = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd, STROBE_CTRL_SIZE);
+	if (p != MAP_FAILED) {
+		int r = mprotect(p, data_size, PROT_READ | PROT_WRITE);
+
+		check(r < 0, "mprotect-data-writable-refused", "mprotect succeeded");
+		munmap(p, data_size);
+	}
+	p = mmap(NULL, stride + 4096, PROT_READ, MAP_SHARED, fd, 0);
+	check(p == MAP_FAILED, "mmap-across-rings-refused", "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, stride + 4096);
+	return ok;
+}
+
+/* Mappings hold the file open: unmap before close, or the next open is EBUSY. */
+static void unmap_rings(void)
+{
+	int i;
+
+	for (i = 0; i < nr_rings; i++) {
+		munmap((void *)rings[i].ctrl, STROBE_CTRL_SIZE);
+		munmap((void *)rings[i].data, rings[i].size);
+	}
+	nr_rings = 0;
+}
+
+static int get_stats(int fd, struct strobe_cpu_stats *cs, int ncpu)
+{
+	struct strobe_stats st = { sizeof(st), (uint32_t)ncpu, (uintptr_t)cs };
+
+	memset(cs, 0, sizeof(*cs) * ncpu);
+	if (ioctl(fd, STROBE_IOC_STATS, &st) < 0) {
+		check(0, "stats", "errno %d (%s)", errno, strerror(errno));
+		return -1;
+	}
+	return st.nr_cpus;
+}
+
+/* Touch @n fresh anonymous pages: exactly n page faults. */
+static void workload(long n)
+{
+	long pg = sysconf(_SC_PAGESIZE), i;
+	char *m = mmap(NULL, n * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED) {
+		perror("mmap workload");
+		exit(2);
+	}
+	madvise(m, n * pg, MADV_NOHUGEPAGE);
+	for (i = 0; i < n; i++)
+		m[i * pg] = 1;
+	munmap(m, n * pg);
+}
+
+static void test_session(long nfaults, int ncpu)
+{
+	struct perf_event_attr s, c;
+	struct strobe_config cfg;
+	struct strobe_cpu_stats cs[MAXCPU];
+	unsigned long long t0, t1, total = 0;
+	pthread_t th;
+	int fd, i, ok;
+	const uint32_t pages = 2;	/* small: forces wrap-around and PAD records */
+
+	fd = open(DEV, O_RDWR);
+	if (fd < 0) {
+		check(0, "open", "%s", strerror(errno));
+		return;
+	}
+	attr_init(&s, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	s.sample_period = 1000000;	/* 1 ms */
+	attr_init(&c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	nr_counters = 1;
+	cfg_init(&cfg, &s, &c, 1, pages);
+	if (ioctl(fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		check(0, "config", "errno %d (%s)", errno, strerror(errno));
+		close(fd);
+		return;
+	}
+	check(1, "config", "");
+	map_rings(fd, pages, ncpu);
+
+	drain_fd = fd;
+	drain_stop = 0;
+	if (pthread_create(&th, NULL, drain_thread, NULL)) {
+		check(0, "pthread", "");
+		return;
+	}
+	/* fault in everything we have so far: the workload is the only faulter */
+	mlockall(MCL_CURRENT);
+	sleep_ms(50);
+
+	t0 = now_ns();
+	check(ioctl(fd, STROBE_IOC_START, 0) == 0, "start", "errno %d", errno);
+	expect_err(fd, STROBE_IOC_START, NULL, EBUSY, "start-twice-ebusy");
+	sleep_ms(100);
+	workload(nfaults);
+	sleep_ms(100);	/* every CPU takes samples after the workload */
+	check(ioctl(fd, STROBE_IOC_STOP, 0) == 0, "stop", "errno %d", errno);
+	t1 = now_ns();
+	drain_stop = 1;
+	pthread_join(th, NULL);
+	drain_all();
+
+	{
+		struct pollfd p = { fd, POLLIN, 0 };
+		int r = poll(&p, 1, 0);
+
+		check(r == 0, "poll-empty-after-drain", "poll %d revents %#x", r, p.revents);
+	}
+	printf("# poll wakeups seen while running: %lu\n", polls_ready);
+
+	ok = get_stats(fd, cs, ncpu) >= ncpu;
+	check(ok, "stats-nr-cpus", "");
+	for (i = 0; i < nr_rings; i++) {
+		struct ring *r = &rings[i];
+		char name[64];
+
+		printf("# cpu %d: samples %llu (user %llu kernel %llu) lost %llu lost-recs %llu "
+		       "pads %llu faults %llu handler avg %llu ns max %llu ns\n",
+		       r->cpu, r->samples, r->user, r->kernel, cs[i].lost, r->lost_recs,
+		       r->pads, r->last_ctr[0],
+		       cs[i].samples ? cs[i].handler_ns_total / (cs[i].samples + cs[i].lost) : 0,
+		       cs[i].handler_ns_max);
+		snprintf(name, sizeof(name), "cpu%d-samples", r->cpu);
+		check(r->samples > 50, name, "%llu samples", r->samples);
+		snprintf(name, sizeof(name), "cpu%d-records-valid", r->cpu);
+		check(!r->bad && !r->badcpu && !r->badflags, name, "bad %llu badcpu %llu badflags %llu",
+		      r->bad, r->badcpu, r->badflags);
+		snprintf(name, sizeof(name), "cpu%d-time-monotonic", r->cpu);
+		check(!r->min_time_violations, name, "%llu", r->min_time_violations);
+		snprintf(name, sizeof(name), "cpu%d-tsc-monotonic", r->cpu);
+		check(!r->tsc_violations, name, "%llu", r->tsc_violations);
+#if defined(__x86_64__) || defined(__aarch64__)
+		snprintf(name, sizeof(name), "cpu%d-tsc-exact", r->cpu);
+		check(r->tsc_exact == r->samples, name, "%llu of %llu", r->tsc_exact, r->samples);
+#endif
+		snprintf(name, sizeof(name), "cpu%d-counter-monotonic", r->cpu);
+		check(!r->ctr_violations, name, "%llu", r->ctr_violations);
+		snprintf(name, sizeof(name), "cpu%d-time-in-session", r->cpu);
+		check(r->first_time + 1000000 >= t0 && r->last_time <= t1 + 1000000, name,
+		      "first %llu last %llu session %llu..%llu", r->first_time, r->last_time, t0, t1);
+		snprintf(name, sizeof(name), "cpu%d-stats-samples-match", r->cpu);
+		check(cs[i].samples == r->samples, name, "stats %llu read %llu",
+		      cs[i].samples, r->samples);
+		snprintf(name, sizeof(name), "cpu%d-stats-lost-match", r->cpu);
+		check(cs[i].lost == r->ctrl->lost && r->lost_sum <= cs[i].lost, name,
+		      "stats %llu ctrl %llu records %llu", cs[i].lost, r->ctrl->lost, r->lost_sum);
+		snprintf(name, sizeof(name), "cpu%d-handler-time", r->cpu);
+		check(cs[i].handler_ns_max > 0 && cs[i].handler_ns_max < 10000000, name,
+		      "max %llu ns", cs[i].handler_ns_max);
+		total += r->last_ctr[0];
+	}
+	{
+		unsigned long long wraps = 0;
+
+		for (i = 0; i < nr_rings; i++)
+			wraps += rings[i].pads + (rings[i].ctrl->head >= rings[i].size);
+		check(wraps > 0, "rings-wrapped", "no ring wrapped around");
+	}
+	printf("# page faults counted %llu, workload %ld\n", total, nfaults);
+	check(total >= (unsigned long long)nfaults && total <= (unsigned long long)nfaults * 102 / 100,
+	      "page-faults-within-2pct", "counted %llu want %ld", total, nfaults);
+
+	/* restart after stop keeps working; counters keep running totals */
+	check(ioctl(fd, STROBE_IOC_START, 0) == 0 && ioctl(fd, STROBE_IOC_STOP, 0) == 0,
+	      "restart", "errno %d", errno);
+	unmap_rings();
+	close(fd);
+}
+
+/* A ring nobody drains: samples are dropped and counted, never overwritten. */
+static void test_overflow(int ncpu)
+{
+	struct perf_event_attr s;
+	struct strobe_config cfg;
+	struct strobe_cpu_stats cs[MAXCPU];
+	int fd, i;
+
+	fd = open(DEV, O_RDWR);
+	if (fd < 0) {
+		check(0, "overflow-open", "%s", strerror(errno));
+		return;
+	}
+	attr_init(&s, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	s.sample_period = 200000;	/* 200 us */
+	nr_counters = 0;
+	cfg_init(&cfg, &s, NULL, 0, 1);
+	if (ioctl(fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		check(0, "overflow-config", "errno %d", errno);
+		close(fd);
+		return;
+	}
+	map_rings(fd, 1, ncpu);
+	{
+		struct pollfd p = { fd, POLLIN, 0 };
+
+		ioctl(fd, STROBE_IOC_START, 0);
+		i = poll(&p, 1, 5000);
+		check(i == 1 && (p.revents & POLLIN), "poll-wakes-at-watermark",
+		      "poll %d revents %#x", i, p.revents);
+	}
+	sleep_ms(300);
+	drain_all();		/* frees space: next sample brings a LOST record */
+	sleep_ms(50);
+	ioctl(fd, STROBE_IOC_STOP, 0);
+	drain_all();
+	get_stats(fd, cs, ncpu);
+	for (i = 0; i < nr_rings; i++) {
+		struct ring *r = &rings[i];
+		char name[64];
+
+		printf("# overflow cpu %d: samples %llu lost %llu lost-recs %llu lost-sum %llu\n",
+		       r->cpu, r->samples, cs[i].lost, r->lost_recs, r->lost_sum);
+		snprintf(name, sizeof(name), "overflow-cpu%d", r->cpu);
+		check(!r->bad && cs[i].lost > 0 && r->lost_recs > 0 && r->lost_sum > 0 &&
+		      r->lost_sum <= cs[i].lost && cs[i].samples == r->samples &&
+		      !r->min_time_violations, name,
+		      "bad %llu lost %llu lost-recs %llu lost-sum %llu samples %llu/%llu",
+		      r->bad, cs[i].lost, r->lost_recs, r->lost_sum, cs[i].samples, r->samples);
+	}
+	unmap_rings();
+	close(fd);
+}
+
+/* /dev/strobe is root only: an unprivileged process cannot open it. */
+static void test_nonroot(void)
+{
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		fd = open(DEV, O_RDWR);
+		_exit(fd >= 0 ? 1 : (errno == EACCES || errno == EPERM) ? 0 : 2);
+	}
+	waitpid(pid, &st, 0);
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "nonroot-open-refused",
+	      "child status %#x", st);
+}
+
+int main(int argc, char **argv)
+{
+	long nfaults = argc > 1 ? atol(argv[1]) : 16384;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# strobe reader: %d CPUs, %ld faults\n", ncpu, nfaults);
+	fd = open(DEV, O_RDWR);
+	check(fd >= 0, "open", "%s", strerror(errno));
+	if (fd < 0)
+		goto out;
+	invalid_ioctls(fd);
+	close(fd);
+	test_nonroot();
+	{
+		/* informational: no PMU under TCG, so cycles is expected to fail */
+		struct perf_event_attr a;
+		struct strobe_config cfg;
+		int r;
+
+		fd = open(DEV, O_RDWR);
+		attr_init(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		a.sample_period = 1000000;
+		cfg_init(&cfg, &a, NULL, 0, 1);
+		r = ioctl(fd, STROBE_IOC_CONFIG, &cfg);
+		printf("# cycles sampling config: %s\n", r ? strerror(errno) : "ok");
+		close(fd);
+	}
+
+	test_session(nfaults, ncpu);
+	test_overflow(ncpu);
+out:
+	printf("RESULT %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}
