@@ -8,6 +8,8 @@
 #ifndef STROBE_CMD_H
 #define STROBE_CMD_H
 
+#include <stddef.h>
+
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
@@ -20,6 +22,12 @@ int cmd_list(int argc, char **argv);
 #define STROBE_DEFAULT_DB	"/var/lib/strobe/strobe.db"
 #define STROBE_DEFAULT_SOCKET	"/run/strobe/strobed.sock"
 const char *cmd_default_db(void);
+
+/* Print "strobe CMD: message" on stderr; returns 2 (usage error). */
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* After getopt_long rejected an option: its name, for the message. */
+const char *cmd_bad_option(int argc, char **argv, char *buf, size_t len);
 const char *cmd_default_socket(void);
 
 #endif

@@ -52,26 +52,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("strobe report: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return 2;
-}
-
-/* The option getopt_long just rejected, for the message. */
-static const char *bad_option(int argc, char **argv, char *buf, size_t len)
-{
-	if (optopt > 0 && optopt < 256)
-		snprintf(buf, len, "-%c", optopt);
-	else if (optind > 0 && optind <= argc)
-		snprintf(buf, len, "%s", argv[optind - 1]);
-	else
-		snprintf(buf, len, "?");
-	return buf;
-}
-
 static int64_t session_duration_ns(const struct db_session *s)
 {
 	if (s->duration_ns > 0)
@@ -290,18 +270,18 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SESSION:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
-				return usage_error("bad --session '%s': give a session id "
+				return cmd_usage_error("report", "bad --session '%s': give a session id "
 						   "('strobe sessions' lists them)", optarg);
 			o.session = (int64_t)v;
 			break;
 		case OPT_BY:
 			if (report_parse_by(optarg, &o.by) < 0)
-				return usage_error("bad --by '%s': use binary, symbol or line",
+				return cmd_usage_error("report", "bad --by '%s': use binary, symbol or line",
 						   optarg);
 			break;
 		case OPT_PID:
 			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
-				return usage_error("bad --pid '%s': give a process id", optarg);
+				return cmd_usage_error("report", "bad --pid '%s': give a process id", optarg);
 			o.pid = (int64_t)v;
 			break;
 		case OPT_COMM:
@@ -309,7 +289,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_BINARY:
 			if (!*optarg)
-				return usage_error("bad --binary '%s': give a path or file name",
+				return cmd_usage_error("report", "bad --binary '%s': give a path or file name",
 						   optarg);
 			o.binary = optarg;
 			break;
@@ -317,7 +297,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_USER:
 			if (o.mode != REPORT_ALL &&
 			    o.mode != (c == OPT_KERNEL ? REPORT_KERNEL : REPORT_USER))
-				return usage_error("%s: --kernel and --user exclude each "
+				return cmd_usage_error("report", "%s: --kernel and --user exclude each "
 						   "other: give one of them", argv[optind - 1]);
 			o.mode = c == OPT_KERNEL ? REPORT_KERNEL : REPORT_USER;
 			break;
@@ -326,7 +306,7 @@ int cmd_report(int argc, char **argv)
 			int64_t ns;
 
 			if (parse_duration_ns(optarg, &ns) < 0 || ns < 0)
-				return usage_error(c == OPT_FROM ?
+				return cmd_usage_error("report", c == OPT_FROM ?
 						   "bad --from '%s': give a time since the "
 						   "session start like 1.5, 1.5s or 250ms" :
 						   "bad --to '%s': give a time since the "
@@ -342,12 +322,12 @@ int cmd_report(int argc, char **argv)
 		}
 		case OPT_FORMAT:
 			if (output_parse_format(optarg, &fmt) < 0)
-				return usage_error("bad --format '%s': use text, csv or json",
+				return cmd_usage_error("report", "bad --format '%s': use text, csv or json",
 						   optarg);
 			break;
 		case OPT_LIMIT:
 			if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
-				return usage_error("bad --limit '%s': give a number of rows "
+				return cmd_usage_error("report", "bad --limit '%s': give a number of rows "
 						   "(0: all)", optarg);
 			o.limit = (size_t)v;
 			break;
@@ -355,22 +335,22 @@ int cmd_report(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return usage_error("option %s needs a value: see 'strobe report --help'",
-					   bad_option(argc, argv, optbuf, sizeof(optbuf)));
+			return cmd_usage_error("report", "option %s needs a value: see 'strobe report --help'",
+					   cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
 		default:
-			return usage_error("unknown option '%s': see 'strobe report --help'",
-					   bad_option(argc, argv, optbuf, sizeof(optbuf)));
+			return cmd_usage_error("report", "unknown option '%s': see 'strobe report --help'",
+					   cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s': see 'strobe report --help'",
+		return cmd_usage_error("report", "unexpected argument '%s': see 'strobe report --help'",
 				   argv[optind]);
 	if (o.has_from && o.has_to && o.from_ns > o.to_ns) {
 		char buf[128];
 
 		snprintf(buf, sizeof(buf), "--from %.9gs is after --to %.9gs: give "
 			 "--from <= --to", o.from_ns / 1e9, o.to_ns / 1e9);
-		return usage_error("%s", buf);
+		return cmd_usage_error("report", "%s", buf);
 	}
 
 	if (!dbpath)

@@ -27,14 +27,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("strobe sessions: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs(": see 'strobe sessions --help'\n", stderr);
-	return 2;
-}
-
 /* ISO 8601 local time with the UTC offset, e.g. 2024-05-01T12:34:56+02:00. */
 static void iso8601(int64_t wall_ns, char *buf, size_t len)
 {
@@ -130,24 +122,23 @@ int cmd_sessions(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			if (output_parse_format(optarg, &fmt) < 0)
-				return usage_error("bad --format '%s': use text, csv or json",
+				return cmd_usage_error("sessions", "bad --format '%s': use text, csv or json",
 						   optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case ':':
-			return usage_error("option %s needs a value", argv[optind - 1]);
+			return cmd_usage_error("sessions", "option %s needs a value: see "
+					       "'strobe sessions --help'", argv[optind - 1]);
 		default:
-			if (optopt > 0 && optopt < 256) {
-				snprintf(buf, sizeof(buf), "-%c", optopt);
-				return usage_error("unknown option '%s'", buf);
-			}
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cmd_usage_error("sessions", "unknown option '%s': see 'strobe sessions --help'",
+					   cmd_bad_option(argc, argv, buf, sizeof(buf)));
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return cmd_usage_error("sessions", "unexpected argument '%s': see "
+				       "'strobe sessions --help'", argv[optind]);
 
 	if (!dbpath)
 		dbpath = cmd_default_db();

@@ -2,6 +2,8 @@
  * strobe.c - the strobe command: dispatch to the subcommands of cmd.h.
  */
 #include "config.h"
+#include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,29 @@ const char *cmd_default_socket(void)
 	const char *s = getenv("STROBE_SOCKET");
 
 	return s && *s ? s : STROBE_DEFAULT_SOCKET;
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "strobe %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+const char *cmd_bad_option(int argc, char **argv, char *buf, size_t len)
+{
+	if (optopt > 0 && optopt < 256)
+		snprintf(buf, len, "-%c", optopt);
+	else if (optind > 0 && optind <= argc)
+		snprintf(buf, len, "%s", argv[optind - 1]);
+	else
+		snprintf(buf, len, "?");
+	return buf;
 }
 
 static void usage(FILE *f)
