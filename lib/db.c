@@ -58,6 +58,7 @@ struct db {
 	sqlite3 *sql;
 	char *path;
 	sqlite3_stmt *stmt[NR_STMTS];
+	int sample_nr;		/* counter columns STMT_SAMPLE last bound */
 };
 
 int db_schema_version(void)
@@ -586,7 +587,15 @@ int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error 
 	sqlite3_bind_int64(st, 8, s->binary_id);
 	sqlite3_bind_int64(st, 9, (int64_t)s->offset);
 	sqlite3_bind_int(st, 10, s->flags);
-	bind_counters(st, 11, s->nr, s->c);
+	/* bindings survive sqlite3_reset(): the unused columns are bound to
+	 * NULL once per change of counter count, not on every row */
+	if (s->nr != db->sample_nr) {
+		bind_counters(st, 11, s->nr, s->c);
+		db->sample_nr = s->nr;
+	} else {
+		for (int i = 0; i < s->nr; i++)
+			sqlite3_bind_int64(st, 11 + i, (int64_t)s->c[i]);
+	}
 	if (step_done(db, st, e, "storing samples"))
 		return -1;
 	return sqlite3_last_insert_rowid(db->sql);
