@@ -521,6 +521,33 @@ out_attrs:
 	return ret;
 }
 
+/*
+ * After its sampling event is stopped, hand a pending loss count to the
+ * consumer, so that drops at the end of a session are reported in-band and
+ * not only in ctrl->lost.  perf_event_disable() has returned, so the handler
+ * cannot run: this is the single producer now (process context).
+ */
+static void strobe_flush_lost(struct strobe_cpu *pc)
+{
+	struct strobe_lost *l;
+	u64 free;
+
+	if (!pc->pending_lost)
+		return;
+	free = strobe_ring_free(pc);
+	l = strobe_ring_reserve(pc, &free, sizeof(*l));
+	if (!l)
+		return;		/* still full: ctrl->lost has the count */
+	l->hdr.type = STROBE_REC_LOST;
+	l->hdr.size = sizeof(*l);
+	l->hdr.cpu = pc->cpu;
+	l->time_ns = ktime_get_mono_fast_ns();
+	l->lost = pc->pending_lost;
+	pc->pending_lost = 0;
+	smp_wmb(); /* B: the record before head */
+	WRITE_ONCE(pc->ctrl->head, pc->head);
+}
+
 static void strobe_stop(struct strobe_sess *sess)
 {
 	unsigned int cpu, i;
@@ -535,6 +562,9 @@ static void strobe_stop(struct strobe_sess *sess)
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		if ((pc = sess->cpus[cpu]))
 			perf_event_disable(pc->sample_ev);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if ((pc = sess->cpus[cpu]))
+			strobe_flush_lost(pc);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		if ((pc = sess->cpus[cpu]))
 			for (i = 0; i < pc->nr_counters; i++)
@@ -582,8 +612,9 @@ static long strobe_ioc_stats(struct strobe_sess *sess, void __user *uarg)
 	struct strobe_stats st;
 	struct strobe_cpu_stats cs;
 	struct strobe_cpu_stats __user *ucs;
-	unsigned int cpu, n;
+	unsigned int cpu, n, i;
 	struct strobe_cpu *pc;
+	u64 enabled, running;
 
 	if (copy_from_user(&st, uarg, sizeof(st)))
 		return -EFAULT;
@@ -603,6 +634,12 @@ static long strobe_ioc_stats(struct strobe_sess *sess, void __user *uarg)
 			cs.lost = READ_ONCE(pc->lost);
 			cs.handler_ns_total = READ_ONCE(pc->handler_ns_total);
 			cs.handler_ns_max = READ_ONCE(pc->handler_ns_max);
+			/* Process context: perf_event_read_value() may IPI
+			 * the event's CPU and sleep on the context mutex. */
+			cs.nr_counters = pc->nr_counters;
+			for (i = 0; i < pc->nr_counters; i++)
+				cs.counters[i] = perf_event_read_value(pc->counter_ev[i],
+								       &enabled, &running);
 		}
 		if (copy_to_user(&ucs[cpu], &cs, sizeof(cs)))
 			return -EFAULT;

@@ -104,10 +104,12 @@ struct strobe_config {
 };
 
 struct strobe_cpu_stats {
-	__u64	samples;
-	__u64	lost;
-	__u64	handler_ns_total;
+	__u64	samples;	/* sample records written */
+	__u64	lost;		/* samples dropped: ring full */
+	__u64	handler_ns_total;	/* time in the overflow handler */
 	__u64	handler_ns_max;
+	__u64	nr_counters;	/* entries of counters[] that are valid */
+	__u64	counters[STROBE_MAX_COUNTERS];	/* running totals at STATS time */
 };
 
 struct strobe_stats {

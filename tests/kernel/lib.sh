@@ -1,0 +1,59 @@
+# lib.sh - shared by run-x86.sh and run-arm64.sh: build strobe.ko, lay out
+# the guest's root (busybox, module, static test programs, guest/ steps),
+# pack it, and read the verdict off the serial console.
+#
+# The guest runs guest/init as /init: it loads strobe.ko, runs every
+# /steps/NN-*.sh in order (each prints PASS/FAIL/SKIP lines and exits non-zero
+# on failure), unloads the module, checks dmesg and prints
+# "STROBE-RESULT PASS" or "STROBE-RESULT FAIL".
+
+# kernel_build KDIR LOG [make variables...]: build strobe.ko; no warnings allowed.
+kernel_build()
+{
+	_kdir=$1 _log=$2
+	shift 2
+	make -C "$TOP/kernel" KDIR="$_kdir" "$@" clean >/dev/null 2>&1 || true
+	if ! make -C "$TOP/kernel" KDIR="$_kdir" "$@" >"$_log" 2>&1; then
+		cat "$_log" >&2
+		return 1
+	fi
+	if grep -i 'warning' "$_log" | grep -vq 'Skipping BTF'; then
+		echo "strobe.ko builds with warnings:" >&2
+		cat "$_log" >&2
+		return 1
+	fi
+}
+
+# guest_root ROOT BUSYBOX: the skeleton, /init and the guest steps.
+guest_root()
+{
+	rm -rf "$1"
+	mkdir -p "$1/bin" "$1/sbin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp" "$1/steps" "$1/etc"
+	cp "$2" "$1/bin/busybox"
+	ln -s busybox "$1/bin/sh"
+	cp "$HERE/guest/init" "$1/init"
+	chmod +x "$1/init"
+	cp "$HERE"/guest/[0-9][0-9]-*.sh "$1/steps/"
+	echo 'root:x:0:0:root:/:/bin/sh' >"$1/etc/passwd"
+	echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>"$1/etc/passwd"
+	echo 'root:x:0:' >"$1/etc/group"
+	echo 'nogroup:x:65534:' >>"$1/etc/group"
+}
+
+# initrd_pack ROOT FILE
+initrd_pack()
+{
+	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"
+}
+
+# console_verdict LOG NAME: print the interesting lines; 0 if the guest passed.
+console_verdict()
+{
+	tr -d '\r' <"$1" | grep -E '^(PASS|FAIL|SKIP|#|RESULT|STROBE-RESULT|guest:|step )|WARNING|BUG|Oops' || true
+	if tr -d '\r' <"$1" | grep -q '^STROBE-RESULT PASS'; then
+		echo "$2: PASS"
+		return 0
+	fi
+	echo "$2: FAIL (see $1)"
+	return 1
+}
