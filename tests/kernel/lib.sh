@@ -1,5 +1,6 @@
-# lib.sh - shared by run-x86.sh and run-arm64.sh: build strobe.ko, lay out
+# lib.sh - shared by run-x86.sh, run-arm64.sh and bench/kernel: build strobe.ko, lay out
 # the guest's root (busybox, module, static test programs, guest/ steps),
+# Callers set TOP (source tree) and HERE or KTEST (this directory).
 # pack it, and read the verdict off the serial console.
 #
 # The guest runs guest/init as /init: it loads strobe.ko, runs every
@@ -24,20 +25,37 @@ kernel_build()
 	fi
 }
 
-# guest_root ROOT BUSYBOX: the skeleton, /init and the guest steps.
+# guest_root ROOT BUSYBOX [STEP...]: the skeleton, /init and the guest
+# steps (default: every tests/kernel/guest/NN-*.sh).
 guest_root()
 {
 	rm -rf "$1"
 	mkdir -p "$1/bin" "$1/sbin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp" "$1/steps" "$1/etc"
 	cp "$2" "$1/bin/busybox"
 	ln -s busybox "$1/bin/sh"
-	cp "$HERE/guest/init" "$1/init"
+	cp "${KTEST:-$HERE}/guest/init" "$1/init"
 	chmod +x "$1/init"
-	cp "$HERE"/guest/[0-9][0-9]-*.sh "$1/steps/"
+	_root=$1
+	shift 2
+	if [ $# -gt 0 ]; then
+		cp "$@" "$_root/steps/"
+	else
+		cp "${KTEST:-$HERE}"/guest/[0-9][0-9]-*.sh "$_root/steps/"
+	fi
+	set -- "$_root"
 	echo 'root:x:0:0:root:/:/bin/sh' >"$1/etc/passwd"
 	echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>"$1/etc/passwd"
 	echo 'root:x:0:' >"$1/etc/group"
 	echo 'nogroup:x:65534:' >>"$1/etc/group"
+}
+
+# guest_programs CC ROOT: every tests/kernel/*.c, static, into ROOT/.
+guest_programs()
+{
+	for _c in "${KTEST:-$HERE}"/*.c; do
+		$1 -static -O2 -g -Wall -Wextra -Werror -o "$2/$(basename "$_c" .c)" "$_c" -lpthread ||
+			return 1
+	done
 }
 
 # initrd_pack ROOT FILE

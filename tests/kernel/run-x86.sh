@@ -35,8 +35,7 @@ ROOT=$OUT/root
 guest_root "$ROOT" /bin/busybox
 kernel_build "/usr/src/linux-headers-$KVER" "$OUT/build.log"
 cp "$TOP/kernel/strobe.ko" "$ROOT/strobe.ko"
-gcc -static -O2 -Wall -Wextra -Werror -o "$ROOT/reader" "$HERE/reader.c" -lpthread
-[ -x "$HERE/guest-extra-x86.sh" ] && . "$HERE/guest-extra-x86.sh"
+guest_programs gcc "$ROOT"
 initrd_pack "$ROOT" "$OUT/initrd.gz"
 
 echo "run-x86: booting (TCG, ~30 s)"
