@@ -1,7 +1,7 @@
-# lib.sh - shared by run-x86.sh, run-arm64.sh and bench/kernel: build strobe.ko, lay out
-# the guest's root (busybox, module, static test programs, guest/ steps),
+# lib.sh - shared by run-x86.sh, run-arm64.sh and bench/kernel: build
+# strobe.ko, lay out the guest's root (busybox, module, static test programs,
+# guest/ steps), pack it, and read the verdict off the serial console.
 # Callers set TOP (source tree) and HERE or KTEST (this directory).
-# pack it, and read the verdict off the serial console.
 #
 # The guest runs guest/init as /init: it loads strobe.ko, runs every
 # /steps/NN-*.sh in order (each prints PASS/FAIL/SKIP lines and exits non-zero
