@@ -4,8 +4,9 @@
  * session's records to ingest in time order, samples as strobe records
  * (kernel/uapi/strobe.h) and side-band as ingest_comm/fork/exit/mmap calls.
  *
- * perf_backend.c implements it with perf_event_open(2); the strobe driver
- * (kernel/) implements the same records in its own buffers.
+ * perf_backend.c implements it with perf_event_open(2) alone
+ * (BACKEND_PERF), or with the strobe driver's /dev/strobe for the samples
+ * and perf dummy events for the side-band (BACKEND_DRIVER).
  */
 #ifndef STROBE_BACKEND_H
 #define STROBE_BACKEND_H
@@ -16,7 +17,14 @@
 #include "ingest.h"
 #include "tsc.h"
 
+enum backend_kind {
+	BACKEND_PERF = 0,
+	BACKEND_DRIVER = 1,
+};
+
 struct backend_config {
+	enum backend_kind kind;
+	const char *device;			/* BACKEND_DRIVER: NULL = /dev/strobe */
 	struct event_desc sampler;		/* the sampling (group leader) event */
 	uint64_t freq;				/* Hz, or 0 */
 	uint64_t period;			/* events per sample, or 0 */
@@ -28,11 +36,19 @@ struct backend_config {
 struct backend;
 
 /* Open everything, disabled. Errors name the event and the CPU. */
-struct backend *perf_backend_open(const struct backend_config *cfg, struct error *e);
+struct backend *backend_open(const struct backend_config *cfg, struct error *e);
+
+/* "perf" or "driver", as stored in sessions.backend. */
+const char *backend_name(const struct backend *b);
+
+/* Driver only, after backend_read_final: samples (incl. dropped) and the
+ * overflow handler's average and longest time.  -1 for perf. */
+int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *avg_ns,
+			  uint64_t *max_ns);
 
 int backend_enable(struct backend *b, struct error *e);
 int backend_disable(struct backend *b);
-/* fds to poll for readable data (one per CPU). */
+/* fds to poll for readable data (one per CPU, and the driver's). */
 size_t backend_fds(struct backend *b, const int **fds);
 /* Number of CPUs the session covers. */
 int backend_nr_cpus(const struct backend *b);

@@ -9,10 +9,15 @@
  * (use_clockid); the TSC of a sample is derived from its time through the
  * kernel's cyc2ns scale published in the mmap page (see tsc.h).
  *
- * Draining: each CPU's ring is copied into a per-CPU queue (perf records
- * are converted to strobe records on the way), then the queues are merged
- * by time up to a horizon, because a child's FORK can sit in another CPU's
- * ring than its COMM, MMAP2 and samples.
+ * With the driver (BACKEND_DRIVER), the samples come from /dev/strobe
+ * (strobe_dev.h) instead, already in strobe's record format with an exact
+ * TSC; the per-CPU perf events are then dummy events that only carry the
+ * side-band, on the same CLOCK_MONOTONIC clock as the driver's time_ns.
+ *
+ * Draining: each ring (perf or driver) is copied into its own queue (perf
+ * samples are converted to strobe records on the way), then the queues are
+ * merged by time up to a horizon, because a child's FORK can sit in another
+ * CPU's ring than its COMM, MMAP2 and samples.
  */
 #include "config.h"
 #include <errno.h>
@@ -27,6 +32,7 @@
 #include <linux/perf_event.h>
 #include "backend.h"
 #include "record.h"
+#include "strobe_dev.h"
 
 /* A record written this long before the drain started is in its ring. */
 #define MERGE_HORIZON_NS	(5 * 1000 * 1000ULL)
@@ -45,6 +51,13 @@ struct qent {
 	uint32_t len;
 };
 
+/* Records of one ring waiting for the merge, in time order. */
+struct queue {
+	int cpu;
+	unsigned char *q;	/* qent + payload, 8-aligned */
+	size_t qhead, qtail, qcap;
+};
+
 struct cpu_ring {
 	int cpu;
 	int fd;			/* group leader */
@@ -53,8 +66,7 @@ struct cpu_ring {
 	struct perf_event_mmap_page *page;
 	unsigned char *data;
 	uint64_t size;		/* data bytes, power of two */
-	unsigned char *q;	/* pending queue: qent + payload, 8-aligned */
-	size_t qhead, qtail, qcap;
+	struct queue q;
 	unsigned char *tmp;	/* a record that wraps the ring end */
 	size_t tmpcap;
 };
@@ -64,7 +76,15 @@ struct backend {
 	struct cpu_ring *rings;
 	int nr;
 	int *fds;
+	int nr_fds;
 	struct tsc_conv tsc;
+	struct queue **queues;	/* every ring's queue, for the merge */
+	int nr_queues;
+	/* BACKEND_DRIVER only: the device, one queue and LOST total per CPU */
+	struct strobe_dev *dev;
+	struct queue *dq;
+	uint64_t *dev_lost;
+	struct strobe_cpu_stats *dev_stats;
 };
 
 static int perf_open(struct perf_event_attr *a, int cpu, int group)
@@ -129,7 +149,7 @@ static void ring_close(struct cpu_ring *r)
 		munmap(r->page, (r->size + sysconf(_SC_PAGESIZE)));
 	if (r->fd >= 0)
 		close(r->fd);
-	free(r->q);
+	free(r->q.q);
 	free(r->tmp);
 }
 
@@ -140,9 +160,17 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 	long pg = sysconf(_SC_PAGESIZE);
 	void *m;
 
+	if (cfg->kind == BACKEND_DRIVER) {
+		/* side-band only: the driver samples */
+		memset(&a, 0, sizeof(a));
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_DUMMY;
+	}
 	a.size = sizeof(a);
 	a.disabled = 1;
-	if (cfg->period) {
+	if (cfg->kind == BACKEND_DRIVER) {
+		a.sample_period = 0;
+	} else if (cfg->period) {
 		a.freq = 0;
 		a.sample_period = cfg->period;
 	} else {
@@ -168,11 +196,13 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		r->fd = perf_open(&a, r->cpu, -1);
 	}
 	if (r->fd < 0)
-		return error_set(e, "cannot open sampling event '%s' on CPU %d: %s",
-				 cfg->sampler.name, r->cpu, open_hint(errno));
+		return error_set(e, "cannot open %s '%s' on CPU %d: %s",
+				 cfg->kind == BACKEND_DRIVER ? "side-band event" : "sampling event",
+				 cfg->kind == BACKEND_DRIVER ? "dummy" : cfg->sampler.name,
+				 r->cpu, open_hint(errno));
 	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->ids[0]) < 0)
 		return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
-	for (int i = 0; i < cfg->nr_events; i++) {
+	for (int i = 0; cfg->kind == BACKEND_PERF && i < cfg->nr_events; i++) {
 		struct perf_event_attr c = cfg->events[i].attr;
 
 		c.size = sizeof(c);
@@ -238,7 +268,46 @@ static void tsc_setup(struct backend *b)
 	}
 }
 
-struct backend *perf_backend_open(const struct backend_config *cfg, struct error *e)
+/* Open the driver's session on the CPUs of b->rings. */
+static int dev_open(struct backend *b, struct error *e)
+{
+	const struct backend_config *cfg = &b->cfg;
+	struct perf_event_attr s = cfg->sampler.attr, c[STROBE_MAX_COUNTERS];
+	const char *names[STROBE_MAX_COUNTERS];
+	int *cpus = xcalloc(b->nr, sizeof(*cpus));
+
+	s.size = sizeof(s);
+	if (cfg->period) {
+		s.freq = 0;
+		s.sample_period = cfg->period;
+	} else {
+		s.freq = 1;
+		s.sample_freq = cfg->freq;
+	}
+	for (int i = 0; i < cfg->nr_events; i++) {
+		c[i] = cfg->events[i].attr;
+		c[i].size = sizeof(c[i]);
+		c[i].disabled = 0;
+		names[i] = cfg->events[i].name;
+	}
+	for (int i = 0; i < b->nr; i++)
+		cpus[i] = b->rings[i].cpu;
+	b->dev = strobe_dev_open(cfg->device ? cfg->device : STROBE_DEV_PATH, &s,
+				 cfg->sampler.name, c, names, cfg->nr_events, cpus, b->nr,
+				 cfg->buffer_pages, e);
+	free(cpus);
+	if (!b->dev)
+		return -1;
+	b->dq = xcalloc(b->nr, sizeof(*b->dq));
+	b->dev_lost = xcalloc(b->nr, sizeof(*b->dev_lost));
+	b->dev_stats = xcalloc(b->nr, sizeof(*b->dev_stats));
+	for (int i = 0; i < b->nr; i++)
+		b->dq[i].cpu = b->rings[i].cpu;
+	b->fds[b->nr_fds++] = strobe_dev_fd(b->dev);
+	return 0;
+}
+
+struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 {
 	struct backend *b = xcalloc(1, sizeof(*b));
 	long pg = sysconf(_SC_PAGESIZE);
@@ -254,11 +323,12 @@ struct backend *perf_backend_open(const struct backend_config *cfg, struct error
 	if (n <= 0)
 		goto fail;
 	b->rings = xcalloc(n, sizeof(*b->rings));
-	b->fds = xcalloc(n, sizeof(*b->fds));
+	b->fds = xcalloc(n + 1, sizeof(*b->fds));
 	for (int i = 0; i < n; i++) {
 		struct cpu_ring *r = &b->rings[i];
 
 		r->cpu = cpus[i];
+		r->q.cpu = cpus[i];
 		r->fd = -1;
 		for (int j = 0; j < STROBE_MAX_COUNTERS; j++)
 			r->cfds[j] = -1;
@@ -266,9 +336,18 @@ struct backend *perf_backend_open(const struct backend_config *cfg, struct error
 		b->nr++;
 		if (ring_open(b, r, e) < 0)
 			goto fail;
-		b->fds[i] = r->fd;
+		b->fds[b->nr_fds++] = r->fd;
 	}
 	free(cpus);
+	cpus = NULL;
+	if (b->cfg.kind == BACKEND_DRIVER && dev_open(b, e) < 0)
+		goto fail;
+	b->queues = xcalloc(2 * n, sizeof(*b->queues));
+	for (int i = 0; i < n; i++) {
+		b->queues[b->nr_queues++] = &b->rings[i].q;
+		if (b->dq)
+			b->queues[b->nr_queues++] = &b->dq[i];
+	}
 	tsc_setup(b);
 	return b;
 bad_pages:
@@ -281,15 +360,20 @@ fail:
 
 int backend_enable(struct backend *b, struct error *e)
 {
+	/* side-band first: a sample's mapping is announced before it */
 	for (int i = 0; i < b->nr; i++)
 		if (ioctl(b->rings[i].fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0)
 			return error_set(e, "cannot enable the events of CPU %d: %s",
 					 b->rings[i].cpu, strerror(errno));
+	if (b->dev && strobe_dev_start(b->dev, e) < 0)
+		return -1;
 	return 0;
 }
 
 int backend_disable(struct backend *b)
 {
+	if (b->dev)
+		strobe_dev_stop(b->dev);
 	for (int i = 0; i < b->nr; i++)
 		ioctl(b->rings[i].fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	return 0;
@@ -298,7 +382,30 @@ int backend_disable(struct backend *b)
 size_t backend_fds(struct backend *b, const int **fds)
 {
 	*fds = b->fds;
-	return b->nr;
+	return b->nr_fds;
+}
+
+const char *backend_name(const struct backend *b)
+{
+	return b->cfg.kind == BACKEND_DRIVER ? "driver" : "perf";
+}
+
+int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *avg_ns,
+			  uint64_t *max_ns)
+{
+	uint64_t n = 0, total = 0, max = 0;
+
+	if (!b->dev)
+		return -1;
+	for (int i = 0; i < b->nr; i++) {
+		n += b->dev_stats[i].samples + b->dev_stats[i].lost;
+		total += b->dev_stats[i].handler_ns_total;
+		max = MAX(max, b->dev_stats[i].handler_ns_max);
+	}
+	*samples = n;
+	*avg_ns = n ? total / n : 0;
+	*max_ns = max;
+	return 0;
 }
 
 int backend_nr_cpus(const struct backend *b)
@@ -317,13 +424,20 @@ void backend_close(struct backend *b)
 		return;
 	for (int i = 0; i < b->nr; i++)
 		ring_close(&b->rings[i]);
+	strobe_dev_close(b->dev);
+	for (int i = 0; b->dq && i < b->nr; i++)
+		free(b->dq[i].q);
+	free(b->dq);
+	free(b->queues);
+	free(b->dev_lost);
+	free(b->dev_stats);
 	free(b->rings);
 	free(b->fds);
 	free(b);
 }
 
 /* Append an entry to the CPU's queue; returns its payload. */
-static void *queue_push(struct cpu_ring *r, uint64_t time, enum qkind kind, uint32_t len)
+static void *queue_push(struct queue *r, uint64_t time, enum qkind kind, uint32_t len)
 {
 	size_t need = sizeof(struct qent) + ((len + 7) & ~7u);
 	struct qent *q;
@@ -414,7 +528,7 @@ static void queue_sample(struct backend *b, struct cpu_ring *r,
 			if (r->ids[j + 1] == id)
 				rec.sample.counters[j] = v;
 	}
-	dst = queue_push(r, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+	dst = queue_push(&r->q, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 }
 
@@ -465,7 +579,7 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 			if (h.size >= sizeof(h) + TRAILER_SIZE) {
 				uint64_t t = rd64(p + h.size - TRAILER_SIZE + 8);
 
-				memcpy(queue_push(r, t, Q_PERF, h.size), p, h.size);
+				memcpy(queue_push(&r->q, t, Q_PERF, h.size), p, h.size);
 			}
 			break;
 		default:
@@ -478,7 +592,7 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 }
 
 /* Side-band and loss records, in perf's layout, to ingest. */
-static int deliver_perf(struct ingest *in, struct cpu_ring *r, const unsigned char *p,
+static int deliver_perf(struct ingest *in, struct queue *r, const unsigned char *p,
 			struct error *e)
 {
 	struct perf_event_header h;
@@ -537,7 +651,7 @@ static int deliver_perf(struct ingest *in, struct cpu_ring *r, const unsigned ch
 	return 0;
 }
 
-static int deliver(struct ingest *in, struct cpu_ring *r, const struct qent *q,
+static int deliver(struct ingest *in, struct queue *r, const struct qent *q,
 		   struct error *e)
 {
 	const unsigned char *p = (const unsigned char *)(q + 1);
@@ -553,45 +667,115 @@ static int deliver(struct ingest *in, struct cpu_ring *r, const struct qent *q,
 	return deliver_perf(in, r, p, e);
 }
 
+/* strobe_dev_read() callback: queue one driver record of CPU ctx. */
+struct dev_ctx {
+	struct backend *b;
+	int i;
+};
+
+static int dev_record(void *ctx, const struct record *rec, struct error *e)
+{
+	struct dev_ctx *c = ctx;
+	size_t len = rec->type == STROBE_REC_SAMPLE ?
+		     STROBE_SAMPLE_SIZE(rec->sample.nr_counters) : sizeof(struct strobe_lost);
+
+	(void)e;
+	if (rec->type == STROBE_REC_LOST)
+		c->b->dev_lost[c->i] += rec->lost.lost;
+	record_encode(rec, queue_push(&c->b->dq[c->i], rec->time_ns, Q_STROBE, len), len);
+	return 0;
+}
+
+/* The queue whose first entry is oldest, up to horizon, or NULL. */
+static struct queue *queue_oldest(struct backend *b, uint64_t horizon)
+{
+	struct queue *best = NULL;
+	uint64_t best_time = 0;
+
+	for (int i = 0; i < b->nr_queues; i++) {
+		struct queue *r = b->queues[i];
+		const struct qent *q;
+
+		if (r->qhead == r->qtail)
+			continue;
+		q = (const struct qent *)(r->q + r->qhead);
+		if (q->time > horizon)
+			continue;
+		if (!best || q->time < best_time) {
+			best = r;
+			best_time = q->time;
+		}
+	}
+	return best;
+}
+
 int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e)
 {
 	uint64_t horizon = final ? UINT64_MAX : clock_monotonic_ns() - MERGE_HORIZON_NS;
 
-	for (int i = 0; i < b->nr; i++)
+	for (int i = 0; i < b->nr; i++) {
 		ring_read(b, &b->rings[i]);
-	/* k-way merge of the per-CPU queues, each in time order */
-	for (;;) {
-		struct cpu_ring *best = NULL;
-		const struct qent *bq = NULL;
+		if (b->dev) {
+			struct dev_ctx c = { b, i };
 
-		for (int i = 0; i < b->nr; i++) {
-			struct cpu_ring *r = &b->rings[i];
-			const struct qent *q;
-
-			if (r->qhead == r->qtail)
-				continue;
-			q = (const struct qent *)(r->q + r->qhead);
-			if (q->time > horizon)
-				continue;
-			if (!bq || q->time < bq->time) {
-				best = r;
-				bq = q;
-			}
+			if (strobe_dev_read(b->dev, i, dev_record, &c, e) < 0)
+				return -1;
 		}
+	}
+	/* k-way merge of the queues, each in time order */
+	for (;;) {
+		struct queue *best;
+		const struct qent *bq;
+
+		best = queue_oldest(b, horizon);
 		if (!best)
 			break;
+		bq = (const struct qent *)(best->q + best->qhead);
 		best->qhead += sizeof(*bq) + ((bq->len + 7) & ~7u);
 		if (deliver(in, best, bq, e) < 0)
 			return -1;
 	}
-	for (int i = 0; i < b->nr; i++)
-		if (b->rings[i].qhead == b->rings[i].qtail)
-			b->rings[i].qhead = b->rings[i].qtail = 0;
+	for (int i = 0; i < b->nr_queues; i++) {
+		struct queue *q = b->queues[i];
+
+		if (q->qhead == q->qtail)
+			q->qhead = q->qtail = 0;
+	}
+	return 0;
+}
+
+/*
+ * Driver: final counter totals from STATS, and drops the rings could not
+ * report in-band (a full ring at STOP) are stored now, so none is silent.
+ */
+static int dev_read_final(struct backend *b, struct ingest *in, struct error *e)
+{
+	uint64_t now = clock_monotonic_ns();
+
+	if (strobe_dev_stats(b->dev, b->dev_stats, e) < 0)
+		return -1;
+	for (int i = 0; i < b->nr; i++) {
+		const struct strobe_cpu_stats *st = &b->dev_stats[i];
+		uint64_t vals[STROBE_MAX_COUNTERS];
+
+		if (st->nr_counters != (uint64_t)b->cfg.nr_events)
+			return error_set(e, "driver reports %llu counters on CPU %d, expected %d",
+					 (unsigned long long)st->nr_counters, b->rings[i].cpu,
+					 b->cfg.nr_events);
+		for (int j = 0; j < b->cfg.nr_events; j++)
+			vals[j] = st->counters[j];
+		ingest_cpu_final(in, b->rings[i].cpu, vals, b->cfg.nr_events);
+		if (st->lost > b->dev_lost[i] &&
+		    ingest_lost(in, b->rings[i].cpu, now, st->lost - b->dev_lost[i], "ring", e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
 int backend_read_final(struct backend *b, struct ingest *in, struct error *e)
 {
+	if (b->dev)
+		return dev_read_final(b, in, e);
 	for (int i = 0; i < b->nr; i++) {
 		struct cpu_ring *r = &b->rings[i];
 		uint64_t buf[1 + 2 * (STROBE_MAX_COUNTERS + 1)];

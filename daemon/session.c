@@ -85,7 +85,6 @@ static void fill_row(struct db_session *r, const struct session_params *p, int n
 	memset(r, 0, sizeof(*r));
 	snprintf(r->name, sizeof(r->name), "%s", p->name);
 	snprintf(r->state, sizeof(r->state), "running");
-	snprintf(r->backend, sizeof(r->backend), "perf");
 	r->owner_uid = p->owner_uid;
 	if (uname(&u) == 0) {
 		snprintf(r->hostname, sizeof(r->hostname), "%s", u.nodename);
@@ -115,10 +114,11 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	uint64_t mono, real;
 
 	s->db = db;
-	s->b = perf_backend_open(&p->cfg, e);
+	s->b = backend_open(&p->cfg, e);
 	if (!s->b)
 		goto fail;
 	fill_row(&s->row, p, backend_nr_cpus(s->b));
+	snprintf(s->row.backend, sizeof(s->row.backend), "%s", backend_name(s->b));
 	tc = backend_tsc(s->b);
 	s->row.tsc_mult = tc->mult;
 	s->row.tsc_shift = tc->shift;
@@ -188,6 +188,7 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->lost = is.lost;
 	st->throttled = is.throttled;
 	st->elapsed_ns = now - s->row.start_ns;
+	st->handler_samples = st->handler_avg_ns = st->handler_max_ns = 0;
 	st->rate = now > s->last_status_ns ?
 		   (double)(is.samples - s->last_status_samples) * 1e9 / (now - s->last_status_ns) : 0;
 	s->last_status_ns = now;
@@ -213,6 +214,10 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	if (st) {
 		session_get_status(s, st);
 		st->elapsed_ns = end - s->row.start_ns;
+		st->handler_samples = st->handler_avg_ns = st->handler_max_ns = 0;
+		if (ret == 0)
+			backend_handler_stats(s->b, &st->handler_samples, &st->handler_avg_ns,
+					      &st->handler_max_ns);
 	}
 	if (ret < 0) {
 		struct error ignore;

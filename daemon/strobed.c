@@ -32,6 +32,7 @@
 #include "db.h"
 #include "proto.h"
 #include "session.h"
+#include "strobe_dev.h"
 
 #define DEFAULT_DB	"/var/lib/strobe/strobe.db"
 #define DEFAULT_SOCKET	"/run/strobe/strobed.sock"
@@ -46,6 +47,7 @@ struct daemon {
 	gid_t strobe_gid;
 	int have_group;
 	struct session *session;
+	enum backend_kind backend;	/* what sessions capture with */
 	char ended[600];	/* why strobed stopped the last session itself */
 	int quit;
 };
@@ -202,6 +204,11 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 	else
 		logmsg("session %lld stopped: %llu samples, %llu lost", (long long)st.id,
 		       (unsigned long long)st.samples, (unsigned long long)st.lost);
+	if (st.handler_samples)
+		logmsg("session %lld: driver overflow handler %llu ns per sample on average, "
+		       "%llu ns at most, over %llu samples", (long long)st.id,
+		       (unsigned long long)st.handler_avg_ns, (unsigned long long)st.handler_max_ns,
+		       (unsigned long long)st.handler_samples);
 	if (!m)
 		return;
 	if (ret < 0) {
@@ -246,6 +253,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	memset(&p, 0, sizeof(p));
 	snprintf(p.name, sizeof(p.name), "%s", proto_get(req, "name") ? proto_get(req, "name") : "");
 	p.owner_uid = cr->uid;
+	p.cfg.kind = d->backend;
 	if (session_parse_request(&p, proto_get(req, "events"), proto_get(req, "sample_event"),
 				  proto_get(req, "freq"), proto_get(req, "period"),
 				  proto_get(req, "buffer_pages"), &e) < 0) {
@@ -497,9 +505,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: unknown backend '%s': use auto, perf or driver\n", backend);
 		return 2;
 	}
-	if (!strcmp(backend, "driver")) {
-		fprintf(stderr, "strobed: the driver backend needs /dev/strobe (kernel/strobe.ko), "
-			"which this build does not support yet: use --backend perf\n");
+	/* auto: the driver when its device exists, perf_event_open otherwise */
+	if (!strcmp(backend, "driver") ||
+	    (!strcmp(backend, "auto") && access(STROBE_DEV_PATH, F_OK) == 0))
+		d.backend = BACKEND_DRIVER;
+	if (d.backend == BACKEND_DRIVER && access(STROBE_DEV_PATH, F_OK) < 0) {
+		fprintf(stderr, "strobed: --backend driver needs %s: load the driver "
+			"(insmod kernel/strobe.ko) or use --backend perf\n", STROBE_DEV_PATH);
 		return 1;
 	}
 	if (geteuid() != 0) {
@@ -569,7 +581,8 @@ int main(int argc, char **argv)
 			close(nul);
 		}
 	}
-	logmsg("listening on %s, database %s", d.socket_path, db_path(d.db));
+	logmsg("listening on %s, database %s, backend %s", d.socket_path, db_path(d.db),
+	       d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf");
 	c = run(&d);
 	close(d.listen_fd);
 	unlink(d.socket_path);

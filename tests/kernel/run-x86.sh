@@ -36,6 +36,7 @@ guest_root "$ROOT" /bin/busybox
 kernel_build "/usr/src/linux-headers-$KVER" "$OUT/build.log"
 cp "$TOP/kernel/strobe.ko" "$ROOT/strobe.ko"
 guest_programs gcc "$ROOT"
+guest_strobe "$ROOT"
 initrd_pack "$ROOT" "$OUT/initrd.gz"
 
 echo "run-x86: booting (TCG, ~30 s)"

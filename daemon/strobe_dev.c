@@ -1,0 +1,254 @@
+/*
+ * strobe_dev.c - the client side of /dev/strobe (see strobe_dev.h).
+ *
+ * Each CPU's ring is mapped twice: its control page read-write (we store
+ * ->tail there) and its record pages read-only (the driver refuses a
+ * writable mapping of records).  The consumer side of the protocol in
+ * kernel/uapi/strobe.h:
+ *
+ *   h = load-acquire(ctrl->head)      pairs with the handler's smp_wmb()
+ *   read records in [tail, h)
+ *   store-release(ctrl->tail, h)      the handler may reuse the space
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "strobe_dev.h"
+
+struct dev_ring {
+	int cpu;
+	struct strobe_ring_ctrl *ctrl;
+	const unsigned char *data;
+	uint32_t size;
+};
+
+struct strobe_dev {
+	int fd;
+	int nr;
+	struct dev_ring *rings;
+	size_t data_size;
+};
+
+static const char *dev_hint(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENXIO:
+	case ENODEV:
+		return "no such device: load the driver (insmod kernel/strobe.ko) "
+		       "or run strobed --backend perf";
+	case EACCES:
+	case EPERM:
+		return "permission denied: strobed must run as root";
+	case EBUSY:
+		return "the driver is in use by another session (one at a time)";
+	}
+	return strerror(err);
+}
+
+static const char *config_hint(int err)
+{
+	switch (err) {
+	case ENOENT:
+		return "no such event on this CPU's PMU";
+	case EOPNOTSUPP:
+		return "this PMU cannot sample this event";
+	case E2BIG:
+		return "too many events or an attr this driver does not know";
+	case EINVAL:
+		return "invalid configuration (frequency above 100 kHz, or an "
+		       "attribute the driver refuses)";
+	case ENOMEM:
+		return "out of memory: lower --buffer-pages";
+	}
+	return strerror(err);
+}
+
+struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_attr *sampler,
+				   const char *sampler_name,
+				   const struct perf_event_attr *counters,
+				   const char *const *counter_names, int nr,
+				   const int *cpus, int nr_cpus, unsigned pages,
+				   struct error *e)
+{
+	struct strobe_dev *d = xcalloc(1, sizeof(*d));
+	struct strobe_config cfg;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	d->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0) {
+		error_set(e, "cannot open %s: %s", path, dev_hint(errno));
+		goto fail;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.nr_counters = nr;
+	cfg.sample_attr = (uintptr_t)sampler;
+	cfg.counter_attrs = (uintptr_t)counters;
+	cfg.attr_size = sizeof(struct perf_event_attr);
+	cfg.buffer_pages = pages;
+	for (int i = 0; i < nr_cpus; i++) {
+		if (cpus[i] < 0 || cpus[i] >= (int)sizeof(cfg.cpu_mask) * 8) {
+			error_set(e, "CPU %d is beyond the driver's CPU mask", cpus[i]);
+			goto fail;
+		}
+		cfg.cpu_mask[cpus[i] / 64] |= 1ULL << (cpus[i] % 64);
+	}
+	if (ioctl(d->fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		/* The events passed event_probe() through perf_event_open(),
+		 * so this is a driver limit: name the events involved. */
+		error_set(e, "%s refuses sampling event '%s'%s%s%s: %s", path, sampler_name,
+			  nr ? " with counting events '" : "", nr ? counter_names[0] : "",
+			  nr > 1 ? "', ...'" : nr ? "'" : "", config_hint(errno));
+		goto fail;
+	}
+	d->data_size = (size_t)pages * pg;
+	d->rings = xcalloc(nr_cpus, sizeof(*d->rings));
+	for (int i = 0; i < nr_cpus; i++) {
+		struct dev_ring *r = &d->rings[i];
+		off_t base = (off_t)cpus[i] * (STROBE_CTRL_SIZE + d->data_size);
+		void *m;
+
+		r->cpu = cpus[i];
+		d->nr++;
+		m = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, base);
+		if (m == MAP_FAILED) {
+			error_set(e, "cannot map the control page of CPU %d from %s: %s",
+				  r->cpu, path, strerror(errno));
+			goto fail;
+		}
+		r->ctrl = m;
+		m = mmap(NULL, d->data_size, PROT_READ, MAP_SHARED, d->fd, base + STROBE_CTRL_SIZE);
+		if (m == MAP_FAILED) {
+			error_set(e, "cannot map the %zu KiB ring of CPU %d from %s: %s",
+				  d->data_size / 1024, r->cpu, path, strerror(errno));
+			goto fail;
+		}
+		r->data = m;
+		r->size = r->ctrl->data_size;
+		if (r->size != d->data_size) {
+			error_set(e, "%s: CPU %d ring is %u bytes, expected %zu: driver and "
+				  "strobed disagree on the ABI", path, r->cpu, r->size, d->data_size);
+			goto fail;
+		}
+	}
+	return d;
+fail:
+	strobe_dev_close(d);
+	return NULL;
+}
+
+int strobe_dev_fd(const struct strobe_dev *d)
+{
+	return d->fd;
+}
+
+int strobe_dev_start(struct strobe_dev *d, struct error *e)
+{
+	if (ioctl(d->fd, STROBE_IOC_START, 0) < 0)
+		return error_set(e, "cannot start the driver's session: %s",
+				 errno == ENOSPC ? "the PMU has too few counters for these "
+				 "events: use fewer -e" : strerror(errno));
+	return 0;
+}
+
+int strobe_dev_stop(struct strobe_dev *d)
+{
+	return ioctl(d->fd, STROBE_IOC_STOP, 0);
+}
+
+int strobe_dev_read(struct strobe_dev *d, int i, strobe_dev_fn fn, void *ctx,
+		    struct error *e)
+{
+	struct dev_ring *r = &d->rings[i];
+	uint64_t head = __atomic_load_n(&r->ctrl->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->ctrl->tail;
+	int ret = 0;
+
+	if (head - tail > r->size) {
+		__atomic_store_n(&r->ctrl->tail, head, __ATOMIC_RELEASE);
+		return error_set(e, "driver ring of CPU %d is inconsistent (head %" PRIu64
+				 ", tail %" PRIu64 "): records skipped", r->cpu, head, tail);
+	}
+	while (tail < head) {
+		uint32_t off = tail & (r->size - 1);
+		size_t avail = MIN(head - tail, (uint64_t)(r->size - off));
+		struct record rec;
+		size_t used;
+
+		switch (record_decode(r->data + off, avail, &rec, &used)) {
+		case RECORD_OK:
+			if (rec.cpu != (uint32_t)r->cpu) {
+				ret = error_set(e, "driver ring of CPU %d holds a record of CPU %u: "
+						"records skipped", r->cpu, rec.cpu);
+				goto skip;
+			}
+			if (fn(ctx, &rec, e) < 0) {
+				ret = -1;
+				tail += used;
+				goto out;
+			}
+			tail += used;
+			break;
+		case RECORD_PAD:
+			tail += used;
+			break;
+		default:
+			ret = error_set(e, "malformed record in the driver ring of CPU %d at "
+					"offset %u: records skipped", r->cpu, off);
+			goto skip;
+		}
+	}
+	goto out;
+skip:
+	tail = head;
+out:
+	/* the handler may reuse the space once it sees the new tail */
+	__atomic_store_n(&r->ctrl->tail, tail, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int strobe_dev_stats(struct strobe_dev *d, struct strobe_cpu_stats *out, struct error *e)
+{
+	struct strobe_stats st;
+	struct strobe_cpu_stats *all;
+	int max = 0;
+
+	for (int i = 0; i < d->nr; i++)
+		max = MAX(max, d->rings[i].cpu + 1);
+	all = xcalloc(max, sizeof(*all));
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	st.nr_cpus = max;
+	st.cpus = (uintptr_t)all;
+	if (ioctl(d->fd, STROBE_IOC_STATS, &st) < 0) {
+		free(all);
+		return error_set(e, "cannot read the driver's statistics: %s", strerror(errno));
+	}
+	for (int i = 0; i < d->nr; i++)
+		out[i] = all[d->rings[i].cpu];
+	free(all);
+	return 0;
+}
+
+void strobe_dev_close(struct strobe_dev *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < d->nr; i++) {
+		if (d->rings[i].ctrl)
+			munmap(d->rings[i].ctrl, STROBE_CTRL_SIZE);
+		if (d->rings[i].data)
+			munmap((void *)d->rings[i].data, d->data_size);
+	}
+	free(d->rings);
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d);
+}
