@@ -394,7 +394,6 @@ int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *
 			  uint64_t *max_ns)
 {
 	uint64_t n = 0, total = 0, max = 0;
-
 	if (!b->dev)
 		return -1;
 	for (int i = 0; i < b->nr; i++) {

@@ -40,7 +40,8 @@ struct session_status {
 	uint64_t samples, lost, throttled;
 	uint64_t elapsed_ns;
 	double rate;		/* samples/s over the last status interval */
-	/* driver backend, after stop: overflow handler cost (0 otherwise) */
+	/* driver backend, after stop: overflow handler cost */
+	int have_handler;
 	uint64_t handler_samples, handler_avg_ns, handler_max_ns;
 };
 void session_get_status(struct session *s, struct session_status *st);

@@ -204,7 +204,7 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 	else
 		logmsg("session %lld stopped: %llu samples, %llu lost", (long long)st.id,
 		       (unsigned long long)st.samples, (unsigned long long)st.lost);
-	if (st.handler_samples)
+	if (st.have_handler)
 		logmsg("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,
 		       (unsigned long long)st.handler_avg_ns, (unsigned long long)st.handler_max_ns,
@@ -253,13 +253,13 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	memset(&p, 0, sizeof(p));
 	snprintf(p.name, sizeof(p.name), "%s", proto_get(req, "name") ? proto_get(req, "name") : "");
 	p.owner_uid = cr->uid;
-	p.cfg.kind = d->backend;
 	if (session_parse_request(&p, proto_get(req, "events"), proto_get(req, "sample_event"),
 				  proto_get(req, "freq"), proto_get(req, "period"),
 				  proto_get(req, "buffer_pages"), &e) < 0) {
 		reply_error(fd, "%s", e.msg);
 		return;
 	}
+	p.cfg.kind = d->backend;
 	d->ended[0] = 0;
 	d->session = session_start(d->db, &d->cache, &p, &e);
 	if (!d->session) {

@@ -720,6 +720,11 @@ static long strobe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
  * A mapping must lie within one CPU's ring.  Mappings that include record
  * pages are read-only (and may never become writable); a mapping of the
  * control page alone may be writable, so the consumer can store ->tail.
+ *
+ * No sess->lock here: ->mmap runs under mmap_lock, and the ioctls fault on
+ * user memory (mmap_lock) with sess->lock held; taking it here would be an
+ * ABBA deadlock.  Once configured, ->data_size, ->cpus and the rings are
+ * fixed until ->release(), which cannot run while mmap() holds the file.
  */
 static int strobe_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -727,36 +732,27 @@ static int strobe_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long npages = vma_pages(vma);
 	unsigned long ring_pages, cpu, pgoff;
 	struct strobe_cpu *pc;
-	int ret = -EINVAL;
 
-	mutex_lock(&sess->lock);
-	if (!sess->configured)
-		goto out;
+	if (!smp_load_acquire(&sess->configured))	/* pairs with CONFIG */
+		return -EINVAL;
 	ring_pages = 1 + sess->data_size / PAGE_SIZE;
 	cpu = vma->vm_pgoff / ring_pages;
 	pgoff = vma->vm_pgoff % ring_pages;
 	if (cpu >= nr_cpu_ids || npages > ring_pages - pgoff)
-		goto out;
+		return -EINVAL;
 	pc = sess->cpus[cpu];
-	if (!pc) {
-		ret = -ENODEV;
-		goto out;
-	}
+	if (!pc)
+		return -ENODEV;
 	if (pgoff + npages > 1) {
-		if (vma->vm_flags & VM_WRITE) {
-			ret = -EPERM;
-			goto out;
-		}
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 		vm_flags_clear(vma, VM_MAYWRITE);
 #else
 		vma->vm_flags &= ~VM_MAYWRITE;
 #endif
 	}
-	ret = remap_vmalloc_range(vma, pc->ring, pgoff);
-out:
-	mutex_unlock(&sess->lock);
-	return ret;
+	return remap_vmalloc_range(vma, pc->ring, pgoff);
 }
 
 static __poll_t strobe_poll(struct file *file, poll_table *wait)

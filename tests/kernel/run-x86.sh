@@ -32,7 +32,8 @@ echo "run-x86: kernel $KVER"
 
 mkdir -p "$OUT"
 ROOT=$OUT/root
-guest_root "$ROOT" /bin/busybox
+# STEPS="guest/30-strobed.sh ...": run only those guest steps
+guest_root "$ROOT" /bin/busybox $(for s in ${STEPS:-}; do echo "$HERE/$s"; done)
 kernel_build "/usr/src/linux-headers-$KVER" "$OUT/build.log"
 cp "$TOP/kernel/strobe.ko" "$ROOT/strobe.ko"
 guest_programs gcc "$ROOT"

@@ -49,8 +49,17 @@ run_backend() {
 for b in driver perf; do
 	run_backend $b || continue
 	db=/tmp/$b.db
+	# the driver's own count (STATS: samples + dropped) is what strobed stored
+	if [ $b = driver ]; then
+		st=$(sed -n 's/.*session 1: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p' /tmp/$b.stop)
+		hs=$(sed -n 's/.*driver overflow handler.* over \([0-9]*\) samples.*/\1/p' /tmp/$b.log)
+		[ -n "$st" ] && [ -n "$hs" ] && [ $(( ${st% *} + ${st#* } )) = "$hs" ] &&
+			pass "driver-stats-match-rows" ||
+			{ fail "driver-stats-match-rows" "stop says '$st' (samples lost), driver STATS $hs"; cat /tmp/$b.log; }
+	fi
 	# the session says which backend produced it
-	grep -q ",$b," /tmp/$b.sessions.csv && pass "$b-session-backend" ||
+	be=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "backend") c = i } NR == 2 { print $c }' /tmp/$b.sessions.csv)
+	[ "$be" = $b ] && pass "$b-session-backend" ||
 		fail "$b-session-backend" "$(cat /tmp/$b.sessions.csv)"
 	# samples on every CPU, each CPU's times and TSCs in order
 	ncpu=$(nproc)
@@ -61,6 +70,14 @@ for b in driver perf; do
 		lag(tsc) OVER (PARTITION BY cpu ORDER BY rowid) AS ptsc FROM samples)
 		WHERE time_ns < pt OR tsc < ptsc OR tsc = 0")
 	[ "$bad" = 0 ] && pass "$b-time-tsc-monotonic" || fail "$b-time-tsc-monotonic" "$bad samples out of order or without TSC"
+	# the driver reads the TSC at the sample; perf derives it from the time
+	nx=$(sqlite3 $db "SELECT count(*) FROM samples WHERE flags & 256 = 0")
+	ne=$(sqlite3 $db "SELECT count(*) FROM samples WHERE flags & 256 != 0")
+	if [ $b = driver ]; then
+		[ "$nx" = 0 ] && [ "$ne" -gt 0 ] && pass "driver-tsc-exact" || fail "driver-tsc-exact" "$nx samples without STROBE_SAMPLE_TSC_EXACT"
+	else
+		[ "$ne" = 0 ] && pass "perf-tsc-derived" || fail "perf-tsc-derived" "$ne samples claim an exact TSC"
+	fi
 	# the split workload: 60/30/10 within 6 points
 	n=$(awk -F, 'NR > 1 { n += $4 } END { print n + 0 }' /tmp/$b.split.csv)
 	ok=1
