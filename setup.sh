@@ -1,5 +1,7 @@
 #!/bin/sh
-# setup.sh - install everything strobe needs to build, run and test on Debian 12.
+# setup.sh - install everything strobe needs to build, run and test on Debian 12
+# (the last two lines of packages are for make check-kernel's QEMU guests;
+# tests/kernel/run-arm64.sh fetches Debian's arm64 kernel itself).
 # Run as root. Safe to run again.
 set -e
 if [ "$(id -u)" != 0 ]; then
@@ -9,7 +11,9 @@ fi
 PKGS="build-essential autoconf automake libtool pkg-config
 	binutils-dev libsqlite3-dev sqlite3 libpfm4-dev libxxhash-dev
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
-	systemtap-sdt-dev"
+	systemtap-sdt-dev
+	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
+	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
