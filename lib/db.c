@@ -19,6 +19,7 @@ enum {
 	STMT_SAMPLE,
 	STMT_AGG,
 	STMT_LOST,
+	STMT_MARKER,
 	STMT_BINARY_FIND,
 	STMT_BINARY_ADD,
 	STMT_BINARY_SET,
@@ -39,6 +40,8 @@ static const char *const stmt_sql[NR_STMTS] = {
 		     "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 		     "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
 	[STMT_LOST] = "INSERT INTO lost VALUES(?1,?2,?3,?4,?5)",
+	[STMT_MARKER] = "INSERT INTO markers(session_id,time_ns,cpu,pid,tid,kind,name,args) "
+			"VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
 	[STMT_BINARY_FIND] = "SELECT id FROM binaries WHERE key=?1 AND path=?2",
 	[STMT_BINARY_ADD] = "INSERT INTO binaries(key,path,size,cached,problem) VALUES(?1,?2,?3,?4,?5)",
 	[STMT_BINARY_SET] = "UPDATE binaries SET size=coalesce(?3,size),"
@@ -628,6 +631,34 @@ int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t tim
 	sqlite3_bind_int64(st, 4, (int64_t)count);
 	sqlite3_bind_text(st, 5, kind, -1, SQLITE_STATIC);
 	return step_done(db, st, e, "storing lost counts");
+}
+
+int db_marker_insert(struct db *db, int64_t session_id, const struct db_marker *m,
+		     struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_MARKER];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, (int64_t)m->time_ns);
+	if (m->cpu >= 0)
+		sqlite3_bind_int(st, 3, m->cpu);
+	else
+		sqlite3_bind_null(st, 3);
+	if (m->pid >= 0)
+		sqlite3_bind_int64(st, 4, m->pid);
+	else
+		sqlite3_bind_null(st, 4);
+	if (m->tid >= 0)
+		sqlite3_bind_int64(st, 5, m->tid);
+	else
+		sqlite3_bind_null(st, 5);
+	sqlite3_bind_text(st, 6, m->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, m->name, -1, SQLITE_STATIC);
+	if (m->args)
+		sqlite3_bind_text(st, 8, m->args, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 8);
+	return step_done(db, st, e, "storing a marker");
 }
 
 int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,

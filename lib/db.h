@@ -110,6 +110,18 @@ int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a
 int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,
 		   uint64_t count, const char *kind, struct error *e);
 
+/* A row of markers (schema 002): a USDT probe hit or a 'strobe mark'. */
+struct db_marker {
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	int cpu;		/* -1: none (strobe mark) */
+	int64_t pid, tid;	/* -1: unknown */
+	const char *kind;	/* "usdt" or "mark" */
+	const char *name;
+	const char *args;	/* NULL: none */
+};
+int db_marker_insert(struct db *db, int64_t session_id, const struct db_marker *m,
+		     struct error *e);
+
 struct db_cpu_stats {
 	uint32_t cpu;
 	uint64_t samples, lost;

@@ -19,6 +19,9 @@ static const struct {
 	{ "status", cmd_status, "show the running session" },
 	{ "record", cmd_record, "profile the whole system while a command runs" },
 	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
+	{ "plot", cmd_plot, "plot events or metrics over time (gnuplot)" },
+	{ "export", cmd_export, "export samples and markers as CSV or a Chrome trace" },
+	{ "mark", cmd_mark, "drop a marker into the running session" },
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "list", cmd_list, "list the events this machine supports" },
 };
