@@ -2,7 +2,8 @@
  * backend.h - a capture backend: it opens the counters of a session on
  * every online CPU, exposes pollable fds, and on each drain delivers the
  * session's records to ingest in time order, samples as strobe records
- * (kernel/uapi/strobe.h) and side-band as ingest_comm/fork/exit/mmap calls.
+ * (kernel/uapi/strobe.h), side-band as ingest_comm/fork/exit/mmap calls,
+ * and USDT probe hits as ingest_marker calls.
  *
  * perf_backend.c implements it with perf_event_open(2) alone
  * (BACKEND_PERF), or with the strobe driver's /dev/strobe for the samples
@@ -16,6 +17,7 @@
 #include "events.h"
 #include "ingest.h"
 #include "tsc.h"
+#include "usdt.h"
 
 enum backend_kind {
 	BACKEND_PERF = 0,
@@ -31,6 +33,10 @@ struct backend_config {
 	struct event_desc events[STROBE_MAX_COUNTERS];	/* counting events */
 	int nr_events;
 	unsigned buffer_pages;			/* per-CPU ring, power of two */
+	/* USDT probe sites, each a uprobe on every CPU writing into that
+	 * CPU's ring; their hits are delivered as markers (ingest_marker) */
+	const struct usdt_site *sites;		/* copied by backend_open */
+	int nr_sites;
 };
 
 struct backend;

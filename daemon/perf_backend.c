@@ -18,6 +18,17 @@
  * samples are converted to strobe records on the way), then the queues are
  * merged by time up to a horizon, because a child's FORK can sit in another
  * CPU's ring than its COMM, MMAP2 and samples.
+ *
+ * USDT markers (cfg->sites): per CPU and probe site one uprobe perf event
+ * (the "uprobe" PMU: config1 = path, config2 = file offset, config's high
+ * half = the semaphore's offset), on the same clock, writing into that
+ * CPU's leader ring (PERF_EVENT_IOC_SET_OUTPUT).  Its samples carry the
+ * user registers (and a copy of the top of the user stack) the probe's
+ * arguments need; they are told from the leader's samples by their
+ * PERF_SAMPLE_IDENTIFIER, their arguments are read on the way into the
+ * queue, and they reach ingest as markers in the same time merge.  Their
+ * sample_id_all trailer has the leader's layout (pid/tid, time, cpu, id),
+ * so a LOST record written for either is read the same way.
  */
 #include "config.h"
 #include <errno.h>
@@ -42,7 +53,21 @@
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ)
 #define TRAILER_SIZE 32
 
-enum qkind { Q_STROBE = 1, Q_PERF = 2 };
+/* a uprobe's samples: the same trailer, then the registers and stack */
+#define PROBE_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			   PERF_SAMPLE_CPU)
+#define PROBE_STACK_BYTES 512
+#define UPROBE_PMU "/sys/bus/event_source/devices/uprobe"
+
+enum qkind { Q_STROBE = 1, Q_PERF = 2, Q_MARK = 3 };
+
+/* Q_MARK payload: one probe hit, its arguments already read */
+struct probe_hit {
+	uint32_t site, cpu, pid, tid;
+	uint32_t known;		/* bit i: vals[i] could be read */
+	uint32_t pad;
+	int64_t vals[USDT_MAX_ARGS];
+};
 
 /* A queued record: header, then len bytes (strobe record or perf record). */
 struct qent {
@@ -69,6 +94,8 @@ struct cpu_ring {
 	struct queue q;
 	unsigned char *tmp;	/* a record that wraps the ring end */
 	size_t tmpcap;
+	int *pfds;		/* per probe site: its uprobe event, or -1 */
+	uint64_t *pids;		/* and that event's id */
 };
 
 struct backend {
@@ -80,6 +107,11 @@ struct backend {
 	struct tsc_conv tsc;
 	struct queue **queues;	/* every ring's queue, for the merge */
 	int nr_queues;
+	/* USDT probe sites (own copy) and what their uprobes sample */
+	struct usdt_site *sites;
+	uint64_t *site_regs;	/* PERF_SAMPLE_REGS_USER mask per site */
+	int *site_stack;	/* PERF_SAMPLE_STACK_USER per site */
+	uint32_t uprobe_type;	/* the uprobe PMU's perf_event_attr.type */
 	/* BACKEND_DRIVER only: the device, one queue and LOST total per CPU */
 	struct strobe_dev *dev;
 	struct queue *dq;
@@ -140,8 +172,14 @@ static const char *open_hint(int err)
 	return strerror(err);
 }
 
-static void ring_close(struct cpu_ring *r)
+static void ring_close(struct backend *b, struct cpu_ring *r)
 {
+	/* the uprobes write into the leader's ring: they go first */
+	for (int i = 0; r->pfds && i < b->cfg.nr_sites; i++)
+		if (r->pfds[i] >= 0)
+			close(r->pfds[i]);
+	free(r->pfds);
+	free(r->pids);
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		if (r->cfds[i] >= 0)
 			close(r->cfds[i]);
@@ -307,6 +345,93 @@ static int dev_open(struct backend *b, struct error *e)
 	return 0;
 }
 
+/* The uprobe PMU, and what each site's uprobes must sample. */
+static int probes_setup(struct backend *b, struct error *e)
+{
+	char *type = file_read_all(UPROBE_PMU "/type", NULL);
+	int n = b->cfg.nr_sites;
+	uint64_t v;
+
+	if (!type || parse_u64(strtok(type, "\n"), &v) < 0 || v > UINT32_MAX) {
+		free(type);
+		return error_set(e, "USDT markers need uprobe perf events, which this kernel "
+				 "lacks (%s: CONFIG_UPROBE_EVENTS): start without --marker",
+				 UPROBE_PMU);
+	}
+	free(type);
+	b->uprobe_type = v;
+	b->sites = xcalloc(n, sizeof(*b->sites));
+	memcpy(b->sites, b->cfg.sites, n * sizeof(*b->sites));
+	b->cfg.sites = b->sites;
+	b->site_regs = xcalloc(n, sizeof(*b->site_regs));
+	b->site_stack = xcalloc(n, sizeof(*b->site_stack));
+	for (int i = 0; i < n; i++) {
+		const struct usdt_site *s = &b->sites[i];
+
+		b->site_regs[i] = usdt_regs_mask(s, &b->site_stack[i]);
+#ifndef __x86_64__
+		if (b->site_regs[i])
+			return error_set(e, "marker %s:%s:%s: probe arguments are read on x86_64 "
+					 "only", s->path, s->provider, s->name);
+#endif
+		if (s->semaphore && access(UPROBE_PMU "/format/ref_ctr_offset", F_OK) < 0)
+			return error_set(e, "marker %s:%s:%s: the probe has a semaphore, which needs "
+					 "uprobe reference counters (Linux 4.20 or later)", s->path,
+					 s->provider, s->name);
+	}
+	return 0;
+}
+
+/* Per site, a uprobe on r's CPU writing into r's ring. */
+static int probes_open(struct backend *b, struct cpu_ring *r, struct error *e)
+{
+	if (!b->cfg.nr_sites)
+		return 0;
+	r->pfds = xcalloc(b->cfg.nr_sites, sizeof(*r->pfds));
+	r->pids = xcalloc(b->cfg.nr_sites, sizeof(*r->pids));
+	for (int i = 0; i < b->cfg.nr_sites; i++)
+		r->pfds[i] = -1;
+	for (int i = 0; i < b->cfg.nr_sites; i++) {
+		const struct usdt_site *site = &b->sites[i];
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = b->uprobe_type;
+		a.config = site->semaphore ? site->semaphore_offset << 32 : 0;
+		a.config1 = (uint64_t)(uintptr_t)site->path;
+		a.config2 = site->offset;
+		a.sample_period = 1;
+		a.sample_type = PROBE_SAMPLE_TYPE;
+		if (b->site_regs[i]) {
+			a.sample_type |= PERF_SAMPLE_REGS_USER;
+			a.sample_regs_user = b->site_regs[i];
+		}
+		if (b->site_stack[i]) {
+			a.sample_type |= PERF_SAMPLE_STACK_USER;
+			a.sample_stack_user = PROBE_STACK_BYTES;
+		}
+		a.sample_id_all = 1;
+		a.use_clockid = 1;	/* SET_OUTPUT needs the leader's clock */
+		a.clockid = CLOCK_MONOTONIC;
+		a.disabled = 1;
+		r->pfds[i] = perf_open(&a, r->cpu, -1);
+		if (r->pfds[i] < 0)
+			return error_set(e, "cannot place the uprobe of marker %s:%s:%s (offset 0x%"
+					 PRIx64 ") on CPU %d: %s", site->path, site->provider,
+					 site->name, site->offset, r->cpu,
+					 errno == EACCES || errno == EPERM ? open_hint(errno) :
+					 strerror(errno));
+		if (ioctl(r->pfds[i], PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
+			return error_set(e, "cannot send the uprobe of marker %s:%s:%s into the "
+					 "ring of CPU %d: %s", site->path, site->provider,
+					 site->name, r->cpu, strerror(errno));
+		if (ioctl(r->pfds[i], PERF_EVENT_IOC_ID, &r->pids[i]) < 0)
+			return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+	}
+	return 0;
+}
+
 struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 {
 	struct backend *b = xcalloc(1, sizeof(*b));
@@ -315,6 +440,8 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	int n;
 
 	b->cfg = *cfg;
+	if (cfg->nr_sites > 0 && probes_setup(b, e) < 0)
+		goto fail;
 	if (!b->cfg.buffer_pages)
 		b->cfg.buffer_pages = 512;
 	if (b->cfg.buffer_pages & (b->cfg.buffer_pages - 1))
@@ -334,7 +461,7 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 			r->cfds[j] = -1;
 		r->size = (uint64_t)b->cfg.buffer_pages * pg;
 		b->nr++;
-		if (ring_open(b, r, e) < 0)
+		if (ring_open(b, r, e) < 0 || probes_open(b, r, e) < 0)
 			goto fail;
 		b->fds[b->nr_fds++] = r->fd;
 	}
@@ -365,6 +492,13 @@ int backend_enable(struct backend *b, struct error *e)
 		if (ioctl(b->rings[i].fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0)
 			return error_set(e, "cannot enable the events of CPU %d: %s",
 					 b->rings[i].cpu, strerror(errno));
+	for (int i = 0; i < b->nr; i++)
+		for (int j = 0; j < b->cfg.nr_sites; j++)
+			if (ioctl(b->rings[i].pfds[j], PERF_EVENT_IOC_ENABLE, 0) < 0)
+				return error_set(e, "cannot enable the uprobe of marker %s:%s:%s "
+						 "on CPU %d: %s", b->sites[j].path,
+						 b->sites[j].provider, b->sites[j].name,
+						 b->rings[i].cpu, strerror(errno));
 	if (b->dev && strobe_dev_start(b->dev, e) < 0)
 		return -1;
 	return 0;
@@ -374,6 +508,10 @@ int backend_disable(struct backend *b)
 {
 	if (b->dev)
 		strobe_dev_stop(b->dev);
+	for (int i = 0; i < b->nr; i++)
+		for (int j = 0; b->rings[i].pfds && j < b->cfg.nr_sites; j++)
+			if (b->rings[i].pfds[j] >= 0)
+				ioctl(b->rings[i].pfds[j], PERF_EVENT_IOC_DISABLE, 0);
 	for (int i = 0; i < b->nr; i++)
 		ioctl(b->rings[i].fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	return 0;
@@ -422,7 +560,7 @@ void backend_close(struct backend *b)
 	if (!b)
 		return;
 	for (int i = 0; i < b->nr; i++)
-		ring_close(&b->rings[i]);
+		ring_close(b, &b->rings[i]);
 	strobe_dev_close(b->dev);
 	for (int i = 0; b->dq && i < b->nr; i++)
 		free(b->dq[i].q);
@@ -432,6 +570,9 @@ void backend_close(struct backend *b)
 	free(b->dev_stats);
 	free(b->rings);
 	free(b->fds);
+	free(b->sites);
+	free(b->site_regs);
+	free(b->site_stack);
 	free(b);
 }
 
@@ -531,6 +672,72 @@ static void queue_sample(struct backend *b, struct cpu_ring *r,
 	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 }
 
+/* The probe site whose uprobe on r has this sample id, or -1. */
+static int probe_site(const struct backend *b, const struct cpu_ring *r, uint64_t id)
+{
+	for (int i = 0; i < b->cfg.nr_sites; i++)
+		if (r->pids[i] == id)
+			return i;
+	return -1;
+}
+
+/*
+ * A uprobe's PERF_RECORD_SAMPLE -> a probe_hit with the arguments read.
+ * Layout: id; pid, tid; time; cpu, res; [abi, regs[weight(mask)]];
+ * [size, stack[size], dyn_size].
+ */
+static void queue_probe(struct backend *b, struct cpu_ring *r, int site,
+			const struct perf_event_header *h, const unsigned char *p)
+{
+	const struct usdt_site *s = &b->sites[site];
+	const unsigned char *end = p + h->size, *stack = NULL;
+	uint64_t regs[USDT_NR_REGS] = { 0 }, mask = b->site_regs[site];
+	size_t stack_len = 0;
+	struct probe_hit *hit;
+	int have_regs = 0;
+
+	p += sizeof(*h);
+	if (end - p < 32)
+		return;
+	hit = queue_push(&r->q, rd64(p + 16), Q_MARK, sizeof(*hit));
+	memset(hit, 0, sizeof(*hit));
+	hit->site = site;
+	hit->pid = rd32(p + 8);
+	hit->tid = rd32(p + 12);
+	hit->cpu = rd32(p + 24);
+	p += 32;
+	if (mask && end - p >= 8) {
+		uint64_t abi = rd64(p);
+
+		p += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE &&
+		    (size_t)(end - p) >= 8 * (size_t)__builtin_popcountll(mask)) {
+			for (int i = 0; i < USDT_NR_REGS; i++)
+				if (mask & (1ULL << i)) {
+					regs[i] = rd64(p);
+					p += 8;
+				}
+			have_regs = 1;
+		}
+	}
+	if (b->site_stack[site] && have_regs && end - p >= 8) {
+		uint64_t size = rd64(p);
+
+		p += 8;
+		if (size && size <= (uint64_t)(end - p) && (uint64_t)(end - p) - size >= 8) {
+			stack = p;
+			stack_len = MIN(size, rd64(p + size));	/* dyn_size: what was copied */
+		}
+	}
+	for (int i = 0; i < s->nargs; i++) {
+		const struct usdt_arg *a = &s->args[i];
+
+		if ((a->kind == USDT_ARG_CONST || have_regs) &&
+		    usdt_arg_value(a, regs, stack, stack_len, &hit->vals[i]) == 0)
+			hit->known |= 1u << i;
+	}
+}
+
 /* Copy the ring's new records into the queue, converting samples. */
 static void ring_read(struct backend *b, struct cpu_ring *r)
 {
@@ -565,9 +772,15 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 			p = r->tmp;
 		}
 		switch (h.type) {
-		case PERF_RECORD_SAMPLE:
-			queue_sample(b, r, &h, p);
+		case PERF_RECORD_SAMPLE: {
+			int site = h.size >= sizeof(h) + 8 ? probe_site(b, r, rd64(p + sizeof(h))) : -1;
+
+			if (site >= 0)
+				queue_probe(b, r, site, &h, p);
+			else
+				queue_sample(b, r, &h, p);
 			break;
+		}
 		case PERF_RECORD_MMAP2:
 		case PERF_RECORD_COMM:
 		case PERF_RECORD_FORK:
@@ -650,10 +863,29 @@ static int deliver_perf(struct ingest *in, struct queue *r, const unsigned char 
 	return 0;
 }
 
-static int deliver(struct ingest *in, struct queue *r, const struct qent *q,
-		   struct error *e)
+/* A probe hit to ingest, as a marker "usdt" named PROVIDER:NAME. */
+static int deliver_probe(struct backend *b, struct ingest *in, const struct qent *q,
+			 const struct probe_hit *hit, struct error *e)
+{
+	const struct usdt_site *s = &b->sites[hit->site];
+	char name[2 * USDT_MAX_NAME + 1], args[USDT_MAX_ARGS * 24];
+	struct db_marker m = {
+		.time_ns = q->time, .cpu = hit->cpu, .pid = hit->pid, .tid = hit->tid,
+		.kind = "usdt", .name = name, .args = s->nargs ? args : NULL,
+	};
+
+	snprintf(name, sizeof(name), "%s:%s", s->provider, s->name);
+	usdt_format_args(s, hit->vals, hit->known, args, sizeof(args));
+	return ingest_marker(in, &m, e);
+}
+
+static int deliver(struct backend *b, struct ingest *in, struct queue *r,
+		   const struct qent *q, struct error *e)
 {
 	const unsigned char *p = (const unsigned char *)(q + 1);
+
+	if (q->kind == Q_MARK)
+		return deliver_probe(b, in, q, (const struct probe_hit *)p, e);
 
 	if (q->kind == Q_STROBE) {
 		struct record rec;
@@ -731,7 +963,7 @@ int backend_drain(struct backend *b, struct ingest *in, int final, struct error 
 			break;
 		bq = (const struct qent *)(best->q + best->qhead);
 		best->qhead += sizeof(*bq) + ((bq->len + 7) & ~7u);
-		if (deliver(in, best, bq, e) < 0)
+		if (deliver(b, in, best, bq, e) < 0)
 			return -1;
 	}
 	for (int i = 0; i < b->nr_queues; i++) {

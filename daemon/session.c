@@ -3,11 +3,14 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "events.h"
+#include "hashkey.h"
 #include "ingest.h"
 #include "procscan.h"
 #include "session.h"
@@ -78,6 +81,79 @@ int session_parse_request(struct session_params *p, const char *events,
 	return 0;
 }
 
+int session_parse_markers(struct session_params *p, const char *const *specs, int n,
+			  struct error *e)
+{
+	size_t cap = 0;
+
+	if (n > SESSION_MAX_MARKERS)
+		return error_set(e, "too many markers: at most %d --marker probes",
+				 SESSION_MAX_MARKERS);
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX], prov[USDT_MAX_NAME], name[USDT_MAX_NAME];
+		struct usdt_site *s;
+		size_t ns;
+
+		if (usdt_parse_spec(specs[i], path, sizeof(path), prov, name, e) < 0)
+			return -1;
+		if (path[0] != '/')
+			return error_set(e, "marker '%s': the path must be absolute", specs[i]);
+		for (int j = 0; j < i; j++)
+			if (!strcmp(specs[i], specs[j]))
+				return error_set(e, "marker '%s' is given twice: give each probe once",
+						 specs[i]);
+		if (usdt_find(path, prov, name, &s, &ns, e) < 0)
+			return error_prefix(e, "marker '%s'", specs[i]);
+		if (p->nr_sites + ns > SESSION_MAX_SITES) {
+			free(s);
+			return error_set(e, "marker '%s': the probes have more than %d sites in all: "
+					 "give fewer markers", specs[i], SESSION_MAX_SITES);
+		}
+		ARRAY_GROW(p->sites, cap, p->nr_sites + ns);
+		memcpy(p->sites + p->nr_sites, s, ns * sizeof(*s));
+		p->nr_sites += ns;
+		free(s);
+	}
+	p->cfg.sites = p->sites;
+	p->cfg.nr_sites = p->nr_sites;
+	return 0;
+}
+
+void session_params_free(struct session_params *p)
+{
+	free(p->sites);
+	p->sites = NULL;
+	p->nr_sites = 0;
+	p->cfg.sites = NULL;
+	p->cfg.nr_sites = 0;
+}
+
+/* One session_probes row per probe site. */
+static int store_probes(struct db *db, int64_t id, const struct session_params *p,
+			struct error *e)
+{
+	for (int i = 0; i < p->nr_sites; i++) {
+		const struct usdt_site *s = &p->sites[i];
+		char key[HASHKEY_MAX], *spec = xasprintf("%s:%s:%s", s->path, s->provider, s->name);
+		struct db_probe row = {
+			.spec = spec, .offset = s->offset, .nargs = s->nargs, .arg_spec = s->arg_spec,
+			.semaphore = s->semaphore ? (int64_t)s->semaphore_offset : -1,
+		};
+		struct error ke;
+		int fd = open(s->path, O_RDONLY | O_CLOEXEC), r;
+
+		if (fd >= 0 && hashkey_file(NULL, fd, key, &ke) == 0)
+			row.binary_key = key;
+		if (fd >= 0)
+			close(fd);
+		r = db_probe_insert(db, id, &row, e);
+		free(spec);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static void fill_row(struct db_session *r, const struct session_params *p, int nr_cpus)
 {
 	struct utsname u;
@@ -131,6 +207,8 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	s->row.wall_offset_ns = (int64_t)(real - mono);
 	if (db_session_insert(db, &s->row, e) < 0)
 		goto fail;
+	if (store_probes(db, s->row.id, p, e) < 0)
+		goto fail_row;
 	s->in = ingest_new(db, cache, &s->row, e);
 	if (!s->in)
 		goto fail_row;
@@ -158,6 +236,28 @@ fail:
 	backend_close(s->b);
 	free(s);
 	return NULL;
+}
+
+int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t pid,
+		 struct error *e)
+{
+	uint64_t now = clock_monotonic_ns();
+	struct db_marker m = { .cpu = -1, .pid = pid, .tid = pid, .kind = "mark", .name = text };
+	size_t len = strlen(text);
+
+	if (strspn(text, " ") == len)
+		return error_set(e, "empty marker text: give the text to mark");
+	if (len > SESSION_MAX_MARK_TEXT)
+		return error_set(e, "marker text of %zu bytes is too long: at most %d", len,
+				 SESSION_MAX_MARK_TEXT);
+	for (const char *c = text; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return error_set(e, "marker text contains a control character: give "
+					 "printable text on one line");
+	m.time_ns = time_ns >= s->row.start_ns && time_ns <= now ? time_ns : now;
+	if (ingest_marker(s->in, &m, e) < 0)
+		return -1;
+	return ingest_commit(s->in, e);
 }
 
 int session_drain(struct session *s, struct error *e)

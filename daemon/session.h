@@ -10,10 +10,16 @@
 #include "bincache.h"
 #include "db.h"
 
+#define SESSION_MAX_MARKERS	16	/* --marker probes of a session */
+#define SESSION_MAX_SITES	64	/* their sites, all together */
+#define SESSION_MAX_MARK_TEXT	256	/* bytes of a 'strobe mark' text */
+
 struct session_params {
 	char name[128];
 	uint32_t owner_uid;
 	struct backend_config cfg;
+	struct usdt_site *sites;	/* the --marker probes' sites (malloc'ed) */
+	int nr_sites;
 };
 
 struct session;
@@ -24,10 +30,24 @@ int session_parse_request(struct session_params *p, const char *events,
 			  const char *sampler, const char *freq, const char *period,
 			  const char *pages, struct error *e);
 
+/* Resolve the --marker specs (PATH:PROVIDER:NAME, PATH absolute) of a
+ * start request into p->sites and p->cfg; call after
+ * session_parse_request.  Errors name the spec. */
+int session_parse_markers(struct session_params *p, const char *const *specs, int n,
+			  struct error *e);
+/* Free what session_parse_markers allocated. */
+void session_params_free(struct session_params *p);
+
 /* Store the session row, open the backend, snapshot the kernel and the
  * running processes, and enable sampling. */
 struct session *session_start(struct db *db, struct bincache *cache,
 			      const struct session_params *p, struct error *e);
+
+/* 'strobe mark TEXT': a marker of kind "mark" at time_ns (the client's
+ * CLOCK_MONOTONIC; now when 0 or outside the session so far), by pid.
+ * Errors: empty, too long or control characters in text; the database. */
+int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t pid,
+		 struct error *e);
 
 /* Move what the rings hold into the database (called on poll and timer). */
 int session_drain(struct session *s, struct error *e);

@@ -241,9 +241,11 @@ static int watch_session(struct daemon *d, int add)
 static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 			 const struct ucred *cr)
 {
+	const char *markers[SESSION_MAX_MARKERS + 1];
 	struct session_params p;
 	struct proto_msg m;
 	struct error e;
+	int nm = 0;
 
 	if (d->session) {
 		reply_error(fd, "session %lld is already running: stop it first with 'strobe stop'",
@@ -259,9 +261,23 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		reply_error(fd, "%s", e.msg);
 		return;
 	}
+	/* marker0, marker1, ...: the USDT probes to record */
+	for (; nm <= SESSION_MAX_MARKERS; nm++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "marker%d", nm);
+		if (!(markers[nm] = proto_get(req, key)))
+			break;
+	}
+	if (session_parse_markers(&p, markers, nm, &e) < 0) {
+		session_params_free(&p);
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
 	p.cfg.kind = d->backend;
 	d->ended[0] = 0;
 	d->session = session_start(d->db, &d->cache, &p, &e);
+	session_params_free(&p);
 	if (!d->session) {
 		reply_error(fd, "%s", e.msg);
 		return;
@@ -343,6 +359,21 @@ static void handle_client(struct daemon *d, int fd)
 			stop_session(d, &m);
 			reply(fd, &m);
 		}
+	} else if (!strcmp(req.verb, "mark")) {
+		const char *text = proto_get(&req, "text"), *t = proto_get(&req, "time_ns");
+		uint64_t time_ns = 0;
+
+		if (t && parse_u64(t, &time_ns) < 0)
+			time_ns = 0;
+		if (!d->session) {
+			reply_error(fd, "no session running: start one with 'strobe start'");
+		} else if (session_mark(d->session, text ? text : "", time_ns, cr.pid, &e) < 0) {
+			reply_error(fd, "%s", e.msg);
+		} else {
+			proto_init(&m, "ok");
+			proto_addf(&m, "session", "%lld", (long long)session_status_id(d->session));
+			reply(fd, &m);
+		}
 	} else if (!strcmp(req.verb, "status")) {
 		proto_init(&m, "ok");
 		if (d->session) {
@@ -371,7 +402,7 @@ static void handle_client(struct daemon *d, int fd)
 		d->quit = 1;
 	} else {
 		reply_error(fd, "malformed request: unknown request '%s' (expected start, stop, "
-			    "status, ping or shutdown)", req.verb);
+			    "status, mark, ping or shutdown)", req.verb);
 	}
 	proto_free(&req);
 }

@@ -661,6 +661,32 @@ int db_marker_insert(struct db *db, int64_t session_id, const struct db_marker *
 	return step_done(db, st, e, "storing a marker");
 }
 
+int db_probe_insert(struct db *db, int64_t session_id, const struct db_probe *p,
+		    struct error *e)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->sql, "INSERT INTO session_probes(session_id,spec,binary_key,"
+			       "offset,semaphore,nargs,arg_spec) VALUES(?1,?2,?3,?4,?5,?6,?7)",
+			       -1, &st, NULL))
+		return db_sql_error(db, e, "storing the session's probes");
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_text(st, 2, p->spec, -1, SQLITE_STATIC);
+	if (p->binary_key)
+		sqlite3_bind_text(st, 3, p->binary_key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)p->offset);
+	if (p->semaphore >= 0)
+		sqlite3_bind_int64(st, 5, p->semaphore);
+	sqlite3_bind_int(st, 6, p->nargs);
+	sqlite3_bind_text(st, 7, p->arg_spec, -1, SQLITE_STATIC);
+	if (step_done(db, st, e, "storing the session's probes") < 0) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
 		     const struct db_cpu_stats *cs, struct error *e)
 {

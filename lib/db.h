@@ -122,6 +122,18 @@ struct db_marker {
 int db_marker_insert(struct db *db, int64_t session_id, const struct db_marker *m,
 		     struct error *e);
 
+/* A row of session_probes (schema 002): one site of a --marker probe. */
+struct db_probe {
+	const char *spec;		/* PATH:PROVIDER:NAME */
+	const char *binary_key;		/* NULL: unknown */
+	uint64_t offset;		/* file offset of the site */
+	int64_t semaphore;		/* file offset of its semaphore, -1: none */
+	int nargs;
+	const char *arg_spec;
+};
+int db_probe_insert(struct db *db, int64_t session_id, const struct db_probe *p,
+		    struct error *e);
+
 struct db_cpu_stats {
 	uint32_t cpu;
 	uint64_t samples, lost;

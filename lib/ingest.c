@@ -529,6 +529,14 @@ int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct er
 	return db_lost_insert(in->db, in->s->id, cpu, time_ns, 0, "throttle", e);
 }
 
+int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e)
+{
+	if (batch_open(in, e))
+		return -1;
+	in->batch_rows++;
+	return db_marker_insert(in->db, in->s->id, m, e);
+}
+
 int ingest_record(struct ingest *in, const struct record *r, struct error *e)
 {
 	switch (r->type) {

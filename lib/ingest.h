@@ -53,6 +53,8 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
 		const char *kind, struct error *e);
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e);
+/* A marker (schema 002): a USDT probe hit, or a 'strobe mark'. */
+int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e);
 
 /* Commit the open batch and the session's running totals. */
 int ingest_commit(struct ingest *in, struct error *e);

@@ -6,7 +6,10 @@
  * VERB and keys are [a-z0-9_-]; values are percent-encoded (%XX) wherever
  * they hold '%', '=', space, control or non-ASCII bytes.  The client sends
  * one request and reads one reply, "ok ..." or "error msg=...".
- * Requests: start, stop, status, ping, shutdown.
+ * Requests: start, stop, status, mark, ping, shutdown.
+ *   start  events= sample_event= freq= period= name= buffer_pages=
+ *          marker0= marker1= ... (USDT probes, PATH:PROVIDER:NAME)
+ *   mark   text= time_ns= (the client's CLOCK_MONOTONIC when it was run)
  */
 #ifndef STROBE_PROTO_H
 #define STROBE_PROTO_H

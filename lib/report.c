@@ -7,36 +7,31 @@
  *     read from the histogram sample_agg; a time range, or a session still
  *     'running' or 'aborted' (whose histogram may be incomplete), scans the
  *     session's rowid range of samples instead.
- *  2. name: each offset through the binary's cached copy (symtab), or for
- *     the kernel through the session's kallsyms snapshot.  Naming never
- *     guesses: a binary with no usable cached copy, or whose row records a
- *     problem, shows as "[binary unavailable]" with a note, and an offset
- *     no symbol covers is "[unknown]".  Memory with no file ([vdso],
- *     [anon], [heap], [stack], [unknown]) is shown under its key with
- *     symbol "[unknown]"; it is not counted as unresolved.
+ *  2. name: each location through the resolver (lib/resolve.h: the
+ *     binary's cached copy, the session's kallsyms snapshot for the
+ *     kernel).  Naming never guesses: a binary with no usable cached copy,
+ *     or whose row records a problem, shows as "[binary unavailable]" with
+ *     a note, and an offset no symbol covers is "[unknown]".  Memory with
+ *     no file ([vdso], [anon], [heap], [stack], [unknown]) is shown under
+ *     its key with symbol "[unknown]"; it is not counted as unresolved.
  *  3. group by binary, symbol or line, sort, and lay out the table.
  *
- * The build_id column holds the hex build-id of "buildid:" and "kernel:"
- * keys, the whole key for "xxh3:" keys (a content hash, not a build-id,
- * but still what identifies the exact file, and the prefix keeps the two
- * apart), and nothing (null) for memory with no file.  In --by binary the
- * symbol column is null; source exists only in --by line.
+ * The build_id column is the resolver's: the hex build-id of "buildid:"
+ * and "kernel:" keys, the whole key for "xxh3:" keys, and nothing (null)
+ * for memory with no file.  In --by binary the symbol column is null;
+ * source exists only in --by line.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1	/* strcasestr */
 #endif
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
-#include "bincache.h"
-#include "kallsyms.h"
 #include "report.h"
-#include "symtab.h"
+#include "resolve.h"
 
 #define NR_NOTES ((int)(sizeof(((struct report_summary *)0)->notes) / \
 			sizeof(((struct report_summary *)0)->notes[0])))
@@ -155,18 +150,14 @@ static void locmap_free(struct locmap *m)
 	free(m->slot);
 }
 
-/* ---- step 2: binaries ---- */
-
-enum bin_kind { BIN_FILE, BIN_KERNEL, BIN_NOFILE };
+/* ---- step 2: binaries (their strings are the resolver's) ---- */
 
 struct bin {
 	int64_t id;
-	enum bin_kind kind;
-	char *display;			/* binary column */
-	char *key;
-	char *build_id;			/* build_id column, NULL: none */
-	struct symtab *st;		/* BIN_FILE with a usable copy */
-	char *problem;			/* non-NULL: cannot be symbolised */
+	const char *display;		/* binary column */
+	const char *key;
+	const char *build_id;		/* build_id column, NULL: none */
+	const char *problem;		/* non-NULL: cannot be symbolised */
 	int no_symbols;			/* copy has no function symbols */
 	uint64_t samples;		/* filtered samples in this binary */
 };
@@ -259,10 +250,7 @@ struct report {
 	const struct report_opts *o;
 	struct report_summary *sum;
 	int nev;
-	struct bincache cache;		/* opened read-only: never created */
-	struct kallsyms *ks;
-	int ks_tried;
-	char *ks_problem;
+	struct resolver *res;
 	struct locmap locs;
 	struct bin *bins;
 	size_t nbins, bins_cap;
@@ -298,11 +286,6 @@ static const char *path_base(const char *p)
 	const char *s = strrchr(p, '/');
 
 	return s ? s + 1 : p;
-}
-
-static int key_is_nofile(const char *key)
-{
-	return key[0] == '[' || !*key;
 }
 
 /*
@@ -485,105 +468,6 @@ static int unattributed(struct report *r, struct error *e)
 	return rc == SQLITE_DONE ? 0 : sql_fail(r, e, "reading session_cpus");
 }
 
-/* The session's kallsyms snapshot, loaded on first use; NULL with
- * r->ks_problem set when there is none. */
-static struct kallsyms *kallsyms_get(struct report *r)
-{
-	const char *key = r->sum->session.kallsyms_key;
-	struct error err = { "" };
-	char *path;
-
-	if (r->ks_tried)
-		return r->ks;
-	r->ks_tried = 1;
-	if (!*key) {
-		r->ks_problem = xstrdup("the session has no kallsyms snapshot");
-		return NULL;
-	}
-	path = bincache_path(&r->cache, key);
-	if (!path) {
-		r->ks_problem = xasprintf("bad kallsyms key '%s' in the session", key);
-		return NULL;
-	}
-	if (access(path, F_OK) < 0 && errno == ENOENT)
-		r->ks_problem = xasprintf("kallsyms snapshot %s missing from the cache", key);
-	else if (!(r->ks = kallsyms_load(path, &err)))
-		r->ks_problem = xasprintf("kallsyms snapshot unreadable: %s", err.msg);
-	free(path);
-	return r->ks;
-}
-
-/* Set up bins[] entry for binary id (step 2). */
-static void bin_open(struct report *r, struct bin *b, int64_t id)
-{
-	struct db_binary *row = xmalloc(sizeof(*row));
-	struct error err = { "" };
-	char *path;
-
-	memset(b, 0, sizeof(*b));
-	b->id = id;
-	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
-		/* No mapping was known for the sample (or the row is gone). */
-		b->kind = BIN_NOFILE;
-		b->display = xstrdup("[unknown]");
-		b->key = xstrdup("[unknown]");
-		free(row);
-		return;
-	}
-	b->key = xstrdup(row->key);
-	if (!strncmp(row->key, "kernel:", 7)) {
-		b->kind = BIN_KERNEL;
-		b->display = xstrdup("[kernel.kallsyms]");
-		b->build_id = xstrdup(row->key + 7);
-		if (row->problem[0])
-			b->problem = xstrdup(row->problem);
-		else if (!kallsyms_get(r))
-			b->problem = xstrdup(r->ks_problem);
-		free(row);
-		return;
-	}
-	if (key_is_nofile(row->key)) {
-		b->kind = BIN_NOFILE;
-		b->display = xstrdup(row->key);
-		free(row);
-		return;
-	}
-	b->kind = BIN_FILE;
-	b->display = xstrdup(row->path);
-	if (!strncmp(row->key, "buildid:", 8))
-		b->build_id = xstrdup(row->key + 8);
-	else
-		b->build_id = xstrdup(row->key);
-	if (row->problem[0]) {
-		b->problem = xstrdup(row->problem);
-		free(row);
-		return;
-	}
-	path = bincache_path(&r->cache, row->key);
-	if (!path) {
-		b->problem = xasprintf("bad key '%s' in the database", row->key);
-	} else if (access(path, F_OK) < 0 && errno == ENOENT) {
-		b->problem = xstrdup(row->cached ? "cached copy missing" :
-				     "never copied to the binary cache");
-	} else if (!(b->st = symtab_open(path, &err))) {
-		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
-	} else if (!symtab_count(b->st)) {
-		b->no_symbols = 1;
-	}
-	free(path);
-	free(row);
-}
-
-static void bin_close(struct bin *b)
-{
-	if (b->st)
-		symtab_close(b->st);
-	free(b->display);
-	free(b->key);
-	free(b->build_id);
-	free(b->problem);
-}
-
 static int loc_cmp(const void *pa, const void *pb)
 {
 	const struct loc *a = pa, *b = pb;
@@ -593,47 +477,6 @@ static int loc_cmp(const void *pa, const void *pb)
 	if (a->offset != b->offset)
 		return a->offset < b->offset ? -1 : 1;
 	return (a->mode > b->mode) - (a->mode < b->mode);
-}
-
-/* Name one location: symbol (NULL in --by binary) and source (NULL
- * unless --by line) into the buffers. */
-static void loc_name(struct report *r, const struct bin *b, const struct loc *l,
-		     char *sym, size_t symlen, char *src, size_t srclen,
-		     const char **symp, const char **srcp)
-{
-	enum report_by by = r->o->by;
-
-	*symp = NULL;
-	*srcp = NULL;
-	if (by == REPORT_BY_BINARY)
-		return;
-	if (by == REPORT_BY_LINE) {
-		src[0] = 0;
-		*srcp = src;
-	}
-	*symp = "[unknown]";
-	if (b->problem) {
-		*symp = "[binary unavailable]";
-	} else if (b->kind == BIN_KERNEL) {
-		const char *module = NULL, *name;
-		uint64_t off;
-
-		name = kallsyms_lookup(r->ks, l->offset, &off, &module);
-		if (name && module) {
-			snprintf(sym, symlen, "%s [%s]", name, module);
-			*symp = sym;
-		} else if (name) {
-			*symp = name;
-		}
-	} else if (b->kind == BIN_FILE && b->st) {
-		struct symtab_hit hit = { 0 };
-
-		if (symtab_lookup(b->st, l->offset, by == REPORT_BY_LINE, &hit) == 0 &&
-		    hit.name)
-			*symp = hit.name;
-		if (by == REPORT_BY_LINE && hit.file && hit.line)
-			snprintf(src, srclen, "%s:%u", hit.file, hit.line);
-	}
 }
 
 static int bin_by_samples(const void *pa, const void *pb)
@@ -650,29 +493,37 @@ static int bin_by_samples(const void *pa, const void *pb)
 static void name_and_group(struct report *r)
 {
 	struct locmap *m = &r->locs;
+	enum report_by by = r->o->by;
 	struct bin **problems;
 	size_t i, np = 0;
-	char sym[512], src[4200];
 
 	if (m->n)
 		qsort(m->v, m->n, sizeof(*m->v), loc_cmp);
 	for (i = 0; i < m->n; i++) {
 		struct loc *l = &m->v[i];
-		const char *symbol, *source;
+		struct resolved rv;
 		struct bin *b;
 		struct group *g;
 		int k;
 
+		resolver_lookup(r->res, l->binary_id, l->offset, by == REPORT_BY_LINE, &rv);
 		if (!r->nbins || r->bins[r->nbins - 1].id != l->binary_id) {
 			ARRAY_GROW(r->bins, r->bins_cap, r->nbins + 1);
-			bin_open(r, &r->bins[r->nbins], l->binary_id);
-			r->nbins++;
+			b = &r->bins[r->nbins++];
+			memset(b, 0, sizeof(*b));
+			b->id = l->binary_id;
+			b->display = rv.binary;
+			b->key = rv.key;
+			b->build_id = rv.build_id;
+			b->problem = rv.problem;
+			b->no_symbols = rv.no_symbols;
 		}
 		l->bin = r->nbins - 1;
 		b = &r->bins[l->bin];
 		b->samples += l->samples;
-		loc_name(r, b, l, sym, sizeof(sym), src, sizeof(src), &symbol, &source);
-		g = groupmap_get(&r->groups, l->bin, b->display, symbol, source);
+		g = groupmap_get(&r->groups, l->bin, b->display,
+				 by == REPORT_BY_BINARY ? NULL : rv.symbol,
+				 by == REPORT_BY_LINE ? rv.source : NULL);
 		g->samples += l->samples;
 		for (k = 0; k < r->nev; k++)
 			g->c[k] += l->c[k];
@@ -957,7 +808,6 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 {
 	struct report r = { .db = db, .o = o, .sum = sum };
 	struct table *t = NULL;
-	char *dir;
 
 	memset(sum, 0, sizeof(*sum));
 	if (o->has_from && o->has_to && o->from_ns > o->to_ns) {
@@ -967,9 +817,8 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 	if (db_session_get(db, o->session, &sum->session, e) < 0)
 		return NULL;
 	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
-	/* Not bincache_open(): a report must not create the cache. */
-	dir = db_cache_dir(db);
-	r.cache.dir = dir;
+	if (!(r.res = resolver_new(db, &sum->session, e)))
+		return NULL;
 
 	if (!strcmp(sum->session.state, "running"))
 		note_add(&r, "session %lld is still running: this report covers the "
@@ -988,15 +837,10 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			 "%d more notes left out", r.dropped_notes + 1);
 	}
 out:
-	for (size_t i = 0; i < r.nbins; i++)
-		bin_close(&r.bins[i]);
 	free(r.bins);
 	groupmap_free(&r.groups);
 	locmap_free(&r.locs);
-	if (r.ks)
-		kallsyms_free(r.ks);
-	free(r.ks_problem);
-	free(dir);
+	resolver_free(r.res);
 	return t;
 }
 

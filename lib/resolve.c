@@ -1,6 +1,355 @@
 /*
- * resolve.c - names for sampled locations (see resolve.h).  Work in
- * progress: the code still lives in report.c.
+ * resolve.c - names for sampled locations (see resolve.h).
+ *
+ * Two tables: the binaries (one entry per binaries.id, opened on first
+ * use: its row, then the cached copy through symtab, or the session's
+ * kallsyms snapshot for the kernel) and the locations named so far, keyed
+ * by (binary_id, offset).  Both are open-addressing hash tables.
+ *
+ * The build_id of a binary is the hex build-id of "buildid:" and
+ * "kernel:" keys, the whole key for other file keys ("xxh3:", a content
+ * hash, not a build-id, but still what identifies the exact file, and
+ * the prefix keeps the two apart), and NULL for memory with no file.
  */
 #include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bincache.h"
+#include "kallsyms.h"
 #include "resolve.h"
+#include "symtab.h"
+
+enum bin_kind { BIN_FILE, BIN_KERNEL, BIN_NOFILE };
+
+struct rbin {
+	int64_t id;
+	enum bin_kind kind;
+	char *display;
+	char *key;
+	char *build_id;			/* NULL: none */
+	struct symtab *st;		/* BIN_FILE with a usable copy */
+	char *problem;			/* non-NULL: cannot be symbolised */
+	int no_symbols;			/* copy has no function symbols */
+};
+
+struct rloc {
+	int64_t binary_id;
+	uint64_t offset;
+	size_t bin;			/* index in bins */
+	const char *symbol;		/* owned by a symtab, the kallsyms, or own_sym */
+	char *own_sym;
+	char *source;			/* NULL until a lookup wanted the line */
+};
+
+struct resolver {
+	struct db *db;
+	struct bincache cache;		/* dir only: never created */
+	char kallsyms_key[sizeof(((struct db_session *)0)->kallsyms_key)];
+	struct kallsyms *ks;
+	int ks_tried;
+	char *ks_problem;
+
+	struct rbin *bins;
+	size_t nbins, bins_cap;
+	size_t *bin_slot;		/* index + 1 into bins; 0: empty */
+	size_t bin_mask;
+
+	struct rloc *locs;
+	size_t nlocs, locs_cap;
+	size_t *loc_slot;
+	size_t loc_mask;
+	size_t last_loc;		/* index + 1 of the last hit: a fast path */
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t loc_hash(int64_t b, uint64_t off)
+{
+	return mix64(off ^ mix64((uint64_t)b));
+}
+
+struct resolver *resolver_new(struct db *db, const struct db_session *s, struct error *e)
+{
+	struct resolver *r = xcalloc(1, sizeof(*r));
+
+	(void)e;
+	r->db = db;
+	/* Not bincache_open(): readers must not create the cache. */
+	r->cache.dir = db_cache_dir(db);
+	snprintf(r->kallsyms_key, sizeof(r->kallsyms_key), "%s", s ? s->kallsyms_key : "");
+	return r;
+}
+
+void resolver_free(struct resolver *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nbins; i++) {
+		struct rbin *b = &r->bins[i];
+
+		if (b->st)
+			symtab_close(b->st);
+		free(b->display);
+		free(b->key);
+		free(b->build_id);
+		free(b->problem);
+	}
+	for (i = 0; i < r->nlocs; i++) {
+		free(r->locs[i].own_sym);
+		free(r->locs[i].source);
+	}
+	free(r->bins);
+	free(r->bin_slot);
+	free(r->locs);
+	free(r->loc_slot);
+	if (r->ks)
+		kallsyms_free(r->ks);
+	free(r->ks_problem);
+	free(r->cache.dir);
+	free(r);
+}
+
+/* The session's kallsyms snapshot, loaded on first use; NULL with
+ * r->ks_problem set when there is none. */
+static struct kallsyms *kallsyms_get(struct resolver *r)
+{
+	const char *key = r->kallsyms_key;
+	struct error err = { "" };
+	char *path;
+
+	if (r->ks_tried)
+		return r->ks;
+	r->ks_tried = 1;
+	if (!*key) {
+		r->ks_problem = xstrdup("the session has no kallsyms snapshot");
+		return NULL;
+	}
+	path = bincache_path(&r->cache, key);
+	if (!path) {
+		r->ks_problem = xasprintf("bad kallsyms key '%s' in the session", key);
+		return NULL;
+	}
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		r->ks_problem = xasprintf("kallsyms snapshot %s missing from the cache", key);
+	else if (!(r->ks = kallsyms_load(path, &err)))
+		r->ks_problem = xasprintf("kallsyms snapshot unreadable: %s", err.msg);
+	free(path);
+	return r->ks;
+}
+
+static int key_is_nofile(const char *key)
+{
+	return key[0] == '[' || !*key;
+}
+
+/* Fill b for binary id: its row, its cached copy or the kallsyms. */
+static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
+{
+	struct db_binary *row = xmalloc(sizeof(*row));
+	struct error err = { "" };
+	char *path;
+
+	memset(b, 0, sizeof(*b));
+	b->id = id;
+	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
+		/* No mapping was known for the sample (or the row is gone). */
+		b->kind = BIN_NOFILE;
+		b->display = xstrdup("[unknown]");
+		b->key = xstrdup("[unknown]");
+		free(row);
+		return;
+	}
+	b->key = xstrdup(row->key);
+	if (!strncmp(row->key, "kernel:", 7)) {
+		b->kind = BIN_KERNEL;
+		b->display = xstrdup("[kernel.kallsyms]");
+		b->build_id = xstrdup(row->key + 7);
+		if (row->problem[0])
+			b->problem = xstrdup(row->problem);
+		else if (!kallsyms_get(r))
+			b->problem = xstrdup(r->ks_problem);
+		free(row);
+		return;
+	}
+	if (key_is_nofile(row->key)) {
+		b->kind = BIN_NOFILE;
+		b->display = xstrdup(row->key);
+		free(row);
+		return;
+	}
+	b->kind = BIN_FILE;
+	b->display = xstrdup(row->path);
+	if (!strncmp(row->key, "buildid:", 8))
+		b->build_id = xstrdup(row->key + 8);
+	else
+		b->build_id = xstrdup(row->key);
+	if (row->problem[0]) {
+		b->problem = xstrdup(row->problem);
+		free(row);
+		return;
+	}
+	path = bincache_path(&r->cache, row->key);
+	if (!path) {
+		b->problem = xasprintf("bad key '%s' in the database", row->key);
+	} else if (access(path, F_OK) < 0 && errno == ENOENT) {
+		b->problem = xstrdup(row->cached ? "cached copy missing" :
+				     "never copied to the binary cache");
+	} else if (!(b->st = symtab_open(path, &err))) {
+		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
+	} else if (!symtab_count(b->st)) {
+		b->no_symbols = 1;
+	}
+	free(path);
+	free(row);
+}
+
+static void bin_rehash(struct resolver *r)
+{
+	size_t nslots = r->bin_slot ? (r->bin_mask + 1) * 2 : 64, i;
+
+	free(r->bin_slot);
+	r->bin_slot = xcalloc(nslots, sizeof(*r->bin_slot));
+	r->bin_mask = nslots - 1;
+	for (i = 0; i < r->nbins; i++) {
+		size_t h = mix64((uint64_t)r->bins[i].id) & r->bin_mask;
+
+		while (r->bin_slot[h])
+			h = (h + 1) & r->bin_mask;
+		r->bin_slot[h] = i + 1;
+	}
+}
+
+/* Index in bins of binary id, opened if new. */
+static size_t bin_get(struct resolver *r, int64_t id)
+{
+	size_t h;
+
+	if (!r->bin_slot || (r->nbins + 1) * 2 > r->bin_mask + 1)
+		bin_rehash(r);
+	h = mix64((uint64_t)id) & r->bin_mask;
+	while (r->bin_slot[h]) {
+		size_t i = r->bin_slot[h] - 1;
+
+		if (r->bins[i].id == id)
+			return i;
+		h = (h + 1) & r->bin_mask;
+	}
+	ARRAY_GROW(r->bins, r->bins_cap, r->nbins + 1);
+	bin_open(r, &r->bins[r->nbins], id);
+	r->bin_slot[h] = ++r->nbins;
+	return r->nbins - 1;
+}
+
+static void loc_rehash(struct resolver *r)
+{
+	size_t nslots = r->loc_slot ? (r->loc_mask + 1) * 2 : 1024, i;
+
+	free(r->loc_slot);
+	r->loc_slot = xcalloc(nslots, sizeof(*r->loc_slot));
+	r->loc_mask = nslots - 1;
+	for (i = 0; i < r->nlocs; i++) {
+		size_t h = loc_hash(r->locs[i].binary_id, r->locs[i].offset) & r->loc_mask;
+
+		while (r->loc_slot[h])
+			h = (h + 1) & r->loc_mask;
+		r->loc_slot[h] = i + 1;
+	}
+}
+
+/* Name l's symbol, and its source line when want_line. */
+static void loc_name(struct resolver *r, const struct rbin *b, struct rloc *l, int want_line)
+{
+	if (!l->symbol) {
+		l->symbol = "[unknown]";
+		if (b->problem) {
+			l->symbol = "[binary unavailable]";
+		} else if (b->kind == BIN_KERNEL) {
+			const char *module = NULL, *name;
+			uint64_t off;
+
+			name = kallsyms_lookup(r->ks, l->offset, &off, &module);
+			if (name && module)
+				l->symbol = l->own_sym = xasprintf("%s [%s]", name, module);
+			else if (name)
+				l->symbol = name;
+		} else if (b->kind == BIN_FILE && b->st) {
+			struct symtab_hit hit = { 0 };
+
+			if (symtab_lookup(b->st, l->offset, want_line, &hit) == 0 && hit.name)
+				l->symbol = hit.name;
+			if (want_line)
+				l->source = hit.file && hit.line ?
+					xasprintf("%s:%u", hit.file, hit.line) : xstrdup("");
+		}
+	}
+	if (want_line && !l->source) {
+		struct symtab_hit hit = { 0 };
+
+		if (b->kind == BIN_FILE && b->st && !b->problem)
+			symtab_lookup(b->st, l->offset, 1, &hit);
+		l->source = hit.file && hit.line ?
+			xasprintf("%s:%u", hit.file, hit.line) : xstrdup("");
+	}
+}
+
+static struct rloc *loc_get(struct resolver *r, int64_t binary_id, uint64_t offset)
+{
+	struct rloc *l;
+	size_t h;
+
+	if (r->last_loc) {
+		l = &r->locs[r->last_loc - 1];
+		if (l->binary_id == binary_id && l->offset == offset)
+			return l;
+	}
+	if (!r->loc_slot || (r->nlocs + 1) * 2 > r->loc_mask + 1)
+		loc_rehash(r);
+	h = loc_hash(binary_id, offset) & r->loc_mask;
+	while (r->loc_slot[h]) {
+		l = &r->locs[r->loc_slot[h] - 1];
+		if (l->binary_id == binary_id && l->offset == offset) {
+			r->last_loc = r->loc_slot[h];
+			return l;
+		}
+		h = (h + 1) & r->loc_mask;
+	}
+	ARRAY_GROW(r->locs, r->locs_cap, r->nlocs + 1);
+	l = &r->locs[r->nlocs];
+	memset(l, 0, sizeof(*l));
+	l->binary_id = binary_id;
+	l->offset = offset;
+	r->loc_slot[h] = ++r->nlocs;
+	r->last_loc = r->nlocs;
+	/* after the growth above: bin_get does not touch locs */
+	l->bin = bin_get(r, binary_id);
+	return l;
+}
+
+void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int want_line,
+		     struct resolved *out)
+{
+	struct rloc *l = loc_get(r, binary_id, offset);
+	const struct rbin *b = &r->bins[l->bin];
+
+	if (!l->symbol || (want_line && !l->source))
+		loc_name(r, b, l, want_line);
+	out->binary = b->display;
+	out->build_id = b->build_id;
+	out->key = b->key;
+	out->symbol = l->symbol;
+	out->source = want_line ? l->source : NULL;
+	out->problem = b->problem;
+	out->no_symbols = b->no_symbols;
+}

@@ -5,6 +5,16 @@
  * path, [kernel.kallsyms], [vdso], [unknown], ...), the symbol (libbfd on
  * the binary cache's copy; the session's kallsyms snapshot for the kernel)
  * and, if asked, the source line.  Reports, plots and exports share it.
+ *
+ * Naming never guesses: a binary whose row records a problem, or with no
+ * usable cached copy (or, for the kernel, no kallsyms snapshot), has
+ * problem set and every symbol in it is "[binary unavailable]"; an offset
+ * no symbol covers is "[unknown]".  Memory with no file ([vdso], [anon],
+ * [heap], [stack], [unknown], and a sample with no binary row) is named
+ * under its key with symbol "[unknown]" and no problem.
+ *
+ * The resolver only reads: it never creates the cache directory.  Like
+ * symtab (libbfd), use it from one thread at a time.
  */
 #ifndef STROBE_RESOLVE_H
 #define STROBE_RESOLVE_H
@@ -20,16 +30,23 @@ void resolver_free(struct resolver *r);
 
 struct resolved {
 	const char *binary;	/* display name: path, [kernel.kallsyms], [unknown], ... */
-	const char *build_id;	/* NULL when none */
+	const char *build_id;	/* NULL when none; the hex build-id of buildid: and
+				 * kernel: keys, the whole key for xxh3: and missing: */
+	const char *key;	/* binaries.key; "[unknown]" when there is no row */
 	const char *symbol;	/* "[unknown]" when not found, "[binary unavailable]" when
-				 * the binary cannot be read (problem says why) */
-	const char *source;	/* "file:line", only when want_line; NULL otherwise */
+				 * the binary cannot be read (problem says why); kernel
+				 * module symbols as "name [module]" */
+	const char *source;	/* only when want_line: "file:line", or "" when
+				 * unknown; NULL otherwise */
 	const char *problem;	/* NULL, or why the binary is unavailable */
+	int no_symbols;		/* the binary's copy has no function symbols (stripped) */
 };
 
 /*
- * Name one location.  Binaries are opened once and kept; the strings stay
- * valid until the next resolver_lookup() or resolver_free().
+ * Name one location.  Binaries are opened once and kept, and each
+ * (binary_id, offset) is named once and remembered, so calling this for
+ * every sample of a session costs one hash lookup per sample.  All the
+ * strings stay valid until resolver_free().
  */
 void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int want_line,
 		     struct resolved *out);

@@ -4,7 +4,7 @@
 -- 'strobe mark TEXT'.  Plots draw them, exports carry them, and
 -- 'strobe report --markers' lists them.
 CREATE TABLE markers (
-	session_id	INTEGER NOT NULL REFERENCES sessions(id),
+	session_id	INTEGER NOT NULL,
 	time_ns		INTEGER NOT NULL,	-- CLOCK_MONOTONIC, as samples.time_ns
 	cpu		INTEGER,		-- NULL for strobe mark
 	pid		INTEGER,		-- the process that hit the probe / ran strobe mark
@@ -15,12 +15,14 @@ CREATE TABLE markers (
 );
 CREATE INDEX markers_by_time ON markers(session_id, time_ns);
 
--- The USDT probes a session was started with, resolved to a file offset.
+-- The USDT probes a session was started with, resolved to a file offset:
+-- one row per probe site (a probe can sit at several places in a binary).
 CREATE TABLE session_probes (
-	session_id	INTEGER NOT NULL REFERENCES sessions(id),
-	spec		TEXT NOT NULL,		-- PATH:PROVIDER:NAME as given
+	session_id	INTEGER NOT NULL,
+	spec		TEXT NOT NULL,		-- PATH:PROVIDER:NAME as given, PATH made absolute
 	binary_key	TEXT,			-- binaries.key of PATH at session start
 	offset		INTEGER NOT NULL,	-- file offset of the probe site
+	semaphore	INTEGER,		-- file offset of the probe's semaphore; NULL: none
 	nargs		INTEGER NOT NULL,
 	arg_spec	TEXT			-- the note's argument string, e.g. "-4@%edi 8@%rsi"
 );

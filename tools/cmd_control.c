@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,34 @@
 #include "events.h"
 #include "proto.h"
 #include "strobe.h"
+#include "usdt.h"
+
+/* --marker PATH:PROVIDER:NAME: checked for form here, with PATH made
+ * absolute (strobed runs elsewhere); strobed finds the probe, as root. */
+static int add_marker(struct start_opts *o, const char *arg, const char *cmd)
+{
+	char path[PATH_MAX], abs[PATH_MAX], prov[USDT_MAX_NAME], name[USDT_MAX_NAME];
+	char cwd[PATH_MAX];
+	struct error e;
+
+	if (usdt_parse_spec(arg, path, sizeof(path), prov, name, &e) < 0) {
+		fprintf(stderr, "strobe %s: %s\n", cmd, e.msg);
+		return -1;
+	}
+	if (o->nr_markers >= START_MAX_MARKERS) {
+		fprintf(stderr, "strobe %s: too many markers: at most %d --marker probes\n",
+			cmd, START_MAX_MARKERS);
+		return -1;
+	}
+	if (realpath(path, abs)) {
+		o->markers[o->nr_markers++] = xasprintf("%s:%s:%s", abs, prov, name);
+	} else if (path[0] == '/' || !getcwd(cwd, sizeof(cwd))) {
+		o->markers[o->nr_markers++] = xstrdup(arg);	/* strobed says what is wrong */
+	} else {
+		o->markers[o->nr_markers++] = xasprintf("%s/%s:%s:%s", cwd, path, prov, name);
+	}
+	return 0;
+}
 
 void start_opts_init(struct start_opts *o)
 {
@@ -66,6 +95,8 @@ int start_opts_parse(struct start_opts *o, int c, const char *arg, const char *c
 	case 'm':
 		o->buffer_pages = arg;
 		return 1;
+	case 'M':
+		return add_marker(o, arg, cmd) < 0 ? -1 : 1;
 	}
 	return 0;
 bad_event:
@@ -102,6 +133,12 @@ int control_start(const struct start_opts *o, long long *id, struct error *e)
 		proto_add(&req, "name", o->name);
 	if (o->buffer_pages)
 		proto_add(&req, "buffer_pages", o->buffer_pages);
+	for (int i = 0; i < o->nr_markers; i++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "marker%d", i);
+		proto_add(&req, key, o->markers[i]);
+	}
 	ret = proto_call(o->socket, &req, &resp, e);
 	proto_free(&req);
 	if (ret == 0) {

@@ -1,12 +1,1216 @@
 /*
- * cmd_export.c - strobe export (work in progress: issue 4).
+ * cmd_export.c - "strobe export": a session's raw samples as CSV, or the
+ * session as a Chrome trace (Trace Event Format, JSON) for the Perfetto UI
+ * and chrome://tracing.
+ *
+ * CSV: one row per sample in time order, header
+ *   time_ns,tsc,cpu,pid,tid,comm,binary,symbol,<event>...,offset,mode,build_id
+ * with one column per counting event, named as given with -e, holding the
+ * counter increase attributed to the sample (samples.c<i>).  time_ns is
+ * CLOCK_MONOTONIC as stored; offset is the file offset (kernel: the
+ * address) in hex; mode is user, kernel, hypervisor or guest.
+ *
+ * Chrome trace: {"traceEvents": [...], "displayTimeUnit": "ms",
+ * "otherData": {...}}, ts in microseconds since the session start:
+ *  - per counting event and CPU, a counter track "<event> cpu<N>" ("ph":
+ *    "C", on the pseudo-process COUNTERS_PID "CPU counters") whose value
+ *    is the event's increase in each bucket (default 1 ms) of that CPU's
+ *    samples; it drops to 0 over buckets with no samples;
+ *  - markers as instant events: 'strobe mark' global ("s": "g"), USDT
+ *    probe hits on their thread ("s": "t") with the probe's arguments;
+ *  - lost and throttle records as global instant events;
+ *  - with --samples, each sample as an instant event on its thread named
+ *    by its symbol (large: about 200 bytes a sample);
+ *  - process_name / thread_name metadata for every pid and tid shown.
+ * --pid/--comm select samples (and so the counters); markers and lost
+ * records are session-wide and only --from/--to select them.
+ *
+ * Samples are read from the session's rowid range sorted by time (strobed
+ * writes them in time order, so the sort is cheap; it makes the order a
+ * guarantee), and each (binary, offset) is named once through the
+ * resolver (lib/resolve.h).
  */
 #include "config.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "cmd.h"
+#include "db.h"
+#include "resolve.h"
+
+static const char usage_text[] =
+	"usage: strobe export [--db PATH] [--session ID] --format csv|chrome-trace\n"
+	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
+	"                     [--samples] [--bucket T]\n"
+	"\n"
+	"Export a recorded session (default: the latest).  csv: one row per sample,\n"
+	"in time order: time_ns,tsc,cpu,pid,tid,comm,binary,symbol, one column per\n"
+	"counting event (the increase attributed to the sample), offset,mode,build_id.\n"
+	"chrome-trace: JSON for the Perfetto UI or chrome://tracing: a counter track\n"
+	"per event per CPU (increase per --bucket, default 1ms), markers, lost\n"
+	"samples; --samples adds every sample as an instant event on its thread.\n"
+	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.  Output goes\n"
+	"to stdout unless -o FILE.\n";
+
+enum {
+	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
+	OPT_SAMPLES, OPT_BUCKET,
+};
+
+static const struct option long_opts[] = {
+	{ "db",		required_argument, NULL, OPT_DB },
+	{ "session",	required_argument, NULL, OPT_SESSION },
+	{ "format",	required_argument, NULL, OPT_FORMAT },
+	{ "output",	required_argument, NULL, 'o' },
+	{ "pid",	required_argument, NULL, OPT_PID },
+	{ "comm",	required_argument, NULL, OPT_COMM },
+	{ "from",	required_argument, NULL, OPT_FROM },
+	{ "to",		required_argument, NULL, OPT_TO },
+	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
+	{ "bucket",	required_argument, NULL, OPT_BUCKET },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The pseudo-process that holds the counter tracks and the session-wide
+ * instant events: PID_MAX_LIMIT (1 << 22), which no Linux pid reaches. */
+#define COUNTERS_PID 4194304
+
+enum fmt { FMT_NONE, FMT_CSV, FMT_CHROME };
+
+struct opts {
+	const char *dbpath, *out, *comm;
+	int64_t session, pid;		/* pid -1: any */
+	enum fmt fmt;
+	int has_from, has_to, samples;
+	int64_t from_ns, to_ns, bucket_ns;
+};
+
+/* ---- buffered output ---- */
+
+struct ob {
+	FILE *f;
+	char *buf;
+	size_t n, cap;
+	int err;			/* errno of the first failed write */
+};
+
+static void ob_flush(struct ob *o)
+{
+	if (o->n && !o->err && fwrite(o->buf, 1, o->n, o->f) != o->n)
+		o->err = errno ? errno : EIO;
+	o->n = 0;
+}
+
+static inline void ob_room(struct ob *o, size_t len)
+{
+	if (o->n + len > o->cap) {
+		ob_flush(o);
+		if (len > o->cap) {
+			o->cap = len;
+			o->buf = xrealloc(o->buf, o->cap);
+		}
+	}
+}
+
+static inline void ob_mem(struct ob *o, const char *s, size_t len)
+{
+	ob_room(o, len);
+	memcpy(o->buf + o->n, s, len);
+	o->n += len;
+}
+
+static inline void ob_str(struct ob *o, const char *s)
+{
+	ob_mem(o, s, strlen(s));
+}
+
+static inline void ob_chr(struct ob *o, char c)
+{
+	ob_room(o, 1);
+	o->buf[o->n++] = c;
+}
+
+static void ob_u64(struct ob *o, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	ob_mem(o, tmp + i, sizeof(tmp) - i);
+}
+
+static void ob_i64(struct ob *o, int64_t v)
+{
+	if (v < 0) {
+		ob_chr(o, '-');
+		ob_u64(o, -(uint64_t)v);
+	} else {
+		ob_u64(o, (uint64_t)v);
+	}
+}
+
+static void ob_hex(struct ob *o, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[20];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = hex[v & 15];
+		v >>= 4;
+	} while (v);
+	tmp[--i] = 'x';
+	tmp[--i] = '0';
+	ob_mem(o, tmp + i, sizeof(tmp) - i);
+}
+
+/* Microseconds from ns: "-12.345" exactly, no float rounding. */
+static void ob_us(struct ob *o, int64_t ns)
+{
+	uint64_t a;
+	char frac[4];
+
+	if (ns < 0)
+		ob_chr(o, '-');
+	a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	ob_u64(o, a / 1000);
+	frac[0] = '.';
+	frac[1] = '0' + a % 1000 / 100;
+	frac[2] = '0' + a % 100 / 10;
+	frac[3] = '0' + a % 10;
+	ob_mem(o, frac, 4);
+}
+
+static void ob_printf(struct ob *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void ob_printf(struct ob *o, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	ob_room(o, len + 1);
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->n, len + 1, fmt, ap);
+	va_end(ap);
+	o->n += len;
+}
+
+/* One CSV field (RFC 4180): quoted when it holds a comma, quote, CR/LF or
+ * leading/trailing space. */
+static void ob_csv(struct ob *o, const char *s)
+{
+	s = s ? s : "";
+	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
+		ob_str(o, s);
+		return;
+	}
+	ob_chr(o, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			ob_chr(o, '"');
+		ob_chr(o, *s);
+	}
+	ob_chr(o, '"');
+}
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f))
+			return 0;	/* overlong, surrogate */
+		return 3;
+	}
+	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+			return 0;
+		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* A JSON string literal; bytes that are not UTF-8 become U+FFFD, so the
+ * output is always valid JSON whatever a comm or path holds. */
+static void ob_json(struct ob *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	ob_chr(o, '"');
+	while (*p) {
+		int n;
+
+		switch (*p) {
+		case '"': ob_str(o, "\\\""); p++; continue;
+		case '\\': ob_str(o, "\\\\"); p++; continue;
+		case '\n': ob_str(o, "\\n"); p++; continue;
+		case '\r': ob_str(o, "\\r"); p++; continue;
+		case '\t': ob_str(o, "\\t"); p++; continue;
+		}
+		if (*p < 0x20) {
+			ob_printf(o, "\\u%04x", *p);
+			p++;
+			continue;
+		}
+		n = utf8_len(p);
+		if (!n) {
+			ob_str(o, "\\ufffd");
+			p++;
+			continue;
+		}
+		ob_mem(o, (const char *)p, n);
+		p += n;
+	}
+	ob_chr(o, '"');
+}
+
+/* ---- comm names by id ---- */
+
+struct comms {
+	int64_t *id;
+	char **name;
+	size_t n;
+};
+
+static int comms_load(struct db *db, struct comms *c, struct error *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0, cap2 = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id,name FROM comms ORDER BY id",
+			       -1, &st, NULL))
+		return db_sql_error(db, e, "reading comms");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+
+		ARRAY_GROW(c->id, cap, c->n + 1);
+		ARRAY_GROW(c->name, cap2, c->n + 1);
+		c->id[c->n] = sqlite3_column_int64(st, 0);
+		c->name[c->n] = xstrdup(name ? name : "");
+		c->n++;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_sql_error(db, e, "reading comms");
+}
+
+/* The name of comms.id id; "" when unknown (0: the process had exited). */
+static const char *comm_name(const struct comms *c, int64_t id)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->id[mid] == id)
+			return c->name[mid];
+		if (c->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return "";
+}
+
+/* comms.id of name, 0 if none */
+static int64_t comm_find(const struct comms *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->name[i], name))
+			return c->id[i];
+	return 0;
+}
+
+static void comms_free(struct comms *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->name[i]);
+	free(c->id);
+	free(c->name);
+}
+
+/* ---- threads seen (chrome trace metadata) ---- */
+
+struct thread {
+	uint32_t pid, tid;
+	int64_t comm_id;		/* latest seen, 0: none */
+};
+
+struct threads {
+	struct thread *v;
+	size_t n, cap;
+	size_t *slot;
+	size_t mask;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static void threads_rehash(struct threads *t)
+{
+	size_t nslots = t->slot ? (t->mask + 1) * 2 : 256, i;
+
+	free(t->slot);
+	t->slot = xcalloc(nslots, sizeof(*t->slot));
+	t->mask = nslots - 1;
+	for (i = 0; i < t->n; i++) {
+		size_t h = mix64((uint64_t)t->v[i].pid << 32 | t->v[i].tid) & t->mask;
+
+		while (t->slot[h])
+			h = (h + 1) & t->mask;
+		t->slot[h] = i + 1;
+	}
+}
+
+static struct thread *thread_get(struct threads *t, uint32_t pid, uint32_t tid)
+{
+	size_t h;
+	struct thread *th;
+
+	if (!t->slot || (t->n + 1) * 2 > t->mask + 1)
+		threads_rehash(t);
+	h = mix64((uint64_t)pid << 32 | tid) & t->mask;
+	while (t->slot[h]) {
+		th = &t->v[t->slot[h] - 1];
+		if (th->pid == pid && th->tid == tid)
+			return th;
+		h = (h + 1) & t->mask;
+	}
+	ARRAY_GROW(t->v, t->cap, t->n + 1);
+	th = &t->v[t->n];
+	memset(th, 0, sizeof(*th));
+	th->pid = pid;
+	th->tid = tid;
+	t->slot[h] = ++t->n;
+	return th;
+}
+
+static int thread_cmp(const void *pa, const void *pb)
+{
+	const struct thread *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/* ---- the export ---- */
+
+struct exp {
+	const struct opts *o;
+	struct db *db;
+	struct db_session s;
+	int nev;
+	struct comms comms;
+	int64_t comm_id;		/* --comm, 0: none */
+	struct resolver *res;
+	sqlite3_stmt *st;		/* the samples, positioned on the first row */
+	struct ob ob;
+	int first;			/* no trace event written yet */
+	struct threads threads;
+	uint64_t rows;
+};
+
+#define COL_TIME 0
+#define COL_TSC 1
+#define COL_CPU 2
+#define COL_PID 3
+#define COL_TID 4
+#define COL_COMM 5
+#define COL_BIN 6
+#define COL_OFF 7
+#define COL_FLAGS 8
+#define COL_C0 9
+
+static const char *mode_name(uint32_t flags)
+{
+	switch (flags & STROBE_SAMPLE_MODE_MASK) {
+	case STROBE_SAMPLE_USER: return "user";
+	case STROBE_SAMPLE_KERNEL: return "kernel";
+	case STROBE_SAMPLE_HV: return "hypervisor";
+	case STROBE_SAMPLE_GUEST: return "guest";
+	}
+	return "";
+}
+
+static void time_range_text(const struct opts *o, char *buf, size_t len)
+{
+	if (o->has_from && o->has_to)
+		snprintf(buf, len, " between %.9gs and %.9gs", o->from_ns / 1e9, o->to_ns / 1e9);
+	else if (o->has_from)
+		snprintf(buf, len, " from %.9gs on", o->from_ns / 1e9);
+	else if (o->has_to)
+		snprintf(buf, len, " up to %.9gs", o->to_ns / 1e9);
+	else
+		buf[0] = 0;
+}
+
+/* Prepare the samples query and step to its first row: 1 when there is
+ * one, 0 when nothing passes the filters (e says so), -1 on error. */
+static int samples_open(struct exp *x, struct error *e)
+{
+	const struct opts *o = x->o;
+	const struct db_session *s = &x->s;
+	char sql[1024], range[128], who[200];
+	size_t n;
+	int rc, i;
+
+	n = (size_t)snprintf(sql, sizeof(sql), "SELECT time_ns,tsc,cpu,pid,tid,comm_id,"
+			     "binary_id,offset,flags");
+	for (i = 0; i < x->nev; i++)
+		n += snprintf(sql + n, sizeof(sql) - n, ",c%d", i);
+	n += snprintf(sql + n, sizeof(sql) - n, " FROM samples WHERE ");
+	/* No index on samples: the rowid range is what makes this cheap.  A
+	 * running or aborted session may not have its last_sample (or even
+	 * first_sample) written yet. */
+	if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
+	    !strcmp(s->state, "done"))
+		n += snprintf(sql + n, sizeof(sql) - n, "rowid BETWEEN ?2 AND ?3 AND ");
+	else if (s->first_sample > 0)
+		n += snprintf(sql + n, sizeof(sql) - n, "rowid >= ?2 AND ");
+	else if (!strcmp(s->state, "done"))
+		n += snprintf(sql + n, sizeof(sql) - n, "0 AND ");
+	n += snprintf(sql + n, sizeof(sql) - n, "session_id=?1");
+	if (o->has_from)
+		n += snprintf(sql + n, sizeof(sql) - n, " AND time_ns >= ?4");
+	if (o->has_to)
+		n += snprintf(sql + n, sizeof(sql) - n, " AND time_ns <= ?5");
+	if (o->pid >= 0)
+		n += snprintf(sql + n, sizeof(sql) - n, " AND pid=?6");
+	if (o->comm)
+		n += snprintf(sql + n, sizeof(sql) - n, " AND comm_id=?7");
+	snprintf(sql + n, sizeof(sql) - n, " ORDER BY time_ns,rowid");
+
+	if (sqlite3_prepare_v2(db_sqlite(x->db), sql, -1, &x->st, NULL))
+		return db_sql_error(x->db, e, "reading samples");
+	sqlite3_bind_int64(x->st, 1, s->id);
+	sqlite3_bind_int64(x->st, 2, s->first_sample);
+	sqlite3_bind_int64(x->st, 3, s->last_sample);
+	sqlite3_bind_int64(x->st, 4, s->start_ns + o->from_ns);
+	sqlite3_bind_int64(x->st, 5, s->start_ns + o->to_ns);
+	sqlite3_bind_int64(x->st, 6, o->pid);
+	sqlite3_bind_int64(x->st, 7, x->comm_id);
+	rc = sqlite3_step(x->st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc != SQLITE_DONE)
+		return db_sql_error(x->db, e, "reading samples");
+
+	time_range_text(o, range, sizeof(range));
+	who[0] = 0;
+	if (o->pid >= 0 && o->comm)
+		snprintf(who, sizeof(who), " of pid %lld named '%s'", (long long)o->pid, o->comm);
+	else if (o->pid >= 0)
+		snprintf(who, sizeof(who), " of pid %lld", (long long)o->pid);
+	else if (o->comm)
+		snprintf(who, sizeof(who), " of processes named '%s'", o->comm);
+	if (range[0]) {
+		int64_t dur = s->duration_ns > 0 ? s->duration_ns :
+			      s->end_ns > s->start_ns ? s->end_ns - s->start_ns : -1;
+		char lasted[64] = "";
+
+		if (dur >= 0)
+			snprintf(lasted, sizeof(lasted), " (it lasted %.3fs)", dur / 1e9);
+		error_set(e, "nothing to export: no samples%s in session %lld%s%s: "
+			  "widen --from/--to", who, (long long)s->id, range, lasted);
+	} else if (who[0]) {
+		error_set(e, "nothing to export: no samples%s in session %lld: check "
+			  "--pid and --comm", who, (long long)s->id);
+	} else {
+		error_set(e, "nothing to export: session %lld has no samples", (long long)s->id);
+	}
+	return 0;
+}
+
+static uint64_t col_u64(sqlite3_stmt *st, int i)
+{
+	return (uint64_t)sqlite3_column_int64(st, i);
+}
+
+/* ---- CSV ---- */
+
+static int export_csv(struct exp *x, struct error *e)
+{
+	struct ob *o = &x->ob;
+	sqlite3_stmt *st = x->st;
+	int rc = SQLITE_ROW, i;
+
+	ob_str(o, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol");
+	for (i = 0; i < x->nev; i++) {
+		ob_chr(o, ',');
+		ob_csv(o, x->s.events[i].name);
+	}
+	ob_str(o, ",offset,mode,build_id\n");
+	for (; rc == SQLITE_ROW && !o->err; rc = sqlite3_step(st)) {
+		struct resolved rv;
+		uint64_t off = col_u64(st, COL_OFF);
+
+		resolver_lookup(x->res, sqlite3_column_int64(st, COL_BIN), off, 0, &rv);
+		ob_u64(o, col_u64(st, COL_TIME));
+		ob_chr(o, ',');
+		if (sqlite3_column_type(st, COL_TSC) != SQLITE_NULL)
+			ob_u64(o, col_u64(st, COL_TSC));
+		ob_chr(o, ',');
+		ob_u64(o, col_u64(st, COL_CPU));
+		ob_chr(o, ',');
+		ob_u64(o, col_u64(st, COL_PID));
+		ob_chr(o, ',');
+		ob_u64(o, col_u64(st, COL_TID));
+		ob_chr(o, ',');
+		ob_csv(o, comm_name(&x->comms, sqlite3_column_int64(st, COL_COMM)));
+		ob_chr(o, ',');
+		ob_csv(o, rv.binary);
+		ob_chr(o, ',');
+		ob_csv(o, rv.symbol);
+		for (i = 0; i < x->nev; i++) {
+			ob_chr(o, ',');
+			if (sqlite3_column_type(st, COL_C0 + i) != SQLITE_NULL)
+				ob_u64(o, col_u64(st, COL_C0 + i));
+		}
+		ob_chr(o, ',');
+		if (sqlite3_column_type(st, COL_OFF) != SQLITE_NULL)
+			ob_hex(o, off);
+		ob_chr(o, ',');
+		ob_str(o, mode_name((uint32_t)sqlite3_column_int64(st, COL_FLAGS)));
+		ob_chr(o, ',');
+		ob_csv(o, rv.build_id);
+		ob_chr(o, '\n');
+		x->rows++;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(x->db, e, "reading samples");
+	return 0;
+}
+
+/* ---- Chrome trace ---- */
+
+/* Start a trace event: the separator and {"ph":"<ph>","ts":<us>,"pid":<pid>,"tid":<tid> */
+static void ev_begin(struct exp *x, const char *ph, int64_t time_ns, int64_t pid, int64_t tid)
+{
+	struct ob *o = &x->ob;
+
+	ob_str(o, x->first ? "\n" : ",\n");
+	x->first = 0;
+	ob_str(o, "{\"ph\":\"");
+	ob_str(o, ph);
+	ob_str(o, "\",\"ts\":");
+	ob_us(o, time_ns - x->s.start_ns);
+	ob_str(o, ",\"pid\":");
+	ob_i64(o, pid);
+	ob_str(o, ",\"tid\":");
+	ob_i64(o, tid);
+}
+
+struct track {
+	int64_t bucket;			/* being summed; INT64_MIN: none yet */
+	int64_t last_end;		/* end (ns since start) of the last bucket shown */
+	uint64_t *sum;			/* per event, of this bucket */
+	uint64_t *shown;		/* per event, the value the track shows */
+	int started;
+};
+
+static void counter_point(struct exp *x, int cpu, int ev, int64_t rel_ns, uint64_t v)
+{
+	struct ob *o = &x->ob;
+
+	ev_begin(x, "C", x->s.start_ns + rel_ns, COUNTERS_PID, 0);
+	ob_str(o, ",\"name\":");
+	{
+		char name[160];
+
+		snprintf(name, sizeof(name), "%s cpu%d", x->s.events[ev].name, cpu);
+		ob_json(o, name);
+	}
+	ob_str(o, ",\"args\":{\"value\":");
+	ob_u64(o, v);
+	ob_str(o, "}}");
+}
+
+/* Show the bucket t has summed: a drop to 0 after a gap, then the value
+ * where it changed. */
+static void track_flush(struct exp *x, struct track *t, int cpu)
+{
+	int64_t B = x->o->bucket_ns, start = t->bucket * B;
+
+	if (t->bucket == INT64_MIN)
+		return;
+	for (int i = 0; i < x->nev; i++) {
+		if (t->started && t->last_end < start && t->shown[i]) {
+			counter_point(x, cpu, i, t->last_end, 0);
+			t->shown[i] = 0;
+		}
+		if (!t->started || t->sum[i] != t->shown[i]) {
+			counter_point(x, cpu, i, start, t->sum[i]);
+			t->shown[i] = t->sum[i];
+		}
+		t->sum[i] = 0;
+	}
+	t->started = 1;
+	t->last_end = start + B;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The samples: counter tracks, and with --samples one event each. */
+static int chrome_samples(struct exp *x, struct error *e)
+{
+	struct ob *o = &x->ob;
+	sqlite3_stmt *st = x->st;
+	struct track *tracks = NULL;
+	size_t ntracks = 0;
+	int rc = SQLITE_ROW, i;
+
+	for (; rc == SQLITE_ROW && !o->err; rc = sqlite3_step(st)) {
+		int64_t t_ns = sqlite3_column_int64(st, COL_TIME);
+		uint64_t cpu = col_u64(st, COL_CPU);
+		uint32_t pid = (uint32_t)sqlite3_column_int64(st, COL_PID);
+		uint32_t tid = (uint32_t)sqlite3_column_int64(st, COL_TID);
+		int64_t comm = sqlite3_column_int64(st, COL_COMM);
+		struct thread *th = thread_get(&x->threads, pid, tid);
+
+		if (comm)
+			th->comm_id = comm;
+		if (x->o->samples) {
+			struct resolved rv;
+
+			resolver_lookup(x->res, sqlite3_column_int64(st, COL_BIN),
+					col_u64(st, COL_OFF), 0, &rv);
+			ev_begin(x, "i", t_ns, pid, tid);
+			ob_str(o, ",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
+			ob_json(o, rv.symbol);
+			ob_str(o, ",\"args\":{\"binary\":");
+			ob_json(o, rv.binary);
+			ob_str(o, ",\"cpu\":");
+			ob_u64(o, cpu);
+			for (i = 0; i < x->nev; i++) {
+				ob_chr(o, ',');
+				ob_json(o, x->s.events[i].name);
+				ob_chr(o, ':');
+				ob_u64(o, col_u64(st, COL_C0 + i));
+			}
+			ob_str(o, "}}");
+		}
+		if (x->nev && cpu < 65536) {
+			int64_t b = floor_div(t_ns - x->s.start_ns, x->o->bucket_ns);
+			struct track *t;
+
+			if (cpu >= ntracks) {
+				size_t n = cpu + 1;
+
+				tracks = xrealloc(tracks, n * sizeof(*tracks));
+				for (; ntracks < n; ntracks++) {
+					memset(&tracks[ntracks], 0, sizeof(*tracks));
+					tracks[ntracks].bucket = INT64_MIN;
+					tracks[ntracks].sum = xcalloc(x->nev, sizeof(uint64_t));
+					tracks[ntracks].shown = xcalloc(x->nev, sizeof(uint64_t));
+				}
+			}
+			t = &tracks[cpu];
+			if (t->bucket != b) {
+				track_flush(x, t, (int)cpu);
+				t->bucket = b;
+			}
+			for (i = 0; i < x->nev; i++)
+				t->sum[i] += col_u64(st, COL_C0 + i);
+		}
+		x->rows++;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		db_sql_error(x->db, e, "reading samples");
+		goto fail;
+	}
+	/* the last buckets, then back to 0 after them */
+	for (size_t c = 0; c < ntracks; c++) {
+		struct track *t = &tracks[c];
+
+		track_flush(x, t, (int)c);
+		for (i = 0; t->started && i < x->nev; i++)
+			if (t->shown[i])
+				counter_point(x, (int)c, i, t->last_end, 0);
+	}
+	for (size_t c = 0; c < ntracks; c++) {
+		free(tracks[c].sum);
+		free(tracks[c].shown);
+	}
+	free(tracks);
+	return 0;
+fail:
+	for (size_t c = 0; c < ntracks; c++) {
+		free(tracks[c].sum);
+		free(tracks[c].shown);
+	}
+	free(tracks);
+	return -1;
+}
+
+/* Bind the time range (?2, ?3) of a markers or lost query. */
+static void bind_range(struct exp *x, sqlite3_stmt *st)
+{
+	sqlite3_bind_int64(st, 1, x->s.id);
+	sqlite3_bind_int64(st, 2, x->o->has_from ? x->s.start_ns + x->o->from_ns : INT64_MIN);
+	sqlite3_bind_int64(st, 3, x->o->has_to ? x->s.start_ns + x->o->to_ns : INT64_MAX);
+}
+
+static int chrome_markers(struct exp *x, struct error *e)
+{
+	struct ob *o = &x->ob;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT time_ns,cpu,pid,tid,kind,name,args "
+			       "FROM markers WHERE session_id=?1 AND time_ns BETWEEN ?2 AND ?3 "
+			       "ORDER BY time_ns,rowid", -1, &st, NULL))
+		return db_sql_error(x->db, e, "reading markers");
+	bind_range(x, st);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !o->err) {
+		const char *kind = (const char *)sqlite3_column_text(st, 4);
+		const char *name = (const char *)sqlite3_column_text(st, 5);
+		const char *args = (const char *)sqlite3_column_text(st, 6);
+		int has_pid = sqlite3_column_type(st, 2) != SQLITE_NULL;
+		int has_tid = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		int has_cpu = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		int64_t pid = has_pid ? sqlite3_column_int64(st, 2) : COUNTERS_PID;
+		int64_t tid = has_tid ? sqlite3_column_int64(st, 3) : has_pid ? pid : 0;
+		int global = !kind || strcmp(kind, "usdt") || !has_pid;
+
+		kind = kind ? kind : "";
+		ev_begin(x, "i", sqlite3_column_int64(st, 0), pid, tid);
+		ob_str(o, global ? ",\"s\":\"g\"" : ",\"s\":\"t\"");
+		ob_str(o, ",\"cat\":\"marker\",\"name\":");
+		ob_json(o, name);
+		ob_str(o, ",\"args\":{\"kind\":");
+		ob_json(o, kind);
+		if (args) {
+			ob_str(o, ",\"args\":");
+			ob_json(o, args);
+		}
+		if (has_cpu) {
+			ob_str(o, ",\"cpu\":");
+			ob_i64(o, sqlite3_column_int64(st, 1));
+		}
+		if (has_pid) {
+			ob_str(o, ",\"pid\":");
+			ob_i64(o, pid);
+		}
+		ob_str(o, "}}");
+		if (has_pid && pid >= 0 && pid <= UINT32_MAX && tid >= 0 && tid <= UINT32_MAX)
+			thread_get(&x->threads, (uint32_t)pid, (uint32_t)tid);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(x->db, e, "reading markers");
+	return 0;
+}
+
+static int chrome_lost(struct exp *x, struct error *e)
+{
+	struct ob *o = &x->ob;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT time_ns,cpu,count,kind FROM lost "
+			       "WHERE session_id=?1 AND time_ns BETWEEN ?2 AND ?3 "
+			       "ORDER BY time_ns,rowid", -1, &st, NULL))
+		return db_sql_error(x->db, e, "reading lost records");
+	bind_range(x, st);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !o->err) {
+		const char *kind = (const char *)sqlite3_column_text(st, 3);
+		int64_t cpu = sqlite3_column_int64(st, 1), count = sqlite3_column_int64(st, 2);
+		char name[160];
+
+		kind = kind ? kind : "";
+		if (!strcmp(kind, "throttle"))
+			snprintf(name, sizeof(name), "throttled on cpu%lld", (long long)cpu);
+		else
+			snprintf(name, sizeof(name), "lost %lld samples (%s) on cpu%lld",
+				 (long long)count, !strcmp(kind, "ring") ? "ring buffer full" :
+				 !strcmp(kind, "samples") ? "dropped by the kernel" : kind,
+				 (long long)cpu);
+		ev_begin(x, "i", sqlite3_column_int64(st, 0), COUNTERS_PID, 0);
+		ob_str(o, ",\"s\":\"g\",\"cat\":\"lost\",\"name\":");
+		ob_json(o, name);
+		ob_str(o, ",\"args\":{\"cpu\":");
+		ob_i64(o, cpu);
+		ob_str(o, ",\"count\":");
+		ob_i64(o, count);
+		ob_str(o, ",\"kind\":");
+		ob_json(o, kind);
+		ob_str(o, "}}");
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(x->db, e, "reading lost records");
+	return 0;
+}
+
+static void meta_event(struct exp *x, const char *what, int64_t pid, int64_t tid,
+		       const char *name)
+{
+	struct ob *o = &x->ob;
+
+	ev_begin(x, "M", x->s.start_ns, pid, tid);
+	ob_str(o, ",\"name\":\"");
+	ob_str(o, what);
+	ob_str(o, "\",\"args\":{\"name\":");
+	ob_json(o, name);
+	ob_str(o, "}}");
+}
+
+/*
+ * process_name and thread_name of every thread shown.  A process is
+ * named after its row in processes (its latest name in the session),
+ * else after its main thread, else after any of its threads.
+ */
+static int chrome_names(struct exp *x, struct error *e)
+{
+	struct threads *ts = &x->threads;
+	sqlite3_stmt *st;
+	size_t i, j;
+	int rc;
+
+	if (ts->n)
+		qsort(ts->v, ts->n, sizeof(*ts->v), thread_cmp);
+	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT comm_id FROM processes WHERE "
+			       "session_id=?1 AND pid=?2 AND comm_id IS NOT NULL "
+			       "ORDER BY start_ns DESC LIMIT 1", -1, &st, NULL))
+		return db_sql_error(x->db, e, "reading processes");
+	meta_event(x, "process_name", COUNTERS_PID, 0, "CPU counters");
+	for (i = 0; i < ts->n; i = j) {
+		uint32_t pid = ts->v[i].pid;
+		int64_t pcomm = 0;
+
+		for (j = i; j < ts->n && ts->v[j].pid == pid; j++)
+			if (!pcomm || ts->v[j].tid == pid)
+				pcomm = ts->v[j].comm_id ? ts->v[j].comm_id : pcomm;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, x->s.id);
+		sqlite3_bind_int64(st, 2, pid);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0))
+			pcomm = sqlite3_column_int64(st, 0);
+		else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			return db_sql_error(x->db, e, "reading processes");
+		}
+		if (pcomm)
+			meta_event(x, "process_name", pid, pid, comm_name(&x->comms, pcomm));
+		for (size_t k = i; k < j; k++)
+			if (ts->v[k].comm_id)
+				meta_event(x, "thread_name", pid, ts->v[k].tid,
+					   comm_name(&x->comms, ts->v[k].comm_id));
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void other_data(struct exp *x)
+{
+	const struct db_session *s = &x->s;
+	const struct opts *o = x->o;
+	struct ob *ob = &x->ob;
+	int64_t wall = s->start_ns + s->wall_offset_ns;
+	char buf[256];
+	struct tm tm;
+	time_t t = (time_t)(wall / 1000000000);
+
+	ob_str(ob, "\"otherData\":{\"generator\":\"strobe " PACKAGE_VERSION "\",\"session\":");
+	ob_i64(ob, s->id);
+	ob_str(ob, ",\"session_name\":");
+	ob_json(ob, s->name);
+	ob_str(ob, ",\"hostname\":");
+	ob_json(ob, s->hostname);
+	ob_str(ob, ",\"kernel_release\":");
+	ob_json(ob, s->kernel_release);
+	ob_str(ob, ",\"backend\":");
+	ob_json(ob, s->backend);
+	ob_str(ob, ",\"nr_cpus\":");
+	ob_i64(ob, s->nr_cpus);
+	ob_str(ob, ",\"sample_event\":");
+	ob_json(ob, s->sample_event);
+	if (s->sample_freq) {
+		ob_str(ob, ",\"sample_freq\":");
+		ob_i64(ob, s->sample_freq);
+	}
+	if (s->sample_period) {
+		ob_str(ob, ",\"sample_period\":");
+		ob_i64(ob, s->sample_period);
+	}
+	ob_str(ob, ",\"events\":[");
+	for (int i = 0; i < s->nr_events; i++) {
+		if (i)
+			ob_chr(ob, ',');
+		ob_json(ob, s->events[i].name);
+	}
+	ob_str(ob, "],\"ts_origin\":\"the session start: CLOCK_MONOTONIC start_monotonic_ns\"");
+	ob_str(ob, ",\"start_monotonic_ns\":");
+	ob_i64(ob, s->start_ns);
+	ob_str(ob, ",\"wall_offset_ns\":");
+	ob_i64(ob, s->wall_offset_ns);
+	buf[0] = 0;
+	if (wall > 0 && gmtime_r(&t, &tm)) {
+		size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+
+		snprintf(buf + n, sizeof(buf) - n, ".%09lldZ", (long long)(wall % 1000000000));
+	}
+	ob_str(ob, ",\"start_utc\":");
+	ob_json(ob, buf);
+	if (s->duration_ns > 0) {
+		ob_str(ob, ",\"duration_ns\":");
+		ob_i64(ob, s->duration_ns);
+	}
+	ob_str(ob, ",\"counter_bucket_us\":");
+	ob_us(ob, o->bucket_ns);
+	ob_str(ob, ",\"counters_pid\":");
+	ob_i64(ob, COUNTERS_PID);
+	ob_str(ob, ",\"samples\":");
+	ob_u64(ob, x->rows);
+	ob_str(ob, ",\"filters\":");
+	{
+		size_t n = 0;
+
+		buf[0] = 0;
+		if (o->pid >= 0)
+			n += snprintf(buf + n, sizeof(buf) - n, " pid=%lld", (long long)o->pid);
+		if (o->comm && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, " comm=%s", o->comm);
+		if (o->has_from && n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - n, " from=%.9gs", o->from_ns / 1e9);
+		if (o->has_to && n < sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - n, " to=%.9gs", o->to_ns / 1e9);
+		ob_json(ob, buf[0] ? buf + 1 : "");
+	}
+	ob_chr(ob, '}');
+}
+
+static int export_chrome(struct exp *x, struct error *e)
+{
+	struct ob *o = &x->ob;
+
+	x->first = 1;
+	ob_str(o, "{\"traceEvents\":[");
+	if (chrome_samples(x, e) < 0 || chrome_markers(x, e) < 0 ||
+	    chrome_lost(x, e) < 0 || chrome_names(x, e) < 0)
+		return -1;
+	ob_str(o, "\n],\n\"displayTimeUnit\":\"ms\",\n");
+	other_data(x);
+	ob_str(o, "}\n");
+	return 0;
+}
+
+/* ---- the command ---- */
+
+static int parse_time(const char *opt, const char *arg, int64_t *ns)
+{
+	if (parse_duration_ns(arg, ns) < 0 || *ns < 0)
+		return cmd_usage_error("export", "bad %s '%s': give a time since the session "
+				       "start like 1.5, 1.5s or 250ms", opt, arg);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	char optbuf[256];
+	uint64_t v;
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DB:
+			o->dbpath = optarg;
+			break;
+		case OPT_SESSION:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
+				return cmd_usage_error("export", "bad --session '%s': give a session "
+						       "id ('strobe sessions' lists them)", optarg);
+			o->session = (int64_t)v;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "csv"))
+				o->fmt = FMT_CSV;
+			else if (!strcmp(optarg, "chrome-trace") || !strcmp(optarg, "chrome"))
+				o->fmt = FMT_CHROME;
+			else
+				return cmd_usage_error("export", "bad --format '%s': use csv or "
+						       "chrome-trace", optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				return cmd_usage_error("export", "bad -o '': give a file name");
+			o->out = optarg;
+			break;
+		case OPT_PID:
+			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
+				return cmd_usage_error("export", "bad --pid '%s': give a process id",
+						       optarg);
+			o->pid = (int64_t)v;
+			break;
+		case OPT_COMM:
+			o->comm = optarg;
+			break;
+		case OPT_FROM:
+			if (parse_time("--from", optarg, &o->from_ns))
+				return 2;
+			o->has_from = 1;
+			break;
+		case OPT_TO:
+			if (parse_time("--to", optarg, &o->to_ns))
+				return 2;
+			o->has_to = 1;
+			break;
+		case OPT_SAMPLES:
+			o->samples = 1;
+			break;
+		case OPT_BUCKET:
+			if (parse_duration_ns(optarg, &o->bucket_ns) < 0 || o->bucket_ns < 1000)
+				return cmd_usage_error("export", "bad --bucket '%s': give a time of at "
+						       "least 1us like 1ms or 100us", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case ':':
+			return cmd_usage_error("export", "option %s needs a value: see 'strobe "
+					       "export --help'",
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		default:
+			return cmd_usage_error("export", "unknown option '%s': see 'strobe export "
+					       "--help'",
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("export", "unexpected argument '%s': see 'strobe export "
+				       "--help'", argv[optind]);
+	if (o->fmt == FMT_NONE)
+		return cmd_usage_error("export", "give --format csv or --format chrome-trace");
+	if (o->fmt == FMT_CSV && (o->samples || o->bucket_ns))
+		return cmd_usage_error("export", "%s applies to --format chrome-trace only",
+				       o->samples ? "--samples" : "--bucket");
+	if (!o->bucket_ns)
+		o->bucket_ns = 1000000;
+	return 0;
+}
 
 int cmd_export(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return cmd_usage_error("export", "not implemented yet");
+	struct opts o = { .pid = -1 };
+	struct exp x = { .o = &o };
+	struct error err = { "" };
+	int rc, ret = 1, created = 0;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (o.has_from && o.has_to && o.from_ns >= o.to_ns) {
+		fprintf(stderr, "strobe export: empty time range: --from %.9gs is not before "
+			"--to %.9gs\n", o.from_ns / 1e9, o.to_ns / 1e9);
+		return 1;
+	}
+
+	x.db = db_open(o.dbpath ? o.dbpath : cmd_default_db(), DB_READ, &err);
+	if (!x.db)
+		goto out;
+	if (db_session_get(x.db, o.session, &x.s, &err) < 0)
+		goto out;
+	x.nev = MIN(x.s.nr_events, STROBE_MAX_COUNTERS);
+	if (comms_load(x.db, &x.comms, &err) < 0)
+		goto out;
+	if (o.comm && !(x.comm_id = comm_find(&x.comms, o.comm))) {
+		error_set(&err, "nothing to export: no process named '%s' was ever seen in %s",
+			  o.comm, db_path(x.db));
+		goto out;
+	}
+	if (!(x.res = resolver_new(x.db, &x.s, &err)))
+		goto out;
+	rc = samples_open(&x, &err);
+	if (rc <= 0)
+		goto out;
+
+	if (o.out) {
+		struct stat sb;
+
+		created = stat(o.out, &sb) < 0 || S_ISREG(sb.st_mode);
+		x.ob.f = fopen(o.out, "w");
+		if (!x.ob.f) {
+			error_set(&err, "cannot write %s: %s", o.out, strerror(errno));
+			created = 0;
+			goto out;
+		}
+	} else {
+		x.ob.f = stdout;
+	}
+	x.ob.cap = 1 << 16;
+	x.ob.buf = xmalloc(x.ob.cap);
+
+	rc = o.fmt == FMT_CSV ? export_csv(&x, &err) : export_chrome(&x, &err);
+	ob_flush(&x.ob);
+	if (!x.ob.err && fflush(x.ob.f) == EOF)
+		x.ob.err = errno;
+	if (!x.ob.err && ferror(x.ob.f))
+		x.ob.err = EIO;
+	if (x.ob.f != stdout && fclose(x.ob.f) == EOF && !x.ob.err)
+		x.ob.err = errno;
+	x.ob.f = NULL;
+	if (rc < 0)
+		goto out;
+	if (x.ob.err) {
+		error_set(&err, "writing %s: %s", o.out ? o.out : "the export",
+			  strerror(x.ob.err));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret) {
+		fprintf(stderr, "strobe export: %s\n", err.msg);
+		if (created && x.ob.buf)	/* no half-written file left behind */
+			unlink(o.out);
+	}
+	if (x.ob.f && x.ob.f != stdout)
+		fclose(x.ob.f);
+	free(x.ob.buf);
+	free(x.threads.v);
+	free(x.threads.slot);
+	if (x.st)
+		sqlite3_finalize(x.st);
+	resolver_free(x.res);
+	comms_free(&x.comms);
+	if (x.db)
+		db_close(x.db);
+	return ret;
 }

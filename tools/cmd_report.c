@@ -18,21 +18,26 @@
 #include "db.h"
 #include "output.h"
 #include "report.h"
+#include "report_markers.h"
 
 static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
 	"                     [--pid PID] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
+	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
+	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
 	"Hot spots of a recorded session (default: the latest), with the samples\n"
 	"and counter increases attributed to each.  T is a time since the session\n"
 	"start: 1.5, 1.5s, 250ms, 20us.  --by defaults to symbol; --binary matches\n"
 	"a path or a file name; --limit 0 shows all rows.  Percentages are of all\n"
-	"the samples that pass the filters.\n";
+	"the samples that pass the filters.  --markers lists the session's markers\n"
+	"(USDT probe hits, 'strobe mark') instead: time_s since the start, kind,\n"
+	"name, pid, tid, cpu, args.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,
-	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT,
+	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "to",		required_argument, NULL, OPT_TO },
 	{ "format",	required_argument, NULL, OPT_FORMAT },
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
+	{ "markers",	no_argument,	   NULL, OPT_MARKERS },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -259,7 +265,7 @@ int cmd_report(int argc, char **argv)
 	struct db *db;
 	uint64_t v;
 	char optbuf[256];
-	int c, i, ret = 0;
+	int c, i, ret = 0, markers = 0, by_given = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -278,6 +284,10 @@ int cmd_report(int argc, char **argv)
 			if (report_parse_by(optarg, &o.by) < 0)
 				return cmd_usage_error("report", "bad --by '%s': use binary, symbol or line",
 						   optarg);
+			by_given = 1;
+			break;
+		case OPT_MARKERS:
+			markers = 1;
 			break;
 		case OPT_PID:
 			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
@@ -353,12 +363,27 @@ int cmd_report(int argc, char **argv)
 		return cmd_usage_error("report", "%s", buf);
 	}
 
+	if (markers && (by_given || o.binary || o.mode != REPORT_ALL))
+		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
+				   "--binary, --kernel and --user do not apply");
+
 	if (!dbpath)
 		dbpath = cmd_default_db();
 	db = db_open(dbpath, DB_READ, &err);
 	if (!db) {
 		fprintf(stderr, "strobe report: %s\n", err.msg);
 		return 1;
+	}
+	if (markers) {
+		if (report_markers(db, &o, fmt, stdout, &err) < 0) {
+			fprintf(stderr, "strobe report: %s\n", err.msg);
+			ret = 1;
+		} else if (fflush(stdout) == EOF || ferror(stdout)) {
+			fprintf(stderr, "strobe report: writing the markers: %s\n", strerror(errno));
+			ret = 1;
+		}
+		db_close(db);
+		return ret;
 	}
 	sum = xcalloc(1, sizeof(*sum));
 	t = report_build(db, &o, sum, &err);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include "proto.h"
 
+#define START_MAX_MARKERS 16	/* strobed's SESSION_MAX_MARKERS */
+
 struct start_opts {
 	const char *socket;
 	const char *events;		/* -e list, as given */
@@ -15,6 +17,8 @@ struct start_opts {
 	const char *freq, *period;
 	const char *name;
 	const char *buffer_pages;
+	char *markers[START_MAX_MARKERS];	/* --marker, PATH made absolute */
+	int nr_markers;
 };
 
 #define START_SHORT_OPTIONS "e:F:c:m:"
@@ -25,9 +29,11 @@ struct start_opts {
 	{ "freq", required_argument, NULL, 'F' }, \
 	{ "period", required_argument, NULL, 'c' }, \
 	{ "name", required_argument, NULL, 'n' }, \
-	{ "buffer-pages", required_argument, NULL, 'm' }
+	{ "buffer-pages", required_argument, NULL, 'm' }, \
+	{ "marker", required_argument, NULL, 'M' }
 #define START_USAGE "[--socket PATH] [-e EV[,EV...]] [--sample-event EV] " \
-	"[-F HZ | -c PERIOD] [--name NAME] [-m|--buffer-pages PAGES]"
+	"[-F HZ | -c PERIOD] [--name NAME] [-m|--buffer-pages PAGES] " \
+	"[--marker PATH:PROVIDER:NAME]..."
 
 void start_opts_init(struct start_opts *o);
 /* Handle option c; 1 if it was a start option, 0 if not, -1 if bad (printed). */

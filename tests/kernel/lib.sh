@@ -83,14 +83,14 @@ guest_strobe()
 {
 	_b=${STROBE_BUILD:-$TOP}
 	for _f in "$_b/daemon/strobed" "$_b/tools/strobe" "$_b/tests/workloads/split603010" \
-		  "$_b/tests/workloads/pagetouch"; do
+		  "$_b/tests/workloads/pagetouch" "$_b/tests/workloads/tlbwalk"; do
 		[ -x "$_f" ] || { echo "guest_strobe: $_f is not built: run ./configure && make first" >&2; return 1; }
 	done
 	mkdir -p "$1/usr/sbin" "$1/usr/bin" "$1/usr/libexec/strobe"
 	cp "$_b/daemon/strobed" "$1/usr/sbin/"
 	cp "$_b/tools/strobe" "$1/usr/bin/"
 	cp "$(command -v sqlite3)" "$(command -v chrt)" "$1/usr/bin/"
-	cp "$_b/tests/workloads/split603010" "$_b/tests/workloads/pagetouch" "$1/usr/libexec/strobe/"
+	cp "$_b/tests/workloads/split603010" "$_b/tests/workloads/pagetouch" "$_b/tests/workloads/tlbwalk" "$1/usr/libexec/strobe/"
 	for _lib in $(ldd "$1/usr/sbin/strobed" "$1/usr/bin/strobe" "$1/usr/bin/sqlite3" "$1/usr/bin/chrt" \
 			"$1"/usr/libexec/strobe/* 2>/dev/null | grep -o '/[^ :]*' | grep -v "^$1/" | sort -u); do
 		mkdir -p "$1$(dirname "$_lib")"

@@ -1,0 +1,1038 @@
+/*
+ * timeline.c - a session's samples per time bucket (see timeline.h).
+ *
+ * Everything reads the session's raw sample rows through its rowid range
+ * (the samples table has no index; see doc/DESIGN.md), streamed, never
+ * held in memory:
+ *
+ *  0. with --by symbol or a symbol filter: the distinct (binary, offset)
+ *     locations of the filtered samples, each named by the resolver;
+ *  1. with --by: the totals per key (CPU, pid, binary or symbol), from
+ *     which each ranking keeps its top N keys as groups;
+ *  2. the sums per bucket, for all filtered samples and per kept group.
+ *
+ * Lost intervals come from table lost and one more pass over the session's
+ * (cpu, time) pairs, unfiltered; markers from table markers.
+ */
+#include "config.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include "resolve.h"
+#include "timeline.h"
+
+/* ---- a string buffer ---- */
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static void sb_addf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_addf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	ARRAY_GROW(b->s, b->cap, b->n + (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)n;
+}
+
+/* ---- a hash map (int64, uint64) -> size_t ---- */
+
+struct kv {
+	int64_t a;
+	uint64_t b;
+	size_t v;
+	int used;
+};
+
+struct hmap {
+	struct kv *slots;
+	size_t cap, n;		/* cap: power of two */
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t hmap_slot(const struct hmap *m, int64_t a, uint64_t b)
+{
+	size_t i = mix64((uint64_t)a * 0x9e3779b97f4a7c15ULL ^ mix64(b)) & (m->cap - 1);
+
+	while (m->slots[i].used && (m->slots[i].a != a || m->slots[i].b != b))
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+/* The value of (a, b), or NULL. */
+static size_t *hmap_find(const struct hmap *m, int64_t a, uint64_t b)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	i = hmap_slot(m, a, b);
+	return m->slots[i].used ? &m->slots[i].v : NULL;
+}
+
+/* The value of (a, b), added as v if missing; *added says which. */
+static size_t *hmap_put(struct hmap *m, int64_t a, uint64_t b, size_t v, int *added)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct hmap big = { .cap = m->cap ? 2 * m->cap : 64 };
+
+		big.slots = xcalloc(big.cap, sizeof(*big.slots));
+		for (i = 0; i < m->cap; i++)
+			if (m->slots[i].used)
+				big.slots[hmap_slot(&big, m->slots[i].a, m->slots[i].b)] = m->slots[i];
+		big.n = m->n;
+		free(m->slots);
+		*m = big;
+	}
+	i = hmap_slot(m, a, b);
+	*added = !m->slots[i].used;
+	if (*added) {
+		m->slots[i] = (struct kv){ .a = a, .b = b, .v = v, .used = 1 };
+		m->n++;
+	}
+	return &m->slots[i].v;
+}
+
+static void hmap_free(struct hmap *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- pure helpers ---- */
+
+int64_t timeline_default_bucket(int64_t range_ns)
+{
+	static const int steps[] = { 1, 2, 5 };
+	int64_t want = range_ns / 500, p = 1000000;	/* 1 ms */
+
+	for (;;) {
+		for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
+			if (steps[i] * p >= want)
+				return steps[i] * p;
+		if (p > INT64_MAX / 100)
+			return p;
+		p *= 10;
+	}
+}
+
+size_t timeline_bucket_count(int64_t range_ns, int64_t bucket_ns)
+{
+	int64_t n;
+
+	if (range_ns <= 0 || bucket_ns <= 0)
+		return 1;
+	n = range_ns / bucket_ns + (range_ns % bucket_ns != 0);
+	return n < 1 ? 1 : (size_t)n;
+}
+
+int timeline_parse_by(const char *s, enum timeline_by *by)
+{
+	static const struct { const char *name; enum timeline_by by; } t[] = {
+		{ "cpu", TL_BY_CPU }, { "pid", TL_BY_PID },
+		{ "binary", TL_BY_BINARY }, { "symbol", TL_BY_SYMBOL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		if (!strcmp(s, t[i].name)) {
+			*by = t[i].by;
+			return 0;
+		}
+	return -1;
+}
+
+const char *timeline_by_name(enum timeline_by by)
+{
+	switch (by) {
+	case TL_BY_NONE: return "none";
+	case TL_BY_CPU: return "cpu";
+	case TL_BY_PID: return "pid";
+	case TL_BY_BINARY: return "binary";
+	case TL_BY_SYMBOL: return "symbol";
+	}
+	return "?";
+}
+
+const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value)
+{
+	for (int i = 0; i < t->nranks; i++)
+		if (t->ranks[i].value == value)
+			return &t->ranks[i];
+	return NULL;
+}
+
+/* ---- building ---- */
+
+/* Per key of --by (phase 1). */
+struct keyent {
+	int64_t key;
+	int64_t comm_id;		/* pid: the comm of its latest sample */
+	uint64_t total[TL_MAXV];
+	ssize_t group;			/* index in t->groups, -1: none */
+};
+
+/* A named location (phase 0). */
+struct locname {
+	char *name;			/* "symbol (binary)" */
+	int match;			/* passes the symbol filter */
+};
+
+struct build {
+	struct db *db;
+	const struct timeline_opts *o;
+	struct timeline *t;
+	struct error *e;
+	struct sbuf where;		/* "FROM samples WHERE ..." with the filters */
+	int64_t comm_id;
+	int need_locs;
+	struct hmap locs;		/* (binary_id, offset) -> index in sym */
+	struct locname *sym;		/* distinct symbol names ... */
+	size_t nsym, capsym;
+	struct hmap symidx;		/* hash of name -> candidates in sym (by hash) */
+	size_t *locsym;			/* location index -> sym index */
+	size_t nloc, caploc;
+	struct hmap keys;		/* key -> index in ent */
+	struct keyent *ent;
+	size_t nent, capent;
+};
+
+static int sql_fail(struct build *b, const char *what)
+{
+	return db_sql_error(b->db, b->e, what);
+}
+
+static const char *path_base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s && s[1] ? s + 1 : p;
+}
+
+static int64_t comm_lookup(struct build *b, const char *name)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT id FROM comms WHERE name=?1",
+			       -1, &st, NULL))
+		return sql_fail(b, "reading comms");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_fail(b, "reading comms");
+	return id;
+}
+
+/* The name a binary row is shown with: "[kernel.kallsyms]", "[vdso]", or
+ * the file name of its path. */
+static void binary_display(struct build *b, int64_t id, char *buf, size_t len)
+{
+	struct db_binary *row = xmalloc(sizeof(*row));
+	struct error ign;
+
+	if (id <= 0 || db_binary_get(b->db, id, row, &ign) < 0)
+		snprintf(buf, len, "[unknown]");
+	else if (!strncmp(row->key, "kernel:", 7))
+		snprintf(buf, len, "[kernel.kallsyms]");
+	else if (row->key[0] == '[' || !row->path[0])
+		snprintf(buf, len, "%s", row->key[0] ? row->key : "[unknown]");
+	else
+		snprintf(buf, len, "%.*s", (int)MIN(len, 255), path_base(row->path));
+	free(row);
+}
+
+/* " AND binary_id IN (...)" for --binary; the number of binaries, or -1. */
+static int binary_filter(struct build *b, struct sbuf *sql)
+{
+	const char *want = b->o->binary;
+	sqlite3_stmt *st;
+	int rc, n = 0;
+
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT id,key,path FROM binaries",
+			       -1, &st, NULL))
+		return sql_fail(b, "reading binaries");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(st, 1);
+		const char *path = (const char *)sqlite3_column_text(st, 2);
+
+		key = key ? key : "";
+		path = path ? path : "";
+		if (strcmp(path, want) && strcmp(path_base(path), want) && strcmp(key, want) &&
+		    (strncmp(key, "kernel:", 7) || strcmp(want, "[kernel.kallsyms]")))
+			continue;
+		sb_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
+			(long long)sqlite3_column_int64(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(b, "reading binaries");
+	if (n)
+		sb_addf(sql, ")");
+	return n;
+}
+
+/* Time of the sample at rowid, or -1. */
+static int64_t rowid_time(struct build *b, int64_t rowid)
+{
+	sqlite3_stmt *st;
+	int64_t t = -1;
+
+	if (rowid <= 0 || sqlite3_prepare_v2(db_sqlite(b->db),
+					     "SELECT time_ns FROM samples WHERE rowid=?1",
+					     -1, &st, NULL))
+		return -1;
+	sqlite3_bind_int64(st, 1, rowid);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		t = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return t;
+}
+
+/* The session's rows: "samples WHERE <rowid range> AND session_id=?1". */
+static void rows_sql(struct build *b, struct sbuf *sql)
+{
+	const struct db_session *s = &b->t->session;
+
+	sb_addf(sql, "FROM samples WHERE ");
+	if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
+	    !strcmp(s->state, "done"))
+		sb_addf(sql, "rowid BETWEEN %lld AND %lld AND ", (long long)s->first_sample,
+			(long long)s->last_sample);
+	else if (s->first_sample > 0)
+		sb_addf(sql, "rowid >= %lld AND ", (long long)s->first_sample);
+	sb_addf(sql, "session_id=%lld", (long long)s->id);
+}
+
+/* The end of the session's data: its end, or its last sample if later. */
+static int session_end(struct build *b, int64_t *end)
+{
+	const struct db_session *s = &b->t->session;
+	int64_t last = -1;
+
+	if (s->first_sample <= 0)
+		last = -1;
+	else if (s->last_sample >= s->first_sample && !strcmp(s->state, "done"))
+		last = rowid_time(b, s->last_sample);
+	else {
+		struct sbuf sql = { 0 };
+		sqlite3_stmt *st;
+
+		sb_addf(&sql, "SELECT max(time_ns) ");
+		rows_sql(b, &sql);
+		if (sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &st, NULL)) {
+			free(sql.s);
+			return sql_fail(b, "reading samples");
+		}
+		free(sql.s);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+			last = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	*end = s->start_ns;
+	if (s->end_ns > s->start_ns)
+		*end = s->end_ns;
+	else if (s->duration_ns > 0)
+		*end = s->start_ns + s->duration_ns;
+	if (last > *end)
+		*end = last;
+	return 0;
+}
+
+/* Filters of the options, as "FROM samples WHERE ..." in b->where. */
+static int make_where(struct build *b)
+{
+	const struct timeline_opts *o = b->o;
+	struct timeline *t = b->t;
+
+	rows_sql(b, &b->where);
+	sb_addf(&b->where, " AND time_ns BETWEEN %lld AND %lld", (long long)t->from_ns,
+		(long long)t->to_ns);
+	if (o->pid >= 0)
+		sb_addf(&b->where, " AND pid=%lld", (long long)o->pid);
+	if (o->comm) {
+		b->comm_id = comm_lookup(b, o->comm);
+		if (b->comm_id < 0)
+			return -1;
+		if (!b->comm_id)
+			return error_set(b->e, "no process named '%s' was ever seen in %s",
+					 o->comm, db_path(b->db));
+		sb_addf(&b->where, " AND comm_id=%lld", (long long)b->comm_id);
+	}
+	if (o->binary) {
+		int n = binary_filter(b, &b->where);
+
+		if (n < 0)
+			return -1;
+		if (!n)
+			return error_set(b->e, "no binary in %s has path or name '%s'",
+					 db_path(b->db), o->binary);
+	}
+	return 0;
+}
+
+static int prepare(struct build *b, const char *cols, sqlite3_stmt **st)
+{
+	struct sbuf sql = { 0 };
+	int rc;
+
+	sb_addf(&sql, "SELECT %s %s", cols, b->where.s);
+	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, st, NULL);
+	free(sql.s);
+	return rc ? sql_fail(b, "reading samples") : 0;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* Index in b->sym of name, added if new. */
+static size_t sym_intern(struct build *b, const char *name)
+{
+	uint64_t h = str_hash(name);
+	int added;
+
+	/* chain through the low bits of the hash: (hash, n) for the n-th
+	 * name with that hash */
+	for (uint64_t n = 0;; n++) {
+		size_t *v = hmap_put(&b->symidx, (int64_t)h, n, b->nsym, &added);
+
+		if (added) {
+			ARRAY_GROW(b->sym, b->capsym, b->nsym + 1);
+			b->sym[b->nsym] = (struct locname){ .name = xstrdup(name) };
+			return b->nsym++;
+		}
+		if (!strcmp(b->sym[*v].name, name))
+			return *v;
+	}
+}
+
+/* Phase 0: name the distinct locations of the filtered samples. */
+static int name_locations(struct build *b)
+{
+	const struct timeline_opts *o = b->o;
+	struct resolver *r;
+	sqlite3_stmt *st;
+	size_t nmatch = 0;
+	int rc;
+
+	r = resolver_new(b->db, &b->t->session, b->e);
+	if (!r)
+		return -1;
+	if (prepare(b, "DISTINCT binary_id,offset", &st) < 0) {
+		resolver_free(r);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t bin = sqlite3_column_int64(st, 0);
+		uint64_t off = (uint64_t)sqlite3_column_int64(st, 1);
+		struct resolved res;
+		char name[600];
+		size_t si;
+		int added;
+
+		memset(&res, 0, sizeof(res));
+		resolver_lookup(r, bin, off, 0, &res);
+		snprintf(name, sizeof(name), "%s (%s)", res.symbol ? res.symbol : "[unknown]",
+			 res.binary ? path_base(res.binary) : "[unknown]");
+		si = sym_intern(b, name);
+		if (o->symbol && res.symbol && !strcmp(res.symbol, o->symbol)) {
+			b->sym[si].match = 1;
+			nmatch++;
+		}
+		ARRAY_GROW(b->locsym, b->caploc, b->nloc + 1);
+		b->locsym[b->nloc] = si;
+		hmap_put(&b->locs, bin, off, b->nloc, &added);
+		b->nloc++;
+	}
+	sqlite3_finalize(st);
+	resolver_free(r);
+	if (rc != SQLITE_DONE)
+		return sql_fail(b, "reading samples");
+	if (o->symbol && !nmatch)
+		return error_set(b->e, "no sample in symbol '%s' between %.9g s and %.9g s "
+				 "with these filters: 'strobe report --by symbol' lists them",
+				 o->symbol, (b->t->from_ns - b->t->session.start_ns) / 1e9,
+				 (b->t->to_ns - b->t->session.start_ns) / 1e9);
+	return 0;
+}
+
+/* The symbol index of a sample's location, or -1 when it is filtered out. */
+static ssize_t loc_symbol(struct build *b, int64_t bin, uint64_t off)
+{
+	size_t *li = hmap_find(&b->locs, bin, off);
+	size_t si;
+
+	if (!li)
+		return -1;	/* not seen in phase 0: a row added since */
+	si = b->locsym[*li];
+	if (b->o->symbol && !b->sym[si].match)
+		return -1;
+	return (ssize_t)si;
+}
+
+/* Columns every pass reads: cpu,pid,binary_id,offset,comm_id,time_ns,c0.. */
+static void sample_cols(struct build *b, struct sbuf *cols)
+{
+	sb_addf(cols, "cpu,pid,binary_id,offset,comm_id,time_ns");
+	for (int i = 0; i < b->t->session.nr_events; i++)
+		sb_addf(cols, ",c%d", i);
+}
+
+#define COL_C0 6
+
+/* The --by key of the current row, or 0 with *skip set when filtered out. */
+static int64_t row_key(struct build *b, sqlite3_stmt *st, int *skip)
+{
+	ssize_t si = 0;
+
+	*skip = 0;
+	if (b->need_locs) {
+		si = loc_symbol(b, sqlite3_column_int64(st, 2),
+				(uint64_t)sqlite3_column_int64(st, 3));
+		if (si < 0) {
+			*skip = 1;
+			return 0;
+		}
+	}
+	switch (b->o->by) {
+	case TL_BY_CPU: return sqlite3_column_int64(st, 0);
+	case TL_BY_PID: return sqlite3_column_int64(st, 1);
+	case TL_BY_BINARY: return sqlite3_column_int64(st, 2);
+	case TL_BY_SYMBOL: return (int64_t)si;
+	case TL_BY_NONE: break;
+	}
+	return 0;
+}
+
+/* Phase 1: totals per key. */
+static int key_totals(struct build *b)
+{
+	struct sbuf cols = { 0 };
+	sqlite3_stmt *st;
+	int rc, nv = b->t->nv;
+
+	sample_cols(b, &cols);
+	rc = prepare(b, cols.s, &st);
+	free(cols.s);
+	if (rc < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int skip, added;
+		int64_t key = row_key(b, st, &skip);
+		size_t *ei;
+		struct keyent *k;
+
+		if (skip)
+			continue;
+		ei = hmap_put(&b->keys, key, 0, b->nent, &added);
+		if (added) {
+			ARRAY_GROW(b->ent, b->capent, b->nent + 1);
+			memset(&b->ent[b->nent], 0, sizeof(b->ent[0]));
+			b->ent[b->nent].key = key;
+			b->ent[b->nent].group = -1;
+			b->nent++;
+		}
+		k = &b->ent[*ei];
+		if (sqlite3_column_int64(st, 4) > 0)	/* 0: exiting, after its exit record */
+			k->comm_id = sqlite3_column_int64(st, 4);
+		k->total[TL_SAMPLES]++;
+		for (int i = 1; i < nv; i++)
+			k->total[i] += (uint64_t)sqlite3_column_int64(st, COL_C0 + i - 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(b, "reading samples");
+	b->t->nkeys = b->nent;
+	return 0;
+}
+
+static const struct build *sort_b;
+static int sort_value;
+
+static int ent_cmp(const void *pa, const void *pb)
+{
+	const struct keyent *a = &sort_b->ent[*(const size_t *)pa];
+	const struct keyent *c = &sort_b->ent[*(const size_t *)pb];
+
+	if (a->total[sort_value] != c->total[sort_value])
+		return a->total[sort_value] > c->total[sort_value] ? -1 : 1;
+	if (a->total[TL_SAMPLES] != c->total[TL_SAMPLES])
+		return a->total[TL_SAMPLES] > c->total[TL_SAMPLES] ? -1 : 1;
+	return a->key < c->key ? -1 : a->key > c->key;
+}
+
+static void group_name(struct build *b, const struct keyent *k, char *buf, size_t len)
+{
+	switch (b->o->by) {
+	case TL_BY_CPU:
+		snprintf(buf, len, "CPU %lld", (long long)k->key);
+		break;
+	case TL_BY_PID: {
+		sqlite3_stmt *st;
+		const char *c = NULL;
+
+		if (k->comm_id > 0 &&
+		    !sqlite3_prepare_v2(db_sqlite(b->db), "SELECT name FROM comms WHERE id=?1",
+					-1, &st, NULL)) {
+			sqlite3_bind_int64(st, 1, k->comm_id);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				c = (const char *)sqlite3_column_text(st, 0);
+			if (c)
+				snprintf(buf, len, "pid %lld (%s)", (long long)k->key, c);
+			sqlite3_finalize(st);
+		}
+		if (!c)
+			snprintf(buf, len, "pid %lld", (long long)k->key);
+		break;
+	}
+	case TL_BY_BINARY:
+		binary_display(b, k->key, buf, len);
+		break;
+	case TL_BY_SYMBOL:
+		snprintf(buf, len, "%s", b->sym[k->key].name);
+		break;
+	case TL_BY_NONE:
+		snprintf(buf, len, "all");
+	}
+}
+
+static void rank(struct build *b)
+{
+	struct timeline *t = b->t;
+	int top = b->o->top > 0 ? b->o->top : TL_TOP_DEFAULT;
+	size_t *order = xmalloc((b->nent + 1) * sizeof(*order));
+
+	if (top > (int)ARRAY_SIZE(t->ranks[0].idx))
+		top = ARRAY_SIZE(t->ranks[0].idx);
+	for (int r = 0; r < b->o->nrank && t->nranks < TL_MAXV; r++) {
+		struct timeline_rank *rk;
+		int v = b->o->rank[r];
+
+		if (v < 0 || v >= t->nv || timeline_rank_of(t, v))
+			continue;
+		rk = &t->ranks[t->nranks++];
+		memset(rk, 0, sizeof(*rk));
+		rk->value = v;
+		for (size_t i = 0; i < b->nent; i++)
+			order[i] = i;
+		sort_b = b;
+		sort_value = v;
+		qsort(order, b->nent, sizeof(*order), ent_cmp);
+		for (size_t i = 0; i < b->nent; i++) {
+			struct keyent *k = &b->ent[order[i]];
+
+			if (!k->total[v])
+				break;
+			if (rk->n >= (size_t)top) {
+				rk->rest++;
+				continue;
+			}
+			if (k->group < 0) {
+				struct timeline_group *g;
+
+				t->groups = xrealloc(t->groups, (t->ngroups + 1) * sizeof(*g));
+				g = &t->groups[t->ngroups];
+				memset(g, 0, sizeof(*g));
+				group_name(b, k, g->name, sizeof(g->name));
+				memcpy(g->total, k->total, sizeof(g->total));
+				g->v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
+				k->group = (ssize_t)t->ngroups++;
+			}
+			rk->idx[rk->n++] = (size_t)k->group;
+		}
+	}
+	free(order);
+}
+
+/* Phase 2: the buckets. */
+static int fill(struct build *b)
+{
+	struct timeline *t = b->t;
+	struct sbuf cols = { 0 };
+	sqlite3_stmt *st;
+	int rc, nv = t->nv;
+
+	sample_cols(b, &cols);
+	rc = prepare(b, cols.s, &st);
+	free(cols.s);
+	if (rc < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int skip;
+		int64_t key = row_key(b, st, &skip);
+		int64_t time = sqlite3_column_int64(st, 5);
+		struct timeline_group *g = NULL;
+		size_t bk, *ei;
+		double *va, *vg = NULL;
+
+		if (skip)
+			continue;
+		if (b->o->by != TL_BY_NONE && (ei = hmap_find(&b->keys, key, 0)) &&
+		    b->ent[*ei].group >= 0)
+			g = &t->groups[b->ent[*ei].group];
+		bk = (size_t)((time - t->from_ns) / t->bucket_ns);
+		if (bk >= t->nbuckets)
+			bk = t->nbuckets - 1;
+		va = &t->all.v[bk * (size_t)nv];
+		if (g)
+			vg = &g->v[bk * (size_t)nv];
+		va[TL_SAMPLES]++;
+		t->all.total[TL_SAMPLES]++;
+		if (vg)
+			vg[TL_SAMPLES]++;
+		for (int i = 1; i < nv; i++) {
+			uint64_t c = (uint64_t)sqlite3_column_int64(st, COL_C0 + i - 1);
+
+			va[i] += (double)c;
+			t->all.total[i] += c;
+			if (vg)
+				vg[i] += (double)c;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(b, "reading samples");
+	t->samples = t->all.total[TL_SAMPLES];
+	return 0;
+}
+
+/* ---- lost intervals ---- */
+
+struct lostrow {
+	int cpu;
+	int64_t time, prev, next;
+	uint64_t count;
+	int throttle;
+};
+
+static int lostrow_cmp(const void *pa, const void *pb)
+{
+	const struct lostrow *a = pa, *c = pb;
+
+	if (a->cpu != c->cpu)
+		return a->cpu < c->cpu ? -1 : 1;
+	return a->time < c->time ? -1 : a->time > c->time;
+}
+
+static int span_cmp(const void *pa, const void *pb)
+{
+	const struct timeline_span *a = pa, *c = pb;
+
+	return a->from_ns < c->from_ns ? -1 : a->from_ns > c->from_ns;
+}
+
+/*
+ * Each lost row's gap on its CPU: prev = the latest sample at or before
+ * it, next = the earliest sample after it.  One pass over the session's
+ * (cpu, time) pairs in any order: a sample is a candidate prev of the
+ * first lost row at or after it on its CPU and a candidate next of the
+ * last lost row before it; the candidates are then carried forward (prev)
+ * and backward (next) along each CPU's rows.
+ */
+static int lost_spans(struct build *b)
+{
+	struct timeline *t = b->t;
+	struct lostrow *rows = NULL;
+	size_t nrows = 0, cap = 0, i, j;
+	struct sbuf sql = { 0 };
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT cpu,time_ns,count,kind FROM lost "
+			       "WHERE session_id=?1", -1, &st, NULL))
+		return sql_fail(b, "reading lost records");
+	sqlite3_bind_int64(st, 1, t->session.id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 3);
+
+		ARRAY_GROW(rows, cap, nrows + 1);
+		rows[nrows].cpu = sqlite3_column_int(st, 0);
+		rows[nrows].time = sqlite3_column_int64(st, 1);
+		rows[nrows].count = (uint64_t)sqlite3_column_int64(st, 2);
+		rows[nrows].throttle = kind && !strcmp(kind, "throttle");
+		if (rows[nrows].throttle)
+			rows[nrows].count = 0;
+		rows[nrows].prev = INT64_MIN;
+		rows[nrows].next = INT64_MAX;
+		nrows++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(rows);
+		return sql_fail(b, "reading lost records");
+	}
+	if (!nrows)
+		return 0;
+	qsort(rows, nrows, sizeof(*rows), lostrow_cmp);
+
+	sb_addf(&sql, "SELECT cpu,time_ns ");
+	rows_sql(b, &sql);
+	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &st, NULL);
+	free(sql.s);
+	if (rc) {
+		free(rows);
+		return sql_fail(b, "reading samples");
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int cpu = sqlite3_column_int(st, 0);
+		int64_t time = sqlite3_column_int64(st, 1);
+		size_t lo = 0, hi = nrows;
+
+		/* first row with (cpu, time) >= (cpu, sample time) */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (rows[mid].cpu < cpu || (rows[mid].cpu == cpu && rows[mid].time < time))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nrows && rows[lo].cpu == cpu && time > rows[lo].prev)
+			rows[lo].prev = time;
+		if (lo > 0 && rows[lo - 1].cpu == cpu && time < rows[lo - 1].next)
+			rows[lo - 1].next = time;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(rows);
+		return sql_fail(b, "reading samples");
+	}
+	for (i = 1; i < nrows; i++)
+		if (rows[i].cpu == rows[i - 1].cpu && rows[i - 1].prev > rows[i].prev)
+			rows[i].prev = rows[i - 1].prev;
+	for (i = nrows - 1; i > 0; i--)
+		if (rows[i].cpu == rows[i - 1].cpu && rows[i].next < rows[i - 1].next)
+			rows[i - 1].next = rows[i].next;
+
+	t->lost = xcalloc(nrows, sizeof(*t->lost));
+	for (i = 0; i < nrows; i++) {
+		int64_t from = rows[i].prev == INT64_MIN ? rows[i].time : rows[i].prev;
+		int64_t to = rows[i].next == INT64_MAX ? t->to_ns : rows[i].next;
+		struct timeline_span *sp;
+
+		if (to < rows[i].time)
+			to = rows[i].time;
+		if (to < t->from_ns || from > t->to_ns)
+			continue;
+		from = MAX(from, t->from_ns);
+		to = MIN(to, t->to_ns);
+		/* widen to the buckets it touches */
+		from = t->from_ns + (from - t->from_ns) / t->bucket_ns * t->bucket_ns;
+		to = t->from_ns + ((to - t->from_ns) / t->bucket_ns + 1) * t->bucket_ns;
+		to = MIN(to, t->from_ns + (int64_t)t->nbuckets * t->bucket_ns);
+		sp = &t->lost[t->nlost++];
+		sp->from_ns = from;
+		sp->to_ns = to;
+		sp->count = rows[i].count;
+		t->lost_total += rows[i].count;
+		t->throttles += rows[i].throttle;
+	}
+	free(rows);
+	/* merge overlapping or touching spans */
+	qsort(t->lost, t->nlost, sizeof(*t->lost), span_cmp);
+	for (i = 0, j = 0; i < t->nlost; i++) {
+		if (j && t->lost[i].from_ns <= t->lost[j - 1].to_ns) {
+			t->lost[j - 1].to_ns = MAX(t->lost[j - 1].to_ns, t->lost[i].to_ns);
+			t->lost[j - 1].count += t->lost[i].count;
+		} else {
+			t->lost[j++] = t->lost[i];
+		}
+	}
+	t->nlost = j;
+	return 0;
+}
+
+/* ---- markers ---- */
+
+#define TL_MAX_MARKERS 10000
+
+static int markers(struct build *b)
+{
+	struct timeline *t = b->t;
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT time_ns,kind,name,args FROM markers "
+			       "WHERE session_id=?1 AND time_ns BETWEEN ?2 AND ?3 "
+			       "ORDER BY time_ns LIMIT ?4", -1, &st, NULL)) {
+		/* a database of schema 1 has no markers table */
+		if (strstr(sqlite3_errmsg(db_sqlite(b->db)), "no such table"))
+			return 0;
+		return sql_fail(b, "reading markers");
+	}
+	sqlite3_bind_int64(st, 1, t->session.id);
+	sqlite3_bind_int64(st, 2, t->from_ns);
+	sqlite3_bind_int64(st, 3, t->to_ns);
+	sqlite3_bind_int64(st, 4, TL_MAX_MARKERS + 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct timeline_marker *m;
+		const char *kind = (const char *)sqlite3_column_text(st, 1);
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+		const char *args = (const char *)sqlite3_column_text(st, 3);
+
+		if (t->nmarkers == TL_MAX_MARKERS) {
+			snprintf(t->note, sizeof(t->note), "only the first %d markers of the "
+				 "range are drawn", TL_MAX_MARKERS);
+			break;
+		}
+		ARRAY_GROW(t->markers, cap, t->nmarkers + 1);
+		m = &t->markers[t->nmarkers++];
+		m->time_ns = sqlite3_column_int64(st, 0);
+		snprintf(m->kind, sizeof(m->kind), "%s", kind ? kind : "");
+		snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
+		snprintf(m->args, sizeof(m->args), "%s", args ? args : "");
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return sql_fail(b, "reading markers");
+	return 0;
+}
+
+/* ---- the whole ---- */
+
+struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
+				struct error *e)
+{
+	struct timeline *t = xcalloc(1, sizeof(*t));
+	struct build b = { .db = db, .o = o, .t = t, .e = e };
+	int64_t end = 0;
+	const struct db_session *s = &t->session;
+
+	if (db_session_get(db, o->session, &t->session, e) < 0)
+		goto fail;
+	t->nv = 1 + s->nr_events;
+	if (s->first_sample <= 0) {
+		error_set(e, "session %lld has no samples", (long long)s->id);
+		goto fail;
+	}
+	t->key_noun = o->by == TL_BY_CPU ? "CPUs" : o->by == TL_BY_PID ? "processes" :
+		      o->by == TL_BY_BINARY ? "binaries" : "symbols";
+	if (session_end(&b, &end) < 0)
+		goto fail;
+	t->from_ns = s->start_ns + (o->has_from ? o->from_ns : 0);
+	t->to_ns = o->has_to ? MIN(s->start_ns + o->to_ns, end) : end;
+	if (t->from_ns >= end) {
+		error_set(e, "empty time range: %s%.9g s is at or after the end of session "
+			  "%lld (%.3f s long)", o->has_from ? "--from " : "", (t->from_ns -
+			  s->start_ns) / 1e9, (long long)s->id, (end - s->start_ns) / 1e9);
+		goto fail;
+	}
+	if (t->to_ns <= t->from_ns) {
+		error_set(e, "empty time range: from %.9g s to %.9g s: give --to after --from",
+			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9);
+		goto fail;
+	}
+	t->bucket_ns = o->bucket_ns > 0 ? o->bucket_ns :
+		       timeline_default_bucket(t->to_ns - t->from_ns);
+	t->nbuckets = timeline_bucket_count(t->to_ns - t->from_ns, t->bucket_ns);
+	if (t->nbuckets > TL_MAX_BUCKETS) {
+		error_set(e, "buckets of %.9g ms over %.9g s make %zu buckets, more than %d: "
+			  "give a bigger --bucket", t->bucket_ns / 1e6,
+			  (t->to_ns - t->from_ns) / 1e9, t->nbuckets, TL_MAX_BUCKETS);
+		goto fail;
+	}
+	t->all.v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
+	snprintf(t->all.name, sizeof(t->all.name), "all");
+	if (make_where(&b) < 0)
+		goto fail;
+	b.need_locs = o->by == TL_BY_SYMBOL || o->symbol;
+	if (b.need_locs && name_locations(&b) < 0)
+		goto fail;
+	if (o->by != TL_BY_NONE) {
+		if (key_totals(&b) < 0)
+			goto fail;
+		rank(&b);
+	}
+	if (fill(&b) < 0)
+		goto fail;
+	if (!t->samples) {
+		struct sbuf f = { 0 };
+
+		if (o->pid >= 0)
+			sb_addf(&f, "pid %lld", (long long)o->pid);
+		if (o->comm)
+			sb_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
+		if (o->binary)
+			sb_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
+		if (o->symbol)
+			sb_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
+		error_set(e, "no samples between %.9g s and %.9g s of session %lld%s%s%s",
+			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
+			  (long long)s->id, f.n ? " with these filters (" : "", f.n ? f.s : "",
+			  f.n ? ")" : "");
+		free(f.s);
+		goto fail;
+	}
+	if (lost_spans(&b) < 0 || markers(&b) < 0)
+		goto fail;
+	free(b.where.s);
+	hmap_free(&b.locs);
+	hmap_free(&b.symidx);
+	hmap_free(&b.keys);
+	for (size_t i = 0; i < b.nsym; i++)
+		free(b.sym[i].name);
+	free(b.sym);
+	free(b.locsym);
+	free(b.ent);
+	return t;
+fail:
+	free(b.where.s);
+	hmap_free(&b.locs);
+	hmap_free(&b.symidx);
+	hmap_free(&b.keys);
+	for (size_t i = 0; i < b.nsym; i++)
+		free(b.sym[i].name);
+	free(b.sym);
+	free(b.locsym);
+	free(b.ent);
+	timeline_free(t);
+	return NULL;
+}
+
+void timeline_free(struct timeline *t)
+{
+	if (!t)
+		return;
+	free(t->all.v);
+	for (size_t i = 0; i < t->ngroups; i++)
+		free(t->groups[i].v);
+	free(t->groups);
+	free(t->lost);
+	free(t->markers);
+	free(t);
+}

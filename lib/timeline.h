@@ -1,0 +1,122 @@
+/*
+ * timeline.h - a session's samples over time: the samples and counter
+ * increases of the samples that pass the filters, summed per time bucket,
+ * for the whole selection and split by CPU, process, binary or symbol;
+ * plus the intervals where samples were lost and the session's markers.
+ * 'strobe plot' draws it.
+ *
+ * Values: index 0 is the number of samples, index 1 + i the increase of
+ * counting event i (column c<i>), attributed to the samples as in
+ * report.h.  A sample at time t falls in bucket (t - from) / bucket_ns.
+ */
+#ifndef STROBE_TIMELINE_H
+#define STROBE_TIMELINE_H
+
+#include <stdint.h>
+#include "db.h"
+
+#define TL_SAMPLES	0		/* value index of the sample count */
+#define TL_MAXV		(1 + STROBE_MAX_COUNTERS)
+#define TL_TOP_DEFAULT	8
+
+enum timeline_by { TL_BY_NONE, TL_BY_CPU, TL_BY_PID, TL_BY_BINARY, TL_BY_SYMBOL };
+
+struct timeline_opts {
+	int64_t session;		/* 0: the latest */
+	int64_t pid;			/* -1: any */
+	const char *comm;		/* NULL: any */
+	const char *binary;		/* NULL: any; path, file name or key */
+	const char *symbol;		/* NULL: any; exact symbol name */
+	int has_from, has_to;
+	int64_t from_ns, to_ns;		/* relative to the session start */
+	int64_t bucket_ns;		/* 0: timeline_default_bucket() */
+	enum timeline_by by;
+	int top;			/* groups kept per ranking value; 0: TL_TOP_DEFAULT */
+	int nrank;			/* value indices to rank groups by */
+	int rank[TL_MAXV];
+};
+
+struct timeline_group {
+	char name[256];			/* "CPU 1", "pid 42 (ls)", "libc.so.6", "main (ls)" */
+	uint64_t total[TL_MAXV];
+	double *v;			/* nbuckets * nv values: v[b * nv + i] */
+};
+
+/* An interval with samples missing: from the last sample before a lost
+ * record to the first after it, on the record's CPU, widened to buckets. */
+struct timeline_span {
+	int64_t from_ns, to_ns;		/* absolute CLOCK_MONOTONIC */
+	uint64_t count;			/* samples lost (throttle records count 1 each) */
+};
+
+struct timeline_marker {
+	int64_t time_ns;		/* absolute CLOCK_MONOTONIC */
+	char kind[16];			/* usdt | mark */
+	char name[256];
+	char args[64];			/* usdt: "a0,a1,..." (truncated); "" if none */
+};
+
+struct timeline {
+	struct db_session session;
+	int64_t from_ns, to_ns;		/* the buckets' range, absolute CLOCK_MONOTONIC */
+	int64_t bucket_ns;
+	size_t nbuckets;		/* the last one may end after to_ns */
+	int nv;				/* 1 + session.nr_events */
+	uint64_t samples;		/* samples that passed the filters */
+	struct timeline_group all;	/* every sample that passed the filters */
+	/* with by != TL_BY_NONE: the groups that are in the top of a ranking */
+	size_t ngroups;
+	struct timeline_group *groups;
+	size_t nkeys;			/* distinct CPUs/pids/binaries/symbols seen */
+	const char *key_noun;		/* "CPUs", "processes", "binaries", "symbols" */
+	struct timeline_rank {
+		int value;		/* value index ranked by */
+		size_t n;		/* groups in its top, largest total first */
+		size_t idx[64];		/* indices into groups */
+		size_t rest;		/* keys with a nonzero total not in the top */
+	} ranks[TL_MAXV];
+	int nranks;
+	size_t nlost;
+	struct timeline_span *lost;
+	uint64_t lost_total;		/* samples lost in the range (ring, samples) */
+	uint64_t throttles;		/* throttle records in the range */
+	size_t nmarkers;
+	struct timeline_marker *markers;
+	char note[256];			/* "" or something to tell the user */
+};
+
+/*
+ * Build the timeline.  Fails (NULL, e set) for a missing session, an empty
+ * range (from at or after the end), no sample in the range with these
+ * filters, a comm/binary/symbol never seen, or a database error.
+ */
+struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
+				struct error *e);
+void timeline_free(struct timeline *t);
+
+/* Value of group g (NULL: all) in bucket b at value index i. */
+static inline double timeline_value(const struct timeline *t, const struct timeline_group *g,
+				    size_t b, int i)
+{
+	return (g ? g : &t->all)->v[b * (size_t)t->nv + (size_t)i];
+}
+
+/* The ranking by value i (NULL when it was not asked for). */
+const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value);
+
+/*
+ * Default bucket for a range: about 500 buckets or fewer, rounded up to
+ * 1, 2 or 5 x 10^k ms, at least 1 ms.
+ */
+int64_t timeline_default_bucket(int64_t range_ns);
+/* Number of buckets of bucket_ns covering [0, range_ns): at least 1. */
+size_t timeline_bucket_count(int64_t range_ns, int64_t bucket_ns);
+
+/* Parse "cpu", "pid", "binary" or "symbol". -1 on anything else. */
+int timeline_parse_by(const char *s, enum timeline_by *by);
+const char *timeline_by_name(enum timeline_by by);
+
+/* Most buckets a timeline may have. */
+#define TL_MAX_BUCKETS 100000
+
+#endif

@@ -1,0 +1,713 @@
+/*
+ * usdt.c - USDT probes of an ELF file (see usdt.h).
+ *
+ * The file is read with pread(): the ELF header, the section headers and
+ * their names, the program headers, and the note sections; nothing else,
+ * so large binaries cost little.  32- and 64-bit little-endian ELF files
+ * are understood; arguments in the x86_64 forms only.
+ *
+ * A stapsdt note (owner "stapsdt", type 3) holds, in the file's address
+ * size: the site's address, the link-time address of .stapsdt.base, the
+ * semaphore's address (0: none); then three NUL-terminated strings:
+ * provider, name, arguments.
+ */
+#include "config.h"
+#include <ctype.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "usdt.h"
+
+#define NT_STAPSDT		3
+#define MAX_NOTES_BYTES		(64u << 20)
+#define MAX_SHDRS		65536
+#define MAX_PHDRS		4096
+
+struct sec {
+	uint32_t name, type;
+	uint64_t flags, addr, offset, size, align;
+};
+
+struct seg {
+	uint32_t type;
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elf {
+	int fd;
+	const char *path;
+	int is64;
+	struct sec *secs;
+	size_t nsecs;
+	struct seg *segs;
+	size_t nsegs;
+	char *shstr;
+	size_t shstrlen;
+};
+
+static int read_at(struct elf *f, void *buf, size_t len, uint64_t off, struct error *e)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(f->fd, (char *)buf + done, len - done, off + done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return error_set(e, "cannot read %s: %s", f->path, strerror(errno));
+		if (r == 0)
+			return error_set(e, "%s is truncated: not a complete ELF file", f->path);
+		done += r;
+	}
+	return 0;
+}
+
+static uint64_t le(const unsigned char *p, int size)
+{
+	uint64_t v = 0;
+
+	for (int i = size - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void elf_free(struct elf *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->secs);
+	free(f->segs);
+	free(f->shstr);
+}
+
+/* Section and program headers, normalised to 64 bits. */
+static int elf_open(struct elf *f, const char *path, struct error *e)
+{
+	unsigned char id[EI_NIDENT], h[sizeof(Elf64_Ehdr)];
+	uint64_t shoff, phoff, shnum, phnum, shentsize, phentsize, shstrndx;
+
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	if (pread(f->fd, id, sizeof(id), 0) != sizeof(id) || memcmp(id, ELFMAG, SELFMAG))
+		return error_set(e, "%s is not an ELF file: give the executable or library "
+				 "that holds the probe", path);
+	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64)
+		return error_set(e, "%s: unknown ELF class %d", path, id[EI_CLASS]);
+	if (id[EI_DATA] != ELFDATA2LSB)
+		return error_set(e, "%s is a big-endian ELF file: not supported", path);
+	f->is64 = id[EI_CLASS] == ELFCLASS64;
+	if (read_at(f, h, f->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0, e) < 0)
+		return -1;
+	if (f->is64) {
+		phoff = le(h + 32, 8);
+		shoff = le(h + 40, 8);
+		phentsize = le(h + 54, 2);
+		phnum = le(h + 56, 2);
+		shentsize = le(h + 58, 2);
+		shnum = le(h + 60, 2);
+		shstrndx = le(h + 62, 2);
+	} else {
+		phoff = le(h + 28, 4);
+		shoff = le(h + 32, 4);
+		phentsize = le(h + 42, 2);
+		phnum = le(h + 44, 2);
+		shentsize = le(h + 46, 2);
+		shnum = le(h + 48, 2);
+		shstrndx = le(h + 50, 2);
+	}
+	if (shoff && shentsize < (f->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)))
+		return error_set(e, "%s: malformed ELF section headers", path);
+	if (phoff && phnum && phentsize < (f->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return error_set(e, "%s: malformed ELF program headers", path);
+	/* section headers; more than 0xff00 of them: the count is in sh[0] */
+	if (shoff) {
+		unsigned char sh[sizeof(Elf64_Shdr)];
+
+		if (shnum == 0 || shstrndx == SHN_XINDEX) {
+			if (read_at(f, sh, sizeof(sh) > shentsize ? shentsize : sizeof(sh), shoff, e) < 0)
+				return -1;
+			if (shnum == 0)
+				shnum = f->is64 ? le(sh + 32, 8) : le(sh + 20, 4);
+			if (shstrndx == SHN_XINDEX)
+				shstrndx = f->is64 ? le(sh + 40, 4) : le(sh + 24, 4);
+		}
+		if (shnum > MAX_SHDRS)
+			return error_set(e, "%s: malformed ELF file (%" PRIu64 " sections)", path, shnum);
+		f->secs = xcalloc(shnum ? shnum : 1, sizeof(*f->secs));
+		for (uint64_t i = 0; i < shnum; i++) {
+			struct sec *s = &f->secs[i];
+
+			if (read_at(f, sh, f->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr),
+				    shoff + i * shentsize, e) < 0)
+				return -1;
+			s->name = le(sh, 4);
+			s->type = le(sh + 4, 4);
+			if (f->is64) {
+				s->flags = le(sh + 8, 8);
+				s->addr = le(sh + 16, 8);
+				s->offset = le(sh + 24, 8);
+				s->size = le(sh + 32, 8);
+				s->align = le(sh + 48, 8);
+			} else {
+				s->flags = le(sh + 8, 4);
+				s->addr = le(sh + 12, 4);
+				s->offset = le(sh + 16, 4);
+				s->size = le(sh + 20, 4);
+				s->align = le(sh + 32, 4);
+			}
+		}
+		f->nsecs = shnum;
+		if (shstrndx < shnum && f->secs[shstrndx].type == SHT_STRTAB &&
+		    f->secs[shstrndx].size < MAX_NOTES_BYTES) {
+			f->shstrlen = f->secs[shstrndx].size;
+			f->shstr = xmalloc(f->shstrlen + 1);
+			if (read_at(f, f->shstr, f->shstrlen, f->secs[shstrndx].offset, e) < 0)
+				return -1;
+			f->shstr[f->shstrlen] = 0;
+		}
+	}
+	if (phoff && phnum) {
+		unsigned char ph[sizeof(Elf64_Phdr)];
+
+		if (phnum > MAX_PHDRS)
+			return error_set(e, "%s: malformed ELF file (%" PRIu64 " segments)", path, phnum);
+		f->segs = xcalloc(phnum, sizeof(*f->segs));
+		for (uint64_t i = 0; i < phnum; i++) {
+			struct seg *s = &f->segs[i];
+
+			if (read_at(f, ph, f->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr),
+				    phoff + i * phentsize, e) < 0)
+				return -1;
+			s->type = le(ph, 4);
+			if (f->is64) {
+				s->offset = le(ph + 8, 8);
+				s->vaddr = le(ph + 16, 8);
+				s->filesz = le(ph + 32, 8);
+			} else {
+				s->offset = le(ph + 4, 4);
+				s->vaddr = le(ph + 8, 4);
+				s->filesz = le(ph + 16, 4);
+			}
+		}
+		f->nsegs = phnum;
+	}
+	return 0;
+}
+
+static const char *sec_name(const struct elf *f, const struct sec *s)
+{
+	return f->shstr && s->name < f->shstrlen ? f->shstr + s->name : "";
+}
+
+/* The file offset of a virtual address: through the loadable segment
+ * holding it, else the allocated section holding it.  -1 if none. */
+static int vaddr_to_offset(const struct elf *f, uint64_t a, uint64_t *off)
+{
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct seg *s = &f->segs[i];
+
+		if (s->type == PT_LOAD && a >= s->vaddr && a - s->vaddr < s->filesz) {
+			*off = a - s->vaddr + s->offset;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < f->nsecs; i++) {
+		const struct sec *s = &f->secs[i];
+
+		if ((s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && a >= s->addr &&
+		    a - s->addr < s->size) {
+			*off = a - s->addr + s->offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Append the stapsdt notes of one note section to *sites. */
+static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64_t base,
+		      struct usdt_site **sites, size_t *n, size_t *cap, struct error *e)
+{
+	size_t align = ns->align == 8 ? 8 : 4, asz = f->is64 ? 8 : 4;
+	unsigned char *buf;
+	size_t p = 0;
+
+	if (ns->size > MAX_NOTES_BYTES)
+		return error_set(e, "%s: malformed ELF file (note section of %" PRIu64 " bytes)",
+				 f->path, ns->size);
+	buf = xmalloc(ns->size + 1);
+	if (read_at(f, buf, ns->size, ns->offset, e) < 0) {
+		free(buf);
+		return -1;
+	}
+	while (p + 12 <= ns->size) {
+		uint32_t namesz = le(buf + p, 4), descsz = le(buf + p + 4, 4);
+		uint32_t type = le(buf + p + 8, 4);
+		size_t name = p + 12, desc, next;
+
+		desc = name + ((namesz + align - 1) & ~(align - 1));
+		next = desc + ((descsz + align - 1) & ~(align - 1));
+		if (namesz > ns->size || descsz > ns->size || desc > ns->size ||
+		    desc + descsz > ns->size)
+			break;
+		if (type == NT_STAPSDT && namesz == 8 && !memcmp(buf + name, "stapsdt", 8) &&
+		    descsz >= 3 * asz) {
+			const char *str = (const char *)buf + desc + 3 * asz;
+			const char *end = (const char *)buf + desc + descsz;
+			const char *prov = str, *pname, *args;
+			struct usdt_site *s;
+			uint64_t a = le(buf + desc, asz), b = le(buf + desc + asz, asz);
+			uint64_t sem = le(buf + desc + 2 * asz, asz);
+
+			pname = memchr(prov, 0, end - prov);
+			args = pname ? memchr(pname + 1, 0, end - (pname + 1)) : NULL;
+			if (!pname || !args || !memchr(args + 1, 0, end - (args + 1)) ||
+			    !*prov || !pname[1]) {
+				free(buf);
+				return error_set(e, "%s: malformed USDT note (.note.stapsdt)", f->path);
+			}
+			pname++;
+			args++;
+			ARRAY_GROW(*sites, *cap, *n + 1);
+			s = &(*sites)[*n];
+			memset(s, 0, sizeof(*s));
+			snprintf(s->path, sizeof(s->path), "%s", f->path);
+			snprintf(s->provider, sizeof(s->provider), "%s", prov);
+			snprintf(s->name, sizeof(s->name), "%s", pname);
+			snprintf(s->arg_spec, sizeof(s->arg_spec), "%s", args);
+			/* prelink moved the file: move the site by as much */
+			if (have_base && b) {
+				a += base - b;
+				if (sem)
+					sem += base - b;
+			}
+			s->addr = a;
+			s->semaphore = sem;
+			s->nargs = -1;
+			if (vaddr_to_offset(f, a, &s->offset) < 0) {
+				free(buf);
+				return error_set(e, "%s: USDT probe %s:%s at 0x%" PRIx64 " is in no "
+						 "loaded part of the file", f->path, s->provider,
+						 s->name, a);
+			}
+			if (sem && vaddr_to_offset(f, sem, &s->semaphore_offset) < 0) {
+				free(buf);
+				return error_set(e, "%s: the semaphore of USDT probe %s:%s at 0x%"
+						 PRIx64 " is in no loaded part of the file",
+						 f->path, s->provider, s->name, sem);
+			}
+			(*n)++;
+		}
+		if (next <= p)
+			break;
+		p = next;
+	}
+	free(buf);
+	return 0;
+}
+
+int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e)
+{
+	struct elf f;
+	size_t cap = 0;
+	uint64_t base = 0;
+	int have_base = 0;
+
+	*sites = NULL;
+	*n = 0;
+	if (elf_open(&f, path, e) < 0)
+		goto fail;
+	for (size_t i = 0; i < f.nsecs; i++)
+		if (!strcmp(sec_name(&f, &f.secs[i]), ".stapsdt.base")) {
+			have_base = 1;
+			base = f.secs[i].addr;
+		}
+	for (size_t i = 0; i < f.nsecs; i++)
+		if (f.secs[i].type == SHT_NOTE &&
+		    read_notes(&f, &f.secs[i], have_base, base, sites, n, &cap, e) < 0)
+			goto fail;
+	elf_free(&f);
+	return 0;
+fail:
+	elf_free(&f);
+	free(*sites);
+	*sites = NULL;
+	*n = 0;
+	return -1;
+}
+
+/* "it has a:b, c:d" or "it has 40 probes, e.g. a:b, ...": the names of
+ * the probes in sites, each once. */
+static void probe_names(const struct usdt_site *sites, size_t n, char *buf, size_t len)
+{
+	size_t used = 0, shown = 0, distinct = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(sites[i].provider, sites[j].provider) &&
+			       !strcmp(sites[i].name, sites[j].name);
+		if (seen)
+			continue;
+		distinct++;
+		if (shown < 8 && used < len) {
+			int r = snprintf(buf + used, len - used, "%s%s:%s", shown ? ", " : "",
+					 sites[i].provider, sites[i].name);
+
+			used = r < 0 ? len : MIN(len, used + (size_t)r);
+			shown++;
+		}
+	}
+	if (distinct > shown && used < len)
+		snprintf(buf + used, len - used, ", ... (%zu probes: 'readelf -n' lists them)",
+			 distinct);
+}
+
+int usdt_find(const char *path, const char *provider, const char *name,
+	      struct usdt_site **sites, size_t *n, struct error *e)
+{
+	struct usdt_site *all;
+	size_t nall, k = 0;
+
+	*sites = NULL;
+	*n = 0;
+	if (usdt_list(path, &all, &nall, e) < 0)
+		return -1;
+	for (size_t i = 0; i < nall; i++) {
+		if (strcmp(all[i].provider, provider) || strcmp(all[i].name, name))
+			continue;
+		if (usdt_parse_args(all[i].arg_spec, all[i].args, USDT_MAX_ARGS, &all[i].nargs,
+				    e) < 0) {
+			error_prefix(e, "USDT probe %s:%s at offset 0x%" PRIx64 " of %s has "
+				     "arguments \"%s\"", provider, name, all[i].offset, path,
+				     all[i].arg_spec);
+			free(all);
+			return -1;
+		}
+		all[k++] = all[i];
+	}
+	if (!k) {
+		char names[300];
+
+		if (!nall) {
+			error_set(e, "no USDT probe %s:%s in %s: it has no USDT probes "
+				  "(no .note.stapsdt notes)", provider, name, path);
+		} else {
+			probe_names(all, nall, names, sizeof(names));
+			error_set(e, "no USDT probe %s:%s in %s: it has %s", provider, name,
+				  path, names);
+		}
+		free(all);
+		return -1;
+	}
+	*sites = all;
+	*n = k;
+	return 0;
+}
+
+static int is_ident(const char *s)
+{
+	if (!*s || isdigit((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+int usdt_parse_spec(const char *spec, char *path, size_t pathlen,
+		    char provider[USDT_MAX_NAME], char name[USDT_MAX_NAME], struct error *e)
+{
+	const char *c2 = strrchr(spec, ':'), *c1;
+	size_t plen;
+
+	c1 = c2 ? c2 : NULL;
+	while (c1 && c1 > spec && c1[-1] != ':')
+		c1--;
+	if (!c2 || c1 == spec) {
+		return error_set(e, "bad marker '%s': give PATH:PROVIDER:NAME, e.g. "
+				 "./prog:myapp:start ('readelf -n PATH' lists the probes)", spec);
+	}
+	c1--;	/* the colon before PROVIDER */
+	plen = c1 - spec;
+	if (!plen || plen >= pathlen)
+		return error_set(e, "bad marker '%s': %s", spec,
+				 plen ? "the path is too long" :
+				 "no path: give PATH:PROVIDER:NAME");
+	if ((size_t)(c2 - c1 - 1) >= USDT_MAX_NAME || strlen(c2 + 1) >= USDT_MAX_NAME)
+		return error_set(e, "bad marker '%s': provider or probe name too long", spec);
+	memcpy(path, spec, plen);
+	path[plen] = 0;
+	memcpy(provider, c1 + 1, c2 - c1 - 1);
+	provider[c2 - c1 - 1] = 0;
+	strcpy(name, c2 + 1);
+	if (!is_ident(provider) || !is_ident(name))
+		return error_set(e, "bad marker '%s': PROVIDER and NAME are C identifiers, "
+				 "as in PATH:PROVIDER:NAME", spec);
+	return 0;
+}
+
+static const struct regname {
+	const char *name;
+	int reg, shift, size;
+} regnames[] = {
+	{ "rax", USDT_REG_AX, 0, 8 }, { "eax", USDT_REG_AX, 0, 4 }, { "ax", USDT_REG_AX, 0, 2 },
+	{ "al", USDT_REG_AX, 0, 1 }, { "ah", USDT_REG_AX, 8, 1 },
+	{ "rbx", USDT_REG_BX, 0, 8 }, { "ebx", USDT_REG_BX, 0, 4 }, { "bx", USDT_REG_BX, 0, 2 },
+	{ "bl", USDT_REG_BX, 0, 1 }, { "bh", USDT_REG_BX, 8, 1 },
+	{ "rcx", USDT_REG_CX, 0, 8 }, { "ecx", USDT_REG_CX, 0, 4 }, { "cx", USDT_REG_CX, 0, 2 },
+	{ "cl", USDT_REG_CX, 0, 1 }, { "ch", USDT_REG_CX, 8, 1 },
+	{ "rdx", USDT_REG_DX, 0, 8 }, { "edx", USDT_REG_DX, 0, 4 }, { "dx", USDT_REG_DX, 0, 2 },
+	{ "dl", USDT_REG_DX, 0, 1 }, { "dh", USDT_REG_DX, 8, 1 },
+	{ "rsi", USDT_REG_SI, 0, 8 }, { "esi", USDT_REG_SI, 0, 4 }, { "si", USDT_REG_SI, 0, 2 },
+	{ "sil", USDT_REG_SI, 0, 1 },
+	{ "rdi", USDT_REG_DI, 0, 8 }, { "edi", USDT_REG_DI, 0, 4 }, { "di", USDT_REG_DI, 0, 2 },
+	{ "dil", USDT_REG_DI, 0, 1 },
+	{ "rbp", USDT_REG_BP, 0, 8 }, { "ebp", USDT_REG_BP, 0, 4 }, { "bp", USDT_REG_BP, 0, 2 },
+	{ "bpl", USDT_REG_BP, 0, 1 },
+	{ "rsp", USDT_REG_SP, 0, 8 }, { "esp", USDT_REG_SP, 0, 4 }, { "sp", USDT_REG_SP, 0, 2 },
+	{ "spl", USDT_REG_SP, 0, 1 },
+	{ "rip", USDT_REG_IP, 0, 8 },
+};
+
+/* "%name" at s (len bytes) -> a register; -1 if it is none. */
+static int parse_reg(const char *s, size_t len, int *reg, int *shift, int *size)
+{
+	char nm[8];
+
+	if (len < 2 || len > 5 || s[0] != '%')
+		return -1;
+	memcpy(nm, s + 1, len - 1);
+	nm[len - 1] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(regnames); i++)
+		if (!strcmp(nm, regnames[i].name)) {
+			*reg = regnames[i].reg;
+			*shift = regnames[i].shift;
+			*size = regnames[i].size;
+			return 0;
+		}
+	/* r8 .. r15, with d (32), w (16), b or l (8) */
+	if (nm[0] == 'r' && isdigit((unsigned char)nm[1])) {
+		char *end;
+		long r = strtol(nm + 1, &end, 10);
+
+		if (r < 8 || r > 15)
+			return -1;
+		*reg = USDT_REG_R8 + (r - 8);
+		*shift = 0;
+		if (!*end)
+			*size = 8;
+		else if (!strcmp(end, "d"))
+			*size = 4;
+		else if (!strcmp(end, "w"))
+			*size = 2;
+		else if (!strcmp(end, "b") || !strcmp(end, "l"))
+			*size = 1;
+		else
+			return -1;
+		return 0;
+	}
+	return -1;
+}
+
+/* A decimal or 0x number with an optional sign, the whole of s[0..len). */
+static int parse_num(const char *s, size_t len, int64_t *v)
+{
+	char buf[32], *end;
+	int neg = 0;
+	uint64_t u;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	s = buf;
+	if (*s == '-' || *s == '+')
+		neg = *s++ == '-';
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	u = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return 0;
+}
+
+static int parse_one(const char *tok, size_t len, int i, struct usdt_arg *a, struct error *e)
+{
+	const char *at = memchr(tok, '@', len), *op = tok, *open, *close;
+	size_t oplen = len;
+	int rsize = 8, shift = 0, size = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (at) {
+		const char *p = tok;
+
+		if (*p == '-') {
+			a->is_signed = 1;
+			p++;
+		}
+		if (at - p != 1 || !strchr("1248", *p))
+			return error_set(e, "argument %d '%.*s': the size before '@' is not "
+					 "1, 2, 4 or 8 bytes (floating point is not supported)",
+					 i, (int)len, tok);
+		size = *p - '0';
+		op = at + 1;
+		oplen = len - (op - tok);
+	}
+	if (!oplen)
+		return error_set(e, "argument %d '%.*s': no operand after '@'", i, (int)len, tok);
+	if (op[0] == '%') {
+		if (memchr(op, ':', oplen))
+			return error_set(e, "argument %d '%.*s': segment-relative memory is not "
+					 "supported", i, (int)len, tok);
+		if (parse_reg(op, oplen, &a->reg, &shift, &rsize) < 0)
+			return error_set(e, "argument %d '%.*s': unknown x86_64 register", i,
+					 (int)len, tok);
+		a->kind = USDT_ARG_REG;
+		a->shift = shift;
+		a->size = size ? size : rsize;
+		if (!size)
+			a->is_signed = 1;
+		return 0;
+	}
+	if (op[0] == '$') {
+		if (parse_num(op + 1, oplen - 1, &a->value) < 0)
+			return error_set(e, "argument %d '%.*s': the address of a symbol is not "
+					 "supported (only numeric constants)", i, (int)len, tok);
+		a->kind = USDT_ARG_CONST;
+		a->size = size ? size : 8;
+		if (!size)
+			a->is_signed = 1;
+		return 0;
+	}
+	open = memchr(op, '(', oplen);
+	close = op + oplen - 1;
+	if (!open || *close != ')')
+		return error_set(e, "argument %d '%.*s': not a register (%%reg), constant ($N) "
+				 "or memory (N(%%reg)) operand", i, (int)len, tok);
+	if (memchr(open, ',', close - open))
+		return error_set(e, "argument %d '%.*s': memory with an index register is not "
+				 "supported", i, (int)len, tok);
+	if (open > op && parse_num(op, open - op, &a->value) < 0)
+		return error_set(e, "argument %d '%.*s': a global variable (a symbol) is not "
+				 "supported, only memory at a numeric offset from a register",
+				 i, (int)len, tok);
+	if (parse_reg(open + 1, close - open - 1, &a->reg, &shift, &rsize) < 0 || shift ||
+	    rsize != 8)
+		return error_set(e, "argument %d '%.*s': the base is not a 64-bit x86_64 "
+				 "register", i, (int)len, tok);
+	a->kind = USDT_ARG_MEM;
+	a->size = size ? size : 8;
+	if (!size)
+		a->is_signed = 1;
+	return 0;
+}
+
+int usdt_parse_args(const char *s, struct usdt_arg *args, int max, int *nargs,
+		    struct error *e)
+{
+	int n = 0;
+
+	*nargs = 0;
+	for (;;) {
+		const char *tok;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		tok = s;
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		if (n >= max)
+			return error_set(e, "more than %d arguments", max);
+		if (parse_one(tok, s - tok, n + 1, &args[n], e) < 0)
+			return -1;
+		n++;
+	}
+	*nargs = n;
+	return 0;
+}
+
+uint64_t usdt_regs_mask(const struct usdt_site *s, int *stack)
+{
+	uint64_t mask = 0;
+
+	*stack = 0;
+	for (int i = 0; i < s->nargs; i++) {
+		const struct usdt_arg *a = &s->args[i];
+
+		if (a->kind == USDT_ARG_CONST)
+			continue;
+		mask |= 1ULL << a->reg;
+		if (a->kind == USDT_ARG_MEM) {
+			mask |= 1ULL << USDT_REG_SP;
+			*stack = 1;
+		}
+	}
+	return mask;
+}
+
+int usdt_arg_value(const struct usdt_arg *a, const uint64_t *regs,
+		   const unsigned char *stack, size_t stack_len, int64_t *v)
+{
+	uint64_t raw = 0;
+	int bits = a->size * 8;
+
+	switch (a->kind) {
+	case USDT_ARG_CONST:
+		raw = (uint64_t)a->value;
+		break;
+	case USDT_ARG_REG:
+		raw = regs[a->reg] >> a->shift;
+		break;
+	case USDT_ARG_MEM: {
+		uint64_t addr = regs[a->reg] + (uint64_t)a->value, sp = regs[USDT_REG_SP];
+
+		if (!stack || addr < sp || addr - sp > stack_len ||
+		    stack_len - (addr - sp) < (size_t)a->size)
+			return -1;
+		memcpy(&raw, stack + (addr - sp), a->size);	/* little-endian */
+		break;
+	}
+	}
+	if (bits < 64) {
+		raw &= (1ULL << bits) - 1;
+		if (a->is_signed && (raw >> (bits - 1)) & 1)
+			raw |= ~0ULL << bits;
+	}
+	*v = (int64_t)raw;
+	return 0;
+}
+
+void usdt_format_args(const struct usdt_site *s, const int64_t *vals, uint32_t known,
+		      char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (int i = 0; i < s->nargs && used < len; i++) {
+		int r;
+
+		if (!(known & (1u << i)))
+			r = snprintf(buf + used, len - used, "%s?", i ? "," : "");
+		else if (s->args[i].is_signed)
+			r = snprintf(buf + used, len - used, "%s%" PRId64, i ? "," : "", vals[i]);
+		else
+			r = snprintf(buf + used, len - used, "%s%" PRIu64, i ? "," : "",
+				     (uint64_t)vals[i]);
+		used = r < 0 ? len : used + (size_t)r;
+	}
+}

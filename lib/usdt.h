@@ -1,0 +1,115 @@
+/*
+ * usdt.h - USDT probes (<sys/sdt.h>, SystemTap's format, also DTrace's
+ * on Linux): finding a probe in an ELF file's .note.stapsdt notes, the
+ * file offset a uprobe is placed at, and its arguments.
+ *
+ * A probe is named PROVIDER:NAME; a binary can hold the same probe at
+ * several sites (inlined, or fired in several places), each with its own
+ * argument string.  A site's note gives its address, the link-time address
+ * of .stapsdt.base (prelink moves both: the difference to the section's
+ * address in the file is added back), an optional semaphore (a counter
+ * the program tests before firing; the kernel increments it in every
+ * process mapping the file through the uprobe's ref_ctr_offset), and the
+ * argument string, x86_64 forms:
+ *     -4@%edi    4 bytes, signed, in register edi
+ *     8@$5       the constant 5
+ *     8@-8(%rbp) 8 bytes at rbp - 8 (read from the copy of the user stack
+ *                taken at the hit, when the address lies inside it)
+ * Arguments that name a symbol (globals: sym(%rip)), or use an index
+ * register or a segment, are refused as unsupported.
+ */
+#ifndef STROBE_USDT_H
+#define STROBE_USDT_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "util.h"
+
+#define USDT_MAX_ARGS	12	/* <sys/sdt.h> goes up to STAP_PROBE12 */
+#define USDT_MAX_NAME	64
+#define USDT_MAX_ARGSPEC 512
+
+/* Register numbers are perf's x86_64 ones (asm/perf_regs.h), so a
+ * PERF_SAMPLE_REGS_USER mask is 1 << reg. */
+enum usdt_reg {
+	USDT_REG_AX = 0, USDT_REG_BX, USDT_REG_CX, USDT_REG_DX, USDT_REG_SI,
+	USDT_REG_DI, USDT_REG_BP, USDT_REG_SP, USDT_REG_IP,
+	USDT_REG_R8 = 16,	/* .. R15 = 23 */
+	USDT_NR_REGS = 24,
+};
+
+enum usdt_arg_kind {
+	USDT_ARG_CONST,		/* value */
+	USDT_ARG_REG,		/* reg (>> shift for ah/bh/ch/dh) */
+	USDT_ARG_MEM,		/* *(reg + value) */
+};
+
+struct usdt_arg {
+	enum usdt_arg_kind kind;
+	int size;		/* 1, 2, 4 or 8 bytes */
+	int is_signed;
+	int reg;		/* enum usdt_reg */
+	int shift;		/* 8 for ah, bh, ch, dh; else 0 */
+	int64_t value;		/* CONST: the constant; MEM: the displacement */
+};
+
+/* One probe site. */
+struct usdt_site {
+	char path[PATH_MAX];
+	char provider[USDT_MAX_NAME], name[USDT_MAX_NAME];
+	uint64_t addr;			/* after the prelink adjustment */
+	uint64_t offset;		/* file offset of the site */
+	uint64_t semaphore;		/* address, 0 when none */
+	uint64_t semaphore_offset;	/* its file offset */
+	char arg_spec[USDT_MAX_ARGSPEC];
+	int nargs;
+	struct usdt_arg args[USDT_MAX_ARGS];
+};
+
+/*
+ * Split "PATH:PROVIDER:NAME" at its last two colons (PATH may hold
+ * colons).  PROVIDER and NAME must be C identifiers.  Errors say what a
+ * spec looks like.
+ */
+int usdt_parse_spec(const char *spec, char *path, size_t pathlen,
+		    char provider[USDT_MAX_NAME], char name[USDT_MAX_NAME], struct error *e);
+
+/* Parse an argument string (x86_64 forms, see above); errors name the
+ * argument (1-based) and what is wrong with it. */
+int usdt_parse_args(const char *s, struct usdt_arg *args, int max, int *nargs,
+		    struct error *e);
+
+/*
+ * Every probe site of the ELF file at path, arguments not parsed (nargs
+ * is -1).  *sites is malloc'ed (free() it; NULL and 0 when the file has
+ * none).  Errors: unreadable file, not ELF, malformed notes.
+ */
+int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e);
+
+/*
+ * The sites of PROVIDER:NAME in the file at path, with their arguments
+ * parsed.  Errors: those of usdt_list, no such probe (naming the probes
+ * the file has, when they are few), an argument form not supported.
+ */
+int usdt_find(const char *path, const char *provider, const char *name,
+	      struct usdt_site **sites, size_t *n, struct error *e);
+
+/* The registers (PERF_SAMPLE_REGS_USER mask) the site's arguments need;
+ * *stack is set when an argument reads memory (from the user stack copy). */
+uint64_t usdt_regs_mask(const struct usdt_site *s, int *stack);
+
+/*
+ * The value of an argument at a hit: regs[USDT_NR_REGS] by register
+ * number, stack the copy of the user stack from regs[SP] (stack_len
+ * bytes).  -1 when it cannot be known (memory outside the copy).
+ */
+int usdt_arg_value(const struct usdt_arg *a, const uint64_t *regs,
+		   const unsigned char *stack, size_t stack_len, int64_t *v);
+
+/* "a0,a1,..." in decimal (signed or not as the argument says), "?" for a
+ * value not known (bit i of known clear); "" for a probe without any. */
+void usdt_format_args(const struct usdt_site *s, const int64_t *vals, uint32_t known,
+		      char *buf, size_t len);
+
+#endif
