@@ -38,45 +38,12 @@
 
 /* ---- growable string ---- */
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void sb_addf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_addf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	ARRAY_GROW(b->s, b->cap, b->n + len + 1);
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->n, len + 1, fmt, ap);
-	va_end(ap);
-	b->n += len;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t str_hash(uint64_t h, const char *s)
 {
 	h ^= 0xcbf29ce484222325ULL;
 	for (; s && *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return mix64(h ^ 0xff);		/* 0xff: ends the string */
+	return hash_mix64(h ^ 0xff);		/* 0xff: ends the string */
 }
 
 /* ---- step 1: (binary, offset, mode) rows ---- */
@@ -99,7 +66,7 @@ struct locmap {
 
 static uint64_t loc_hash(int64_t b, uint64_t off, uint32_t mode)
 {
-	return mix64(off ^ mix64((uint64_t)b ^ ((uint64_t)mode << 56)));
+	return hash_mix64(off ^ hash_mix64((uint64_t)b ^ ((uint64_t)mode << 56)));
 }
 
 static void locmap_rehash(struct locmap *m)
@@ -207,7 +174,7 @@ static int opt_streq(const char *a, const char *b)
 static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *binary,
 				  const char *symbol, const char *source)
 {
-	uint64_t hash = str_hash(str_hash(mix64(bin + 1), symbol), source);
+	uint64_t hash = str_hash(str_hash(hash_mix64(bin + 1), symbol), source);
 	size_t h;
 	struct group *g;
 
@@ -313,7 +280,7 @@ static int binary_filter_sql(struct report *r, struct sbuf *sql, struct error *e
 			(!strncmp(key, "kernel:", 7) && !strcmp(want, "[kernel.kallsyms]"));
 		if (!match)
 			continue;
-		sb_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
+		sbuf_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
 			(long long)sqlite3_column_int64(st, 0));
 		n++;
 	}
@@ -321,7 +288,7 @@ static int binary_filter_sql(struct report *r, struct sbuf *sql, struct error *e
 	if (rc != SQLITE_DONE)
 		return sql_fail(r, e, "reading binaries");
 	if (n)
-		sb_addf(sql, ")");
+		sbuf_addf(sql, ")");
 	return n;
 }
 
@@ -359,30 +326,30 @@ static int gather(struct report *r, struct error *e)
 		/* No index on samples: the rowid range is what makes this cheap.
 		 * A running or aborted session may not have its last_sample
 		 * (or even first_sample) written yet. */
-		sb_addf(&sql, "SELECT binary_id,offset,flags,1");
+		sbuf_addf(&sql, "SELECT binary_id,offset,flags,1");
 		for (i = 0; i < r->nev; i++)
-			sb_addf(&sql, ",c%d", i);
-		sb_addf(&sql, " FROM samples WHERE ");
+			sbuf_addf(&sql, ",c%d", i);
+		sbuf_addf(&sql, " FROM samples WHERE ");
 		if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
 		    !strcmp(s->state, "done"))
-			sb_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
+			sbuf_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
 		else if (s->first_sample > 0)
-			sb_addf(&sql, "rowid >= ?2 AND ");
+			sbuf_addf(&sql, "rowid >= ?2 AND ");
 		else if (!strcmp(s->state, "done"))
 			goto out;	/* a finished session with no samples */
-		sb_addf(&sql, "session_id=?1");
+		sbuf_addf(&sql, "session_id=?1");
 		if (o->has_from)
-			sb_addf(&sql, " AND time_ns >= ?4");
+			sbuf_addf(&sql, " AND time_ns >= ?4");
 		if (o->has_to)
-			sb_addf(&sql, " AND time_ns <= ?5");
+			sbuf_addf(&sql, " AND time_ns <= ?5");
 	} else {
-		sb_addf(&sql, "SELECT binary_id,offset,flags,samples");
+		sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples");
 		for (i = 0; i < r->nev; i++)
-			sb_addf(&sql, ",c%d", i);
-		sb_addf(&sql, " FROM sample_agg WHERE session_id=?1");
+			sbuf_addf(&sql, ",c%d", i);
+		sbuf_addf(&sql, " FROM sample_agg WHERE session_id=?1");
 	}
 	if (o->pid >= 0)
-		sb_addf(&sql, " AND pid=?6");
+		sbuf_addf(&sql, " AND pid=?6");
 	if (o->comm) {
 		comm_id = comm_lookup(r, o->comm, e);
 		if (comm_id < 0)
@@ -392,12 +359,12 @@ static int gather(struct report *r, struct error *e)
 				 o->comm);
 			goto out;
 		}
-		sb_addf(&sql, " AND comm_id=?7");
+		sbuf_addf(&sql, " AND comm_id=?7");
 	}
 	if (o->mode == REPORT_KERNEL)
-		sb_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_KERNEL);
+		sbuf_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_KERNEL);
 	else if (o->mode == REPORT_USER)
-		sb_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_USER);
+		sbuf_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_USER);
 	if (o->binary) {
 		int n = binary_filter_sql(r, &sql, e);
 
@@ -710,7 +677,7 @@ static void add_meta(struct report *r, struct table *t)
 	if (s->sample_period)
 		meta_int(t, "sample_period", s->sample_period);
 	for (i = 0; i < s->nr_events; i++)
-		sb_addf(&ev, "%s%s", i ? "," : "", s->events[i].name);
+		sbuf_addf(&ev, "%s%s", i ? "," : "", s->events[i].name);
 	table_add_meta(t, "events", ev.s ? ev.s : "", 0);
 	meta_int(t, "session_samples", s->samples);
 	meta_int(t, "samples", (int64_t)r->sum->samples);
@@ -724,17 +691,17 @@ static void add_meta(struct report *r, struct table *t)
 
 	/* filters: "pid=42 comm=ls binary=/usr/bin/ls mode=kernel from=1.5s to=2s" */
 	if (o->pid >= 0)
-		sb_addf(&f, " pid=%lld", (long long)o->pid);
+		sbuf_addf(&f, " pid=%lld", (long long)o->pid);
 	if (o->comm)
-		sb_addf(&f, " comm=%s", o->comm);
+		sbuf_addf(&f, " comm=%s", o->comm);
 	if (o->binary)
-		sb_addf(&f, " binary=%s", o->binary);
+		sbuf_addf(&f, " binary=%s", o->binary);
 	if (o->mode != REPORT_ALL)
-		sb_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
+		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
 	if (o->has_from)
-		sb_addf(&f, " from=%.9gs", o->from_ns / 1e9);
+		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
 	if (o->has_to)
-		sb_addf(&f, " to=%.9gs", o->to_ns / 1e9);
+		sbuf_addf(&f, " to=%.9gs", o->to_ns / 1e9);
 	table_add_meta(t, "filters", f.s ? f.s + 1 : "", 0);
 	if (o->limit)
 		meta_int(t, "limit", (int64_t)o->limit);

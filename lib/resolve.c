@@ -63,19 +63,9 @@ struct resolver {
 	size_t last_loc;		/* index + 1 of the last hit: a fast path */
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t loc_hash(int64_t b, uint64_t off)
 {
-	return mix64(off ^ mix64((uint64_t)b));
+	return hash_mix64(off ^ hash_mix64((uint64_t)b));
 }
 
 struct resolver *resolver_new(struct db *db, const struct db_session *s, struct error *e)
@@ -223,7 +213,7 @@ static void bin_rehash(struct resolver *r)
 	r->bin_slot = xcalloc(nslots, sizeof(*r->bin_slot));
 	r->bin_mask = nslots - 1;
 	for (i = 0; i < r->nbins; i++) {
-		size_t h = mix64((uint64_t)r->bins[i].id) & r->bin_mask;
+		size_t h = hash_mix64((uint64_t)r->bins[i].id) & r->bin_mask;
 
 		while (r->bin_slot[h])
 			h = (h + 1) & r->bin_mask;
@@ -238,7 +228,7 @@ static size_t bin_get(struct resolver *r, int64_t id)
 
 	if (!r->bin_slot || (r->nbins + 1) * 2 > r->bin_mask + 1)
 		bin_rehash(r);
-	h = mix64((uint64_t)id) & r->bin_mask;
+	h = hash_mix64((uint64_t)id) & r->bin_mask;
 	while (r->bin_slot[h]) {
 		size_t i = r->bin_slot[h] - 1;
 

@@ -25,29 +25,6 @@
 
 /* ---- a string buffer ---- */
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void sb_addf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_addf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	ARRAY_GROW(b->s, b->cap, b->n + (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->n += (size_t)n;
-}
-
 /* ---- a hash map (int64, uint64) -> size_t ---- */
 
 struct kv {
@@ -288,7 +265,7 @@ static int binary_filter(struct build *b, struct sbuf *sql)
 		if (strcmp(path, want) && strcmp(path_base(path), want) && strcmp(key, want) &&
 		    (strncmp(key, "kernel:", 7) || strcmp(want, "[kernel.kallsyms]")))
 			continue;
-		sb_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
+		sbuf_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
 			(long long)sqlite3_column_int64(st, 0));
 		n++;
 	}
@@ -296,7 +273,7 @@ static int binary_filter(struct build *b, struct sbuf *sql)
 	if (rc != SQLITE_DONE)
 		return sql_fail(b, "reading binaries");
 	if (n)
-		sb_addf(sql, ")");
+		sbuf_addf(sql, ")");
 	return n;
 }
 
@@ -322,14 +299,14 @@ static void rows_sql(struct build *b, struct sbuf *sql)
 {
 	const struct db_session *s = &b->t->session;
 
-	sb_addf(sql, "FROM samples WHERE ");
+	sbuf_addf(sql, "FROM samples WHERE ");
 	if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
 	    !strcmp(s->state, "done"))
-		sb_addf(sql, "rowid BETWEEN %lld AND %lld AND ", (long long)s->first_sample,
+		sbuf_addf(sql, "rowid BETWEEN %lld AND %lld AND ", (long long)s->first_sample,
 			(long long)s->last_sample);
 	else if (s->first_sample > 0)
-		sb_addf(sql, "rowid >= %lld AND ", (long long)s->first_sample);
-	sb_addf(sql, "session_id=%lld", (long long)s->id);
+		sbuf_addf(sql, "rowid >= %lld AND ", (long long)s->first_sample);
+	sbuf_addf(sql, "session_id=%lld", (long long)s->id);
 }
 
 /* The end of the session's data: its end, or its last sample if later. */
@@ -346,7 +323,7 @@ static int session_end(struct build *b, int64_t *end)
 		struct sbuf sql = { 0 };
 		sqlite3_stmt *st;
 
-		sb_addf(&sql, "SELECT max(time_ns) ");
+		sbuf_addf(&sql, "SELECT max(time_ns) ");
 		rows_sql(b, &sql);
 		if (sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &st, NULL)) {
 			free(sql.s);
@@ -374,10 +351,10 @@ static int make_where(struct build *b)
 	struct timeline *t = b->t;
 
 	rows_sql(b, &b->where);
-	sb_addf(&b->where, " AND time_ns BETWEEN %lld AND %lld", (long long)t->from_ns,
+	sbuf_addf(&b->where, " AND time_ns BETWEEN %lld AND %lld", (long long)t->from_ns,
 		(long long)t->to_ns);
 	if (o->pid >= 0)
-		sb_addf(&b->where, " AND pid=%lld", (long long)o->pid);
+		sbuf_addf(&b->where, " AND pid=%lld", (long long)o->pid);
 	if (o->comm) {
 		b->comm_id = comm_lookup(b, o->comm);
 		if (b->comm_id < 0)
@@ -385,7 +362,7 @@ static int make_where(struct build *b)
 		if (!b->comm_id)
 			return error_set(b->e, "no process named '%s' was ever seen in %s",
 					 o->comm, db_path(b->db));
-		sb_addf(&b->where, " AND comm_id=%lld", (long long)b->comm_id);
+		sbuf_addf(&b->where, " AND comm_id=%lld", (long long)b->comm_id);
 	}
 	if (o->binary) {
 		int n = binary_filter(b, &b->where);
@@ -404,7 +381,7 @@ static int prepare(struct build *b, const char *cols, sqlite3_stmt **st)
 	struct sbuf sql = { 0 };
 	int rc;
 
-	sb_addf(&sql, "SELECT %s %s", cols, b->where.s);
+	sbuf_addf(&sql, "SELECT %s %s", cols, b->where.s);
 	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, st, NULL);
 	free(sql.s);
 	return rc ? sql_fail(b, "reading samples") : 0;
@@ -507,9 +484,9 @@ static ssize_t loc_symbol(struct build *b, int64_t bin, uint64_t off)
 /* Columns every pass reads: cpu,pid,binary_id,offset,comm_id,time_ns,c0.. */
 static void sample_cols(struct build *b, struct sbuf *cols)
 {
-	sb_addf(cols, "cpu,pid,binary_id,offset,comm_id,time_ns");
+	sbuf_addf(cols, "cpu,pid,binary_id,offset,comm_id,time_ns");
 	for (int i = 0; i < b->t->session.nr_events; i++)
-		sb_addf(cols, ",c%d", i);
+		sbuf_addf(cols, ",c%d", i);
 }
 
 #define COL_C0 6
@@ -799,7 +776,7 @@ static int lost_spans(struct build *b)
 		return 0;
 	qsort(rows, nrows, sizeof(*rows), lostrow_cmp);
 
-	sb_addf(&sql, "SELECT cpu,time_ns ");
+	sbuf_addf(&sql, "SELECT cpu,time_ns ");
 	rows_sql(b, &sql);
 	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &st, NULL);
 	free(sql.s);
@@ -984,13 +961,13 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		struct sbuf f = { 0 };
 
 		if (o->pid >= 0)
-			sb_addf(&f, "pid %lld", (long long)o->pid);
+			sbuf_addf(&f, "pid %lld", (long long)o->pid);
 		if (o->comm)
-			sb_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
+			sbuf_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
 		if (o->binary)
-			sb_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
+			sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
 		if (o->symbol)
-			sb_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
+			sbuf_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
 		error_set(e, "no samples between %.9g s and %.9g s of session %lld%s%s%s",
 			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
 			  (long long)s->id, f.n ? " with these filters (" : "", f.n ? f.s : "",

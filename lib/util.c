@@ -297,3 +297,30 @@ const char *util_fd_name(int fd, char *buf, size_t len)
 		buf[n] = 0;
 	return buf;
 }
+
+void sbuf_addf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return;
+	ARRAY_GROW(b->s, b->cap, b->n + (size_t)len + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)len;
+}
+
+uint64_t hash_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}

@@ -61,6 +61,17 @@ const char *util_fd_name(int fd, char *buf, size_t len);
 /* mkdir -p with mode; 0 or -1 with errno. */
 int mkdir_p(const char *path, unsigned mode);
 
+/* A growing string: append with sbuf_addf(); s is NUL-terminated once
+ * anything was added; free(s) when done. */
+struct sbuf {
+	char *s;
+	size_t n, cap;
+};
+void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A 64-bit finaliser (MurmurHash3's fmix64): spreads keys for hash tables. */
+uint64_t hash_mix64(uint64_t x);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
