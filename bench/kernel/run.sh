@@ -25,18 +25,7 @@ OUT=${OUT:-$HERE/out/x86}
 TIMEOUT=${TIMEOUT:-900}
 . "$KTEST/lib.sh"
 
-if [ -z "${SKIP_APT:-}" ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
-		busybox-static cpio gcc make >/dev/null
-fi
-
-KVER=
-for v in $(ls /boot/vmlinuz-*-amd64 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
-	[ -d "/usr/src/linux-headers-$v" ] && KVER=$v
-done
-[ -n "$KVER" ] || { echo "bench/kernel: no /boot/vmlinuz-*-amd64 with matching headers" >&2; exit 2; }
-echo "bench/kernel: kernel $KVER"
+host_kernel_amd64 bench/kernel
 
 mkdir -p "$OUT"
 ROOT=$OUT/root

@@ -8,6 +8,24 @@
 # on failure), unloads the module, checks dmesg and prints
 # "STROBE-RESULT PASS" or "STROBE-RESULT FAIL".
 
+# host_kernel_amd64 NAME: install the amd64 guest's packages (unless
+# SKIP_APT is set) and set KVER to the newest Debian kernel that has both an
+# image in /boot and headers in /usr/src.
+host_kernel_amd64()
+{
+	if [ -z "${SKIP_APT:-}" ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
+			busybox-static cpio gcc make >/dev/null
+	fi
+	KVER=
+	for _v in $(ls /boot/vmlinuz-*-amd64 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
+		[ -d "/usr/src/linux-headers-$_v" ] && KVER=$_v
+	done
+	[ -n "$KVER" ] || { echo "$1: no /boot/vmlinuz-*-amd64 with matching headers" >&2; return 2; }
+	echo "$1: kernel $KVER"
+}
+
 # kernel_build KDIR LOG [make variables...]: build strobe.ko; no warnings allowed.
 kernel_build()
 {

@@ -42,44 +42,11 @@
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include "../../kernel/uapi/strobe.h"
+#include "ktest.h"
 
 #define DEV "/dev/strobe"
 #define MAXCPU 256
 
-static int failures;
-
-static void check(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		printf("PASS %s\n", name);
-	} else {
-		failures++;
-		printf("FAIL %s: ", name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 /* ioctl expected to fail with errno @want (0: any error) */
 static void expect_err(int fd, unsigned long cmd, void *arg, int want,
@@ -596,13 +563,13 @@ static void test_session(long nfaults, int ncpu)
 		close(fd);
 		return;
 	}
-	check(1, "config", "");
+	check(1, "config", "%s", "");
 	map_rings(fd, pages, ncpu);
 
 	drain_fd = fd;
 	drain_stop = 0;
 	if (pthread_create(&th, NULL, drain_thread, NULL)) {
-		check(0, "pthread", "");
+		check(0, "pthread", "%s", "");
 		return;
 	}
 	/* fault in everything we have so far: the workload is the only faulter */
@@ -636,7 +603,7 @@ static void test_session(long nfaults, int ncpu)
 	printf("# poll wakeups seen while running: %lu\n", polls_ready);
 
 	ok = get_stats(fd, cs, ncpu) >= ncpu;
-	check(ok, "stats-nr-cpus", "");
+	check(ok, "stats-nr-cpus", "%s", "");
 	for (i = 0; i < nr_rings; i++) {
 		struct ring *r = &rings[i];
 		char name[64];

@@ -16,19 +16,7 @@ NFAULTS=${NFAULTS:-16384}
 TIMEOUT=${TIMEOUT:-900}
 . "$HERE/lib.sh"
 
-if [ -z "${SKIP_APT:-}" ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		linux-image-amd64 linux-headers-amd64 qemu-system-x86 \
-		busybox-static cpio gcc make >/dev/null
-fi
-
-# Newest Debian kernel that has both an image and headers.
-KVER=
-for v in $(ls /boot/vmlinuz-*-amd64 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
-	[ -d "/usr/src/linux-headers-$v" ] && KVER=$v
-done
-[ -n "$KVER" ] || { echo "run-x86: no /boot/vmlinuz-*-amd64 with matching headers" >&2; exit 2; }
-echo "run-x86: kernel $KVER"
+host_kernel_amd64 run-x86
 
 mkdir -p "$OUT"
 ROOT=$OUT/root

@@ -47,59 +47,14 @@
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include "../../kernel/uapi/strobe.h"
+#include "ktest.h"
 
 #define DEV "/dev/strobe"
 #define MAXCPU 256
 #define USAGE "usage: stress [-t SECONDS] storm|rmmod|close|race|mmap-race|all...\n"
 #define PID_BITS (1u << 22)		/* PID_MAX_LIMIT */
 
-static int failures;
 static int ncpu;
-
-static void check(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		printf("PASS %s\n", name);
-	} else {
-		__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
-		printf("FAIL %s: ", name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-static void info(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 static int read_int_file(const char *path)
 {

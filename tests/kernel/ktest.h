@@ -1,0 +1,66 @@
+/*
+ * ktest.h - what the static guest test programs (reader.c, stress.c) share:
+ * the PASS/FAIL/# line protocol and clocks.  Header-only, because each
+ * program is built alone by lib.sh's guest_programs.
+ */
+#ifndef STROBE_KTEST_H
+#define STROBE_KTEST_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+static int failures;
+
+/* "PASS name", or "FAIL name: why" (counted in failures; thread-safe). */
+static void check(int ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), unused));
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS %s\n", name);
+	} else {
+		__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
+		printf("FAIL %s: ", name);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+/* "# ...": information, never a verdict. */
+static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static __attribute__((unused)) unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static __attribute__((unused)) void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+#endif
