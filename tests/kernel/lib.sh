@@ -82,15 +82,24 @@ initrd_pack()
 	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"
 }
 
-# console_verdict LOG NAME: print the interesting lines; 0 if the guest passed.
+# console_verdict LOG NAME: print the interesting lines, then "NAME: PASS"
+# or "NAME: FAIL (see LOG)", then the guest's checks counted from its
+# PASS/FAIL/SKIP lines, "NAME: N passed, N failed, N skipped" (a guest that
+# said FAIL overall counts at least one failure); 0 if the guest passed.
 console_verdict()
 {
 	tr -d '\r' <"$1" | grep -E '^(PASS|FAIL|SKIP|#|RESULT|STROBE-RESULT|guest:|step )|WARNING|BUG|Oops' || true
-	if tr -d '\r' <"$1" | grep -q '^STROBE-RESULT PASS'; then
+	_p=$(tr -d '\r' <"$1" | grep -c '^PASS ')
+	_f=$(tr -d '\r' <"$1" | grep -c '^FAIL ')
+	_s=$(tr -d '\r' <"$1" | grep -c '^SKIP ')
+	if tr -d '\r' <"$1" | grep -q '^STROBE-RESULT PASS' && [ "$_f" = 0 ]; then
 		echo "$2: PASS"
+		echo "$2: $_p passed, $_f failed, $_s skipped"
 		return 0
 	fi
 	echo "$2: FAIL (see $1)"
+	[ "$_f" = 0 ] && _f=1
+	echo "$2: $_p passed, $_f failed, $_s skipped"
 	return 1
 }
 
