@@ -116,10 +116,15 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 
 	child = proc_get(t, pid, 1);
 	parent = proc_get(t, ppid, 0);
-	if (!parent || parent == child)
+	if (parent == child)
+		return child;
+	/* pid reuse after a lost exit: nothing of the old process remains */
+	child->comm_id = 0;
+	child->start_ns = 0;
+	proc_exec(child);
+	if (!parent)
 		return child;
 	child->comm_id = parent->comm_id;
-	child->nr_maps = 0;
 	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
 	if (parent->nr_maps)
 		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
@@ -130,6 +135,22 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 void proc_exec(struct proc *p)
 {
 	p->nr_maps = 0;
+	p->nr_threads = 0;
+	p->leader_exited = 0;
+}
+
+void proc_thread_add(struct proc *p)
+{
+	p->nr_threads++;
+}
+
+int proc_thread_exit(struct proc *p, uint32_t tid)
+{
+	if (tid == p->pid)
+		p->leader_exited = 1;
+	else if (p->nr_threads)
+		p->nr_threads--;
+	return p->leader_exited && !p->nr_threads;
 }
 
 /* First mapping whose end is above addr. */
