@@ -290,8 +290,15 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 {
 	struct proc *p;
 
-	if (pid == ppid || pid != tid)
-		return 0;	/* a new thread shares its process's maps */
+	if (pid != tid) {
+		/* a new thread shares its process's maps */
+		p = proc_get(in->procs, pid, 0);
+		if (p)
+			proc_thread_add(p);
+		return 0;
+	}
+	if (pid == ppid)
+		return 0;
 	if (batch_open(in, e))
 		return -1;
 	p = proc_fork(in->procs, ppid, pid);
@@ -305,11 +312,9 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 	struct proc *p;
 	int ret = 0;
 
-	if (pid != tid)
-		return 0;
 	p = proc_get(in->procs, pid, 0);
-	if (!p)
-		return 0;
+	if (!p || !proc_thread_exit(p, tid))
+		return 0;	/* other threads still use the address space */
 	if (batch_open(in, e))
 		return -1;
 	if (p->start_ns)
