@@ -4,6 +4,15 @@
  * Hot path: ingest_record() for a sample does one hash probe for the
  * process, one bisection of its maps, one prepared INSERT and one probe of
  * the histogram; no allocation once the tables have grown.
+ *
+ * What the database holds must add up: the session's totals, the per-CPU
+ * statistics and the histogram count only committed rows.  Each commit
+ * takes a snapshot of them; a batch that fails is rolled back and the
+ * snapshot restored.  The histogram of the open batch is kept apart and
+ * merged into the session's at commit.  Binaries and comms added by a
+ * failed batch are gone with it (their ids would be given again to other
+ * rows): the ids above those of the last commit are forgotten, and so are
+ * the mappings that use them.
  */
 #include "config.h"
 #include <errno.h>
@@ -173,6 +182,7 @@ struct cpu_state {
 struct ingest_committed {
 	int64_t first_sample, last_sample, samples, lost, throttled;
 	struct ingest_stats stats;
+	int64_t binary_max, comm_max;	/* largest ids known to be stored */
 };
 
 struct ingest {
@@ -192,6 +202,7 @@ struct ingest {
 	int in_batch;
 	size_t batch_rows;
 	int64_t kernel_id, unknown_id;
+	int64_t binary_max, comm_max;	/* largest ids handed out */
 	struct ingest_stats stats;
 };
 
@@ -205,8 +216,26 @@ static int64_t binary_special(struct ingest *in, const char *key, struct error *
 			*slot = 0;
 			return -1;
 		}
+		in->binary_max = MAX(in->binary_max, *slot);
 	}
 	return *slot;
+}
+
+/* Forget the ids in m above max. */
+static void strmap_forget_above(struct strmap *m, int64_t max)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->ent[i].key && m->ent[i].id > max)
+			m->ent[i].id = 0;
+}
+
+static void proc_forget_ids(struct proc *p, void *arg)
+{
+	const struct ingest_committed *c = arg;
+
+	proc_map_drop_binaries(p, c->binary_max + 1);
+	if (p->comm_id > c->comm_max)
+		p->comm_id = 0;
 }
 
 /* The open batch is stored: it is what a failed batch goes back to. */
@@ -220,6 +249,8 @@ static void batch_committed(struct ingest *in)
 	in->committed.lost = in->s->lost;
 	in->committed.throttled = in->s->throttled;
 	in->committed.stats = in->stats;
+	in->committed.binary_max = in->binary_max;
+	in->committed.comm_max = in->comm_max;
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].committed = in->cpus[c].now;
 }
@@ -239,6 +270,17 @@ static void batch_undo(struct ingest *in)
 	in->stats = in->committed.stats;
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].now = in->cpus[c].committed;
+	if (in->binary_max > in->committed.binary_max || in->comm_max > in->committed.comm_max) {
+		strmap_forget_above(&in->binaries, in->committed.binary_max);
+		strmap_forget_above(&in->comms, in->committed.comm_max);
+		proc_table_each(in->procs, proc_forget_ids, &in->committed);
+		if (in->unknown_id > in->committed.binary_max)
+			in->unknown_id = 0;	/* batch_open adds it again */
+		if (in->kernel_id > in->committed.binary_max)
+			in->kernel_id = in->s->kernel_binary_id = 0;
+		in->binary_max = in->committed.binary_max;
+		in->comm_max = in->committed.comm_max;
+	}
 }
 
 static int batch_open(struct ingest *in, struct error *e)
@@ -252,6 +294,14 @@ static int batch_open(struct ingest *in, struct error *e)
 		return -1;
 	in->in_batch = 1;
 	in->batch_rows = 0;
+	if (!in->unknown_id) {
+		in->unknown_id = binary_special(in, "[unknown]", e);
+		if (in->unknown_id < 0) {
+			in->unknown_id = 0;
+			batch_undo(in);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -269,15 +319,13 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->memo = hashkey_memo_new();
 	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
-	if (batch_open(in, e))
-		goto fail;
-	in->unknown_id = binary_special(in, "[unknown]", e);
-	if (in->unknown_id < 0)
+	if (batch_open(in, e))	/* adds [unknown] */
 		goto fail;
 	idle = proc_get(in->procs, 0, 1);
 	idle->comm_id = db_comm_intern(db, "swapper", e);
 	if (idle->comm_id < 0)
 		goto fail;
+	in->comm_max = idle->comm_id;
 	return in;
 fail:
 	ingest_free(in);
@@ -312,6 +360,7 @@ int ingest_kernel(struct ingest *in, struct error *e)
 	in->kernel_id = db_binary_intern(in->db, key, "[kernel.kallsyms]", 0, 1, NULL, e);
 	if (in->kernel_id < 0)
 		return -1;
+	in->binary_max = MAX(in->binary_max, in->kernel_id);
 	in->s->kernel_binary_id = in->kernel_id;
 	if (kallsyms_snapshot(NULL, &buf, &len, e) < 0)
 		return error_prefix(e, "kernel symbols");
@@ -335,6 +384,7 @@ static int64_t comm_id(struct ingest *in, const char *comm, struct error *e)
 		if (id < 0)
 			return -1;
 		*slot = id;
+		in->comm_max = MAX(in->comm_max, id);
 	}
 	return *slot;
 }
@@ -473,6 +523,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	if (id < 0)
 		return -1;
 	*slot = id;
+	in->binary_max = MAX(in->binary_max, id);
 	in->stats.binaries++;
 	return id;
 }

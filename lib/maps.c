@@ -218,6 +218,16 @@ void proc_map_add(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
 	}
 }
 
+void proc_map_drop_binaries(struct proc *p, int64_t first_id)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].binary_id < first_id)
+			p->maps[n++] = p->maps[i];
+	p->nr_maps = n;
+}
+
 const struct map *proc_map_find(const struct proc *p, uint64_t ip)
 {
 	size_t i = map_bisect(p, ip);

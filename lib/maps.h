@@ -55,6 +55,8 @@ int proc_thread_exit(struct proc *p, uint32_t tid);
 /* Add [start, start+len) at file offset pgoff of binary_id. */
 void proc_map_add(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
 		  int64_t binary_id);
+/* Remove the mappings of binaries whose id is first_id or above. */
+void proc_map_drop_binaries(struct proc *p, int64_t first_id);
 /* Mapping containing ip, or NULL. */
 const struct map *proc_map_find(const struct proc *p, uint64_t ip);
 
