@@ -7,7 +7,8 @@
  * EXIT), after the exit of a leader thread while other threads run; lost
  * and throttle rows and the session's totals; counter increases
  * attributed to the next sample on each CPU, per-CPU tails and the
- * histogram.  The mapped files are real ELF files of the build
+ * histogram; ids of binaries and comms of a batch whose commit failed are
+ * not used again.  The mapped files are real ELF files of the build
  * (tests/workloads/split603010 and pagetouch; STROBE_BUILD, else found
  * from this program's path).
  */
@@ -566,6 +567,57 @@ static void test_counters(void **state)
 	fix_free(f);
 }
 
+static int refuse_commit(void *arg)
+{
+	return 1;	/* the COMMIT becomes a ROLLBACK */
+}
+
+/*
+ * A batch that adds binaries, comms and mappings fails to commit: their
+ * ids are free again in the database and go to the next batch's rows, so
+ * ingest must not keep using them (a sample would get another process's
+ * binary or comm, or a binary that does not exist).
+ */
+static void test_failed_batch_ids(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct error e;
+
+	comm(f, P1, P1, "keep", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 120, P1, P1, BASE + 0x20, 0, NULL);
+	commit(f);
+
+	sqlite3_commit_hook(db_sqlite(f->db), refuse_commit, NULL);
+	comm(f, P2, P2, "gone", 1, 200);
+	mmap_at(f, P2, BASE, LEN, 0, "[vdso]", 210);
+	mmap_at(f, P1, BASE + 0x100000, LEN, 0, elf_b, 215);
+	sample(f, 0, 220, P2, P2, BASE + 0x10, 0, NULL);
+	assert_int_equal(ingest_commit(f->in, &e), -1);
+	sqlite3_commit_hook(db_sqlite(f->db), NULL, NULL);
+
+	comm(f, P3, P3, "new3", 1, 300);
+	mmap_at(f, P3, BASE, LEN, 0, "[heap]", 310);
+	sample(f, 1, 320, P2, P2, BASE + 0x10, 0, NULL);
+	sample(f, 1, 330, P3, P3, BASE + 0x10, 0, NULL);
+	sample(f, 0, 340, P1, P1, BASE + 0x100010, 0, NULL);
+	sample(f, 0, 350, P1, P1, BASE + 0x20, 0, NULL);
+	commit(f);
+
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 5);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples s JOIN binaries b ON "
+			       "b.id = s.binary_id"), 5);
+	check_sample(f, 120, elf_a, 0x20);
+	check_sample(f, 320, "[unknown]", BASE + 0x10);
+	check_sample_comm(f, 320, "");
+	check_sample(f, 330, "[heap]", BASE + 0x10);
+	check_sample_comm(f, 330, "new3");
+	check_sample(f, 340, "[unknown]", BASE + 0x100010);
+	check_sample(f, 350, elf_a, 0x20);
+	check_sample_comm(f, 350, "keep");
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_leader_exit),
 		cmocka_unit_test(test_lost),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_failed_batch_ids),
 	};
 
 	if (find_fixtures()) {
