@@ -535,6 +535,7 @@ static void test_counters(void **state)
 	sample(f, 1, 201, P1, P1, BASE + 0x100, 2, c[1]);
 	sample(f, 0, 202, P1, P1, BASE + 0x100, 2, c[2]);
 	sample(f, 0, 203, P1, P1, BASE + 0x200, 2, c[3]);
+	commit(f);	/* the histogram spans batches */
 	sample(f, 1, 204, P1, P1, BASE + 0x200, 2, c[4]);
 	sample(f, 0, 205, P1, P1, BASE + 0x100, 2, c[5]);
 	ingest_cpu_final(f->in, 0, final0, 2);
