@@ -45,6 +45,7 @@
 #define PGOFF	0x1000ULL
 
 static char elf_a[PATH_MAX + 64], elf_b[PATH_MAX + 64];
+static struct fix *current;	/* removed by teardown when a test fails */
 
 struct fix {
 	char dir[64];
@@ -120,6 +121,7 @@ static struct fix *fix_new(int nr_events)
 	f->in = ingest_new(f->db, &f->cache, &f->s, &e);
 	if (!f->in)
 		fail_msg("ingest_new: %s", e.msg);
+	current = f;
 	return f;
 }
 
@@ -130,6 +132,14 @@ static void fix_free(struct fix *f)
 	bincache_close(&f->cache);
 	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(f);
+	current = NULL;
+}
+
+static int teardown(void **state)
+{
+	if (current)
+		fix_free(current);
+	return 0;
 }
 
 static void commit(struct fix *f)
@@ -622,13 +632,13 @@ static void test_failed_batch_ids(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sideband_order),
-		cmocka_unit_test(test_pid_reuse),
-		cmocka_unit_test(test_lost_exit_reuse),
-		cmocka_unit_test(test_leader_exit),
-		cmocka_unit_test(test_lost),
-		cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_failed_batch_ids),
+		cmocka_unit_test_teardown(test_sideband_order, teardown),
+		cmocka_unit_test_teardown(test_pid_reuse, teardown),
+		cmocka_unit_test_teardown(test_lost_exit_reuse, teardown),
+		cmocka_unit_test_teardown(test_leader_exit, teardown),
+		cmocka_unit_test_teardown(test_lost, teardown),
+		cmocka_unit_test_teardown(test_counters, teardown),
+		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 	};
 
 	if (find_fixtures()) {
