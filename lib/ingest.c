@@ -420,7 +420,7 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		/* a new thread shares its process's maps */
 		p = proc_get(in->procs, pid, 0);
 		if (p)
-			proc_thread_add(p);
+			proc_thread_add(p, tid);
 		return 0;
 	}
 	if (pid == ppid)

@@ -29,6 +29,7 @@ struct proc_table *proc_table_new(void)
 static void proc_free(struct proc *p)
 {
 	free(p->maps);
+	free(p->tids);
 	free(p);
 }
 
@@ -135,22 +136,32 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 void proc_exec(struct proc *p)
 {
 	p->nr_maps = 0;
-	p->nr_threads = 0;
+	p->nr_tids = 0;
 	p->leader_exited = 0;
 }
 
-void proc_thread_add(struct proc *p)
+void proc_thread_add(struct proc *p, uint32_t tid)
 {
-	p->nr_threads++;
+	if (tid == p->pid)
+		return;
+	for (size_t i = 0; i < p->nr_tids; i++)
+		if (p->tids[i] == tid)
+			return;
+	ARRAY_GROW(p->tids, p->cap_tids, p->nr_tids + 1);
+	p->tids[p->nr_tids++] = tid;
 }
 
 int proc_thread_exit(struct proc *p, uint32_t tid)
 {
 	if (tid == p->pid)
 		p->leader_exited = 1;
-	else if (p->nr_threads)
-		p->nr_threads--;
-	return p->leader_exited && !p->nr_threads;
+	for (size_t i = 0; i < p->nr_tids; i++) {
+		if (p->tids[i] == tid) {
+			p->tids[i] = p->tids[--p->nr_tids];
+			break;
+		}
+	}
+	return p->leader_exited && !p->nr_tids;
 }
 
 /* First mapping whose end is above addr. */

@@ -27,7 +27,8 @@ struct proc {
 	uint64_t start_ns;
 	struct map *maps;	/* sorted by start, disjoint */
 	size_t nr_maps, cap_maps;
-	uint32_t nr_threads;	/* live threads besides the leader */
+	uint32_t *tids;		/* live threads besides the leader */
+	size_t nr_tids, cap_tids;
 	int leader_exited;	/* the leader thread exited, others may run */
 };
 
@@ -45,8 +46,8 @@ void proc_remove(struct proc_table *t, uint32_t pid);
 struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid);
 /* exec: the address space is replaced; the process has one thread. */
 void proc_exec(struct proc *p);
-/* A thread other than the leader was created in p. */
-void proc_thread_add(struct proc *p);
+/* Thread tid (not the leader) runs in p; adding it twice is harmless. */
+void proc_thread_add(struct proc *p, uint32_t tid);
 /* Thread tid of p exited: 1 if p has no thread left (the process exited),
  * else 0.  Threads p never heard of (started before the session) count
  * as gone. */
