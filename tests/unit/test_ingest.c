@@ -428,6 +428,7 @@ static void test_leader_exit(void **state)
 	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
 	fork_(f, P1, P1, T1, 120);		/* two threads */
 	fork_(f, P1, P1, T2, 130);
+	fork_(f, P1, P1, T1, 131);		/* seen again (/proc, then FORK) */
 	comm(f, P1, T1, "worker", 0, 135);	/* a thread's name: not the process's */
 	sample(f, 0, 140, P1, P1, BASE + 0x40, 0, NULL);
 	exit_(f, P1, P1, 200);			/* pthread_exit() in main */

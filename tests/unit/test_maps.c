@@ -153,14 +153,18 @@ static void test_reuse_threads(void **state)
 	assert_null(proc_map_find(c, 0x5000));
 	assert_int_equal(c->comm_id, 7);
 
-	/* two threads besides the leader; the leader exits first */
-	proc_thread_add(p);
-	proc_thread_add(p);
+	/* two threads besides the leader (one heard of twice: from /proc
+	 * and from its FORK); the leader exits first; a thread never heard
+	 * of (exited before it was seen) changes nothing */
+	proc_thread_add(p, 101);
+	proc_thread_add(p, 102);
+	proc_thread_add(p, 101);
 	assert_int_equal(proc_thread_exit(p, 100), 0);
 	assert_int_equal(proc_thread_exit(p, 101), 0);
+	assert_int_equal(proc_thread_exit(p, 103), 0);
 	assert_int_equal(proc_thread_exit(p, 102), 1);
 	/* exec makes it single-threaded again */
-	proc_thread_add(p);
+	proc_thread_add(p, 101);
 	proc_exec(p);
 	assert_int_equal(proc_thread_exit(p, 100), 1);
 
