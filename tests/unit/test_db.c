@@ -318,10 +318,11 @@ static void put_sample(struct ingest *in, uint64_t t, uint32_t cpu, struct error
 }
 
 /*
- * The disk fills up in the middle of a batch: whatever fails (a row or the
- * COMMIT), the batch is rolled back, earlier batches stay, and the totals
- * the session row ends up with (after strobed marks it aborted) count
- * only the rows that were stored.
+ * The disk fills up in the middle of a batch (the database may not grow
+ * past its current size): the INSERT that needs a new page fails and
+ * SQLite rolls the whole transaction back by itself.  Earlier batches
+ * stay, and the totals the session row ends up with (after strobed stops
+ * the session and stores it as aborted) count only the stored rows.
  */
 static void test_failed_commit(void **state)
 {
