@@ -1,7 +1,8 @@
 /*
  * test_db.c - lib/db.c on files in a temporary directory: a new database
  * gets the newest schema version and strobe's application_id; one made
- * by schema/001 alone is migrated to the newest, keeping its rows; files
+ * by schema/001 alone is migrated to the newest, keeping its rows, and
+ * left untouched when its migration fails; files
  * that are newer, another program's, or corrupt are refused for writing
  * and reading without a byte of them changing.  A batch whose commit
  * fails (disk full, simulated with PRAGMA max_page_count) is rolled back:
@@ -216,6 +217,28 @@ static void test_migrate_from_001(void **state)
 		assert_string_equal(s.state, "done");
 	}
 	db_close(db);
+}
+
+/* A migration that fails leaves the file as it was: version 1, intact. */
+static void test_migrate_fails(void **state)
+{
+	const char *path = path_of("clash.db");
+	char sql[128];
+
+	raw_exec(path, schema_migrations[0]);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=1; PRAGMA application_id=%d;"
+		 "CREATE TABLE session_probes(x)", DB_APPLICATION_ID);
+	raw_exec(path, sql);
+	check_refused(path, DB_WRITE, "migration to schema version 2 failed");
+	{
+		sqlite3 *s;
+
+		assert_int_equal(sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(raw_int(s, "PRAGMA user_version"), 1);
+		assert_int_equal(raw_int(s, "SELECT count(*) FROM sqlite_master WHERE "
+					 "name LIKE 'markers%'"), 0);
+		sqlite3_close(s);
+	}
 }
 
 static void test_refuse_newer(void **state)
@@ -491,6 +514,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_migrate_from_001),
+		cmocka_unit_test(test_migrate_fails),
 		cmocka_unit_test(test_refuse_newer),
 		cmocka_unit_test(test_refuse_foreign),
 		cmocka_unit_test(test_refuse_corrupt),
