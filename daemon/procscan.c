@@ -53,6 +53,32 @@ static int scan_maps(struct ingest *in, uint32_t pid, uint64_t t, struct error *
 	return 0;
 }
 
+/* The threads besides the leader, so that the maps outlive the leader's
+ * exit as long as one of them runs (ingest_exit). */
+static int scan_threads(struct ingest *in, uint32_t pid, uint64_t t, struct error *e)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		uint32_t tid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		tid = strtoul(de->d_name, NULL, 10);
+		if (tid != pid)
+			ret = ingest_fork(in, pid, pid, tid, t, e);
+	}
+	closedir(d);
+	return ret;
+}
+
 int procscan_all(struct ingest *in, uint64_t time_ns, struct error *e)
 {
 	DIR *d = opendir("/proc");
@@ -74,7 +100,8 @@ int procscan_all(struct ingest *in, uint64_t time_ns, struct error *e)
 			continue;
 		comm[strcspn(comm, "\n")] = 0;
 		if (ingest_comm(in, pid, pid, comm, 0, time_ns, e) < 0 ||
-		    scan_maps(in, pid, time_ns, e) < 0) {
+		    scan_maps(in, pid, time_ns, e) < 0 ||
+		    scan_threads(in, pid, time_ns, e) < 0) {
 			free(comm);
 			closedir(d);
 			return -1;

@@ -4,6 +4,15 @@
  * Hot path: ingest_record() for a sample does one hash probe for the
  * process, one bisection of its maps, one prepared INSERT and one probe of
  * the histogram; no allocation once the tables have grown.
+ *
+ * What the database holds must add up: the session's totals, the per-CPU
+ * statistics and the histogram count only committed rows.  Each commit
+ * takes a snapshot of them; a batch that fails is rolled back and the
+ * snapshot restored.  The histogram of the open batch is kept apart and
+ * merged into the session's at commit.  Binaries and comms added by a
+ * failed batch are gone with it (their ids would be given again to other
+ * rows): the ids above those of the last commit are forgotten, and so are
+ * the mappings that use them.
  */
 #include "config.h"
 #include <errno.h>
@@ -129,12 +138,51 @@ static struct db_agg *agg_slot(struct agg_table *t, const struct db_agg *key)
 	return &t->ent[i];
 }
 
-struct cpu_state {
+/* Empty the table, keeping its memory. */
+static void agg_clear(struct agg_table *t)
+{
+	if (t->nr)
+		memset(t->ent, 0, t->cap * sizeof(*t->ent));
+	t->nr = 0;
+}
+
+/* Add the rows of from to t, and empty from. */
+static void agg_merge(struct agg_table *t, struct agg_table *from)
+{
+	for (size_t j = 0; from->nr && j < from->cap; j++) {
+		const struct db_agg *f = &from->ent[j];
+		size_t nr = t->nr;
+		struct db_agg *a;
+
+		if (!f->samples)
+			continue;
+		a = agg_slot(t, f);	/* a new row is a copy of f */
+		if (t->nr == nr) {
+			a->samples += f->samples;
+			for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+				a->c[i] += f->c[i];
+		}
+	}
+	agg_clear(from);
+}
+
+struct cpu_counts {
 	int seen;		/* a sample has set last[] */
 	uint64_t last[STROBE_MAX_COUNTERS];
 	struct db_cpu_stats st;
+};
+
+struct cpu_state {
+	struct cpu_counts now, committed;
 	int have_final;
 	uint64_t final[STROBE_MAX_COUNTERS];
+};
+
+/* The session's totals as of the last commit. */
+struct ingest_committed {
+	int64_t first_sample, last_sample, samples, lost, throttled;
+	struct ingest_stats stats;
+	int64_t binary_max, comm_max;	/* largest ids known to be stored */
 };
 
 struct ingest {
@@ -145,13 +193,16 @@ struct ingest {
 	struct hashkey_memo *memo;
 	struct strmap binaries;	/* "bid:<hex>" / "ino:..." / special -> binaries.id */
 	struct strmap comms;	/* comm -> comms.id */
-	struct agg_table agg;
+	struct agg_table agg;		/* committed samples */
+	struct agg_table pending;	/* samples of the open batch */
+	struct ingest_committed committed;
 	struct cpu_state *cpus;
 	size_t nr_cpus;
 	int nr;			/* counting events */
 	int in_batch;
 	size_t batch_rows;
 	int64_t kernel_id, unknown_id;
+	int64_t binary_max, comm_max;	/* largest ids handed out */
 	struct ingest_stats stats;
 };
 
@@ -165,18 +216,92 @@ static int64_t binary_special(struct ingest *in, const char *key, struct error *
 			*slot = 0;
 			return -1;
 		}
+		in->binary_max = MAX(in->binary_max, *slot);
 	}
 	return *slot;
 }
 
+/* Forget the ids in m above max. */
+static void strmap_forget_above(struct strmap *m, int64_t max)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->ent[i].key && m->ent[i].id > max)
+			m->ent[i].id = 0;
+}
+
+static void proc_forget_ids(struct proc *p, void *arg)
+{
+	const struct ingest_committed *c = arg;
+
+	proc_map_drop_binaries(p, c->binary_max + 1);
+	if (p->comm_id > c->comm_max)
+		p->comm_id = 0;
+}
+
+/* The open batch is stored: it is what a failed batch goes back to. */
+static void batch_committed(struct ingest *in)
+{
+	in->in_batch = 0;
+	agg_merge(&in->agg, &in->pending);
+	in->committed.first_sample = in->s->first_sample;
+	in->committed.last_sample = in->s->last_sample;
+	in->committed.samples = in->s->samples;
+	in->committed.lost = in->s->lost;
+	in->committed.throttled = in->s->throttled;
+	in->committed.stats = in->stats;
+	in->committed.binary_max = in->binary_max;
+	in->committed.comm_max = in->comm_max;
+	for (size_t c = 0; c < in->nr_cpus; c++)
+		in->cpus[c].committed = in->cpus[c].now;
+}
+
+/* The open batch was rolled back (by us or by SQLite): forget its rows. */
+static void batch_undo(struct ingest *in)
+{
+	if (!sqlite3_get_autocommit(db_sqlite(in->db)))
+		db_rollback(in->db);
+	in->in_batch = 0;
+	agg_clear(&in->pending);
+	in->s->first_sample = in->committed.first_sample;
+	in->s->last_sample = in->committed.last_sample;
+	in->s->samples = in->committed.samples;
+	in->s->lost = in->committed.lost;
+	in->s->throttled = in->committed.throttled;
+	in->stats = in->committed.stats;
+	for (size_t c = 0; c < in->nr_cpus; c++)
+		in->cpus[c].now = in->cpus[c].committed;
+	if (in->binary_max > in->committed.binary_max || in->comm_max > in->committed.comm_max) {
+		strmap_forget_above(&in->binaries, in->committed.binary_max);
+		strmap_forget_above(&in->comms, in->committed.comm_max);
+		proc_table_each(in->procs, proc_forget_ids, &in->committed);
+		if (in->unknown_id > in->committed.binary_max)
+			in->unknown_id = 0;	/* batch_open adds it again */
+		if (in->kernel_id > in->committed.binary_max)
+			in->kernel_id = in->s->kernel_binary_id = 0;
+		in->binary_max = in->committed.binary_max;
+		in->comm_max = in->committed.comm_max;
+	}
+}
+
 static int batch_open(struct ingest *in, struct error *e)
 {
+	/* SQLite rolls a transaction back by itself on some errors (disk full) */
+	if (in->in_batch && sqlite3_get_autocommit(db_sqlite(in->db)))
+		batch_undo(in);
 	if (in->in_batch)
 		return 0;
 	if (db_begin(in->db, e))
 		return -1;
 	in->in_batch = 1;
 	in->batch_rows = 0;
+	if (!in->unknown_id) {
+		in->unknown_id = binary_special(in, "[unknown]", e);
+		if (in->unknown_id < 0) {
+			in->unknown_id = 0;
+			batch_undo(in);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -194,15 +319,13 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->memo = hashkey_memo_new();
 	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
-	if (batch_open(in, e))
-		goto fail;
-	in->unknown_id = binary_special(in, "[unknown]", e);
-	if (in->unknown_id < 0)
+	if (batch_open(in, e))	/* adds [unknown] */
 		goto fail;
 	idle = proc_get(in->procs, 0, 1);
 	idle->comm_id = db_comm_intern(db, "swapper", e);
 	if (idle->comm_id < 0)
 		goto fail;
+	in->comm_max = idle->comm_id;
 	return in;
 fail:
 	ingest_free(in);
@@ -220,6 +343,7 @@ void ingest_free(struct ingest *in)
 	strmap_free(&in->binaries);
 	strmap_free(&in->comms);
 	free(in->agg.ent);
+	free(in->pending.ent);
 	free(in->cpus);
 	free(in);
 }
@@ -236,6 +360,7 @@ int ingest_kernel(struct ingest *in, struct error *e)
 	in->kernel_id = db_binary_intern(in->db, key, "[kernel.kallsyms]", 0, 1, NULL, e);
 	if (in->kernel_id < 0)
 		return -1;
+	in->binary_max = MAX(in->binary_max, in->kernel_id);
 	in->s->kernel_binary_id = in->kernel_id;
 	if (kallsyms_snapshot(NULL, &buf, &len, e) < 0)
 		return error_prefix(e, "kernel symbols");
@@ -259,6 +384,7 @@ static int64_t comm_id(struct ingest *in, const char *comm, struct error *e)
 		if (id < 0)
 			return -1;
 		*slot = id;
+		in->comm_max = MAX(in->comm_max, id);
 	}
 	return *slot;
 }
@@ -290,8 +416,15 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 {
 	struct proc *p;
 
-	if (pid == ppid || pid != tid)
-		return 0;	/* a new thread shares its process's maps */
+	if (pid != tid) {
+		/* a new thread shares its process's maps */
+		p = proc_get(in->procs, pid, 0);
+		if (p)
+			proc_thread_add(p, tid);
+		return 0;
+	}
+	if (pid == ppid)
+		return 0;
 	if (batch_open(in, e))
 		return -1;
 	p = proc_fork(in->procs, ppid, pid);
@@ -305,11 +438,9 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 	struct proc *p;
 	int ret = 0;
 
-	if (pid != tid)
-		return 0;
 	p = proc_get(in->procs, pid, 0);
-	if (!p)
-		return 0;
+	if (!p || !proc_thread_exit(p, tid))
+		return 0;	/* other threads still use the address space */
 	if (batch_open(in, e))
 		return -1;
 	if (p->start_ns)
@@ -392,6 +523,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	if (id < 0)
 		return -1;
 	*slot = id;
+	in->binary_max = MAX(in->binary_max, id);
 	in->stats.binaries++;
 	return id;
 }
@@ -438,13 +570,15 @@ static struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu)
 
 static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
 {
-	struct cpu_state *cs = cpu_state(in, r->cpu);
+	struct cpu_counts *cs = &cpu_state(in, r->cpu)->now;
 	struct db_sample row;
 	struct db_agg key, *a;
 	const struct proc *p;
 	int64_t rowid;
 	int nr = MIN((int)r->sample.nr_counters, in->nr);
 
+	if (batch_open(in, e))
+		return -1;
 	row.session_id = in->s->id;
 	row.time_ns = r->time_ns;
 	row.tsc = r->sample.tsc;
@@ -480,8 +614,6 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 		}
 	}
 
-	if (batch_open(in, e))
-		return -1;
 	rowid = db_sample_insert(in->db, &row, e);
 	if (rowid < 0)
 		return -1;
@@ -497,7 +629,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	key.pid = row.pid;
 	key.comm_id = row.comm_id;
 	key.flags = row.flags & STROBE_SAMPLE_MODE_MASK;
-	a = agg_slot(&in->agg, &key);
+	a = agg_slot(&in->pending, &key);
 	a->samples++;
 	for (int i = 0; i < in->nr; i++)
 		a->c[i] += row.c[i];
@@ -514,7 +646,7 @@ int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t coun
 		return 0;
 	if (batch_open(in, e))
 		return -1;
-	cpu_state(in, cpu)->st.lost += count;
+	cpu_state(in, cpu)->now.st.lost += count;
 	in->s->lost += count;
 	in->stats.lost += count;
 	return db_lost_insert(in->db, in->s->id, cpu, time_ns, count, kind, e);
@@ -552,16 +684,16 @@ int ingest_commit(struct ingest *in, struct error *e)
 {
 	if (!in->in_batch)
 		return 0;
-	if (db_session_update(in->db, in->s, e) < 0) {
-		db_rollback(in->db);	/* or the next BEGIN fails for good */
-		in->in_batch = 0;
+	if (sqlite3_get_autocommit(db_sqlite(in->db))) {
+		batch_undo(in);
+		return error_set(e, "%s: the last batch was rolled back after an error: "
+				 "it was not stored", db_path(in->db));
+	}
+	if (db_session_update(in->db, in->s, e) < 0 || db_commit(in->db, e) < 0) {
+		batch_undo(in);
 		return -1;
 	}
-	if (db_commit(in->db, e) < 0) {
-		in->in_batch = 0;
-		return -1;
-	}
-	in->in_batch = 0;
+	batch_committed(in);
 	return 0;
 }
 
@@ -578,20 +710,22 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 {
 	if (batch_open(in, e))
 		return -1;
+	agg_merge(&in->agg, &in->pending);
 	for (size_t i = 0; i < in->agg.cap; i++) {
 		if (in->agg.ent[i].samples &&
 		    db_agg_add(in->db, in->s->id, in->nr, &in->agg.ent[i], e) < 0)
 			goto fail;
 	}
 	for (size_t c = 0; c < in->nr_cpus; c++) {
-		struct cpu_state *cs = &in->cpus[c];
+		struct cpu_state *cpu = &in->cpus[c];
+		struct cpu_counts *cs = &cpu->now;
 
 		cs->st.cpu = c;
 		for (int i = 0; i < in->nr; i++) {
 			uint64_t base = cs->seen ? cs->last[i] : 0;
 
-			cs->st.tail[i] = cs->have_final && cs->final[i] > base ?
-					 cs->final[i] - base : 0;
+			cs->st.tail[i] = cpu->have_final && cpu->final[i] > base ?
+					 cpu->final[i] - base : 0;
 		}
 		if (db_cpu_stats_put(in->db, in->s->id, in->nr, &cs->st, e) < 0)
 			goto fail;
@@ -602,8 +736,7 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 	in->s->duration_ns = end_ns - in->s->start_ns;
 	return ingest_commit(in, e);
 fail:
-	db_rollback(in->db);
-	in->in_batch = 0;
+	batch_undo(in);
 	return -1;
 }
 

@@ -29,6 +29,7 @@ struct proc_table *proc_table_new(void)
 static void proc_free(struct proc *p)
 {
 	free(p->maps);
+	free(p->tids);
 	free(p);
 }
 
@@ -116,10 +117,15 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 
 	child = proc_get(t, pid, 1);
 	parent = proc_get(t, ppid, 0);
-	if (!parent || parent == child)
+	if (parent == child)
+		return child;
+	/* pid reuse after a lost exit: nothing of the old process remains */
+	child->comm_id = 0;
+	child->start_ns = 0;
+	proc_exec(child);
+	if (!parent)
 		return child;
 	child->comm_id = parent->comm_id;
-	child->nr_maps = 0;
 	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
 	if (parent->nr_maps)
 		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
@@ -130,6 +136,32 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 void proc_exec(struct proc *p)
 {
 	p->nr_maps = 0;
+	p->nr_tids = 0;
+	p->leader_exited = 0;
+}
+
+void proc_thread_add(struct proc *p, uint32_t tid)
+{
+	if (tid == p->pid)
+		return;
+	for (size_t i = 0; i < p->nr_tids; i++)
+		if (p->tids[i] == tid)
+			return;
+	ARRAY_GROW(p->tids, p->cap_tids, p->nr_tids + 1);
+	p->tids[p->nr_tids++] = tid;
+}
+
+int proc_thread_exit(struct proc *p, uint32_t tid)
+{
+	if (tid == p->pid)
+		p->leader_exited = 1;
+	for (size_t i = 0; i < p->nr_tids; i++) {
+		if (p->tids[i] == tid) {
+			p->tids[i] = p->tids[--p->nr_tids];
+			break;
+		}
+	}
+	return p->leader_exited && !p->nr_tids;
 }
 
 /* First mapping whose end is above addr. */
@@ -195,6 +227,16 @@ void proc_map_add(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
 		}
 		p->nr_maps = n;
 	}
+}
+
+void proc_map_drop_binaries(struct proc *p, int64_t first_id)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].binary_id < first_id)
+			p->maps[n++] = p->maps[i];
+	p->nr_maps = n;
 }
 
 const struct map *proc_map_find(const struct proc *p, uint64_t ip)

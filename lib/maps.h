@@ -5,7 +5,9 @@
  *
  * Only executable mappings are tracked.  A new mapping replaces whatever
  * part of older ones it overlaps, as mmap(MAP_FIXED) does.  fork copies the
- * parent's maps, exec clears them.
+ * parent's maps, exec clears them.  The address space lives as long as the
+ * process: until its last thread exits, which need not be the leader
+ * thread (tid == pid).
  */
 #ifndef STROBE_MAPS_H
 #define STROBE_MAPS_H
@@ -25,6 +27,9 @@ struct proc {
 	uint64_t start_ns;
 	struct map *maps;	/* sorted by start, disjoint */
 	size_t nr_maps, cap_maps;
+	uint32_t *tids;		/* live threads besides the leader */
+	size_t nr_tids, cap_tids;
+	int leader_exited;	/* the leader thread exited, others may run */
 };
 
 struct proc_table;
@@ -36,14 +41,23 @@ void proc_table_free(struct proc_table *t);
 struct proc *proc_get(struct proc_table *t, uint32_t pid, int create);
 /* Forget pid (after its exit). */
 void proc_remove(struct proc_table *t, uint32_t pid);
-/* Child pid gets a copy of parent's maps and comm. */
+/* Child pid gets a copy of parent's maps and comm; an existing pid (its
+ * exit was lost) is started afresh, with nothing of its old self. */
 struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid);
-/* exec: the address space is replaced. */
+/* exec: the address space is replaced; the process has one thread. */
 void proc_exec(struct proc *p);
+/* Thread tid (not the leader) runs in p; adding it twice is harmless. */
+void proc_thread_add(struct proc *p, uint32_t tid);
+/* Thread tid of p exited: 1 if p has no thread left (the process exited),
+ * else 0.  Threads p never heard of (started before the session) count
+ * as gone. */
+int proc_thread_exit(struct proc *p, uint32_t tid);
 
 /* Add [start, start+len) at file offset pgoff of binary_id. */
 void proc_map_add(struct proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
 		  int64_t binary_id);
+/* Remove the mappings of binaries whose id is first_id or above. */
+void proc_map_drop_binaries(struct proc *p, int64_t first_id);
 /* Mapping containing ip, or NULL. */
 const struct map *proc_map_find(const struct proc *p, uint64_t ip);
 

@@ -1,7 +1,9 @@
 /*
  * test_maps.c - process address spaces rebuilt from side-band: mapping
  * replacement and splitting as mmap(MAP_FIXED) does, fork copies, exec
- * clears, and many processes in the hash table.
+ * clears, fork over a pid still known starts afresh, the address space
+ * lives until the last thread exits, dropping the mappings of forgotten
+ * binaries, and many processes in the hash table.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,12 +131,61 @@ static void test_many(void **state)
 	proc_table_free(t);
 }
 
+static void test_reuse_threads(void **state)
+{
+	struct proc_table *t = proc_table_new();
+	struct proc *p = proc_get(t, 100, 1), *c;
+
+	p->comm_id = 7;
+	proc_map_add(p, 0x1000, 0x1000, 0, 1);
+	c = proc_get(t, 200, 1);
+	c->comm_id = 9;
+	proc_map_add(c, 0x5000, 0x1000, 0, 5);
+	/* 200's exit was lost; the pid comes back, parent unknown */
+	c = proc_fork(t, 999, 200);
+	assert_int_equal(c->nr_maps, 0);
+	assert_int_equal(c->comm_id, 0);
+	/* and again, forked from 100 */
+	proc_map_add(c, 0x5000, 0x1000, 0, 5);
+	c = proc_fork(t, 100, 200);
+	assert_int_equal(c->nr_maps, 1);
+	check_map(c, 0x1000, 0x1000, 0x2000, 0, 1);
+	assert_null(proc_map_find(c, 0x5000));
+	assert_int_equal(c->comm_id, 7);
+
+	/* two threads besides the leader (one heard of twice: from /proc
+	 * and from its FORK); the leader exits first; a thread never heard
+	 * of (exited before it was seen) changes nothing */
+	proc_thread_add(p, 101);
+	proc_thread_add(p, 102);
+	proc_thread_add(p, 101);
+	assert_int_equal(proc_thread_exit(p, 100), 0);
+	assert_int_equal(proc_thread_exit(p, 101), 0);
+	assert_int_equal(proc_thread_exit(p, 103), 0);
+	assert_int_equal(proc_thread_exit(p, 102), 1);
+	/* exec makes it single-threaded again */
+	proc_thread_add(p, 101);
+	proc_exec(p);
+	assert_int_equal(proc_thread_exit(p, 100), 1);
+
+	/* forget binaries 5 and above */
+	proc_map_add(c, 0x5000, 0x1000, 0, 5);
+	proc_map_add(c, 0x7000, 0x1000, 0, 6);
+	proc_map_add(c, 0x9000, 0x1000, 0, 2);
+	proc_map_drop_binaries(c, 5);
+	assert_int_equal(c->nr_maps, 2);
+	check_map(c, 0x1000, 0x1000, 0x2000, 0, 1);
+	check_map(c, 0x9000, 0x9000, 0xa000, 0, 2);
+	proc_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_overlap_split),
 		cmocka_unit_test(test_fork_exec),
+		cmocka_unit_test(test_reuse_threads),
 		cmocka_unit_test(test_many),
 	};
 

@@ -1,0 +1,526 @@
+/*
+ * test_db.c - lib/db.c on files in a temporary directory: a new database
+ * gets the newest schema version and strobe's application_id; one made
+ * by schema/001 alone is migrated to the newest, keeping its rows, and
+ * left untouched when its migration fails; files
+ * that are newer, another program's, or corrupt are refused for writing
+ * and reading without a byte of them changing.  A batch whose commit
+ * fails (disk full, simulated with PRAGMA max_page_count) is rolled back:
+ * the rows committed before it are intact and the session's stored
+ * totals count only committed rows, also after the session is closed
+ * as aborted the way strobed does.
+ */
+#include "config.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* nftw */
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bincache.h"
+#include "db.h"
+#include "ingest.h"
+
+extern const char *const schema_migrations[];	/* lib/schema_sql.c */
+
+static char dir[64];
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/strobe-test-db-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+static char *path_of(const char *name)
+{
+	static char p[4][128];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof(p[i]), "%s/%s", dir, name);
+	return p[i];
+}
+
+/* Run sql on path with plain SQLite (no strobe code). */
+static void raw_exec(const char *path, const char *sql)
+{
+	sqlite3 *s;
+	char *msg = NULL;
+
+	assert_int_equal(sqlite3_open(path, &s), SQLITE_OK);
+	if (sqlite3_exec(s, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg);
+	sqlite3_close(s);
+}
+
+static int64_t raw_int(sqlite3 *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = -999;
+
+	if (sqlite3_prepare_v2(s, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(s));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int64_t db_int(struct db *db, const char *sql)
+{
+	return raw_int(db_sqlite(db), sql);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, n, f), n);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+static int file_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* db_open must fail in mode (both modes when -1), with msg_part in its
+ * message, and leave the file exactly as it was, with no WAL beside it. */
+static void check_refused(const char *path, int mode, const char *msg_part)
+{
+	enum db_mode modes[] = { DB_WRITE, DB_READ };
+	size_t len0, len1;
+	char *before = read_file(path, &len0), *after;
+	char wal[160];
+	struct error e;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	for (int i = 0; i < 2; i++) {
+		struct db *db;
+
+		if (mode >= 0 && modes[i] != (enum db_mode)mode)
+			continue;
+		memset(&e, 0, sizeof(e));
+		db = db_open(path, modes[i], &e);
+		if (db) {
+			db_close(db);
+			fail_msg("%s was opened (mode %d)", path, modes[i]);
+		}
+		if (!strstr(e.msg, msg_part))
+			fail_msg("message '%s' does not say '%s'", e.msg, msg_part);
+		after = read_file(path, &len1);
+		assert_int_equal(len0, len1);
+		assert_memory_equal(before, after, len0);
+		free(after);
+		assert_false(file_exists(wal));
+	}
+	free(before);
+}
+
+static void test_fresh(void **state)
+{
+	const char *path = path_of("fresh.db");
+	struct error e;
+	struct db *db = db_open(path, DB_WRITE, &e);
+	struct stat st;
+
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	assert_int_equal(db_schema_version(), 2);	/* schema/001, 002 */
+	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
+	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
+				"('sessions','samples','sample_agg','lost','markers',"
+				"'session_probes')"), 6);
+	db_close(db);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+
+	/* opened again, for reading and for writing: nothing to migrate */
+	db = db_open(path, DB_READ, &e);
+	if (!db)
+		fail_msg("db_open read: %s", e.msg);
+	db_close(db);
+	db = db_open(path, DB_WRITE, &e);
+	assert_non_null(db);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
+	db_close(db);
+
+	/* reading needs an existing strobe database */
+	assert_null(db_open(path_of("none.db"), DB_READ, &e));
+	assert_false(file_exists(path_of("none.db")));
+}
+
+static void test_migrate_from_001(void **state)
+{
+	const char *path = path_of("old.db");
+	char sql[512];
+	struct error e;
+	struct db *db;
+
+	/* what strobe with schema version 1 wrote */
+	raw_exec(path, schema_migrations[0]);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=1; PRAGMA application_id=%d;"
+		 "INSERT INTO sessions(id,state,backend,owner_uid,nr_cpus,sample_event,"
+		 "start_ns,wall_offset_ns,tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,samples,"
+		 "lost,throttled) VALUES(7,'done','perf',0,2,'cpu-clock',5,0,0,0,0,0,42,1,0)",
+		 DB_APPLICATION_ID);
+	raw_exec(path, sql);
+
+	/* a reader does not migrate */
+	check_refused(path, DB_READ, "needs migrating");
+
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
+	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
+				"('markers','session_probes','markers_by_time')"), 3);
+	assert_int_equal(db_int(db, "SELECT samples FROM sessions WHERE id = 7"), 42);
+	{
+		struct db_session s;
+
+		assert_int_equal(db_session_get(db, 7, &s, &e), 0);
+		assert_int_equal(s.samples, 42);
+		assert_int_equal(s.lost, 1);
+		assert_string_equal(s.state, "done");
+	}
+	db_close(db);
+}
+
+/* A migration that fails leaves the file as it was: version 1, intact. */
+static void test_migrate_fails(void **state)
+{
+	const char *path = path_of("clash.db");
+	char sql[128];
+
+	raw_exec(path, schema_migrations[0]);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=1; PRAGMA application_id=%d;"
+		 "CREATE TABLE session_probes(x)", DB_APPLICATION_ID);
+	raw_exec(path, sql);
+	check_refused(path, DB_WRITE, "migration to schema version 2 failed");
+	{
+		sqlite3 *s;
+
+		assert_int_equal(sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(raw_int(s, "PRAGMA user_version"), 1);
+		assert_int_equal(raw_int(s, "SELECT count(*) FROM sqlite_master WHERE "
+					 "name LIKE 'markers%'"), 0);
+		sqlite3_close(s);
+	}
+}
+
+static void test_refuse_newer(void **state)
+{
+	const char *path = path_of("newer.db");
+	char sql[128];
+
+	raw_exec(path, schema_migrations[0]);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d; PRAGMA application_id=%d",
+		 db_schema_version() + 1, DB_APPLICATION_ID);
+	raw_exec(path, sql);
+	check_refused(path, -1, "newer than this strobe");
+}
+
+static void test_refuse_foreign(void **state)
+{
+	const char *path = path_of("foreign.db");
+	const char *path0 = path_of("foreign0.db");
+
+	raw_exec(path, "PRAGMA application_id=1234; CREATE TABLE t(x); INSERT INTO t VALUES(1)");
+	check_refused(path, -1, "not a strobe database");
+	/* no application_id at all, but tables: someone else's */
+	raw_exec(path0, "CREATE TABLE sessions(x); INSERT INTO sessions VALUES(1)");
+	check_refused(path0, -1, "not a strobe database");
+}
+
+static void test_refuse_corrupt(void **state)
+{
+	const char *path = path_of("corrupt.db");
+	const char *junk = path_of("junk.db");
+	struct error e;
+	struct db *db = db_open(path, DB_WRITE, &e);
+	char buf[4096];
+	int fd;
+
+	assert_non_null(db);
+	db_close(db);
+	unlink(path_of("corrupt.db-wal"));
+	unlink(path_of("corrupt.db-shm"));
+	/* page 2 (the first table's root) overwritten */
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	memset(buf, 0x5a, sizeof(buf));
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 4096), sizeof(buf));
+	close(fd);
+	check_refused(path, DB_WRITE, "strobed will not write to it");
+	/* a reader is not checked up front (doc/SCHEMA.md): the query that
+	 * reaches the damage fails, saying so, and nothing is written */
+	db = db_open(path, DB_READ, &e);
+	if (!db)
+		fail_msg("db_open read: %s", e.msg);
+	{
+		sqlite3_stmt *st;
+		int rc;
+
+		rc = sqlite3_prepare_v2(db_sqlite(db), "SELECT count(*) FROM sessions", -1, &st,
+					NULL);
+		if (rc == SQLITE_OK) {
+			rc = sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+		assert_true(rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB);
+		db_sql_error(db, &e, "reading sessions");
+		assert_non_null(strstr(e.msg, "is corrupt"));
+	}
+	db_close(db);
+	check_refused(path, DB_WRITE, "strobed will not write to it");
+
+	/* not SQLite at all */
+	fd = open(junk, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));
+	close(fd);
+	check_refused(junk, -1, "corrupt or not an SQLite database");
+}
+
+static void fill_session(struct db_session *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->state, sizeof(s->state), "running");
+	snprintf(s->backend, sizeof(s->backend), "perf");
+	snprintf(s->sample_event, sizeof(s->sample_event), "cpu-clock");
+	s->nr_cpus = 2;
+	s->sample_freq = 1000;
+	s->start_ns = 10;
+}
+
+static void put_sample(struct ingest *in, uint64_t t, uint32_t cpu, struct error *e, int *rc)
+{
+	struct record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.cpu = cpu;
+	r.time_ns = t;
+	r.sample.ip = 0x1000 + t;
+	r.sample.pid = 0;
+	r.sample.tid = 0;
+	*rc = ingest_record(in, &r, e);
+}
+
+/*
+ * The disk fills up in the middle of a batch (the database may not grow
+ * past its current size): the INSERT that needs a new page fails and
+ * SQLite rolls the whole transaction back by itself.  Earlier batches
+ * stay, and the totals the session row ends up with (after strobed stops
+ * the session and stores it as aborted) count only the stored rows.
+ */
+static void test_failed_commit(void **state)
+{
+	const char *path = path_of("full.db");
+	struct bincache cache;
+	struct db_session s;
+	struct ingest *in;
+	struct error e;
+	struct db *db = db_open(path, DB_WRITE, &e);
+	char *cdir, sql[64];
+	uint64_t t = 100;
+	int rc = 0, failed = 0;
+
+	assert_non_null(db);
+	cdir = db_cache_dir(db);
+	assert_int_equal(bincache_open(&cache, cdir, &e), 0);
+	free(cdir);
+	fill_session(&s);
+	assert_int_equal(db_session_insert(db, &s, &e), 0);
+	in = ingest_new(db, &cache, &s, &e);
+	assert_non_null(in);
+	for (int i = 0; i < 10; i++, t++) {
+		put_sample(in, t, i % 2, &e, &rc);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(ingest_lost(in, 1, t, 4, "samples", &e), 0);
+	assert_int_equal(ingest_commit(in, &e), 0);
+	assert_int_equal(db_int(db, "SELECT samples FROM sessions"), 10);
+
+	/* the file may not grow any more */
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%lld",
+		 (long long)db_int(db, "PRAGMA page_count"));
+	sqlite3_exec(db_sqlite(db), sql, NULL, NULL, NULL);
+	for (int i = 0; i < 100000 && !failed; i++, t++) {
+		put_sample(in, t, i % 2, &e, &rc);
+		if (rc == 0 && i % 1000 == 999)
+			rc = ingest_commit(in, &e);
+		failed = rc < 0;
+		if (!failed && i % 1000 == 999)
+			assert_int_equal(db_int(db, "SELECT count(*) FROM samples"), 10 + i + 1);
+	}
+	assert_true(failed);
+	assert_non_null(strstr(e.msg, "disk full"));
+	{
+		int64_t stored = db_int(db, "SELECT count(*) FROM samples");
+
+		/* the session row of the last good commit */
+		assert_int_equal(db_int(db, "SELECT samples FROM sessions"), stored);
+		assert_int_equal(db_int(db, "SELECT lost FROM sessions"), 4);
+		/* strobed stops the session: ingest_finish (may fail again), then
+		 * the session is stored as aborted from the same struct */
+		if (ingest_finish(in, t, &e) < 0) {
+			snprintf(s.state, sizeof(s.state), "aborted");
+			sqlite3_exec(db_sqlite(db), "PRAGMA max_page_count=1000000", NULL, NULL,
+				     NULL);
+			assert_int_equal(db_session_update(db, &s, &e), 0);
+		}
+		assert_int_equal(db_int(db, "SELECT count(*) FROM samples"), stored);
+		assert_int_equal(db_int(db, "SELECT samples FROM sessions"), stored);
+		assert_int_equal(db_int(db, "SELECT last_sample FROM sessions"),
+				 db_int(db, "SELECT max(rowid) FROM samples"));
+		assert_int_equal(db_int(db, "SELECT lost FROM sessions"), 4);
+		assert_int_equal(db_int(db, "SELECT count(*) FROM lost"), 1);
+		/* the first batch is intact */
+		assert_int_equal(db_int(db, "SELECT count(*) FROM samples WHERE time_ns "
+					"BETWEEN 100 AND 109"), 10);
+	}
+	ingest_free(in);
+	db_close(db);
+	bincache_close(&cache);
+
+	/* and the file is sound */
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("reopen: %s", e.msg);
+	db_close(db);
+}
+
+static int refuse_commit(void *arg)
+{
+	return 1;	/* the COMMIT becomes a ROLLBACK */
+}
+
+/*
+ * The COMMIT itself fails (a commit hook refuses it): the batch's samples,
+ * lost counts and counter increases are forgotten everywhere, the next
+ * batch commits normally, and the per-CPU statistics and the histogram
+ * written at the end count exactly the stored rows.
+ */
+static void test_failed_commit_then_more(void **state)
+{
+	const char *path = path_of("hook.db");
+	struct bincache cache;
+	struct db_session s;
+	struct ingest_stats ist;
+	struct ingest *in;
+	struct error e;
+	struct db *db = db_open(path, DB_WRITE, &e);
+	char *cdir;
+	uint64_t t = 100;
+	int rc;
+
+	assert_non_null(db);
+	cdir = db_cache_dir(db);
+	assert_int_equal(bincache_open(&cache, cdir, &e), 0);
+	free(cdir);
+	fill_session(&s);
+	assert_int_equal(db_session_insert(db, &s, &e), 0);
+	in = ingest_new(db, &cache, &s, &e);
+	assert_non_null(in);
+	for (int i = 0; i < 10; i++, t++) {
+		put_sample(in, t, i % 2, &e, &rc);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(ingest_lost(in, 0, t, 2, "ring", &e), 0);
+	assert_int_equal(ingest_commit(in, &e), 0);
+
+	sqlite3_commit_hook(db_sqlite(db), refuse_commit, NULL);
+	for (int i = 0; i < 5; i++, t++) {
+		put_sample(in, t, 1, &e, &rc);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(ingest_lost(in, 1, t, 3, "ring", &e), 0);
+	assert_int_equal(ingest_throttle(in, 1, t, &e), 0);
+	assert_int_equal(ingest_commit(in, &e), -1);
+	sqlite3_commit_hook(db_sqlite(db), NULL, NULL);
+
+	assert_int_equal(db_int(db, "SELECT count(*) FROM samples"), 10);
+	assert_int_equal(db_int(db, "SELECT samples FROM sessions"), 10);
+	assert_int_equal(db_int(db, "SELECT lost FROM sessions"), 2);
+	assert_int_equal(db_int(db, "SELECT throttled FROM sessions"), 0);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM lost"), 1);
+	/* in memory too: the status and the next commit */
+	assert_int_equal(s.samples, 10);
+	assert_int_equal(s.lost, 2);
+	ingest_get_stats(in, &ist);
+	assert_int_equal(ist.samples, 10);
+	assert_int_equal(ist.lost, 2);
+	assert_int_equal(ist.throttled, 0);
+
+	for (int i = 0; i < 2; i++, t++) {
+		put_sample(in, t, 0, &e, &rc);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(ingest_commit(in, &e), 0);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM samples"), 12);
+	assert_int_equal(db_int(db, "SELECT samples FROM sessions"), 12);
+	assert_int_equal(db_int(db, "SELECT last_sample FROM sessions"),
+			 db_int(db, "SELECT max(rowid) FROM samples"));
+
+	assert_int_equal(ingest_finish(in, t, &e), 0);
+	assert_int_equal(db_int(db, "SELECT sum(samples) FROM sample_agg"), 12);
+	assert_int_equal(db_int(db, "SELECT samples FROM session_cpus WHERE cpu = 0"), 7);
+	assert_int_equal(db_int(db, "SELECT samples FROM session_cpus WHERE cpu = 1"), 5);
+	assert_int_equal(db_int(db, "SELECT lost FROM session_cpus WHERE cpu = 0"), 2);
+	assert_int_equal(db_int(db, "SELECT lost FROM session_cpus WHERE cpu = 1"), 0);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE state = 'done' AND "
+				"samples = 12 AND lost = 2 AND throttled = 0"), 1);
+	ingest_free(in);
+	db_close(db);
+	bincache_close(&cache);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fresh),
+		cmocka_unit_test(test_migrate_from_001),
+		cmocka_unit_test(test_migrate_fails),
+		cmocka_unit_test(test_refuse_newer),
+		cmocka_unit_test(test_refuse_foreign),
+		cmocka_unit_test(test_refuse_corrupt),
+		cmocka_unit_test(test_failed_commit),
+		cmocka_unit_test(test_failed_commit_then_more),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

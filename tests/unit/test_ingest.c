@@ -1,0 +1,651 @@
+/*
+ * test_ingest.c - lib/ingest.c against a real SQLite database and binary
+ * cache in a temporary directory, fed side-band and samples the way the
+ * capture backend does (in time order, CPUs interleaved), then read back
+ * with SQL: which binary and file offset each sample got at mmap time
+ * boundaries, after fork, exec, exit and pid reuse (also with a lost
+ * EXIT), after the exit of a leader thread while other threads run; lost
+ * and throttle rows and the session's totals; counter increases
+ * attributed to the next sample on each CPU, per-CPU tails and the
+ * histogram; ids of binaries and comms of a batch whose commit failed are
+ * not used again.  The mapped files are real ELF files of the build
+ * (tests/workloads/split603010 and pagetouch; STROBE_BUILD, else found
+ * from this program's path).
+ */
+#include "config.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* nftw */
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "bincache.h"
+#include "db.h"
+#include "ingest.h"
+
+/* pids above PID_MAX_LIMIT: /proc never has them, so ingest opens the path */
+#define P1	5000001u
+#define P2	5000002u
+#define P3	5000003u
+#define T1	5000011u
+#define T2	5000012u
+
+#define BASE	0x400000ULL	/* where the tests map things */
+#define LEN	0x10000ULL
+#define PGOFF	0x1000ULL
+
+static char elf_a[PATH_MAX + 64], elf_b[PATH_MAX + 64];
+static struct fix *current;	/* removed by teardown when a test fails */
+
+struct fix {
+	char dir[64];
+	char path[128];
+	struct db *db;
+	struct bincache cache;
+	struct db_session s;
+	struct ingest *in;
+};
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+static int find_fixtures(void)
+{
+	const char *build = getenv("STROBE_BUILD");
+	char self[PATH_MAX], top[PATH_MAX + 8];
+	ssize_t n;
+
+	if (!build) {
+		/* BUILD/tests/unit/test_ingest */
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0)
+			return -1;
+		self[n] = 0;
+		snprintf(top, sizeof(top), "%s/../..", dirname(self));
+		build = top;
+	}
+	snprintf(elf_a, sizeof(elf_a), "%s/tests/workloads/split603010", build);
+	snprintf(elf_b, sizeof(elf_b), "%s/tests/workloads/pagetouch", build);
+	if (!realpath(elf_a, self) || access(elf_b, R_OK))
+		return -1;
+	snprintf(elf_a, sizeof(elf_a), "%s", self);
+	if (!realpath(elf_b, self))
+		return -1;
+	snprintf(elf_b, sizeof(elf_b), "%s", self);
+	return 0;
+}
+
+static struct fix *fix_new(int nr_events)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	struct error e;
+	char *cdir;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/strobe-test-ingest-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/strobe.db", f->dir);
+	f->db = db_open(f->path, DB_WRITE, &e);
+	if (!f->db)
+		fail_msg("db_open: %s", e.msg);
+	cdir = db_cache_dir(f->db);
+	assert_int_equal(bincache_open(&f->cache, cdir, &e), 0);
+	free(cdir);
+
+	snprintf(f->s.state, sizeof(f->s.state), "running");
+	snprintf(f->s.backend, sizeof(f->s.backend), "perf");
+	snprintf(f->s.sample_event, sizeof(f->s.sample_event), "cpu-clock");
+	f->s.nr_cpus = 2;
+	f->s.sample_freq = 1000;
+	f->s.start_ns = 50;
+	f->s.nr_events = nr_events;
+	for (int i = 0; i < nr_events; i++) {
+		snprintf(f->s.events[i].name, sizeof(f->s.events[i].name), "ev%d", i);
+		f->s.events[i].type = 1;
+		f->s.events[i].config = i;
+	}
+	if (db_session_insert(f->db, &f->s, &e))
+		fail_msg("db_session_insert: %s", e.msg);
+	f->in = ingest_new(f->db, &f->cache, &f->s, &e);
+	if (!f->in)
+		fail_msg("ingest_new: %s", e.msg);
+	current = f;
+	return f;
+}
+
+static void fix_free(struct fix *f)
+{
+	ingest_free(f->in);
+	db_close(f->db);
+	bincache_close(&f->cache);
+	nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	current = NULL;
+}
+
+static int teardown(void **state)
+{
+	if (current)
+		fix_free(current);
+	return 0;
+}
+
+static void commit(struct fix *f)
+{
+	struct error e;
+
+	if (ingest_commit(f->in, &e))
+		fail_msg("ingest_commit: %s", e.msg);
+}
+
+static void mmap_at(struct fix *f, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		    const char *path, uint64_t t)
+{
+	struct ingest_mmap m = {
+		.pid = pid, .start = start, .len = len, .pgoff = pgoff,
+		.prot = PROT_READ | PROT_EXEC, .filename = path, .time_ns = t,
+		.maj = 8, .min = 1, .ino = 1234,
+	};
+	struct error e;
+
+	if (ingest_mmap(f->in, &m, &e))
+		fail_msg("ingest_mmap: %s", e.msg);
+}
+
+static void comm(struct fix *f, uint32_t pid, uint32_t tid, const char *name, int exec,
+		 uint64_t t)
+{
+	struct error e;
+
+	if (ingest_comm(f->in, pid, tid, name, exec, t, &e))
+		fail_msg("ingest_comm: %s", e.msg);
+}
+
+static void fork_(struct fix *f, uint32_t ppid, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct error e;
+
+	if (ingest_fork(f->in, ppid, pid, tid, t, &e))
+		fail_msg("ingest_fork: %s", e.msg);
+}
+
+static void exit_(struct fix *f, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	struct error e;
+
+	if (ingest_exit(f->in, pid, tid, t, &e))
+		fail_msg("ingest_exit: %s", e.msg);
+}
+
+static void sample(struct fix *f, uint32_t cpu, uint64_t t, uint32_t pid, uint32_t tid,
+		   uint64_t ip, int nr, const uint64_t *c)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.cpu = cpu;
+	r.time_ns = t;
+	r.sample.tsc = t * 3;
+	r.sample.ip = ip;
+	r.sample.pid = pid;
+	r.sample.tid = tid;
+	r.sample.flags = STROBE_SAMPLE_USER;
+	r.sample.nr_counters = nr;
+	for (int i = 0; i < nr; i++)
+		r.sample.counters[i] = c[i];
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+static int64_t q_int(struct fix *f, const char *sql, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int64_t v = -999;
+	int i = 1;
+
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db), sql, -1, &st, NULL), SQLITE_OK);
+	va_start(ap, sql);
+	for (const char *c = sql; *c; c++)
+		if (*c == '?')
+			sqlite3_bind_int64(st, i++, va_arg(ap, int64_t));
+	va_end(ap);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The binary path and offset of the one sample at time t. */
+static void check_sample(struct fix *f, uint64_t t, const char *path, uint64_t offset)
+{
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT b.path, s.offset FROM samples s JOIN binaries b ON b.id = s.binary_id "
+		"WHERE s.session_id = ?1 AND s.time_ns = ?2", -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, f->s.id);
+	sqlite3_bind_int64(st, 2, (int64_t)t);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	if (strcmp((const char *)sqlite3_column_text(st, 0), path))
+		fail_msg("sample at %llu: binary %s, want %s", (unsigned long long)t,
+			 sqlite3_column_text(st, 0), path);
+	if ((uint64_t)sqlite3_column_int64(st, 1) != offset)
+		fail_msg("sample at %llu: offset %#llx, want %#llx", (unsigned long long)t,
+			 (unsigned long long)sqlite3_column_int64(st, 1),
+			 (unsigned long long)offset);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+}
+
+/* The comm name of the sample at time t, "" when none. */
+static void check_sample_comm(struct fix *f, uint64_t t, const char *name)
+{
+	sqlite3_stmt *st;
+	const char *got;
+
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT coalesce((SELECT name FROM comms c WHERE c.id = s.comm_id), '') "
+		"FROM samples s WHERE s.session_id = ?1 AND s.time_ns = ?2", -1, &st, NULL),
+		SQLITE_OK);
+	sqlite3_bind_int64(st, 1, f->s.id);
+	sqlite3_bind_int64(st, 2, (int64_t)t);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	got = (const char *)sqlite3_column_text(st, 0);
+	if (strcmp(got, name))
+		fail_msg("sample at %llu: comm '%s', want '%s'", (unsigned long long)t, got, name);
+	sqlite3_finalize(st);
+}
+
+/* exit_ns of pid's process row that started at start_ns (-1: NULL). */
+static int64_t process_exit(struct fix *f, uint32_t pid, uint64_t start_ns)
+{
+	return q_int(f, "SELECT exit_ns FROM processes WHERE session_id = ? AND pid = ? "
+		     "AND start_ns = ?", f->s.id, (int64_t)pid, (int64_t)start_ns);
+}
+
+/*
+ * Side-band and samples of two CPUs merged in time order: a sample 1 ns
+ * before an mmap is not attributed to it, one 1 ns after is; the mapping
+ * is [start, start+len); a later mmap over part of it takes over from
+ * its time on; a forked child inherits the maps and the comm.
+ */
+static void test_sideband_order(void **state)
+{
+	struct fix *f = fix_new(0);
+
+	comm(f, P1, P1, "alpha", 1, 100);		/* cpu 0 */
+	sample(f, 1, 150, P1, P1, BASE + 0x10, 0, NULL);
+	sample(f, 1, 199, P1, P1, BASE + 0x10, 0, NULL);
+	mmap_at(f, P1, BASE, LEN, PGOFF, elf_a, 200);	/* cpu 0 */
+	sample(f, 1, 201, P1, P1, BASE + 0x10, 0, NULL);
+	sample(f, 0, 202, P1, P1, BASE, 0, NULL);
+	sample(f, 1, 203, P1, P1, BASE + LEN - 1, 0, NULL);
+	sample(f, 0, 204, P1, P1, BASE + LEN, 0, NULL);
+	sample(f, 1, 299, P1, P1, BASE + 0x2010, 0, NULL);
+	/* B over the middle [BASE+0x2000, BASE+0x3000) of A */
+	mmap_at(f, P1, BASE + 0x2000, 0x1000, 0x5000, elf_b, 300);
+	sample(f, 0, 301, P1, P1, BASE + 0x2010, 0, NULL);
+	sample(f, 1, 302, P1, P1, BASE + 0x3010, 0, NULL);
+	fork_(f, P1, P2, P2, 400);
+	sample(f, 0, 401, P2, P2, BASE + 0x2010, 0, NULL);
+	sample(f, 1, 402, P2, P2, BASE + 0x10, 0, NULL);
+	exit_(f, P2, P2, 500);
+	commit(f);
+
+	check_sample(f, 150, "[unknown]", BASE + 0x10);
+	check_sample(f, 199, "[unknown]", BASE + 0x10);
+	check_sample(f, 201, elf_a, PGOFF + 0x10);
+	check_sample(f, 202, elf_a, PGOFF);
+	check_sample(f, 203, elf_a, PGOFF + LEN - 1);
+	check_sample(f, 204, "[unknown]", BASE + LEN);
+	check_sample(f, 299, elf_a, PGOFF + 0x2010);
+	check_sample(f, 301, elf_b, 0x5010);
+	check_sample(f, 302, elf_a, PGOFF + 0x3010);
+	check_sample(f, 401, elf_b, 0x5010);
+	check_sample(f, 402, elf_a, PGOFF + 0x10);
+	check_sample_comm(f, 201, "alpha");
+	check_sample_comm(f, 401, "alpha");
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 11);
+	/* the binaries were copied into the cache, named by content */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 1 AND "
+			       "problem IS NULL AND key LIKE 'buildid:%'"), 2);
+	/* processes: P1 from its exec, P2 forked from P1 and exited */
+	assert_int_equal(q_int(f, "SELECT start_ns FROM processes WHERE pid = ?",
+			       (int64_t)P1), 100);
+	assert_int_equal(q_int(f, "SELECT ppid FROM processes WHERE pid = ?", (int64_t)P2),
+			 P1);
+	assert_int_equal(process_exit(f, P2, 400), 500);
+	assert_int_equal(process_exit(f, P1, 100), -1);
+	fix_free(f);
+}
+
+/*
+ * A process exits and a new one gets its pid (fork, exec, other maps):
+ * between its exec and its mmap its samples have no binary, then the new
+ * one; never the old process's.
+ */
+static void test_pid_reuse(void **state)
+{
+	struct fix *f = fix_new(0);
+
+	comm(f, P1, P1, "old", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 120, P1, P1, BASE + 0x20, 0, NULL);
+	exit_(f, P1, P1, 200);
+	sample(f, 1, 250, P1, P1, BASE + 0x20, 0, NULL);	/* no such process */
+	fork_(f, 1, P1, P1, 300);
+	sample(f, 0, 305, P1, P1, BASE + 0x20, 0, NULL);
+	comm(f, P1, P1, "new", 1, 310);
+	sample(f, 0, 315, P1, P1, BASE + 0x20, 0, NULL);
+	mmap_at(f, P1, BASE, LEN, 0, elf_b, 320);
+	sample(f, 1, 330, P1, P1, BASE + 0x20, 0, NULL);
+	commit(f);
+
+	check_sample(f, 120, elf_a, 0x20);
+	check_sample(f, 250, "[unknown]", BASE + 0x20);
+	check_sample(f, 305, "[unknown]", BASE + 0x20);
+	check_sample(f, 315, "[unknown]", BASE + 0x20);
+	check_sample(f, 330, elf_b, 0x20);
+	check_sample_comm(f, 120, "old");
+	check_sample_comm(f, 305, "");
+	check_sample_comm(f, 330, "new");
+	assert_int_equal(process_exit(f, P1, 100), 200);
+	assert_int_equal(process_exit(f, P1, 300), -1);
+	fix_free(f);
+}
+
+/*
+ * The EXIT of a process was lost and its pid was reused: the FORK that
+ * creates the new process (parent unknown or known), or its exec alone,
+ * must drop the old address space.
+ */
+static void test_lost_exit_reuse(void **state)
+{
+	struct fix *f = fix_new(0);
+
+	/* parent unknown: the new process starts with nothing mapped */
+	comm(f, P1, P1, "old", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 120, P1, P1, BASE + 0x30, 0, NULL);
+	/* EXIT of P1 lost here */
+	fork_(f, 1, P1, P1, 300);
+	sample(f, 1, 301, P1, P1, BASE + 0x30, 0, NULL);
+
+	/* parent known: the new process has a copy of the parent's maps */
+	comm(f, P2, P2, "parent", 1, 400);
+	mmap_at(f, P2, BASE + 0x100000, LEN, 0, elf_b, 410);
+	comm(f, P3, P3, "old3", 1, 420);
+	mmap_at(f, P3, BASE, LEN, 0, elf_a, 430);
+	/* EXIT of P3 lost here */
+	fork_(f, P2, P3, P3, 500);
+	sample(f, 0, 501, P3, P3, BASE + 0x30, 0, NULL);
+	sample(f, 1, 502, P3, P3, BASE + 0x100030, 0, NULL);
+
+	/* FORK lost too: the exec alone resets the maps */
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 600);
+	sample(f, 0, 610, P1, P1, BASE + 0x30, 0, NULL);
+	comm(f, P1, P1, "new", 1, 700);
+	sample(f, 0, 701, P1, P1, BASE + 0x30, 0, NULL);
+	commit(f);
+
+	check_sample(f, 120, elf_a, 0x30);
+	check_sample(f, 301, "[unknown]", BASE + 0x30);
+	check_sample_comm(f, 301, "");
+	check_sample(f, 501, "[unknown]", BASE + 0x30);
+	check_sample(f, 502, elf_b, 0x30);
+	check_sample_comm(f, 501, "parent");
+	check_sample(f, 610, elf_a, 0x30);
+	check_sample(f, 701, "[unknown]", BASE + 0x30);
+	check_sample_comm(f, 701, "new");
+	fix_free(f);
+}
+
+/*
+ * The leader thread (tid == pid) exits while other threads run: their
+ * samples still resolve to the process's binary until the last thread
+ * exits, which is the process's exit.
+ */
+static void test_leader_exit(void **state)
+{
+	struct fix *f = fix_new(0);
+
+	comm(f, P1, P1, "threads", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	fork_(f, P1, P1, T1, 120);		/* two threads */
+	fork_(f, P1, P1, T2, 130);
+	fork_(f, P1, P1, T1, 131);		/* seen again (/proc, then FORK) */
+	comm(f, P1, T1, "worker", 0, 135);	/* a thread's name: not the process's */
+	sample(f, 0, 140, P1, P1, BASE + 0x40, 0, NULL);
+	exit_(f, P1, P1, 200);			/* pthread_exit() in main */
+	sample(f, 0, 210, P1, T1, BASE + 0x40, 0, NULL);
+	sample(f, 1, 220, P1, T2, BASE + 0x50, 0, NULL);
+	exit_(f, P1, T1, 300);
+	sample(f, 1, 310, P1, T2, BASE + 0x60, 0, NULL);
+	exit_(f, P1, T2, 400);			/* the last thread: process gone */
+	sample(f, 0, 410, P1, T2, BASE + 0x60, 0, NULL);
+
+	/* the same with the leader exiting last */
+	comm(f, P2, P2, "threads2", 1, 500);
+	mmap_at(f, P2, BASE, LEN, 0, elf_b, 510);
+	fork_(f, P2, P2, T1, 520);
+	exit_(f, P2, T1, 530);
+	sample(f, 0, 540, P2, P2, BASE + 0x70, 0, NULL);
+	exit_(f, P2, P2, 550);
+	sample(f, 0, 560, P2, P2, BASE + 0x70, 0, NULL);
+	commit(f);
+
+	check_sample(f, 140, elf_a, 0x40);
+	check_sample(f, 210, elf_a, 0x40);
+	check_sample(f, 220, elf_a, 0x50);
+	check_sample(f, 310, elf_a, 0x60);
+	check_sample(f, 410, "[unknown]", BASE + 0x60);
+	check_sample_comm(f, 310, "threads");
+	assert_int_equal(process_exit(f, P1, 100), 400);
+	check_sample(f, 540, elf_b, 0x70);
+	check_sample(f, 560, "[unknown]", BASE + 0x70);
+	assert_int_equal(process_exit(f, P2, 500), 550);
+	fix_free(f);
+}
+
+/*
+ * Lost records: ring losses (STROBE_REC_LOST) and drops before the ring
+ * (ingest_lost) are rows with their cpu, time, count and kind; throttles
+ * too; the session and per-CPU totals add them up.
+ */
+static void test_lost(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct ingest_stats st;
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_LOST;
+	r.cpu = 1;
+	r.time_ns = 500;
+	r.lost.lost = 7;
+	assert_int_equal(ingest_record(f->in, &r, &e), 0);
+	assert_int_equal(ingest_lost(f->in, 0, 600, 3, "samples", &e), 0);
+	assert_int_equal(ingest_lost(f->in, 0, 650, 0, "samples", &e), 0);	/* no row */
+	r.time_ns = 700;
+	r.lost.lost = 5;
+	assert_int_equal(ingest_record(f->in, &r, &e), 0);
+	assert_int_equal(ingest_throttle(f->in, 1, 800, &e), 0);
+	sample(f, 0, 900, 0, 0, 0x1234, 0, NULL);
+	commit(f);
+
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE session_id = ?", f->s.id), 4);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE cpu = 1 AND time_ns = 500 "
+			       "AND count = 7 AND kind = 'ring'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE cpu = 0 AND time_ns = 600 "
+			       "AND count = 3 AND kind = 'samples'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE cpu = 1 AND time_ns = 700 "
+			       "AND count = 5 AND kind = 'ring'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE cpu = 1 AND time_ns = 800 "
+			       "AND count = 0 AND kind = 'throttle'"), 1);
+	assert_int_equal(q_int(f, "SELECT lost FROM sessions WHERE id = ?", f->s.id), 15);
+	assert_int_equal(q_int(f, "SELECT throttled FROM sessions WHERE id = ?", f->s.id), 1);
+	assert_int_equal(q_int(f, "SELECT samples FROM sessions WHERE id = ?", f->s.id), 1);
+	ingest_get_stats(f->in, &st);
+	assert_int_equal(st.lost, 15);
+	assert_int_equal(st.throttled, 1);
+	assert_int_equal(st.samples, 1);
+
+	assert_int_equal(ingest_finish(f->in, 1050, &e), 0);
+	assert_int_equal(q_int(f, "SELECT lost FROM session_cpus WHERE session_id = ? AND cpu = 0",
+			       f->s.id), 3);
+	assert_int_equal(q_int(f, "SELECT lost FROM session_cpus WHERE session_id = ? AND cpu = 1",
+			       f->s.id), 12);
+	assert_int_equal(q_int(f, "SELECT samples FROM session_cpus WHERE session_id = ? AND "
+			       "cpu = 0", f->s.id), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE id = ? AND state = 'done' "
+			       "AND end_ns = 1050 AND duration_ns = 1000", f->s.id), 1);
+	fix_free(f);
+}
+
+/* c0, c1 of the sample at time t */
+static void check_counters(struct fix *f, uint64_t t, int64_t c0, int64_t c1)
+{
+	assert_int_equal(q_int(f, "SELECT c0 FROM samples WHERE time_ns = ?", (int64_t)t), c0);
+	assert_int_equal(q_int(f, "SELECT c1 FROM samples WHERE time_ns = ?", (int64_t)t), c1);
+}
+
+/*
+ * Attribution rule: each counter's increase since the previous sample on
+ * the same CPU goes to the sample (the first sample of a CPU gets the
+ * total since the start); what comes after a CPU's last sample is its
+ * tail; the histogram sums the increases.
+ */
+static void test_counters(void **state)
+{
+	struct fix *f = fix_new(2);
+	const uint64_t c[][2] = {
+		{ 100, 10 }, { 50, 5 }, { 250, 12 }, { 250, 12 }, { 80, 9 }, { 1000, 40 },
+	};
+	const uint64_t final0[2] = { 1300, 50 };
+	struct error e;
+
+	comm(f, P1, P1, "count", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 200, P1, P1, BASE + 0x100, 2, c[0]);
+	sample(f, 1, 201, P1, P1, BASE + 0x100, 2, c[1]);
+	sample(f, 0, 202, P1, P1, BASE + 0x100, 2, c[2]);
+	sample(f, 0, 203, P1, P1, BASE + 0x200, 2, c[3]);
+	commit(f);	/* the histogram spans batches */
+	sample(f, 1, 204, P1, P1, BASE + 0x200, 2, c[4]);
+	sample(f, 0, 205, P1, P1, BASE + 0x100, 2, c[5]);
+	ingest_cpu_final(f->in, 0, final0, 2);
+	assert_int_equal(ingest_finish(f->in, 1000, &e), 0);
+
+	check_counters(f, 200, 100, 10);
+	check_counters(f, 201, 50, 5);
+	check_counters(f, 202, 150, 2);
+	check_counters(f, 203, 0, 0);
+	check_counters(f, 204, 30, 4);
+	check_counters(f, 205, 750, 28);
+	/* columns of absent events stay NULL */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples WHERE c2 IS NULL"), 6);
+	/* per-CPU tails: cpu 0 from its final totals, cpu 1 had none */
+	assert_int_equal(q_int(f, "SELECT tail_c0 FROM session_cpus WHERE cpu = 0"), 300);
+	assert_int_equal(q_int(f, "SELECT tail_c1 FROM session_cpus WHERE cpu = 0"), 10);
+	assert_int_equal(q_int(f, "SELECT tail_c0 FROM session_cpus WHERE cpu = 1"), 0);
+	assert_int_equal(q_int(f, "SELECT samples FROM session_cpus WHERE cpu = 1"), 2);
+	/* the histogram: offset 0x100 has samples 200, 201, 202, 205 */
+	assert_int_equal(q_int(f, "SELECT samples FROM sample_agg WHERE offset = 256"), 4);
+	assert_int_equal(q_int(f, "SELECT c0 FROM sample_agg WHERE offset = 256"), 1050);
+	assert_int_equal(q_int(f, "SELECT c1 FROM sample_agg WHERE offset = 256"), 45);
+	assert_int_equal(q_int(f, "SELECT c0 FROM sample_agg WHERE offset = 512"), 30);
+	/* session totals and the rowid range of its samples */
+	assert_int_equal(q_int(f, "SELECT samples FROM sessions WHERE id = ?", f->s.id), 6);
+	assert_int_equal(q_int(f, "SELECT first_sample FROM sessions"),
+			 q_int(f, "SELECT min(rowid) FROM samples"));
+	assert_int_equal(q_int(f, "SELECT last_sample FROM sessions"),
+			 q_int(f, "SELECT max(rowid) FROM samples"));
+	fix_free(f);
+}
+
+static int refuse_commit(void *arg)
+{
+	return 1;	/* the COMMIT becomes a ROLLBACK */
+}
+
+/*
+ * A batch that adds binaries, comms and mappings fails to commit: their
+ * ids are free again in the database and go to the next batch's rows, so
+ * ingest must not keep using them (a sample would get another process's
+ * binary or comm, or a binary that does not exist).
+ */
+static void test_failed_batch_ids(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct error e;
+
+	comm(f, P1, P1, "keep", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 120, P1, P1, BASE + 0x20, 0, NULL);
+	commit(f);
+
+	sqlite3_commit_hook(db_sqlite(f->db), refuse_commit, NULL);
+	comm(f, P2, P2, "gone", 1, 200);
+	mmap_at(f, P2, BASE, LEN, 0, "[vdso]", 210);
+	mmap_at(f, P1, BASE + 0x100000, LEN, 0, elf_b, 215);
+	sample(f, 0, 220, P2, P2, BASE + 0x10, 0, NULL);
+	assert_int_equal(ingest_commit(f->in, &e), -1);
+	sqlite3_commit_hook(db_sqlite(f->db), NULL, NULL);
+
+	comm(f, P3, P3, "new3", 1, 300);
+	mmap_at(f, P3, BASE, LEN, 0, "[heap]", 310);
+	sample(f, 1, 320, P2, P2, BASE + 0x10, 0, NULL);
+	sample(f, 1, 330, P3, P3, BASE + 0x10, 0, NULL);
+	sample(f, 0, 340, P1, P1, BASE + 0x100010, 0, NULL);
+	sample(f, 0, 350, P1, P1, BASE + 0x20, 0, NULL);
+	commit(f);
+
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 5);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples s JOIN binaries b ON "
+			       "b.id = s.binary_id"), 5);
+	check_sample(f, 120, elf_a, 0x20);
+	check_sample(f, 320, "[unknown]", BASE + 0x10);
+	check_sample_comm(f, 320, "");
+	check_sample(f, 330, "[heap]", BASE + 0x10);
+	check_sample_comm(f, 330, "new3");
+	check_sample(f, 340, "[unknown]", BASE + 0x100010);
+	check_sample(f, 350, elf_a, 0x20);
+	check_sample_comm(f, 350, "keep");
+	fix_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_sideband_order, teardown),
+		cmocka_unit_test_teardown(test_pid_reuse, teardown),
+		cmocka_unit_test_teardown(test_lost_exit_reuse, teardown),
+		cmocka_unit_test_teardown(test_leader_exit, teardown),
+		cmocka_unit_test_teardown(test_lost, teardown),
+		cmocka_unit_test_teardown(test_counters, teardown),
+		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
+	};
+
+	if (find_fixtures()) {
+		fprintf(stderr, "test_ingest: tests/workloads/split603010 and pagetouch not "
+			"found: build them (make) or set STROBE_BUILD\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
