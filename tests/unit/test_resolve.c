@@ -7,10 +7,11 @@
  * whose function the test finds by reading the ELF itself (dbfix.h);
  * the source line; an offset no symbol covers ("[unknown]"); a binary
  * whose cached copy is gone, never copied, or whose row records a problem
- * ("[binary unavailable]" with the reason, no name guessed even when the
- * original path still holds the file); the kernel named from the
+ * or is not an ELF file ("[binary unavailable]" with the reason, no name
+ * guessed even when the original path still holds the file); a copy with
+ * no function symbols (no_symbols, "[unknown]"); the kernel named from the
  * session's kallsyms snapshot (modules as "name [module]"), and unavailable
- * when the snapshot is missing; memory with no file ([vdso], [anon], no
+ * when the snapshot is missing or unreadable; memory with no file ([vdso], [anon], no
  * binary row); the build_id of each key kind; memoisation (one name per
  * location, opened once, strings valid until resolver_free, many
  * locations).
@@ -32,6 +33,9 @@
 #define PROB_KEY "buildid:c0de0000c0de0000c0de0000c0de0000c0de0000"
 #define KERNEL_KEY "kernel:feedfacefeedfacefeedfacefeedfacefeedface"
 #define KSYMS_KEY "kallsyms:0123456789abcdef0123456789abcdef"
+#define BADKS_KEY "kallsyms:badbadbadbadbadbadbadbadbadbadba"
+#define JUNK_KEY "buildid:0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b"
+#define BARE_KEY "buildid:0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c"
 
 static const char ksyms[] =
 	"ffffffff81000000 T _stext\n"
@@ -44,6 +48,7 @@ struct fx {
 	struct db_session s;
 	char split[PATH_MAX], hot[PATH_MAX], strip[PATH_MAX], split_src[PATH_MAX];
 	int64_t b_split, b_hot, b_strip, b_gone, b_never, b_prob, b_kernel, b_vdso, b_anon;
+	int64_t b_junk, b_bare;
 	uint64_t w60, w60_size, w30, w10, w10_size, hot_fn, strip_fn;
 };
 
@@ -89,6 +94,18 @@ static int setup(void **state)
 	assert_int_equal(fixdb_cache_file(&x->f, HOT_KEY, x->hot), 0);
 	assert_int_equal(fixdb_cache_file(&x->f, STRIP_KEY, x->strip), 0);
 	assert_int_equal(bincache_store_buf(&x->f.cache, KSYMS_KEY, ksyms, strlen(ksyms), &e), 0);
+	assert_int_equal(bincache_store_buf(&x->f.cache, BADKS_KEY, "garbage\n", 8, &e), 0);
+	/* a cached copy that is not an ELF file */
+	assert_int_equal(bincache_store_buf(&x->f.cache, JUNK_KEY, "not an ELF file\n", 16, &e), 0);
+	/* split603010 with no symbol table at all: .dynsym holds imports only */
+	{
+		char cmd[2 * PATH_MAX + 64], bare[PATH_MAX + 16];
+
+		snprintf(bare, sizeof(bare), "%s/bare", x->f.dir);
+		snprintf(cmd, sizeof(cmd), "strip --strip-all -o '%s' '%s'", bare, x->split);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(fixdb_cache_file(&x->f, BARE_KEY, bare), 0);
+	}
 
 	x->b_split = db_binary_intern(db, SPLIT_KEY, "/opt/fixture/split603010", 20000, 1, NULL, &e);
 	x->b_hot = db_binary_intern(db, HOT_KEY, "/opt/fixture/libhot.so", 16000, 1, NULL, &e);
@@ -102,6 +119,9 @@ static int setup(void **state)
 	x->b_kernel = db_binary_intern(db, KERNEL_KEY, "[kernel.kallsyms]", -1, 0, NULL, &e);
 	x->b_vdso = db_binary_intern(db, "[vdso]", "[vdso]", -1, 0, NULL, &e);
 	x->b_anon = db_binary_intern(db, "[anon]", "[anon]", -1, 0, NULL, &e);
+	x->b_junk = db_binary_intern(db, JUNK_KEY, "/opt/fixture/junk", 16, 1, NULL, &e);
+	x->b_bare = db_binary_intern(db, BARE_KEY, "/opt/fixture/bare", 16000, 1, NULL, &e);
+	assert_true(x->b_junk > 0 && x->b_bare > 0);
 	assert_true(x->b_split > 0 && x->b_hot > 0 && x->b_strip > 0 && x->b_gone > 0 &&
 		    x->b_never > 0 && x->b_prob > 0 && x->b_kernel > 0 && x->b_vdso > 0 &&
 		    x->b_anon > 0);
@@ -239,6 +259,19 @@ static void test_unavailable(void **state)
 	resolver_lookup(r, x->b_prob, 0x1000, 0, &rv);
 	assert_string_equal(rv.symbol, "[binary unavailable]");
 	assert_string_equal(rv.problem, "deleted before it could be read");
+
+	/* the cached copy is unreadable */
+	resolver_lookup(r, x->b_junk, 0x10, 1, &rv);
+	assert_string_equal(rv.symbol, "[binary unavailable]");
+	assert_string_equal(rv.source, "");
+	assert_non_null(rv.problem);
+	assert_true(!strncmp(rv.problem, "cached copy unreadable", 22));
+
+	/* readable but with no function symbols: not a problem, no name */
+	resolver_lookup(r, x->b_bare, x->w60 + 4, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	assert_null(rv.problem);
+	assert_int_equal(rv.no_symbols, 1);
 	resolver_free(r);
 }
 
@@ -295,6 +328,14 @@ static void test_kernel_no_snapshot(void **state)
 	resolver_lookup(r, x->b_kernel, 0xffffffff81001010ULL, 0, &rv);
 	assert_string_equal(rv.symbol, "[binary unavailable]");
 	assert_non_null(strstr(rv.problem, "missing"));
+	resolver_free(r);
+
+	/* its snapshot is not a kallsyms file */
+	session_init(&s, BADKS_KEY);
+	r = new_resolver(x, &s);
+	resolver_lookup(r, x->b_kernel, 0xffffffff81001010ULL, 0, &rv);
+	assert_string_equal(rv.symbol, "[binary unavailable]");
+	assert_non_null(strstr(rv.problem, "unreadable"));
 	resolver_free(r);
 
 	/* no session at all */
