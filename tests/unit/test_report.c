@@ -22,7 +22,11 @@
  * tails, unresolved, notes), derived metrics (ipc, per 1k instructions,
  * miss rate) with zero denominators left null, "[binary unavailable]"
  * with no name guessed, kernel names, and the report read from sample_agg
- * being the same as the one read from the raw samples.
+ * being the same as the one read from the raw samples.  On databases of
+ * their own: the other metric families (cpu-cycles, branch-instructions,
+ * X-load-misses / X-loads, no rate without the reference event), a binary
+ * stripped of all symbols (a note, not unresolved), and a session that
+ * does not exist.
  */
 #include "config.h"
 #include <math.h>
@@ -995,6 +999,162 @@ static void test_histogram_equals_raw(void **state)
 	}
 }
 
+/* ---- tests on a database of their own ---- */
+
+/* A done session on a new database with the given events and one sample
+ * per entry of c (all in binary bin at offset off + i, user mode). */
+static void mini_session(struct fixdb *f, const char *const *ev, int nev, int64_t bin,
+			 uint64_t off, const uint64_t (*c)[STROBE_MAX_COUNTERS], int n)
+{
+	struct db_session s;
+	struct error e = { "" };
+	int i;
+
+	session_init(&s, "mini", 0);
+	s.nr_events = nev;
+	for (i = 0; i < nev; i++)
+		snprintf(s.events[i].name, sizeof(s.events[i].name), "%s", ev[i]);
+	assert_int_equal(db_session_insert(f->db, &s, &e), 0);
+	assert_int_equal(db_begin(f->db, &e), 0);
+	for (i = 0; i < n; i++) {
+		struct db_sample smp = {
+			.session_id = s.id, .time_ns = START_NS + i, .pid = 1, .tid = 1,
+			.binary_id = bin, .offset = off + i, .flags = U, .nr = nev,
+		};
+		struct db_agg agg = {
+			.binary_id = bin, .offset = off + i, .pid = 1, .flags = U, .samples = 1,
+		};
+		int64_t rowid;
+
+		memcpy(smp.c, c[i], sizeof(smp.c));
+		memcpy(agg.c, c[i], sizeof(agg.c));
+		assert_true((rowid = db_sample_insert(f->db, &smp, &e)) > 0);
+		assert_int_equal(db_agg_add(f->db, s.id, nev, &agg, &e), 0);
+		if (!s.first_sample)
+			s.first_sample = rowid;
+		s.last_sample = rowid;
+		s.samples++;
+	}
+	snprintf(s.state, sizeof(s.state), "done");
+	assert_int_equal(db_session_update(f->db, &s, &e), 0);
+	assert_int_equal(db_commit(f->db, &e), 0);
+}
+
+/* The other metric families: cpu-cycles for cycles, branch-instructions
+ * for branches, X-load-misses / X-loads, and no rate without the
+ * reference event. */
+static void test_metric_families(void **state)
+{
+	static const char *const ev[] = {
+		"instructions", "cpu-cycles", "branch-misses", "branch-instructions",
+		"L1-dcache-load-misses", "L1-dcache-loads", "dTLB-load-misses",
+	};
+	static const uint64_t c[2][STROBE_MAX_COUNTERS] = {
+		{ 8000, 4000, 16, 800, 40, 2000, 4 },
+		{ 0, 0, 3, 0, 5, 0, 0 },		/* every denominator zero */
+	};
+	struct fixdb f;
+	struct report_opts o = { .by = REPORT_BY_BINARY, .pid = -1 };
+	struct report_summary sum;
+	struct error e = { "" };
+	struct table *t;
+	double v;
+	int64_t bin;
+
+	(void)state;
+	assert_int_equal(fixdb_open(&f, "metrics"), 0);
+	assert_true((bin = db_binary_intern(f.db, "[anon]", "[anon]", -1, 0, NULL, &e)) > 0);
+	mini_session(&f, ev, ARRAY_SIZE(ev), bin, 0x1000, c, 1);
+	/* a second binary for the all-zero row */
+	assert_true((bin = db_binary_intern(f.db, "[heap]", "[heap]", -1, 0, NULL, &e)) > 0);
+	{
+		/* add it to the same session (1) */
+		struct db_agg agg = { .binary_id = bin, .offset = 1, .pid = 1, .flags = U,
+				      .samples = 1 };
+
+		memcpy(agg.c, c[1], sizeof(agg.c));
+		assert_int_equal(db_agg_add(f.db, 1, ARRAY_SIZE(ev), &agg, &e), 0);
+	}
+	t = report_build(f.db, &o, &sum, &e);
+	if (!t)
+		fail_msg("%s", e.msg);
+	assert_int_equal(table_rows(t), 2);
+	assert_string_equal(cell_str(t, 0, "binary"), "[anon]");
+	assert_int_equal(cell_float(t, 0, "ipc", &v), 0);
+	assert_true(fabs(v - 2.0) < 1e-12);
+	assert_int_equal(cell_float(t, 0, "branch-misses_per_1k_instructions", &v), 0);
+	assert_true(fabs(v - 2.0) < 1e-12);
+	assert_int_equal(cell_float(t, 0, "L1-dcache-load-misses_per_1k_instructions", &v), 0);
+	assert_true(fabs(v - 5.0) < 1e-12);
+	assert_int_equal(cell_float(t, 0, "dTLB-load-misses_per_1k_instructions", &v), 0);
+	assert_true(fabs(v - 0.5) < 1e-12);
+	assert_int_equal(cell_float(t, 0, "branch-miss_rate", &v), 0);
+	assert_true(fabs(v - 2.0) < 1e-12);
+	assert_int_equal(cell_float(t, 0, "L1-dcache-load-miss_rate", &v), 0);
+	assert_true(fabs(v - 2.0) < 1e-12);
+	assert_int_equal(table_col(t, "dTLB-load-miss_rate"), -1);
+	/* the zero row: counts shown, every metric null */
+	assert_string_equal(cell_str(t, 1, "binary"), "[heap]");
+	assert_int_equal(cell_int(t, 1, "branch-misses"), 3);
+	assert_int_equal(cell_float(t, 1, "ipc", &v), -1);
+	assert_int_equal(cell_float(t, 1, "branch-misses_per_1k_instructions", &v), -1);
+	assert_int_equal(cell_float(t, 1, "branch-miss_rate", &v), -1);
+	assert_int_equal(cell_float(t, 1, "L1-dcache-load-miss_rate", &v), -1);
+	table_free(t);
+	fixdb_close(&f);
+}
+
+/* A binary whose cached copy has no symbols at all: its samples show as
+ * [unknown] with a note saying why, and are not "unresolved". */
+static void test_stripped_note(void **state)
+{
+	static const uint64_t c[3][STROBE_MAX_COUNTERS] = { { 1 }, { 2 }, { 3 } };
+	static const char *const ev[] = { "instructions" };
+	struct fixdb f;
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1 };
+	struct report_summary sum;
+	struct error e = { "" };
+	char bare[PATH_MAX + 16], cmd[2 * PATH_MAX + 64];
+	struct table *t;
+	int64_t bin;
+	int i, found = 0;
+
+	(void)state;
+	assert_int_equal(fixdb_open(&f, "bare"), 0);
+	snprintf(bare, sizeof(bare), "%s/bare", f.dir);
+	snprintf(cmd, sizeof(cmd), "strip --strip-all -o '%s' '%s'", bare, X->split);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fixdb_cache_file(&f, "buildid:0c0c", bare), 0);
+	assert_true((bin = db_binary_intern(f.db, "buildid:0c0c", "/opt/bare", 1, 1, NULL,
+					    &e)) > 0);
+	mini_session(&f, ev, 1, bin, X->base[O_W60], c, 3);
+	t = report_build(f.db, &o, &sum, &e);
+	if (!t)
+		fail_msg("%s", e.msg);
+	assert_int_equal(table_rows(t), 1);
+	assert_string_equal(cell_str(t, 0, "symbol"), "[unknown]");
+	assert_int_equal(cell_int(t, 0, "samples"), 3);
+	assert_int_equal(cell_int(t, 0, "instructions"), 6);
+	assert_int_equal(sum.unresolved, 0);
+	for (i = 0; i < sum.nr_notes; i++)
+		if (strstr(sum.notes[i], "/opt/bare") && strstr(sum.notes[i], "no function symbols"))
+			found = 1;
+	assert_true(found);
+	table_free(t);
+	fixdb_close(&f);
+}
+
+static void test_bad_session(void **state)
+{
+	struct report_opts o = { .session = 999, .by = REPORT_BY_SYMBOL, .pid = -1 };
+	struct report_summary sum;
+	struct error e = { "" };
+
+	(void)state;
+	assert_null(report_build(X->f.db, &o, &sum, &e));
+	assert_non_null(strstr(e.msg, "999"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1008,6 +1168,9 @@ int main(void)
 		cmocka_unit_test(test_session_select),
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_histogram_equals_raw),
+		cmocka_unit_test(test_metric_families),
+		cmocka_unit_test(test_stripped_note),
+		cmocka_unit_test(test_bad_session),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
