@@ -1001,6 +1001,18 @@ static void test_histogram_equals_raw(void **state)
 
 /* ---- tests on a database of their own ---- */
 
+/* The database of the running test; its teardown removes it even when
+ * the test failed. */
+static struct fixdb mini;
+
+static int mini_teardown(void **state)
+{
+	(void)state;
+	if (mini.db)
+		fixdb_close(&mini);
+	return 0;
+}
+
 /* A done session on a new database with the given events and one sample
  * per entry of c (all in binary bin at offset off + i, user mode). */
 static void mini_session(struct fixdb *f, const char *const *ev, int nev, int64_t bin,
@@ -1053,7 +1065,7 @@ static void test_metric_families(void **state)
 		{ 8000, 4000, 16, 800, 40, 2000, 4 },
 		{ 0, 0, 3, 0, 5, 0, 0 },		/* every denominator zero */
 	};
-	struct fixdb f;
+	struct fixdb *fp = &mini;
 	struct report_opts o = { .by = REPORT_BY_BINARY, .pid = -1 };
 	struct report_summary sum;
 	struct error e = { "" };
@@ -1062,20 +1074,20 @@ static void test_metric_families(void **state)
 	int64_t bin;
 
 	(void)state;
-	assert_int_equal(fixdb_open(&f, "metrics"), 0);
-	assert_true((bin = db_binary_intern(f.db, "[anon]", "[anon]", -1, 0, NULL, &e)) > 0);
-	mini_session(&f, ev, ARRAY_SIZE(ev), bin, 0x1000, c, 1);
+	assert_int_equal(fixdb_open(fp, "metrics"), 0);
+	assert_true((bin = db_binary_intern(fp->db, "[anon]", "[anon]", -1, 0, NULL, &e)) > 0);
+	mini_session(fp, ev, ARRAY_SIZE(ev), bin, 0x1000, c, 1);
 	/* a second binary for the all-zero row */
-	assert_true((bin = db_binary_intern(f.db, "[heap]", "[heap]", -1, 0, NULL, &e)) > 0);
+	assert_true((bin = db_binary_intern(fp->db, "[heap]", "[heap]", -1, 0, NULL, &e)) > 0);
 	{
 		/* add it to the same session (1) */
 		struct db_agg agg = { .binary_id = bin, .offset = 1, .pid = 1, .flags = U,
 				      .samples = 1 };
 
 		memcpy(agg.c, c[1], sizeof(agg.c));
-		assert_int_equal(db_agg_add(f.db, 1, ARRAY_SIZE(ev), &agg, &e), 0);
+		assert_int_equal(db_agg_add(fp->db, 1, ARRAY_SIZE(ev), &agg, &e), 0);
 	}
-	t = report_build(f.db, &o, &sum, &e);
+	t = report_build(fp->db, &o, &sum, &e);
 	if (!t)
 		fail_msg("%s", e.msg);
 	assert_int_equal(table_rows(t), 2);
@@ -1101,7 +1113,7 @@ static void test_metric_families(void **state)
 	assert_int_equal(cell_float(t, 1, "branch-miss_rate", &v), -1);
 	assert_int_equal(cell_float(t, 1, "L1-dcache-load-miss_rate", &v), -1);
 	table_free(t);
-	fixdb_close(&f);
+	fixdb_close(fp);
 }
 
 /* A binary whose cached copy has no symbols at all: its samples show as
@@ -1110,7 +1122,7 @@ static void test_stripped_note(void **state)
 {
 	static const uint64_t c[3][STROBE_MAX_COUNTERS] = { { 1 }, { 2 }, { 3 } };
 	static const char *const ev[] = { "instructions" };
-	struct fixdb f;
+	struct fixdb *fp = &mini;
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1 };
 	struct report_summary sum;
 	struct error e = { "" };
@@ -1120,15 +1132,15 @@ static void test_stripped_note(void **state)
 	int i, found = 0;
 
 	(void)state;
-	assert_int_equal(fixdb_open(&f, "bare"), 0);
-	snprintf(bare, sizeof(bare), "%s/bare", f.dir);
+	assert_int_equal(fixdb_open(fp, "bare"), 0);
+	snprintf(bare, sizeof(bare), "%s/bare", fp->dir);
 	snprintf(cmd, sizeof(cmd), "strip --strip-all -o '%s' '%s'", bare, X->split);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(fixdb_cache_file(&f, "buildid:0c0c", bare), 0);
-	assert_true((bin = db_binary_intern(f.db, "buildid:0c0c", "/opt/bare", 1, 1, NULL,
+	assert_int_equal(fixdb_cache_file(fp, "buildid:0c0c", bare), 0);
+	assert_true((bin = db_binary_intern(fp->db, "buildid:0c0c", "/opt/bare", 1, 1, NULL,
 					    &e)) > 0);
-	mini_session(&f, ev, 1, bin, X->base[O_W60], c, 3);
-	t = report_build(f.db, &o, &sum, &e);
+	mini_session(fp, ev, 1, bin, X->base[O_W60], c, 3);
+	t = report_build(fp->db, &o, &sum, &e);
 	if (!t)
 		fail_msg("%s", e.msg);
 	assert_int_equal(table_rows(t), 1);
@@ -1141,7 +1153,7 @@ static void test_stripped_note(void **state)
 			found = 1;
 	assert_true(found);
 	table_free(t);
-	fixdb_close(&f);
+	fixdb_close(fp);
 }
 
 static void test_bad_session(void **state)
@@ -1168,8 +1180,8 @@ int main(void)
 		cmocka_unit_test(test_session_select),
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_histogram_equals_raw),
-		cmocka_unit_test(test_metric_families),
-		cmocka_unit_test(test_stripped_note),
+		cmocka_unit_test_teardown(test_metric_families, mini_teardown),
+		cmocka_unit_test_teardown(test_stripped_note, mini_teardown),
 		cmocka_unit_test(test_bad_session),
 	};
 
