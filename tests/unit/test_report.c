@@ -25,8 +25,9 @@
  * being the same as the one read from the raw samples.  On databases of
  * their own: the other metric families (cpu-cycles, branch-instructions,
  * X-load-misses / X-loads, no rate without the reference event), a binary
- * stripped of all symbols (a note, not unresolved), and a session that
- * does not exist.
+ * stripped of all symbols (a note, not unresolved), 300 unavailable
+ * binaries with 1500 locations (growth of the tables, order, notes
+ * capped at 8), and a session that does not exist.
  */
 #include "config.h"
 #include <math.h>
@@ -1156,6 +1157,77 @@ static void test_stripped_note(void **state)
 	fixdb_close(fp);
 }
 
+/* Many binaries and locations (the hash tables of report.c grow several
+ * times): 300 binaries never copied to the cache, binary i with 5
+ * offsets and 1 + (37 i mod 11) samples spread over them.  Each must be
+ * one row with its own sums, in order; every sample is unresolved; the
+ * notes stop at 8, the last one counting the rest. */
+static void test_many(void **state)
+{
+	enum { NB = 300, NOFF = 5 };
+	struct db_session s;
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1 };
+	struct report_summary sum;
+	struct error e = { "" };
+	struct table *t;
+	uint64_t total = 0, prev = UINT64_MAX;
+	char key[64], path[64], prev_path[64] = "";
+	int i, k;
+
+	(void)state;
+	assert_int_equal(fixdb_open(&mini, "many"), 0);
+	session_init(&s, "many", 1);
+	assert_int_equal(db_session_insert(mini.db, &s, &e), 0);
+	assert_int_equal(db_begin(mini.db, &e), 0);
+	for (i = 0; i < NB; i++) {
+		uint64_t n = 1 + (37 * i) % 11;
+		int64_t bin;
+
+		snprintf(key, sizeof(key), "buildid:%04x", i);
+		snprintf(path, sizeof(path), "/opt/many/b%03d", i);
+		assert_true((bin = db_binary_intern(mini.db, key, path, 1, 0, NULL, &e)) > 0);
+		for (k = 0; k < NOFF; k++) {
+			/* n samples over the 5 offsets; instructions = 10 i + 1 each */
+			struct db_agg a = { .binary_id = bin, .offset = 0x1000 + 16 * k, .pid = 7,
+					    .flags = U, .samples = n / NOFF + (k < (int)(n % NOFF)) };
+
+			if (!a.samples)
+				continue;
+			a.c[0] = a.samples * (10 * i + 1);
+			assert_int_equal(db_agg_add(mini.db, s.id, 1, &a, &e), 0);
+		}
+		total += n;
+	}
+	snprintf(s.state, sizeof(s.state), "done");
+	s.samples = total;
+	assert_int_equal(db_session_update(mini.db, &s, &e), 0);
+	assert_int_equal(db_commit(mini.db, &e), 0);
+
+	t = report_build(mini.db, &o, &sum, &e);
+	if (!t)
+		fail_msg("%s", e.msg);
+	assert_int_equal(table_rows(t), NB);
+	assert_int_equal(sum.samples, total);
+	assert_int_equal(sum.unresolved, total);
+	for (size_t r = 0; r < table_rows(t); r++) {
+		const char *p = cell_str(t, r, "binary");
+		uint64_t n = (uint64_t)cell_int(t, r, "samples");
+
+		assert_int_equal(sscanf(p, "/opt/many/b%d", &i), 1);
+		assert_int_equal(n, 1 + (37 * i) % 11);
+		assert_int_equal(cell_int(t, r, "instructions"), n * (10 * i + 1));
+		assert_string_equal(cell_str(t, r, "symbol"), "[binary unavailable]");
+		/* samples descending, then binary name */
+		assert_true(n < prev || (n == prev && strcmp(prev_path, p) < 0));
+		prev = n;
+		snprintf(prev_path, sizeof(prev_path), "%s", p);
+	}
+	assert_int_equal(sum.nr_notes, 8);
+	assert_non_null(strstr(sum.notes[7], "293 more notes left out"));
+	table_free(t);
+	fixdb_close(&mini);
+}
+
 static void test_bad_session(void **state)
 {
 	struct report_opts o = { .session = 999, .by = REPORT_BY_SYMBOL, .pid = -1 };
@@ -1182,6 +1254,7 @@ int main(void)
 		cmocka_unit_test(test_histogram_equals_raw),
 		cmocka_unit_test_teardown(test_metric_families, mini_teardown),
 		cmocka_unit_test_teardown(test_stripped_note, mini_teardown),
+		cmocka_unit_test_teardown(test_many, mini_teardown),
 		cmocka_unit_test(test_bad_session),
 	};
 
