@@ -1021,8 +1021,8 @@ static int mini_teardown(void **state)
 }
 
 /* A done session on a new database with the given events and one sample
- * per entry of c (all in binary bin at offset off + i, user mode). */
-static void mini_session(struct fixdb *f, const char *const *ev, int nev, int64_t bin,
+ * per entry of c (all in binary bin at offset off + i, user mode); its id. */
+static int64_t mini_session(struct fixdb *f, const char *const *ev, int nev, int64_t bin,
 			 uint64_t off, const uint64_t (*c)[STROBE_MAX_COUNTERS], int n)
 {
 	struct db_session s;
@@ -1057,6 +1057,7 @@ static void mini_session(struct fixdb *f, const char *const *ev, int nev, int64_
 	snprintf(s.state, sizeof(s.state), "done");
 	assert_int_equal(db_session_update(f->db, &s, &e), 0);
 	assert_int_equal(db_commit(f->db, &e), 0);
+	return s.id;
 }
 
 /* The other metric families: cpu-cycles for cycles, branch-instructions
@@ -1078,21 +1079,21 @@ static void test_metric_families(void **state)
 	struct error e = { "" };
 	struct table *t;
 	double v;
-	int64_t bin;
+	int64_t bin, sid;
 
 	(void)state;
 	assert_int_equal(fixdb_open(fp, "metrics"), 0);
 	assert_true((bin = db_binary_intern(fp->db, "[anon]", "[anon]", -1, 0, NULL, &e)) > 0);
-	mini_session(fp, ev, ARRAY_SIZE(ev), bin, 0x1000, c, 1);
-	/* a second binary for the all-zero row */
+	sid = mini_session(fp, ev, ARRAY_SIZE(ev), bin, 0x1000, c, 1);
+	/* a second binary for the all-zero row (histogram only: a done
+	 * session's report reads nothing else) */
 	assert_true((bin = db_binary_intern(fp->db, "[heap]", "[heap]", -1, 0, NULL, &e)) > 0);
 	{
-		/* add it to the same session (1) */
 		struct db_agg agg = { .binary_id = bin, .offset = 1, .pid = 1, .flags = U,
 				      .samples = 1 };
 
 		memcpy(agg.c, c[1], sizeof(agg.c));
-		assert_int_equal(db_agg_add(fp->db, 1, ARRAY_SIZE(ev), &agg, &e), 0);
+		assert_int_equal(db_agg_add(fp->db, sid, ARRAY_SIZE(ev), &agg, &e), 0);
 	}
 	t = report_build(fp->db, &o, &sum, &e);
 	if (!t)
