@@ -157,6 +157,52 @@ static const struct cell *cell_get(const struct table *t, size_t row, size_t col
 	return (int)col < r->n ? &r->cells[col] : &null_cell;
 }
 
+int table_col(const struct table *t, const char *name)
+{
+	for (size_t i = 0; i < t->ncols; i++)
+		if (!strcmp(t->cols[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* The cell at (row, col) for reading; NULL when out of range. */
+static const struct cell *cell_read(const struct table *t, size_t row, int col)
+{
+	if (row >= t->nrows || col < 0 || (size_t)col >= t->ncols)
+		return NULL;
+	return cell_get(t, row, (size_t)col);
+}
+
+int table_get_str(const struct table *t, size_t row, int col, const char **s)
+{
+	const struct cell *c = cell_read(t, row, col);
+
+	if (!c || c->kind != CELL_STR)
+		return -1;
+	*s = c->u.s;
+	return 0;
+}
+
+int table_get_int(const struct table *t, size_t row, int col, int64_t *v)
+{
+	const struct cell *c = cell_read(t, row, col);
+
+	if (!c || c->kind != CELL_INT)
+		return -1;
+	*v = c->u.i;
+	return 0;
+}
+
+int table_get_float(const struct table *t, size_t row, int col, double *v)
+{
+	const struct cell *c = cell_read(t, row, col);
+
+	if (!c || (c->kind != CELL_DBL && c->kind != CELL_INT))
+		return -1;
+	*v = c->kind == CELL_DBL ? c->u.d : (double)c->u.i;
+	return 0;
+}
+
 void table_set_str(struct table *t, size_t row, int col, const char *s)
 {
 	struct cell *c = cell_at(t, row, col);

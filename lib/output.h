@@ -39,6 +39,16 @@ void table_set_float(struct table *t, size_t row, int col, double v);
 
 size_t table_rows(const struct table *t);
 
+/* Reading a table back (tests, and callers that post-process a report).
+ * table_col: the index of the column named name, or -1.  The getters
+ * return 0 and the value when the cell holds one of that kind (a float
+ * getter also takes an integer), -1 when it is null, of another kind or
+ * out of range; table_get_str's string belongs to the table. */
+int table_col(const struct table *t, const char *name);
+int table_get_str(const struct table *t, size_t row, int col, const char **s);
+int table_get_int(const struct table *t, size_t row, int col, int64_t *v);
+int table_get_float(const struct table *t, size_t row, int col, double *v);
+
 /* Meta data (JSON "meta" object; text and CSV ignore it). value_is_number
  * writes it as a JSON number. */
 void table_add_meta(struct table *t, const char *key, const char *value,

@@ -70,6 +70,7 @@ struct symtab {
 	long nsyms, ndynsyms, nsynth;
 	struct func *fn;
 	size_t nfn, fncap;
+	size_t nreal;		/* functions from .symtab or .dynsym, not @plt stubs */
 	struct loadsec *secs;
 	size_t nsecs;
 };
@@ -346,7 +347,8 @@ struct symtab *symtab_open(const char *path, struct error *e)
 	if (!added)
 		added = add_syms(s, s->syms, s->nsyms, 0);
 	if (!added)
-		add_syms(s, s->dynsyms, s->ndynsyms, 0);
+		added = add_syms(s, s->dynsyms, s->ndynsyms, 0);
+	s->nreal = added;
 
 	/* The @plt stubs; a failure here only loses their names. */
 	s->nsynth = bfd_get_synthetic_symtab(s->abfd, s->nsyms, s->syms,
@@ -394,7 +396,7 @@ void symtab_close(struct symtab *s)
 
 size_t symtab_count(const struct symtab *s)
 {
-	return s->nfn;
+	return s->nreal;
 }
 
 static const struct loadsec *find_section(const struct symtab *s, uint64_t off)

@@ -26,7 +26,10 @@ struct symtab_hit {
 struct symtab *symtab_open(const char *path, struct error *e);
 void symtab_close(struct symtab *s);
 
-/* Number of function symbols loaded (0: the binary has none). */
+/* Number of function symbols read from .symtab or .dynsym (0: the binary
+ * has none).  The synthetic name@plt stubs are not counted: a binary
+ * stripped of everything still has them, and they name none of its own
+ * code. */
 size_t symtab_count(const struct symtab *s);
 
 /* Name the code at file offset off. want_line also looks up file:line
