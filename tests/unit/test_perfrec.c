@@ -482,6 +482,17 @@ static void test_bad_sizes(void **state)
 	sz = 0xffff;
 	memcpy(r.b + 6, &sz, 2);
 	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+	/* a sample whose size is below its header: nothing of it is read */
+	{
+		const uint64_t vals[1][2] = { { 1, SID } };
+		struct rb smp;
+
+		leader_sample(&smp, vals, 1);
+		for (sz = 0; sz < 8; sz++) {
+			memcpy(smp.b + 6, &sz, 2);
+			assert_int_equal(perfrec_decode(&f, smp.b, smp.n, &p), PERFREC_BAD);
+		}
+	}
 	/* fewer bytes than a header */
 	assert_int_equal(perfrec_decode(&f, r.b, 7, &p), PERFREC_BAD);
 	/* too small for the trailer */
