@@ -106,6 +106,24 @@ int perfrec_format_init(struct perfrec_format *f, uint64_t sample_type,
 	f->trailer_size = off;
 	f->read_entry = 8 + (read_format & PERF_FORMAT_ID ? 8 : 0) +
 			(read_format & PERF_FORMAT_LOST ? 8 : 0);
+	/* a sample: its fixed-size fields first, in this order */
+	off = 0;
+#define FIXED(bit, field) \
+	do { \
+		f->field = sample_type & (bit) ? (int16_t)off : -1; \
+		off += sample_type & (bit) ? 8 : 0; \
+	} while (0)
+	FIXED(PERF_SAMPLE_IDENTIFIER, off_identifier);
+	FIXED(PERF_SAMPLE_IP, off_ip);
+	FIXED(PERF_SAMPLE_TID, off_tid);
+	FIXED(PERF_SAMPLE_TIME, off_time);
+	FIXED(PERF_SAMPLE_ADDR, off_addr);
+	FIXED(PERF_SAMPLE_ID, off_id);
+	FIXED(PERF_SAMPLE_STREAM_ID, off_stream_id);
+	FIXED(PERF_SAMPLE_CPU, off_cpu);
+	FIXED(PERF_SAMPLE_PERIOD, off_period);
+#undef FIXED
+	f->fixed_size = off;
 	return 0;
 }
 
@@ -190,52 +208,70 @@ int perfrec_read_values(const struct perfrec_format *f, const struct perfrec_sam
 
 	if (!(rf & PERF_FORMAT_ID) || !s->values)
 		return 0;
-	for (uint64_t i = 0; i < s->nr_values; i++) {
-		const unsigned char *e;
-		uint64_t v, id;
+	if (!(rf & PERF_FORMAT_GROUP)) {
+		uint64_t id = get64(s->values + 8 + (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
+				    (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0));
 
-		if (rf & PERF_FORMAT_GROUP) {
-			e = s->values + i * f->read_entry;
-			v = get64(e);
-			id = get64(e + 8);
-		} else {
-			e = s->values;
-			v = get64(e);
-			id = get64(e + 8 + (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
-				   (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0));
-		}
 		for (int j = 0; j < n; j++)
 			if (ids[j] == id) {
-				out[j] = v;
+				out[j] = get64(s->values);
+				found++;
+			}
+		return found;
+	}
+	/* {value, id, [lost]}: the id right after its value */
+	for (const unsigned char *e = s->values, *end = e + s->nr_values * f->read_entry;
+	     e < end; e += f->read_entry) {
+		uint64_t id = get64(e + 8);
+
+		for (int j = 0; j < n; j++)
+			if (ids[j] == id) {
+				out[j] = get64(e);
 				found++;
 			}
 	}
 	return found;
 }
 
+/* 64 bits at off in b, or 0 when off is -1 (the field is absent) */
+static uint64_t field64(const unsigned char *b, int off)
+{
+	return off >= 0 ? get64(b + off) : 0;
+}
+
+static uint32_t field32(const unsigned char *b, int off, int half)
+{
+	return off >= 0 ? get32(b + off + 4 * half) : 0;
+}
+
+/*
+ * The hot path of a drain: every field is assigned (no memset of the
+ * whole struct), the fixed part is read at offsets computed once.
+ */
 static int decode_sample(const struct perfrec_format *f, struct cur *c, struct perfrec *r)
 {
 	struct perfrec_sample *s = &r->sample;
+	const unsigned char *b = c->p;
 	uint64_t st = f->sample_type;
 
-	if ((st & PERF_SAMPLE_IDENTIFIER) && take64(c, &s->id) < 0)
+	if ((uint64_t)(c->end - c->p) < f->fixed_size)
 		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_IP) && take64(c, &s->ip) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_TID) && take32x2(c, &s->pid, &s->tid) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_TIME) && take64(c, &s->time) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_ADDR) && take64(c, &s->addr) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_ID) && take64(c, &s->id) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_STREAM_ID) && take64(c, &s->stream_id) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_CPU) && take32x2(c, &s->cpu, NULL) < 0)
-		return PERFREC_BAD;
-	if ((st & PERF_SAMPLE_PERIOD) && take64(c, &s->period) < 0)
-		return PERFREC_BAD;
+	c->p += f->fixed_size;
+	s->id = f->off_id >= 0 ? get64(b + f->off_id) : field64(b, f->off_identifier);
+	s->ip = field64(b, f->off_ip);
+	s->pid = field32(b, f->off_tid, 0);
+	s->tid = field32(b, f->off_tid, 1);
+	s->time = field64(b, f->off_time);
+	s->addr = field64(b, f->off_addr);
+	s->stream_id = field64(b, f->off_stream_id);
+	s->cpu = field32(b, f->off_cpu, 0);
+	s->period = field64(b, f->off_period);
+	s->nr_values = s->time_enabled = s->time_running = 0;
+	s->values = NULL;
+	s->regs_abi = 0;
+	s->regs = NULL;
+	s->stack_size = s->stack_dyn_size = 0;
+	s->stack = NULL;
 	if ((st & PERF_SAMPLE_READ) && read_values(f, c, s) < 0)
 		return PERFREC_BAD;
 	if (st & PERF_SAMPLE_REGS_USER) {
@@ -257,7 +293,7 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 				return PERFREC_BAD;
 		}
 	}
-	r->has_time = !!(st & PERF_SAMPLE_TIME);
+	r->has_time = f->off_time >= 0;
 	r->time = s->time;
 	r->pid = s->pid;
 	r->tid = s->tid;
@@ -295,7 +331,10 @@ int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
 	struct perf_event_header h;
 	struct cur c;
 
-	memset(r, 0, sizeof(*r));
+	r->type = r->misc = r->size = 0;
+	r->has_time = 0;
+	r->time = 0;
+	r->pid = r->tid = r->cpu = 0;
 	if (len < sizeof(h))
 		return PERFREC_BAD;
 	memcpy(&h, p, sizeof(h));
@@ -309,6 +348,8 @@ int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
 	c.end = p + h.size;
 	if (h.type == PERF_RECORD_SAMPLE)
 		return decode_sample(f, &c, r);
+	/* the rest is rare (side-band): clear what the cases leave alone */
+	memset(&r->sample, 0, sizeof(r->sample));
 
 	/* every other record: body, then the sample_id_all trailer */
 	if (h.size < sizeof(h) + f->trailer_size)

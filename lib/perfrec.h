@@ -46,6 +46,10 @@ struct perfrec_format {
 	int32_t trailer_tid;		/* offset of pid,tid, or -1 */
 	int32_t trailer_cpu;		/* offset of cpu,res, or -1 */
 	uint32_t read_entry;		/* bytes per value of a read */
+	/* a sample's fixed part (IDENTIFIER .. PERIOD): size, field offsets or -1 */
+	uint32_t fixed_size;
+	int16_t off_identifier, off_ip, off_tid, off_time, off_addr, off_id, off_stream_id,
+		off_cpu, off_period;
 };
 
 /*
