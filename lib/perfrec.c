@@ -127,38 +127,6 @@ int perfrec_format_init(struct perfrec_format *f, uint64_t sample_type,
 	return 0;
 }
 
-int perfrec_ring_next(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
-		      unsigned char *tmp, struct perf_event_header *h,
-		      const unsigned char **rec)
-{
-	uint64_t off = tail & (size - 1);
-
-	if (tail == head)
-		return PERFREC_EMPTY;
-	if (head - tail < sizeof(*h) || head - tail > size)
-		return PERFREC_BAD;
-	if (off + sizeof(*h) <= size) {
-		memcpy(h, data + off, sizeof(*h));
-	} else {
-		size_t first = size - off;
-
-		memcpy(h, data + off, first);
-		memcpy((char *)h + first, data, sizeof(*h) - first);
-	}
-	if (h->size < sizeof(*h) || h->size > head - tail)
-		return PERFREC_BAD;
-	if (off + h->size <= size) {
-		*rec = data + off;
-	} else {
-		size_t first = size - off;
-
-		memcpy(tmp, data + off, first);
-		memcpy(tmp + first, data, h->size - first);
-		*rec = tmp;
-	}
-	return PERFREC_OK;
-}
-
 int perfrec_sample_identifier(const void *buf, size_t len, uint64_t *id)
 {
 	if (len < sizeof(struct perf_event_header) + 8)
@@ -179,8 +147,10 @@ static int read_values(const struct perfrec_format *f, struct cur *c, struct per
 			return -1;
 		if ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) && take64(c, &s->time_running) < 0)
 			return -1;
-		/* bound nr before multiplying: it comes from the record */
-		if (s->nr_values > (uint64_t)(c->end - c->p) / f->read_entry)
+		/* bound nr before multiplying (it comes from the record): a
+		 * record has at most PERFREC_MAX_SIZE bytes, an entry >= 8 */
+		if (s->nr_values > PERFREC_MAX_SIZE / 8 ||
+		    s->nr_values * f->read_entry > (uint64_t)(c->end - c->p))
 			return -1;
 		s->values = take(c, s->nr_values * f->read_entry);
 		return s->values ? 0 : -1;

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/perf_event.h>
 
 /* The largest record (perf_event_header.size is 16 bits). */
@@ -136,11 +137,41 @@ struct perfrec {
  * record's hdr->size bytes, in data or, when it wraps the ring's end,
  * copied into tmp (PERFREC_MAX_SIZE bytes).  PERFREC_EMPTY: tail == head.
  * PERFREC_BAD: the header's size is below the header, above the ring, or
- * past head (the reader must not step over it).
+ * past head (the reader must not step over it).  Inline: once per record
+ * on the drain's hot path.
  */
-int perfrec_ring_next(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
-		      unsigned char *tmp, struct perf_event_header *hdr,
-		      const unsigned char **rec);
+static inline int perfrec_ring_next(const unsigned char *data, uint64_t size, uint64_t tail,
+				    uint64_t head, unsigned char *tmp,
+				    struct perf_event_header *h, const unsigned char **rec)
+{
+	uint64_t off = tail & (size - 1);
+
+	if (tail == head)
+		return PERFREC_EMPTY;
+	if (head - tail < sizeof(*h) || head - tail > size)
+		return PERFREC_BAD;
+	if (off + sizeof(*h) <= size) {
+		memcpy(h, data + off, sizeof(*h));
+	} else {
+		size_t first = size - off;
+
+		memcpy(h, data + off, first);
+		memcpy((char *)h + first, data, sizeof(*h) - first);
+	}
+	if (h->size < sizeof(*h) || h->size > head - tail)
+		return PERFREC_BAD;
+	if (off + h->size <= size) {
+		*rec = data + off;
+	} else {
+		size_t first = size - off;
+
+		memcpy(tmp, data + off, first);
+		memcpy(tmp + first, data, h->size - first);
+		*rec = tmp;
+	}
+	return PERFREC_OK;
+}
+
 
 /*
  * Decode the record at buf (len bytes available, at least its header's
