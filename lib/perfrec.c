@@ -170,39 +170,6 @@ static int read_values(const struct perfrec_format *f, struct cur *c, struct per
 	return 0;
 }
 
-int perfrec_read_values(const struct perfrec_format *f, const struct perfrec_sample *s,
-			const uint64_t *ids, int n, uint64_t *out)
-{
-	uint64_t rf = f->read_format;
-	int found = 0;
-
-	if (!(rf & PERF_FORMAT_ID) || !s->values)
-		return 0;
-	if (!(rf & PERF_FORMAT_GROUP)) {
-		uint64_t id = get64(s->values + 8 + (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
-				    (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0));
-
-		for (int j = 0; j < n; j++)
-			if (ids[j] == id) {
-				out[j] = get64(s->values);
-				found++;
-			}
-		return found;
-	}
-	/* {value, id, [lost]}: the id right after its value */
-	for (const unsigned char *e = s->values, *end = e + s->nr_values * f->read_entry;
-	     e < end; e += f->read_entry) {
-		uint64_t id = get64(e + 8);
-
-		for (int j = 0; j < n; j++)
-			if (ids[j] == id) {
-				out[j] = get64(e);
-				found++;
-			}
-	}
-	return found;
-}
-
 /* 64 bits at off in b, or 0 when off is -1 (the field is absent) */
 static uint64_t field64(const unsigned char *b, int off)
 {

@@ -26,6 +26,15 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
+/* an unaligned u64 of a record */
+static inline uint64_t perfrec_get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
 /* The largest record (perf_event_header.size is 16 bits). */
 #define PERFREC_MAX_SIZE 65536
 
@@ -189,9 +198,42 @@ int perfrec_sample_identifier(const void *buf, size_t len, uint64_t *id);
  * The values of a sample's group read whose ids are ids[0..n): out[j] is
  * the value read with id ids[j], in whatever order they came; out[j] is
  * left alone when no value has that id.  Returns how many were found.
- * Needs PERF_FORMAT_ID.
+ * Needs PERF_FORMAT_ID.  Inline: once per sample on the hot path.
  */
-int perfrec_read_values(const struct perfrec_format *f, const struct perfrec_sample *s,
-			const uint64_t *ids, int n, uint64_t *out);
+static inline int perfrec_read_values(const struct perfrec_format *f,
+				      const struct perfrec_sample *s,
+				      const uint64_t *ids, int n, uint64_t *out)
+{
+	uint64_t rf = f->read_format;
+	int found = 0;
+
+	if (!(rf & PERF_FORMAT_ID) || !s->values)
+		return 0;
+	if (!(rf & PERF_FORMAT_GROUP)) {
+		uint64_t id = perfrec_get64(s->values + 8 +
+					    (rf & PERF_FORMAT_TOTAL_TIME_ENABLED ? 8 : 0) +
+					    (rf & PERF_FORMAT_TOTAL_TIME_RUNNING ? 8 : 0));
+
+		for (int j = 0; j < n; j++)
+			if (ids[j] == id) {
+				out[j] = perfrec_get64(s->values);
+				found++;
+			}
+		return found;
+	}
+	/* {value, id, [lost]}: the id right after its value */
+	for (const unsigned char *e = s->values, *end = e + s->nr_values * f->read_entry;
+	     e < end; e += f->read_entry) {
+		uint64_t id = perfrec_get64(e + 8);
+
+		for (int j = 0; j < n; j++)
+			if (ids[j] == id) {
+				out[j] = perfrec_get64(e);
+				found++;
+			}
+	}
+	return found;
+}
+
 
 #endif

@@ -524,7 +524,7 @@ static void test_ring_wrap(void **state)
 	const uint64_t ids[1] = { 10 };
 	uint64_t out[1] = { 0 };
 	struct perf_event_header h;
-	const unsigned char *rec;
+	const unsigned char *rec = NULL;
 	struct perfrec p;
 	struct rb a, b;
 	int wrapped = 0;
@@ -576,7 +576,7 @@ static void test_ring_bad_header(void **state)
 	static unsigned char tmp[PERFREC_MAX_SIZE];
 	unsigned char ring[64];
 	struct perf_event_header h, w = { .type = PERF_RECORD_LOST, .misc = 0, .size = 0 };
-	const unsigned char *rec;
+	const unsigned char *rec = NULL;
 
 	memset(ring, 0, sizeof(ring));
 	/* size 0 and below the header: the reader would never move on */
