@@ -358,10 +358,11 @@ static int probes_setup(struct backend *b, struct error *e)
 		const struct usdt_site *s = &b->sites[i];
 
 		b->site_regs[i] = usdt_regs_mask(s, &b->site_stack[i]);
-		perfrec_format_init(&b->site_fmt[i], PROBE_SAMPLE_TYPE |
-				    (b->site_regs[i] ? PERF_SAMPLE_REGS_USER : 0) |
-				    (b->site_stack[i] ? PERF_SAMPLE_STACK_USER : 0),
-				    0, b->site_regs[i]);
+		if (perfrec_format_init(&b->site_fmt[i], PROBE_SAMPLE_TYPE |
+					(b->site_regs[i] ? PERF_SAMPLE_REGS_USER : 0) |
+					(b->site_stack[i] ? PERF_SAMPLE_STACK_USER : 0),
+					0, b->site_regs[i]) < 0)
+			return error_set(e, "internal error: uprobe sample layout not decodable");
 #ifndef __x86_64__
 		if (b->site_regs[i])
 			return error_set(e, "marker %s:%s:%s: probe arguments are read on x86_64 "
@@ -433,7 +434,10 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	int n;
 
 	b->cfg = *cfg;
-	perfrec_format_init(&b->fmt, SAMPLE_TYPE, PERF_FORMAT_GROUP | PERF_FORMAT_ID, 0);
+	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE, PERF_FORMAT_GROUP | PERF_FORMAT_ID, 0) < 0) {
+		error_set(e, "internal error: sample layout not decodable");
+		goto fail;
+	}
 	if (cfg->nr_sites > 0 && probes_setup(b, e) < 0)
 		goto fail;
 	if (!b->cfg.buffer_pages)
