@@ -68,6 +68,13 @@ const struct tsc_conv *backend_tsc(const struct backend *b);
  */
 int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e);
 
+/*
+ * The time merge's records handed out of order so far: delivered after a
+ * younger one because they reached their ring more than the merge horizon
+ * late; and the largest such lateness, ns.
+ */
+void backend_merge_stats(const struct backend *b, uint64_t *late, uint64_t *late_max_ns);
+
 /* After disable: the final running totals of the counting events per CPU. */
 int backend_read_final(struct backend *b, struct ingest *in, struct error *e);
 

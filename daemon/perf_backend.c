@@ -42,6 +42,8 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include "backend.h"
+#include "merge.h"
+#include "perfrec.h"
 #include "record.h"
 #include "strobe_dev.h"
 
@@ -51,7 +53,6 @@
 /* sample_type and its sample_id_all trailer: pid,tid; time; cpu,res; identifier */
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ)
-#define TRAILER_SIZE 32
 
 /* a uprobe's samples: the same trailer, then the registers and stack */
 #define PROBE_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -69,20 +70,6 @@ struct probe_hit {
 	int64_t vals[USDT_MAX_ARGS];
 };
 
-/* A queued record: header, then len bytes (strobe record or perf record). */
-struct qent {
-	uint64_t time;
-	uint32_t kind;
-	uint32_t len;
-};
-
-/* Records of one ring waiting for the merge, in time order. */
-struct queue {
-	int cpu;
-	unsigned char *q;	/* qent + payload, 8-aligned */
-	size_t qhead, qtail, qcap;
-};
-
 struct cpu_ring {
 	int cpu;
 	int fd;			/* group leader */
@@ -91,9 +78,8 @@ struct cpu_ring {
 	struct perf_event_mmap_page *page;
 	unsigned char *data;
 	uint64_t size;		/* data bytes, power of two */
-	struct queue q;
-	unsigned char *tmp;	/* a record that wraps the ring end */
-	size_t tmpcap;
+	struct merge_queue q;	/* its records waiting for the merge */
+	unsigned char *tmp;	/* PERFREC_MAX_SIZE: a record that wraps the ring end */
 	int *pfds;		/* per probe site: its uprobe event, or -1 */
 	uint64_t *pids;		/* and that event's id */
 };
@@ -105,16 +91,20 @@ struct backend {
 	int *fds;
 	int nr_fds;
 	struct tsc_conv tsc;
-	struct queue **queues;	/* every ring's queue, for the merge */
+	struct perfrec_format fmt;	/* the leader's records (all but uprobe samples) */
+	struct merge_queue **queues;	/* every ring's queue, for the merge */
+	int *queue_cpu;			/* and its CPU */
 	int nr_queues;
+	struct merge merge;
 	/* USDT probe sites (own copy) and what their uprobes sample */
 	struct usdt_site *sites;
 	uint64_t *site_regs;	/* PERF_SAMPLE_REGS_USER mask per site */
 	int *site_stack;	/* PERF_SAMPLE_STACK_USER per site */
+	struct perfrec_format *site_fmt;	/* and the layout of its samples */
 	uint32_t uprobe_type;	/* the uprobe PMU's perf_event_attr.type */
 	/* BACKEND_DRIVER only: the device, one queue and LOST total per CPU */
 	struct strobe_dev *dev;
-	struct queue *dq;
+	struct merge_queue *dq;
 	uint64_t *dev_lost;
 	struct strobe_cpu_stats *dev_stats;
 };
@@ -187,7 +177,7 @@ static void ring_close(struct backend *b, struct cpu_ring *r)
 		munmap(r->page, (r->size + sysconf(_SC_PAGESIZE)));
 	if (r->fd >= 0)
 		close(r->fd);
-	free(r->q.q);
+	merge_queue_free(&r->q);
 	free(r->tmp);
 }
 
@@ -339,8 +329,6 @@ static int dev_open(struct backend *b, struct error *e)
 	b->dq = xcalloc(b->nr, sizeof(*b->dq));
 	b->dev_lost = xcalloc(b->nr, sizeof(*b->dev_lost));
 	b->dev_stats = xcalloc(b->nr, sizeof(*b->dev_stats));
-	for (int i = 0; i < b->nr; i++)
-		b->dq[i].cpu = b->rings[i].cpu;
 	b->fds[b->nr_fds++] = strobe_dev_fd(b->dev);
 	return 0;
 }
@@ -365,10 +353,16 @@ static int probes_setup(struct backend *b, struct error *e)
 	b->cfg.sites = b->sites;
 	b->site_regs = xcalloc(n, sizeof(*b->site_regs));
 	b->site_stack = xcalloc(n, sizeof(*b->site_stack));
+	b->site_fmt = xcalloc(n, sizeof(*b->site_fmt));
 	for (int i = 0; i < n; i++) {
 		const struct usdt_site *s = &b->sites[i];
 
 		b->site_regs[i] = usdt_regs_mask(s, &b->site_stack[i]);
+		if (perfrec_format_init(&b->site_fmt[i], PROBE_SAMPLE_TYPE |
+					(b->site_regs[i] ? PERF_SAMPLE_REGS_USER : 0) |
+					(b->site_stack[i] ? PERF_SAMPLE_STACK_USER : 0),
+					0, b->site_regs[i]) < 0)
+			return error_set(e, "internal error: uprobe sample layout not decodable");
 #ifndef __x86_64__
 		if (b->site_regs[i])
 			return error_set(e, "marker %s:%s:%s: probe arguments are read on x86_64 "
@@ -440,6 +434,10 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	int n;
 
 	b->cfg = *cfg;
+	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE, PERF_FORMAT_GROUP | PERF_FORMAT_ID, 0) < 0) {
+		error_set(e, "internal error: sample layout not decodable");
+		goto fail;
+	}
 	if (cfg->nr_sites > 0 && probes_setup(b, e) < 0)
 		goto fail;
 	if (!b->cfg.buffer_pages)
@@ -455,11 +453,11 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 		struct cpu_ring *r = &b->rings[i];
 
 		r->cpu = cpus[i];
-		r->q.cpu = cpus[i];
 		r->fd = -1;
 		for (int j = 0; j < STROBE_MAX_COUNTERS; j++)
 			r->cfds[j] = -1;
 		r->size = (uint64_t)b->cfg.buffer_pages * pg;
+		r->tmp = xmalloc(PERFREC_MAX_SIZE);
 		b->nr++;
 		if (ring_open(b, r, e) < 0 || probes_open(b, r, e) < 0)
 			goto fail;
@@ -470,11 +468,16 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	if (b->cfg.kind == BACKEND_DRIVER && dev_open(b, e) < 0)
 		goto fail;
 	b->queues = xcalloc(2 * n, sizeof(*b->queues));
+	b->queue_cpu = xcalloc(2 * n, sizeof(*b->queue_cpu));
 	for (int i = 0; i < n; i++) {
+		b->queue_cpu[b->nr_queues] = b->rings[i].cpu;
 		b->queues[b->nr_queues++] = &b->rings[i].q;
-		if (b->dq)
+		if (b->dq) {
+			b->queue_cpu[b->nr_queues] = b->rings[i].cpu;
 			b->queues[b->nr_queues++] = &b->dq[i];
+		}
 	}
+	merge_init(&b->merge, b->queues, b->nr_queues);
 	tsc_setup(b);
 	return b;
 bad_pages:
@@ -563,9 +566,10 @@ void backend_close(struct backend *b)
 		ring_close(b, &b->rings[i]);
 	strobe_dev_close(b->dev);
 	for (int i = 0; b->dq && i < b->nr; i++)
-		free(b->dq[i].q);
+		merge_queue_free(&b->dq[i]);
 	free(b->dq);
 	free(b->queues);
+	free(b->queue_cpu);
 	free(b->dev_lost);
 	free(b->dev_stats);
 	free(b->rings);
@@ -573,33 +577,8 @@ void backend_close(struct backend *b)
 	free(b->sites);
 	free(b->site_regs);
 	free(b->site_stack);
+	free(b->site_fmt);
 	free(b);
-}
-
-/* Append an entry to the CPU's queue; returns its payload. */
-static void *queue_push(struct queue *r, uint64_t time, enum qkind kind, uint32_t len)
-{
-	size_t need = sizeof(struct qent) + ((len + 7) & ~7u);
-	struct qent *q;
-
-	if (r->qtail + need > r->qcap) {
-		/* compact consumed space first, then grow */
-		if (r->qhead) {
-			memmove(r->q, r->q + r->qhead, r->qtail - r->qhead);
-			r->qtail -= r->qhead;
-			r->qhead = 0;
-		}
-		if (r->qtail + need > r->qcap) {
-			r->qcap = MAX(r->qcap * 2, r->qtail + need + 65536);
-			r->q = xrealloc(r->q, r->qcap);
-		}
-	}
-	q = (struct qent *)(r->q + r->qtail);
-	q->time = time;
-	q->kind = kind;
-	q->len = len;
-	r->qtail += need;
-	return q + 1;
 }
 
 static uint64_t rd64(const unsigned char *p)
@@ -607,14 +586,6 @@ static uint64_t rd64(const unsigned char *p)
 	uint64_t v;
 
 	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
 	return v;
 }
 
@@ -633,42 +604,32 @@ static uint16_t sample_mode(uint16_t misc)
 }
 
 /*
- * PERF_RECORD_SAMPLE -> struct strobe_sample.  Layout for SAMPLE_TYPE:
- * id; ip; pid, tid; time; cpu, res; period; nr, { value, id } [nr].
+ * The leader's PERF_RECORD_SAMPLE (len bytes at p) -> struct strobe_sample,
+ * the counting events' values picked from the group read by their ids.
  */
-static void queue_sample(struct backend *b, struct cpu_ring *r,
-			 const struct perf_event_header *h, const unsigned char *p)
+static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned char *p,
+			 size_t len)
 {
-	const unsigned char *end = p + h->size;
+	struct perfrec pr;
 	struct record rec;
-	uint64_t nr;
 	void *dst;
 
-	p += sizeof(*h);
-	if (h->size < sizeof(*h) + 7 * 8)
+	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK ||
+	    pr.sample.nr_values > STROBE_MAX_COUNTERS + 1)
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = STROBE_REC_SAMPLE;
-	rec.sample.ip = rd64(p + 8);
-	rec.sample.pid = rd32(p + 16);
-	rec.sample.tid = rd32(p + 20);
-	rec.time_ns = rd64(p + 24);
-	rec.cpu = rd32(p + 32);
-	rec.sample.flags = sample_mode(h->misc);
+	rec.sample.ip = pr.sample.ip;
+	rec.sample.pid = pr.sample.pid;
+	rec.sample.tid = pr.sample.tid;
+	rec.time_ns = pr.sample.time;
+	rec.cpu = pr.sample.cpu;
+	rec.sample.flags = sample_mode(pr.misc);
 	rec.sample.tsc = tsc_from_ns(&b->tsc, rec.time_ns);
-	nr = rd64(p + 48);
-	p += 56;
-	if (nr > STROBE_MAX_COUNTERS + 1 || p + nr * 16 > end)
-		return;
 	rec.sample.nr_counters = b->cfg.nr_events;
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t v = rd64(p + i * 16), id = rd64(p + i * 16 + 8);
-
-		for (int j = 0; j < b->cfg.nr_events; j++)
-			if (r->ids[j + 1] == id)
-				rec.sample.counters[j] = v;
-	}
-	dst = queue_push(&r->q, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+	perfrec_read_values(&b->fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
+			    rec.sample.counters);
+	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 }
 
@@ -682,52 +643,42 @@ static int probe_site(const struct backend *b, const struct cpu_ring *r, uint64_
 }
 
 /*
- * A uprobe's PERF_RECORD_SAMPLE -> a probe_hit with the arguments read.
- * Layout: id; pid, tid; time; cpu, res; [abi, regs[weight(mask)]];
- * [size, stack[size], dyn_size].
+ * A uprobe's PERF_RECORD_SAMPLE (laid out as b->site_fmt[site]) -> a
+ * probe_hit with the arguments read from its registers and stack copy.
  */
 static void queue_probe(struct backend *b, struct cpu_ring *r, int site,
-			const struct perf_event_header *h, const unsigned char *p)
+			const unsigned char *p, size_t len)
 {
 	const struct usdt_site *s = &b->sites[site];
-	const unsigned char *end = p + h->size, *stack = NULL;
 	uint64_t regs[USDT_NR_REGS] = { 0 }, mask = b->site_regs[site];
+	const unsigned char *stack = NULL;
 	size_t stack_len = 0;
 	struct probe_hit *hit;
-	int have_regs = 0;
+	struct perfrec pr;
+	int have_regs;
 
-	p += sizeof(*h);
-	if (end - p < 32)
+	if (perfrec_decode(&b->site_fmt[site], p, len, &pr) != PERFREC_OK)
 		return;
-	hit = queue_push(&r->q, rd64(p + 16), Q_MARK, sizeof(*hit));
+	hit = merge_queue_push(&r->q, pr.sample.time, Q_MARK, sizeof(*hit));
 	memset(hit, 0, sizeof(*hit));
 	hit->site = site;
-	hit->pid = rd32(p + 8);
-	hit->tid = rd32(p + 12);
-	hit->cpu = rd32(p + 24);
-	p += 32;
-	if (mask && end - p >= 8) {
-		uint64_t abi = rd64(p);
+	hit->pid = pr.sample.pid;
+	hit->tid = pr.sample.tid;
+	hit->cpu = pr.sample.cpu;
+	have_regs = pr.sample.regs != NULL;
+	if (have_regs) {
+		const unsigned char *q = pr.sample.regs;
 
-		p += 8;
-		if (abi != PERF_SAMPLE_REGS_ABI_NONE &&
-		    (size_t)(end - p) >= 8 * (size_t)__builtin_popcountll(mask)) {
-			for (int i = 0; i < USDT_NR_REGS; i++)
-				if (mask & (1ULL << i)) {
-					regs[i] = rd64(p);
-					p += 8;
-				}
-			have_regs = 1;
-		}
+		/* in ascending bit order, as many as the mask has bits */
+		for (int i = 0; i < USDT_NR_REGS; i++)
+			if (mask & (1ULL << i)) {
+				regs[i] = rd64(q);
+				q += 8;
+			}
 	}
-	if (b->site_stack[site] && have_regs && end - p >= 8) {
-		uint64_t size = rd64(p);
-
-		p += 8;
-		if (size && size <= (uint64_t)(end - p) && (uint64_t)(end - p) - size >= 8) {
-			stack = p;
-			stack_len = MIN(size, rd64(p + size));	/* dyn_size: what was copied */
-		}
+	if (b->site_stack[site] && have_regs && pr.sample.stack) {
+		stack = pr.sample.stack;
+		stack_len = pr.sample.stack_dyn_size;	/* what was copied */
 	}
 	for (int i = 0; i < s->nargs; i++) {
 		const struct usdt_arg *a = &s->args[i];
@@ -743,42 +694,23 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 {
 	struct perf_event_mmap_page *pc = r->page;
 	uint64_t head, tail = pc->data_tail;
+	struct perf_event_header h;
+	const unsigned char *p;
 
 	/* pairs with the kernel's smp_wmb() before it publishes data_head */
 	head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	while (tail < head) {
-		uint64_t off = tail & (r->size - 1);
-		struct perf_event_header h;
-		const unsigned char *p;
-
-		if (off + sizeof(h) <= r->size) {
-			memcpy(&h, r->data + off, sizeof(h));
-		} else {
-			size_t first = r->size - off;
-
-			memcpy(&h, r->data + off, first);
-			memcpy((char *)&h + first, r->data, sizeof(h) - first);
-		}
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break;
-		if (off + h.size <= r->size) {
-			p = r->data + off;
-		} else {
-			size_t first = r->size - off;
-
-			ARRAY_GROW(r->tmp, r->tmpcap, h.size);
-			memcpy(r->tmp, r->data + off, first);
-			memcpy(r->tmp + first, r->data, h.size - first);
-			p = r->tmp;
-		}
+	/* a malformed header stops the reading here: its size cannot be trusted */
+	while (perfrec_ring_next(r->data, r->size, tail, head, r->tmp, &h, &p) == PERFREC_OK) {
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE: {
-			int site = h.size >= sizeof(h) + 8 ? probe_site(b, r, rd64(p + sizeof(h))) : -1;
+			uint64_t id;
+			int site = perfrec_sample_identifier(p, h.size, &id) == 0 ?
+				   probe_site(b, r, id) : -1;
 
 			if (site >= 0)
-				queue_probe(b, r, site, &h, p);
+				queue_probe(b, r, site, p, h.size);
 			else
-				queue_sample(b, r, &h, p);
+				queue_sample(b, r, p, h.size);
 			break;
 		}
 		case PERF_RECORD_MMAP2:
@@ -787,13 +719,14 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 		case PERF_RECORD_EXIT:
 		case PERF_RECORD_LOST:
 		case PERF_RECORD_LOST_SAMPLES:
-		case PERF_RECORD_THROTTLE:
-			if (h.size >= sizeof(h) + TRAILER_SIZE) {
-				uint64_t t = rd64(p + h.size - TRAILER_SIZE + 8);
+		case PERF_RECORD_THROTTLE: {
+			struct perfrec pr;
 
-				memcpy(queue_push(&r->q, t, Q_PERF, h.size), p, h.size);
-			}
+			/* checked now, decoded again when delivered (side-band is rare) */
+			if (perfrec_decode(&b->fmt, p, h.size, &pr) == PERFREC_OK)
+				memcpy(merge_queue_push(&r->q, pr.time, Q_PERF, h.size), p, h.size);
 			break;
+		}
 		default:
 			break;	/* MMAP (never with mmap2 set), UNTHROTTLE, ... */
 		}
@@ -803,68 +736,56 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-/* Side-band and loss records, in perf's layout, to ingest. */
-static int deliver_perf(struct ingest *in, struct queue *r, const unsigned char *p,
-			struct error *e)
+/* Side-band and loss records of CPU cpu, in perf's layout, to ingest. */
+static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const unsigned char *p,
+			size_t len, struct error *e)
 {
-	struct perf_event_header h;
-	const unsigned char *body;
-	const unsigned char *trailer;
-	uint64_t time;
+	struct perfrec pr;
 
-	memcpy(&h, p, sizeof(h));
-	body = p + sizeof(h);
-	trailer = p + h.size - TRAILER_SIZE;
-	time = rd64(trailer + 8);
-	switch (h.type) {
+	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK)
+		return 0;	/* cannot happen: checked when queued */
+	switch (pr.type) {
 	case PERF_RECORD_MMAP2: {
 		struct ingest_mmap m;
-		const unsigned char *name = body + 64;
 
-		if (h.size < sizeof(h) + 64 + TRAILER_SIZE)
-			return 0;
 		memset(&m, 0, sizeof(m));
-		m.pid = rd32(body);
-		m.start = rd64(body + 8);
-		m.len = rd64(body + 16);
-		m.pgoff = rd64(body + 24);
-		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			m.build_id_len = MIN(body[32], 20);
-			m.build_id = body + 36;
+		m.pid = pr.mmap2.pid;
+		m.start = pr.mmap2.start;
+		m.len = pr.mmap2.len;
+		m.pgoff = pr.mmap2.pgoff;
+		if (pr.mmap2.has_build_id) {
+			m.build_id_len = pr.mmap2.build_id_len;
+			m.build_id = pr.mmap2.build_id;
 		} else {
-			m.maj = rd32(body + 32);
-			m.min = rd32(body + 36);
-			m.ino = rd64(body + 40);
-			m.ino_generation = rd64(body + 48);
+			m.maj = pr.mmap2.maj;
+			m.min = pr.mmap2.min;
+			m.ino = pr.mmap2.ino;
+			m.ino_generation = pr.mmap2.ino_generation;
 		}
-		m.prot = rd32(body + 56);
-		if (!memchr(name, 0, trailer - name))
-			return 0;
-		m.filename = (const char *)name;
-		m.time_ns = time;
+		m.prot = pr.mmap2.prot;
+		m.filename = pr.mmap2.filename;
+		m.time_ns = pr.time;
 		return ingest_mmap(in, &m, e);
 	}
 	case PERF_RECORD_COMM:
-		if (!memchr(body + 8, 0, trailer - (body + 8)))
-			return 0;
-		return ingest_comm(in, rd32(body), rd32(body + 4), (const char *)body + 8,
-				   !!(h.misc & PERF_RECORD_MISC_COMM_EXEC), time, e);
+		return ingest_comm(in, pr.comm.pid, pr.comm.tid, pr.comm.comm, pr.comm.exec,
+				   pr.time, e);
 	case PERF_RECORD_FORK:
-		return ingest_fork(in, rd32(body + 4), rd32(body), rd32(body + 8), time, e);
+		return ingest_fork(in, pr.task.ppid, pr.task.pid, pr.task.tid, pr.time, e);
 	case PERF_RECORD_EXIT:
-		return ingest_exit(in, rd32(body), rd32(body + 8), time, e);
+		return ingest_exit(in, pr.task.pid, pr.task.tid, pr.time, e);
 	case PERF_RECORD_LOST:
-		return ingest_lost(in, r->cpu, time, rd64(body + 8), "ring", e);
+		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "ring", e);
 	case PERF_RECORD_LOST_SAMPLES:
-		return ingest_lost(in, r->cpu, time, rd64(body), "samples", e);
+		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "samples", e);
 	case PERF_RECORD_THROTTLE:
-		return ingest_throttle(in, r->cpu, time, e);
+		return ingest_throttle(in, cpu, pr.time, e);
 	}
 	return 0;
 }
 
 /* A probe hit to ingest, as a marker "usdt" named PROVIDER:NAME. */
-static int deliver_probe(struct backend *b, struct ingest *in, const struct qent *q,
+static int deliver_probe(struct backend *b, struct ingest *in, const struct merge_ent *q,
 			 const struct probe_hit *hit, struct error *e)
 {
 	const struct usdt_site *s = &b->sites[hit->site];
@@ -879,10 +800,12 @@ static int deliver_probe(struct backend *b, struct ingest *in, const struct qent
 	return ingest_marker(in, &m, e);
 }
 
-static int deliver(struct backend *b, struct ingest *in, struct queue *r,
-		   const struct qent *q, struct error *e)
+/* Queue src's entry q to ingest. */
+static int deliver(struct backend *b, struct ingest *in, int src, const struct merge_ent *q,
+		   struct error *e)
 {
-	const unsigned char *p = (const unsigned char *)(q + 1);
+	const unsigned char *p = merge_payload(q);
+	int cpu = b->queue_cpu[src];
 
 	if (q->kind == Q_MARK)
 		return deliver_probe(b, in, q, (const struct probe_hit *)p, e);
@@ -892,10 +815,10 @@ static int deliver(struct backend *b, struct ingest *in, struct queue *r,
 		size_t used;
 
 		if (record_decode(p, q->len, &rec, &used) != RECORD_OK)
-			return error_set(e, "internal error: undecodable record on CPU %d", r->cpu);
+			return error_set(e, "internal error: undecodable record on CPU %d", cpu);
 		return ingest_record(in, &rec, e);
 	}
-	return deliver_perf(in, r, p, e);
+	return deliver_perf(b, in, cpu, p, q->len, e);
 }
 
 /* strobe_dev_read() callback: queue one driver record of CPU ctx. */
@@ -913,31 +836,8 @@ static int dev_record(void *ctx, const struct record *rec, struct error *e)
 	(void)e;
 	if (rec->type == STROBE_REC_LOST)
 		c->b->dev_lost[c->i] += rec->lost.lost;
-	record_encode(rec, queue_push(&c->b->dq[c->i], rec->time_ns, Q_STROBE, len), len);
+	record_encode(rec, merge_queue_push(&c->b->dq[c->i], rec->time_ns, Q_STROBE, len), len);
 	return 0;
-}
-
-/* The queue whose first entry is oldest, up to horizon, or NULL. */
-static struct queue *queue_oldest(struct backend *b, uint64_t horizon)
-{
-	struct queue *best = NULL;
-	uint64_t best_time = 0;
-
-	for (int i = 0; i < b->nr_queues; i++) {
-		struct queue *r = b->queues[i];
-		const struct qent *q;
-
-		if (r->qhead == r->qtail)
-			continue;
-		q = (const struct qent *)(r->q + r->qhead);
-		if (q->time > horizon)
-			continue;
-		if (!best || q->time < best_time) {
-			best = r;
-			best_time = q->time;
-		}
-	}
-	return best;
 }
 
 int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e)
@@ -955,24 +855,26 @@ int backend_drain(struct backend *b, struct ingest *in, int final, struct error 
 	}
 	/* k-way merge of the queues, each in time order */
 	for (;;) {
-		struct queue *best;
-		const struct qent *bq;
+		const struct merge_ent *q;
+		int src;
 
-		best = queue_oldest(b, horizon);
-		if (!best)
+		q = merge_next(&b->merge, horizon, &src);
+		if (!q)
 			break;
-		bq = (const struct qent *)(best->q + best->qhead);
-		best->qhead += sizeof(*bq) + ((bq->len + 7) & ~7u);
-		if (deliver(b, in, best, bq, e) < 0)
+		if (deliver(b, in, src, q, e) < 0)
 			return -1;
 	}
-	for (int i = 0; i < b->nr_queues; i++) {
-		struct queue *q = b->queues[i];
-
-		if (q->qhead == q->qtail)
-			q->qhead = q->qtail = 0;
-	}
+	merge_settle(&b->merge);
 	return 0;
+}
+
+void backend_merge_stats(const struct backend *b, uint64_t *late, uint64_t *late_max_ns)
+{
+	struct merge_stats st;
+
+	merge_get_stats(&b->merge, &st);
+	*late = st.late;
+	*late_max_ns = st.late_max_ns;
 }
 
 /*

@@ -289,6 +289,7 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->throttled = is.throttled;
 	st->elapsed_ns = now - s->row.start_ns;
 	st->have_handler = 0;
+	backend_merge_stats(s->b, &st->late, &st->late_max_ns);
 	st->handler_samples = st->handler_avg_ns = st->handler_max_ns = 0;
 	st->rate = now > s->last_status_ns ?
 		   (double)(is.samples - s->last_status_samples) * 1e9 / (now - s->last_status_ns) : 0;

@@ -63,6 +63,8 @@ struct session_status {
 	/* driver backend, after stop: overflow handler cost */
 	int have_handler;
 	uint64_t handler_samples, handler_avg_ns, handler_max_ns;
+	/* after stop: records the time merge delivered out of order */
+	uint64_t late, late_max_ns;
 };
 void session_get_status(struct session *s, struct session_status *st);
 

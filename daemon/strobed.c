@@ -202,8 +202,10 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 	if (ret < 0)
 		logmsg("session %lld stopped with an error: %s", (long long)st.id, e.msg);
 	else
-		logmsg("session %lld stopped: %llu samples, %llu lost", (long long)st.id,
-		       (unsigned long long)st.samples, (unsigned long long)st.lost);
+		logmsg("session %lld stopped: %llu samples, %llu lost, %llu out of time order "
+		       "(up to %llu ns late)", (long long)st.id,
+		       (unsigned long long)st.samples, (unsigned long long)st.lost,
+		       (unsigned long long)st.late, (unsigned long long)st.late_max_ns);
 	if (st.have_handler)
 		logmsg("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,
