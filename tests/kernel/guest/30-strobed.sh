@@ -85,9 +85,10 @@ lost_agree() {
 #   time: every sample within the readings is within P of the TSC they put
 #         at its time_ns;
 #   place: the samples in spin_before, touch_pages and spin_after are within
-#         P of the readings around that function, and the first and last in
-#         each spin within P (or the widest gap between its samples) of them
-#         when pagetouch reports no context switch there.
+#         P of the readings around that function (this does not use time_ns).
+#         How far the first and last of them are from the readings is printed
+#         but not asserted: under TCG the process spends long stretches in
+#         the kernel and the vDSO (the clock) inside its spins.
 tsc_agree() {
 	if grep -q '^tsc none' /tmp/$1.touch.out; then
 		echo "SKIP $1-tsc-vs-workload: $(sed -n 's/^tsc none: //p' /tmp/$1.touch.out)"
@@ -97,7 +98,6 @@ tsc_agree() {
 	FNR == NR {
 		split($0, f, " ")
 		if (f[1] == "tsc") { a[f[2]] = f[3]; ns[f[2]] = f[4]; z[f[2]] = f[5] }
-		if (f[1] == "phase") cs[f[2]] = f[5]
 		next
 	}
 	FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
@@ -120,22 +120,17 @@ tsc_agree() {
 		split("spin_before touch_pages spin_after", fn, " ")
 		split("start fault_start fault_end end", pt, " ")
 		for (k = 1; k <= 3; k++) {
-			lo = a[pt[k]]; hi = z[pt[k + 1]]; cnt = 0; gap = P; prev = ""
+			lo = a[pt[k]]; hi = z[pt[k + 1]]; cnt = 0
 			for (i = 1; i <= n; i++) {
 				if (s[i] != fn[k]) continue
 				if (!cnt || c[i] < first) first = c[i]
 				if (!cnt || c[i] > last) last = c[i]
-				if (prev != "" && c[i] - prev > gap) gap = c[i] - prev
-				prev = c[i]; cnt++
+				cnt++
 			}
 			if (!cnt) { printf "# place: no sample in %s\n", fn[k]; ok = 0; continue }
 			printf "# place: %d samples in %s: TSC %.0f .. %.0f ticks from %s .. %s\n", cnt, fn[k],
 				first - lo, last - hi, pt[k], pt[k + 1]
 			if (first < lo - P || last > hi + P) ok = 0
-			if (k != 2 && cs[pt[k]] == cs[pt[k + 1]] && (first > lo + gap || last < hi - gap)) {
-				printf "# place: %s first or last sample more than %.0f ticks from its ends\n", fn[k], gap
-				ok = 0
-			}
 		}
 		exit !ok
 	}' /tmp/$1.touch.out /tmp/$1.touch.samples.csv >/tmp/$1.tsc 2>&1
