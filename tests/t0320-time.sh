@@ -98,7 +98,7 @@ if abs(after - w_after) > tol_after:
 if inside < w_burst - tol_burst:
     print(f"FAIL: {inside} faults plotted in the burst, pagetouch made {w_burst} (-{tol_burst:.0f})")
     ok = False
-if not kfs <= first and last <= kfe:
+if not (kfs <= first and last <= kfe):
     print(f"FAIL: the burst is plotted in buckets {first}..{last}, not within {kfs}..{kfe}")
     ok = False
 sys.exit(0 if ok else 1)
