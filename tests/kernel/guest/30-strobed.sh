@@ -82,8 +82,10 @@ lost_agree() {
 # rdtsc readings (tests/workloads/pagetouch.c: "tsc NAME TSC_BEFORE NS
 # TSC_AFTER" at start, fault_start, fault_end, end).  Its readings give the
 # rate R (ticks/ns) and one sampling period P = R * 1e9 / 1000 ticks:
-#   time: every sample within the readings is within P of the TSC they put
-#         at its time_ns;
+#   time: the median sample within the readings is within P of the TSC they
+#         put at its time_ns (not every sample: the driver reads the clock,
+#         then the TSC, and under TCG a clock read (HPET) can stall for
+#         milliseconds);
 #   place: the samples in spin_before, touch_pages and spin_after are within
 #         P of the readings around that function (this does not use time_ns).
 #         How far the first and last of them are from the readings is printed
@@ -94,7 +96,7 @@ tsc_agree() {
 		echo "SKIP $1-tsc-vs-workload: $(sed -n 's/^tsc none: //p' /tmp/$1.touch.out)"
 		return 0
 	fi
-	awk -F, -v hz=1000 '
+	awk -F, -v hz=1000 -v dfile=/tmp/$1.tsc.d '
 	FNR == NR {
 		split($0, f, " ")
 		if (f[1] == "tsc") { a[f[2]] = f[3]; ns[f[2]] = f[4]; z[f[2]] = f[5] }
@@ -111,12 +113,18 @@ tsc_agree() {
 		for (i = 1; i <= n; i++) {
 			if (t[i] < ns["start"] - 1e9 / hz || t[i] > ns["end"] + 1e9 / hz)
 				continue
-			d = c[i] - (m0 + (t[i] - ns["start"]) * rate); if (d < 0) d = -d
-			if (d > worst) worst = d
+			d = c[i] - (m0 + (t[i] - ns["start"]) * rate)
+			printf "%.0f\n", d > dfile
+			if (d > worst || -d > worst) worst = d < 0 ? -d : d
 			m++
 		}
-		printf "# time: %d samples, rate %.6f ticks/ns, P %.0f ticks: worst %.0f ticks off\n", m, rate, P, worst
-		if (m < 10 || worst > P) ok = 0
+		close(dfile)
+		cmd = "sort -n " dfile
+		for (j = 1; (cmd | getline v) > 0; j++) sd[j] = v
+		close(cmd)
+		med = m ? sd[int((m + 1) / 2)] : 0
+		printf "# time: %d samples, rate %.6f ticks/ns, P %.0f ticks: TSC minus the workload'"'"'s at time_ns: median %.0f ticks, worst %.0f\n", m, rate, P, med, worst
+		if (m < 10 || med > P || -med > P) ok = 0
 		split("spin_before touch_pages spin_after", fn, " ")
 		split("start fault_start fault_end end", pt, " ")
 		for (k = 1; k <= 3; k++) {
