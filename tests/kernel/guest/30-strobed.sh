@@ -259,6 +259,10 @@ for b in driver perf; do
 		count(c0) = count(*), count(c1) = count(*), count(c2) = 0, min(pid) = 0 FROM samples" >/tmp/$b.cols 2>&1
 done
 echo "# columns driver: $(cat /tmp/driver.cols) perf: $(cat /tmp/perf.cols)"
+for b in driver perf; do
+	echo "# $b: samples per cpu, pid 0 (idle) / all: $(sqlite3 /tmp/$b.db "SELECT group_concat(n, ' ') FROM
+		(SELECT cpu || ':' || sum(pid = 0) || '/' || count(*) AS n FROM samples GROUP BY cpu)")"
+done
 cmp -s /tmp/driver.cols /tmp/perf.cols && pass "backends-same-columns" ||
 	fail "backends-same-columns" "driver $(cat /tmp/driver.cols), perf $(cat /tmp/perf.cols)"
 # and agree on the split within 8 points
