@@ -65,6 +65,7 @@ b0 = int(rows[0]["from_ns"])
 width = int(rows[0]["to_ns"]) - b0
 assert width == 10_000_000, f"bucket of {width} ns"
 assert width >= 2 * period
+assert all(int(r["from_ns"]) == b0 + i * width for i, r in enumerate(rows)), "buckets not contiguous"
 pf = [int(r["page-faults"] or 0) for r in rows]
 def bucket(t):
     return (t - b0) // width
