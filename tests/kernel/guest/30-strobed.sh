@@ -261,7 +261,8 @@ done
 echo "# columns driver: $(cat /tmp/driver.cols) perf: $(cat /tmp/perf.cols)"
 for b in driver perf; do
 	echo "# $b: samples per cpu, pid 0 (idle) / all: $(sqlite3 /tmp/$b.db "SELECT group_concat(n, ' ') FROM
-		(SELECT cpu || ':' || sum(pid = 0) || '/' || count(*) AS n FROM samples GROUP BY cpu)")"
+		(SELECT cpu || ':' || sum(pid = 0) || '/' || count(*) AS n FROM samples GROUP BY cpu)");" \
+		"pids below 0: $(sqlite3 /tmp/$b.db "SELECT count(*) || ' (min ' || coalesce(min(pid), '-') || ')' FROM samples WHERE pid < 0")"
 done
 cmp -s /tmp/driver.cols /tmp/perf.cols && pass "backends-same-columns" ||
 	fail "backends-same-columns" "driver $(cat /tmp/driver.cols), perf $(cat /tmp/perf.cols)"
