@@ -47,10 +47,11 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e);
 /* "perf" or "driver", as stored in sessions.backend. */
 const char *backend_name(const struct backend *b);
 
-/* Driver only, after backend_read_final: samples (incl. dropped) and the
- * overflow handler's average and longest time.  -1 for perf. */
-int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *avg_ns,
-			  uint64_t *max_ns);
+/* Driver only, after backend_read_final: samples (incl. dropped), of them
+ * dropped (the driver's STATS lost), and the overflow handler's average and
+ * longest time.  -1 for perf. */
+int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *dropped,
+			  uint64_t *avg_ns, uint64_t *max_ns);
 
 int backend_enable(struct backend *b, struct error *e);
 int backend_disable(struct backend *b);

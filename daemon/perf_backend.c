@@ -531,18 +531,20 @@ const char *backend_name(const struct backend *b)
 	return b->cfg.kind == BACKEND_DRIVER ? "driver" : "perf";
 }
 
-int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *avg_ns,
-			  uint64_t *max_ns)
+int backend_handler_stats(const struct backend *b, uint64_t *samples, uint64_t *dropped,
+			  uint64_t *avg_ns, uint64_t *max_ns)
 {
-	uint64_t n = 0, total = 0, max = 0;
+	uint64_t n = 0, lost = 0, total = 0, max = 0;
 	if (!b->dev)
 		return -1;
 	for (int i = 0; i < b->nr; i++) {
 		n += b->dev_stats[i].samples + b->dev_stats[i].lost;
+		lost += b->dev_stats[i].lost;
 		total += b->dev_stats[i].handler_ns_total;
 		max = MAX(max, b->dev_stats[i].handler_ns_max);
 	}
 	*samples = n;
+	*dropped = lost;
 	*avg_ns = n ? total / n : 0;
 	*max_ns = max;
 	return 0;

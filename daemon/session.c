@@ -290,7 +290,7 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->elapsed_ns = now - s->row.start_ns;
 	st->have_handler = 0;
 	backend_merge_stats(s->b, &st->late, &st->late_max_ns);
-	st->handler_samples = st->handler_avg_ns = st->handler_max_ns = 0;
+	st->handler_samples = st->handler_dropped = st->handler_avg_ns = st->handler_max_ns = 0;
 	st->rate = now > s->last_status_ns ?
 		   (double)(is.samples - s->last_status_samples) * 1e9 / (now - s->last_status_ns) : 0;
 	s->last_status_ns = now;
@@ -316,9 +316,10 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	if (st) {
 		session_get_status(s, st);
 		st->elapsed_ns = end - s->row.start_ns;
-		st->handler_samples = st->handler_avg_ns = st->handler_max_ns = 0;
+		st->handler_samples = st->handler_dropped = st->handler_avg_ns = st->handler_max_ns = 0;
 		st->have_handler = ret == 0 &&
-			backend_handler_stats(s->b, &st->handler_samples, &st->handler_avg_ns,
+			backend_handler_stats(s->b, &st->handler_samples, &st->handler_dropped,
+					      &st->handler_avg_ns,
 					      &st->handler_max_ns) == 0;
 	}
 	if (ret < 0) {

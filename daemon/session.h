@@ -62,7 +62,7 @@ struct session_status {
 	double rate;		/* samples/s over the last status interval */
 	/* driver backend, after stop: overflow handler cost */
 	int have_handler;
-	uint64_t handler_samples, handler_avg_ns, handler_max_ns;
+	uint64_t handler_samples, handler_dropped, handler_avg_ns, handler_max_ns;
 	/* after stop: records the time merge delivered out of order */
 	uint64_t late, late_max_ns;
 };

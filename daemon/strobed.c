@@ -211,6 +211,10 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 		       "%llu ns at most, over %llu samples", (long long)st.id,
 		       (unsigned long long)st.handler_avg_ns, (unsigned long long)st.handler_max_ns,
 		       (unsigned long long)st.handler_samples);
+	if (st.have_handler)
+		logmsg("session %lld: driver STATS %llu samples written, %llu dropped",
+		       (long long)st.id, (unsigned long long)(st.handler_samples - st.handler_dropped),
+		       (unsigned long long)st.handler_dropped);
 	if (!m)
 		return;
 	if (ret < 0) {

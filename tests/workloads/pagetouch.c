@@ -11,14 +11,24 @@
  * touch_pages(), one per page, at the store in its loop; the rest of the
  * process adds a small constant (exec, ld.so, libc: ~50-100).
  *
- * With --phases: spin_before() burns ~300 ms of CPU, then
- *   phase fault_start <CLOCK_MONOTONIC ns>
- * is printed just before touching and
- *   phase fault_end <CLOCK_MONOTONIC ns>
- * just after, then spin_after() burns ~300 ms.  The phase lines go to
- * stdout at once (written with write(2), nothing buffered); the printing
- * path is warmed up beforehand so that no other faults of this process
- * fall between the two timestamps.  Exits 0.
+ * With --phases: spin_before() burns ~300 ms of CPU, touch_pages() makes
+ * the burst, spin_after() burns ~300 ms.  The process takes a reading at
+ * four points: "start" (just before spin_before), "fault_start" (just
+ * before touch_pages), "fault_end" (just after it) and "end" (just after
+ * spin_after).  A reading is the process's own page faults so far
+ * (getrusage: ru_minflt + ru_majflt, counted since the fork that made it,
+ * exec included), its context switches so far (ru_nvcsw + ru_nivcsw), and
+ * CLOCK_MONOTONIC; on x86_64 also the TSC (rdtsc) just before and just
+ * after the clock is read.  Known answer: the faults of fault_end minus
+ * those of fault_start are N (the only faults in between are touch_pages's;
+ * the reading path is warmed up beforehand), and the spins add none.
+ * After the end reading it prints, with write(2):
+ *   pid PID
+ *   phase NAME NS FAULTS CSWITCHES           (one per point, in order)
+ *   tsc NAME TSC_BEFORE NS TSC_AFTER         (x86_64, one per point)
+ * or, on other architectures,
+ *   tsc none REASON...
+ * and exits 0.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -26,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,14 +84,6 @@ __attribute__((noinline)) void touch_pages(volatile char *p, size_t npages,
 		p[i * pagesize] = 1;
 }
 
-/* Format "phase NAME NS\n" into buf; returns its length. */
-static size_t phase_line(char *buf, size_t size, const char *name, uint64_t ns)
-{
-	int n = snprintf(buf, size, "phase %s %llu\n", name, (unsigned long long)ns);
-
-	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
-}
-
 static int write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
@@ -97,13 +100,75 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* One reading: see the header comment. */
+struct reading {
+	const char *name;
+	uint64_t tsc0, ns, tsc1, faults, cswitches;
+};
+
+static inline uint64_t tsc_now(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+__attribute__((noinline)) void take_reading(struct reading *r, const char *name)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	r->name = name;
+	r->faults = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+	r->cswitches = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+	r->tsc0 = tsc_now();
+	r->ns = now_ns();
+	r->tsc1 = tsc_now();
+}
+
+static int print_readings(const struct reading *r, int n)
+{
+	char line[256];
+	int i, len;
+
+	len = snprintf(line, sizeof(line), "pid %ld\n", (long)getpid());
+	if (write_all(STDOUT_FILENO, line, (size_t)len) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		len = snprintf(line, sizeof(line), "phase %s %llu %llu %llu\n", r[i].name,
+			       (unsigned long long)r[i].ns, (unsigned long long)r[i].faults,
+			       (unsigned long long)r[i].cswitches);
+		if (write_all(STDOUT_FILENO, line, (size_t)len) < 0)
+			return -1;
+	}
+#if defined(__x86_64__)
+	for (i = 0; i < n; i++) {
+		len = snprintf(line, sizeof(line), "tsc %s %llu %llu %llu\n", r[i].name,
+			       (unsigned long long)r[i].tsc0, (unsigned long long)r[i].ns,
+			       (unsigned long long)r[i].tsc1);
+		if (write_all(STDOUT_FILENO, line, (size_t)len) < 0)
+			return -1;
+	}
+#else
+	len = snprintf(line, sizeof(line), "tsc none: pagetouch reads the TSC with rdtsc, x86_64 only\n");
+	if (write_all(STDOUT_FILENO, line, (size_t)len) < 0)
+		return -1;
+#endif
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long n;
 	long pagesize = sysconf(_SC_PAGESIZE);
 	int phases = 0;
-	char line[128], *e;
-	size_t len;
+	struct reading rd[4];
+	char *e;
 	void *mem;
 
 	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--phases"))) {
@@ -129,24 +194,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (phases) {
-		/* Warm up the clock, snprintf and this stack depth. */
-		len = phase_line(line, sizeof(line), "warmup", now_ns());
-		(void)len;
+		/* Warm up the reading path, its stack depth and the array. */
+		memset(rd, 0, sizeof(rd));
+		take_reading(&rd[0], "warmup");
+		take_reading(&rd[0], "start");
 		spin_before(300);
-		len = phase_line(line, sizeof(line), "fault_start", now_ns());
-		if (write_all(STDOUT_FILENO, line, len) < 0) {
-			fprintf(stderr, "pagetouch: write: %s\n", strerror(errno));
-			return 1;
-		}
+		take_reading(&rd[1], "fault_start");
 	}
 	touch_pages(mem, (size_t)n, (size_t)pagesize);
 	if (phases) {
-		len = phase_line(line, sizeof(line), "fault_end", now_ns());
-		if (write_all(STDOUT_FILENO, line, len) < 0) {
+		take_reading(&rd[2], "fault_end");
+		spin_after(300);
+		take_reading(&rd[3], "end");
+		if (print_readings(rd, 4) < 0) {
 			fprintf(stderr, "pagetouch: write: %s\n", strerror(errno));
 			return 1;
 		}
-		spin_after(300);
 	}
 	return 0;
 }
