@@ -206,15 +206,15 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 		       "(up to %llu ns late)", (long long)st.id,
 		       (unsigned long long)st.samples, (unsigned long long)st.lost,
 		       (unsigned long long)st.late, (unsigned long long)st.late_max_ns);
-	if (st.have_handler)
+	if (st.have_handler) {
 		logmsg("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,
 		       (unsigned long long)st.handler_avg_ns, (unsigned long long)st.handler_max_ns,
 		       (unsigned long long)st.handler_samples);
-	if (st.have_handler)
 		logmsg("session %lld: driver STATS %llu samples written, %llu dropped",
 		       (long long)st.id, (unsigned long long)(st.handler_samples - st.handler_dropped),
 		       (unsigned long long)st.handler_dropped);
+	}
 	if (!m)
 		return;
 	if (ret < 0) {
