@@ -2,8 +2,8 @@
 # t0120-dlopen: a library mapped only after the session started (dlopener
 # spins 1 s in its own before_dlopen, then dlopens libhot.so and spins 2 s
 # in hot_in_lib) is still named: of dlopener's samples (its pid), >= 80%
-# are before_dlopen or hot_in_lib in .../libhot.so, all libhot.so samples
-# are hot_in_lib; the first 0.9 s (busy: before_dlopen) have >= 80% of
+# are before_dlopen or hot_in_lib in .../libhot.so, >= 99% of the
+# libhot.so samples are hot_in_lib; the first 0.9 s (busy: before_dlopen) have >= 80% of
 # their samples in before_dlopen and none in libhot.so, the time from 1.2 s
 # has libhot.so's hot_in_lib and no before_dlopen; and every before_dlopen
 # sample is earlier than every libhot.so sample.
@@ -29,17 +29,20 @@ def load(f):
     tot = sum(int(r["samples"]) for r in rows)
     sym = lambda b, s: sum(int(r["samples"]) for r in rows if r["binary"].endswith(b) and r["symbol"] == s)
     lib = sum(int(r["samples"]) for r in rows if r["binary"].endswith("/libhot.so"))
-    return tot, sym("/dlopener", "before_dlopen"), sym("/libhot.so", "hot_in_lib"), lib
-tot, pre, hot, lib = load(sys.argv[1])
-print(f"dlopener: {tot} samples, {pre} in before_dlopen, {hot} in hot_in_lib, {lib} in libhot.so")
+    other = {r["symbol"]: r["samples"] for r in rows if r["binary"].endswith("/libhot.so") and r["symbol"] != "hot_in_lib"}
+    return tot, sym("/dlopener", "before_dlopen"), sym("/libhot.so", "hot_in_lib"), lib, other
+tot, pre, hot, lib, other = load(sys.argv[1])
+print(f"dlopener: {tot} samples, {pre} in before_dlopen, {hot} in hot_in_lib, {lib} in libhot.so; others there: {other}")
 assert pre > 0 and hot > 0, "no samples in before_dlopen or hot_in_lib"
 assert pre + hot >= 0.8 * tot, f"before_dlopen + hot_in_lib have {pre + hot} of {tot} samples, not >= 80%"
-assert lib == hot, f"{lib - hot} libhot.so samples not named hot_in_lib"
-tot, pre, hot, lib = load(sys.argv[2])
+# the rest of libhot.so (its PLT stub for clock_gettime, its constructors)
+# runs a few instructions per ~30 us spin round: a sample there is rare, not 1%
+assert lib - hot <= 0.01 * hot, f"{lib - hot} libhot.so samples not named hot_in_lib: {other}"
+tot, pre, hot, lib, _ = load(sys.argv[2])
 print(f"first 0.9 s: {tot} samples, {pre} in before_dlopen, {lib} in libhot.so")
 assert lib == 0, f"{lib} samples in libhot.so before it was loaded"
 assert pre >= 0.8 * tot and pre > 0, f"before_dlopen has {pre} of the first 0.9 s's {tot} samples, not >= 80%"
-tot, pre, hot, lib = load(sys.argv[3])
+tot, pre, hot, lib, _ = load(sys.argv[3])
 print(f"from 1.2 s: {tot} samples, {pre} in before_dlopen, {hot} in hot_in_lib")
 assert hot >= 0.8 * tot and hot > 0, f"hot_in_lib has {hot} of the late {tot} samples, not >= 80%"
 assert pre == 0, f"{pre} before_dlopen samples after the dlopen"
