@@ -5,8 +5,10 @@
 # by its pid (the wrapper shell writes it, then execs the workload).
 # Without a hardware PMU: the default sampling event is cpu-clock, and the
 # workload's samples match its task-clock from perf stat at the session's
-# frequency (within 4 standard deviations of a Poisson count, plus one
-# sample per context switch of the workload); the hardware part is skipped
+# frequency (within 4 standard deviations: a per-CPU timer grid of random
+# phase counts each of the workload's k+1 time slices to floor(L + U),
+# variance <= 1/4 a slice; the bound takes the larger of that and a
+# Poisson count's variance); the hardware part is skipped
 # (exit 77, saying why).  With a PMU: the default is cycles, and
 # instructions and cycles counted in the group, summed over the workload's
 # samples, give a whole-process IPC that agrees with perf stat's IPC of
@@ -74,7 +76,7 @@ for line in open(sys.argv[3]):
         p[f[2].split(":")[0]] = float(f[0])
 ms, cs = p["task-clock"], p["context-switches"]	# task-clock in msec
 want = ms / 1000 * hz
-bound = 4 * math.sqrt(want) + cs + 1
+bound = 4 * math.sqrt(max(want, (cs + 1) / 4))
 print(f"{n} cpu-clock samples at {hz} Hz; perf stat: task-clock {ms:.1f} ms, {cs:.0f} context switches: "
       f"want {want:.0f} ± {bound:.0f}")
 assert hz and want >= 500, f"{hz} Hz, {ms} ms"
