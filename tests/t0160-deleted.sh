@@ -5,6 +5,12 @@
 # its samples show as "[binary unavailable]" (no function names) and a note
 # names the binary as not available, while other binaries stay named.  A
 # binary deleted while it runs is copied from the mapping itself and named.
+# So is a binary that unlinks its own file first thing at start (before
+# strobed, which drains every ~100 ms, ingests its first mapping: only
+# /proc/PID/map_files can still read it), and one whose path is replaced
+# by another file (another copy of split603010, build id of its own) first
+# thing at start: the report names work60/30/10 with the original's build
+# id, never the replacement's.
 # Each copy of split603010 gets a build-id of its own, so that no other
 # process on the machine shares its cache entry or its binaries row.
 . "$(dirname "$0")/lib.sh"
@@ -112,3 +118,37 @@ assert sum(w) >= 0.9 * sum(s.values()), f"only {sum(w)} of {sum(s.values())} nam
 assert w[0] > w[1] > w[2] > 0, f"work60 > work30 > work10 does not hold: {w}"
 PY
 ok "binary deleted while running named from its mapping"
+
+# rec_self NAME ARGS...: record $tmp/NAME ARGS (its pid in $tmp/NAME.pid),
+# report that pid as $tmp/NAME.csv
+rec_self() {
+	name=$1
+	shift
+	"$STROBE" record --sample-event cpu-clock -F 1000 --name "$name" \
+		-- sh -c "echo \$\$ >\"$tmp/$name.pid\"; exec \"$tmp/$name\" $*" \
+		2>"$tmp/$name.err" || fail "record $name: $(cat "$tmp/$name.err")"
+	grep -q "samples, 0 lost" "$tmp/$name.err" || fail "record summary: $(cat "$tmp/$name.err")"
+	"$STROBE" report --pid "$(cat "$tmp/$name.pid")" --limit 0 --format csv \
+		>"$tmp/$name.csv" 2>"$tmp/$name.rerr" || fail "report $name: $(cat "$tmp/$name.rerr")"
+	grep -q "not available" "$tmp/$name.rerr" && fail "$name not available: $(cat "$tmp/$name.rerr")"
+	return 0
+}
+
+# Deleted by itself before strobed could have read the path
+bid4=$(unique_copy "$WL/split603010" "$tmp/victim4") || fail "copying split603010"
+rec_self victim4 --unlink-self 2
+[ -e "$tmp/victim4" ] && fail "victim4 did not delete itself"
+split_ok "$tmp/victim4.csv" victim4 "$bid4" 500 || fail "binary deleted before its first sample not named"
+ok "binary deleted before strobed saw it named from its mapping (build id $bid4)"
+
+# Replaced at its path by another file before strobed could have read it
+bid5=$(unique_copy "$WL/split603010" "$tmp/victim5") || fail "copying split603010"
+bid6=$(unique_copy "$WL/split603010" "$tmp/other") || fail "copying split603010"
+rec_self victim5 --replace-self "$tmp/other" 2
+[ -e "$tmp/other" ] && fail "victim5 did not replace itself"
+python3 -c 'import sys; sys.exit(bytes.fromhex(sys.argv[2]) not in open(sys.argv[1], "rb").read())' \
+	"$tmp/victim5" "$bid6" ||
+	fail "the file at victim5's path is not the replacement"
+grep -q "$bid6" "$tmp/victim5.csv" && fail "the replacement's build id $bid6 is in the report: $(cat "$tmp/victim5.csv")"
+split_ok "$tmp/victim5.csv" victim5 "$bid5" 500 || fail "binary replaced before its first sample not named as the original"
+ok "binary replaced at its path before strobed saw it named as the original (build id $bid5, not $bid6)"

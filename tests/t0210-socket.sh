@@ -7,8 +7,9 @@
 # the problem; clients that close mid-request or never read their reply get
 # none. After each one strobed still answers 'strobe status', a running
 # session keeps running and stops cleanly, and the session recorded first
-# reports the same rows as before (binary paths aside: a binary's path is
-# where it was last seen).
+# reports the same rows as before, byte for byte (binary paths included:
+# a binaries row is one (content key, path), so a later session cannot
+# rename it).
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -128,11 +129,9 @@ grep -q "^session $(cat "$tmp/id"): " "$tmp/stop.out" || fail "stop: $(cat "$tmp
 [ "$(grep -c ',done,' "$tmp/s.csv")" = 2 ] || fail "sessions are not both done: $(cat "$tmp/s.csv")"
 
 "$STROBE" report --session 1 --format csv >"$tmp/r1.csv" 2>/dev/null || fail "report after"
-# binaries.path is where a binary was last seen (by any later session, of
-# any process on the machine): compare from build_id on
-cut -d, -f2- "$tmp/r0.csv" >"$tmp/r0.cut"
-cut -d, -f2- "$tmp/r1.csv" >"$tmp/r1.cut"
-cmp -s "$tmp/r0.cut" "$tmp/r1.cut" ||
+# whole rows, binary paths included (binaries: one row per (content key,
+# path) since bfad5ce, so no later session can change the path shown)
+cmp -s "$tmp/r0.csv" "$tmp/r1.csv" ||
 	fail "the report of session 1 changed: $(diff "$tmp/r0.csv" "$tmp/r1.csv" | head -n 6)"
 kill -0 "$daemon_pid" || fail "strobed died: $(tail -n 5 "$tmp/strobed.log")"
 stop_daemon || fail "strobed did not exit cleanly: $(tail -n 5 "$tmp/strobed.log")"

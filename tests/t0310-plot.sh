@@ -6,7 +6,10 @@
 # IEND) ; an SVG parses as XML, has one plot per series (2 for
 # page-faults,samples; one per CPU with --by cpu) and x tick labels that
 # span the session; --wall labels are clock times; a PDF starts with %PDF;
-# --term draws text on stdout; a marker row becomes a labelled line and a
+# --term draws text on stdout; --by symbol (page faults) and --metric --by
+# pid as CSV are, bucket by bucket, the sums of the samples (as exported,
+# and from table samples) of their top 8 symbols / processes and of the
+# rest; a marker row becomes a labelled line and a
 # lost row a shaded interval.  Bad input (unknown event, unknown name in
 # a metric, a range after the end, a missing session, --event with
 # --metric, gnuplot missing or failing) gives one line on stderr, a
@@ -152,6 +155,92 @@ P --event page-faults --by pid -o "$tmp/pid.csv" || fail "plot --by pid"
 head -n 1 "$tmp/pid.csv" | grep -q '^from_s,to_s,from_ns,to_ns,pid [0-9]* (pagetouch),' ||
 	fail "--by pid: pagetouch is not the first series: $(head -n 1 "$tmp/pid.csv")"
 P --event page-faults --by symbol -o "$tmp/sym.csv" || fail "plot --by symbol"
+P --metric '1000*page-faults/samples' --by pid -o "$tmp/mpid.csv" || fail "plot --metric --by pid -o csv"
+"$STROBE" export --format csv -o "$tmp/x.csv" || fail "export"
+python3 - "$STROBE_DB" "$tmp/sym.csv" "$tmp/mpid.csv" "$tmp/x.csv" <<'PY' || fail "--by symbol and --metric --by pid values"
+import bisect, csv, math, os, re, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sid, n = db.execute("SELECT id, samples FROM sessions ORDER BY id DESC").fetchone()
+ev = [r[0] for r in db.execute("SELECT name FROM session_events WHERE session_id=? ORDER BY idx", (sid,))]
+pfc = "c%d" % ev.index("page-faults")
+def buckets(rows):
+    return [int(r["from_ns"]) for r in rows], [int(r["to_ns"]) for r in rows]
+def bucket_of(starts, ends, t):
+    i = bisect.bisect_right(starts, t) - 1
+    return i if i >= 0 and t < ends[i] else None
+# --by symbol: page faults per bucket per "SYMBOL (binary file name)", from
+# the samples as exported (one row per row of table samples)
+sym = list(csv.DictReader(open(sys.argv[2])))
+x = list(csv.DictReader(open(sys.argv[4])))
+assert len(x) == n, f"export has {len(x)} samples, the session {n}"
+starts, ends = buckets(sym)
+want, tot = {}, {}
+for r in x:
+    b = bucket_of(starts, ends, int(r["time_ns"]))
+    assert b is not None, f"sample at {r['time_ns']} outside the plot's buckets"
+    k = f"{r['symbol'] or '[unknown]'} ({os.path.basename(r['binary'])})"
+    v = int(r["page-faults"] or 0)
+    want[(k, b)] = want.get((k, b), 0) + v
+    tot[k] = tot.get(k, 0) + v
+cols = list(sym[0].keys())[4:]
+named, other = cols[:-1], cols[-1]
+m = re.fullmatch(r"other \((\d+) more symbols\)", other)
+assert m and len(named) == 8, f"series: {cols}"
+for k in named:
+    assert k in tot, f"series {k!r} is no symbol of the samples"
+rest = sorted((v for k, v in tot.items() if k not in named), reverse=True)
+assert min(tot[k] for k in named) >= rest[0], f"a symbol with {rest[0]} page faults is not among the top 8"
+bad = 0
+for b, row in enumerate(sym):
+    for k in named:
+        bad += float(row[k]) != want.get((k, b), 0)
+    o = sum(v for (k, bb), v in want.items() if bb == b and k not in named)
+    bad += float(row[other]) != o
+assert bad == 0, f"{bad} values of --by symbol differ from the samples"
+print(f"--by symbol: {len(sym)} buckets x {len(cols)} series = the samples' page faults "
+      f"({sum(tot.values())}); other: {m.group(1)} symbols")
+# --metric '1000*page-faults/samples' --by pid: per bucket and pid from table samples
+mp = list(csv.DictReader(open(sys.argv[3])))
+starts, ends = buckets(mp)
+first, last = db.execute("SELECT first_sample, last_sample FROM sessions WHERE id=?", (sid,)).fetchone()
+acc = {}
+comm = dict(db.execute("SELECT id, name FROM comms"))
+pcomm = {}
+for t, pid, c, cid in db.execute(f"SELECT time_ns, pid, {pfc}, comm_id FROM samples WHERE session_id=?", (sid,)):
+    b = bucket_of(starts, ends, t)
+    a = acc.setdefault((pid, b), [0, 0])
+    a[0] += c or 0
+    a[1] += 1
+    pcomm.setdefault(pid, set()).add(comm.get(cid, "")[:15] if cid is not None else None)
+cols = list(mp[0].keys())[4:]
+named, other = cols[:-1], cols[-1]
+assert re.fullmatch(r"other \(\d+ more processes\)", other) and len(named) == 8, f"series: {cols}"
+pids = []
+for k in named:
+    m = re.fullmatch(r"pid (\d+) \((.*)\)", k)
+    assert m, k
+    pids.append(int(m.group(1)))
+    assert m.group(2)[:15] in pcomm.get(int(m.group(1)), set()), f"{k}: comms of the pid's samples are {pcomm.get(int(m.group(1)))}"
+def metric(f, s):
+    return "" if s == 0 else 1000 * f / s
+bad = gaps = 0
+for b, row in enumerate(mp):
+    for k, pid in zip(named, pids):
+        w = metric(*acc.get((pid, b), (0, 0)))
+        g = row[k]
+        gaps += g == ""
+        bad += (g == "") != (w == "") or (g != "" and not math.isclose(float(g), w, rel_tol=1e-6))
+    o = [0, 0]
+    for (pid, bb), (f, s) in acc.items():
+        if bb == b and pid not in pids:
+            o[0] += f
+            o[1] += s
+    w, g = metric(*o), row[other]
+    bad += (g == "") != (w == "") or (g != "" and not math.isclose(float(g), w, rel_tol=1e-6))
+assert bad == 0, f"{bad} values of --metric --by pid differ from table samples"
+print(f"--metric --by pid: {len(mp)} buckets x {len(cols)} series = 1000*page-faults/samples of "
+      f"table samples ({gaps} gaps)")
+PY
 P --event samples --symbol work60 -o "$tmp/w60.csv" || fail "plot --symbol work60"
 python3 - "$STROBE_DB" "$tmp/w60.csv" <<'PY' || fail "--symbol work60"
 import csv, sqlite3, sys

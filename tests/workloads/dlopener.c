@@ -3,22 +3,29 @@
  *
  * Usage: dlopener LIBPATH DELAY_S HOT_S
  *
- * Sleeps DELAY_S seconds (so a profiling session started before it sees
- * the library mapped later), then dlopen(LIBPATH, RTLD_NOW), looks up
- * hot_in_lib and calls hot_in_lib(HOT_S).  The library stays loaded until
- * exit.  Use with tests/workloads/libhot.so.
+ * Spins DELAY_S seconds of CLOCK_MONOTONIC in its own function
+ * before_dlopen (so a profiling session started before it sees the library
+ * mapped later, and the time before is busy, not asleep), then
+ * dlopen(LIBPATH, RTLD_NOW), looks up hot_in_lib and calls
+ * hot_in_lib(HOT_S).  The library stays loaded until exit.  Use with
+ * tests/workloads/libhot.so.
  *
- * Known answer: no samples in the library for the first DELAY_S seconds,
- * then ~HOT_S seconds of samples in hot_in_lib (libhot.so).  Exits 0;
- * on errors prints one line to stderr and exits 1.
+ * Known answer: for the first DELAY_S seconds ~DELAY_S seconds of samples
+ * in before_dlopen (dlopener) and none in the library, then ~HOT_S seconds
+ * of samples in hot_in_lib (libhot.so).  Exits 0; on errors prints one
+ * line to stderr and exits 1.
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "workload.h"
+
+static volatile uint64_t sink;
+
+/* the program's own work before the dlopen: a spin in this function */
+__attribute__((noinline)) static void before_dlopen(double seconds)
+{
+	WL_SPIN(seconds, sink);
+}
 
 static int parse_seconds(const char *s, double *v)
 {
@@ -34,7 +41,6 @@ static int parse_seconds(const char *s, double *v)
 int main(int argc, char **argv)
 {
 	double delay, hot;
-	struct timespec ts;
 	void *lib, *sym;
 	void (*fn)(double);
 
@@ -50,16 +56,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlopener: bad HOT_S '%s'\n", argv[3]);
 		return 1;
 	}
-	ts.tv_sec = (time_t)delay;
-	ts.tv_nsec = (long)((delay - (double)ts.tv_sec) * 1e9);
-	if (ts.tv_nsec > 999999999)
-		ts.tv_nsec = 999999999;
-	while (nanosleep(&ts, &ts) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "dlopener: nanosleep: %s\n", strerror(errno));
-			return 1;
-		}
-	}
+	before_dlopen(delay);
 	lib = dlopen(argv[1], RTLD_NOW);
 	if (!lib) {
 		fprintf(stderr, "dlopener: %s\n", dlerror());

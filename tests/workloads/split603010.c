@@ -1,7 +1,14 @@
 /*
  * split603010 - a CPU-bound workload with a known profile.
  *
- * Usage: split603010 [SECONDS]      (default 3)
+ * Usage: split603010 [--unlink-self | --replace-self FILE] [SECONDS]
+ *        (SECONDS default 3)
+ *
+ * --unlink-self: first thing in main, unlink the program's own file (the
+ * path /proc/self/exe names); --replace-self FILE: first thing, rename
+ * FILE over it (so the path then holds another file).  Either way the
+ * running program is the original; a profiler must read it through the
+ * mapping, not the path.
  *
  * work60, work30 and work10 are made from one macro, so their machine code
  * is identical (same bytes, each aligned to a 64-byte boundary): a
@@ -15,14 +22,18 @@
  *
  * Known answer: of the samples in this process, work60 : work30 : work10
  * = 60 : 30 : 10 (within sampling noise; main and the clock read once per
- * round are well under 0.1%).  Prints nothing, exits 0.
+ * round are well under 0.1%).  Prints nothing, exits 0 (1 after one line
+ * on stderr when the arguments are bad or the unlink/rename fails).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "workload.h"
 
 /* Iterations per unit; 10*U iterations take ~1 ms at ~1.4 ns each. */
@@ -65,6 +76,29 @@ int main(int argc, char **argv)
 	double seconds = 3, end;
 	uint64_t x = 0x9e3779b97f4a7c15ULL, rng = 0x2545f4914f6cdd1dULL, u;
 
+	if (argc > 1 && (!strcmp(argv[1], "--unlink-self") || !strcmp(argv[1], "--replace-self"))) {
+		int replace = !strcmp(argv[1], "--replace-self");
+		char self[PATH_MAX];
+		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (replace && argc < 3) {
+			fprintf(stderr, "split603010: --replace-self needs a FILE\n");
+			return 1;
+		}
+		if (len < 0 || (size_t)len >= sizeof(self) - 1) {
+			fprintf(stderr, "split603010: readlink /proc/self/exe failed\n");
+			return 1;
+		}
+		self[len] = 0;
+		if (replace ? rename(argv[2], self) < 0 : unlink(self) < 0) {
+			fprintf(stderr, "split603010: %s %s: %s\n", replace ? "rename over" : "unlink",
+				self, strerror(errno));
+			return 1;
+		}
+		argv[replace + 1] = argv[0];
+		argc -= replace + 1;
+		argv += replace + 1;
+	}
 	if (wl_seconds_arg(argc, argv, "split603010", &seconds) < 0)
 		return 1;
 	end = wl_now() + seconds;
