@@ -89,9 +89,10 @@ initrd_pack()
 console_verdict()
 {
 	tr -d '\r' <"$1" | grep -E '^(PASS|FAIL|SKIP|#|RESULT|STROBE-RESULT|guest:|step )|WARNING|BUG|Oops' || true
-	_p=$(tr -d '\r' <"$1" | grep -c '^PASS ')
-	_f=$(tr -d '\r' <"$1" | grep -c '^FAIL ')
-	_s=$(tr -d '\r' <"$1" | grep -c '^SKIP ')
+	# (awk, not grep -c: callers run under set -e, and grep -c of nothing fails)
+	_p=$(tr -d '\r' <"$1" | awk '/^PASS /{ n++ } END { print n + 0 }')
+	_f=$(tr -d '\r' <"$1" | awk '/^FAIL /{ n++ } END { print n + 0 }')
+	_s=$(tr -d '\r' <"$1" | awk '/^SKIP /{ n++ } END { print n + 0 }')
 	if tr -d '\r' <"$1" | grep -q '^STROBE-RESULT PASS' && [ "$_f" = 0 ]; then
 		echo "$2: PASS"
 		echo "$2: $_p passed, $_f failed, $_s skipped"
