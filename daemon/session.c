@@ -267,6 +267,11 @@ int session_drain(struct session *s, struct error *e)
 	return ingest_commit(s->in, e);
 }
 
+uint32_t session_owner_uid(const struct session *s)
+{
+	return (uint32_t)s->row.owner_uid;
+}
+
 int64_t session_status_id(const struct session *s)
 {
 	return s->row.id;

@@ -54,6 +54,8 @@ int session_drain(struct session *s, struct error *e);
 
 size_t session_fds(struct session *s, const int **fds);
 int64_t session_status_id(const struct session *s);
+/* The uid that started the session (SO_PEERCRED of its 'start'). */
+uint32_t session_owner_uid(const struct session *s);
 
 struct session_status {
 	int64_t id;

@@ -244,6 +244,51 @@ static int watch_session(struct daemon *d, int add)
 	return 0;
 }
 
+/*
+ * The ring buffers are pinned kernel memory, per CPU, and perf does not apply
+ * kernel.perf_event_mlock_kb to root, which strobed is.  So strobed applies
+ * a limit itself to everyone but root: per CPU, the larger of that sysctl
+ * and MEMBER_RING_BYTES (the default ring, 512 pages, fits under it).
+ */
+#define MEMBER_RING_BYTES (8ULL << 20)
+
+static int ring_over_limit(const struct ucred *cr, const struct backend_config *cfg,
+			   struct error *e)
+{
+	char *s = file_read_all("/proc/sys/kernel/perf_event_mlock_kb", NULL);
+	uint64_t limit = MEMBER_RING_BYTES, kb = 0, want;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (s && parse_u64(strtok(s, "\n"), &kb) == 0 && kb * 1024 > limit)
+		limit = kb * 1024;
+	free(s);
+	if (cr->uid == 0 || !cfg->buffer_pages || pg <= 0)
+		return 0;
+	want = (uint64_t)cfg->buffer_pages * (uint64_t)pg;
+	if (want <= limit)
+		return 0;
+	return error_set(e, "a ring of %u pages per CPU (%llu KiB) is above the %llu KiB "
+			 "that users other than root may pin (the larger of "
+			 "kernel.perf_event_mlock_kb and %llu KiB): lower -m",
+			 cfg->buffer_pages, (unsigned long long)(want >> 10),
+			 (unsigned long long)(limit >> 10),
+			 (unsigned long long)(MEMBER_RING_BYTES >> 10));
+}
+
+/* May this peer stop or mark the running session?  Root, or whoever
+ * started it: members of group strobe do not control each other's. */
+static int peer_owns(const struct daemon *d, const struct ucred *cr, int fd)
+{
+	uint32_t owner = session_owner_uid(d->session);
+
+	if (cr->uid == 0 || cr->uid == owner)
+		return 1;
+	reply_error(fd, "permission denied: session %lld belongs to uid %u; only it and "
+		    "root may stop or mark it", (long long)session_status_id(d->session),
+		    (unsigned)owner);
+	return 0;
+}
+
 static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 			 const struct ucred *cr)
 {
@@ -276,6 +321,11 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 			break;
 	}
 	if (session_parse_markers(&p, markers, nm, &e) < 0) {
+		session_params_free(&p);
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
+	if (ring_over_limit(cr, &p.cfg, &e)) {
 		session_params_free(&p);
 		reply_error(fd, "%s", e.msg);
 		return;
@@ -360,7 +410,7 @@ static void handle_client(struct daemon *d, int fd)
 			d->ended[0] = 0;
 		} else if (!d->session) {
 			reply_error(fd, "no session is running");
-		} else {
+		} else if (peer_owns(d, &cr, fd)) {
 			watch_session(d, 0);
 			stop_session(d, &m);
 			reply(fd, &m);
@@ -373,6 +423,8 @@ static void handle_client(struct daemon *d, int fd)
 			time_ns = 0;
 		if (!d->session) {
 			reply_error(fd, "no session running: start one with 'strobe start'");
+		} else if (!peer_owns(d, &cr, fd)) {
+			;
 		} else if (session_mark(d->session, text ? text : "", time_ns, cr.pid, &e) < 0) {
 			reply_error(fd, "%s", e.msg);
 		} else {
@@ -398,6 +450,8 @@ static void handle_client(struct daemon *d, int fd)
 		}
 		proto_add(&m, "db", db_path(d->db));
 		reply(fd, &m);
+	} else if (!strcmp(req.verb, "shutdown") && cr.uid != 0) {
+		reply_error(fd, "permission denied: only root may shut strobed down");
 	} else if (!strcmp(req.verb, "shutdown")) {
 		if (d->session) {
 			watch_session(d, 0);

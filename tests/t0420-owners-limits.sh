@@ -1,0 +1,68 @@
+#!/bin/sh
+# t0420-owners-limits: what one member of group 'strobe' may do to another,
+# and how much kernel memory a member may pin.  A session started by one
+# member (nobody, with strobe as a supplementary group) can be stopped and
+# marked only by that uid and by root: a second member (user daemon) gets
+# one line "permission denied: session N belongs to uid U" for both, and
+# the session keeps running.  Only root may shut strobed down.  A member's
+# ring of 65536 pages per CPU (256 MiB with 4 KiB pages) is refused in one
+# line ("lower -m") before anything starts, while the default ring and the
+# same large ring asked by root are accepted.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+id nobody >/dev/null 2>&1 || skip "no user nobody"
+id daemon >/dev/null 2>&1 || skip "no user daemon (a second unprivileged user)"
+getent group strobe >/dev/null || groupadd --system strobe || fail "groupadd --system strobe"
+gid=$(getent group strobe | cut -d: -f3)
+nuid=$(id -u nobody) ngid=$(id -g nobody)
+duid=$(id -u daemon) dgid=$(id -g daemon)
+chmod 0711 "$tmp"
+
+as_a() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
+as_b() { setpriv --reuid="$duid" --regid="$dgid" --groups="$gid" "$@"; }
+
+start_daemon
+
+# pinned memory: a member's huge ring is refused, nothing starts
+refused 1 start "above the [0-9]+ KiB that users other than root may pin.*lower -m" \
+	as_a "$STROBE" start --sample-event cpu-clock -F 100 -m 65536
+"$STROBE" status >"$tmp/st" 2>&1 && grep -q "no session running" "$tmp/st" ||
+	fail "the refused start left a session: $(cat "$tmp/st")"
+
+# member A's session: B may neither stop nor mark it
+as_a "$STROBE" start --sample-event cpu-clock -F 100 >"$tmp/id" 2>"$tmp/err" ||
+	fail "start as member A: $(cat "$tmp/err")"
+id=$(cat "$tmp/id")
+refused 1 stop "permission denied: session $id belongs to uid $nuid" as_b "$STROBE" stop
+refused 1 mark "permission denied: session $id belongs to uid $nuid" as_b "$STROBE" mark "from B"
+# (no CLI command sends 'shutdown': the request itself, on the socket)
+as_b /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+s.sendall(b"shutdown\n"); print(s.makefile().readline().strip())' "$STROBE_SOCKET" >"$tmp/sd" 2>&1
+grep -q "^error msg=permission%20denied" "$tmp/sd" || grep -q "^error .*only root may shut" "$tmp/sd" ||
+	fail "shutdown as member B: $(cat "$tmp/sd")"
+"$STROBE" status >"$tmp/st" 2>&1 || fail "status: $(cat "$tmp/st")"
+grep -q "session $id" "$tmp/st" || fail "B's attempts ended A's session: $(cat "$tmp/st")"
+kill -0 "$daemon_pid" || fail "strobed exited"
+
+# A and root may
+as_a "$STROBE" mark "from A" >/dev/null 2>"$tmp/err" || fail "mark as the owner: $(cat "$tmp/err")"
+"$STROBE" mark "from root" >/dev/null 2>"$tmp/err" || fail "mark as root: $(cat "$tmp/err")"
+as_a "$STROBE" stop >"$tmp/out" 2>"$tmp/err" || fail "stop as the owner: $(cat "$tmp/err")"
+grep -q "^session $id: " "$tmp/out" || fail "stop as the owner: $(cat "$tmp/out")"
+"$STROBE" report --session "$id" --markers --format csv >"$tmp/m.csv" || fail "report --markers"
+grep -q "from A" "$tmp/m.csv" && grep -q "from root" "$tmp/m.csv" ||
+	fail "the owner's and root's marks are missing: $(cat "$tmp/m.csv")"
+grep -q "from B" "$tmp/m.csv" && fail "B's refused mark was stored: $(cat "$tmp/m.csv")"
+
+# root may stop a member's session, and pin a large ring
+as_a "$STROBE" start --sample-event cpu-clock -F 100 >"$tmp/id" 2>"$tmp/err" ||
+	fail "start as member A: $(cat "$tmp/err")"
+"$STROBE" stop >/dev/null 2>"$tmp/err" || fail "stop of A's session as root: $(cat "$tmp/err")"
+"$STROBE" start --sample-event cpu-clock -F 100 -m 65536 >/dev/null 2>"$tmp/err" ||
+	fail "root's 65536-page ring: $(cat "$tmp/err")"
+"$STROBE" stop >/dev/null 2>"$tmp/err" || fail "stop: $(cat "$tmp/err")"
+stop_daemon || fail "strobed did not exit cleanly: $(tail -n 5 "$tmp/strobed.log")"
+ok "sessions belong to their owner and root; members' rings are capped"
