@@ -381,6 +381,14 @@ static int parse_pmu(const char *name, struct perf_event_attr *attr,
 	if (!*terms || strchr(terms, '/') || !path_component_ok(pmu) ||
 	    (last[1] && !modifier_ok(last + 1)))
 		return unknown_event(e, name);
+	/* The probe PMUs take a pointer to a path or symbol name in config1
+	 * (and an address in config2): from a user they would make strobed,
+	 * as root, probe whatever address they name.  USDT probes go through
+	 * --marker, which builds its own attr (lib/usdt.c). */
+	if (!strcmp(pmu, "kprobe") || !strcmp(pmu, "uprobe"))
+		return error_set(e, "event '%s': the %s PMU is not accepted as an event "
+				 "(its terms are addresses): use --marker for USDT probes",
+				 name, pmu);
 	if (last[1])
 		modifier_apply(last + 1, attr);
 	path = xasprintf(PMU_DIR "/%s/type", pmu);

@@ -369,6 +369,20 @@ static void test_pmu_alias(void **state)
 	print_message("checked %d sysfs PMU event aliases\n", checked);
 }
 
+/* The probe PMUs take addresses in config1/config2 (a pointer to a symbol
+ * or path name, an offset): never accepted from a user, whether or not this
+ * machine has them. */
+static void test_probe_pmus(void **state)
+{
+	(void)state;
+	parse_fails("kprobe/config1=0xffffffff81000000,config2=0/",
+		    "event 'kprobe/config1=0xffffffff81000000,config2=0/': the kprobe PMU is "
+		    "not accepted as an event (its terms are addresses): use --marker for "
+		    "USDT probes");
+	parse_fails("uprobe/config1=0x7fff0000/", NULL);
+	parse_fails("uprobe/config1=0x7fff0000/u", NULL);
+}
+
 static void test_pfm(void **state)
 {
 	struct event_desc d;
@@ -540,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_pmu),
 		cmocka_unit_test(test_pmu_alias),
+		cmocka_unit_test(test_probe_pmus),
 		cmocka_unit_test(test_pfm),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_too_long),
