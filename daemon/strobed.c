@@ -84,11 +84,38 @@ static void usage(FILE *f)
 	      "[--backend auto|perf|driver]\n", f);
 }
 
+/*
+ * Give the binary cache directory to group strobe, setgid so that entries
+ * it gets later stay readable by the group.  Through a handle opened with
+ * O_NOFOLLOW and checked to be root's own directory: when --db lies in a
+ * directory others can write, DB.cache could be a symlink planted to make
+ * strobed chown and fill another directory.
+ */
+static int cache_dir_claim(const struct daemon *d, const char *dir, struct error *e)
+{
+	struct stat st;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return error_set(e, "cache directory %s: %s (it must be a directory of "
+				 "root's, not a symlink)", dir, strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+		close(fd);
+		return error_set(e, "cache directory %s belongs to uid %u, not to strobed's: "
+				 "remove it or choose another --db", dir, (unsigned)st.st_uid);
+	}
+	if (d->have_group && (fchown(fd, 0, d->strobe_gid) < 0 || fchmod(fd, 02750) < 0))
+		logmsg("cannot give %s to group strobe: %s", dir, strerror(errno));
+	close(fd);
+	return 0;
+}
+
 static int listen_socket(struct daemon *d, struct error *e)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char *dir = xstrdup(d->socket_path);
-	int fd;
+	mode_t old_mask;
+	int fd, ret;
 
 	if (strlen(d->socket_path) >= sizeof(sa.sun_path))
 		return error_set(e, "socket path too long: %s", d->socket_path);
@@ -105,12 +132,17 @@ static int listen_socket(struct daemon *d, struct error *e)
 				 "first or use --socket", d->socket_path);
 	}
 	unlink(d->socket_path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	old_mask = umask(0117);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (ret < 0) {
 		close(fd);
 		return error_set(e, "cannot bind %s: %s", d->socket_path, strerror(errno));
 	}
-	if (chmod(d->socket_path, 0660) < 0 ||
-	    (d->have_group && chown(d->socket_path, 0, d->strobe_gid) < 0)) {
+	/* The socket file was created 0660 by bind() under umask 0117 (set
+	 * below); lchown, not chown: in a shared directory the name could
+	 * already be a symlink to something else by now. */
+	if (d->have_group && lchown(d->socket_path, 0, d->strobe_gid) < 0) {
 		close(fd);
 		return error_set(e, "cannot set the mode of %s: %s", d->socket_path, strerror(errno));
 	}
@@ -635,9 +667,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
-	/* setgid: entries the cache gets later stay readable by group strobe */
-	if (d.have_group && (chown(cache_dir, 0, d.strobe_gid) < 0 || chmod(cache_dir, 02750) < 0))
-		logmsg("cannot give %s to group strobe: %s", cache_dir, strerror(errno));
+	if (cache_dir_claim(&d, cache_dir, &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
 	free(cache_dir);
 	if (listen_socket(&d, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);
@@ -648,7 +681,8 @@ int main(int argc, char **argv)
 		       d.socket_path);
 	if (!foreground) {
 		char *log = xasprintf("%s.log", db_path_arg);
-		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+			       O_NONBLOCK, 0640);
 		pid_t pid;
 
 		free(log);

@@ -7,7 +7,9 @@
 # the session keeps running.  Only root may shut strobed down.  A member's
 # ring of 65536 pages per CPU (256 MiB with 4 KiB pages) is refused in one
 # line ("lower -m") before anything starts, while the default ring and the
-# same large ring asked by root are accepted.
+# same large ring asked by root are accepted.  With --db in a directory
+# anyone can write, a DB.cache symlink planted by a member makes strobed
+# refuse to start, leaving the symlink's target untouched.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
@@ -66,3 +68,18 @@ as_a "$STROBE" start --sample-event cpu-clock -F 100 >"$tmp/id" 2>"$tmp/err" ||
 "$STROBE" stop >/dev/null 2>"$tmp/err" || fail "stop: $(cat "$tmp/err")"
 stop_daemon || fail "strobed did not exit cleanly: $(tail -n 5 "$tmp/strobed.log")"
 ok "sessions belong to their owner and root; members' rings are capped"
+
+# --db in a directory others can write: a member plants DB.cache as a
+# symlink to a directory of root's; strobed refuses to start and neither
+# chowns nor fills that directory
+mkdir -m 1777 "$tmp/shared" && mkdir -m 0700 "$tmp/victim" || fail "mkdir"
+as_a ln -s "$tmp/victim" "$tmp/shared/s.db.cache" || fail "planting the symlink as member A"
+timeout 20 "$STROBED" --foreground --db "$tmp/shared/s.db" --socket "$tmp/s2.sock" \
+	>"$tmp/s2.out" 2>"$tmp/s2.err"
+rc=$?
+[ $rc = 1 ] || fail "strobed with a planted cache symlink exited $rc: $(cat "$tmp/s2.err")"
+grep -q "cache directory .*s.db.cache" "$tmp/s2.err" || fail "no clear error: $(cat "$tmp/s2.err")"
+[ "$(stat -c '%a %G' "$tmp/victim")" = "700 root" ] ||
+	fail "strobed changed the planted target: $(stat -c '%a %G' "$tmp/victim")"
+[ -z "$(ls -A "$tmp/victim")" ] || fail "strobed wrote into the planted target: $(ls -A "$tmp/victim")"
+ok "a planted DB.cache symlink is refused, its target untouched"
