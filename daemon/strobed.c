@@ -39,7 +39,25 @@
 #define CLIENT_TIMEOUT_MS 2000
 
 /* The daemon's top-level state: the only mutable state it has. */
+/*
+ * A client being read: requests arrive on non-blocking sockets and are
+ * collected here between epoll wake-ups, so a client that sends its line a
+ * byte at a time holds nothing but its own slot.  At most MAX_CLIENTS at
+ * once; each has CLIENT_TIMEOUT_MS to complete its line.
+ */
+#define MAX_CLIENTS 16
+#define MAX_CLIENTS_PER_UID 4	/* so one user cannot take every slot */
+
+struct client {
+	int fd;			/* -1: free slot */
+	struct ucred cr;
+	uint64_t deadline_ns;
+	size_t n;
+	char buf[PROTO_MAX_LINE];
+};
+
 struct daemon {
+	struct client *clients;	/* MAX_CLIENTS slots */
 	struct db *db;
 	struct bincache cache;
 	const char *socket_path;
@@ -379,42 +397,20 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	reply(fd, &m);
 }
 
-static void handle_client(struct daemon *d, int fd)
+/* The complete request line c->buf[0..n) (its newline included, or the
+ * reason it is not complete) of client c: answered, then the client is done. */
+static void handle_request(struct daemon *d, struct client *c, const char *why)
 {
-	char buf[PROTO_MAX_LINE], *nl;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
+	char *buf = c->buf, *nl;
+	const struct ucred cr = c->cr;
+	int fd = c->fd;
 	struct proto_msg req, m;
-	struct timeval tv = { CLIENT_TIMEOUT_MS / 1000, (CLIENT_TIMEOUT_MS % 1000) * 1000 };
 	struct error e;
-	size_t n = 0;
+	size_t n = c->n;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
-		return;
-	if (!peer_allowed(d, &cr)) {
-		logmsg("refused uid %u (pid %d): not root nor in group strobe",
-		       (unsigned)cr.uid, (int)cr.pid);
-		reply_error(fd, "permission denied: uid %u is neither root nor a member of group "
-			    "'strobe' (an administrator can run: usermod -aG strobe USER)",
-			    (unsigned)cr.uid);
-		return;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (n < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += r;
-		if (memchr(buf + n - r, '\n', r))
-			break;
-	}
-	buf[n] = 0;
+	buf[n < sizeof(c->buf) ? n : sizeof(c->buf) - 1] = 0;
 	if (!memchr(buf, '\n', n)) {
-		reply_error(fd, "malformed request: no complete line received (%s)",
-			    n >= sizeof(buf) - 1 ? "too long" : "timed out or closed");
+		reply_error(fd, "malformed request: no complete line received (%s)", why);
 		return;
 	}
 	/* memchr, not strchr: a NUL byte before the newline must not crash us */
@@ -516,6 +512,141 @@ static void drain(struct daemon *d)
 	}
 }
 
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void client_close(struct daemon *d, struct client *c)
+{
+	epoll_ctl(d->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+}
+
+static struct client *client_find(struct daemon *d, int fd)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (d->clients[i].fd == fd)
+			return &d->clients[i];
+	return NULL;
+}
+
+static int clients_of(const struct daemon *d, uid_t uid)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		n += d->clients[i].fd >= 0 && d->clients[i].cr.uid == uid;
+	return n;
+}
+
+/* Every slot is taken and root is asking: the oldest client goes. */
+static struct client *client_evict(struct daemon *d)
+{
+	struct client *old = &d->clients[0];
+
+	for (int i = 1; i < MAX_CLIENTS; i++)
+		if (d->clients[i].deadline_ns < old->deadline_ns)
+			old = &d->clients[i];
+	reply_error(old->fd, "malformed request: no complete line received (strobed needed "
+		    "the slot)");
+	client_close(d, old);
+	return old;
+}
+
+/* A new connection: refused at once if the peer may not use strobed or
+ * every slot is taken, else watched until its line is complete. */
+static void client_accept(struct daemon *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	socklen_t crlen = sizeof(struct ucred);
+	struct client *c = client_find(d, -1);
+	struct ucred cr;
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0) {
+		close(fd);
+		return;
+	}
+	if (!peer_allowed(d, &cr)) {
+		logmsg("refused uid %u (pid %d): not root nor in group strobe",
+		       (unsigned)cr.uid, (int)cr.pid);
+		reply_error(fd, "permission denied: uid %u is neither root nor a member of group "
+			    "'strobe' (an administrator can run: usermod -aG strobe USER)",
+			    (unsigned)cr.uid);
+		close(fd);
+		return;
+	}
+	if (cr.uid == 0 && !c)
+		c = client_evict(d);
+	if (!c || (cr.uid != 0 && clients_of(d, cr.uid) >= MAX_CLIENTS_PER_UID)) {
+		reply_error(fd, "strobed is busy: too many of your requests are still being "
+			    "sent (at most %d at once); try again", MAX_CLIENTS_PER_UID);
+		close(fd);
+		return;
+	}
+	ev.data.fd = fd;
+	if (epoll_ctl(d->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->cr = cr;
+	c->n = 0;
+	c->deadline_ns = now_ns() + CLIENT_TIMEOUT_MS * 1000000ULL;
+}
+
+/* Client c is readable: take what it sent; answer once its line is
+ * complete, it closed, or its buffer is full. */
+static void client_read(struct daemon *d, struct client *c)
+{
+	const char *why = NULL;
+
+	for (;;) {
+		ssize_t r = read(c->fd, c->buf + c->n, sizeof(c->buf) - 1 - c->n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r <= 0) {
+			why = "timed out or closed";
+			break;
+		}
+		c->n += r;
+		if (memchr(c->buf + c->n - r, '\n', r))
+			break;
+		if (c->n >= sizeof(c->buf) - 1) {
+			why = "too long";
+			break;
+		}
+	}
+	handle_request(d, c, why ? why : "");
+	client_close(d, c);
+}
+
+/* On each timer tick: clients that did not complete their line in time. */
+static void clients_expire(struct daemon *d)
+{
+	uint64_t now = now_ns();
+
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d->clients[i];
+
+		if (c->fd >= 0 && now >= c->deadline_ns) {
+			handle_request(d, c, "timed out or closed");
+			client_close(d, c);
+		}
+	}
+}
+
 static int run(struct daemon *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -554,13 +685,12 @@ static int run(struct daemon *d)
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 
-			if (fd == d->listen_fd) {
-				int c = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			struct client *c;
 
-				if (c >= 0) {
-					handle_client(d, c);
-					close(c);
-				}
+			if (fd == d->listen_fd) {
+				client_accept(d);
+			} else if ((c = client_find(d, fd))) {
+				client_read(d, c);
 			} else if (fd == d->sig_fd) {
 				struct signalfd_siginfo si;
 
@@ -572,6 +702,7 @@ static int run(struct daemon *d)
 
 				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0)
 					ticks = 0;
+				clients_expire(d);
 				wake_drain = 1;
 			} else {
 				wake_drain = 1;
@@ -598,6 +729,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon d = { .listen_fd = -1 };
+	struct client clients[MAX_CLIENTS];
 	const char *db_path_arg = getenv("STROBE_DB");
 	const char *backend = "auto";
 	int foreground = 0, c;
@@ -641,6 +773,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: must run as root: system-wide profiling needs it\n");
 		return 1;
 	}
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		clients[i].fd = -1;
+	d.clients = clients;
 	umask(027);
 	tracefs_ensure();
 	g = getgrnam("strobe");
