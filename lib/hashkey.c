@@ -461,6 +461,9 @@ int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 	if (!S_ISREG(st.st_mode))
 		return error_set(e, "cannot hash %s: not a regular file",
 				 util_fd_name(fd, name, sizeof(name)));
+	if (st.st_size > HASHKEY_FILE_MAX)
+		return error_set(e, "cannot hash %s: larger than " HASHKEY_FILE_MAX_TEXT,
+				 util_fd_name(fd, name, sizeof(name)));
 	if (m) {
 		struct memo_entry *me = memo_slot(m, &st);
 
