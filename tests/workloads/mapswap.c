@@ -5,7 +5,8 @@
  *
  * Maps the first page of FILE with PROT_READ|PROT_EXEC (so strobed sees an
  * executable MMAP2 record for FILE), renames REPLACEMENT (a symlink, a
- * FIFO, ...) over FILE when given, prints "pid PID" and exits at once, so
+ * FIFO, ...) over FILE when given and exits at once (having printed
+ * "pid PID" first, to keep that window short), so
  * that /proc/PID/map_files is gone when strobed ingests the record and only
  * the path is left to open.  With TARGET, REPLACEMENT and TARGET are
  * exchanged instead (renameat2 RENAME_EXCHANGE): e.g. a directory on
@@ -26,6 +27,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mapswap FILE [REPLACEMENT [TARGET]]\n");
 		return 2;
 	}
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
 	fd = open(argv[1], O_RDONLY);
 	if (fd < 0) {
 		perror(argv[1]);
@@ -45,7 +48,5 @@ int main(int argc, char **argv)
 		perror("renameat2");
 		return 1;
 	}
-	printf("pid %d\n", (int)getpid());
-	fflush(stdout);
 	_exit(0);
 }
