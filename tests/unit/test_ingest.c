@@ -650,8 +650,9 @@ static void test_failed_batch_ids(void **state)
  * The path of a mapping is the mapping process's word only (its
  * /proc/PID/map_files is gone here: the pids are not real): a file whose
  * device or inode is not the record's, a symlink or a FIFO at the path is
- * never hashed nor copied, and never blocks; the binary is stored
- * unavailable with the reason.
+ * never hashed nor copied, and never blocks; nor is a file without the
+ * build-id a record carries; the binary is stored unavailable with the
+ * reason.
  */
 static void test_hostile_paths(void **state)
 {
@@ -677,6 +678,19 @@ static void test_hostile_paths(void **state)
 	mmap_dev(f, P1, BASE + 0x2000, 0x1000, 0, link, 130, major(st.st_dev),
 		 minor(st.st_dev), st.st_ino);
 	mmap_at(f, P1, BASE + 0x3000, 0x1000, 0, fifo, 140);
+	{
+		/* a record with a build-id: the file at the path must have it */
+		static const uint8_t other_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+		struct ingest_mmap m = {
+			.pid = P1, .start = BASE + 0x4000, .len = 0x1000,
+			.prot = PROT_READ | PROT_EXEC, .filename = elf_a, .time_ns = 150,
+			.build_id = other_id, .build_id_len = sizeof(other_id),
+		};
+		struct error e;
+
+		if (ingest_mmap(f->in, &m, &e))
+			fail_msg("ingest_mmap: %s", e.msg);
+	}
 	commit(f);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 1 AND "
 			       "problem IS NULL AND key LIKE 'xxh3:%'"), 1);
@@ -686,6 +700,9 @@ static void test_hostile_paths(void **state)
 			       "problem LIKE '%symbolic links%'"), 1);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
 			       "problem LIKE '%not a regular file%'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "key = 'buildid:deadbeef00000000000000000000000000000000' AND "
+			       "problem LIKE '%its build-id changed%'"), 1);
 	fix_free(f);
 }
 
