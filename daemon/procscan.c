@@ -37,6 +37,9 @@ static int scan_maps(struct ingest *in, uint32_t pid, uint64_t t, struct error *
 		m.len = end - start;
 		m.pgoff = off;
 		m.prot = PROT_EXEC | PROT_READ;
+		/* ingest_mmap() opens the binary under the rules of a
+		 * record's: map_files or the path, a regular file only,
+		 * and by path only if it is still this device and inode */
 		m.maj = maj;
 		m.min = min;
 		m.ino = ino;

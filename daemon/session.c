@@ -140,7 +140,9 @@ static int store_probes(struct db *db, int64_t id, const struct session_params *
 			.semaphore = s->semaphore ? (int64_t)s->semaphore_offset : -1,
 		};
 		struct error ke;
-		int fd = open(s->path, O_RDONLY | O_CLOEXEC), r;
+		/* a FIFO must not block strobed; hashkey_file() accepts only
+		 * a regular file */
+		int fd = open(s->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
 
 		if (fd >= 0 && hashkey_file(NULL, fd, key, &ke) == 0)
 			row.binary_key = key;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bincache.h"
+#include "hashkey.h"
 
 #define ENTRY_MODE 0640
 #define DIR_MODE 0750
@@ -125,7 +126,9 @@ static int write_full(int fd, const void *buf, size_t len)
 }
 
 /* Copy all of src from offset 0 into dst; -1 with errno. *rd tells
- * whether the failure was in reading (1) or writing (0). */
+ * whether the failure was in reading (1) or writing (0).  A file that grew
+ * past HASHKEY_FILE_MAX since it was checked fails with EFBIG: src may be a
+ * profiled process's file, extended while we copy. */
 static int copy_fd(int dst, int src, int *rd)
 {
 	loff_t off = 0;
@@ -141,6 +144,11 @@ static int copy_fd(int dst, int src, int *rd)
 			continue;
 		if (r <= 0)
 			cfr = 0;
+		if (off > HASHKEY_FILE_MAX) {
+			errno = EFBIG;
+			*rd = 1;
+			return -1;
+		}
 	}
 	/* Whatever copy_file_range could not do (pseudo files report 0). */
 	if (lseek(dst, off, SEEK_SET) < 0) {
@@ -164,6 +172,11 @@ static int copy_fd(int dst, int src, int *rd)
 			goto fail;
 		}
 		off += r;
+		if (off > HASHKEY_FILE_MAX) {
+			errno = EFBIG;
+			*rd = 1;
+			goto fail;
+		}
 	}
 	free(buf);
 	return 0;

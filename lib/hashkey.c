@@ -289,6 +289,16 @@ int hashkey_xxh3_fd(int fd, char hex[33], struct error *e)
 			break;
 		XXH3_128bits_update(st, buf, (size_t)r);
 		off += r;
+		if (off > HASHKEY_FILE_MAX) {
+			/* grew since hashkey_file() checked its size */
+			char name[256];
+
+			error_set(e, "cannot hash %s: larger than " HASHKEY_FILE_MAX_TEXT,
+				  util_fd_name(fd, name, sizeof(name)));
+			free(buf);
+			XXH3_freeState(st);
+			return -1;
+		}
 	}
 	h = XXH3_128bits_digest(st);
 	free(buf);
@@ -460,6 +470,9 @@ int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 	}
 	if (!S_ISREG(st.st_mode))
 		return error_set(e, "cannot hash %s: not a regular file",
+				 util_fd_name(fd, name, sizeof(name)));
+	if (st.st_size > HASHKEY_FILE_MAX)
+		return error_set(e, "cannot hash %s: larger than " HASHKEY_FILE_MAX_TEXT,
 				 util_fd_name(fd, name, sizeof(name)));
 	if (m) {
 		struct memo_entry *me = memo_slot(m, &st);

@@ -17,6 +17,13 @@
 #define HASHKEY_MAX 96		/* longest key string, NUL included */
 #define BUILD_ID_MAX 64
 
+/* Largest file strobed hashes and copies into its cache as a binary.  A
+ * profiled process can map anything executable, e.g. a 500 GB sparse file:
+ * without a bound strobed would read and store all of it.  Real binaries
+ * (even large debug builds) stay well below this. */
+#define HASHKEY_FILE_MAX (1LL << 30)
+#define HASHKEY_FILE_MAX_TEXT "1 GiB"
+
 /* Build-id of the ELF file open at fd: its length (1..cap), 0 if the file
  * has none or is not ELF, -1 on a read error (e says why). */
 int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "hashkey.h"
 #include "ingest.h"
@@ -453,19 +454,55 @@ static const char *const special_maps[] = {
 	"[vdso]", "[vsyscall]", "[heap]", "[stack]", "[uprobes]", "[vvar]",
 };
 
+/* Flags for a file named by a profiled process: strobed runs as root, so
+ * never block (a FIFO), never acquire a controlling tty. */
+#define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
 /* Open exactly the mapped object: /proc/PID/map_files survives renames,
- * deletions and replacement of the path; the path is the fallback. */
-static int open_mapped(const struct ingest_mmap *m)
+ * deletions and replacement of the path; the path is the fallback.  Only a
+ * regular file of at most HASHKEY_FILE_MAX bytes is returned (a mapping of
+ * a device node is never read as a binary); else -1 and problem says why. */
+static int open_mapped(const struct ingest_mmap *m, struct stat *st,
+		       char *problem, size_t size)
 {
 	char path[128];
-	int fd;
+	int fd, by_path = 0;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 m->pid, m->start, m->start + m->len);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
+	fd = open(path, OPEN_UNTRUSTED);
+	if (fd < 0) {
+		/* The path is the mapping process's word only: by now it
+		 * may be a symlink to /etc/shadow, a FIFO or a device.  The
+		 * last component is not followed; earlier ones may still be
+		 * symlinks, which is safe only because the handle is checked
+		 * below to be the very file the kernel reported mapped. */
+		fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
+		by_path = 1;
+	}
+	if (fd < 0) {
+		snprintf(problem, size, "cannot open %s: %s", m->filename, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) < 0) {
+		snprintf(problem, size, "cannot stat %s: %s", m->filename, strerror(errno));
+	} else if (!S_ISREG(st->st_mode)) {
+		snprintf(problem, size, "%s is not a regular file", m->filename);
+	} else if (st->st_size > HASHKEY_FILE_MAX) {
+		snprintf(problem, size, "%s is larger than " HASHKEY_FILE_MAX_TEXT,
+			 m->filename);
+	} else if (by_path && !m->build_id_len &&
+		   (major(st->st_dev) != m->maj || minor(st->st_dev) != m->min ||
+		    (uint64_t)st->st_ino != m->ino)) {
+		snprintf(problem, size, "%s is no longer the mapped file (device "
+			 "or inode differ)", m->filename);
+	} else {
+		/* With a build-id instead of dev/ino, binary_of_file() accepts
+		 * the file only if it has that build-id. */
 		return fd;
-	return open(m->filename, O_RDONLY | O_CLOEXEC);
+	}
+	close(fd);
+	return -1;
 }
 
 /* binaries.id of the file behind an executable mapping. */
@@ -491,15 +528,11 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	if (*slot)
 		return *slot;
 
-	fd = open_mapped(m);
-	if (fd < 0) {
-		snprintf(problem, sizeof(problem), "cannot open %s: %s", m->filename,
-			 strerror(errno));
-	} else {
+	fd = open_mapped(m, &st, problem, sizeof(problem));
+	if (fd >= 0) {
 		char fkey[HASHKEY_MAX];
 
-		if (fstat(fd, &st) == 0)
-			size = st.st_size;
+		size = st.st_size;
 		if (hashkey_file(in->memo, fd, fkey, &fe) < 0) {
 			snprintf(problem, sizeof(problem), "%s", fe.msg);
 		} else if (key[0] && strcmp(key, fkey)) {

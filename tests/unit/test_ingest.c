@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
@@ -150,18 +152,32 @@ static void commit(struct fix *f)
 		fail_msg("ingest_commit: %s", e.msg);
 }
 
-static void mmap_at(struct fix *f, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		    const char *path, uint64_t t)
+/* An executable mapping of path with the device and inode of the record. */
+static void mmap_dev(struct fix *f, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		     const char *path, uint64_t t, unsigned maj, unsigned min, uint64_t ino)
 {
 	struct ingest_mmap m = {
 		.pid = pid, .start = start, .len = len, .pgoff = pgoff,
 		.prot = PROT_READ | PROT_EXEC, .filename = path, .time_ns = t,
-		.maj = 8, .min = 1, .ino = 1234,
+		.maj = maj, .min = min, .ino = ino,
 	};
 	struct error e;
 
 	if (ingest_mmap(f->in, &m, &e))
 		fail_msg("ingest_mmap: %s", e.msg);
+}
+
+/* As the kernel reports it: the file's own device and inode (the pids are
+ * not real, so ingest opens the path and checks them). */
+static void mmap_at(struct fix *f, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		    const char *path, uint64_t t)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	mmap_dev(f, pid, start, len, pgoff, path, t, major(st.st_dev), minor(st.st_dev),
+		 st.st_ino);
 }
 
 static void comm(struct fix *f, uint32_t pid, uint32_t tid, const char *name, int exec,
@@ -630,6 +646,66 @@ static void test_failed_batch_ids(void **state)
 	fix_free(f);
 }
 
+/*
+ * The path of a mapping is the mapping process's word only (its
+ * /proc/PID/map_files is gone here: the pids are not real): a file whose
+ * device or inode is not the record's, a symlink or a FIFO at the path is
+ * never hashed nor copied, and never blocks; nor is a file without the
+ * build-id a record carries; the binary is stored unavailable with the
+ * reason.
+ */
+static void test_hostile_paths(void **state)
+{
+	struct fix *f = fix_new(0);
+	char plain[PATH_MAX + 16], link[PATH_MAX + 16], fifo[PATH_MAX + 16];
+	struct stat st;
+	FILE *fp;
+
+	snprintf(plain, sizeof(plain), "%s/plain", f->dir);
+	snprintf(link, sizeof(link), "%s/link", f->dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+	assert_non_null(fp = fopen(plain, "w"));
+	fputs("no build-id here\n", fp);
+	fclose(fp);
+	assert_int_equal(symlink(plain, link), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(stat(plain, &st), 0);
+
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, 0x1000, 0, plain, 110);
+	mmap_dev(f, P1, BASE + 0x1000, 0x1000, 0, plain, 120, major(st.st_dev),
+		 minor(st.st_dev), st.st_ino + 1);
+	mmap_dev(f, P1, BASE + 0x2000, 0x1000, 0, link, 130, major(st.st_dev),
+		 minor(st.st_dev), st.st_ino);
+	mmap_at(f, P1, BASE + 0x3000, 0x1000, 0, fifo, 140);
+	{
+		/* a record with a build-id: the file at the path must have it */
+		static const uint8_t other_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+		struct ingest_mmap m = {
+			.pid = P1, .start = BASE + 0x4000, .len = 0x1000,
+			.prot = PROT_READ | PROT_EXEC, .filename = elf_a, .time_ns = 150,
+			.build_id = other_id, .build_id_len = sizeof(other_id),
+		};
+		struct error e;
+
+		if (ingest_mmap(f->in, &m, &e))
+			fail_msg("ingest_mmap: %s", e.msg);
+	}
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 1 AND "
+			       "problem IS NULL AND key LIKE 'xxh3:%'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "problem LIKE '%no longer the mapped file%'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "problem LIKE '%symbolic links%'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "problem LIKE '%not a regular file%'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "key = 'buildid:deadbeef00000000000000000000000000000000' AND "
+			       "problem LIKE '%its build-id changed%'"), 1);
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +716,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lost, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
+		cmocka_unit_test_teardown(test_hostile_paths, teardown),
 	};
 
 	if (find_fixtures()) {
