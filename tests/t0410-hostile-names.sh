@@ -76,7 +76,10 @@ PY
 
 mkdir "$tmp/cwd"
 cd "$tmp/cwd" || fail "cd"
-P() { "$STROBE" plot --top 40 "$@" 2>>"$tmp/plot.err" || fail "plot $*: $(cat "$tmp/plot.err")"; }
+# every plot runs; a payload that ran is reported before a plot that failed
+bad=
+P() { "$STROBE" plot --top 40 "$@" 2>>"$tmp/plot.err" || bad="$bad
+plot $*"; }
 P --event samples --by pid -o "$tmp/pid.svg"
 P --event samples --by pid -o "$tmp/pid.png"
 P --event samples --by pid -o "$tmp/pid.pdf"
@@ -89,6 +92,8 @@ P --event samples --comm "'.system('z6')#" -o "$tmp/comm.svg"
 "$STROBE" report --by binary --format csv >"$tmp/report.csv" 2>"$tmp/report.err" || true
 hits=$(cd "$tmp" && ls hit.* 2>/dev/null | tr '\n' ' ')
 [ -z "$hits" ] || fail "payloads ran: $hits"
+[ -z "$bad" ] || fail "failed:$bad
+$(cat "$tmp/plot.err")"
 ok "no payload ran (plots as PNG, SVG, PDF, --term; --by pid, binary, symbol; export)"
 
 python3 - "$tmp/pid.svg" "$tmp/bin.svg" "$@" <<'PY' || fail "SVG legend"
