@@ -490,15 +490,19 @@ static int write_csv(const struct table *t, FILE *f)
 	for (c = 0; c < t->ncols; c++) {
 		if (c)
 			fputc(',', f);
-		csv_write_field(f, t->cols[c].name);
+		csv_write_field(f, t->cols[c].name, CSV_TEXT);
 	}
 	fputc('\n', f);
 	for (r = 0; r < t->nrows; r++) {
 		for (c = 0; c < t->ncols; c++) {
+			const char *s = cell_repr(cell_get(t, r, c), t->cols[c].type,
+						  OUTPUT_CSV, buf, sizeof(buf), &is_str);
+
 			if (c)
 				fputc(',', f);
-			csv_write_field(f, cell_repr(cell_get(t, r, c), t->cols[c].type,
-						     OUTPUT_CSV, buf, sizeof(buf), &is_str));
+			/* the formula guard for string cells only: numbers
+			 * (a pid of -1) stay numbers */
+			csv_write_field(f, s, is_str ? CSV_TEXT : 0);
 		}
 		fputc('\n', f);
 	}

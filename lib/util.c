@@ -206,22 +206,63 @@ void json_write_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void csv_write_field(FILE *f, const char *s)
+static int csv_is_formula(const char *s)
 {
-	const char *p;
+	return s[0] && strchr("=+-@\t\r", s[0]);
+}
+
+size_t csv_escape(char *dst, const char *s, int flags)
+{
+	int guard = (flags & CSV_TEXT) && csv_is_formula(s);
+	size_t n = 0;
+
+	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
+		if (guard)
+			dst[n++] = '\'';
+		memcpy(dst + n, s, strlen(s));
+		return n + strlen(s);
+	}
+	dst[n++] = '"';
+	if (guard)
+		dst[n++] = '\'';
+	for (; *s; s++) {
+		if (*s == '"')
+			dst[n++] = '"';
+		dst[n++] = *s;
+	}
+	dst[n++] = '"';
+	return n;
+}
+
+void csv_write_field(FILE *f, const char *s, int flags)
+{
+	char small[512], *buf = small;
+	size_t len, max;
 
 	s = s ? s : "";
-	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
-		fputs(s, f);
-		return;
+	max = CSV_ESCAPE_MAX(strlen(s));
+	if (max > sizeof(small))
+		buf = xmalloc(max);
+	len = csv_escape(buf, s, flags);
+	fwrite(buf, 1, len, f);
+	if (buf != small)
+		free(buf);
+}
+
+void gnuplot_write_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('\'', f);
+	for (; *p; p++) {
+		if (*p == '\'')
+			fputs("'.\"'\".'", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fputc(' ', f);
+		else
+			fputc(*p, f);
 	}
-	fputc('"', f);
-	for (p = s; *p; p++) {
-		if (*p == '"')
-			fputc('"', f);
-		fputc(*p, f);
-	}
-	fputc('"', f);
+	fputc('\'', f);
 }
 
 char *file_read_all(const char *path, size_t *len)

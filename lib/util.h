@@ -49,8 +49,29 @@ int parse_u64(const char *s, uint64_t *v);
 
 /* Write s as a JSON string literal (quotes included). */
 void json_write_string(FILE *f, const char *s);
-/* Write s as one CSV field, quoted when it needs to be (RFC 4180). */
-void csv_write_field(FILE *f, const char *s);
+/*
+ * s as one CSV field (RFC 4180): in double quotes when it holds a comma,
+ * quote, CR or LF or starts or ends with a space, a quote doubled.  With
+ * CSV_TEXT (a text column: names, paths, never a number) a value that a
+ * spreadsheet would take for a formula, one starting with = + - @ TAB or
+ * CR, gets a single quote in front (OWASP's CSV injection advice).
+ * csv_escape writes no NUL and returns the length, at most
+ * CSV_ESCAPE_MAX(strlen(s)); csv_write_field writes the field to f.
+ */
+#define CSV_TEXT 1
+#define CSV_ESCAPE_MAX(len) (2 * (len) + 3)
+size_t csv_escape(char *dst, const char *s, int flags);
+void csv_write_field(FILE *f, const char *s, int flags);
+/*
+ * Write s for a gnuplot script as single-quoted string constants: no
+ * backquote command substitution, @ macro or backslash escape happens
+ * inside one.  A single quote in s becomes '."'".' (gnuplot 5.4's scanner
+ * mishandles the doubled '' right after an opening quote or another ''),
+ * so the result is constants joined by '.', valid wherever gnuplot takes a
+ * string expression.  Control characters become spaces.  The one way any
+ * string from data goes into a gnuplot script.
+ */
+void gnuplot_write_string(FILE *f, const char *s);
 
 /* Read a whole small file (e.g. from /proc) into a NUL-terminated buffer. */
 char *file_read_all(const char *path, size_t *len);

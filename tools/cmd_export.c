@@ -210,22 +210,13 @@ static void ob_printf(struct ob *o, const char *fmt, ...)
 	o->n += len;
 }
 
-/* One CSV field (RFC 4180): quoted when it holds a comma, quote, CR/LF or
- * leading/trailing space. */
-static void ob_csv(struct ob *o, const char *s)
+/* One CSV field, escaped by csv_escape() (lib/util.c); flags CSV_TEXT for
+ * text columns (names, paths), which get the spreadsheet formula guard. */
+static void ob_csv(struct ob *o, const char *s, int flags)
 {
 	s = s ? s : "";
-	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
-		ob_str(o, s);
-		return;
-	}
-	ob_chr(o, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			ob_chr(o, '"');
-		ob_chr(o, *s);
-	}
-	ob_chr(o, '"');
+	ob_room(o, CSV_ESCAPE_MAX(strlen(s)));
+	o->n += csv_escape(o->buf + o->n, s, flags);
 }
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
@@ -567,7 +558,7 @@ static int export_csv(struct exp *x, struct error *e)
 	ob_str(o, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol");
 	for (i = 0; i < x->nev; i++) {
 		ob_chr(o, ',');
-		ob_csv(o, x->s.events[i].name);
+		ob_csv(o, x->s.events[i].name, CSV_TEXT);
 	}
 	ob_str(o, ",offset,mode,build_id\n");
 	for (; rc == SQLITE_ROW && !o->err; rc = sqlite3_step(st)) {
@@ -586,11 +577,11 @@ static int export_csv(struct exp *x, struct error *e)
 		ob_chr(o, ',');
 		ob_u64(o, col_u64(st, COL_TID));
 		ob_chr(o, ',');
-		ob_csv(o, comm_name(&x->comms, sqlite3_column_int64(st, COL_COMM)));
+		ob_csv(o, comm_name(&x->comms, sqlite3_column_int64(st, COL_COMM)), CSV_TEXT);
 		ob_chr(o, ',');
-		ob_csv(o, rv.binary);
+		ob_csv(o, rv.binary, CSV_TEXT);
 		ob_chr(o, ',');
-		ob_csv(o, rv.symbol);
+		ob_csv(o, rv.symbol, CSV_TEXT);
 		for (i = 0; i < x->nev; i++) {
 			ob_chr(o, ',');
 			if (sqlite3_column_type(st, COL_C0 + i) != SQLITE_NULL)
@@ -602,7 +593,7 @@ static int export_csv(struct exp *x, struct error *e)
 		ob_chr(o, ',');
 		ob_str(o, mode_name((uint32_t)sqlite3_column_int64(st, COL_FLAGS)));
 		ob_chr(o, ',');
-		ob_csv(o, rv.build_id);
+		ob_csv(o, rv.build_id, CSV_TEXT);
 		ob_chr(o, '\n');
 		x->rows++;
 	}

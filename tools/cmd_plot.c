@@ -354,7 +354,7 @@ static int write_csv(const struct plot *p, FILE *f)
 		fputs(",wall", f);
 	for (size_t i = 0; i < p->nseries; i++) {
 		fputc(',', f);
-		csv_write_field(f, p->series[i].title);
+		csv_write_field(f, p->series[i].title, CSV_TEXT);
 	}
 	fputc('\n', f);
 	for (size_t b = 0; b < t->nbuckets; b++) {
@@ -385,23 +385,6 @@ static int write_csv(const struct plot *p, FILE *f)
 		fputc('\n', f);
 	}
 	return fflush(f) == EOF || ferror(f) ? -1 : 0;
-}
-
-/* s as a gnuplot double-quoted string, control characters as spaces. */
-static void gp_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\\' || c == '"')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fputc(' ', f);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 static const char *ms_text(int64_t ns, char *buf, size_t len)
@@ -477,7 +460,7 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		return -1;
 	}
 	fputs("set output ", f);
-	gp_string(f, out);
+	gnuplot_write_string(f, out);
 	fputc('\n', f);
 
 	/* title: what, which session; then the bucket and filters */
@@ -509,9 +492,9 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		n += (size_t)snprintf(sub + n, sizeof(sub) - n, "; every %zuth of %zu markers drawn",
 				      stride, t->nmarkers);
 	fputs("set title ", f);
-	gp_string(f, title);
+	gnuplot_write_string(f, title);
 	fputs(" . \"\\n\" . ", f);
-	gp_string(f, sub);
+	gnuplot_write_string(f, sub);
 	fputc('\n', f);
 
 	if (p->wall) {
@@ -530,7 +513,7 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 			char xl[128];
 
 			snprintf(xl, sizeof(xl), "local time (%s)", dstr);
-			gp_string(f, xl);
+			gnuplot_write_string(f, xl);
 		}
 		fputc('\n', f);
 	} else {
@@ -539,12 +522,12 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 	}
 	fputs("set ylabel ", f);
 	if (p->metric) {
-		gp_string(f, p->metric_src);
+		gnuplot_write_string(f, p->metric_src);
 	} else {
 		char yl[64];
 
 		snprintf(yl, sizeof(yl), "per %s", ms_text(t->bucket_ns, bk, sizeof(bk)));
-		gp_string(f, yl);
+		gnuplot_write_string(f, yl);
 	}
 	fputc('\n', f);
 	fprintf(f, "set xrange [%.9f:%.9f]\n", x0, x1);
@@ -584,7 +567,7 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 			snprintf(label, sizeof(label), "%s%s%.*s", t->markers[i].name,
 				 n ? " " : "", (int)n, t->markers[i].args);
 			fputs("set label ", f);
-			gp_string(f, label);
+			gnuplot_write_string(f, label);
 			if (p->fmt == FMT_TERM)	/* no rotated text on a terminal */
 				fprintf(f, " at %.9f, graph 0.97 left front offset character 2,0\n", x);
 			else
@@ -597,9 +580,9 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 	fputs("plot ", f);
 	for (i = 0; i < p->nseries; i++) {
 		fprintf(f, "%s", i ? ", \\\n     " : "");
-		gp_string(f, i ? "" : dat);
+		gnuplot_write_string(f, i ? "" : dat);
 		fprintf(f, " using 1:%zu with steps lw 1.5 title ", i + 2);
-		gp_string(f, p->series[i].title);
+		gnuplot_write_string(f, p->series[i].title);
 	}
 	if (t->nlost) {
 		char lt[128];
@@ -614,7 +597,7 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 			snprintf(lt, sizeof(lt), "sampling throttled (%llux)",
 				 (unsigned long long)t->throttles);
 		fputs(", \\\n     keyentry with boxes fc rgb \"#f4c7c3\" fs solid 0.6 title ", f);
-		gp_string(f, lt);
+		gnuplot_write_string(f, lt);
 	}
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;

@@ -1,6 +1,7 @@
 /*
  * test_output.c - lib/output.c: exact text, CSV and JSON renderings of
- * small tables, and JSON that a real parser accepts.
+ * small tables, and JSON that a real parser accepts; lib/util.c's CSV
+ * formula guard and gnuplot string quoting.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "output.h"
+#include "util.h"
 
 /* Render t in fmt to a malloc'd string. */
 static char *render(const struct table *t, enum output_format fmt)
@@ -240,6 +242,116 @@ static void test_csv_header_quoting(void **state)
 	table_free(t);
 }
 
+/* Text cells that a spreadsheet would take for a formula get a leading
+ * quote; numbers, negative ones too, and the same bytes in a numeric
+ * column do not. */
+static void test_csv_formula_guard(void **state)
+{
+	static const char *const in[] = {
+		"=1+2", "@SUM(A1)", "+x", "-y", "\tt", "\rr", "a=b", "'q", "",
+	};
+	struct table *t = table_new();
+	size_t i, r;
+
+	(void)state;
+	table_add_col(t, "comm", COL_STR);
+	table_add_col(t, "pid", COL_INT);
+	table_add_col(t, "v", COL_FLOAT);
+	table_add_col(t, "-h", COL_STR);
+	for (i = 0; i < ARRAY_SIZE(in); i++) {
+		r = table_add_row(t);
+		table_set_str(t, r, 0, in[i]);
+		table_set_int(t, r, 1, -1);
+		table_set_float(t, r, 2, -0.5);
+		table_set_int(t, r, 3, -(int64_t)i);	/* a number in a text column */
+	}
+	check(t, OUTPUT_CSV,
+	      "comm,pid,v,'-h\n"
+	      "'=1+2,-1,-0.5,0\n"
+	      "'@SUM(A1),-1,-0.5,-1\n"
+	      "'+x,-1,-0.5,-2\n"
+	      "'-y,-1,-0.5,-3\n"
+	      "'\tt,-1,-0.5,-4\n"
+	      "\"'\rr\",-1,-0.5,-5\n"
+	      "a=b,-1,-0.5,-6\n"
+	      "'q,-1,-0.5,-7\n"
+	      ",-1,-0.5,-8\n");
+	table_free(t);
+}
+
+static void test_csv_escape(void **state)
+{
+	static const struct {
+		const char *in;
+		int flags;
+		const char *want;
+	} cases[] = {
+		{ "plain", CSV_TEXT, "plain" },
+		{ "=x", 0, "=x" },
+		{ "=x", CSV_TEXT, "'=x" },
+		{ "-1", 0, "-1" },
+		{ "-1", CSV_TEXT, "'-1" },
+		{ "=a,\"b\"", CSV_TEXT, "\"'=a,\"\"b\"\"\"" },
+		{ " x", CSV_TEXT, "\" x\"" },
+		{ "\"\"", 0, "\"\"\"\"\"\"" },
+		{ "", CSV_TEXT, "" },
+	};
+	char buf[64];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		n = csv_escape(buf, cases[i].in, cases[i].flags);
+		assert_true(n <= CSV_ESCAPE_MAX(strlen(cases[i].in)));
+		buf[n] = 0;
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
+static char *gp(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	gnuplot_write_string(f, s);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* Single-quoted constants only: backquotes, $, @, backslashes and double
+ * quotes stay as they are; a single quote is a "'" joined in; control
+ * characters are spaces. */
+static void test_gnuplot_string(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "", "''" },
+		{ "`id>/tmp/P`", "'`id>/tmp/P`'" },
+		{ "$(x) @m \\n \"q\"", "'$(x) @m \\n \"q\"'" },
+		{ "a'b", "'a'.\"'\".'b'" },
+		{ "''", "''.\"'\".''.\"'\".''" },
+		{ "';!id #", "''.\"'\".';!id #'" },
+		{ "a\nb\tc\rd\x7f", "'a b c d '" },
+		{ "caf\xc3\xa9", "'caf\xc3\xa9'" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = gp(cases[i][0]);
+
+		assert_string_equal(got, cases[i][1]);
+		free(got);
+	}
+	{
+		char *got = gp(NULL);
+
+		assert_string_equal(got, "''");
+		free(got);
+	}
+}
+
 static void test_json(void **state)
 {
 	struct table *t = sample_table();
@@ -378,6 +490,9 @@ int main(void)
 		cmocka_unit_test(test_text_no_rows),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_csv_header_quoting),
+		cmocka_unit_test(test_csv_formula_guard),
+		cmocka_unit_test(test_csv_escape),
+		cmocka_unit_test(test_gnuplot_string),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_numbers),
 		cmocka_unit_test(test_json_zero_rows),
