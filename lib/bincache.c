@@ -155,7 +155,13 @@ static int copy_fd(int dst, int src, int *rd)
 		*rd = 0;
 		return -1;
 	}
-	buf = xmalloc(COPY_CHUNK);
+	/* a fixed size, but checked: failing this binary, not the daemon */
+	buf = malloc(COPY_CHUNK);
+	if (!buf) {
+		errno = ENOMEM;
+		*rd = 0;
+		return -1;
+	}
 	for (;;) {
 		ssize_t r = pread(src, buf, COPY_CHUNK, off);
 

@@ -14,6 +14,8 @@
 #include "hashkey.h"
 
 #define NOTES_MAX (1 << 20)	/* largest note segment/section we read */
+#define NOTES_BUDGET (4 << 20)	/* note bytes read per file, all areas */
+#define HDRTAB_MAX (4 << 20)	/* largest program/section header table */
 #define CHUNK (1 << 20)		/* XXH3 read size */
 #define ALIGN_UP(v, a) (((v) + (a) - 1) & ~((size_t)(a) - 1))
 
@@ -114,16 +116,31 @@ int hashkey_build_id_notes(const void *notes, size_t len, uint8_t *id, size_t ca
 	return parse_notes(&r, notes, len, 4, id, cap);
 }
 
-/* Read the note area [off, off+size) and look for the build-id in it. */
-static int note_area(int fd, const struct elf_reader *r, uint64_t off,
-		     uint64_t size, uint64_t align, uint8_t *id, size_t cap)
+/* [off, off + len) lies inside a file of fsize bytes (no overflow). */
+static int in_file(uint64_t off, uint64_t len, uint64_t fsize)
+{
+	return off <= fsize && len <= fsize - off;
+}
+
+/* Read the note area [off, off+size) and look for the build-id in it.
+ * The area must lie inside the file, and all areas together read at most
+ * NOTES_BUDGET bytes (*budget), so overlapping areas cost bounded time. */
+static int note_area(int fd, const struct elf_reader *r, uint64_t fsize,
+		     uint64_t off, uint64_t size, uint64_t align, uint8_t *id,
+		     size_t cap, size_t *budget)
 {
 	unsigned char *buf;
 	int ret;
 
-	if (size < sizeof(Elf32_Nhdr) || size > NOTES_MAX)
+	if (size < sizeof(Elf32_Nhdr) || size > NOTES_MAX ||
+	    !in_file(off, size, fsize) || size > *budget)
 		return 0;
-	buf = xmalloc(size);
+	*budget -= size;
+	buf = malloc(size);
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
 	ret = pread_full(fd, buf, size, off);
 	if (ret > 0)
 		ret = parse_notes(r, buf, size, align == 8 ? 8 : 4, id, cap);
@@ -137,9 +154,15 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 	struct elf_reader r;
 	uint64_t phoff, shoff;
 	unsigned phnum, shnum, phentsize, shentsize, i;
+	size_t budget = NOTES_BUDGET, tablen;
 	int ret, found = 0, err;
+	uint64_t fsize;
+	struct stat st;
 	char name[256];
 
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	fsize = st.st_size;
 	ret = pread_full(fd, ehdr, EI_NIDENT, 0);
 	if (ret < 0)
 		goto fail;
@@ -178,11 +201,19 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 		shentsize = rd16(&r, &h->e_shentsize);
 	}
 
-	/* The PT_NOTE segments of executables and shared objects. */
+	/* The PT_NOTE segments of executables and shared objects.  A table
+	 * must lie inside the file and be at most HDRTAB_MAX: a malformed
+	 * one means no build-id (the file is then keyed by its contents). */
+	tablen = (size_t)phnum * phentsize;
 	if (phoff && phnum && phnum != PN_XNUM &&
-	    phentsize >= (r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr))) {
-		tab = xmalloc((size_t)phnum * phentsize);
-		ret = pread_full(fd, tab, (size_t)phnum * phentsize, phoff);
+	    phentsize >= (r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) &&
+	    tablen <= HDRTAB_MAX && in_file(phoff, tablen, fsize)) {
+		tab = malloc(tablen);
+		if (!tab) {
+			errno = ENOMEM;
+			goto fail;
+		}
+		ret = pread_full(fd, tab, tablen, phoff);
 		if (ret < 0)
 			goto fail;
 		for (i = 0; ret && i < phnum && !found; i++) {
@@ -206,7 +237,8 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 				size = rd32(&r, &p->p_filesz);
 				align = rd32(&r, &p->p_align);
 			}
-			found = note_area(fd, &r, off, size, align, id, cap);
+			found = note_area(fd, &r, fsize, off, size, align, id,
+					  cap, &budget);
 			if (found < 0)
 				goto fail;
 		}
@@ -217,10 +249,16 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 		return found;
 
 	/* Else the SHT_NOTE sections (objects without program headers). */
+	tablen = (size_t)shnum * shentsize;
 	if (shoff && shnum &&
-	    shentsize >= (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr))) {
-		tab = xmalloc((size_t)shnum * shentsize);
-		ret = pread_full(fd, tab, (size_t)shnum * shentsize, shoff);
+	    shentsize >= (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) &&
+	    tablen <= HDRTAB_MAX && in_file(shoff, tablen, fsize)) {
+		tab = malloc(tablen);
+		if (!tab) {
+			errno = ENOMEM;
+			goto fail;
+		}
+		ret = pread_full(fd, tab, tablen, shoff);
 		if (ret < 0)
 			goto fail;
 		for (i = 0; ret && i < shnum && !found; i++) {
@@ -244,7 +282,8 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 				size = rd32(&r, &s->sh_size);
 				align = rd32(&r, &s->sh_addralign);
 			}
-			found = note_area(fd, &r, off, size, align, id, cap);
+			found = note_area(fd, &r, fsize, off, size, align, id,
+					  cap, &budget);
 			if (found < 0)
 				goto fail;
 		}
@@ -268,7 +307,11 @@ int hashkey_xxh3_fd(int fd, char hex[33], struct error *e)
 
 	if (!st)
 		return error_set(e, "cannot hash file: out of memory");
-	buf = xmalloc(CHUNK);
+	buf = malloc(CHUNK);
+	if (!buf) {
+		XXH3_freeState(st);
+		return error_set(e, "cannot hash file: out of memory");
+	}
 	XXH3_128bits_reset(st);
 	for (;;) {
 		ssize_t r = pread(fd, buf, CHUNK, (off_t)off);

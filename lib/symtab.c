@@ -97,9 +97,16 @@ static const char *bfd_err(void)
 	return bfd_errmsg(bfd_get_error());
 }
 
-/* Read one symbol table; count or -1. */
-static long read_syms(bfd *abfd, int dynamic, asymbol ***out)
+/*
+ * Read one symbol table; count, 0 when there is none, or -1 (e says why).
+ * Every symbol takes at least an Elf32_Sym (16 bytes) of the file, so a
+ * table claiming more than fsize / 16 symbols is malformed: refused before
+ * allocating, and the allocation is checked (a hostile file fails alone).
+ */
+static long read_syms(bfd *abfd, int dynamic, asymbol ***out, const char *path,
+		      struct error *e)
 {
+	uint64_t fsize = bfd_get_size(abfd);
 	long upper, n;
 
 	*out = NULL;
@@ -107,13 +114,19 @@ static long read_syms(bfd *abfd, int dynamic, asymbol ***out)
 			: bfd_get_symtab_upper_bound(abfd);
 	if (upper <= 0)
 		return 0;	/* no such table */
-	*out = xmalloc(upper);
+	if ((uint64_t)upper / sizeof(asymbol *) > fsize / sizeof(Elf32_Sym) + 1)
+		return error_set(e, "cannot read symbols of %s: malformed ELF file "
+				 "(a symbol table larger than the file)", path);
+	*out = malloc(upper);
+	if (!*out)
+		return error_set(e, "cannot read symbols of %s: out of memory", path);
 	n = dynamic ? bfd_canonicalize_dynamic_symtab(abfd, *out)
 		    : bfd_canonicalize_symtab(abfd, *out);
-	if (n < 0) {
+	/* bfd fills at most upper bytes: n < upper / sizeof(asymbol *) */
+	if (n < 0 || (uint64_t)n >= (uint64_t)upper / sizeof(asymbol *)) {
 		free(*out);
 		*out = NULL;
-		return -1;
+		return error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
 	}
 	return n;
 }
@@ -326,18 +339,14 @@ struct symtab *symtab_open(const char *path, struct error *e)
 		error_set(e, "cannot read symbols of %s: not an ELF file", path);
 		goto fail;
 	}
-	s->nsyms = read_syms(s->abfd, 0, &s->syms);
-	if (s->nsyms < 0) {
-		error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+	s->nsyms = read_syms(s->abfd, 0, &s->syms, path, e);
+	if (s->nsyms < 0)
 		goto fail;
-	}
 	/* A bad .dynsym is not fatal when .symtab is there. */
-	s->ndynsyms = read_syms(s->abfd, 1, &s->dynsyms);
+	s->ndynsyms = read_syms(s->abfd, 1, &s->dynsyms, path, e);
 	if (s->ndynsyms < 0) {
-		if (!s->nsyms) {
-			error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+		if (!s->nsyms)
 			goto fail;
-		}
 		s->ndynsyms = 0;
 	}
 
@@ -350,18 +359,24 @@ struct symtab *symtab_open(const char *path, struct error *e)
 		added = add_syms(s, s->dynsyms, s->ndynsyms, 0);
 	s->nreal = added;
 
-	/* The @plt stubs; a failure here only loses their names. */
+	/* The @plt stubs; a failure here only loses their names.  One stub
+	 * per PLT relocation, each at least an Elf32_Rel (8 bytes) of the
+	 * file: more is malformed, and dropped. */
 	s->nsynth = bfd_get_synthetic_symtab(s->abfd, s->nsyms, s->syms,
 					     s->ndynsyms, s->dynsyms, &s->synth);
-	if (s->nsynth > 0) {
-		asymbol **p = xmalloc(s->nsynth * sizeof(*p));
+	if (s->nsynth > 0 &&
+	    (uint64_t)s->nsynth <= bfd_get_size(s->abfd) / sizeof(Elf32_Rel)) {
+		asymbol **p = malloc(s->nsynth * sizeof(*p));
 		long i;
 
-		for (i = 0; i < s->nsynth; i++)
+		for (i = 0; p && i < s->nsynth; i++)
 			p[i] = &s->synth[i];
-		add_syms(s, p, s->nsynth, 1);
+		if (p)
+			add_syms(s, p, s->nsynth, 1);
 		free(p);
 	} else {
+		if (s->nsynth > 0)
+			free(s->synth);
 		s->nsynth = 0;
 		s->synth = NULL;
 	}

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "usdt.h"
 
@@ -26,6 +27,7 @@
 #define MAX_NOTES_BYTES		(64u << 20)
 #define MAX_SHDRS		65536
 #define MAX_PHDRS		4096
+#define MAX_NAMES		64	/* distinct probe names counted for errors */
 
 struct sec {
 	uint32_t name, type;
@@ -47,7 +49,37 @@ struct elf {
 	size_t nsegs;
 	char *shstr;
 	size_t shstrlen;
+	uint64_t fsize;		/* every offset + size read lies inside it */
+	uint64_t note_budget;	/* note bytes left to read, all sections */
 };
+
+/* Where the notes' sites go: those of provider:name (all when provider is
+ * NULL), at most USDT_MAX_SITES; the distinct names seen, for errors. */
+struct collect {
+	const char *provider, *name;
+	struct usdt_site *sites;
+	size_t n, cap;
+	size_t nall;				/* sites seen, all names */
+	char (*names)[2][USDT_MAX_NAME];	/* up to MAX_NAMES */
+	size_t nnames;
+	int names_full;
+};
+
+/* [off, off + len) lies inside the file (no overflow). */
+static int in_file(const struct elf *f, uint64_t off, uint64_t len)
+{
+	return off <= f->fsize && len <= f->fsize - off;
+}
+
+/* calloc that fails this one file, not the daemon. */
+static void *elf_calloc(const struct elf *f, size_t n, size_t size, struct error *e)
+{
+	void *p = calloc(n, size);
+
+	if (!p)
+		error_set(e, "%s: out of memory reading its ELF headers", f->path);
+	return p;
+}
 
 static int read_at(struct elf *f, void *buf, size_t len, uint64_t off, struct error *e)
 {
@@ -90,12 +122,17 @@ static int elf_open(struct elf *f, const char *path, struct error *e)
 {
 	unsigned char id[EI_NIDENT], h[sizeof(Elf64_Ehdr)];
 	uint64_t shoff, phoff, shnum, phnum, shentsize, phentsize, shstrndx;
+	struct stat st;
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
+	f->note_budget = MAX_NOTES_BYTES;
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0)
 		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	if (fstat(f->fd, &st) < 0)
+		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	f->fsize = st.st_size;
 	if (pread(f->fd, id, sizeof(id), 0) != sizeof(id) || memcmp(id, ELFMAG, SELFMAG))
 		return error_set(e, "%s is not an ELF file: give the executable or library "
 				 "that holds the probe", path);
@@ -139,9 +176,15 @@ static int elf_open(struct elf *f, const char *path, struct error *e)
 			if (shstrndx == SHN_XINDEX)
 				shstrndx = f->is64 ? le(sh + 40, 4) : le(sh + 24, 4);
 		}
+		/* shnum <= MAX_SHDRS and shentsize < 64 KiB: no overflow */
 		if (shnum > MAX_SHDRS)
 			return error_set(e, "%s: malformed ELF file (%" PRIu64 " sections)", path, shnum);
-		f->secs = xcalloc(shnum ? shnum : 1, sizeof(*f->secs));
+		if (!in_file(f, shoff, shnum * shentsize))
+			return error_set(e, "%s: malformed ELF file (section headers past its end)",
+					 path);
+		f->secs = elf_calloc(f, shnum ? shnum : 1, sizeof(*f->secs), e);
+		if (!f->secs)
+			return -1;
 		for (uint64_t i = 0; i < shnum; i++) {
 			struct sec *s = &f->secs[i];
 
@@ -167,8 +210,13 @@ static int elf_open(struct elf *f, const char *path, struct error *e)
 		f->nsecs = shnum;
 		if (shstrndx < shnum && f->secs[shstrndx].type == SHT_STRTAB &&
 		    f->secs[shstrndx].size < MAX_NOTES_BYTES) {
+			if (!in_file(f, f->secs[shstrndx].offset, f->secs[shstrndx].size))
+				return error_set(e, "%s: malformed ELF file (section names past "
+						 "its end)", path);
 			f->shstrlen = f->secs[shstrndx].size;
-			f->shstr = xmalloc(f->shstrlen + 1);
+			f->shstr = elf_calloc(f, f->shstrlen + 1, 1, e);
+			if (!f->shstr)
+				return -1;
 			if (read_at(f, f->shstr, f->shstrlen, f->secs[shstrndx].offset, e) < 0)
 				return -1;
 			f->shstr[f->shstrlen] = 0;
@@ -177,9 +225,15 @@ static int elf_open(struct elf *f, const char *path, struct error *e)
 	if (phoff && phnum) {
 		unsigned char ph[sizeof(Elf64_Phdr)];
 
+		/* phnum <= MAX_PHDRS and phentsize < 64 KiB: no overflow */
 		if (phnum > MAX_PHDRS)
 			return error_set(e, "%s: malformed ELF file (%" PRIu64 " segments)", path, phnum);
-		f->segs = xcalloc(phnum, sizeof(*f->segs));
+		if (!in_file(f, phoff, phnum * phentsize))
+			return error_set(e, "%s: malformed ELF file (program headers past its end)",
+					 path);
+		f->segs = elf_calloc(f, phnum, sizeof(*f->segs), e);
+		if (!f->segs)
+			return -1;
 		for (uint64_t i = 0; i < phnum; i++) {
 			struct seg *s = &f->segs[i];
 
@@ -231,22 +285,81 @@ static int vaddr_to_offset(const struct elf *f, uint64_t a, uint64_t *off)
 	return -1;
 }
 
-/* Append the stapsdt notes of one note section to *sites. */
+/* Count provider:name among the distinct names (at most MAX_NAMES kept). */
+static int collect_name(struct collect *c, const char *prov, const char *name)
+{
+	if (!c->provider || c->names_full)
+		return 0;
+	for (size_t i = 0; i < c->nnames; i++)
+		if (!strcmp(c->names[i][0], prov) && !strcmp(c->names[i][1], name))
+			return 0;
+	if (c->nnames == MAX_NAMES) {
+		c->names_full = 1;
+		return 0;
+	}
+	if (!c->names) {
+		c->names = calloc(MAX_NAMES, sizeof(*c->names));
+		if (!c->names)
+			return -1;
+	}
+	snprintf(c->names[c->nnames][0], USDT_MAX_NAME, "%s", prov);
+	snprintf(c->names[c->nnames][1], USDT_MAX_NAME, "%s", name);
+	c->nnames++;
+	return 0;
+}
+
+/* Room for one more site: at most USDT_MAX_SITES, so a file with millions
+ * of notes costs bounded memory and stops early. */
+static struct usdt_site *collect_site(struct elf *f, struct collect *c, struct error *e)
+{
+	size_t cap;
+	void *p;
+
+	if (c->n == USDT_MAX_SITES) {
+		if (c->provider)
+			return error_set(e, "%s: USDT probe %s:%s has more than %d sites",
+					 f->path, c->provider, c->name, USDT_MAX_SITES), NULL;
+		return error_set(e, "%s: more than %d USDT probe sites", f->path,
+				 USDT_MAX_SITES), NULL;
+	}
+	if (c->n == c->cap) {
+		cap = c->cap ? 2 * c->cap : 8;
+		cap = MIN(cap, (size_t)USDT_MAX_SITES);
+		p = realloc(c->sites, cap * sizeof(*c->sites));
+		if (!p)
+			return error_set(e, "%s: out of memory reading its USDT notes",
+					 f->path), NULL;
+		c->sites = p;
+		c->cap = cap;
+	}
+	return &c->sites[c->n];
+}
+
+/* Collect the stapsdt notes of one note section. */
 static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64_t base,
-		      struct usdt_site **sites, size_t *n, size_t *cap, struct error *e)
+		      struct collect *c, struct error *e)
 {
 	size_t align = ns->align == 8 ? 8 : 4, asz = f->is64 ? 8 : 4;
 	unsigned char *buf;
 	size_t p = 0;
 
-	if (ns->size > MAX_NOTES_BYTES)
-		return error_set(e, "%s: malformed ELF file (note section of %" PRIu64 " bytes)",
-				 f->path, ns->size);
-	buf = xmalloc(ns->size + 1);
+	/* Each section lies inside the file, and all of them together read
+	 * at most MAX_NOTES_BYTES (overlapping sections cost bounded time). */
+	if (ns->size > f->note_budget)
+		return error_set(e, "%s: malformed ELF file (note sections of more than %u "
+				 "bytes)", f->path, MAX_NOTES_BYTES);
+	if (!in_file(f, ns->offset, ns->size))
+		return error_set(e, "%s: malformed ELF file (a note section past its end)",
+				 f->path);
+	f->note_budget -= ns->size;
+	buf = malloc(ns->size + 1);
+	if (!buf)
+		return error_set(e, "%s: out of memory reading its USDT notes", f->path);
 	if (read_at(f, buf, ns->size, ns->offset, e) < 0) {
 		free(buf);
 		return -1;
 	}
+	/* namesz, descsz < 2^32 and p <= size < 2^26: the sums do not overflow */
 	while (p + 12 <= ns->size) {
 		uint32_t namesz = le(buf + p, 4), descsz = le(buf + p + 4, 4);
 		uint32_t type = le(buf + p + 8, 4);
@@ -275,8 +388,19 @@ static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64
 			}
 			pname++;
 			args++;
-			ARRAY_GROW(*sites, *cap, *n + 1);
-			s = &(*sites)[*n];
+			c->nall++;
+			if (collect_name(c, prov, pname) < 0) {
+				free(buf);
+				return error_set(e, "%s: out of memory reading its USDT notes",
+						 f->path);
+			}
+			if (c->provider && (strcmp(prov, c->provider) || strcmp(pname, c->name)))
+				goto next;
+			s = collect_site(f, c, e);
+			if (!s) {
+				free(buf);
+				return -1;
+			}
 			memset(s, 0, sizeof(*s));
 			snprintf(s->path, sizeof(s->path), "%s", f->path);
 			snprintf(s->provider, sizeof(s->provider), "%s", prov);
@@ -303,8 +427,9 @@ static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64
 						 PRIx64 " is in no loaded part of the file",
 						 f->path, s->provider, s->name, sem);
 			}
-			(*n)++;
+			c->n++;
 		}
+next:
 		if (next <= p)
 			break;
 		p = next;
@@ -313,17 +438,15 @@ static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64
 	return 0;
 }
 
-int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e)
+/* The sites of the file at path into c. */
+static int collect_file(const char *path, struct collect *c, struct error *e)
 {
 	struct elf f;
-	size_t cap = 0;
 	uint64_t base = 0;
-	int have_base = 0;
+	int have_base = 0, ret = -1;
 
-	*sites = NULL;
-	*n = 0;
 	if (elf_open(&f, path, e) < 0)
-		goto fail;
+		goto out;
 	for (size_t i = 0; i < f.nsecs; i++)
 		if (!strcmp(sec_name(&f, &f.secs[i]), ".stapsdt.base")) {
 			have_base = 1;
@@ -331,87 +454,89 @@ int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct erro
 		}
 	for (size_t i = 0; i < f.nsecs; i++)
 		if (f.secs[i].type == SHT_NOTE &&
-		    read_notes(&f, &f.secs[i], have_base, base, sites, n, &cap, e) < 0)
-			goto fail;
+		    read_notes(&f, &f.secs[i], have_base, base, c, e) < 0)
+			goto out;
+	ret = 0;
+out:
 	elf_free(&f);
-	return 0;
-fail:
-	elf_free(&f);
-	free(*sites);
-	*sites = NULL;
-	*n = 0;
-	return -1;
+	return ret;
+}
+
+int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e)
+{
+	struct collect c = { 0 };
+	int ret = collect_file(path, &c, e);
+
+	free(c.names);
+	if (ret < 0) {
+		free(c.sites);
+		c.sites = NULL;
+		c.n = 0;
+	}
+	*sites = c.sites;
+	*n = c.n;
+	return ret;
 }
 
 /* "it has a:b, c:d" or "it has 40 probes, e.g. a:b, ...": the names of
- * the probes in sites, each once. */
-static void probe_names(const struct usdt_site *sites, size_t n, char *buf, size_t len)
+ * the probes seen, each once. */
+static void probe_names(const struct collect *c, char *buf, size_t len)
 {
-	size_t used = 0, shown = 0, distinct = 0;
+	size_t used = 0, shown = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < n; i++) {
-		int seen = 0;
+	for (size_t i = 0; i < c->nnames && shown < 8 && used < len; i++) {
+		int r = snprintf(buf + used, len - used, "%s%s:%s", shown ? ", " : "",
+				 c->names[i][0], c->names[i][1]);
 
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(sites[i].provider, sites[j].provider) &&
-			       !strcmp(sites[i].name, sites[j].name);
-		if (seen)
-			continue;
-		distinct++;
-		if (shown < 8 && used < len) {
-			int r = snprintf(buf + used, len - used, "%s%s:%s", shown ? ", " : "",
-					 sites[i].provider, sites[i].name);
-
-			used = r < 0 ? len : MIN(len, used + (size_t)r);
-			shown++;
-		}
+		used = r < 0 ? len : MIN(len, used + (size_t)r);
+		shown++;
 	}
-	if (distinct > shown && used < len)
-		snprintf(buf + used, len - used, ", ... (%zu probes: 'readelf -n' lists them)",
-			 distinct);
+	if ((c->nnames > shown || c->names_full) && used < len)
+		snprintf(buf + used, len - used, ", ... (%s%zu probes: 'readelf -n' lists them)",
+			 c->names_full ? "more than " : "", c->nnames);
 }
 
 int usdt_find(const char *path, const char *provider, const char *name,
 	      struct usdt_site **sites, size_t *n, struct error *e)
 {
-	struct usdt_site *all;
-	size_t nall, k = 0;
+	struct collect c = { .provider = provider, .name = name };
 
 	*sites = NULL;
 	*n = 0;
-	if (usdt_list(path, &all, &nall, e) < 0)
-		return -1;
-	for (size_t i = 0; i < nall; i++) {
-		if (strcmp(all[i].provider, provider) || strcmp(all[i].name, name))
-			continue;
-		if (usdt_parse_args(all[i].arg_spec, all[i].args, USDT_MAX_ARGS, &all[i].nargs,
-				    e) < 0) {
+	if (collect_file(path, &c, e) < 0)
+		goto fail;
+	for (size_t i = 0; i < c.n; i++) {
+		struct usdt_site *s = &c.sites[i];
+
+		if (usdt_parse_args(s->arg_spec, s->args, USDT_MAX_ARGS, &s->nargs, e) < 0) {
 			error_prefix(e, "USDT probe %s:%s at offset 0x%" PRIx64 " of %s has "
-				     "arguments \"%s\"", provider, name, all[i].offset, path,
-				     all[i].arg_spec);
-			free(all);
-			return -1;
+				     "arguments \"%s\"", provider, name, s->offset, path,
+				     s->arg_spec);
+			goto fail;
 		}
-		all[k++] = all[i];
 	}
-	if (!k) {
+	if (!c.n) {
 		char names[300];
 
-		if (!nall) {
+		if (!c.nall) {
 			error_set(e, "no USDT probe %s:%s in %s: it has no USDT probes "
 				  "(no .note.stapsdt notes)", provider, name, path);
 		} else {
-			probe_names(all, nall, names, sizeof(names));
+			probe_names(&c, names, sizeof(names));
 			error_set(e, "no USDT probe %s:%s in %s: it has %s", provider, name,
 				  path, names);
 		}
-		free(all);
-		return -1;
+		goto fail;
 	}
-	*sites = all;
-	*n = k;
+	free(c.names);
+	*sites = c.sites;
+	*n = c.n;
 	return 0;
+fail:
+	free(c.names);
+	free(c.sites);
+	return -1;
 }
 
 static int is_ident(const char *s)

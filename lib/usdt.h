@@ -29,6 +29,7 @@
 #define USDT_MAX_ARGS	12	/* <sys/sdt.h> goes up to STAP_PROBE12 */
 #define USDT_MAX_NAME	64
 #define USDT_MAX_ARGSPEC 512
+#define USDT_MAX_SITES	64	/* sites of one file (usdt_list) or probe (usdt_find) */
 
 /* Register numbers are perf's x86_64 ones (asm/perf_regs.h), so a
  * PERF_SAMPLE_REGS_USER mask is 1 << reg. */
@@ -83,14 +84,16 @@ int usdt_parse_args(const char *s, struct usdt_arg *args, int max, int *nargs,
 /*
  * Every probe site of the ELF file at path, arguments not parsed (nargs
  * is -1).  *sites is malloc'ed (free() it; NULL and 0 when the file has
- * none).  Errors: unreadable file, not ELF, malformed notes.
+ * none).  Errors: unreadable file, not ELF, malformed headers or notes,
+ * more than USDT_MAX_SITES sites (the file is read no further).
  */
 int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e);
 
 /*
  * The sites of PROVIDER:NAME in the file at path, with their arguments
  * parsed.  Errors: those of usdt_list, no such probe (naming the probes
- * the file has, when they are few), an argument form not supported.
+ * the file has, when they are few), an argument form not supported,
+ * more than USDT_MAX_SITES sites of the probe.
  */
 int usdt_find(const char *path, const char *provider, const char *name,
 	      struct usdt_site **sites, size_t *n, struct error *e);
