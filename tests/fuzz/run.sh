@@ -6,7 +6,8 @@
 # that add coverage), so the corpus stays small.  A crash leaves
 # crash-* in OUTDIR/artifacts and exits non-zero.
 # The libFuzzer summary (stat::number_of_executed_units and the rest) is
-# printed at the end; the full log is OUTDIR/NAME.log.
+# printed at the end; the full log is OUTDIR/NAME.log.  RUNS=N stops
+# after N executions (whichever of RUNS and SECONDS comes first).
 set -eu
 [ $# -ge 2 ] || { echo "usage: $0 NAME SECONDS [OUTDIR]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,7 @@ rc=0
 # fuzz-0.log in its working directory: OUTDIR).  New inputs go to a scratch
 # dir; the corpus proper only takes what the merge below keeps.
 rm -f "$out/fuzz-0.log"
-(cd "$out" && "$bin" -jobs=1 -workers=1 -max_total_time="$secs" -max_len=$maxlen \
+(cd "$out" && "$bin" -jobs=1 -workers=1 -max_total_time="$secs" -runs="${RUNS:--1}" -max_len=$maxlen \
 	-timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
 	-artifact_prefix="$out/artifacts/" "$out/new-$name" "$corpus") >"$out/$name.log" 2>&1 || rc=$?
 end=$(date +%s)
