@@ -131,10 +131,21 @@ static int note_area(int fd, const struct elf_reader *r, uint64_t off,
 	return ret;
 }
 
+/* A header table of n entries of ent bytes at off lies inside a file of
+ * fsize bytes (else it cannot be read: and the header's numbers must not
+ * size an allocation, up to 4 GB, before that is known). */
+static int table_fits(uint64_t off, unsigned n, unsigned ent, uint64_t fsize)
+{
+	uint64_t len = (uint64_t)n * ent;
+
+	return off <= fsize && len <= fsize - off;
+}
+
 int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 {
 	unsigned char ehdr[sizeof(Elf64_Ehdr)], *tab = NULL;
 	struct elf_reader r;
+	struct stat st;
 	uint64_t phoff, shoff;
 	unsigned phnum, shnum, phentsize, shentsize, i;
 	int ret, found = 0, err;
@@ -157,6 +168,8 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 		goto fail;
 	if (!ret)
 		return 0;
+	if (fstat(fd, &st) < 0)
+		goto fail;
 
 	if (r.is64) {
 		const Elf64_Ehdr *h = (const void *)ehdr;
@@ -180,7 +193,8 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 
 	/* The PT_NOTE segments of executables and shared objects. */
 	if (phoff && phnum && phnum != PN_XNUM &&
-	    phentsize >= (r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr))) {
+	    phentsize >= (r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) &&
+	    table_fits(phoff, phnum, phentsize, st.st_size)) {
 		tab = xmalloc((size_t)phnum * phentsize);
 		ret = pread_full(fd, tab, (size_t)phnum * phentsize, phoff);
 		if (ret < 0)
@@ -218,7 +232,8 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 
 	/* Else the SHT_NOTE sections (objects without program headers). */
 	if (shoff && shnum &&
-	    shentsize >= (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr))) {
+	    shentsize >= (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) &&
+	    table_fits(shoff, shnum, shentsize, st.st_size)) {
 		tab = xmalloc((size_t)shnum * shentsize);
 		ret = pread_full(fd, tab, (size_t)shnum * shentsize, shoff);
 		if (ret < 0)

@@ -38,4 +38,4 @@ if [ $rc -ne 0 ]; then
 fi
 "$bin" -merge=1 -max_len=$maxlen "$corpus" "$out/new-$name" >"$out/$name.merge.log" 2>&1
 rm -rf "$out/new-$name"
-echo "corpus $name: $(ls "$corpus" | wc -l) files, $(du -sk "$corpus" | cut -f1) KB"
+echo "corpus $name: $(ls "$corpus" | wc -l) files, $(cat "$corpus"/* | wc -c) bytes"
