@@ -148,6 +148,18 @@ static int note_area(int fd, const struct elf_reader *r, uint64_t fsize,
 	return ret;
 }
 
+/* A header table of n entries of ent bytes at off lies inside a file of
+ * fsize bytes (else it cannot be read: and the header's numbers must not
+ * size an allocation, up to 4 GB, before that is known). */
+/* One entry of a header table, copied out of it (entries need not be
+ * aligned: e_phentsize and e_shentsize are the file's word). */
+union hdr_ent {
+	Elf64_Phdr p64;
+	Elf32_Phdr p32;
+	Elf64_Shdr s64;
+	Elf32_Shdr s32;
+};
+
 int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 {
 	unsigned char ehdr[sizeof(Elf64_Ehdr)], *tab = NULL;
@@ -180,6 +192,8 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 		goto fail;
 	if (!ret)
 		return 0;
+	if (fstat(fd, &st) < 0)
+		goto fail;
 
 	if (r.is64) {
 		const Elf64_Ehdr *h = (const void *)ehdr;
@@ -217,11 +231,14 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 		if (ret < 0)
 			goto fail;
 		for (i = 0; ret && i < phnum && !found; i++) {
-			const unsigned char *ph = tab + (size_t)i * phentsize;
+			union hdr_ent ent;
 			uint64_t off, size, align;
 
+			/* an aligned copy: phentsize need not be a multiple of 8 */
+			memcpy(&ent, tab + (size_t)i * phentsize,
+			       r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr));
 			if (r.is64) {
-				const Elf64_Phdr *p = (const void *)ph;
+				const Elf64_Phdr *p = &ent.p64;
 
 				if (rd32(&r, &p->p_type) != PT_NOTE)
 					continue;
@@ -229,7 +246,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 				size = rd64(&r, &p->p_filesz);
 				align = rd64(&r, &p->p_align);
 			} else {
-				const Elf32_Phdr *p = (const void *)ph;
+				const Elf32_Phdr *p = &ent.p32;
 
 				if (rd32(&r, &p->p_type) != PT_NOTE)
 					continue;
@@ -262,11 +279,13 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 		if (ret < 0)
 			goto fail;
 		for (i = 0; ret && i < shnum && !found; i++) {
-			const unsigned char *sh = tab + (size_t)i * shentsize;
+			union hdr_ent ent;
 			uint64_t off, size, align;
 
+			memcpy(&ent, tab + (size_t)i * shentsize,
+			       r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr));
 			if (r.is64) {
-				const Elf64_Shdr *s = (const void *)sh;
+				const Elf64_Shdr *s = &ent.s64;
 
 				if (rd32(&r, &s->sh_type) != SHT_NOTE)
 					continue;
@@ -274,7 +293,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 				size = rd64(&r, &s->sh_size);
 				align = rd64(&r, &s->sh_addralign);
 			} else {
-				const Elf32_Shdr *s = (const void *)sh;
+				const Elf32_Shdr *s = &ent.s32;
 
 				if (rd32(&r, &s->sh_type) != SHT_NOTE)
 					continue;

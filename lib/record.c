@@ -16,6 +16,10 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 	if (h.size < sizeof(h) || h.size % 8)
 		return RECORD_BAD;
 	if (h.type == STROBE_REC_PAD) {
+		/* it covers the rest of the buffer: never more than is there,
+		 * or the reader's tail would step past the writer's head */
+		if (h.size > len)
+			return RECORD_BAD;
 		*consumed = h.size;
 		return RECORD_PAD;
 	}

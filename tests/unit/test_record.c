@@ -118,6 +118,21 @@ static void test_pad(void **state)
 	assert_int_equal(used, 64);
 }
 
+/* A pad longer than the bytes available (found by tests/fuzz/fuzz_record):
+ * skipping it would move the ring's tail past its head. */
+static void test_pad_too_long(void **state)
+{
+	struct strobe_rec_header h = { STROBE_REC_PAD, 72, 0 };
+	unsigned char buf[64] = { 0 };
+	struct record out;
+	size_t used = 0;
+
+	memcpy(buf, &h, sizeof(h));
+	assert_int_equal(record_decode(buf, sizeof(buf), &out, &used), RECORD_BAD);
+	assert_int_equal(record_decode(buf, 10, &out, &used), RECORD_BAD);
+	assert_int_equal(used, 0);
+}
+
 static void test_malformed(void **state)
 {
 	struct record in = sample(2), out;
@@ -156,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_pad),
+		cmocka_unit_test(test_pad_too_long),
 		cmocka_unit_test(test_malformed),
 	};
 
