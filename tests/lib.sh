@@ -112,3 +112,27 @@ refused() {
 	grep -q "^strobe $sub: " "$tmp/err" || fail "'$*': stderr does not start with 'strobe $sub: ': $(cat "$tmp/err")"
 	grep -Eq -- "$re" "$tmp/err" || fail "'$*': stderr does not match /$re/: $(cat "$tmp/err")"
 }
+
+# need_users [daemon]: the unprivileged users the permission tests run as.
+# Skips (saying why) without setpriv or user nobody (and user daemon, when
+# asked for); creates group strobe as setup.sh does; sets gid (strobe's),
+# nuid/ngid (nobody's) and duid/dgid (daemon's), and lets others traverse
+# $tmp (the tests' own modes keep them out of what matters).  Then:
+#   as_nobody CMD...   nobody, in no group of strobe's
+#   as_member CMD...   nobody, with strobe as a supplementary group
+#   as_other CMD...    daemon, with strobe as a supplementary group
+need_users() {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	if [ "${1:-}" = daemon ]; then
+		id daemon >/dev/null 2>&1 || skip "no user daemon (a second unprivileged user)"
+		duid=$(id -u daemon) dgid=$(id -g daemon)
+	fi
+	getent group strobe >/dev/null || groupadd --system strobe || fail "groupadd --system strobe"
+	gid=$(getent group strobe | cut -d: -f3)
+	nuid=$(id -u nobody) ngid=$(id -g nobody)
+	chmod 0711 "$tmp"
+}
+as_nobody() { setpriv --reuid="$nuid" --regid="$ngid" --clear-groups "$@"; }
+as_member() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
+as_other() { setpriv --reuid="$duid" --regid="$dgid" --groups="$gid" "$@"; }

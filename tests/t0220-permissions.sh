@@ -11,17 +11,8 @@
 # missing (as setup.sh does) and leaves it.
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
-getent group strobe >/dev/null || groupadd --system strobe || fail "groupadd --system strobe"
-gid=$(getent group strobe | cut -d: -f3)
-nuid=$(id -u nobody)
-ngid=$(id -g nobody)
 # nobody may traverse the test directory: only the modes below keep it out
-chmod 0711 "$tmp"
-
-as_nobody() { setpriv --reuid="$nuid" --regid="$ngid" --clear-groups "$@"; }
-as_member() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
+need_users
 as_primary() { setpriv --reuid="$nuid" --regid="$gid" --clear-groups "$@"; }
 
 

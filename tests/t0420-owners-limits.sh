@@ -12,17 +12,9 @@
 # refuse to start, leaving the symlink's target untouched.
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
-id daemon >/dev/null 2>&1 || skip "no user daemon (a second unprivileged user)"
-getent group strobe >/dev/null || groupadd --system strobe || fail "groupadd --system strobe"
-gid=$(getent group strobe | cut -d: -f3)
-nuid=$(id -u nobody) ngid=$(id -g nobody)
-duid=$(id -u daemon) dgid=$(id -g daemon)
-chmod 0711 "$tmp"
-
-as_a() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
-as_b() { setpriv --reuid="$duid" --regid="$dgid" --groups="$gid" "$@"; }
+need_users daemon
+as_a() { as_member "$@"; }
+as_b() { as_other "$@"; }
 
 start_daemon
 

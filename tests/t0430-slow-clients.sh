@@ -11,14 +11,7 @@
 # for as long as it kept trickling.
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
-getent group strobe >/dev/null || groupadd --system strobe || fail "groupadd --system strobe"
-gid=$(getent group strobe | cut -d: -f3)
-id daemon >/dev/null 2>&1 || skip "no user daemon (a second unprivileged user)"
-as_member() { setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --groups="$gid" "$@"; }
-as_other() { setpriv --reuid="$(id -u daemon)" --regid="$(id -g daemon)" --groups="$gid" "$@"; }
-chmod 0711 "$tmp"
+need_users daemon
 
 start_daemon
 "$STROBE" start --sample-event cpu-clock -F 1000 >"$tmp/id" 2>"$tmp/err" || fail "start: $(cat "$tmp/err")"
