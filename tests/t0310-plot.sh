@@ -184,13 +184,15 @@ for r in x:
     tot[k] = tot.get(k, 0) + v
 # the top 8 series, then "other (N more ...)" only when there are more than 8
 # (a key whose series is all zero need not be drawn at all)
-def split_other(cols, what, keys):
+# (keys: what the series stand for; key_of: a series title to its key)
+def split_other(cols, what, keys, key_of=lambda t: t):
     m = re.fullmatch(r"other \((\d+) more %s\)" % what, cols[-1])
     named = cols[:-1] if m else cols
     if m:
         assert len(named) == 8, f"{len(named)} named series before {cols[-1]}"
     else:
-        assert set(keys) <= set(named), f"no series and no 'other' for {set(keys) - set(named)}"
+        drawn = {key_of(t) for t in named}
+        assert set(keys) <= drawn, f"no series and no 'other' for {set(keys) - drawn}: {cols}"
     return named, (cols[-1] if m else None)
 cols = list(sym[0].keys())[4:]
 named, other = split_other(cols, "symbols", [k for k, v in tot.items() if v])
@@ -223,8 +225,8 @@ for t, pid, c, cid in db.execute(f"SELECT time_ns, pid, {pfc}, comm_id FROM samp
     a[1] += 1
     pcomm.setdefault(pid, set()).add(comm.get(cid, "")[:15] if cid is not None else None)
 cols = list(mp[0].keys())[4:]
-named, other = split_other(cols, "processes",
-                           [f"pid {p} ({next(iter(c))})" for p, c in pcomm.items() if len(c) == 1])
+named, other = split_other(cols, "processes", list(pcomm),
+                           lambda t: int(re.match(r"pid (\d+) ", t).group(1)))
 pids = []
 for k in named:
     m = re.fullmatch(r"pid (\d+) \((.*)\)", k)
