@@ -294,6 +294,7 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->samples = is.samples;
 	st->lost = is.lost;
 	st->throttled = is.throttled;
+	st->ingest = is;
 	st->elapsed_ns = now - s->row.start_ns;
 	st->have_handler = 0;
 	backend_merge_stats(s->b, &st->late, &st->late_max_ns);

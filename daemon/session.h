@@ -67,6 +67,8 @@ struct session_status {
 	uint64_t handler_samples, handler_dropped, handler_avg_ns, handler_max_ns;
 	/* after stop: records the time merge delivered out of order */
 	uint64_t late, late_max_ns;
+	/* what the session's processes cost strobed (see ingest.h) */
+	struct ingest_stats ingest;
 };
 void session_get_status(struct session *s, struct session_status *st);
 

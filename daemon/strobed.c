@@ -256,6 +256,14 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 		       "(up to %llu ns late)", (long long)st.id,
 		       (unsigned long long)st.samples, (unsigned long long)st.lost,
 		       (unsigned long long)st.late, (unsigned long long)st.late_max_ns);
+	if (st.ingest.binaries_over || st.ingest.comms_over || st.ingest.collisions)
+		logmsg("session %lld: %llu mappings past the limit of binaries, %llu names past "
+		       "the limit of names, %llu build-ids already cached with other contents "
+		       "(keyed by contents instead); %llu MB of binaries read", (long long)st.id,
+		       (unsigned long long)st.ingest.binaries_over,
+		       (unsigned long long)st.ingest.comms_over,
+		       (unsigned long long)st.ingest.collisions,
+		       (unsigned long long)(st.ingest.bytes_read >> 20));
 	if (st.have_handler) {
 		logmsg("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,

@@ -18,6 +18,7 @@
 #include "hashkey.h"
 
 #define ENTRY_MODE 0640
+#define PRIVATE_MODE 0600
 #define DIR_MODE 0750
 #define COPY_CHUNK (1 << 20)
 
@@ -191,9 +192,103 @@ fail:
 	return -1;
 }
 
+int bincache_open_entry(const struct bincache *c, const char *key)
+{
+	char *path = entry_path(c, key, 0);
+	int fd;
+
+	if (!path) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	return fd;
+}
+
+int bincache_same(const struct bincache *c, const char *key, int fd, struct error *e)
+{
+	struct stat a, b;
+	char *x = NULL, *y = NULL, name[256];
+	loff_t off = 0;
+	int efd, ret = -1;
+
+	efd = bincache_open_entry(c, key);
+	if (efd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return error_set(e, "cannot open the cache entry %s: %s", key, strerror(errno));
+	}
+	if (fstat(efd, &a) < 0 || fstat(fd, &b) < 0) {
+		error_set(e, "cannot stat %s: %s", key, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(a.st_mode) || a.st_size != b.st_size) {
+		ret = 0;
+		goto out;
+	}
+	x = malloc(COPY_CHUNK);
+	y = malloc(COPY_CHUNK);
+	if (!x || !y) {
+		error_set(e, "cannot compare %s with its cache entry: out of memory", key);
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = pread(efd, x, COPY_CHUNK, off), s;
+
+		if (r < 0) {
+			error_set(e, "cannot read the cache entry %s: %s", key, strerror(errno));
+			goto out;
+		}
+		s = r ? pread(fd, y, r, off) : pread(fd, y, 1, off);
+		if (s < 0) {
+			error_set(e, "cannot read %s: %s", util_fd_name(fd, name, sizeof(name)),
+				  strerror(errno));
+			goto out;
+		}
+		if (s != r || memcmp(x, y, r)) {
+			ret = 0;
+			goto out;
+		}
+		if (!r)
+			break;
+		off += r;
+		if (off > HASHKEY_FILE_MAX) {
+			error_set(e, "cannot compare %s: larger than " HASHKEY_FILE_MAX_TEXT, key);
+			goto out;
+		}
+	}
+	ret = 1;
+out:
+	free(x);
+	free(y);
+	close(efd);
+	return ret;
+}
+
+/* An existing entry at path: make it shared if asked to.  0 if it exists,
+ * -1 (errno ENOENT) if not. */
+static int entry_share(const char *path, enum bincache_access access)
+{
+	struct stat st;
+	int fd;
+
+	if (access != BINCACHE_SHARED)
+		return lstat(path, &st);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -1 : 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & 07777) == PRIVATE_MODE)
+		fchmod(fd, ENTRY_MODE);
+	close(fd);
+	return 0;
+}
+
 /* Write an entry through a temporary file renamed into place. */
 static int store(const struct bincache *c, const char *key, int src,
-		 const void *mem, size_t len, struct error *e)
+		 const void *mem, size_t len, enum bincache_access access,
+		 struct error *e)
 {
 	char *dir, *path, *tmp, name[256];
 	int fd, rd = 0, saved;
@@ -201,7 +296,7 @@ static int store(const struct bincache *c, const char *key, int src,
 	path = entry_path(c, key, 0);
 	if (!path)
 		return error_set(e, "bad cache key '%s'", key ? key : "(null)");
-	if (access(path, F_OK) == 0) {
+	if (entry_share(path, access) == 0) {
 		free(path);
 		return 0;
 	}
@@ -220,7 +315,7 @@ static int store(const struct bincache *c, const char *key, int src,
 		error_set(e, "cannot create %s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (fchmod(fd, ENTRY_MODE) < 0)
+	if (fchmod(fd, access == BINCACHE_SHARED ? ENTRY_MODE : PRIVATE_MODE) < 0)
 		goto write_fail;
 	if (src >= 0) {
 		if (copy_fd(fd, src, &rd) < 0)
@@ -262,15 +357,16 @@ out:
 }
 
 int bincache_store_fd(const struct bincache *c, const char *key, int fd,
-		      struct error *e)
+		      enum bincache_access access, struct error *e)
 {
 	if (fd < 0)
 		return error_set(e, "cannot store %s: bad file descriptor", key);
-	return store(c, key, fd, NULL, 0, e);
+	return store(c, key, fd, NULL, 0, access, e);
 }
 
 int bincache_store_buf(const struct bincache *c, const char *key,
-		       const void *buf, size_t len, struct error *e)
+		       const void *buf, size_t len, enum bincache_access access,
+		       struct error *e)
 {
-	return store(c, key, -1, buf, len, e);
+	return store(c, key, -1, buf, len, access, e);
 }

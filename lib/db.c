@@ -738,7 +738,7 @@ int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *
 	int rc;
 
 	memset(b, 0, sizeof(*b));
-	if (sqlite3_prepare_v2(db->sql, "SELECT id,key,path,size,cached,problem FROM binaries "
+	if (sqlite3_prepare_v2(db->sql, "SELECT id,key,path,size,cached,problem,note FROM binaries "
 			       "WHERE id=?1", -1, &st, NULL))
 		return sql_error(db, e, "reading binaries");
 	sqlite3_bind_int64(st, 1, id);
@@ -750,11 +750,26 @@ int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *
 		b->size = sqlite3_column_int64(st, 3);
 		b->cached = sqlite3_column_int(st, 4);
 		col_text(st, 5, b->problem, sizeof(b->problem));
+		col_text(st, 6, b->note, sizeof(b->note));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
 		return error_set(e, "%s: no binary %lld", db->path, (long long)id);
 	return 0;
+}
+
+int db_binary_note(struct db *db, int64_t id, const char *note, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->sql, "UPDATE binaries SET note=?2 WHERE id=?1", -1, &st, NULL))
+		return sql_error(db, e, "noting a binary");
+	sqlite3_bind_int64(st, 1, id);
+	bind_text_or_null(st, 2, note);
+	rc = step_done(db, st, e, "noting a binary");
+	sqlite3_finalize(st);
+	return rc ? -1 : 0;
 }
 
 int64_t db_comm_intern(struct db *db, const char *name, struct error *e)

@@ -155,8 +155,12 @@ struct db_binary {
 	int64_t size;
 	int cached;
 	char problem[256];		/* "" when none */
+	char note[512];			/* "" when none */
 };
 int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *e);
+
+/* Set the note of binary id: a warning that does not stop symbolisation. */
+int db_binary_note(struct db *db, int64_t id, const char *note, struct error *e);
 
 int64_t db_comm_intern(struct db *db, const char *name, struct error *e);
 

@@ -414,14 +414,17 @@ int hashkey_kernel(char key[HASHKEY_MAX], struct error *e)
 	return 0;
 }
 
-/* The memo: an open-addressing hash table of file identities. */
+/* The memo: an open-addressing hash table of file identities.  The
+ * identity includes the ctime, which no one can set: a file rewritten in
+ * place with its size and mtime restored (touch -d) is a new identity. */
 struct memo_entry {
 	dev_t dev;
 	ino_t ino;
 	off_t size;
-	struct timespec mtim;
+	struct timespec mtim, ctim;
 	int used;
-	char key[HASHKEY_MAX];
+	char key[HASHKEY_MAX];	/* "" until known */
+	char content[33];	/* XXH3-128 hex, "" until known */
 };
 
 struct hashkey_memo {
@@ -447,15 +450,18 @@ void hashkey_memo_free(struct hashkey_memo *m)
 	free(m);
 }
 
-static size_t memo_hash(const struct stat *st)
+size_t hashkey_memo_count(const struct hashkey_memo *m)
 {
-	uint64_t v[5];
+	return m ? m->count : 0;
+}
 
-	v[0] = st->st_dev;
-	v[1] = st->st_ino;
-	v[2] = st->st_size;
-	v[3] = st->st_mtim.tv_sec;
-	v[4] = st->st_mtim.tv_nsec;
+static size_t memo_hash(dev_t dev, ino_t ino, off_t size)
+{
+	uint64_t v[3];
+
+	v[0] = dev;
+	v[1] = ino;
+	v[2] = size;
 	return (size_t)XXH3_64bits(v, sizeof(v));
 }
 
@@ -464,24 +470,32 @@ static int memo_match(const struct memo_entry *me, const struct stat *st)
 	return me->used && me->dev == st->st_dev && me->ino == st->st_ino &&
 	       me->size == st->st_size &&
 	       me->mtim.tv_sec == st->st_mtim.tv_sec &&
-	       me->mtim.tv_nsec == st->st_mtim.tv_nsec;
+	       me->mtim.tv_nsec == st->st_mtim.tv_nsec &&
+	       me->ctim.tv_sec == st->st_ctim.tv_sec &&
+	       me->ctim.tv_nsec == st->st_ctim.tv_nsec;
 }
 
 /* The slot holding st, or the empty slot where it goes. */
 static struct memo_entry *memo_slot(struct hashkey_memo *m, const struct stat *st)
 {
-	size_t i = memo_hash(st) & (m->cap - 1);
+	size_t i = memo_hash(st->st_dev, st->st_ino, st->st_size) & (m->cap - 1);
 
 	while (m->tab[i].used && !memo_match(&m->tab[i], st))
 		i = (i + 1) & (m->cap - 1);
 	return &m->tab[i];
 }
 
-static void memo_put(struct hashkey_memo *m, const struct stat *st,
-		     const char *key)
+/* The entry of st, created empty if new.  The table is bounded: past
+ * HASHKEY_MEMO_MAX identities it starts afresh (files are then read again,
+ * which costs time, never memory). */
+static struct memo_entry *memo_get(struct hashkey_memo *m, const struct stat *st)
 {
 	struct memo_entry *me;
 
+	if (m->count >= HASHKEY_MEMO_MAX) {
+		memset(m->tab, 0, m->cap * sizeof(*m->tab));
+		m->count = 0;
+	}
 	if (2 * (m->count + 1) > m->cap) {
 		struct memo_entry *old = m->tab;
 		size_t oldcap = m->cap, i;
@@ -489,16 +503,11 @@ static void memo_put(struct hashkey_memo *m, const struct stat *st,
 		m->cap *= 2;
 		m->tab = xcalloc(m->cap, sizeof(*m->tab));
 		for (i = 0; i < oldcap; i++) {
-			struct stat s;
 			size_t j;
 
 			if (!old[i].used)
 				continue;
-			s.st_dev = old[i].dev;
-			s.st_ino = old[i].ino;
-			s.st_size = old[i].size;
-			s.st_mtim = old[i].mtim;
-			j = memo_hash(&s) & (m->cap - 1);
+			j = memo_hash(old[i].dev, old[i].ino, old[i].size) & (m->cap - 1);
 			while (m->tab[j].used)
 				j = (j + 1) & (m->cap - 1);
 			m->tab[j] = old[i];
@@ -507,39 +516,73 @@ static void memo_put(struct hashkey_memo *m, const struct stat *st,
 	}
 	me = memo_slot(m, st);
 	if (!me->used) {
+		memset(me, 0, sizeof(*me));
 		me->used = 1;
 		me->dev = st->st_dev;
 		me->ino = st->st_ino;
 		me->size = st->st_size;
 		me->mtim = st->st_mtim;
+		me->ctim = st->st_ctim;
 		m->count++;
 	}
-	snprintf(me->key, sizeof(me->key), "%s", key);
+	return me;
+}
+
+/* fstat fd and check it is a regular file hashkey may read. */
+static int hashable(int fd, struct stat *st, struct error *e)
+{
+	char name[256];
+	int n;
+
+	if (fstat(fd, st) < 0) {
+		n = errno;
+		return error_set(e, "cannot stat %s to hash it: %s",
+				 util_fd_name(fd, name, sizeof(name)), strerror(n));
+	}
+	if (!S_ISREG(st->st_mode))
+		return error_set(e, "cannot hash %s: not a regular file",
+				 util_fd_name(fd, name, sizeof(name)));
+	if (st->st_size > HASHKEY_FILE_MAX)
+		return error_set(e, "cannot hash %s: larger than " HASHKEY_FILE_MAX_TEXT,
+				 util_fd_name(fd, name, sizeof(name)));
+	return 0;
+}
+
+int hashkey_content(struct hashkey_memo *m, int fd, char hex[33], struct error *e)
+{
+	struct memo_entry *me = NULL;
+	struct stat st;
+
+	if (hashable(fd, &st, e) < 0)
+		return -1;
+	if (m) {
+		me = memo_get(m, &st);
+		if (me->content[0]) {
+			memcpy(hex, me->content, 33);
+			return 0;
+		}
+	}
+	if (hashkey_xxh3_fd(fd, hex, e) < 0)
+		return -1;
+	if (me)
+		memcpy(me->content, hex, 33);
+	return 0;
 }
 
 int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 		 struct error *e)
 {
+	struct memo_entry *me = NULL;
 	uint8_t id[BUILD_ID_MAX];
 	struct stat st;
-	char hex[33], name[256];
+	char hex[33];
 	int n;
 
-	if (fstat(fd, &st) < 0) {
-		n = errno;
-		return error_set(e, "cannot stat %s to hash it: %s",
-				 util_fd_name(fd, name, sizeof(name)), strerror(n));
-	}
-	if (!S_ISREG(st.st_mode))
-		return error_set(e, "cannot hash %s: not a regular file",
-				 util_fd_name(fd, name, sizeof(name)));
-	if (st.st_size > HASHKEY_FILE_MAX)
-		return error_set(e, "cannot hash %s: larger than " HASHKEY_FILE_MAX_TEXT,
-				 util_fd_name(fd, name, sizeof(name)));
+	if (hashable(fd, &st, e) < 0)
+		return -1;
 	if (m) {
-		struct memo_entry *me = memo_slot(m, &st);
-
-		if (me->used) {
+		me = memo_get(m, &st);
+		if (me->key[0]) {
 			memcpy(key, me->key, HASHKEY_MAX);
 			return 0;
 		}
@@ -553,8 +596,10 @@ int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 		if (hashkey_xxh3_fd(fd, hex, e) < 0)
 			return -1;
 		snprintf(key, HASHKEY_MAX, "xxh3:%s", hex);
+		if (me)
+			memcpy(me->content, hex, 33);
 	}
-	if (m)
-		memo_put(m, &st, key);
+	if (me)
+		snprintf(me->key, sizeof(me->key), "%s", key);
 	return 0;
 }

@@ -4,7 +4,8 @@
  *   "buildid:<hex>"   an ELF file with a .note.gnu.build-id
  *   "xxh3:<32 hex>"   any other file, hashed whole
  *   "kernel:<hex>"    the running kernel (build-id from /sys/kernel/notes)
- * Hashing a file is done once per (dev, inode, size, mtime) through a memo.
+ * Hashing a file is done once per (dev, inode, size, mtime, ctime) through
+ * a memo.
  */
 #ifndef STROBE_HASHKEY_H
 #define STROBE_HASHKEY_H
@@ -44,14 +45,24 @@ void hashkey_format(char key[HASHKEY_MAX], const char *prefix,
 /* Key of the running kernel, from /sys/kernel/notes. */
 int hashkey_kernel(char key[HASHKEY_MAX], struct error *e);
 
-/* Memo of file keys by (dev, ino, size, mtime), so each file is read once. */
+/* Memo of file keys and content hashes by (dev, ino, size, mtime, ctime),
+ * so each file is read once.  It holds at most HASHKEY_MEMO_MAX files (a
+ * process creating files without end cannot grow it): past that it is
+ * emptied and files are read again. */
+#define HASHKEY_MEMO_MAX 65536
 struct hashkey_memo;
 struct hashkey_memo *hashkey_memo_new(void);
 void hashkey_memo_free(struct hashkey_memo *m);
+size_t hashkey_memo_count(const struct hashkey_memo *m);
 
 /* Key of the file open at fd: build-id when it has one, else XXH3-128.
  * Uses and fills the memo (m may be NULL). */
 int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 		 struct error *e);
+
+/* XXH3-128 of the whole contents of the regular file at fd (32 hex digits),
+ * whatever its key: what tells two files with the same build-id apart.
+ * Uses and fills the memo (m may be NULL). */
+int hashkey_content(struct hashkey_memo *m, int fd, char hex[33], struct error *e);
 
 #endif

@@ -349,6 +349,20 @@ void ingest_free(struct ingest *in)
 	free(in);
 }
 
+/* Whether the group may read the kallsyms snapshot: the kernel shows
+ * kernel addresses to users without CAP_SYSLOG only with kptr_restrict 0
+ * (and then to perf users, which the group is), never with 1 or 2.  The
+ * snapshot follows the same rule; unreadable means 1. */
+static int kallsyms_shared(void)
+{
+	size_t len;
+	char *v = file_read_all("/proc/sys/kernel/kptr_restrict", &len);
+	int shared = v && len && v[0] == '0';
+
+	free(v);
+	return shared;
+}
+
 int ingest_kernel(struct ingest *in, struct error *e)
 {
 	char key[HASHKEY_MAX], hex[33];
@@ -367,7 +381,8 @@ int ingest_kernel(struct ingest *in, struct error *e)
 		return error_prefix(e, "kernel symbols");
 	hashkey_xxh3_buf(buf, len, hex);
 	snprintf(in->s->kallsyms_key, sizeof(in->s->kallsyms_key), "kallsyms:%s", hex);
-	if (bincache_store_buf(in->cache, in->s->kallsyms_key, buf, len, e) < 0) {
+	if (bincache_store_buf(in->cache, in->s->kallsyms_key, buf, len,
+			       kallsyms_shared() ? BINCACHE_SHARED : BINCACHE_PRIVATE, e) < 0) {
 		free(buf);
 		return -1;
 	}
@@ -377,7 +392,13 @@ int ingest_kernel(struct ingest *in, struct error *e)
 
 static int64_t comm_id(struct ingest *in, const char *comm, struct error *e)
 {
-	int64_t *slot = strmap_slot(&in->comms, comm, 1);
+	int64_t *slot = strmap_slot(&in->comms, comm, 0);
+
+	if (!slot && in->comms.nr >= INGEST_COMMS_MAX) {
+		in->stats.comms_over++;
+		comm = "[too many names]";
+	}
+	slot = strmap_slot(&in->comms, comm, 1);
 
 	if (!*slot) {
 		int64_t id = db_comm_intern(in->db, comm, e);
@@ -505,11 +526,91 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	return -1;
 }
 
+/* Whether everyone could read the file at path, whose status is st: it is
+ * readable by others, still linked, and each directory from / down to it
+ * is searchable by others.  The walk goes by handle and never follows a
+ * symlink, and must end at st's device and inode: a path that resolves
+ * differently here (another mount namespace, renamed since) counts as not
+ * readable by everyone.  What is not is cached for root alone. */
+static int readable_by_all(const char *path, const struct stat *st)
+{
+	char buf[4096], *comp, *next;
+	struct stat ds;
+	int dfd, ok = 0;
+
+	if (!(st->st_mode & S_IROTH) || st->st_nlink == 0 || path[0] != '/' ||
+	    strlen(path) >= sizeof(buf))
+		return 0;
+	strcpy(buf, path);
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (comp = buf + 1; dfd >= 0; comp = next) {
+		int nfd;
+
+		if (fstat(dfd, &ds) < 0 || !(ds.st_mode & S_IXOTH))
+			break;
+		next = strchr(comp, '/');
+		if (!next) {
+			ok = fstatat(dfd, comp, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
+			     S_ISREG(ds.st_mode) && ds.st_dev == st->st_dev &&
+			     ds.st_ino == st->st_ino;
+			break;
+		}
+		*next++ = 0;
+		if (!*comp || !strcmp(comp, ".") || !strcmp(comp, ".."))
+			break;
+		nfd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(dfd);
+		dfd = nfd;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	return ok;
+}
+
+/* The cache entry for the file at fd (content hash hex, key as found in
+ * the file): the key itself, unless the cache already holds different
+ * bytes under it.  Build-ids are chosen by whoever builds the file, so an
+ * ELF file crafted with libc's build-id, mapped before libc is cached,
+ * would otherwise have libc's samples named from it.  Such a file is keyed
+ * by its contents instead, and note says so; if even that entry holds other
+ * bytes the binary cannot be cached (-1, problem set). */
+static int cache_key_verify(struct ingest *in, int fd, char key[HASHKEY_MAX],
+			    char *note, size_t note_size, char *problem, size_t psize)
+{
+	char hex[33], other[HASHKEY_MAX];
+	struct error fe;
+	int same;
+
+	same = bincache_same(in->cache, key, fd, &fe);
+	if (same < 0) {
+		snprintf(problem, psize, "%s", fe.msg);
+		return -1;
+	}
+	if (same)
+		return 0;
+	if (hashkey_content(in->memo, fd, hex, &fe) < 0) {
+		snprintf(problem, psize, "%s", fe.msg);
+		return -1;
+	}
+	snprintf(other, sizeof(other), "xxh3:%s", hex);
+	if (!strcmp(other, key) || bincache_same(in->cache, other, fd, &fe) != 1) {
+		snprintf(problem, psize, "the binary cache holds different contents under "
+			 "%s and %s: not cached", key, other);
+		return -1;
+	}
+	snprintf(note, note_size, "its build-id %s is also that of a different binary in "
+		 "the cache: named from its own contents (%s)", key, other);
+	in->stats.collisions++;
+	snprintf(key, HASHKEY_MAX, "%s", other);
+	return 0;
+}
+
 /* binaries.id of the file behind an executable mapping. */
 static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 			      struct error *e)
 {
 	char memo[512], key[HASHKEY_MAX], problem[sizeof(((struct error *)0)->msg)] = "";
+	char note[512] = "";
 	int64_t *slot, id;
 	int64_t size = 0;
 	int cached = 0, fd;
@@ -524,15 +625,27 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 			 m->min, m->ino, m->ino_generation, m->filename);
 		key[0] = 0;
 	}
-	slot = strmap_slot(&in->binaries, memo, 1);
-	if (*slot)
+	slot = strmap_slot(&in->binaries, memo, 0);
+	if (slot && *slot)
 		return *slot;
+	if (in->binaries.nr >= INGEST_BINARIES_MAX) {
+		in->stats.binaries_over++;
+		return binary_special(in, "[too many binaries]", e);
+	}
+	slot = strmap_slot(&in->binaries, memo, 1);
 
 	fd = open_mapped(m, &st, problem, sizeof(problem));
+	if (fd >= 0 && in->stats.bytes_read + st.st_size > INGEST_READ_MAX) {
+		snprintf(problem, sizeof(problem), "not read: the session has read "
+			 INGEST_READ_MAX_TEXT " of binaries already");
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0) {
 		char fkey[HASHKEY_MAX];
 
 		size = st.st_size;
+		in->stats.bytes_read += st.st_size;
 		if (hashkey_file(in->memo, fd, fkey, &fe) < 0) {
 			snprintf(problem, sizeof(problem), "%s", fe.msg);
 		} else if (key[0] && strcmp(key, fkey)) {
@@ -540,7 +653,12 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 				 "binary (its build-id changed)", m->filename);
 		} else {
 			snprintf(key, sizeof(key), "%s", fkey);
-			if (bincache_store_fd(in->cache, key, fd, &fe) < 0)
+			if (cache_key_verify(in, fd, key, note, sizeof(note), problem,
+					     sizeof(problem)) < 0)
+				;
+			else if (bincache_store_fd(in->cache, key, fd,
+						   readable_by_all(m->filename, &st) ?
+						   BINCACHE_SHARED : BINCACHE_PRIVATE, &fe) < 0)
 				snprintf(problem, sizeof(problem), "%s", fe.msg);
 			else
 				cached = 1;
@@ -554,6 +672,8 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	id = db_binary_intern(in->db, key, m->filename, size, cached,
 			      problem[0] ? problem : NULL, e);
 	if (id < 0)
+		return -1;
+	if (note[0] && db_binary_note(in->db, id, note, e) < 0)
 		return -1;
 	*slot = id;
 	in->binary_max = MAX(in->binary_max, id);

@@ -67,8 +67,23 @@ void ingest_cpu_final(struct ingest *in, uint32_t cpu, const uint64_t *values, i
  * the session done with its end time. */
 int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e);
 
+/* What one session may make strobed hold or read, whatever its processes
+ * do: distinct binaries (by build-id or inode, and path) and command names
+ * in memory, and bytes of binaries opened to hash, compare and copy.
+ * Past a limit, new binaries are "[too many binaries]", new names
+ * "[too many names]", and binaries not read are stored with a problem; all
+ * are counted in ingest_stats. */
+#define INGEST_BINARIES_MAX	65536
+#define INGEST_COMMS_MAX	65536
+#define INGEST_READ_MAX		(8LL << 30)
+#define INGEST_READ_MAX_TEXT	"8 GiB"
+
 struct ingest_stats {
 	uint64_t samples, lost, throttled, binaries;
+	uint64_t bytes_read;		/* of binaries, to hash, compare and copy */
+	uint64_t binaries_over;		/* mappings past INGEST_BINARIES_MAX */
+	uint64_t comms_over;		/* names past INGEST_COMMS_MAX */
+	uint64_t collisions;		/* build-ids already cached with other bytes */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

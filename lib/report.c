@@ -125,6 +125,7 @@ struct bin {
 	const char *key;
 	const char *build_id;		/* build_id column, NULL: none */
 	const char *problem;		/* non-NULL: cannot be symbolised */
+	const char *note;		/* non-NULL: a warning about it */
 	int no_symbols;			/* copy has no function symbols */
 	uint64_t samples;		/* filtered samples in this binary */
 };
@@ -483,6 +484,7 @@ static void name_and_group(struct report *r)
 			b->key = rv.key;
 			b->build_id = rv.build_id;
 			b->problem = rv.problem;
+			b->note = rv.note;
 			b->no_symbols = rv.no_symbols;
 		}
 		l->bin = r->nbins - 1;
@@ -499,19 +501,21 @@ static void name_and_group(struct report *r)
 	/* Notes for binaries that could not be named, biggest first. */
 	problems = xcalloc(r->nbins, sizeof(*problems));
 	for (i = 0; i < r->nbins; i++)
-		if (r->bins[i].problem || r->bins[i].no_symbols)
+		if (r->bins[i].problem || r->bins[i].no_symbols || r->bins[i].note)
 			problems[np++] = &r->bins[i];
 	if (np)
 		qsort(problems, np, sizeof(*problems), bin_by_samples);
 	for (i = 0; i < np; i++) {
 		struct bin *b = problems[i];
 
+		if (b->note)
+			note_add(r, "%s (%s): warning: %s", b->display, b->key, b->note);
 		if (b->problem) {
 			r->sum->unresolved += b->samples;
 			note_add(r, "%s (%s): not available: %s; its %" PRIu64
 				 " samples are not symbolised", b->display, b->key,
 				 b->problem, b->samples);
-		} else {
+		} else if (b->no_symbols) {
 			note_add(r, "%s (%s): has no function symbols (stripped); its %"
 				 PRIu64 " samples show as [unknown]", b->display, b->key,
 				 b->samples);

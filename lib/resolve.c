@@ -13,10 +13,13 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "bincache.h"
+#include "hashkey.h"
 #include "kallsyms.h"
 #include "resolve.h"
 #include "symtab.h"
@@ -31,7 +34,9 @@ struct rbin {
 	char *build_id;			/* NULL: none */
 	struct symtab *st;		/* BIN_FILE with a usable copy */
 	char *problem;			/* non-NULL: cannot be symbolised */
+	char *note;			/* non-NULL: a warning (binaries.note) */
 	int no_symbols;			/* copy has no function symbols */
+	int own_fd;			/* the original, opened as the reader; -1: none */
 };
 
 struct rloc {
@@ -95,6 +100,9 @@ void resolver_free(struct resolver *r)
 		free(b->key);
 		free(b->build_id);
 		free(b->problem);
+		free(b->note);
+		if (b->own_fd >= 0)
+			close(b->own_fd);
 	}
 	for (i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].own_sym);
@@ -133,6 +141,9 @@ static struct kallsyms *kallsyms_get(struct resolver *r)
 	}
 	if (access(path, F_OK) < 0 && errno == ENOENT)
 		r->ks_problem = xasprintf("kallsyms snapshot %s missing from the cache", key);
+	else if (access(path, R_OK) < 0 && errno == EACCES)
+		r->ks_problem = xstrdup("kernel symbols are root's only on this machine "
+					"(kernel.kptr_restrict was not 0): run the report as root");
 	else if (!(r->ks = kallsyms_load(path, &err)))
 		r->ks_problem = xasprintf("kallsyms snapshot unreadable: %s", err.msg);
 	free(path);
@@ -144,6 +155,44 @@ static int key_is_nofile(const char *key)
 	return key[0] == '[' || !*key;
 }
 
+/* The original file of a root-only cache entry, opened with the reader's
+ * own rights: its symbols are used only if it still has the row's key.
+ * Returns the symtab (b->own_fd keeps the file open for libbfd, which may
+ * reopen it by name) or NULL with *why set. */
+static struct symtab *own_copy_open(struct rbin *b, const struct db_binary *row,
+				    const char **why)
+{
+	char key[HASHKEY_MAX], hex[33], name[64];
+	struct error err = { "" };
+	struct symtab *st;
+	struct stat sb;
+	int fd;
+
+	*why = "";
+	fd = open(row->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		goto fail;
+	if (!strncmp(row->key, "xxh3:", 5)) {
+		if (hashkey_content(NULL, fd, hex, &err) < 0 || strcmp(row->key + 5, hex))
+			goto changed;
+	} else if (hashkey_file(NULL, fd, key, &err) < 0 || strcmp(row->key, key)) {
+		goto changed;
+	}
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	st = symtab_open(name, &err);
+	if (!st)
+		goto fail;
+	b->own_fd = fd;
+	return st;
+changed:
+	*why = ", and the file there now is another";
+fail:
+	close(fd);
+	return NULL;
+}
+
 /* Fill b for binary id: its row, its cached copy or the kallsyms. */
 static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 {
@@ -153,6 +202,7 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 
 	memset(b, 0, sizeof(*b));
 	b->id = id;
+	b->own_fd = -1;
 	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
 		/* No mapping was known for the sample (or the row is gone). */
 		b->kind = BIN_NOFILE;
@@ -185,6 +235,8 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 		b->build_id = xstrdup(row->key + 8);
 	else
 		b->build_id = xstrdup(row->key);
+	if (row->note[0])
+		b->note = xstrdup(row->note);
 	if (row->problem[0]) {
 		b->problem = xstrdup(row->problem);
 		free(row);
@@ -196,6 +248,16 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 	} else if (access(path, F_OK) < 0 && errno == ENOENT) {
 		b->problem = xstrdup(row->cached ? "cached copy missing" :
 				     "never copied to the binary cache");
+	} else if (access(path, R_OK) < 0 && errno == EACCES) {
+		/* A root-only entry: the file was not readable by everyone. */
+		const char *why;
+
+		if (!(b->st = own_copy_open(b, row, &why)))
+			b->problem = xasprintf("its cached copy is root's only (the file was not "
+					       "readable by everyone)%s: run the report as root or "
+					       "as a user who can read %s", why, row->path);
+		else if (!symtab_count(b->st))
+			b->no_symbols = 1;
 	} else if (!(b->st = symtab_open(path, &err))) {
 		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
 	} else if (!symtab_count(b->st)) {
@@ -341,5 +403,6 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 	out->symbol = l->symbol;
 	out->source = want_line ? l->source : NULL;
 	out->problem = b->problem;
+	out->note = b->note;
 	out->no_symbols = b->no_symbols;
 }

@@ -13,6 +13,11 @@
  * [heap], [stack], [unknown], and a sample with no binary row) is named
  * under its key with symbol "[unknown]" and no problem.
  *
+ * A cache entry only root may read (its file was not readable by everyone
+ * when it was cached) is named, for anyone else, from the original file
+ * opened with the reader's own rights, and only while that file still has
+ * the binary's key; else the binary is unavailable to that reader.
+ *
  * The resolver only reads: it never creates the cache directory.  Like
  * symtab (libbfd), use it from one thread at a time.
  */
@@ -39,6 +44,8 @@ struct resolved {
 	const char *source;	/* only when want_line: "file:line", or "" when
 				 * unknown; NULL otherwise */
 	const char *problem;	/* NULL, or why the binary is unavailable */
+	const char *note;	/* NULL, or a warning about the binary that did not
+				 * stop naming its code (binaries.note) */
 	int no_symbols;		/* the binary's copy has no function symbols (stripped) */
 };
 

@@ -182,7 +182,7 @@ static int fixdb_cache_file(struct fixdb *f, const char *key, const char *path)
 
 	if (!in)
 		return -1;
-	rc = bincache_store_fd(&f->cache, key, fileno(in), &e);
+	rc = bincache_store_fd(&f->cache, key, fileno(in), BINCACHE_SHARED, &e);
 	if (rc < 0)
 		fprintf(stderr, "bincache_store_fd: %s\n", e.msg);
 	fclose(in);

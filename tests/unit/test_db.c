@@ -156,7 +156,7 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 2);	/* schema/001, 002 */
+	assert_int_equal(db_schema_version(), 3);	/* schema/001, 002, 003 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -208,6 +208,19 @@ static void test_migrate_from_001(void **state)
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
 				"('markers','session_probes','markers_by_time')"), 3);
 	assert_int_equal(db_int(db, "SELECT samples FROM sessions WHERE id = 7"), 42);
+	/* 003: binaries.note */
+	{
+		struct db_binary b;
+		int64_t id = db_binary_intern(db, "buildid:abcd", "/x", 1, 1, NULL, &e);
+
+		assert_true(id > 0);
+		assert_int_equal(db_binary_note(db, id, "a warning", &e), 0);
+		assert_int_equal(db_binary_get(db, id, &b, &e), 0);
+		assert_string_equal(b.note, "a warning");
+		assert_int_equal(db_binary_note(db, id, NULL, &e), 0);
+		assert_int_equal(db_binary_get(db, id, &b, &e), 0);
+		assert_string_equal(b.note, "");
+	}
 	{
 		struct db_session s;
 

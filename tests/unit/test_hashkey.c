@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -376,12 +377,13 @@ static void test_not_regular(void **state)
 	close(fd);
 }
 
-/* The memo keys on (dev, ino, size, mtime): same-size rewrites with the
- * mtime put back are not seen; a new mtime is. */
+/* The memo keys on (dev, ino, size, mtime, ctime): a same-size rewrite
+ * with the mtime put back changes the ctime, which no one can set, so it
+ * is seen; the content hash is memoised with the key. */
 static void test_memo(void **state)
 {
 	struct hashkey_memo *memo = hashkey_memo_new();
-	char key1[HASHKEY_MAX], key2[HASHKEY_MAX], want[HASHKEY_MAX];
+	char key1[HASHKEY_MAX], key2[HASHKEY_MAX], want[HASHKEY_MAX], hex[33];
 	char a[] = "first contents, no build-id here";
 	char b[] = "other contents, no build-id here";
 	struct timespec ts[2];
@@ -397,19 +399,26 @@ static void test_memo(void **state)
 	assert_string_equal(key1, want);
 	assert_int_equal(fstat(fd, &st), 0);
 
-	/* Same size, content changed, mtime restored: memo answers. */
+	/* Unchanged: the memo answers for another handle, key and content. */
+	fd2 = dup(fd);
+	assert_int_equal(hashkey_file(memo, fd2, key2, &e), 0);
+	assert_string_equal(key2, key1);
+	assert_int_equal(hashkey_content(memo, fd2, hex, &e), 0);
+	assert_string_equal(hex, key1 + 5);
+	close(fd2);
+	assert_int_equal(hashkey_memo_count(memo), 1);
+
+	/* Same size, content changed, mtime restored: the ctime tells. */
+	usleep(10000);
 	assert_int_equal(pwrite(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
 	ts[0] = st.st_atim;
 	ts[1] = st.st_mtim;
 	assert_int_equal(futimens(fd, ts), 0);
-	fd2 = dup(fd);
-	assert_int_equal(hashkey_file(memo, fd2, key2, &e), 0);
-	assert_string_equal(key2, key1);
-	close(fd2);
-	/* Without the memo the new contents are hashed. */
-	assert_int_equal(hashkey_file(NULL, fd, key2, &e), 0);
+	assert_int_equal(hashkey_file(memo, fd, key2, &e), 0);
 	expect_xxh3(b, sizeof(b), want);
 	assert_string_equal(key2, want);
+	assert_int_equal(hashkey_content(memo, fd, hex, &e), 0);
+	assert_string_equal(hex, want + 5);
 
 	/* A new mtime: the memo misses and rehashes. */
 	ts[1].tv_sec += 10;
@@ -544,7 +553,7 @@ static void test_bincache(void **state)
 	free(path);
 	assert_int_equal(bincache_has(&c, "buildid:abcdef0123"), 0);
 
-	assert_int_equal(bincache_store_buf(&c, "buildid:abcdef0123", "hello", 5, &e), 0);
+	assert_int_equal(bincache_store_buf(&c, "buildid:abcdef0123", "hello", 5, BINCACHE_SHARED, &e), 0);
 	assert_int_equal(bincache_has(&c, "buildid:abcdef0123"), 1);
 	assert_int_equal(slurp(want, buf, sizeof(buf)), 5);
 	assert_memory_equal(buf, "hello", 5);
@@ -556,13 +565,13 @@ static void test_bincache(void **state)
 	assert_int_equal(count_entries(want), 1);	/* no temporary left */
 
 	/* Same key again: ok, the first contents are kept. */
-	assert_int_equal(bincache_store_buf(&c, "buildid:abcdef0123", "other", 5, &e), 0);
+	assert_int_equal(bincache_store_buf(&c, "buildid:abcdef0123", "other", 5, BINCACHE_SHARED, &e), 0);
 	snprintf(want, sizeof(want), "%s/buildid/ab/cdef0123", dir);
 	assert_int_equal(slurp(want, buf, sizeof(buf)), 5);
 	assert_memory_equal(buf, "hello", 5);
 
 	/* An empty entry is an entry. */
-	assert_int_equal(bincache_store_buf(&c, "kallsyms:0000", "", 0, &e), 0);
+	assert_int_equal(bincache_store_buf(&c, "kallsyms:0000", "", 0, BINCACHE_SHARED, &e), 0);
 	assert_int_equal(bincache_has(&c, "kallsyms:0000"), 1);
 	bincache_close(&c);
 
@@ -597,13 +606,13 @@ static void test_bincache_bad_keys(void **state)
 		e.msg[0] = 0;
 		assert_null(bincache_path(&c, bad[i]));
 		assert_int_equal(bincache_has(&c, bad[i]), 0);
-		assert_int_equal(bincache_store_buf(&c, bad[i], "x", 1, &e), -1);
+		assert_int_equal(bincache_store_buf(&c, bad[i], "x", 1, BINCACHE_SHARED, &e), -1);
 		assert_true(e.msg[0] != 0);
 	}
 	assert_null(bincache_path(&c, NULL));
 	assert_int_equal(count_entries(dir), 0);
 	/* The allowed characters. */
-	assert_int_equal(bincache_store_buf(&c, "xxh3:0a-b_c9", "y", 1, &e), 0);
+	assert_int_equal(bincache_store_buf(&c, "xxh3:0a-b_c9", "y", 1, BINCACHE_SHARED, &e), 0);
 	assert_int_equal(bincache_has(&c, "xxh3:0a-b_c9"), 1);
 	bincache_close(&c);
 }
@@ -625,7 +634,7 @@ static void test_bincache_store_fd(void **state)
 	fd = write_file("src", buf, len);	/* fd offset left at the end */
 	snprintf(dir, sizeof(dir), "%s/fdcache", tmpdir);
 	assert_int_equal(bincache_open(&c, dir, &e), 0);
-	assert_int_equal(bincache_store_fd(&c, "xxh3:0123456789", fd, &e), 0);
+	assert_int_equal(bincache_store_fd(&c, "xxh3:0123456789", fd, BINCACHE_SHARED, &e), 0);
 	close(fd);
 	path = bincache_path(&c, "xxh3:0123456789");
 	fd = open(path, O_RDONLY);
@@ -639,7 +648,7 @@ static void test_bincache_store_fd(void **state)
 	/* A /proc file: copy_file_range cannot copy it, reads can. */
 	fd = open("/proc/self/status", O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(bincache_store_fd(&c, "proc:status", fd, &e), 0);
+	assert_int_equal(bincache_store_fd(&c, "proc:status", fd, BINCACHE_SHARED, &e), 0);
 	close(fd);
 	path = bincache_path(&c, "proc:status");
 	assert_true(slurp(path, (char *)got, len) > 5);
@@ -648,7 +657,7 @@ static void test_bincache_store_fd(void **state)
 
 	/* An unreadable source fails, and leaves nothing behind. */
 	assert_int_equal(pipe(pfd), 0);
-	assert_int_equal(bincache_store_fd(&c, "pipe:abcd", pfd[0], &e), -1);
+	assert_int_equal(bincache_store_fd(&c, "pipe:abcd", pfd[0], BINCACHE_SHARED, &e), -1);
 	assert_non_null(strstr(e.msg, "cannot read pipe:["));
 	assert_int_equal(bincache_has(&c, "pipe:abcd"), 0);
 	snprintf((char *)got, len, "%s/pipe/ab", dir);
@@ -660,9 +669,65 @@ static void test_bincache_store_fd(void **state)
 	free(got);
 }
 
+/* Who may read an entry: private entries are 0600, a shared store of the
+ * same key opens a private entry to the group, and a private store never
+ * closes a shared one (what was shared stays what it was). */
+static void test_bincache_access(void **state)
+{
+	struct bincache c;
+	struct error e = { "" };
+	char dir[256], *path;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/access", tmpdir);
+	assert_int_equal(bincache_open(&c, dir, &e), 0);
+	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
+	path = bincache_path(&c, "xxh3:aa01");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* private again: unchanged */
+	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* seen readable by everyone: shared */
+	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_SHARED, &e), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+
+	/* bincache_open_entry reads the entry, never through a symlink */
+	fd = bincache_open_entry(&c, "xxh3:aa01");
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(bincache_open_entry(&c, "xxh3:aa02"), -1);
+	assert_int_equal(errno, ENOENT);
+	free(path);
+	path = bincache_path(&c, "xxh3:bb01");
+	{
+		char sub[300];
+
+		snprintf(sub, sizeof(sub), "%s/xxh3/bb", dir);
+		assert_int_equal(mkdir_p(sub, 0750), 0);
+	}
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(bincache_open_entry(&c, "xxh3:bb01"), -1);
+	assert_int_equal(errno, ELOOP);
+	/* and a store never writes through it nor takes it for an entry's mode */
+	assert_int_equal(bincache_store_buf(&c, "xxh3:bb01", "x", 1, BINCACHE_SHARED, &e), 0);
+	assert_int_equal(stat("/etc/passwd", &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	free(path);
+	bincache_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bincache_access),
 		cmocka_unit_test(test_build_id_elf64_phdr),
 		cmocka_unit_test(test_build_id_elf32_be),
 		cmocka_unit_test(test_build_id_sections),

@@ -183,7 +183,7 @@ static int setup(void **state)
 	db = x->f.db;
 	assert_int_equal(fixdb_cache_file(&x->f, SPLIT_KEY, x->split), 0);
 	assert_int_equal(fixdb_cache_file(&x->f, HOT_KEY, x->hot), 0);
-	assert_int_equal(bincache_store_buf(&x->f.cache, KSYMS_KEY, ksyms, strlen(ksyms), &e), 0);
+	assert_int_equal(bincache_store_buf(&x->f.cache, KSYMS_KEY, ksyms, strlen(ksyms), BINCACHE_SHARED, &e), 0);
 
 	x->bin_path[B_SPLIT] = "/opt/fixture/split603010";
 	x->bin_key[B_SPLIT] = SPLIT_KEY;

@@ -93,10 +93,10 @@ static int setup(void **state)
 	assert_int_equal(fixdb_cache_file(&x->f, SPLIT_KEY, x->split), 0);
 	assert_int_equal(fixdb_cache_file(&x->f, HOT_KEY, x->hot), 0);
 	assert_int_equal(fixdb_cache_file(&x->f, STRIP_KEY, x->strip), 0);
-	assert_int_equal(bincache_store_buf(&x->f.cache, KSYMS_KEY, ksyms, strlen(ksyms), &e), 0);
-	assert_int_equal(bincache_store_buf(&x->f.cache, BADKS_KEY, "garbage\n", 8, &e), 0);
+	assert_int_equal(bincache_store_buf(&x->f.cache, KSYMS_KEY, ksyms, strlen(ksyms), BINCACHE_SHARED, &e), 0);
+	assert_int_equal(bincache_store_buf(&x->f.cache, BADKS_KEY, "garbage\n", 8, BINCACHE_SHARED, &e), 0);
 	/* a cached copy that is not an ELF file */
-	assert_int_equal(bincache_store_buf(&x->f.cache, JUNK_KEY, "not an ELF file\n", 16, &e), 0);
+	assert_int_equal(bincache_store_buf(&x->f.cache, JUNK_KEY, "not an ELF file\n", 16, BINCACHE_SHARED, &e), 0);
 	/* split603010 with no symbol table at all: .dynsym holds imports only */
 	{
 		char cmd[2 * PATH_MAX + 64], bare[PATH_MAX + 16];
