@@ -70,10 +70,10 @@ near() {
 	python3 -c "import sys; a,b,p=map(float,sys.argv[1:4]); sys.exit(0 if abs(a-b) <= p/100*abs(b) else 1)" "$1" "$2" "$3"
 }
 
-# unique_copy SRC DST: copy an ELF file with fresh random build-id bytes;
-# prints the new build-id
+# unique_copy SRC DST [HEX]: copy an ELF file with fresh random build-id
+# bytes (or the build-id HEX, of the same length); prints the new build-id
 unique_copy() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$@" <<'PY'
 import os, struct, sys
 d = bytearray(open(sys.argv[1], "rb").read())
 assert d[:4] == b"\x7fELF" and d[4] == 2 and d[5] == 1, "not a little-endian ELF64 file"
@@ -90,7 +90,9 @@ for i in range(shnum):
         nsz, dsz, typ = struct.unpack_from("<III", d, p)
         desc = p + 12 + ((nsz + 3) & ~3)
         if typ == 3 and d[p + 12:p + 12 + nsz] == b"GNU\0":	# NT_GNU_BUILD_ID
-            d[desc:desc + dsz] = os.urandom(dsz)
+            new = bytes.fromhex(sys.argv[3]) if len(sys.argv) > 3 else os.urandom(dsz)
+            assert len(new) == dsz, f"build-id of {dsz} bytes, not {len(new)}"
+            d[desc:desc + dsz] = new
             ids.append(d[desc:desc + dsz].hex())
         p = desc + ((dsz + 3) & ~3)
 assert len(ids) == 1, f"{len(ids)} build-id notes"
