@@ -266,21 +266,22 @@ out:
 	return ret;
 }
 
-/* An existing entry at path: make it shared if asked to.  0 if it exists,
- * -1 (errno ENOENT) if not. */
+/* An existing entry at path: share or restrict it if asked to.  0 if it
+ * exists, -1 (errno ENOENT) if not. */
 static int entry_share(const char *path, enum bincache_access access)
 {
+	mode_t want = access == BINCACHE_SHARED ? ENTRY_MODE : PRIVATE_MODE;
 	struct stat st;
 	int fd;
 
-	if (access != BINCACHE_SHARED)
+	if (access == BINCACHE_PRIVATE)
 		return lstat(path, &st);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -1 : 0;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & 07777) == PRIVATE_MODE)
-		fchmod(fd, ENTRY_MODE);
+	    (st.st_mode & 07777) != want)
+		fchmod(fd, want);
 	close(fd);
 	return 0;
 }

@@ -35,11 +35,13 @@ int bincache_has(const struct bincache *c, const char *key);
 enum bincache_access {
 	BINCACHE_SHARED,	/* readable by group strobe */
 	BINCACHE_PRIVATE,	/* readable by root only */
+	BINCACHE_RESTRICT,	/* root only, even if it was shared before */
 };
 
 /* Store the whole file at fd (read from offset 0) under key.  An existing
  * entry is kept (same key, same contents): a private one becomes shared
- * when stored again as shared, a shared one stays shared. */
+ * when stored again as shared, a shared one stays shared unless stored
+ * again as BINCACHE_RESTRICT. */
 int bincache_store_fd(const struct bincache *c, const char *key, int fd,
 		      enum bincache_access access, struct error *e);
 

@@ -352,7 +352,9 @@ void ingest_free(struct ingest *in)
 /* Whether the group may read the kallsyms snapshot: the kernel shows
  * kernel addresses to users without CAP_SYSLOG only with kptr_restrict 0
  * (and then to perf users, which the group is), never with 1 or 2.  The
- * snapshot follows the same rule; unreadable means 1. */
+ * snapshot follows the same rule, as the setting is now: a snapshot shared
+ * under 0 becomes root's when a session starts under 1 or 2.  Unreadable
+ * counts as 1. */
 static int kallsyms_shared(void)
 {
 	size_t len;
@@ -382,7 +384,7 @@ int ingest_kernel(struct ingest *in, struct error *e)
 	hashkey_xxh3_buf(buf, len, hex);
 	snprintf(in->s->kallsyms_key, sizeof(in->s->kallsyms_key), "kallsyms:%s", hex);
 	if (bincache_store_buf(in->cache, in->s->kallsyms_key, buf, len,
-			       kallsyms_shared() ? BINCACHE_SHARED : BINCACHE_PRIVATE, e) < 0) {
+			       kallsyms_shared() ? BINCACHE_SHARED : BINCACHE_RESTRICT, e) < 0) {
 		free(buf);
 		return -1;
 	}

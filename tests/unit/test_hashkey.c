@@ -698,6 +698,15 @@ static void test_bincache_access(void **state)
 	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0640);
+	/* restricted: root's again */
+	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_RESTRICT, &e), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(bincache_store_buf(&c, "xxh3:ab01", "new", 3, BINCACHE_RESTRICT, &e), 0);
+	free(path);
+	path = bincache_path(&c, "xxh3:ab01");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
 
 	/* bincache_open_entry reads the entry, never through a symlink */
 	fd = bincache_open_entry(&c, "xxh3:aa01");
