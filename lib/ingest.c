@@ -205,7 +205,13 @@ struct ingest {
 	int64_t kernel_id, unknown_id;
 	int64_t binary_max, comm_max;	/* largest ids handed out */
 	struct ingest_stats stats;
+	struct ingest_limits limits;
 };
+
+void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
+{
+	in->limits = *lim;
+}
 
 static int64_t binary_special(struct ingest *in, const char *key, struct error *e)
 {
@@ -316,6 +322,11 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->cache = cache;
 	in->s = s;
 	in->nr = s->nr_events;
+	in->limits = (struct ingest_limits){
+		.binaries = INGEST_BINARIES_MAX,
+		.comms = INGEST_COMMS_MAX,
+		.bytes_read = INGEST_READ_MAX,
+	};
 	in->procs = proc_table_new();
 	in->memo = hashkey_memo_new();
 	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
@@ -396,7 +407,7 @@ static int64_t comm_id(struct ingest *in, const char *comm, struct error *e)
 {
 	int64_t *slot = strmap_slot(&in->comms, comm, 0);
 
-	if (!slot && in->comms.nr >= INGEST_COMMS_MAX) {
+	if (!slot && in->comms.nr >= in->limits.comms) {
 		in->stats.comms_over++;
 		comm = "[too many names]";
 	}
@@ -630,16 +641,17 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	slot = strmap_slot(&in->binaries, memo, 0);
 	if (slot && *slot)
 		return *slot;
-	if (in->binaries.nr >= INGEST_BINARIES_MAX) {
+	if (in->binaries.nr >= in->limits.binaries) {
 		in->stats.binaries_over++;
 		return binary_special(in, "[too many binaries]", e);
 	}
 	slot = strmap_slot(&in->binaries, memo, 1);
 
 	fd = open_mapped(m, &st, problem, sizeof(problem));
-	if (fd >= 0 && in->stats.bytes_read + st.st_size > INGEST_READ_MAX) {
-		snprintf(problem, sizeof(problem), "not read: the session has read "
-			 INGEST_READ_MAX_TEXT " of binaries already");
+	if (fd >= 0 && in->stats.bytes_read + st.st_size > in->limits.bytes_read) {
+		snprintf(problem, sizeof(problem), "not read: the session has read its "
+			 "limit of %" PRIu64 " MiB of binaries already",
+			 in->limits.bytes_read >> 20);
 		close(fd);
 		fd = -1;
 	}

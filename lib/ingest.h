@@ -72,11 +72,14 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e);
  * in memory, and bytes of binaries opened to hash, compare and copy.
  * Past a limit, new binaries are "[too many binaries]", new names
  * "[too many names]", and binaries not read are stored with a problem; all
- * are counted in ingest_stats. */
+ * are counted in ingest_stats.  ingest_new() sets the defaults below. */
+struct ingest_limits {
+	uint64_t binaries, comms, bytes_read;
+};
 #define INGEST_BINARIES_MAX	65536
 #define INGEST_COMMS_MAX	65536
-#define INGEST_READ_MAX		(8LL << 30)
-#define INGEST_READ_MAX_TEXT	"8 GiB"
+#define INGEST_READ_MAX		(8ULL << 30)
+void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim);
 
 struct ingest_stats {
 	uint64_t samples, lost, throttled, binaries;

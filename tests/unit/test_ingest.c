@@ -706,6 +706,54 @@ static void test_hostile_paths(void **state)
 	fix_free(f);
 }
 
+/* A session's processes cannot make ingest hold or read without bound:
+ * past the limits, names and binaries share one row each and files are
+ * not read, all counted. */
+static void test_limits(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct ingest_limits lim = { .binaries = 3, .comms = 2 };
+	struct ingest_stats is;
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(stat(elf_a, &st), 0);
+	lim.bytes_read = st.st_size - 1;
+	ingest_set_limits(f->in, &lim);
+	comm(f, P1, P1, "one", 1, 100);
+	comm(f, P1, P1, "two", 1, 110);
+	comm(f, P1, P1, "three", 1, 120);
+	comm(f, P1, P1, "four", 1, 130);
+	comm(f, P1, P1, "one", 1, 140);
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/nothing-%d", f->dir, i);
+		mmap_at(f, P1, BASE + i * 0x1000, 0x1000, 0, path, 150 + i);
+	}
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name IN ('one','two')"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name IN ('three','four')"), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name = '[too many names]'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%/nothing-%'"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE key = '[too many binaries]'"), 1);
+	ingest_get_stats(f->in, &is);
+	assert_int_equal(is.comms_over, 2);
+	assert_int_equal(is.binaries_over, 2);
+	fix_free(f);
+
+	/* the read budget: a file larger than what is left is not read */
+	f = fix_new(0);
+	lim = (struct ingest_limits){ .binaries = 100, .comms = 100, .bytes_read = st.st_size - 1 };
+	ingest_set_limits(f->in, &lim);
+	mmap_at(f, P1, BASE, 0x1000, 0, elf_a, 100);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "problem LIKE 'not read: the session has read its limit%'"), 1);
+	ingest_get_stats(f->in, &is);
+	assert_int_equal(is.bytes_read, 0);
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,6 +765,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
+		cmocka_unit_test_teardown(test_limits, teardown),
 	};
 
 	if (find_fixtures()) {
