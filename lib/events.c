@@ -365,6 +365,29 @@ static int pmu_apply_terms(const char *pmu, const char *terms, int aliases,
 	return ret;
 }
 
+static int address_pmu(struct error *e, const char *name, const char *pmu)
+{
+	return error_set(e, "event '%s': the %s PMU is not accepted as an event "
+			 "(its terms are addresses): use --marker for USDT probes", name, pmu);
+}
+
+/* Whether the PMU called name exists and has type number type. */
+static int pmu_type_is(uint64_t type, const char *name)
+{
+	char *path = xasprintf(PMU_DIR "/%s/type", name);
+	char *buf = file_read_all(path, NULL);
+	uint64_t t;
+	int ret;
+
+	free(path);
+	if (!buf)
+		return 0;
+	buf[strcspn(buf, "\n")] = 0;
+	ret = !parse_u64(buf, &t) && t == type;
+	free(buf);
+	return ret;
+}
+
 /* pmu/terms/ with an optional modifier after the last '/'. */
 static int parse_pmu(const char *name, struct perf_event_attr *attr,
 		     struct error *e)
@@ -381,14 +404,8 @@ static int parse_pmu(const char *name, struct perf_event_attr *attr,
 	if (!*terms || strchr(terms, '/') || !path_component_ok(pmu) ||
 	    (last[1] && !modifier_ok(last + 1)))
 		return unknown_event(e, name);
-	/* The probe PMUs take a pointer to a path or symbol name in config1
-	 * (and an address in config2): from a user they would make strobed,
-	 * as root, probe whatever address they name.  USDT probes go through
-	 * --marker, which builds its own attr (lib/usdt.c). */
-	if (!strcmp(pmu, "kprobe") || !strcmp(pmu, "uprobe"))
-		return error_set(e, "event '%s': the %s PMU is not accepted as an event "
-				 "(its terms are addresses): use --marker for USDT probes",
-				 name, pmu);
+	if (!strcmp(pmu, "kprobe") || !strcmp(pmu, "uprobe") || !strcmp(pmu, "breakpoint"))
+		return address_pmu(e, name, pmu);
 	if (last[1])
 		modifier_apply(last + 1, attr);
 	path = xasprintf(PMU_DIR "/%s/type", pmu);
@@ -401,6 +418,16 @@ static int parse_pmu(const char *name, struct perf_event_attr *attr,
 		return unknown_event(e, name);
 	}
 	free(buf);
+	/* Some PMUs take addresses in their terms: the probe PMUs a pointer to
+	 * a path or symbol name in config1 (and an offset or address in
+	 * config2), the breakpoint PMU the watched address (bp_addr, which is
+	 * config1).  From a user they would make strobed, as root, probe or
+	 * watch whatever address they name.  The check is on the type, so no
+	 * other name for the PMU gets round it.  USDT probes go through
+	 * --marker, which builds its own attr (lib/usdt.c). */
+	if (type == PERF_TYPE_BREAKPOINT || pmu_type_is(type, "kprobe") ||
+	    pmu_type_is(type, "uprobe"))
+		return address_pmu(e, name, pmu);
 	attr->type = type;
 	ret = pmu_apply_terms(pmu, terms, 1, attr, e);
 	if (ret)

@@ -381,6 +381,11 @@ static void test_probe_pmus(void **state)
 		    "USDT probes");
 	parse_fails("uprobe/config1=0x7fff0000/", NULL);
 	parse_fails("uprobe/config1=0x7fff0000/u", NULL);
+	/* bp_addr is config1: a watchpoint on a kernel address */
+	parse_fails("breakpoint/config1=0xffffffff81000000,bp_type=1/",
+		    "event 'breakpoint/config1=0xffffffff81000000,bp_type=1/': the "
+		    "breakpoint PMU is not accepted as an event (its terms are addresses): "
+		    "use --marker for USDT probes");
 }
 
 static void test_pfm(void **state)
