@@ -1,7 +1,8 @@
 #!/bin/sh
 # t0330-hostile-elf: crafted ELF files mapped PROT_EXEC by a process during
 # a session (issue 9): a 4 GiB program header table in a 4 KiB file,
-# 65,000 PT_NOTE segments over the same 1 MiB, and 100,000 stapsdt notes.
+# 65,000 PT_NOTE segments over the same 1 MiB, and 100,000 stapsdt notes,
+# mapped by user nobody outside group strobe and (copies) by a member.
 # strobed reads every one of them (to key it) and must neither die nor
 # stall: the session ends cleanly and promptly, strobed is still alive and
 # answers, and it exits cleanly when stopped.  Everything here runs with
@@ -10,6 +11,7 @@
 # overcommitted, and it must fail that binary only.
 . "$(dirname "$0")/lib.sh"
 need_root
+need_users
 
 python3 - "$tmp" <<'PY' || fail "writing the crafted files"
 import struct, sys
@@ -61,15 +63,23 @@ while time.time() < end:
 ''')
 PY
 
+for f in huge-phdrs overlap many-notes; do
+	cp "$tmp/$f.so" "$tmp/m-$f.so" || fail "copy"
+done
 ulimit -v 1048576
 start_daemon
 t0=$(date +%s)
-"$STROBE" record --sample-event cpu-clock -F 1000 --name hostile -- \
-	python3 "$tmp/mapper.py" "$tmp/huge-phdrs.so" "$tmp/overlap.so" \
-	"$tmp/many-notes.so" 2>"$tmp/record.err" ||
-	fail "record: $(cat "$tmp/record.err"; cat "$tmp/strobed.log")"
+"$STROBE" start --sample-event cpu-clock -F 1000 --name hostile >/dev/null 2>"$tmp/start.err" ||
+	fail "start: $(cat "$tmp/start.err")"
+as_nobody /usr/bin/python3 "$tmp/mapper.py" "$tmp/huge-phdrs.so" "$tmp/overlap.so" \
+	"$tmp/many-notes.so" & p1=$!
+as_member /usr/bin/python3 "$tmp/mapper.py" "$tmp/m-huge-phdrs.so" "$tmp/m-overlap.so" \
+	"$tmp/m-many-notes.so" & p2=$!
+wait $p1 || fail "mapper as nobody"
+wait $p2 || fail "mapper as a member"
+"$STROBE" stop >"$tmp/record.err" 2>&1 || fail "stop: $(cat "$tmp/record.err"; cat "$tmp/strobed.log")"
 t1=$(date +%s)
-grep -q "samples" "$tmp/record.err" || fail "record summary: $(cat "$tmp/record.err")"
+grep -q "samples" "$tmp/record.err" || fail "stop summary: $(cat "$tmp/record.err")"
 [ $((t1 - t0)) -le 12 ] || fail "the session took $((t1 - t0)) s (strobed stalled)"
 kill -0 "$daemon_pid" 2>/dev/null || fail "strobed died: $(cat "$tmp/strobed.log")"
 "$STROBE" status >/dev/null 2>&1 || fail "strobed does not answer: $(cat "$tmp/strobed.log")"
@@ -77,7 +87,7 @@ ok "session with crafted ELF files mapped ended cleanly in $((t1 - t0)) s"
 
 # Each was ingested: a binaries row, keyed by its contents (a malformed
 # ELF has no build-id to trust) or marked with the problem that stopped it.
-for f in huge-phdrs overlap many-notes; do
+for f in huge-phdrs overlap many-notes m-huge-phdrs m-overlap m-many-notes; do
 	row=$(sqlite3 "$STROBE_DB" "SELECT key || ' ' || coalesce(problem, '-') FROM binaries
 		WHERE path = '$tmp/$f.so'") || fail "reading binaries"
 	[ -n "$row" ] || fail "$f.so: no binaries row (not ingested)"

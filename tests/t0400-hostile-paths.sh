@@ -1,5 +1,6 @@
 #!/bin/sh
-# t0400-hostile-paths: an unprivileged user (nobody) cannot turn strobed,
+# t0400-hostile-paths: an unprivileged user (nobody, outside group strobe
+# and then as a member of it) cannot turn strobed,
 # which runs as root, against the machine through the paths of its
 # mappings.  Each attack maps a file of its own (no build-id) PROT_EXEC and
 # exits at once (tests/workloads/mapswap), so that strobed, ingesting the
@@ -27,12 +28,10 @@
 # next still runs.
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v setpriv >/dev/null || skip "no setpriv"
-id nobody >/dev/null 2>&1 || skip "no user nobody"
+need_users
 
 bad=0
 failed() { echo "FAIL: $*"; bad=$((bad + 1)); }
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
 # strobed may be stuck: TERM, then KILL after 5 s
 end_daemon() {
@@ -80,28 +79,35 @@ unavailable() {
 
 # The attacker's directory (nobody's); the secret is root's, in $tmp,
 # which nobody can traverse but not write.
-chmod 0711 "$tmp"
-att=$tmp/att
-mkdir "$att" && chown nobody:nogroup "$att" && chmod 0755 "$att" || fail "attacker dir"
 marker=strobe-t0400-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 printf 'secret %s\n' "$marker" >"$tmp/secret"
 chmod 0600 "$tmp/secret"
-for f in f1 f2 f3; do
-	as_nobody sh -c "head -c 8192 /dev/urandom >$att/$f" || fail "creating $f as nobody"
-done
 as_nobody test -r "$tmp/secret" && fail "nobody can read the secret"
+as_member test -r "$tmp/secret" && fail "a member can read the secret"
 # for the directory swap: root's directory with a root-only f5
 mkdir -m 0711 "$tmp/sdir" && cp -p "$tmp/secret" "$tmp/sdir/f5" || fail "sdir"
-as_nobody mkdir "$att/d" && as_nobody sh -c "head -c 8192 /dev/urandom >$att/d/f5" ||
-	fail "creating d/f5 as nobody"
+
+# Each attack runs twice: as nobody outside group strobe, and as nobody
+# in it (a member, who may also read the database and cache).
+for who in nobody member; do
+run=as_$who
+echo "--- attacks as $who"
+att=$tmp/att-$who
+mkdir "$att" && chown "$nuid:$ngid" "$att" && chmod 0755 "$att" || fail "attacker dir"
+for f in f1 f2 f3; do
+	$run sh -c "head -c 8192 /dev/urandom >$att/$f" || fail "creating $f as $who"
+done
+$run mkdir "$att/d" && $run sh -c "head -c 8192 /dev/urandom >$att/d/f5" ||
+	fail "creating d/f5 as $who"
 
 # 1. symlink race
+part=$bad
 session_start
-as_nobody ln -s "$tmp/secret" "$att/l1" && as_nobody ln -s /etc/shadow "$att/l2" || fail "symlinks"
-as_nobody "$WL/mapswap" "$att/f1" "$att/l1" || fail "mapswap f1"
-as_nobody "$WL/mapswap" "$att/f2" "$att/l2" || fail "mapswap f2"
-as_nobody ln -s "$tmp/sdir" "$att/dl" || fail "symlink to sdir"
-as_nobody "$WL/mapswap" "$att/d/f5" "$att/dl" "$att/d" || fail "mapswap d/f5"
+$run ln -s "$tmp/secret" "$att/l1" && $run ln -s /etc/shadow "$att/l2" || fail "symlinks"
+$run "$WL/mapswap" "$att/f1" "$att/l1" || fail "mapswap f1"
+$run "$WL/mapswap" "$att/f2" "$att/l2" || fail "mapswap f2"
+$run ln -s "$tmp/sdir" "$att/dl" || fail "symlink to sdir"
+$run "$WL/mapswap" "$att/d/f5" "$att/dl" "$att/d" || fail "mapswap d/f5"
 [ -L "$att/d" ] || fail "$att/d was not exchanged with a symlink"
 sleep 0.5
 timeout 20 "$STROBE" stop >"$tmp/stop1" 2>&1 || failed "symlink: stop: $(cat "$tmp/stop1")"
@@ -129,13 +135,13 @@ PY
 unavailable "$att/f1" symlink
 unavailable "$att/f2" symlink
 unavailable "$att/d/f5" symlink
-[ $bad = 0 ] && ok "symlinks renamed over mapped files or their directory: nothing copied, binaries unavailable"
+[ $bad = "$part" ] && ok "$who: symlinks renamed over mapped files or their directory: nothing copied, binaries unavailable"
 
 # 2. FIFO swap
 part=$bad
 session_start
-as_nobody mkfifo "$att/p3" || fail "mkfifo"
-as_nobody "$WL/mapswap" "$att/f3" "$att/p3" || fail "mapswap f3"
+$run mkfifo "$att/p3" || fail "mkfifo"
+$run "$WL/mapswap" "$att/f3" "$att/p3" || fail "mapswap f3"
 sleep 0.5
 if ! timeout 3 "$STROBE" status >"$tmp/st3" 2>&1; then
 	failed "FIFO: strobed did not answer strobe status within 3 s"
@@ -146,14 +152,14 @@ timeout 10 "$STROBE" stop >"$tmp/stop3" 2>&1 || failed "FIFO: stop: $(cat "$tmp/
 grep -q "^session [0-9]*: " "$tmp/stop3" || failed "FIFO: stop output: $(cat "$tmp/stop3")"
 end_daemon
 unavailable "$att/f3" FIFO
-[ $bad = "$part" ] && ok "FIFO renamed over a mapped file: strobed answered, session stopped"
+[ $bad = "$part" ] && ok "$who: FIFO renamed over a mapped file: strobed answered, session stopped"
 
 # 3. sparse 100 GB file
 part=$bad
-as_nobody truncate -s 100G "$att/f4" || skip "no sparse 100 GB file on $tmp's filesystem"
+$run truncate -s 100G "$att/f4" || skip "no sparse 100 GB file on $tmp's filesystem"
 session_start
 before=$(du -sk "$STROBE_DB.cache" 2>/dev/null | cut -f1)
-as_nobody "$WL/mapswap" "$att/f4" || fail "mapswap f4"
+$run "$WL/mapswap" "$att/f4" || fail "mapswap f4"
 sleep 0.5
 t0=$(date +%s)
 timeout 10 "$STROBE" stop >"$tmp/stop4" 2>&1 || failed "sparse: strobe stop did not return within 10 s: $(cat "$tmp/stop4")"
@@ -167,6 +173,7 @@ big=$(find "$STROBE_DB.cache" -type f -size +1048576k 2>/dev/null)
 rm -f "$att/f4"
 unavailable "$att/f4" sparse
 binary_row "$att/f4" | grep -q "larger than" || failed "sparse: problem does not say larger than the limit"
-[ $bad = "$part" ] && ok "100 GB sparse file mapped: bounded time and cache"
+[ $bad = "$part" ] && ok "$who: 100 GB sparse file mapped: bounded time and cache"
 
+done
 [ $bad = 0 ] || fail "$bad checks failed"

@@ -1,11 +1,13 @@
 #!/bin/sh
 # t0410-hostile-names: names a profiled process controls are data, never
-# commands.  During a session, processes run as nobody name themselves
+# commands.  During a session, processes run as nobody (half of them
+# outside group strobe, half as members of it) name themselves
 # (through /proc/self/comm) with gnuplot and shell syntax: backquotes,
 # quotes that would close a gnuplot string and start a '!' shell command or
 # a system() call, $(...), and a leading =, +, -, @ for spreadsheets; one
 # of them runs from a binary whose file name has backquotes.  The session
-# name and 'strobe mark' texts carry the same payloads.  Every payload calls
+# name and 'strobe mark' texts, given by a member who starts the session,
+# carry the same payloads; root then plots and exports it.  Every payload calls
 # a command zN (on PATH, in $tmp/bin) that would create $tmp/hit.zN: then
 # 'strobe plot' (PNG, SVG, PDF, --term; --by pid, binary and symbol, with
 # the markers) and 'strobe export --format csv' must succeed and no hit file
@@ -14,9 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (apt-get install gnuplot-nox)"
-command -v setpriv >/dev/null || skip "setpriv is missing (util-linux)"
-
-chmod 711 "$tmp"
+need_users
 mkdir -m 755 "$tmp/bin" "$tmp/b"
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 20 21 22 23 24 25 30; do
 	printf '#!/bin/sh\n: >"%s/hit.z%s"\n' "$tmp" "$i" >"$tmp/bin/z$i"
@@ -44,25 +44,29 @@ set -- \
 	'=1+2 `z12`'
 
 start_daemon
-"$STROBE" start --sample-event cpu-clock -F 499 --name "\`z20\`';!z21 #" \
+as_member "$STROBE" start --sample-event cpu-clock -F 499 --name "\`z20\`';!z21 #" \
 	>"$tmp/id" 2>"$tmp/start.err" || fail "start: $(cat "$tmp/start.err")"
-"$STROBE" mark '`z22`' || fail "mark 1"
-"$STROBE" mark "';!z23 #" || fail "mark 2"
-"$STROBE" mark '".system("z24")."' || fail "mark 3"
-"$STROBE" mark "'.system('z25').'" || fail "mark 4"
-pids=
+as_member "$STROBE" mark '`z22`' || fail "mark 1"
+as_member "$STROBE" mark "';!z23 #" || fail "mark 2"
+as_member "$STROBE" mark '".system("z24")."' || fail "mark 3"
+as_member "$STROBE" mark "'.system('z25').'" || fail "mark 4"
+# setpriv in the background directly (not through as_nobody/as_member, a
+# function: $! would then be a subshell, and killing it would leave the
+# burner running)
+pids= groups=--clear-groups
 for name in "$@"; do
-	setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c \
-		'printf %s "$1" >/proc/self/comm || exit 1; while :; do :; done' sh "$name" &
+	setpriv --reuid="$nuid" --regid="$ngid" "$groups" \
+		sh -c 'printf %s "$1" >/proc/self/comm || exit 1; while :; do :; done' sh "$name" &
 	pids="$pids $!"
+	if [ "$groups" = --clear-groups ]; then groups=--groups=$gid; else groups=--clear-groups; fi
 done
-setpriv --reuid=nobody --regid=nogroup --clear-groups "$tmp/b/\`z30\`" -c \
+setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$tmp/b/\`z30\`" -c \
 	'printf %s "burner30" >/proc/self/comm; while :; do :; done' &
 pids="$pids $!"
 sleep 3
 for p in $pids; do kill "$p"; done
 for p in $pids; do wait "$p" 2>/dev/null; done
-"$STROBE" stop >"$tmp/stop" 2>"$tmp/stop.err" || fail "stop: $(cat "$tmp/stop.err")"
+as_member "$STROBE" stop >"$tmp/stop" 2>"$tmp/stop.err" || fail "stop: $(cat "$tmp/stop.err")"
 ls "$tmp"/hit.* 2>/dev/null && fail "a payload ran while recording"
 
 # the names as recorded

