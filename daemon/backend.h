@@ -36,6 +36,10 @@ struct backend_config {
 	/* USDT probe sites, each a uprobe on every CPU writing into that
 	 * CPU's ring; their hits are delivered as markers (ingest_marker) */
 	const struct usdt_site *sites;		/* copied by backend_open */
+	/* per site, the open file its notes were read from: its uprobes are
+	 * placed on that file (through /proc/self/fd/N), never on sites[i].path
+	 * looked up again; open until backend_open returns */
+	const int *site_fds;
 	int nr_sites;
 };
 

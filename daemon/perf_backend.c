@@ -20,7 +20,7 @@
  * CPU's ring than its COMM, MMAP2 and samples.
  *
  * USDT markers (cfg->sites): per CPU and probe site one uprobe perf event
- * (the "uprobe" PMU: config1 = path, config2 = file offset, config's high
+ * (the "uprobe" PMU: config1 = a path, config2 = file offset, config's high
  * half = the semaphore's offset), on the same clock, writing into that
  * CPU's leader ring (PERF_EVENT_IOC_SET_OUTPUT).  Its samples carry the
  * user registers (and a copy of the top of the user stack) the probe's
@@ -29,6 +29,15 @@
  * queue, and they reach ingest as markers in the same time merge.  Their
  * sample_id_all trailer has the leader's layout (pid/tid, time, cpu, id),
  * so a LOST record written for either is read the same way.
+ *
+ * The uprobe PMU looks its path up again for each event (kern_path in
+ * create_local_trace_uprobe, following symlinks, each CPU in turn).  So the
+ * path given is never the site's file name but /proc/self/fd/N of the file
+ * the notes were read from (cfg->site_fds, opened with the requester's
+ * rights): that magic link leads to the open file itself, whatever has
+ * become of its name.  It is checked to lead there before the events are
+ * opened and again after; once placed, each uprobe holds its file, so the
+ * fds may be closed after backend_open.
  */
 #include "config.h"
 #include <errno.h>
@@ -37,6 +46,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +94,14 @@ struct cpu_ring {
 	uint64_t *pids;		/* and that event's id */
 };
 
+/* The open file of a probe site, as the uprobe PMU is given it. */
+struct site_file {
+	int fd;			/* cfg->site_fds[i]: open during backend_open only */
+	char path[40];		/* "/proc/self/fd/N" */
+	dev_t dev;
+	ino_t ino;
+};
+
 struct backend {
 	struct backend_config cfg;
 	struct cpu_ring *rings;
@@ -101,6 +119,7 @@ struct backend {
 	uint64_t *site_regs;	/* PERF_SAMPLE_REGS_USER mask per site */
 	int *site_stack;	/* PERF_SAMPLE_STACK_USER per site */
 	struct perfrec_format *site_fmt;	/* and the layout of its samples */
+	struct site_file *site_files;	/* and the file its uprobes go on */
 	uint32_t uprobe_type;	/* the uprobe PMU's perf_event_attr.type */
 	/* BACKEND_DRIVER only: the device, one queue and LOST total per CPU */
 	struct strobe_dev *dev;
@@ -333,6 +352,33 @@ static int dev_open(struct backend *b, struct error *e)
 	return 0;
 }
 
+/*
+ * Does f->path (what the uprobe PMU will look up) lead to the file open as
+ * f->fd, the one the site's notes were read from, and is that file still
+ * f->dev:f->ino (set when set)?
+ */
+static int site_file_check(struct site_file *f, const struct usdt_site *s, int set,
+			   struct error *e)
+{
+	struct stat fst, pst;
+
+	if (fstat(f->fd, &fst) < 0 || !S_ISREG(fst.st_mode))
+		return error_set(e, "marker %s:%s:%s: its open file is gone or not a regular "
+				 "file: try again", s->path, s->provider, s->name);
+	if (stat(f->path, &pst) < 0 || pst.st_dev != fst.st_dev || pst.st_ino != fst.st_ino)
+		return error_set(e, "marker %s:%s:%s: %s does not lead to the file its notes "
+				 "were read from (is /proc mounted?)", s->path, s->provider,
+				 s->name, f->path);
+	if (set) {
+		f->dev = fst.st_dev;
+		f->ino = fst.st_ino;
+	} else if (fst.st_dev != f->dev || fst.st_ino != f->ino) {
+		return error_set(e, "marker %s:%s:%s: its file changed while its uprobes were "
+				 "placed: try again", s->path, s->provider, s->name);
+	}
+	return 0;
+}
+
 /* The uprobe PMU, and what each site's uprobes must sample. */
 static int probes_setup(struct backend *b, struct error *e)
 {
@@ -354,9 +400,17 @@ static int probes_setup(struct backend *b, struct error *e)
 	b->site_regs = xcalloc(n, sizeof(*b->site_regs));
 	b->site_stack = xcalloc(n, sizeof(*b->site_stack));
 	b->site_fmt = xcalloc(n, sizeof(*b->site_fmt));
+	b->site_files = xcalloc(n, sizeof(*b->site_files));
+	if (!b->cfg.site_fds)
+		return error_set(e, "internal error: marker sites without their open files");
 	for (int i = 0; i < n; i++) {
 		const struct usdt_site *s = &b->sites[i];
+		struct site_file *f = &b->site_files[i];
 
+		f->fd = b->cfg.site_fds[i];
+		snprintf(f->path, sizeof(f->path), "/proc/self/fd/%d", f->fd);
+		if (site_file_check(f, s, 1, e) < 0)
+			return -1;
 		b->site_regs[i] = usdt_regs_mask(s, &b->site_stack[i]);
 		if (perfrec_format_init(&b->site_fmt[i], PROBE_SAMPLE_TYPE |
 					(b->site_regs[i] ? PERF_SAMPLE_REGS_USER : 0) |
@@ -393,7 +447,7 @@ static int probes_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		a.size = sizeof(a);
 		a.type = b->uprobe_type;
 		a.config = site->semaphore ? site->semaphore_offset << 32 : 0;
-		a.config1 = (uint64_t)(uintptr_t)site->path;
+		a.config1 = (uint64_t)(uintptr_t)b->site_files[i].path;
 		a.config2 = site->offset;
 		a.sample_period = 1;
 		a.sample_type = PROBE_SAMPLE_TYPE;
@@ -465,6 +519,11 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	}
 	free(cpus);
 	cpus = NULL;
+	/* every uprobe placed: on the files the notes came from, still */
+	for (int i = 0; i < b->cfg.nr_sites; i++)
+		if (site_file_check(&b->site_files[i], &b->sites[i], 0, e) < 0)
+			goto fail;
+	b->cfg.site_fds = NULL;		/* the caller's, closed after we return */
 	if (b->cfg.kind == BACKEND_DRIVER && dev_open(b, e) < 0)
 		goto fail;
 	b->queues = xcalloc(2 * n, sizeof(*b->queues));
@@ -580,6 +639,7 @@ void backend_close(struct backend *b)
 	free(b->site_regs);
 	free(b->site_stack);
 	free(b->site_fmt);
+	free(b->site_files);
 	free(b);
 }
 

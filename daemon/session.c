@@ -7,7 +7,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "events.h"
 #include "hashkey.h"
@@ -81,10 +83,35 @@ int session_parse_request(struct session_params *p, const char *events,
 	return 0;
 }
 
-int session_parse_markers(struct session_params *p, const char *const *specs, int n,
-			  struct error *e)
+/*
+ * May someone other than root place probes in the file open as fd?  Not in
+ * a setuid or setgid program, nor one with file capabilities: it runs with
+ * privileges its callers lack, and each hit would record the registers and
+ * stack of that privileged process.
+ */
+static int marker_file_allowed(int fd, const char *path, struct error *e)
 {
-	size_t cap = 0;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		return error_set(e, "%s is set-user-ID or set-group-ID: only root may place "
+				 "probes in it", path);
+	if (fgetxattr(fd, "security.capability", NULL, 0) >= 0)
+		return error_set(e, "%s has file capabilities: only root may place probes in it",
+				 path);
+	if (errno != ENODATA && errno != ENOTSUP)
+		return error_set(e, "cannot read the capabilities of %s: %s", path,
+				 strerror(errno));
+	return 0;
+}
+
+int session_parse_markers(struct session_params *p, const char *const *specs, int n,
+			  const struct peer *who, struct error *e)
+{
+	uint64_t deadline = clock_monotonic_ns() + PEER_OPEN_TIMEOUT_MS * 1000000ULL;
+	size_t cap = 0, fcap = 0;
 
 	if (n > SESSION_MAX_MARKERS)
 		return error_set(e, "too many markers: at most %d --marker probes",
@@ -93,6 +120,7 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 		char path[PATH_MAX], prov[USDT_MAX_NAME], name[USDT_MAX_NAME];
 		struct usdt_site *s;
 		size_t ns;
+		int fd;
 
 		if (usdt_parse_spec(specs[i], path, sizeof(path), prov, name, e) < 0)
 			return -1;
@@ -102,7 +130,13 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 			if (!strcmp(specs[i], specs[j]))
 				return error_set(e, "marker '%s' is given twice: give each probe once",
 						 specs[i]);
-		if (usdt_find(path, prov, name, &s, &ns, e) < 0)
+		fd = peer_open_file(who, path, deadline, e);
+		if (fd < 0)
+			return error_prefix(e, "marker '%s'", specs[i]);
+		p->marker_fds[p->nr_marker_fds++] = fd;
+		if (who->uid != 0 && marker_file_allowed(fd, path, e) < 0)
+			return error_prefix(e, "marker '%s'", specs[i]);
+		if (usdt_find_fd(fd, path, prov, name, &s, &ns, e) < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);
 		if (p->nr_sites + ns > SESSION_MAX_SITES) {
 			free(s);
@@ -110,21 +144,31 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 					 "give fewer markers", specs[i], SESSION_MAX_SITES);
 		}
 		ARRAY_GROW(p->sites, cap, p->nr_sites + ns);
+		ARRAY_GROW(p->site_fds, fcap, p->nr_sites + ns);
 		memcpy(p->sites + p->nr_sites, s, ns * sizeof(*s));
+		for (size_t j = 0; j < ns; j++)
+			p->site_fds[p->nr_sites + j] = fd;
 		p->nr_sites += ns;
 		free(s);
 	}
 	p->cfg.sites = p->sites;
+	p->cfg.site_fds = p->site_fds;
 	p->cfg.nr_sites = p->nr_sites;
 	return 0;
 }
 
 void session_params_free(struct session_params *p)
 {
+	for (int i = 0; i < p->nr_marker_fds; i++)
+		close(p->marker_fds[i]);
+	p->nr_marker_fds = 0;
 	free(p->sites);
+	free(p->site_fds);
 	p->sites = NULL;
+	p->site_fds = NULL;
 	p->nr_sites = 0;
 	p->cfg.sites = NULL;
+	p->cfg.site_fds = NULL;
 	p->cfg.nr_sites = 0;
 }
 
@@ -140,14 +184,12 @@ static int store_probes(struct db *db, int64_t id, const struct session_params *
 			.semaphore = s->semaphore ? (int64_t)s->semaphore_offset : -1,
 		};
 		struct error ke;
-		/* a FIFO must not block strobed; hashkey_file() accepts only
-		 * a regular file */
-		int fd = open(s->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
+		int r;
 
-		if (fd >= 0 && hashkey_file(NULL, fd, key, &ke) == 0)
+		/* the file the notes were read from and the uprobes are on, not
+		 * s->path again */
+		if (hashkey_file(NULL, p->site_fds[i], key, &ke) == 0)
 			row.binary_key = key;
-		if (fd >= 0)
-			close(fd);
 		r = db_probe_insert(db, id, &row, e);
 		free(spec);
 		if (r < 0)

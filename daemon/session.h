@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "bincache.h"
 #include "db.h"
+#include "peer.h"
 
 #define SESSION_MAX_MARKERS	16	/* --marker probes of a session */
 #define SESSION_MAX_SITES	64	/* their sites, all together */
@@ -20,6 +21,9 @@ struct session_params {
 	struct backend_config cfg;
 	struct usdt_site *sites;	/* the --marker probes' sites (malloc'ed) */
 	int nr_sites;
+	int *site_fds;			/* per site: the file its notes were read from */
+	int marker_fds[SESSION_MAX_MARKERS];	/* those files, one per --marker */
+	int nr_marker_fds;
 };
 
 struct session;
@@ -30,12 +34,21 @@ int session_parse_request(struct session_params *p, const char *events,
 			  const char *sampler, const char *freq, const char *period,
 			  const char *pages, struct error *e);
 
-/* Resolve the --marker specs (PATH:PROVIDER:NAME, PATH absolute) of a
- * start request into p->sites and p->cfg; call after
- * session_parse_request.  Errors name the spec. */
+/*
+ * Resolve the --marker specs (PATH:PROVIDER:NAME, PATH absolute) of a
+ * start request by who into p->sites and p->cfg; call after
+ * session_parse_request.  Each PATH is opened once, with who's rights
+ * (peer_open_file), and everything after works on that open file: its
+ * notes are read from it, its hash stored from it, and the backend places
+ * the uprobes on it through /proc/self/fd/N, so swapping PATH for a
+ * symlink meanwhile changes nothing.  For anyone but root, setuid and
+ * setgid files and files with capabilities are refused.  Errors name the
+ * spec.
+ */
 int session_parse_markers(struct session_params *p, const char *const *specs, int n,
-			  struct error *e);
-/* Free what session_parse_markers allocated. */
+			  const struct peer *who, struct error *e);
+/* Free what session_parse_markers allocated and close its files (the
+ * uprobes hold their files themselves once placed). */
 void session_params_free(struct session_params *p);
 
 /* Store the session row, open the backend, snapshot the kernel and the

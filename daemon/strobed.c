@@ -354,7 +354,8 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	struct session_params p;
 	struct proto_msg m;
 	struct error e;
-	int nm = 0;
+	struct peer who;
+	int nm = 0, r;
 
 	if (d->session) {
 		reply_error(fd, "session %lld is already running: stop it first with 'strobe stop'",
@@ -378,7 +379,11 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		if (!(markers[nm] = proto_get(req, key)))
 			break;
 	}
-	if (session_parse_markers(&p, markers, nm, &e) < 0) {
+	/* the marker files are opened with the requester's rights */
+	peer_init(&who, fd, cr->uid, cr->gid);
+	r = session_parse_markers(&p, markers, nm, &who, &e);
+	peer_free(&who);
+	if (r < 0) {
 		session_params_free(&p);
 		reply_error(fd, "%s", e.msg);
 		return;

@@ -1,9 +1,12 @@
 /*
  * usdt.c - USDT probes of an ELF file (see usdt.h).
  *
- * The file is read with pread(): the ELF header, the section headers and
- * their names, the program headers, and the note sections; nothing else,
- * so large binaries cost little.  32- and 64-bit little-endian ELF files
+ * The file is read with pread() from one open handle: the ELF header, the
+ * section headers and their names, the program headers, and the note
+ * sections; nothing else, so large binaries cost little.  The _fd readers
+ * take the handle from the caller (strobed opens it with the requester's
+ * rights and places the uprobes on exactly that file); the path readers
+ * open it themselves, a regular file only.  32- and 64-bit little-endian ELF files
  * are understood; arguments in the x86_64 forms only.
  *
  * A stapsdt note (owner "stapsdt", type 3) holds, in the file's address
@@ -40,7 +43,7 @@ struct seg {
 };
 
 struct elf {
-	int fd;
+	int fd;			/* the caller's: not closed here */
 	const char *path;
 	int is64;
 	struct sec *secs;
@@ -110,15 +113,40 @@ static uint64_t le(const unsigned char *p, int size)
 
 static void elf_free(struct elf *f)
 {
-	if (f->fd >= 0)
-		close(f->fd);
 	free(f->secs);
 	free(f->segs);
 	free(f->shstr);
 }
 
-/* Section and program headers, normalised to 64 bits. */
-static int elf_open(struct elf *f, const char *path, struct error *e)
+/*
+ * Open path for reading, a regular file only.  O_NONBLOCK: a FIFO (or a
+ * device) put in its place must not make the caller wait; it is then
+ * refused by its type.
+ */
+static int open_regular(const char *path, struct error *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+
+		close(fd);
+		return error_set(e, "cannot read %s: %s", path, strerror(err));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return error_set(e, "%s is not a regular file: give the executable or library "
+				 "that holds the probe", path);
+	}
+	return fd;
+}
+
+/* Section and program headers of the regular file open as fd (named path
+ * in messages), normalised to 64 bits. */
+static int elf_open(struct elf *f, int fd, const char *path, struct error *e)
 {
 	unsigned char id[EI_NIDENT], h[sizeof(Elf64_Ehdr)];
 	uint64_t shoff, phoff, shnum, phnum, shentsize, phentsize, shstrndx;
@@ -127,11 +155,12 @@ static int elf_open(struct elf *f, const char *path, struct error *e)
 	memset(f, 0, sizeof(*f));
 	f->path = path;
 	f->note_budget = MAX_NOTES_BYTES;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	f->fd = fd;
 	if (fstat(f->fd, &st) < 0)
 		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return error_set(e, "%s is not a regular file: give the executable or library "
+				 "that holds the probe", path);
 	f->fsize = st.st_size;
 	if (pread(f->fd, id, sizeof(id), 0) != sizeof(id) || memcmp(id, ELFMAG, SELFMAG))
 		return error_set(e, "%s is not an ELF file: give the executable or library "
@@ -438,14 +467,14 @@ next:
 	return 0;
 }
 
-/* The sites of the file at path into c. */
-static int collect_file(const char *path, struct collect *c, struct error *e)
+/* The sites of the file open as fd (named path) into c. */
+static int collect_file(int fd, const char *path, struct collect *c, struct error *e)
 {
 	struct elf f;
 	uint64_t base = 0;
 	int have_base = 0, ret = -1;
 
-	if (elf_open(&f, path, e) < 0)
+	if (elf_open(&f, fd, path, e) < 0)
 		goto out;
 	for (size_t i = 0; i < f.nsecs; i++)
 		if (!strcmp(sec_name(&f, &f.secs[i]), ".stapsdt.base")) {
@@ -462,10 +491,11 @@ out:
 	return ret;
 }
 
-int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e)
+int usdt_list_fd(int fd, const char *path, struct usdt_site **sites, size_t *n,
+		 struct error *e)
 {
 	struct collect c = { 0 };
-	int ret = collect_file(path, &c, e);
+	int ret = collect_file(fd, path, &c, e);
 
 	free(c.names);
 	if (ret < 0) {
@@ -475,6 +505,19 @@ int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct erro
 	}
 	*sites = c.sites;
 	*n = c.n;
+	return ret;
+}
+
+int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e)
+{
+	int fd = open_regular(path, e), ret;
+
+	*sites = NULL;
+	*n = 0;
+	if (fd < 0)
+		return -1;
+	ret = usdt_list_fd(fd, path, sites, n, e);
+	close(fd);
 	return ret;
 }
 
@@ -497,14 +540,14 @@ static void probe_names(const struct collect *c, char *buf, size_t len)
 			 c->names_full ? "more than " : "", c->nnames);
 }
 
-int usdt_find(const char *path, const char *provider, const char *name,
-	      struct usdt_site **sites, size_t *n, struct error *e)
+int usdt_find_fd(int fd, const char *path, const char *provider, const char *name,
+		 struct usdt_site **sites, size_t *n, struct error *e)
 {
 	struct collect c = { .provider = provider, .name = name };
 
 	*sites = NULL;
 	*n = 0;
-	if (collect_file(path, &c, e) < 0)
+	if (collect_file(fd, path, &c, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < c.n; i++) {
 		struct usdt_site *s = &c.sites[i];
@@ -537,6 +580,20 @@ fail:
 	free(c.names);
 	free(c.sites);
 	return -1;
+}
+
+int usdt_find(const char *path, const char *provider, const char *name,
+	      struct usdt_site **sites, size_t *n, struct error *e)
+{
+	int fd = open_regular(path, e), ret;
+
+	*sites = NULL;
+	*n = 0;
+	if (fd < 0)
+		return -1;
+	ret = usdt_find_fd(fd, path, provider, name, sites, n, e);
+	close(fd);
+	return ret;
 }
 
 static int is_ident(const char *s)

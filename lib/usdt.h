@@ -57,7 +57,7 @@ struct usdt_arg {
 
 /* One probe site. */
 struct usdt_site {
-	char path[PATH_MAX];
+	char path[PATH_MAX];		/* the file as named (messages, session_probes) */
 	char provider[USDT_MAX_NAME], name[USDT_MAX_NAME];
 	uint64_t addr;			/* after the prelink adjustment */
 	uint64_t offset;		/* file offset of the site */
@@ -84,8 +84,10 @@ int usdt_parse_args(const char *s, struct usdt_arg *args, int max, int *nargs,
 /*
  * Every probe site of the ELF file at path, arguments not parsed (nargs
  * is -1).  *sites is malloc'ed (free() it; NULL and 0 when the file has
- * none).  Errors: unreadable file, not ELF, malformed headers or notes,
- * more than USDT_MAX_SITES sites (the file is read no further).
+ * none).  The file is opened once, non-blocking (a FIFO does not make the
+ * caller wait), and must be a regular file.  Errors: unreadable file, not
+ * a regular file, not ELF, malformed headers or notes, more than
+ * USDT_MAX_SITES sites (the file is read no further).
  */
 int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct error *e);
 
@@ -97,6 +99,17 @@ int usdt_list(const char *path, struct usdt_site **sites, size_t *n, struct erro
  */
 int usdt_find(const char *path, const char *provider, const char *name,
 	      struct usdt_site **sites, size_t *n, struct error *e);
+
+/*
+ * The same, read from the open file fd (pread only: its offset is not
+ * moved, and fd stays open); path names it in messages and in the sites.
+ * A caller that places uprobes on the sites must place them on that same
+ * open file, not on path looked up again (see daemon/perf_backend.c).
+ */
+int usdt_list_fd(int fd, const char *path, struct usdt_site **sites, size_t *n,
+		 struct error *e);
+int usdt_find_fd(int fd, const char *path, const char *provider, const char *name,
+		 struct usdt_site **sites, size_t *n, struct error *e);
 
 /* The registers (PERF_SAMPLE_REGS_USER mask) the site's arguments need;
  * *stack is set when an argument reads memory (from the user stack copy). */

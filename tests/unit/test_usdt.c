@@ -5,7 +5,8 @@
  * and non-PIE): one probe at two sites, one without arguments, one with a
  * semaphore in a second file; every site found must be a nop at its file
  * offset, and a copy of the file whose notes are moved as prelink would
- * move them must give the same offsets.
+ * move them must give the same offsets.  The _fd readers read the open
+ * file whatever becomes of its path, and a FIFO does not block.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
@@ -428,6 +429,67 @@ static void test_find_errors(void **state)
 	assert_non_null(strstr(e.msg, "no USDT probe demo:twice in /bin/sh"));
 }
 
+/*
+ * The _fd readers read the open file, not the path again: the path is
+ * swapped for a symlink to /bin/sh after the open, and the sites are still
+ * the program's, named by the path given; the fd stays open and its offset
+ * unmoved.  The path readers take regular files only, and a FIFO without a
+ * writer is refused at once instead of blocking the open (alarm: a hang
+ * fails the test rather than the suite).
+ */
+static void test_find_fd(void **state)
+{
+	char swap[160], link[160], fifo[160];
+	struct usdt_site *s;
+	struct error e;
+	size_t n, len;
+	unsigned char *d = read_file(pie, &len);
+	FILE *f;
+	int fd, dfd;
+
+	(void)state;
+	snprintf(swap, sizeof(swap), "%s/swap", tmpdir);
+	snprintf(link, sizeof(link), "%s/swap.new", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	f = fopen(swap, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(d, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	free(d);
+	fd = open(swap, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(symlink("/bin/sh", link), 0);
+	assert_int_equal(rename(link, swap), 0);
+
+	if (usdt_find_fd(fd, swap, "demo", "twice", &s, &n, &e) < 0)
+		fail_msg("usdt_find_fd: %s", e.msg);
+	assert_int_equal(n, 2);
+	assert_string_equal(s[0].path, swap);
+	free(s);
+	assert_int_equal(usdt_list_fd(fd, swap, &s, &n, &e), 0);
+	assert_int_equal(n, 4);
+	free(s);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 0);
+	assert_int_equal(fcntl(fd, F_GETFD) >= 0, 1);
+	close(fd);
+	/* the path itself now leads to /bin/sh */
+	assert_int_equal(usdt_find(swap, "demo", "twice", &s, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "no USDT probe demo:twice in "));
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);
+	assert_int_equal(usdt_find(fifo, "demo", "twice", &s, &n, &e), -1);
+	assert_int_equal(usdt_list(fifo, &s, &n, &e), -1);
+	alarm(0);
+	assert_null(s);
+	assert_true(strstr(e.msg, "is not a regular file") != NULL);
+	dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(usdt_find_fd(dfd, tmpdir, "demo", "twice", &s, &n, &e), -1);
+	assert_true(strstr(e.msg, "is not a regular file") != NULL);
+	close(dfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_spec),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_errors),
+		cmocka_unit_test(test_find_fd),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
