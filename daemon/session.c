@@ -84,12 +84,15 @@ int session_parse_request(struct session_params *p, const char *events,
 }
 
 /*
- * May someone other than root place probes in the file open as fd?  Not in
- * a setuid or setgid program, nor one with file capabilities: it runs with
+ * May uid, not root, place probes in the file open as fd?  Not in a setuid
+ * or setgid program, nor one with file capabilities: it runs with
  * privileges its callers lack, and each hit would record the registers and
- * stack of that privileged process.
+ * stack of that privileged process.  And only in a file of uid's own: a
+ * probe fires in every process that runs the file, whoever runs it, so a
+ * probe in a shared library (libc) would hand the member the arguments of
+ * every other user's calls.
  */
-static int marker_file_allowed(int fd, const char *path, struct error *e)
+static int marker_file_allowed(int fd, const char *path, uid_t uid, struct error *e)
 {
 	struct stat st;
 
@@ -104,6 +107,10 @@ static int marker_file_allowed(int fd, const char *path, struct error *e)
 	if (errno != ENODATA && errno != ENOTSUP)
 		return error_set(e, "cannot read the capabilities of %s: %s", path,
 				 strerror(errno));
+	if (st.st_uid != uid)
+		return error_set(e, "%s belongs to uid %u: only its owner and root may place "
+				 "probes in it (they fire in every process that runs it)", path,
+				 (unsigned)st.st_uid);
 	return 0;
 }
 
@@ -134,7 +141,7 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 		if (fd < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);
 		p->marker_fds[p->nr_marker_fds++] = fd;
-		if (who->uid != 0 && marker_file_allowed(fd, path, e) < 0)
+		if (who->uid != 0 && marker_file_allowed(fd, path, who->uid, e) < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);
 		if (usdt_find_fd(fd, path, prov, name, &s, &ns, e) < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);

@@ -26,7 +26,10 @@
 #     the path up again for each CPU's uprobe, so probes landed in the
 #     root-only copy);
 #  5. a FIFO is refused within 5 s as not a regular file, for the member
-#     and for root, and strobed then answers at once.
+#     and for root, and strobed then answers at once;
+#  6. a copy the member can read but does not own (root's, 0755, like
+#     libc) is refused for the member, whose probes would fire in every
+#     other user's runs of it, and accepted for root.
 # Each part reports its own failure and the next still runs.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -202,6 +205,21 @@ for who in member root; do
 	timeout 2 "$STROBE" status >/dev/null 2>&1 || failed "5: strobed does not answer after the $who's FIFO"
 done
 [ $bad = $bad5 ] && ok "5: a FIFO is refused at once"
+
+# 6. a file the member can read but does not own
+bad6=$bad
+unique_copy "$WL/tlbwalk" "$tmp/pub/other" >/dev/null || fail "copy other"
+as_member test -r "$tmp/pub/other" || fail "the member cannot read pub/other"
+as_member "$STROBE" $S --marker "$tmp/pub/other:$P" >/dev/null 2>"$tmp/err" && {
+	failed "6: the member's --marker on root's readable copy was accepted"
+	as_member "$STROBE" stop >/dev/null 2>&1
+}
+grep -q "^strobe start: marker '$tmp/pub/other:$P': $tmp/pub/other belongs to uid 0: only its owner and root may place probes in it" "$tmp/err" ||
+	failed "6: the member's refusal: $(cat "$tmp/err")"
+no_session "6: other"
+"$STROBE" $S --marker "$tmp/pub/other:$P" >/dev/null 2>"$tmp/err" &&
+	"$STROBE" stop >/dev/null 2>&1 || failed "6: root's --marker on its own copy: $(cat "$tmp/err")"
+[ $bad = $bad6 ] && ok "6: a readable file of another user: refused for the member, root's"
 
 stop_daemon || failed "strobed did not exit cleanly: $(tail -n 5 "$tmp/strobed.log")"
 [ $bad = 0 ] || fail "$bad checks failed"
