@@ -32,34 +32,11 @@ start_daemon
 
 for who in nobody member; do
 	bid=$(unique_copy "$WL/split603010" "$tmp/victim-$who") || fail "copying split603010"
-	# the attacker builds a file of their own with the victim's build-id
-	as_nobody cp "$WL/pagetouch" "$att/k-$who" || fail "copy kernwork as nobody"
-	got=$(as_nobody /usr/bin/python3 - "$att/k-$who" "$bid" <<'PY'
-import struct, sys
-p, bid = sys.argv[1], bytes.fromhex(sys.argv[2])
-d = bytearray(open(p, "rb").read())
-shoff, = struct.unpack_from("<Q", d, 0x28)
-shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
-n = 0
-for i in range(shnum):
-    sh = shoff + i * shentsize
-    if struct.unpack_from("<I", d, sh + 4)[0] != 7:
-        continue
-    off, size = struct.unpack_from("<QQ", d, sh + 0x18)
-    q = off
-    while q + 12 <= off + size:
-        nsz, dsz, typ = struct.unpack_from("<III", d, q)
-        desc = q + 12 + ((nsz + 3) & ~3)
-        if typ == 3 and d[q + 12:q + 12 + nsz] == b"GNU\0":
-            assert dsz == len(bid)
-            d[desc:desc + dsz] = bid
-            n += 1
-        q = desc + ((dsz + 3) & ~3)
-open(p, "wb").write(d)
-print(n)
-PY
-) || fail "forging the build-id"
-	[ "$got" = 1 ] || fail "forged $got build-id notes"
+	# the attacker's file: pagetouch with the victim's build-id (written by
+	# root here through unique_copy, then given to nobody: whoever wrote
+	# the bytes, the file is the attacker's)
+	unique_copy "$WL/pagetouch" "$att/k-$who" "$bid" >/dev/null &&
+		chown "$nuid:$ngid" "$att/k-$who" || fail "forging the build-id"
 	if [ $who = nobody ]; then
 		as_nobody "$WL/mapswap" "$att/k-$who" >/dev/null || fail "mapswap as nobody"
 	else

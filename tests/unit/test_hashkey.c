@@ -683,25 +683,24 @@ static void test_bincache_access(void **state)
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/access", tmpdir);
 	assert_int_equal(bincache_open(&c, dir, &e), 0);
-	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
+	/* stores of one key in turn, and the entry's mode after each: shared
+	 * once seen readable by everyone, root's again only when restricted */
+	static const struct {
+		enum bincache_access access;
+		mode_t mode;
+	} steps[] = {
+		{ BINCACHE_PRIVATE, 0600 }, { BINCACHE_PRIVATE, 0600 },
+		{ BINCACHE_SHARED, 0640 }, { BINCACHE_PRIVATE, 0640 },
+		{ BINCACHE_RESTRICT, 0600 },
+	};
+
 	path = bincache_path(&c, "xxh3:aa01");
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
-	/* private again: unchanged */
-	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
-	/* seen readable by everyone: shared */
-	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_SHARED, &e), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0640);
-	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_PRIVATE, &e), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0640);
-	/* restricted: root's again */
-	assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6, BINCACHE_RESTRICT, &e), 0);
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		assert_int_equal(bincache_store_buf(&c, "xxh3:aa01", "secret", 6,
+						    steps[i].access, &e), 0);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, steps[i].mode);
+	}
 	assert_int_equal(bincache_store_buf(&c, "xxh3:ab01", "new", 3, BINCACHE_RESTRICT, &e), 0);
 	free(path);
 	path = bincache_path(&c, "xxh3:ab01");
