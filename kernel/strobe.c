@@ -262,8 +262,10 @@ static void strobe_overflow(struct perf_event *event,
 	u64 free, used, head0, t1;
 	unsigned int i;
 
-	/* A per-CPU event only fires on its CPU; a nested call cannot happen
-	 * (one sampling event per CPU) but would corrupt the ring: drop it. */
+	/*
+	 * A per-CPU event only fires on its CPU; a nested call cannot happen
+	 * (one sampling event per CPU) but would corrupt the ring: drop it.
+	 */
 	if (unlikely(cpu != pc->cpu || pc->in_handler)) {
 		pc->lost++;
 		return;
@@ -887,16 +889,23 @@ static void strobe_stop(struct strobe_sess *sess)
 	 * that is being disabled below, and strobe_flush_lost() is the only
 	 * producer.  A CPU that is down has no events, or dead ones.
 	 */
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]) && pc->sample_ev)
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (pc && pc->sample_ev)
 			perf_event_disable(pc->sample_ev);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]))
+	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (pc)
 			strobe_flush_lost(pc);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]) && pc->sample_ev)
-			for (i = 0; i < pc->nr_counters; i++)
-				perf_event_disable(pc->counter_ev[i]);
+	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (!pc || !pc->sample_ev)
+			continue;
+		for (i = 0; i < pc->nr_counters; i++)
+			perf_event_disable(pc->counter_ev[i]);
+	}
 	sess->running = false;
 	wake_up_all(&sess->wq);
 }
@@ -912,17 +921,23 @@ static long strobe_ioc_start(struct strobe_sess *sess)
 		return -EBUSY;
 	/* A CPU that comes up from now on is enabled by strobe_cpu_up(). */
 	sess->running = true;
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]) && pc->sample_ev)
-			for (i = 0; i < pc->nr_counters; i++)
-				perf_event_enable(pc->counter_ev[i]);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]) && pc->sample_ev)
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (!pc || !pc->sample_ev)
+			continue;
+		for (i = 0; i < pc->nr_counters; i++)
+			perf_event_enable(pc->counter_ev[i]);
+	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (pc && pc->sample_ev)
 			perf_event_enable(pc->sample_ev);
+	}
 
 	/* Pinned events that could not get a counter are in ERROR state. */
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		if (!(pc = sess->cpus[cpu]) || !pc->sample_ev)
+		pc = sess->cpus[cpu];
+		if (!pc || !pc->sample_ev)
 			continue;
 		for (i = 0; i < pc->nr_counters; i++)
 			if (READ_ONCE(pc->counter_ev[i]->state) == PERF_EVENT_STATE_ERROR)
@@ -957,17 +972,21 @@ static long strobe_ioc_stats(struct strobe_sess *sess, void __user *uarg)
 		memset(&cs, 0, sizeof(cs));
 		pc = sess->cpus[cpu];
 		if (pc) {
-			/* 64-bit loads of handler-owned counters: no tearing
-			 * on 64-bit; values may be one sample apart. */
+			/*
+			 * 64-bit loads of handler-owned counters: no tearing
+			 * on 64-bit; values may be one sample apart.
+			 */
 			cs.samples = READ_ONCE(pc->samples);
 			cs.lost = READ_ONCE(pc->lost);
 			cs.handler_ns_total = READ_ONCE(pc->handler_ns_total);
 			cs.handler_ns_max = READ_ONCE(pc->handler_ns_max);
 			cs.offline = pc->nr_offline;
 			cs.online = pc->nr_online;
-			/* Process context: perf_event_read_value() may IPI
+			/*
+			 * Process context: perf_event_read_value() may IPI
 			 * the event's CPU and sleep on the context mutex.
-			 * sess->lock keeps the events from being replaced. */
+			 * sess->lock keeps the events from being replaced.
+			 */
 			cs.nr_counters = pc->nr_counters;
 			for (i = 0; i < pc->nr_counters; i++) {
 				cs.counters[i] = pc->counter_base[i];

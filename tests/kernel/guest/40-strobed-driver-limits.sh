@@ -66,7 +66,9 @@ else
 	else
 		fail strobed-hotplug-logged "no or bad hotplug lines in strobed's log: $(cat /tmp/limits.log)"
 	fi
-	if [ -n "$off" ] && [ -n "$on" ]; then
+	if [ -z "$off" ] || [ -z "$on" ]; then
+		fail strobed-hotplug-samples-resume "no hotplug times in strobed's log"
+	else
 		gap=$(sqlite3 $STROBE_DB "SELECT count(*) FROM samples WHERE cpu = 1 AND time_ns > $off AND time_ns < $on")
 		after=$(sqlite3 $STROBE_DB "SELECT count(*) FROM samples WHERE cpu = 1 AND time_ns > $on")
 		before=$(sqlite3 $STROBE_DB "SELECT count(*) FROM samples WHERE cpu = 1 AND time_ns < $off")
