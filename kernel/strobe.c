@@ -1162,7 +1162,9 @@ static const struct file_operations strobe_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= strobe_mmap,
 	.poll		= strobe_poll,
-	.llseek		= no_llseek,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	.llseek		= no_llseek,	/* 6.12: FMODE_LSEEK unset is enough */
+#endif
 };
 
 static struct miscdevice strobe_misc = {
