@@ -942,16 +942,28 @@ static void test_counter_kinds(int ncpu)
 	if (fd >= 0)
 		close(fd);
 
-	/* another PMU: msr (x86), a dynamic PMU the driver does not trust */
+	/*
+	 * Another PMU, one the driver does not trust: msr/tsc/ (x86), else a
+	 * kprobe on schedule() (the kprobe PMU reads the function name from
+	 * config1, a pointer into this process).
+	 */
 	type = read_num("/sys/bus/event_source/devices/msr/type");
-	if (type < 0) {
-		printf("SKIP counter-other-pmu-refused: no msr PMU on this machine\n");
-	} else {
+	if (type >= 0) {
 		attr_init(&c[0], type, 0);	/* msr/tsc/ */
+	} else {
+		type = read_num("/sys/bus/event_source/devices/kprobe/type");
+		attr_init(&c[0], type, 0);
+		c[0].config1 = (uintptr_t)"schedule";
+	}
+	if (type < 0) {
+		printf("SKIP counter-other-pmu-refused: neither an msr nor a kprobe PMU\n");
+	} else {
 		e = try_counters(c, 1, &refused, &fd);
 		check(e == EOPNOTSUPP && refused == 1, "counter-other-pmu-refused",
-		      "msr/tsc/ (type %lld): errno %d (%s), refused %u; want EOPNOTSUPP, 1",
-		      type, e, strerror(e), refused);
+		      "%s (type %lld): errno %d (%s), refused %u; want EOPNOTSUPP, 1",
+		      c[0].config1 ? "kprobe schedule" : "msr/tsc/", type, e, strerror(e), refused);
+		printf("# counter-other-pmu-refused: %s\n", c[0].config1 ? "kprobe on schedule" :
+		       "msr/tsc/");
 		if (fd >= 0)
 			close(fd);
 	}
