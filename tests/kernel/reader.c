@@ -301,7 +301,8 @@ static void invalid_ioctls(int fd)
 	struct perf_event_attr s, c[STROBE_MAX_COUNTERS + 1];
 	struct strobe_config cfg;
 	struct strobe_stats st = { sizeof(st), 0, 0 };
-	char big[sizeof(struct perf_event_attr) + 8];
+	/* larger than any kernel's perf_event_attr (6.12's is 144 bytes) */
+	char big[512];
 	unsigned i;
 	int fd2;
 
@@ -601,7 +602,8 @@ static void test_session(long nfaults, int ncpu)
 	pthread_t th;
 	int fd, i, ok;
 	unsigned j;
-	const uint32_t pages = 2;	/* small: forces wrap-around and PAD records */
+	/* small, 8 KiB with 4 KiB pages: forces wrap-around and PAD records */
+	const uint32_t pages = STROBE_PAGE > 4096 ? 1 : 2;
 
 	fd = open(DEV, O_RDWR);
 	if (fd < 0) {
@@ -630,7 +632,7 @@ static void test_session(long nfaults, int ncpu)
 		return;
 	}
 	check(1, "config", "%s", "");
-	map_rings(fd, pages, ncpu, 1);
+	map_rings(fd, pages, ncpu, 0);
 
 	drain_fd = fd;
 	drain_stop = 0;
@@ -767,6 +769,28 @@ static void test_session(long nfaults, int ncpu)
 	/* restart after stop keeps working; counters keep running totals */
 	check(ioctl(fd, STROBE_IOC_START, 0) == 0 && ioctl(fd, STROBE_IOC_STOP, 0) == 0,
 	      "restart", "errno %d", errno);
+	unmap_rings();
+	close(fd);
+}
+
+/* The page-size ABI of the rings' mappings, on a session of 4-page rings. */
+static void test_mmap_abi(int ncpu)
+{
+	struct perf_event_attr s;
+	struct strobe_config cfg;
+	int fd = open(DEV, O_RDWR);
+
+	attr_init(&s, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	s.sample_period = 1000000;
+	cfg_init(&cfg, &s, NULL, 0, 4);
+	if (fd < 0 || ioctl(fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		check(0, "mmap-abi-config", "errno %d (%s)", errno, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	printf("# page size %zu\n", STROBE_PAGE);
+	map_rings(fd, 4, ncpu, 1);
 	unmap_rings();
 	close(fd);
 }
@@ -1324,6 +1348,7 @@ int main(int argc, char **argv)
 	}
 
 	test_session(nfaults, ncpu);
+	test_mmap_abi(ncpu);
 	test_counter_kinds(ncpu);
 	test_hotplug(ncpu);
 	ensure_sample_rate(20000, 100000);
