@@ -22,6 +22,11 @@
  * both loops live in the ELF section strobe_hot, and its user-mode samples
  * must resolve into that section.
  *
+ * Then: the mmap page-size ABI (mmap-*), which counting events CONFIG
+ * refuses or accepts (counter-*), CPU 1 going offline and coming back during
+ * a session (hotplug-*, SKIP without a CPU 1 that can go offline), and a
+ * ring that overflows (overflow-*).
+ *
  * Prints one "PASS <name>" or "FAIL <name>: why" line per check, then
  * "RESULT PASS" or "RESULT FAIL"; exit status 0 only on PASS.
  */
