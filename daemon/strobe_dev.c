@@ -9,15 +9,26 @@
  *   h = load-acquire(ctrl->head)      pairs with the handler's smp_wmb()
  *   read records in [tail, h)
  *   store-release(ctrl->tail, h)      the handler may reuse the space
+ *
+ * Offsets and sizes are in pages of sysconf(_SC_PAGESIZE), the kernel's
+ * PAGE_SIZE: the control area is one page (16 or 64 KiB on some arm64
+ * kernels), which the driver confirms in ctrl->page_size.
+ *
+ * CPU hotplug records (STROBE_REC_CPU_OFFLINE/ONLINE) are handled here: they
+ * are logged and counted, not handed to the caller (the database has no
+ * place for them yet).
  */
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include "strobe_dev.h"
 
@@ -26,14 +37,32 @@ struct dev_ring {
 	struct strobe_ring_ctrl *ctrl;
 	const unsigned char *data;
 	uint32_t size;
+	uint64_t offline, online;	/* hotplug records read */
 };
 
 struct strobe_dev {
 	int fd;
 	int nr;
 	struct dev_ring *rings;
+	size_t page_size;
 	size_t data_size;
 };
+
+/* One line in strobed's log (its stderr), in strobed's format. */
+static void dev_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void dev_log(const char *fmt, ...)
+{
+	va_list ap;
+	char ts[32];
+	time_t t = time(NULL);
+
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	fprintf(stderr, "strobed[%d] %s: ", (int)getpid(), ts);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 static const char *dev_hint(int err)
 {
@@ -81,6 +110,7 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 	struct strobe_config cfg;
 	long pg = sysconf(_SC_PAGESIZE);
 
+	d->page_size = pg;
 	d->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (d->fd < 0) {
 		error_set(e, "cannot open %s: %s", path, dev_hint(errno));
@@ -101,6 +131,13 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 		cfg.cpu_mask[cpus[i] / 64] |= 1ULL << (cpus[i] % 64);
 	}
 	if (ioctl(d->fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		if (errno == EOPNOTSUPP && cfg.refused >= 1 && cfg.refused <= (uint32_t)nr) {
+			error_set(e, "%s cannot count '%s': the driver reads counters from its "
+				  "overflow handler (an NMI), and this event's PMU cannot be read "
+				  "there (uncore, package and other PMUs, task-clock): use "
+				  "--backend perf for it", path, counter_names[cfg.refused - 1]);
+			goto fail;
+		}
 		/* The events passed event_probe() through perf_event_open(),
 		 * so this is a driver limit: name the events involved. */
 		error_set(e, "%s refuses sampling event '%s'%s%s%s: %s", path, sampler_name,
@@ -112,19 +149,25 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 	d->rings = xcalloc(nr_cpus, sizeof(*d->rings));
 	for (int i = 0; i < nr_cpus; i++) {
 		struct dev_ring *r = &d->rings[i];
-		off_t base = (off_t)cpus[i] * (STROBE_CTRL_SIZE + d->data_size);
+		off_t base = (off_t)cpus[i] * (d->page_size + d->data_size);
 		void *m;
 
 		r->cpu = cpus[i];
 		d->nr++;
-		m = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, base);
+		m = mmap(NULL, d->page_size, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, base);
 		if (m == MAP_FAILED) {
 			error_set(e, "cannot map the control page of CPU %d from %s: %s",
 				  r->cpu, path, strerror(errno));
 			goto fail;
 		}
 		r->ctrl = m;
-		m = mmap(NULL, d->data_size, PROT_READ, MAP_SHARED, d->fd, base + STROBE_CTRL_SIZE);
+		if (r->ctrl->page_size != d->page_size) {
+			error_set(e, "%s: the driver's pages are %u bytes, strobed's %zu: driver "
+				  "and strobed disagree on the ABI", path, r->ctrl->page_size,
+				  d->page_size);
+			goto fail;
+		}
+		m = mmap(NULL, d->data_size, PROT_READ, MAP_SHARED, d->fd, base + d->page_size);
 		if (m == MAP_FAILED) {
 			error_set(e, "cannot map the %zu KiB ring of CPU %d from %s: %s",
 				  d->data_size / 1024, r->cpu, path, strerror(errno));
@@ -189,6 +232,20 @@ int strobe_dev_read(struct strobe_dev *d, int i, strobe_dev_fn fn, void *ctx,
 						"records skipped", r->cpu, rec.cpu);
 				goto skip;
 			}
+			if (rec.type == STROBE_REC_CPU_OFFLINE) {
+				r->offline++;
+				dev_log("CPU %d went offline (CLOCK_MONOTONIC %" PRIu64 " ns): "
+					"no samples of it until it is back", r->cpu, rec.time_ns);
+				tail += used;
+				break;
+			}
+			if (rec.type == STROBE_REC_CPU_ONLINE) {
+				r->online++;
+				dev_log("CPU %d is back online (CLOCK_MONOTONIC %" PRIu64 " ns): "
+					"sampled again", r->cpu, rec.time_ns);
+				tail += used;
+				break;
+			}
 			if (fn(ctx, &rec, e) < 0) {
 				ret = -1;
 				tail += used;
@@ -231,8 +288,16 @@ int strobe_dev_stats(struct strobe_dev *d, struct strobe_cpu_stats *out, struct 
 		free(all);
 		return error_set(e, "cannot read the driver's statistics: %s", strerror(errno));
 	}
-	for (int i = 0; i < d->nr; i++)
-		out[i] = all[d->rings[i].cpu];
+	for (int i = 0; i < d->nr; i++) {
+		const struct dev_ring *r = &d->rings[i];
+
+		out[i] = all[r->cpu];
+		if (out[i].offline || out[i].online)
+			dev_log("CPU %d went offline %" PRIu64 " times and came back %" PRIu64
+				" times during the session (%" PRIu64 " and %" PRIu64
+				" read from its ring so far)", r->cpu, (uint64_t)out[i].offline,
+				(uint64_t)out[i].online, r->offline, r->online);
+	}
 	free(all);
 	return 0;
 }
@@ -243,7 +308,7 @@ void strobe_dev_close(struct strobe_dev *d)
 		return;
 	for (int i = 0; i < d->nr; i++) {
 		if (d->rings[i].ctrl)
-			munmap(d->rings[i].ctrl, STROBE_CTRL_SIZE);
+			munmap(d->rings[i].ctrl, d->page_size);
 		if (d->rings[i].data)
 			munmap((void *)d->rings[i].data, d->data_size);
 	}

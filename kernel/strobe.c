@@ -12,6 +12,13 @@
  * STROBE_IOC_CONFIG (once per open), started/stopped by START/STOP, and torn
  * down in ->release().  A mapping holds a reference on the file, so the rings
  * cannot be freed while mapped.
+ *
+ * CPU hotplug: each configured session is an instance of a multi-instance
+ * cpuhp state.  Its callbacks only note the transition (strobe_cpu_online(),
+ * strobe_cpu_offline()); strobe_hotplug_work() then releases the events of a
+ * CPU that went down and creates them for one that came up, writing a
+ * STROBE_REC_CPU_OFFLINE / _ONLINE record in that CPU's ring.  The ring and
+ * its mappings stay for the whole session.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,6 +43,8 @@
 #include <linux/log2.h>
 #include <linux/version.h>
 #include <linux/ptrace.h>
+#include <linux/cpuhotplug.h>
+#include <linux/workqueue.h>
 #if defined(CONFIG_X86)
 #include <asm/msr.h>
 #elif defined(CONFIG_ARM64)
@@ -53,11 +62,27 @@
 struct strobe_cpu {
 	int			cpu;
 	struct strobe_sess	*sess;
+	/*
+	 * The events, NULL while the CPU is down.  Changed only under
+	 * sess->lock, and only while the sampling event is disabled or gone:
+	 * the handler reads counter_ev[] and counter_base[].
+	 */
 	struct perf_event	*sample_ev;
 	struct perf_event	*counter_ev[STROBE_MAX_COUNTERS];
+	/* totals of the counting events released when the CPU went down */
+	u64			counter_base[STROBE_MAX_COUNTERS];
 	unsigned int		nr_counters;
+	/*
+	 * Hotplug: hp_gen is bumped by the cpuhp callbacks of this CPU (under
+	 * the hotplug lock); ev_gen is hp_gen when the events were made.  The
+	 * events are dead (perf removed them from the CPU's context when it
+	 * went down) once the two differ.
+	 */
+	atomic_t		hp_gen;
+	int			ev_gen;
+	u64			offline_ns;	/* set by strobe_cpu_offline() */
 
-	/* ring: STROBE_CTRL_SIZE bytes of control page, then data_size bytes */
+	/* ring: one control page (PAGE_SIZE), then data_size bytes */
 	void			*ring;		/* vmalloc_user() */
 	struct strobe_ring_ctrl	*ctrl;
 	u8			*data;
@@ -69,27 +94,38 @@ struct strobe_cpu {
 	u64			pending_lost;	/* dropped since the last LOST record */
 	bool			woken;		/* wakeup queued since the ring went past the watermark */
 	bool			in_handler;
+	u64			last_ns;	/* time of the last record */
 
 	/* Statistics: written by the handler only, read by STROBE_IOC_STATS. */
 	u64			samples;
 	u64			lost;
 	u64			handler_ns_total;
 	u64			handler_ns_max;
+	/* Hotplug statistics, under sess->lock. */
+	u64			nr_offline;
+	u64			nr_online;
 
 	struct irq_work		wake_work;
 };
 
 struct strobe_sess {
-	struct mutex		lock;		/* serialises ioctls */
+	struct mutex		lock;		/* serialises ioctls and hotplug work */
 	bool			configured;
 	bool			running;
 	unsigned int		nr_counters;
 	u32			data_size;
 	struct strobe_cpu	**cpus;		/* nr_cpu_ids entries, NULL = not sampled */
 	wait_queue_head_t	wq;
+	/* what to create when a CPU comes (back) up */
+	struct perf_event_attr	sattr;
+	struct perf_event_attr	cattrs[STROBE_MAX_COUNTERS];
+	struct hlist_node	hp_node;	/* instance of strobe_hp_state */
+	bool			hp_added;
+	struct work_struct	hp_work;
 };
 
 static atomic_t strobe_busy = ATOMIC_INIT(0);
+static enum cpuhp_state strobe_hp_state;
 
 /* ------------------------------------------------------------------------ */
 /* Overflow handler: NMI (x86 hardware PMU) or hard IRQ (hrtimer, arm64).   */
@@ -117,13 +153,9 @@ static __always_inline u64 strobe_read_tsc(u16 *flags)
  *     not inherited and has no task: nobody else updates ->count concurrently
  *     except this CPU's own PMU code;
  *   - if it is active here (->oncpu == this CPU), ->pmu->read() folds the
- *     hardware delta into ->count.  On x86 that is x86_perf_event_update(),
- *     which is written to run in NMI (the PMI handler calls it): it publishes
- *     the new raw value with local64_cmpxchg() on ->prev_count and adds the
- *     delta with local64_add(), so an NMI between two halves of another
- *     update cannot double count.  For software events ->read() is a no-op
- *     or (cpu-clock/task-clock) an xchg of local_clock(), and their count is
- *     just a local64_t.
+ *     hardware delta into ->count.  That ->read() may run here, in NMI or
+ *     hard IRQ context, is what strobe_counter_readable() made sure of at
+ *     CONFIG: only PMUs whose ->read() is lockless and NMI-safe get here.
  *   - perf_event_read_local() does this under local_irq_save(), which does
  *     not mask NMIs either: it is documented as NMI-safe and the BPF helper
  *     bpf_perf_event_read() calls it from NMI.  The windows where ->oncpu is
@@ -198,6 +230,24 @@ static void *strobe_ring_reserve(struct strobe_cpu *pc, u64 *free, u32 size)
 	return pc->data + off;
 }
 
+/* A pending loss count goes in-band before the next record, if it fits. */
+static void strobe_put_lost(struct strobe_cpu *pc, u64 *free, u64 time)
+{
+	struct strobe_lost *l;
+
+	if (!pc->pending_lost)
+		return;
+	l = strobe_ring_reserve(pc, free, sizeof(*l));
+	if (!l)
+		return;
+	l->hdr.type = STROBE_REC_LOST;
+	l->hdr.size = sizeof(*l);
+	l->hdr.cpu = pc->cpu;
+	l->time_ns = time;
+	l->lost = pc->pending_lost;
+	pc->pending_lost = 0;
+}
+
 static void strobe_overflow(struct perf_event *event,
 			    struct perf_sample_data *data,
 			    struct pt_regs *regs)
@@ -212,8 +262,10 @@ static void strobe_overflow(struct perf_event *event,
 	u64 free, used, head0, t1;
 	unsigned int i;
 
-	/* A per-CPU event only fires on its CPU; a nested call cannot happen
-	 * (one sampling event per CPU) but would corrupt the ring: drop it. */
+	/*
+	 * A per-CPU event only fires on its CPU; a nested call cannot happen
+	 * (one sampling event per CPU) but would corrupt the ring: drop it.
+	 */
 	if (unlikely(cpu != pc->cpu || pc->in_handler)) {
 		pc->lost++;
 		return;
@@ -222,20 +274,7 @@ static void strobe_overflow(struct perf_event *event,
 	head0 = pc->head;
 	free = strobe_ring_free(pc);
 
-	if (pc->pending_lost) {
-		struct strobe_lost *l;
-
-		l = strobe_ring_reserve(pc, &free, sizeof(*l));
-		if (l) {
-			l->hdr.type = STROBE_REC_LOST;
-			l->hdr.size = sizeof(*l);
-			l->hdr.cpu = cpu;
-			l->time_ns = t0;
-			l->lost = pc->pending_lost;
-			pc->pending_lost = 0;
-		}
-	}
-
+	strobe_put_lost(pc, &free, t0);
 	s = pc->pending_lost ? NULL : strobe_ring_reserve(pc, &free, size);
 	if (s) {
 		s->hdr.type = STROBE_REC_SAMPLE;
@@ -251,8 +290,14 @@ static void strobe_overflow(struct perf_event *event,
 		s->nr_counters = pc->nr_counters;
 		s->reserved0 = 0;
 		s->reserved1 = 0;
+		/*
+		 * counter_ev[] and counter_base[] do not change under us: they
+		 * are replaced only while this CPU's sampling event is disabled
+		 * or released (strobe_cpu_down(), strobe_cpu_up()).
+		 */
 		for (i = 0; i < pc->nr_counters; i++)
-			s->counters[i] = strobe_read_counter(pc->counter_ev[i], cpu);
+			s->counters[i] = pc->counter_base[i] +
+					 strobe_read_counter(pc->counter_ev[i], cpu);
 		pc->samples++;
 	} else {
 		pc->pending_lost++;
@@ -261,6 +306,7 @@ static void strobe_overflow(struct perf_event *event,
 	}
 
 	if (pc->head != head0) {
+		pc->last_ns = t0;
 		smp_wmb(); /* B: records before head */
 		WRITE_ONCE(pc->ctrl->head, pc->head);
 	}
@@ -292,15 +338,313 @@ static void strobe_wake(struct irq_work *work)
 /* ------------------------------------------------------------------------ */
 /* Session setup and teardown (process context, under sess->lock).          */
 
-static void strobe_free_cpu(struct strobe_cpu *pc)
+/*
+ * May the overflow handler read @ev, a counting event made from @attr for
+ * @cpu?  strobe_read_counter() calls ->pmu->read() from the handler, which
+ * runs in NMI (x86 PMI), hard IRQ (hrtimer, arm64 PMU IRQ) or, arm64 with
+ * pseudo-NMI, NMI again.  It may interrupt anything on this CPU, including
+ * the PMU driver itself holding its own locks, so ->read() must take no lock,
+ * do no I/O that can block or fault, and cope with being nested inside an
+ * update of the same event.  That holds for (kernel/events/ and the drivers
+ * as of 6.1):
+ *
+ *  - the CPU's own hardware PMU, the one PMU with task_ctx_nr ==
+ *    perf_hw_context (x86 "cpu", "cpu_core"/"cpu_atom"; arm64 arm_pmu).
+ *    x86_pmu_read() -> x86_perf_event_update() and armpmu_read() ->
+ *    armpmu_event_update() publish the raw value with local64_cmpxchg() on
+ *    hwc->prev_count in a retry loop ("an NMI might modify the previous
+ *    event value") and are what the PMI handler itself runs.  Intel's
+ *    auto-reload read (intel_pmu_auto_reload_read(), draining PEBS) is only
+ *    for precise sampling events; counting events cannot set precise_ip.
+ *  - software events, PERF_TYPE_SOFTWARE on perf_swevent (page-faults,
+ *    context-switches, cpu-migrations, ...): perf_swevent_read() is empty,
+ *    ->count is a local64_t that perf_swevent_event() bumps with local64_add()
+ *    on the event's CPU, a single instruction (x86) or atomic (arm64).
+ *  - tracepoints (perf_tracepoint): the same empty ->read
+ *    (perf_swevent_read), counted through perf_tp_event() ->
+ *    perf_swevent_event().  (Breakpoints would qualify too, ->read is the
+ *    empty hw_breakpoint_pmu_read(), but strobe_get_attr() refuses bp_type.)
+ *  - cpu-clock: cpu_clock_event_read() -> cpu_clock_event_update(), which
+ *    is local_clock() (NMI-safe), local64_xchg() and local64_add().
+ *
+ * Refused:
+ *  - task-clock: task_clock_event_read() computes ctx->time + (perf_clock() -
+ *    ctx->timestamp), two fields that update_context_time() stores one after
+ *    the other under ctx->lock; read between the stores, the delta is
+ *    counted twice, and local64_xchg() on prev_count makes it permanent.
+ *  - every other PMU: uncore, package and device PMUs read under spinlocks
+ *    or through PCI config space (pci_lock), e.g. Intel uncore PCI boxes,
+ *    arm_dsu (dsu_pmu_read_counter() takes dsu_pmu->pmu_lock), i915; and
+ *    PMUs that count per package move the event to one CPU of the package
+ *    in ->event_init (event->cpu = box->cpu), where this CPU's handler never
+ *    sees it active.  The module cannot vouch for a PMU it does not know,
+ *    so it trusts none (msr, kprobe and uprobe included).
+ *
+ * The type and config are the caller's (@attr): perf may rewrite
+ * ev->attr.type (cpu-clock gets its PMU's dynamic type on newer kernels).
+ */
+static bool strobe_counter_readable(const struct perf_event_attr *attr,
+				    struct perf_event *ev, int cpu)
+{
+	if (ev->cpu != cpu)
+		return false;
+	switch (attr->type) {
+	case PERF_TYPE_SOFTWARE:
+		return ev->pmu->task_ctx_nr == perf_sw_context &&
+		       attr->config != PERF_COUNT_SW_TASK_CLOCK;
+	case PERF_TYPE_TRACEPOINT:
+		return ev->pmu->type == attr->type &&
+		       ev->pmu->task_ctx_nr == perf_sw_context;
+	}
+#if defined(CONFIG_X86) || defined(CONFIG_ARM64)
+	return ev->pmu->task_ctx_nr == perf_hw_context;
+#else
+	return false;	/* not audited on this architecture */
+#endif
+}
+
+static void strobe_release_events(struct perf_event **ev, unsigned int n)
 {
 	unsigned int i;
 
-	if (pc->sample_ev)
-		perf_event_release_kernel(pc->sample_ev);
-	for (i = 0; i < STROBE_MAX_COUNTERS; i++)
-		if (pc->counter_ev[i])
-			perf_event_release_kernel(pc->counter_ev[i]);
+	for (i = 0; i < n; i++) {
+		if (ev[i])
+			perf_event_release_kernel(ev[i]);
+		ev[i] = NULL;
+	}
+}
+
+/*
+ * Create the events of @pc's CPU into @ev: the counting events, then the
+ * sampling event last (its handler reads the others), all disabled.  On
+ * -EOPNOTSUPP, *@refused is 1 + the index of the counting event that the
+ * handler cannot read.  Nothing is installed in @pc.
+ */
+static int strobe_create_events(struct strobe_cpu *pc, struct perf_event **ev,
+				u32 *refused)
+{
+	struct strobe_sess *sess = pc->sess;
+	struct perf_event *e;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < pc->nr_counters; i++) {
+		e = perf_event_create_kernel_counter(&sess->cattrs[i], pc->cpu,
+						     NULL, NULL, NULL);
+		if (IS_ERR(e)) {
+			ret = PTR_ERR(e);
+			goto err;
+		}
+		ev[1 + i] = e;
+		if (!strobe_counter_readable(&sess->cattrs[i], e, pc->cpu)) {
+			*refused = i + 1;
+			ret = -EOPNOTSUPP;
+			goto err;
+		}
+	}
+	e = perf_event_create_kernel_counter(&sess->sattr, pc->cpu, NULL,
+					     strobe_overflow, pc);
+	if (IS_ERR(e)) {
+		ret = PTR_ERR(e);
+		goto err;
+	}
+	ev[0] = e;
+	if (e->cpu != pc->cpu) {	/* its handler would run elsewhere */
+		ret = -EINVAL;
+		goto err;
+	}
+	return 0;
+
+err:
+	strobe_release_events(ev, 1 + pc->nr_counters);
+	return ret;
+}
+
+/*
+ * Write a record of @type (0: none, just a pending LOST) from process
+ * context.  The caller is the ring's only producer: sess->lock is held and
+ * this CPU's sampling event is disabled or gone, so strobe_overflow() does
+ * not run for @pc.
+ */
+static void strobe_emit(struct strobe_cpu *pc, u16 type, u64 time)
+{
+	struct strobe_cpu_rec *r;
+	u64 head0 = pc->head;
+	u64 free = strobe_ring_free(pc);
+
+	strobe_put_lost(pc, &free, time);
+	if (type && !pc->pending_lost) {
+		r = strobe_ring_reserve(pc, &free, sizeof(*r));
+		if (r) {
+			r->hdr.type = type;
+			r->hdr.size = sizeof(*r);
+			r->hdr.cpu = pc->cpu;
+			r->time_ns = time;
+		}
+	} else {
+		r = NULL;
+	}
+	if (type && !r) {
+		pc->pending_lost++;
+		pc->lost++;
+		WRITE_ONCE(pc->ctrl->lost, pc->lost);
+	}
+	if (pc->head != head0) {
+		pc->last_ns = time;
+		smp_wmb(); /* B: the records before head */
+		WRITE_ONCE(pc->ctrl->head, pc->head);
+	}
+}
+
+/*
+ * The CPU of @pc went down since its events were made: they are dead.
+ * Write the OFFLINE record, release them, and keep what the counters
+ * counted so that the totals go on from there when the CPU comes back.
+ */
+static void strobe_cpu_down(struct strobe_cpu *pc)
+{
+	struct perf_event *ev[1 + STROBE_MAX_COUNTERS];
+	u64 enabled, running;
+	unsigned int i;
+
+	/*
+	 * After this the handler does not run for @pc: the event is either
+	 * stopped on its CPU (the cross-call ran), or the CPU is gone, which
+	 * it is only after perf_event_exit_cpu() took the event off the CPU.
+	 * Kernels that keep per-CPU events across hotplug find it disabled.
+	 */
+	perf_event_disable(pc->sample_ev);
+	strobe_emit(pc, STROBE_REC_CPU_OFFLINE,
+		    max(READ_ONCE(pc->offline_ns), pc->last_ns));
+	pc->nr_offline++;
+
+	ev[0] = pc->sample_ev;
+	pc->sample_ev = NULL;
+	for (i = 0; i < pc->nr_counters; i++) {
+		ev[1 + i] = pc->counter_ev[i];
+		pc->counter_ev[i] = NULL;
+		pc->counter_base[i] += perf_event_read_value(ev[1 + i], &enabled,
+							     &running);
+	}
+	strobe_release_events(ev, 1 + pc->nr_counters);
+}
+
+/*
+ * Give the CPU of @pc new events, enabled if the session runs.  They are
+ * created without the hotplug lock (creating a software event takes it
+ * through static_key_slow_inc(), and it is not recursive), then installed
+ * under it if the CPU stayed up meanwhile: hp_gen unchanged, so none of our
+ * callbacks ran, and cpu_online() under the lock means the whole bring-up
+ * is done.  Otherwise they are dropped; the callback that bumped hp_gen has
+ * queued the work again.  @hotplug: write an ONLINE record (not at CONFIG).
+ */
+static int strobe_cpu_up(struct strobe_cpu *pc, bool hotplug, u32 *refused)
+{
+	struct perf_event *ev[1 + STROBE_MAX_COUNTERS] = { NULL };
+	int gen = atomic_read(&pc->hp_gen);
+	unsigned int i;
+	bool up;
+	int ret;
+
+	ret = strobe_create_events(pc, ev, refused);
+	if (ret)
+		return ret;
+
+	cpus_read_lock();
+	up = cpu_online(pc->cpu) && atomic_read(&pc->hp_gen) == gen;
+	if (up) {
+		/* The handler does not run yet: the new events are disabled. */
+		pc->sample_ev = ev[0];
+		for (i = 0; i < pc->nr_counters; i++)
+			pc->counter_ev[i] = ev[1 + i];
+		pc->ev_gen = gen;
+		if (hotplug) {
+			strobe_emit(pc, STROBE_REC_CPU_ONLINE,
+				    max(ktime_get_mono_fast_ns(), pc->last_ns));
+			pc->nr_online++;
+		}
+		if (pc->sess->running) {
+			for (i = 0; i < pc->nr_counters; i++)
+				perf_event_enable(pc->counter_ev[i]);
+			perf_event_enable(pc->sample_ev);
+		}
+	}
+	cpus_read_unlock();
+	if (!up) {
+		strobe_release_events(ev, 1 + pc->nr_counters);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static void strobe_cpu_sync(struct strobe_cpu *pc)
+{
+	u32 refused = 0;
+	int ret;
+
+	if (pc->sample_ev && atomic_read(&pc->hp_gen) != pc->ev_gen)
+		strobe_cpu_down(pc);
+	if (pc->sample_ev || !cpu_online(pc->cpu))
+		return;
+	ret = strobe_cpu_up(pc, true, &refused);
+	if (ret && ret != -ENODEV)
+		pr_warn_ratelimited("CPU %d is back online but cannot be sampled: %d\n",
+				    pc->cpu, ret);
+}
+
+/* Process context, queued by the cpuhp callbacks below. */
+static void strobe_hotplug_work(struct work_struct *work)
+{
+	struct strobe_sess *sess = container_of(work, struct strobe_sess, hp_work);
+	unsigned int cpu;
+
+	mutex_lock(&sess->lock);
+	if (sess->configured)
+		for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+			if (sess->cpus[cpu])
+				strobe_cpu_sync(sess->cpus[cpu]);
+	mutex_unlock(&sess->lock);
+}
+
+/*
+ * cpuhp callbacks of a session, on the CPU coming up or going down, under
+ * the hotplug lock.  They must not create or release events (static keys
+ * take the hotplug lock) nor take sess->lock (its holders create events),
+ * so they only note the change for strobe_hotplug_work().  sess->cpus is
+ * stable: the instance is added after it is set up and removed before it
+ * is freed.  Our state is CPUHP_AP_ONLINE_DYN, above CPUHP_AP_PERF_ONLINE:
+ * the perf context of the CPU is up when online runs, and still up when
+ * offline runs.
+ */
+static int strobe_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct strobe_sess *sess = hlist_entry(node, struct strobe_sess, hp_node);
+	struct strobe_cpu *pc = sess->cpus[cpu];
+
+	if (pc) {
+		atomic_inc(&pc->hp_gen);
+		queue_work(system_unbound_wq, &sess->hp_work);
+	}
+	return 0;
+}
+
+static int strobe_cpu_offline(unsigned int cpu, struct hlist_node *node)
+{
+	struct strobe_sess *sess = hlist_entry(node, struct strobe_sess, hp_node);
+	struct strobe_cpu *pc = sess->cpus[cpu];
+
+	if (pc) {
+		WRITE_ONCE(pc->offline_ns, ktime_get_mono_fast_ns());
+		atomic_inc(&pc->hp_gen);
+		queue_work(system_unbound_wq, &sess->hp_work);
+	}
+	return 0;
+}
+
+static void strobe_free_cpu(struct strobe_cpu *pc)
+{
+	strobe_release_events(&pc->sample_ev, 1);
+	strobe_release_events(pc->counter_ev, pc->nr_counters);
 	/* Events are gone: no handler can queue the irq_work any more. */
 	irq_work_sync(&pc->wake_work);
 	vfree(pc->ring);
@@ -311,6 +655,13 @@ static void strobe_teardown(struct strobe_sess *sess)
 {
 	unsigned int cpu;
 
+	/* No callback of ours runs after this; a queued work finds nothing. */
+	if (sess->hp_added) {
+		cpuhp_state_remove_instance_nocalls(strobe_hp_state, &sess->hp_node);
+		sess->hp_added = false;
+	}
+	sess->configured = false;
+	sess->running = false;
 	if (!sess->cpus)
 		return;
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
@@ -318,8 +669,6 @@ static void strobe_teardown(struct strobe_sess *sess)
 			strobe_free_cpu(sess->cpus[cpu]);
 	kfree(sess->cpus);
 	sess->cpus = NULL;
-	sess->configured = false;
-	sess->running = false;
 }
 
 /*
@@ -390,59 +739,43 @@ static int strobe_get_attr(struct perf_event_attr *out, u64 uptr, u32 usize,
 	return 0;
 }
 
-static int strobe_setup_cpu(struct strobe_sess *sess, int cpu,
-			    struct perf_event_attr *sattr,
-			    struct perf_event_attr *cattrs, unsigned int nr)
+static int strobe_alloc_cpu(struct strobe_sess *sess, int cpu)
 {
 	struct strobe_cpu *pc;
-	struct perf_event *ev;
-	unsigned int i;
 
 	pc = kzalloc(sizeof(*pc), GFP_KERNEL);
 	if (!pc)
 		return -ENOMEM;
 	pc->cpu = cpu;
 	pc->sess = sess;
-	pc->nr_counters = nr;
+	pc->nr_counters = sess->nr_counters;
 	pc->data_size = sess->data_size;
 	pc->watermark = sess->data_size / 4;
+	atomic_set(&pc->hp_gen, 0);
 	init_irq_work(&pc->wake_work, strobe_wake);
 	sess->cpus[cpu] = pc;		/* freed by strobe_teardown() on error */
 
-	pc->ring = vmalloc_user(STROBE_CTRL_SIZE + (size_t)pc->data_size);
+	pc->ring = vmalloc_user(PAGE_SIZE + (size_t)pc->data_size);
 	if (!pc->ring)
 		return -ENOMEM;
 	pc->ctrl = pc->ring;
-	pc->data = (u8 *)pc->ring + STROBE_CTRL_SIZE;
+	pc->data = (u8 *)pc->ring + PAGE_SIZE;
 	pc->ctrl->data_size = pc->data_size;
 	pc->ctrl->watermark = pc->watermark;
-
-	/* Counting events first: the handler reads them once sampling runs. */
-	for (i = 0; i < nr; i++) {
-		ev = perf_event_create_kernel_counter(&cattrs[i], cpu, NULL,
-						      NULL, NULL);
-		if (IS_ERR(ev))
-			return PTR_ERR(ev);
-		pc->counter_ev[i] = ev;
-	}
-	ev = perf_event_create_kernel_counter(sattr, cpu, NULL,
-					      strobe_overflow, pc);
-	if (IS_ERR(ev))
-		return PTR_ERR(ev);
-	pc->sample_ev = ev;
+	pc->ctrl->page_size = PAGE_SIZE;
 	return 0;
 }
 
-static long strobe_ioc_config(struct strobe_sess *sess, void __user *uarg)
+static long strobe_ioc_config(struct strobe_sess *sess,
+			      struct strobe_config __user *ucfg)
 {
 	struct strobe_config cfg;
-	struct perf_event_attr sattr;
-	struct perf_event_attr *cattrs = NULL;
 	cpumask_var_t mask;
+	u32 refused = 0;
 	unsigned int i;
 	int cpu, ret;
 
-	if (copy_from_user(&cfg, uarg, sizeof(cfg)))
+	if (copy_from_user(&cfg, ucfg, sizeof(cfg)))
 		return -EFAULT;
 	if (cfg.size != sizeof(cfg))
 		return -EINVAL;
@@ -459,34 +792,25 @@ static long strobe_ioc_config(struct strobe_sess *sess, void __user *uarg)
 	if (!cfg.sample_attr || (cfg.nr_counters && !cfg.counter_attrs))
 		return -EFAULT;
 
-	ret = strobe_get_attr(&sattr, cfg.sample_attr, cfg.attr_size, true);
+	ret = strobe_get_attr(&sess->sattr, cfg.sample_attr, cfg.attr_size, true);
 	if (ret)
 		return ret;
-	if (cfg.nr_counters) {
-		cattrs = kcalloc(cfg.nr_counters, sizeof(*cattrs), GFP_KERNEL);
-		if (!cattrs)
-			return -ENOMEM;
-		for (i = 0; i < cfg.nr_counters; i++) {
-			ret = strobe_get_attr(&cattrs[i],
-					      cfg.counter_attrs + (u64)i * cfg.attr_size,
-					      cfg.attr_size, false);
-			if (ret)
-				goto out_attrs;
-		}
+	for (i = 0; i < cfg.nr_counters; i++) {
+		ret = strobe_get_attr(&sess->cattrs[i],
+				      cfg.counter_attrs + (u64)i * cfg.attr_size,
+				      cfg.attr_size, false);
+		if (ret)
+			return ret;
 	}
 
-	if (!zalloc_cpumask_var(&mask, GFP_KERNEL)) {
-		ret = -ENOMEM;
-		goto out_attrs;
-	}
-
-	cpus_read_lock();
+	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
 	for (i = 0; i < STROBE_NR_MASK_CPUS; i++) {
 		if (!(cfg.cpu_mask[i / 64] & (1ULL << (i % 64))))
 			continue;
 		if (i >= nr_cpu_ids || !cpu_online(i)) {
 			ret = -EINVAL;
-			goto out_unlock;
+			goto out_mask;
 		}
 		cpumask_set_cpu(i, mask);
 	}
@@ -496,56 +820,61 @@ static long strobe_ioc_config(struct strobe_sess *sess, void __user *uarg)
 	sess->cpus = kcalloc(nr_cpu_ids, sizeof(*sess->cpus), GFP_KERNEL);
 	if (!sess->cpus) {
 		ret = -ENOMEM;
-		goto out_unlock;
+		goto out_mask;
 	}
 	sess->nr_counters = cfg.nr_counters;
 	sess->data_size = cfg.buffer_pages * PAGE_SIZE;
 	for_each_cpu(cpu, mask) {
-		ret = strobe_setup_cpu(sess, cpu, &sattr, cattrs, cfg.nr_counters);
+		ret = strobe_alloc_cpu(sess, cpu);
 		if (ret)
-			break;
+			goto out_teardown;
 	}
-	cpus_read_unlock();
+
+	/*
+	 * From here on, every CPU that goes down or comes up bumps its hp_gen
+	 * and queues the work, which waits for sess->lock.  Events are made
+	 * without the hotplug lock held (see strobe_cpu_up()): a CPU that
+	 * went down since the check above just stays without events until it
+	 * is back.
+	 */
+	ret = cpuhp_state_add_instance_nocalls(strobe_hp_state, &sess->hp_node);
 	if (ret)
-		strobe_teardown(sess);
-	else
-		smp_store_release(&sess->configured, true); /* pairs with poll */
+		goto out_teardown;
+	sess->hp_added = true;
+	for_each_cpu(cpu, mask) {
+		struct strobe_cpu *pc = sess->cpus[cpu];
+
+		ret = strobe_cpu_up(pc, false, &refused);
+		if (ret == -ENODEV) {	/* went down: the work brings it up */
+			strobe_emit(pc, STROBE_REC_CPU_OFFLINE,
+				    ktime_get_mono_fast_ns());
+			pc->nr_offline++;
+			ret = 0;
+		}
+		if (ret)
+			goto out_teardown;
+	}
+	smp_store_release(&sess->configured, true); /* pairs with poll, mmap */
 	goto out_mask;
 
-out_unlock:
-	cpus_read_unlock();
+out_teardown:
+	strobe_teardown(sess);
+	if (ret == -EOPNOTSUPP && refused && put_user(refused, &ucfg->refused))
+		ret = -EFAULT;
 out_mask:
 	free_cpumask_var(mask);
-out_attrs:
-	kfree(cattrs);
 	return ret;
 }
 
 /*
  * After its sampling event is stopped, hand a pending loss count to the
  * consumer, so that drops at the end of a session are reported in-band and
- * not only in ctrl->lost.  perf_event_disable() has returned, so the handler
- * cannot run: this is the single producer now (process context).
+ * not only in ctrl->lost.
  */
 static void strobe_flush_lost(struct strobe_cpu *pc)
 {
-	struct strobe_lost *l;
-	u64 free;
-
-	if (!pc->pending_lost)
-		return;
-	free = strobe_ring_free(pc);
-	l = strobe_ring_reserve(pc, &free, sizeof(*l));
-	if (!l)
-		return;		/* still full: ctrl->lost has the count */
-	l->hdr.type = STROBE_REC_LOST;
-	l->hdr.size = sizeof(*l);
-	l->hdr.cpu = pc->cpu;
-	l->time_ns = ktime_get_mono_fast_ns();
-	l->lost = pc->pending_lost;
-	pc->pending_lost = 0;
-	smp_wmb(); /* B: the record before head */
-	WRITE_ONCE(pc->ctrl->head, pc->head);
+	if (pc->pending_lost)
+		strobe_emit(pc, 0, max(ktime_get_mono_fast_ns(), pc->last_ns));
 }
 
 static void strobe_stop(struct strobe_sess *sess)
@@ -557,18 +886,26 @@ static void strobe_stop(struct strobe_sess *sess)
 	 * Sampling events first, on every CPU: perf_event_disable() returns
 	 * after the event is stopped on its CPU (cross-call; hrtimer events
 	 * cancel their timer synchronously), so no handler reads a counter
-	 * that is being disabled below.
+	 * that is being disabled below, and strobe_flush_lost() is the only
+	 * producer.  A CPU that is down has no events, or dead ones.
 	 */
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]))
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (pc && pc->sample_ev)
 			perf_event_disable(pc->sample_ev);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]))
+	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (pc)
 			strobe_flush_lost(pc);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]))
-			for (i = 0; i < pc->nr_counters; i++)
-				perf_event_disable(pc->counter_ev[i]);
+	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (!pc || !pc->sample_ev)
+			continue;
+		for (i = 0; i < pc->nr_counters; i++)
+			perf_event_disable(pc->counter_ev[i]);
+	}
 	sess->running = false;
 	wake_up_all(&sess->wq);
 }
@@ -582,18 +919,25 @@ static long strobe_ioc_start(struct strobe_sess *sess)
 		return -EINVAL;
 	if (sess->running)
 		return -EBUSY;
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]))
-			for (i = 0; i < pc->nr_counters; i++)
-				perf_event_enable(pc->counter_ev[i]);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if ((pc = sess->cpus[cpu]))
-			perf_event_enable(pc->sample_ev);
+	/* A CPU that comes up from now on is enabled by strobe_cpu_up(). */
 	sess->running = true;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (!pc || !pc->sample_ev)
+			continue;
+		for (i = 0; i < pc->nr_counters; i++)
+			perf_event_enable(pc->counter_ev[i]);
+	}
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		pc = sess->cpus[cpu];
+		if (pc && pc->sample_ev)
+			perf_event_enable(pc->sample_ev);
+	}
 
 	/* Pinned events that could not get a counter are in ERROR state. */
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		if (!(pc = sess->cpus[cpu]))
+		pc = sess->cpus[cpu];
+		if (!pc || !pc->sample_ev)
 			continue;
 		for (i = 0; i < pc->nr_counters; i++)
 			if (READ_ONCE(pc->counter_ev[i]->state) == PERF_EVENT_STATE_ERROR)
@@ -628,18 +972,29 @@ static long strobe_ioc_stats(struct strobe_sess *sess, void __user *uarg)
 		memset(&cs, 0, sizeof(cs));
 		pc = sess->cpus[cpu];
 		if (pc) {
-			/* 64-bit loads of handler-owned counters: no tearing
-			 * on 64-bit; values may be one sample apart. */
+			/*
+			 * 64-bit loads of handler-owned counters: no tearing
+			 * on 64-bit; values may be one sample apart.
+			 */
 			cs.samples = READ_ONCE(pc->samples);
 			cs.lost = READ_ONCE(pc->lost);
 			cs.handler_ns_total = READ_ONCE(pc->handler_ns_total);
 			cs.handler_ns_max = READ_ONCE(pc->handler_ns_max);
-			/* Process context: perf_event_read_value() may IPI
-			 * the event's CPU and sleep on the context mutex. */
+			cs.offline = pc->nr_offline;
+			cs.online = pc->nr_online;
+			/*
+			 * Process context: perf_event_read_value() may IPI
+			 * the event's CPU and sleep on the context mutex.
+			 * sess->lock keeps the events from being replaced.
+			 */
 			cs.nr_counters = pc->nr_counters;
-			for (i = 0; i < pc->nr_counters; i++)
-				cs.counters[i] = perf_event_read_value(pc->counter_ev[i],
-								       &enabled, &running);
+			for (i = 0; i < pc->nr_counters; i++) {
+				cs.counters[i] = pc->counter_base[i];
+				if (pc->counter_ev[i])
+					cs.counters[i] +=
+						perf_event_read_value(pc->counter_ev[i],
+								      &enabled, &running);
+			}
 		}
 		if (copy_to_user(&ucs[cpu], &cs, sizeof(cs)))
 			return -EFAULT;
@@ -668,6 +1023,7 @@ static int strobe_open(struct inode *inode, struct file *file)
 	}
 	mutex_init(&sess->lock);
 	init_waitqueue_head(&sess->wq);
+	INIT_WORK(&sess->hp_work, strobe_hotplug_work);
 	file->private_data = sess;
 	return nonseekable_open(inode, file);
 }
@@ -675,6 +1031,16 @@ static int strobe_open(struct inode *inode, struct file *file)
 static int strobe_release(struct inode *inode, struct file *file)
 {
 	struct strobe_sess *sess = file->private_data;
+
+	/*
+	 * No ioctl runs any more.  Stop the cpuhp callbacks first, then wait
+	 * for the work they queued, which takes sess->lock.
+	 */
+	if (sess->hp_added) {
+		cpuhp_state_remove_instance_nocalls(strobe_hp_state, &sess->hp_node);
+		sess->hp_added = false;
+	}
+	cancel_work_sync(&sess->hp_work);
 
 	mutex_lock(&sess->lock);
 	if (sess->running)
@@ -695,7 +1061,7 @@ static long strobe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	mutex_lock(&sess->lock);
 	switch (cmd) {
 	case STROBE_IOC_CONFIG:
-		ret = strobe_ioc_config(sess, uarg);
+		ret = strobe_ioc_config(sess, (struct strobe_config __user *)uarg);
 		break;
 	case STROBE_IOC_START:
 		ret = strobe_ioc_start(sess);
@@ -716,29 +1082,38 @@ static long strobe_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 }
 
 /*
- * mmap: CPU c's ring lives at offset c * (STROBE_CTRL_SIZE + data_size).
- * A mapping must lie within one CPU's ring.  Mappings that include record
- * pages are read-only (and may never become writable); a mapping of the
- * control page alone may be writable, so the consumer can store ->tail.
+ * mmap: CPU c's ring lives at offset c * (PAGE_SIZE + data_size): one
+ * control page, then the records.  A mapping is exactly the control page,
+ * exactly the records, or exactly the whole ring of one CPU; anything else
+ * (a consumer that got the page size wrong, for one) is -EINVAL.  Mappings
+ * that include record pages are read-only (and may never become writable);
+ * the control page mapped alone may be writable, so the consumer can store
+ * ->tail.
  *
  * No sess->lock here: ->mmap runs under mmap_lock, and the ioctls fault on
  * user memory (mmap_lock) with sess->lock held; taking it here would be an
  * ABBA deadlock.  Once configured, ->data_size, ->cpus and the rings are
- * fixed until ->release(), which cannot run while mmap() holds the file.
+ * fixed until ->release(), which cannot run while mmap() holds the file;
+ * hotplug changes a CPU's events, never its ring.
  */
 static int strobe_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct strobe_sess *sess = file->private_data;
 	unsigned long npages = vma_pages(vma);
-	unsigned long ring_pages, cpu, pgoff;
+	unsigned long data_pages, ring_pages, cpu, pgoff;
 	struct strobe_cpu *pc;
 
 	if (!smp_load_acquire(&sess->configured))	/* pairs with CONFIG */
 		return -EINVAL;
-	ring_pages = 1 + sess->data_size / PAGE_SIZE;
+	data_pages = sess->data_size >> PAGE_SHIFT;
+	ring_pages = 1 + data_pages;
 	cpu = vma->vm_pgoff / ring_pages;
 	pgoff = vma->vm_pgoff % ring_pages;
-	if (cpu >= nr_cpu_ids || npages > ring_pages - pgoff)
+	if (cpu >= nr_cpu_ids)
+		return -EINVAL;
+	if (!(pgoff == 0 && npages == 1) &&
+	    !(pgoff == 1 && npages == data_pages) &&
+	    !(pgoff == 0 && npages == ring_pages))
 		return -EINVAL;
 	pc = sess->cpus[cpu];
 	if (!pc)
@@ -787,7 +1162,9 @@ static const struct file_operations strobe_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= strobe_mmap,
 	.poll		= strobe_poll,
-	.llseek		= no_llseek,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+	.llseek		= no_llseek,	/* 6.12: FMODE_LSEEK unset is enough */
+#endif
 };
 
 static struct miscdevice strobe_misc = {
@@ -799,12 +1176,27 @@ static struct miscdevice strobe_misc = {
 
 static int __init strobe_init(void)
 {
-	return misc_register(&strobe_misc);
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "strobe:online",
+				      strobe_cpu_online, strobe_cpu_offline);
+	if (ret < 0)
+		return ret;
+	strobe_hp_state = ret;
+	ret = misc_register(&strobe_misc);
+	if (ret)
+		goto err_hp;
+	return 0;
+
+err_hp:
+	cpuhp_remove_multi_state(strobe_hp_state);
+	return ret;
 }
 
 static void __exit strobe_exit(void)
 {
 	misc_deregister(&strobe_misc);
+	cpuhp_remove_multi_state(strobe_hp_state);
 }
 
 module_init(strobe_init);

@@ -59,6 +59,16 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 		out->lost.lost = l.lost;
 		break;
 	}
+	case STROBE_REC_CPU_OFFLINE:
+	case STROBE_REC_CPU_ONLINE: {
+		struct strobe_cpu_rec c;
+
+		if (h.size != sizeof(c))
+			return RECORD_BAD;
+		memcpy(&c, buf, sizeof(c));
+		out->time_ns = c.time_ns;
+		break;
+	}
 	default:
 		return RECORD_BAD;
 	}
@@ -104,6 +114,20 @@ size_t record_encode(const struct record *r, void *buf, size_t cap)
 		l.lost = r->lost.lost;
 		memcpy(buf, &l, sizeof(l));
 		return sizeof(l);
+	}
+	case STROBE_REC_CPU_OFFLINE:
+	case STROBE_REC_CPU_ONLINE: {
+		struct strobe_cpu_rec c;
+
+		if (sizeof(c) > cap)
+			return 0;
+		memset(&c, 0, sizeof(c));
+		c.hdr.type = r->type;
+		c.hdr.size = sizeof(c);
+		c.hdr.cpu = r->cpu;
+		c.time_ns = r->time_ns;
+		memcpy(buf, &c, sizeof(c));
+		return sizeof(c);
 	}
 	}
 	return 0;

@@ -11,7 +11,11 @@
 #include <stdint.h>
 #include "strobe.h"
 
-/* A decoded record. type is STROBE_REC_SAMPLE or STROBE_REC_LOST. */
+/*
+ * A decoded record: type is STROBE_REC_SAMPLE, STROBE_REC_LOST, or (driver
+ * only) STROBE_REC_CPU_OFFLINE / STROBE_REC_CPU_ONLINE, which carry only
+ * cpu and time_ns.
+ */
 struct record {
 	uint16_t type;
 	uint32_t cpu;

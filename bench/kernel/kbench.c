@@ -520,7 +520,7 @@ static void driver_setup(void)
 {
 	struct perf_event_attr s, c[STROBE_MAX_COUNTERS];
 	struct strobe_config cfg;
-	size_t data = (size_t)opt_pages * pagesize, stride = STROBE_CTRL_SIZE + data;
+	size_t data = (size_t)opt_pages * pagesize, stride = pagesize + data;
 
 	drv_fd = open(DEV, O_RDWR | O_CLOEXEC);
 	if (drv_fd < 0)
@@ -542,13 +542,13 @@ static void driver_setup(void)
 		struct ring *r = &rings[i];
 		void *m;
 
-		m = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		m = mmap(NULL, pagesize, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 drv_fd, i * stride);
 		if (m == MAP_FAILED)
 			die("mmap control page");
 		r->ctrl = m;
 		m = mmap(NULL, data, PROT_READ, MAP_SHARED, drv_fd,
-			 i * stride + STROBE_CTRL_SIZE);
+			 i * stride + pagesize);
 		if (m == MAP_FAILED)
 			die("mmap data pages");
 		r->data = m;
@@ -578,7 +578,7 @@ static void driver_teardown(void)
 	size_t data = (size_t)opt_pages * pagesize;
 
 	for (int i = 0; i < ncpu; i++) {
-		munmap((void *)rings[i].ctrl, STROBE_CTRL_SIZE);
+		munmap((void *)rings[i].ctrl, pagesize);
 		munmap((void *)rings[i].data, data);
 	}
 	close(drv_fd);

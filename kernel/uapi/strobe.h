@@ -18,7 +18,11 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define STROBE_ABI_VERSION	1
+/*
+ * 2: the control area is one PAGE_SIZE page (was 4096 bytes), CONFIG reports
+ * a refused counting event, hotplug records, STATS has hotplug counts.
+ */
+#define STROBE_ABI_VERSION	2
 
 /* Most counting events per session, besides the sampling event. */
 #define STROBE_MAX_COUNTERS	8
@@ -26,6 +30,8 @@
 enum strobe_rec_type {
 	STROBE_REC_SAMPLE	= 1,	/* struct strobe_sample */
 	STROBE_REC_LOST		= 2,	/* struct strobe_lost */
+	STROBE_REC_CPU_OFFLINE	= 3,	/* struct strobe_cpu_rec: sampling stopped */
+	STROBE_REC_CPU_ONLINE	= 4,	/* struct strobe_cpu_rec: sampling resumed */
 };
 
 struct strobe_rec_header {
@@ -63,13 +69,29 @@ struct strobe_lost {
 	__u64	lost;		/* records dropped since the previous report */
 };
 
+/*
+ * CPU hotplug (driver only).  OFFLINE: hdr.cpu went offline; no sample of it
+ * follows until its ONLINE record.  time_ns of OFFLINE is when the driver
+ * saw the CPU go down (never before the CPU's previous record), of ONLINE
+ * when sampling resumed.  Counter totals continue across the gap: what the
+ * CPU counted until it went down is kept, and it counts nothing while down.
+ */
+struct strobe_cpu_rec {
+	struct strobe_rec_header hdr;	/* type STROBE_REC_CPU_OFFLINE/ONLINE */
+	__u64	time_ns;	/* CLOCK_MONOTONIC, ns */
+};
+
 #define STROBE_SAMPLE_SIZE(nr) \
 	(sizeof(struct strobe_sample) + (nr) * sizeof(__u64))
 
 /*
- * Driver ring buffer, one per CPU, mmap'ed from /dev/strobe at offset
- * cpu * (STROBE_CTRL_SIZE + data_size): first one control page, then
- * data_size bytes (a power of two) of records.  Records never straddle
+ * Driver ring buffer, one per CPU, mmap'ed from /dev/strobe.  Sizes and
+ * offsets are in pages of the kernel's PAGE_SIZE, which is what
+ * sysconf(_SC_PAGESIZE) returns (4 KiB on x86, 4, 16 or 64 KiB on arm64):
+ * CPU c's ring is at offset c * (page_size + data_size), first one control
+ * page (struct strobe_ring_ctrl, its page_size field says how long the page
+ * is), then data_size = buffer_pages * page_size bytes of records.  A mapping
+ * is the control page alone, the records alone, or the whole ring.  Records never straddle
  * the end: a producer that cannot fit a record before the end writes a
  * header of type STROBE_REC_PAD whose size covers the rest of the buffer.
  *
@@ -81,7 +103,6 @@ struct strobe_lost {
  * ->lost and never overwrites unread data.
  */
 #define STROBE_REC_PAD		0xffff	/* skip to the end of the buffer */
-#define STROBE_CTRL_SIZE	4096
 
 struct strobe_ring_ctrl {
 	__u64	head;		/* written by the producer: bytes produced */
@@ -89,7 +110,9 @@ struct strobe_ring_ctrl {
 	__u64	lost;		/* records dropped, producer-maintained */
 	__u32	data_size;	/* bytes of record space, power of two */
 	__u32	watermark;	/* wake the reader past this many bytes */
-	__u64	reserved[60];
+	__u32	page_size;	/* bytes of this control page: the kernel's PAGE_SIZE */
+	__u32	reserved0;
+	__u64	reserved[59];
 };
 
 /* ioctl ABI: configuration of one session */
@@ -101,7 +124,18 @@ struct strobe_config {
 	__u32	attr_size;	/* sizeof(struct perf_event_attr) of the caller */
 	__u32	buffer_pages;	/* per-CPU data pages, power of two */
 	__u64	cpu_mask[4];	/* CPUs to sample; all zero = all online */
+	__u32	refused;	/* out: see below */
+	__u32	reserved;	/* zero */
 };
+
+/*
+ * CONFIG fails with EOPNOTSUPP and sets strobe_config.refused to 1 + the index
+ * of a counting event whose value the overflow handler cannot read safely
+ * (its PMU's read may take locks or do I/O, or the PMU counts it on another
+ * CPU: uncore, package, device and other dynamic PMUs, and task-clock).  The
+ * handler reads only the CPU's own hardware PMU, software events but
+ * task-clock, and tracepoint counts.  refused is 0 for every other error.
+ */
 
 struct strobe_cpu_stats {
 	__u64	samples;	/* sample records written */
@@ -110,6 +144,8 @@ struct strobe_cpu_stats {
 	__u64	handler_ns_max;
 	__u64	nr_counters;	/* entries of counters[] that are valid */
 	__u64	counters[STROBE_MAX_COUNTERS];	/* running totals at STATS time */
+	__u64	offline;	/* times the CPU went offline during the session */
+	__u64	online;		/* times it came back and was sampled again */
 };
 
 struct strobe_stats {
@@ -119,9 +155,10 @@ struct strobe_stats {
 };
 
 #define STROBE_IOC_MAGIC	0xB5
-#define STROBE_IOC_CONFIG	_IOW(STROBE_IOC_MAGIC, 1, struct strobe_config)
+#define STROBE_IOC_CONFIG	_IOWR(STROBE_IOC_MAGIC, 1, struct strobe_config)
 #define STROBE_IOC_START	_IO(STROBE_IOC_MAGIC, 2)
 #define STROBE_IOC_STOP		_IO(STROBE_IOC_MAGIC, 3)
-#define STROBE_IOC_STATS	_IOWR(STROBE_IOC_MAGIC, 4, struct strobe_stats)
+/* 4 was ABI 1's STATS, with a shorter struct strobe_cpu_stats */
+#define STROBE_IOC_STATS	_IOWR(STROBE_IOC_MAGIC, 5, struct strobe_stats)
 
 #endif /* _UAPI_STROBE_H */

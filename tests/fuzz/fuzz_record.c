@@ -21,9 +21,10 @@ static void same(const struct record *a, const struct record *b)
 		assert(a->sample.nr_counters == b->sample.nr_counters);
 		for (int i = 0; i < a->sample.nr_counters; i++)
 			assert(a->sample.counters[i] == b->sample.counters[i]);
-	} else {
-		assert(a->type == STROBE_REC_LOST);
+	} else if (a->type == STROBE_REC_LOST) {
 		assert(a->lost.lost == b->lost.lost);
+	} else {
+		assert(a->type == STROBE_REC_CPU_OFFLINE || a->type == STROBE_REC_CPU_ONLINE);
 	}
 }
 
@@ -41,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		assert(used > 0 && used <= size - off);
 		if (st == RECORD_OK) {
-			assert(r.type == STROBE_REC_SAMPLE || r.type == STROBE_REC_LOST);
+			assert(r.type == STROBE_REC_SAMPLE || r.type == STROBE_REC_LOST ||
+			       r.type == STROBE_REC_CPU_OFFLINE || r.type == STROBE_REC_CPU_ONLINE);
 			if (r.type == STROBE_REC_SAMPLE)
 				assert(r.sample.nr_counters <= STROBE_MAX_COUNTERS);
 			size_t n = record_encode(&r, enc, sizeof(enc));

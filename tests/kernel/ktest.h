@@ -10,6 +10,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
+
+/* The kernel's PAGE_SIZE: the unit of the driver's mmap offsets and sizes. */
+#define STROBE_PAGE ((size_t)sysconf(_SC_PAGESIZE))
 
 static int failures;
 

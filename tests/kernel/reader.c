@@ -22,6 +22,11 @@
  * both loops live in the ELF section strobe_hot, and its user-mode samples
  * must resolve into that section.
  *
+ * Then: the mmap page-size ABI (mmap-*), which counting events CONFIG
+ * refuses or accepts (counter-*), CPU 1 going offline and coming back during
+ * a session (hotplug-*, SKIP without a CPU 1 that can go offline), and a
+ * ring that overflows (overflow-*).
+ *
  * Prints one "PASS <name>" or "FAIL <name>: why" line per check, then
  * "RESULT PASS" or "RESULT FAIL"; exit status 0 only on PASS.
  */
@@ -30,6 +35,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +78,12 @@ struct ring {
 	unsigned long long first_time, min_time_violations, tsc_violations, ctr_violations;
 	unsigned long long user, kernel, tsc_exact, badflags, badcpu, badmode;
 	unsigned long long first_ctr[STROBE_MAX_COUNTERS];
+	/* hotplug: records, their times, samples in and after the gap */
+	unsigned long long offline_recs, online_recs, hp_order_bad;
+	unsigned long long gap_samples;
+	unsigned long long before_samples, since_online;
+	unsigned long long off_times[4], on_times[4];
+	int down;	/* an OFFLINE record was read, its ONLINE not yet */
 };
 
 static struct ring rings[MAXCPU];
@@ -150,6 +162,29 @@ static void drain_one(struct ring *r)
 				r->bad++;
 			r->lost_recs++;
 			r->lost_sum += l->lost;
+		} else if (h->type == STROBE_REC_CPU_OFFLINE || h->type == STROBE_REC_CPU_ONLINE) {
+			const struct strobe_cpu_rec *c = (const void *)h;
+			int off = h->type == STROBE_REC_CPU_OFFLINE;
+
+			if (h->size != sizeof(*c))
+				r->bad++;
+			/* OFFLINE, ONLINE, OFFLINE, ... never twice in a row */
+			if (off == r->down)
+				r->hp_order_bad++;
+			if (r->samples && c->time_ns < r->last_time)
+				r->min_time_violations++;
+			r->down = off;
+			if (off) {
+				if (r->offline_recs < 4)
+					r->off_times[r->offline_recs] = c->time_ns;
+				r->offline_recs++;
+			} else {
+				if (r->online_recs < 4)
+					r->on_times[r->online_recs] = c->time_ns;
+				r->online_recs++;
+				r->since_online = 0;
+			}
+			r->last_time = c->time_ns;
 		} else if (h->type == STROBE_REC_SAMPLE) {
 			const struct strobe_sample *s = (const void *)h;
 			unsigned mode = s->flags & STROBE_SAMPLE_MODE_MASK;
@@ -175,6 +210,12 @@ static void drain_one(struct ring *r)
 				r->last_time = s->time_ns;
 				r->last_tsc = s->tsc;
 				r->samples++;
+				if (r->down)
+					r->gap_samples++;
+				else if (r->online_recs)
+					r->since_online++;
+				else if (!r->offline_recs)
+					r->before_samples++;
 				if (mode == STROBE_SAMPLE_USER)
 					r->user++;
 				else if (mode == STROBE_SAMPLE_KERNEL)
@@ -265,7 +306,8 @@ static void invalid_ioctls(int fd)
 	struct perf_event_attr s, c[STROBE_MAX_COUNTERS + 1];
 	struct strobe_config cfg;
 	struct strobe_stats st = { sizeof(st), 0, 0 };
-	char big[sizeof(struct perf_event_attr) + 8];
+	/* larger than any kernel's perf_event_attr (6.12's is 144 bytes) */
+	char big[512];
 	unsigned i;
 	int fd2;
 
@@ -370,9 +412,10 @@ static void invalid_ioctls(int fd)
 
 /* ------------------------------------------------------------------ */
 
-static int map_rings(int fd, uint32_t pages, int ncpu)
+static int map_rings(int fd, uint32_t pages, int ncpu, int abi_checks)
 {
-	size_t data_size = (size_t)pages * 4096, stride = STROBE_CTRL_SIZE + data_size;
+	size_t pg = STROBE_PAGE;
+	size_t data_size = (size_t)pages * pg, stride = pg + data_size;
 	int cpu, ok = 1;
 	void *p;
 
@@ -382,10 +425,8 @@ static int map_rings(int fd, uint32_t pages, int ncpu)
 		void *c, *d;
 
 		memset(r, 0, sizeof(*r));
-		c = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 fd, cpu * stride);
-		d = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd,
-			 cpu * stride + STROBE_CTRL_SIZE);
+		c = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, cpu * stride);
+		d = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd, cpu * stride + pg);
 		if (c == MAP_FAILED || d == MAP_FAILED) {
 			printf("# mmap cpu %d: %s\n", cpu, strerror(errno));
 			ok = 0;
@@ -395,29 +436,60 @@ static int map_rings(int fd, uint32_t pages, int ncpu)
 		r->ctrl = c;
 		r->data = d;
 		r->size = data_size;
-		if (r->ctrl->data_size != data_size)
+		if (r->ctrl->data_size != data_size || r->ctrl->page_size != pg)
 			ok = 0;
 		nr_rings++;
 	}
-	check(ok && nr_rings == ncpu, "mmap-rings", "%d of %d rings mapped", nr_rings, ncpu);
+	check(ok && nr_rings == ncpu, "mmap-rings", "%d of %d rings mapped, or data_size/page_size "
+	      "in the control page differ from %zu/%zu", nr_rings, ncpu, data_size, pg);
 
 	/* permission checks on CPU 0's ring */
-	p = mmap(NULL, data_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, STROBE_CTRL_SIZE);
+	p = mmap(NULL, data_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, pg);
 	check(p == MAP_FAILED && errno == EPERM, "mmap-data-writable-refused",
 	      "p %p errno %d", p, errno);
 	if (p != MAP_FAILED)
 		munmap(p, data_size);
-	p = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd, STROBE_CTRL_SIZE);
+	p = mmap(NULL, data_size, PROT_READ, MAP_SHARED, fd, pg);
 	if (p != MAP_FAILED) {
 		int r = mprotect(p, data_size, PROT_READ | PROT_WRITE);
 
 		check(r < 0, "mprotect-data-writable-refused", "mprotect succeeded");
 		munmap(p, data_size);
 	}
-	p = mmap(NULL, stride + 4096, PROT_READ, MAP_SHARED, fd, 0);
+	p = mmap(NULL, stride + pg, PROT_READ, MAP_SHARED, fd, 0);
 	check(p == MAP_FAILED, "mmap-across-rings-refused", "mapped");
 	if (p != MAP_FAILED)
-		munmap(p, stride + 4096);
+		munmap(p, stride + pg);
+	if (!abi_checks || pages < 2)
+		return ok;
+
+	/*
+	 * Page-size ABI: a mapping is the control page, the records or the
+	 * whole ring, in pages of sysconf(_SC_PAGESIZE).  Anything else is
+	 * what a consumer gets when its idea of the page or of the layout is
+	 * wrong, and is refused.
+	 */
+	p = mmap(NULL, stride, PROT_READ, MAP_SHARED, fd, (ncpu - 1) * stride);
+	check(p != MAP_FAILED && ((volatile struct strobe_ring_ctrl *)p)->page_size == pg &&
+	      ((volatile struct strobe_ring_ctrl *)p)->data_size == data_size,
+	      "mmap-whole-ring", "%s", p == MAP_FAILED ? strerror(errno) : "bad control page");
+	if (p != MAP_FAILED)
+		munmap(p, stride);
+	p = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 2 * pg);
+	check(p == MAP_FAILED && errno == EINVAL, "mmap-mid-records-refused",
+	      "one page at record page 1: %s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, pg);
+	p = mmap(NULL, 2 * pg, PROT_READ, MAP_SHARED, fd, 0);
+	check(p == MAP_FAILED && errno == EINVAL, "mmap-ctrl-plus-part-refused",
+	      "control page and one record page: %s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, 2 * pg);
+	p = mmap(NULL, data_size - pg, PROT_READ, MAP_SHARED, fd, pg);
+	check(p == MAP_FAILED && errno == EINVAL, "mmap-short-records-refused",
+	      "records less a page: %s", p == MAP_FAILED ? strerror(errno) : "mapped");
+	if (p != MAP_FAILED)
+		munmap(p, data_size - pg);
 	return ok;
 }
 
@@ -427,7 +499,7 @@ static void unmap_rings(void)
 	int i;
 
 	for (i = 0; i < nr_rings; i++) {
-		munmap((void *)rings[i].ctrl, STROBE_CTRL_SIZE);
+		munmap((void *)rings[i].ctrl, STROBE_PAGE);
 		munmap((void *)rings[i].data, rings[i].size);
 	}
 	nr_rings = 0;
@@ -535,7 +607,8 @@ static void test_session(long nfaults, int ncpu)
 	pthread_t th;
 	int fd, i, ok;
 	unsigned j;
-	const uint32_t pages = 2;	/* small: forces wrap-around and PAD records */
+	/* small, 8 KiB with 4 KiB pages: forces wrap-around and PAD records */
+	const uint32_t pages = STROBE_PAGE > 4096 ? 1 : 2;
 
 	fd = open(DEV, O_RDWR);
 	if (fd < 0) {
@@ -564,7 +637,7 @@ static void test_session(long nfaults, int ncpu)
 		return;
 	}
 	check(1, "config", "%s", "");
-	map_rings(fd, pages, ncpu);
+	map_rings(fd, pages, ncpu, 0);
 
 	drain_fd = fd;
 	drain_stop = 0;
@@ -705,6 +778,28 @@ static void test_session(long nfaults, int ncpu)
 	close(fd);
 }
 
+/* The page-size ABI of the rings' mappings, on a session of 4-page rings. */
+static void test_mmap_abi(int ncpu)
+{
+	struct perf_event_attr s;
+	struct strobe_config cfg;
+	int fd = open(DEV, O_RDWR);
+
+	attr_init(&s, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	s.sample_period = 1000000;
+	cfg_init(&cfg, &s, NULL, 0, 4);
+	if (fd < 0 || ioctl(fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		check(0, "mmap-abi-config", "errno %d (%s)", errno, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	printf("# page size %zu\n", STROBE_PAGE);
+	map_rings(fd, 4, ncpu, 1);
+	unmap_rings();
+	close(fd);
+}
+
 /*
  * The kernel lowers kernel.perf_event_max_sample_rate when PMU interrupts
  * seem to take long (under TCG a vCPU can be descheduled inside one), and
@@ -755,7 +850,7 @@ static void test_overflow(int ncpu)
 		close(fd);
 		return;
 	}
-	map_rings(fd, 1, ncpu);
+	map_rings(fd, 1, ncpu, 0);
 	{
 		struct pollfd p = { fd, POLLIN, 0 };
 
@@ -785,6 +880,370 @@ static void test_overflow(int ncpu)
 	}
 	unmap_rings();
 	close(fd);
+}
+
+/* Read one unsigned number from a sysfs/tracefs file; -1 if there is none. */
+static long long read_num(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * CONFIG with cpu-clock sampling and @n counting events; 0 or the errno.
+ * *refused gets strobe_config.refused.  On success the session is left
+ * configured in *fdp, else closed.
+ */
+static int try_counters(struct perf_event_attr *c, unsigned n, uint32_t *refused, int *fdp)
+{
+	struct perf_event_attr s;
+	struct strobe_config cfg;
+	int fd = open(DEV, O_RDWR), e = 0;
+
+	*fdp = -1;
+	if (fd < 0)
+		return errno;
+	attr_init(&s, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	s.sample_period = 1000000;
+	cfg_init(&cfg, &s, c, n, 4);
+	if (ioctl(fd, STROBE_IOC_CONFIG, &cfg) < 0)
+		e = errno;
+	*refused = cfg.refused;
+	if (e)
+		close(fd);
+	else
+		*fdp = fd;
+	return e;
+}
+
+/* Run a configured session for @ms while this thread yields; per-counter sums of STATS. */
+static void run_counters(int fd, unsigned n, int ncpu, unsigned long long *sum, int ms)
+{
+	struct strobe_cpu_stats cs[MAXCPU];
+	unsigned long long t_end;
+	int i;
+	unsigned j;
+
+	memset(sum, 0, n * sizeof(*sum));
+	if (ioctl(fd, STROBE_IOC_START, 0) < 0) {
+		check(0, "counters-start", "errno %d", errno);
+		return;
+	}
+	t_end = now_ns() + ms * 1000000ULL;
+	while (now_ns() < t_end) {
+		sched_yield();
+		usleep(100);
+	}
+	ioctl(fd, STROBE_IOC_STOP, 0);
+	if (get_stats(fd, cs, ncpu) < ncpu)
+		return;
+	for (i = 0; i < ncpu; i++)
+		for (j = 0; j < n; j++)
+			sum[j] += cs[i].counters[j];
+}
+
+/*
+ * Which counting events the overflow handler may read (strobe.c,
+ * strobe_counter_readable()): refused with EOPNOTSUPP and the event's
+ * index in strobe_config.refused, or accepted and counting.
+ */
+static void test_counter_kinds(int ncpu)
+{
+	struct perf_event_attr c[4];
+	unsigned long long sum[4];
+	uint32_t refused;
+	long long type, id;
+	int fd, e;
+
+	/* task-clock: its read is not NMI-safe (second of two counters) */
+	attr_init(&c[0], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	attr_init(&c[1], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	e = try_counters(c, 2, &refused, &fd);
+	check(e == EOPNOTSUPP && refused == 2, "counter-task-clock-refused",
+	      "errno %d (%s), refused %u; want EOPNOTSUPP, 2", e, strerror(e), refused);
+	if (fd >= 0)
+		close(fd);
+
+	/*
+	 * Another PMU, one the driver does not trust: msr/tsc/ (x86), else a
+	 * kprobe on schedule() (the kprobe PMU reads the function name from
+	 * config1, a pointer into this process).
+	 */
+	type = read_num("/sys/bus/event_source/devices/msr/type");
+	if (type >= 0) {
+		attr_init(&c[0], type, 0);	/* msr/tsc/ */
+	} else {
+		type = read_num("/sys/bus/event_source/devices/kprobe/type");
+		attr_init(&c[0], type, 0);
+		c[0].config1 = (uintptr_t)"schedule";
+	}
+	if (type < 0) {
+		printf("SKIP counter-other-pmu-refused: neither an msr nor a kprobe PMU\n");
+	} else {
+		e = try_counters(c, 1, &refused, &fd);
+		check(e == EOPNOTSUPP && refused == 1, "counter-other-pmu-refused",
+		      "%s (type %lld): errno %d (%s), refused %u; want EOPNOTSUPP, 1",
+		      c[0].config1 ? "kprobe schedule" : "msr/tsc/", type, e, strerror(e), refused);
+		printf("# counter-other-pmu-refused: %s\n", c[0].config1 ? "kprobe on schedule" :
+		       "msr/tsc/");
+		if (fd >= 0)
+			close(fd);
+	}
+
+	/* software events that are plain counters, and cpu-clock: accepted, count */
+	attr_init(&c[0], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+	attr_init(&c[1], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	attr_init(&c[2], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS);
+	attr_init(&c[3], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	e = try_counters(c, 4, &refused, &fd);
+	check(!e && !refused, "counter-software-accepted", "errno %d (%s), refused %u",
+	      e, strerror(e), refused);
+	if (fd >= 0) {
+		run_counters(fd, 4, ncpu, sum, 200);
+		printf("# software counters: page-faults %llu context-switches %llu "
+		       "cpu-migrations %llu cpu-clock %llu ns\n", sum[0], sum[1], sum[2], sum[3]);
+		check(sum[1] > 0 && sum[3] > 100000000ULL, "counter-software-count",
+		      "context-switches %llu, cpu-clock %llu ns (want > 0, > 0.1 s)", sum[1], sum[3]);
+		close(fd);
+	}
+
+	/* a tracepoint: counted by perf_swevent_event() too, accepted */
+	id = read_num("/sys/kernel/tracing/events/sched/sched_switch/id");
+	if (id < 0)
+		id = read_num("/sys/kernel/debug/tracing/events/sched/sched_switch/id");
+	if (id < 0) {
+		printf("SKIP counter-tracepoint-accepted: no tracefs sched/sched_switch\n");
+		return;
+	}
+	attr_init(&c[0], PERF_TYPE_TRACEPOINT, id);
+	e = try_counters(c, 1, &refused, &fd);
+	check(!e && !refused, "counter-tracepoint-accepted", "sched:sched_switch: errno %d (%s)",
+	      e, strerror(e));
+	if (fd >= 0) {
+		run_counters(fd, 1, ncpu, sum, 200);
+		printf("# sched:sched_switch counted %llu\n", sum[0]);
+		check(sum[0] > 0, "counter-tracepoint-count", "sched:sched_switch counted 0");
+		close(fd);
+	}
+}
+
+static int cpu_set_online(int cpu, int on)
+{
+	char path[64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", on) > 0;
+	if (fclose(f))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+static volatile int spin_stop;
+
+static void *spin_thread(void *arg)
+{
+	cpu_set_t set;
+	unsigned long x = 1;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(intptr_t)arg, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!spin_stop)
+		x = hot_spin(10000, x);
+	return (void *)x;
+}
+
+/* Keep CPU @cpu busy for @ms (so that it takes samples whatever the event). */
+static void spin_on(int cpu, int ms)
+{
+	pthread_t th;
+
+	spin_stop = 0;
+	if (pthread_create(&th, NULL, spin_thread, (void *)(intptr_t)cpu)) {
+		sleep_ms(ms);
+		return;
+	}
+	sleep_ms(ms);
+	spin_stop = 1;
+	pthread_join(th, NULL);
+}
+
+/*
+ * CPU hotplug during a session: CPU 1 goes offline while sampling, comes
+ * back, then goes offline while the session is stopped and comes back
+ * after START.  Its ring must say so (OFFLINE, ONLINE, OFFLINE, ONLINE, with
+ * their times), hold no sample in a gap, and samples again after each
+ * return; counters go on from where they were; STATS counts the
+ * transitions; CPU 0 is untouched.  Then a session is closed while CPU 1 is
+ * offline, and the next one works.
+ */
+static void test_hotplug(int ncpu)
+{
+	struct perf_event_attr s, c[STROBE_MAX_COUNTERS];
+	struct strobe_config cfg;
+	struct strobe_cpu_stats cs[MAXCPU];
+	unsigned long long t_off[2][2], t_on[2][2];
+	struct ring *r0, *r1;
+	pthread_t th;
+	int fd, i, ok;
+	unsigned j;
+	const uint32_t pages = 16;
+
+	if (ncpu < 2 || access("/sys/devices/system/cpu/cpu1/online", W_OK)) {
+		printf("SKIP hotplug: %s\n", ncpu < 2 ? "one CPU" :
+		       "/sys/devices/system/cpu/cpu1/online is not writable");
+		return;
+	}
+	fd = open(DEV, O_RDWR);
+	if (fd < 0) {
+		check(0, "hotplug-open", "%s", strerror(errno));
+		return;
+	}
+	attr_init(&s, opt_sample->type, opt_sample->config);
+	if (opt_freq) {
+		s.freq = 1;
+		s.sample_freq = opt_freq;
+	} else {
+		s.sample_period = opt_period;
+	}
+	for (j = 0; j < opt_nr_count; j++)
+		attr_init(&c[j], opt_count[j]->type, opt_count[j]->config);
+	/* and cpu-clock, which counts on every CPU: it must go on across a gap */
+	nr_counters = opt_nr_count;
+	if (nr_counters < STROBE_MAX_COUNTERS)
+		attr_init(&c[nr_counters++], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	cfg_init(&cfg, &s, c, nr_counters, pages);
+	if (ioctl(fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		check(0, "hotplug-config", "errno %d (%s)", errno, strerror(errno));
+		close(fd);
+		return;
+	}
+	map_rings(fd, pages, ncpu, 0);
+	r0 = &rings[0];
+	r1 = &rings[1];
+	drain_fd = fd;
+	drain_stop = 0;
+	if (pthread_create(&th, NULL, drain_thread, NULL)) {
+		check(0, "hotplug-pthread", "%s", "");
+		return;
+	}
+
+	/* 1: while sampling */
+	ok = ioctl(fd, STROBE_IOC_START, 0) == 0;
+	spin_on(1, 300);
+	t_off[0][0] = now_ns();
+	ok &= cpu_set_online(1, 0) == 0;
+	t_off[0][1] = now_ns();
+	sleep_ms(300);
+	t_on[0][0] = now_ns();
+	ok &= cpu_set_online(1, 1) == 0;
+	t_on[0][1] = now_ns();
+	spin_on(1, 400);
+	drain_all();
+	{
+		unsigned long long n = r1->since_online;
+
+		printf("# hotplug: cpu 1 samples before %llu, in the gap %llu, after %llu\n",
+		       r1->before_samples, r1->gap_samples, n);
+		check(r1->offline_recs == 1 && r1->online_recs == 1 && n > 20,
+		      "hotplug-samples-resume", "records offline %llu online %llu, "
+		      "%llu samples after the return (want 1, 1, > 20)",
+		      r1->offline_recs, r1->online_recs, n);
+	}
+
+	/* 2: offline while stopped, START without it, then back */
+	ok &= ioctl(fd, STROBE_IOC_STOP, 0) == 0;
+	t_off[1][0] = now_ns();
+	ok &= cpu_set_online(1, 0) == 0;
+	t_off[1][1] = now_ns();
+	ok &= ioctl(fd, STROBE_IOC_START, 0) == 0;
+	sleep_ms(200);
+	t_on[1][0] = now_ns();
+	ok &= cpu_set_online(1, 1) == 0;
+	t_on[1][1] = now_ns();
+	spin_on(1, 400);
+	ok &= ioctl(fd, STROBE_IOC_STOP, 0) == 0;
+	check(ok, "hotplug-steps", "an ioctl or a write to cpu1/online failed: %s", strerror(errno));
+
+	drain_stop = 1;
+	pthread_join(th, NULL);
+	drain_all();
+	get_stats(fd, cs, ncpu);
+
+	for (i = 0; i < 2; i++) {
+		printf("# hotplug cycle %d: offline %llu..%llu record %llu, online %llu..%llu "
+		       "record %llu\n", i + 1, t_off[i][0], t_off[i][1], r1->off_times[i],
+		       t_on[i][0], t_on[i][1], r1->on_times[i]);
+	}
+	printf("# hotplug: cpu 1 samples %llu (before %llu, in gaps %llu, after the last "
+	       "return %llu), stats offline %llu online %llu; cpu 0 samples %llu\n",
+	       r1->samples, r1->before_samples, r1->gap_samples, r1->since_online,
+	       cs[1].offline, cs[1].online, r0->samples);
+	check(r1->offline_recs == 2 && r1->online_recs == 2 && !r1->hp_order_bad && !r1->bad,
+	      "hotplug-records", "offline %llu online %llu out of order %llu bad %llu "
+	      "(want 2, 2, 0, 0)", r1->offline_recs, r1->online_recs, r1->hp_order_bad, r1->bad);
+	ok = r1->offline_recs == 2 && r1->online_recs == 2;
+	for (i = 0; ok && i < 2; i++) {
+		/* OFFLINE: when the CPU went; ONLINE: sampling again, soon after it came */
+		ok = r1->off_times[i] + 1000000 >= t_off[i][0] && r1->off_times[i] <= t_off[i][1] &&
+		     r1->on_times[i] >= t_on[i][0] && r1->on_times[i] <= t_on[i][1] + 2000000000ULL;
+	}
+	check(ok, "hotplug-record-times", "a record's time is outside its transition "
+	      "(see the # lines above)");
+	check(!r1->gap_samples && r1->before_samples > 20 && r1->since_online > 20,
+	      "hotplug-no-samples-in-gap", "%llu samples inside a gap, %llu before, %llu after "
+	      "(want 0, > 20, > 20)", r1->gap_samples, r1->before_samples, r1->since_online);
+	check(!r1->ctr_violations && !r1->min_time_violations &&
+	      r1->last_ctr[nr_counters - 1] > r1->first_ctr[nr_counters - 1] &&
+	      cs[1].counters[nr_counters - 1] >= r1->last_ctr[nr_counters - 1],
+	      "hotplug-counters-continue", "%llu counter decreases, %llu time decreases on "
+	      "cpu 1; cpu-clock first %llu last %llu stats %llu", r1->ctr_violations,
+	      r1->min_time_violations, r1->first_ctr[nr_counters - 1],
+	      r1->last_ctr[nr_counters - 1], cs[1].counters[nr_counters - 1]);
+	check(cs[1].offline == 2 && cs[1].online == 2 && !cs[0].offline && !cs[0].online &&
+	      cs[1].samples == r1->samples, "hotplug-stats",
+	      "cpu 1 offline %llu online %llu samples %llu (read %llu), cpu 0 offline %llu "
+	      "online %llu", cs[1].offline, cs[1].online, cs[1].samples, r1->samples,
+	      cs[0].offline, cs[0].online);
+	check(!r0->offline_recs && !r0->online_recs && r0->samples > 50 && !r0->bad,
+	      "hotplug-cpu0-unaffected", "cpu 0: records offline %llu online %llu, samples %llu",
+	      r0->offline_recs, r0->online_recs, r0->samples);
+	for (j = 0; j < nr_counters; j++)
+		printf("# hotplug cpu 1: %s first %llu last %llu stats %llu\n",
+		       j < opt_nr_count ? opt_count[j]->name : "cpu-clock",
+		       r1->first_ctr[j], r1->last_ctr[j], cs[1].counters[j]);
+	unmap_rings();
+	close(fd);
+
+	/* 3: close while CPU 1 is offline, bring it back, open again */
+	fd = open(DEV, O_RDWR);
+	cfg_init(&cfg, &s, c, nr_counters, pages);
+	ok = fd >= 0 && ioctl(fd, STROBE_IOC_CONFIG, &cfg) == 0 &&
+	     ioctl(fd, STROBE_IOC_START, 0) == 0 && cpu_set_online(1, 0) == 0;
+	if (fd >= 0)
+		close(fd);
+	ok &= cpu_set_online(1, 1) == 0;
+	sleep_ms(50);
+	fd = open(DEV, O_RDWR);
+	cfg_init(&cfg, &s, c, nr_counters, pages);
+	ok &= fd >= 0 && ioctl(fd, STROBE_IOC_CONFIG, &cfg) == 0 &&
+	      ioctl(fd, STROBE_IOC_START, 0) == 0 && ioctl(fd, STROBE_IOC_STOP, 0) == 0;
+	check(ok, "hotplug-close-while-offline", "errno %d (%s)", errno, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	cpu_set_online(1, 1);
 }
 
 /* /dev/strobe is root only: an unprivileged process cannot open it. */
@@ -894,6 +1353,9 @@ int main(int argc, char **argv)
 	}
 
 	test_session(nfaults, ncpu);
+	test_mmap_abi(ncpu);
+	test_counter_kinds(ncpu);
+	test_hotplug(ncpu);
 	ensure_sample_rate(20000, 100000);
 	test_overflow(ncpu);
 out:

@@ -16,6 +16,8 @@
 # default: the newest ABI of the installed amd64 headers that has arm64
 # packages, else the newest available), NFAULTS, READER_ARGS (options of
 # tests/kernel/reader.c), QEMU_CPU (default max,pauth-impdef=on), TIMEOUT,
+# KFLAVOUR (Debian's kernel flavour, default arm64; arm64-16k boots a 16 KiB
+# page kernel, which needs KABI, e.g. KABI=6.12.117+deb12 KFLAVOUR=arm64-16k),
 # KSRC (the module's source directory, default kernel/), STEPS (guest steps
 # to run, e.g. "guest/10-reader.sh"; default all of tests/kernel/guest/).
 set -eu
@@ -31,6 +33,7 @@ TIMEOUT=${TIMEOUT:-1200}
 # samples/s per CPU.  Not --freq: perf starts a frequency-mode hardware event
 # at period 1, the interrupt storm makes the kernel lower
 # perf_event_max_sample_rate to ~2000/s, and the rate never settles under TCG.
+KFLAVOUR=${KFLAVOUR:-arm64}
 READER_ARGS=${READER_ARGS:---sample cycles --period 2000000 --count page-faults,instructions --irq arm-pmu}
 # pauth-impdef: pointer authentication with QEMU's cheap hash instead of
 # QARMA, which is slow to emulate and Debian's kernel signs every return.
@@ -64,6 +67,9 @@ command -v aarch64-linux-gnu-gcc >/dev/null || die "aarch64-linux-gnu-gcc missin
 
 # --- which kernel ------------------------------------------------------------
 KABI=${KABI:-}
+if [ -z "$KABI" ] && [ "$KFLAVOUR" != arm64 ]; then
+	die "KFLAVOUR=$KFLAVOUR needs KABI (apt-cache search linux-headers | grep $KFLAVOUR)"
+fi
 if [ -z "$KABI" ] && [ -z "${SKIP_APT:-}" ]; then
 	for a in $(installed_abis); do
 		if [ -n "$(candidate "linux-headers-$a-arm64:arm64")" ]; then
@@ -86,23 +92,25 @@ if [ -z "$KABI" ]; then	# offline: what the cache has, the installed ABI first
 fi
 [ -n "$KABI" ] || die "no arm64 kernel: no apt candidate and nothing in $CACHE"
 K=$CACHE/$KABI
-HDRS=$K/usr/src/linux-headers-$KABI-arm64
+[ "$KFLAVOUR" = arm64 ] || K=$CACHE/$KABI-$KFLAVOUR
+HDRS=$K/usr/src/linux-headers-$KABI-$KFLAVOUR
 
 # --- fetch and unpack the arm64 packages into $K, once ------------------------
 if [ -z "${SKIP_APT:-}" ]; then
-	want=$(candidate "linux-headers-$KABI-arm64:arm64")
-	[ -n "$want" ] || die "apt has no linux-headers-$KABI-arm64:arm64"
+	want=$(candidate "linux-headers-$KABI-$KFLAVOUR:arm64")
+	[ -n "$want" ] || die "apt has no linux-headers-$KABI-$KFLAVOUR:arm64"
 	if [ ! -f "$K/.complete" ] || [ "$(cat "$K/.complete")" != "$want" ]; then
-		say "fetching Debian arm64 kernel $KABI ($want)"
-		image=linux-image-$KABI-arm64-unsigned
-		[ -n "$(candidate "$image:arm64")" ] || image=linux-image-$KABI-arm64
+		say "fetching Debian arm64 kernel $KABI-$KFLAVOUR ($want)"
+		image=linux-image-$KABI-$KFLAVOUR-unsigned
+		[ -n "$(candidate "$image:arm64")" ] || image=linux-image-$KABI-$KFLAVOUR
 		# kbuild's host programs (fixdep, modpost) come from the host's
 		# linux-kbuild-X.Y, as the arm64 headers package expects
 		kbuild=linux-kbuild-$(echo "$KABI" | cut -d. -f1,2)
+		[ -n "$(candidate "$kbuild")" ] || kbuild=linux-kbuild-$KABI	# 6.12: per ABI
 		apt_get install -y "$kbuild" >/dev/null
 		rm -rf "$K" "$CACHE/debs"
 		mkdir -p "$K" "$CACHE/debs"
-		pkgs="$image:arm64=$want linux-headers-$KABI-arm64:arm64=$want busybox-static:arm64"
+		pkgs="$image:arm64=$want linux-headers-$KABI-$KFLAVOUR:arm64=$want busybox-static:arm64"
 		common=linux-headers-$KABI-common
 		if [ "$(dpkg-query -W -f '${Status} ${Version}' "$common" 2>/dev/null)" != \
 			"install ok installed $want" ]; then
@@ -126,7 +134,7 @@ if [ -z "${SKIP_APT:-}" ]; then
 	fi
 fi
 [ -f "$K/.complete" ] || die "$K is not complete; run without SKIP_APT once"
-say "kernel $KABI ($(cat "$K/.complete")), cache $K"
+say "kernel $KABI-$KFLAVOUR ($(cat "$K/.complete")), cache $K"
 
 # The headers include the common tree by absolute path; point them at ours
 # if we unpacked one, and give them the host's kbuild at the relative path
@@ -142,7 +150,7 @@ mkdir -p "$(dirname "$K/usr/$kb")"
 ln -sfn "/usr/$kb" "$K/usr/$kb"
 
 # The kernel: Debian's vmlinuz is a raw Image (EFI stub) or a gzip'd one.
-VMLINUZ=$K/boot/vmlinuz-$KABI-arm64
+VMLINUZ=$K/boot/vmlinuz-$KABI-$KFLAVOUR
 [ -f "$VMLINUZ" ] || die "no $VMLINUZ"
 IMAGE=$VMLINUZ
 if [ "$(od -An -tx1 -N2 "$VMLINUZ" | tr -d ' ')" = 1f8b ]; then

@@ -186,7 +186,7 @@ static int sess_config(struct sess *S, const struct perf_event_attr *sa,
 
 static int sess_map(struct sess *S)
 {
-	size_t data_size = (size_t)S->pages * 4096, stride = STROBE_CTRL_SIZE + data_size;
+	size_t data_size = (size_t)S->pages * STROBE_PAGE, stride = STROBE_PAGE + data_size;
 	int cpu;
 
 	S->nr_rings = 0;
@@ -195,17 +195,17 @@ static int sess_map(struct sess *S)
 		void *c, *d;
 
 		memset(r, 0, sizeof(*r));
-		c = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		c = mmap(NULL, STROBE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 S->fd, cpu * stride);
 		if (c == MAP_FAILED) {
 			info("mmap ctrl cpu %d: %s", cpu, strerror(errno));
 			return -1;
 		}
 		d = mmap(NULL, data_size, PROT_READ, MAP_SHARED, S->fd,
-			 cpu * stride + STROBE_CTRL_SIZE);
+			 cpu * stride + STROBE_PAGE);
 		if (d == MAP_FAILED) {
 			info("mmap data cpu %d: %s", cpu, strerror(errno));
-			munmap(c, STROBE_CTRL_SIZE);
+			munmap(c, STROBE_PAGE);
 			return -1;
 		}
 		r->cpu = cpu;
@@ -226,7 +226,7 @@ static void sess_unmap(struct sess *S)
 	int i;
 
 	for (i = 0; i < S->nr_rings; i++) {
-		munmap((void *)S->rings[i].ctrl, STROBE_CTRL_SIZE);
+		munmap((void *)S->rings[i].ctrl, STROBE_PAGE);
 		munmap((void *)S->rings[i].data, S->rings[i].size);
 	}
 	S->nr_rings = 0;
@@ -641,7 +641,7 @@ static void test_storm(int seconds)
 {
 	static const unsigned long long ctrs[] = {
 		PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_CONTEXT_SWITCHES,
-		PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CPU_MIGRATIONS,
+		PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_CPU_MIGRATIONS,
 	};
 	const unsigned nctr = sizeof(ctrs) / sizeof(ctrs[0]);
 	struct sess *S = sess_new();
@@ -777,7 +777,7 @@ static void test_storm(int seconds)
 			if (cs[i].handler_ns_max > handler_max)
 				handler_max = cs[i].handler_ns_max;
 			info("storm cpu %d: samples %llu (user %llu kernel %llu) = %.0f/s, lost %llu, "
-			     "lost-recs %llu sum %llu, pads %llu; faults %llu csw %llu task-clock %llu ms "
+			     "lost-recs %llu sum %llu, pads %llu; faults %llu csw %llu cpu-clock %llu ms "
 			     "migrations %llu; longest gap %llu ms", rg->cpu, rg->samples, rg->user, rg->kernel,
 			     rg->samples / secs, (unsigned long long)cs[i].lost, rg->lost_recs,
 			     rg->lost_sum, rg->pads, rg->last_ctr[0], rg->last_ctr[1],
@@ -1091,7 +1091,7 @@ static void close_unmapped(void)
 	attr_init(&sa, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	sa.sample_period = 50000;	/* 50 us */
 	attr_init(&ca[0], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
-	attr_init(&ca[1], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	attr_init(&ca[1], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.size = sizeof(cfg);
 	cfg.nr_counters = 2;
@@ -1332,7 +1332,7 @@ static void *racer_thread(void *arg)
 	struct racer *R = arg;
 	struct sess *S = R->S;
 	struct strobe_cpu_stats cs[MAXCPU], prev[MAXCPU];
-	size_t stride = STROBE_CTRL_SIZE + (size_t)S->pages * 4096;
+	size_t stride = STROBE_PAGE + (size_t)S->pages * STROBE_PAGE;
 	int have_prev = 0, i;
 
 	while (!*R->stop) {
@@ -1363,7 +1363,7 @@ static void *racer_thread(void *arg)
 			break;
 		case R_MMAP: {
 			int cpu = R->ops % ncpu;
-			void *c = mmap(NULL, STROBE_CTRL_SIZE, PROT_READ, MAP_SHARED, S->fd,
+			void *c = mmap(NULL, STROBE_PAGE, PROT_READ, MAP_SHARED, S->fd,
 				       cpu * stride);
 			void *d;
 
@@ -1371,9 +1371,9 @@ static void *racer_thread(void *arg)
 				racer_err(R, "mmap ctrl", errno);
 				break;
 			}
-			if (((struct strobe_ring_ctrl *)c)->data_size != S->pages * 4096u)
+			if (((struct strobe_ring_ctrl *)c)->data_size != S->pages * STROBE_PAGE)
 				racer_err(R, "ctrl data_size", 0);
-			munmap(c, STROBE_CTRL_SIZE);
+			munmap(c, STROBE_PAGE);
 			d = mmap(NULL, stride, PROT_READ, MAP_SHARED, S->fd, cpu * stride);
 			if (d == MAP_FAILED) {
 				racer_err(R, "mmap ring", errno);
@@ -1392,13 +1392,13 @@ static void *racer_thread(void *arg)
 			st->nr_cpus = ncpu < 16 ? ncpu : 16;
 			st->cpus = (uintptr_t)ucs;
 			ucs[0].samples = 0;
-			madvise(R->page, 4096, MADV_DONTNEED);	/* drops st too */
+			madvise(R->page, STROBE_PAGE, MADV_DONTNEED);	/* drops st too */
 			if (ioctl(S->fd, STROBE_IOC_STATS, R->page) == 0 || errno != EINVAL)
 				racer_err(R, "STATS of a zeroed struct", errno);
 			st->size = sizeof(*st);
 			st->nr_cpus = ncpu < 16 ? ncpu : 16;
-			st->cpus = (uintptr_t)((char *)R->page + 4096 + 64);
-			madvise((char *)R->page + 4096, 4096, MADV_DONTNEED);
+			st->cpus = (uintptr_t)((char *)R->page + STROBE_PAGE + 64);
+			madvise((char *)R->page + STROBE_PAGE, STROBE_PAGE, MADV_DONTNEED);
 			if (ioctl(S->fd, STROBE_IOC_STATS, st))
 				racer_err(R, "STATS", errno);
 			break;
@@ -1406,7 +1406,7 @@ static void *racer_thread(void *arg)
 		case R_FAULT_CONFIG: {
 			struct strobe_config *cfg = R->page;
 
-			madvise(R->page, 4096, MADV_DONTNEED);
+			madvise(R->page, STROBE_PAGE, MADV_DONTNEED);
 			/* a zero config: -EINVAL (size), after faulting it in */
 			if (ioctl(S->fd, STROBE_IOC_CONFIG, cfg) == 0 || errno != EINVAL)
 				racer_err(R, "CONFIG of a zeroed struct", errno);
@@ -1432,7 +1432,7 @@ static void race(const char *pfx, int seconds, int faulting)
 	char name[96];
 	void *pages;
 
-	pages = mmap(NULL, 2 * 4096 * 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pages = mmap(NULL, 2 * STROBE_PAGE * 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pages == MAP_FAILED) {
 		check(0, pfx, "mmap: %s", strerror(errno));
 		return;
@@ -1465,7 +1465,7 @@ static void race(const char *pfx, int seconds, int faulting)
 		R[i].S = S;
 		R[i].stop = &stop;
 		R[i].kind = kinds[i];
-		R[i].page = (char *)pages + i * 2 * 4096;
+		R[i].page = (char *)pages + i * 2 * STROBE_PAGE;
 		pthread_create(&th[i], NULL, racer_thread, &R[i]);
 	}
 	sleep_ms(seconds * 1000);
@@ -1493,7 +1493,7 @@ static void race(const char *pfx, int seconds, int faulting)
 out:
 	consumer_stop(S);
 	sess_free(S);
-	munmap(pages, 2 * 4096 * 16);
+	munmap(pages, 2 * STROBE_PAGE * 16);
 }
 
 /* Run @fn in a child; a child that does not finish in time is reported with

@@ -74,6 +74,42 @@ static void test_lost_round_trip(void **state)
 	assert_true(out.time_ns == 99);
 }
 
+/* Driver hotplug records: header and time, nothing else, exact size. */
+static void test_cpu_rec_round_trip(void **state)
+{
+	static const uint16_t types[] = { STROBE_REC_CPU_OFFLINE, STROBE_REC_CPU_ONLINE };
+
+	for (size_t t = 0; t < 2; t++) {
+		struct record in, out;
+		unsigned char buf[64];
+		struct strobe_cpu_rec *c = (struct strobe_cpu_rec *)buf;
+		size_t used = 0, n;
+
+		memset(&in, 0, sizeof(in));
+		in.type = types[t];
+		in.cpu = 7;
+		in.time_ns = 5000000000ULL + t;
+		n = record_encode(&in, buf, sizeof(buf));
+		assert_int_equal(n, sizeof(struct strobe_cpu_rec));
+		assert_int_equal(n, 16);
+		assert_int_equal(c->hdr.type, types[t]);
+		assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+		assert_int_equal(used, n);
+		assert_int_equal(out.type, types[t]);
+		assert_int_equal(out.cpu, 7);
+		assert_true(out.time_ns == in.time_ns);
+		/* truncated, then one byte short to encode */
+		for (size_t len = 0; len < n; len++)
+			assert_int_equal(record_decode(buf, len, &out, &used), RECORD_SHORT);
+		assert_int_equal(record_encode(&in, buf, n - 1), 0);
+		/* any other size is malformed */
+		c->hdr.size = 24;
+		assert_int_equal(record_decode(buf, sizeof(buf), &out, &used), RECORD_BAD);
+		c->hdr.size = 8;
+		assert_int_equal(record_decode(buf, sizeof(buf), &out, &used), RECORD_BAD);
+	}
+}
+
 /* A stream of records decodes one after another. */
 static void test_stream(void **state)
 {
@@ -168,6 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_round_trip),
 		cmocka_unit_test(test_lost_round_trip),
+		cmocka_unit_test(test_cpu_rec_round_trip),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_pad),
