@@ -6,7 +6,8 @@
  * Asserts beyond "no crash": build-id lengths are -1, 0 or 1..cap; a key
  * is NUL-terminated within HASHKEY_MAX and is "buildid:<hex of the id
  * found by hashkey_build_id_fd>" when there is one, else "xxh3:<the XXH3
- * of the bytes>" (same as hashkey_xxh3_buf of the input).
+ * of the bytes>" (same as hashkey_xxh3_buf of the input); in the libFuzzer
+ * build, no large heap block is left allocated (bigalloc.c).
  */
 #define _GNU_SOURCE
 #include <assert.h>

@@ -8,7 +8,8 @@
  * site's strings are NUL-terminated within their arrays; parsed arguments
  * have a size of 1, 2, 4 or 8 and a register below USDT_NR_REGS; and
  * usdt_find() of a listed probe finds at least one site, or refuses it
- * with a message (an argument form it does not support).
+ * with a message (an argument form it does not support); in the libFuzzer
+ * build, no large heap block is left allocated (bigalloc.c).
  */
 #define _GNU_SOURCE
 #include <assert.h>
