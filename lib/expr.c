@@ -9,6 +9,11 @@
 #include <string.h>
 #include "expr.h"
 
+/* Nesting of parentheses and signs, each level a few stack frames of the
+ * recursive descent: without a bound, --metric "((((..." (an argument
+ * may be 128 KiB) overflowed the stack. */
+#define MAX_DEPTH 256
+
 enum op { OP_CONST, OP_VAR, OP_NEG, OP_ADD, OP_SUB, OP_MUL, OP_DIV };
 
 struct insn {
@@ -38,6 +43,7 @@ struct parser {
 	struct expr *x;
 	struct error *e;
 	int failed;
+	int depth;		/* of parse_unary calls, at most MAX_DEPTH */
 	/* the current token */
 	enum tok tok;
 	const char *start;	/* where it starts in src */
@@ -226,7 +232,9 @@ static int parse_primary(struct parser *ps)
 	}
 }
 
-static int parse_unary(struct parser *ps)
+static int parse_unary(struct parser *ps);
+
+static int parse_unary_1(struct parser *ps)
 {
 	if (ps->tok == T_MINUS || ps->tok == T_PLUS) {
 		int neg = ps->tok == T_MINUS;
@@ -238,6 +246,22 @@ static int parse_unary(struct parser *ps)
 		return 0;
 	}
 	return parse_primary(ps);
+}
+
+/* Every '(' and every sign recurses through here: at most MAX_DEPTH
+ * levels of them (and one more call for the operand inside). */
+static int parse_unary(struct parser *ps)
+{
+	int ret;
+
+	if (ps->depth == MAX_DEPTH &&
+	    (ps->tok == T_MINUS || ps->tok == T_PLUS || ps->tok == T_LPAREN))
+		return fail(ps, ps->start, "nested too deeply (more than %d levels of "
+			    "parentheses and signs)", MAX_DEPTH);
+	ps->depth++;
+	ret = parse_unary_1(ps);
+	ps->depth--;
+	return ret;
 }
 
 static int parse_term(struct parser *ps)

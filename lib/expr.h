@@ -9,6 +9,7 @@
  *   primary := NUMBER | NAME | '"' any characters but '"' '"' | '(' expr ')'
  *   NUMBER  := digits ['.' digits] [('e' | 'E') ['+' | '-'] digits]  (or '.' digits ...)
  *   NAME    := [A-Za-z_][A-Za-z0-9_.:-]*, greedy, not ending in '-'
+ * Parentheses and signs nest at most 256 deep (a syntax error beyond).
  *
  * Event names contain '-' (dTLB-load-misses, page-faults), so a '-' that
  * follows a name character belongs to the name: write a binary minus with a

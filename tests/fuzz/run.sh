@@ -8,6 +8,9 @@
 # The libFuzzer summary (stat::number_of_executed_units and the rest) is
 # printed at the end; the full log is OUTDIR/NAME.log.  RUNS=N stops
 # after N executions (whichever of RUNS and SECONDS comes first).
+# tests/fuzz/NAME.dict, when there is one, is the libFuzzer -dict.
+# Runs at the priority it is given: nice -n 19 run.sh ... on a shared
+# machine.
 set -eu
 [ $# -ge 2 ] || { echo "usage: $0 NAME SECONDS [OUTDIR]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,13 +22,15 @@ corpus=$here/corpus/$name
 mkdir -p "$corpus" "$out/artifacts" "$out/new-$name"
 # ELF inputs (a small shared object is ~5 KB) need more room
 case $name in usdt|hashkey) maxlen=8192 ;; *) maxlen=4096 ;; esac
+dict=
+[ -f "$here/$name.dict" ] && dict=-dict=$here/$name.dict
 start=$(date +%s)
 rc=0
 # One job, one worker (libFuzzer then writes the job's output to
 # fuzz-0.log in its working directory: OUTDIR).  New inputs go to a scratch
 # dir; the corpus proper only takes what the merge below keeps.
 rm -f "$out/fuzz-0.log"
-(cd "$out" && "$bin" -jobs=1 -workers=1 -max_total_time="$secs" -runs="${RUNS:--1}" -max_len=$maxlen \
+(cd "$out" && "$bin" -jobs=1 -workers=1 -max_total_time="$secs" -runs="${RUNS:--1}" -max_len=$maxlen ${dict:+"$dict"} \
 	-timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
 	-artifact_prefix="$out/artifacts/" "$out/new-$name" "$corpus") >"$out/$name.log" 2>&1 || rc=$?
 end=$(date +%s)

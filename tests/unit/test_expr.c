@@ -188,6 +188,35 @@ static void test_deep(void **state)
 	assert_true(eval(src) == 101);
 }
 
+/* Nesting is bounded (the parser recurses): a 1 MB argument of '(' or
+ * '-' is a syntax error, not a stack overflow (found by fuzz_expr;
+ * tests/fuzz/corpus/expr/crash-deep-nesting).  256 levels are fine. */
+static void test_too_deep(void **state)
+{
+	size_t n = 1 << 20, i;
+	char *src = xmalloc(n + 2);
+
+	memset(src, '(', n);
+	src[n] = 0;
+	bad(src, "column 257: nested too deeply (more than 256 levels");
+	memset(src, '-', n);
+	src[n] = '1';
+	src[n + 1] = 0;
+	bad(src, "column 257: nested too deeply");
+	/* 256 levels: "-(-(...-(1)...))" */
+	for (i = 0; i < 256; i += 2)
+		memcpy(src + i, "-(", 2);
+	src[256] = '1';
+	memset(src + 257, ')', 128);
+	src[257 + 128] = 0;
+	assert_true(eval(src) == 1);
+	/* one more: "((-(...1" fails at its 257th */
+	memmove(src + 1, src, 257 + 128 + 1);
+	src[0] = '(';
+	bad(src, "column 257: nested too deeply");
+	free(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_too_deep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
