@@ -16,15 +16,18 @@ readelf -S "$WL/stripped" >"$tmp/sections" || fail "readelf -S stripped"
 grep -q '\.symtab' "$tmp/sections" && fail "stripped still has a .symtab"
 grep -q '\.dynsym' "$tmp/sections" || fail "stripped has no .dynsym"
 
+# each workload's pid, so that reports select it and no other engineer's
+# split603010 or stripped running meanwhile (sessions are system-wide)
 "$STROBE" record --sample-event cpu-clock -F 1000 --name pie \
-	-- sh -c "\"$WL/split603010\" 1 && \"$WL/stripped\" 2" 2>"$tmp/record.err" ||
+	-- sh -c '"$1/split603010" 1 & echo $! >"$2/pid1"; wait $! || exit 1
+		"$1/stripped" 2 & echo $! >"$2/pid2"; wait $!' sh "$WL" "$tmp" 2>"$tmp/record.err" ||
 	fail "record: $(cat "$tmp/record.err")"
 grep -q "samples, 0 lost" "$tmp/record.err" || fail "record summary: $(cat "$tmp/record.err")"
 
 # the binary by its build-id (a copy elsewhere would have the same one)
 bid=$(readelf -n "$WL/split603010" | awk '/Build ID:/ { print $3 }')
 [ -n "$bid" ] || fail "split603010 has no build-id"
-"$STROBE" report --comm split603010 --format csv >"$tmp/pie.csv" || fail "report split603010"
+"$STROBE" report --pid "$(cat "$tmp/pid1")" --format csv >"$tmp/pie.csv" || fail "report split603010"
 python3 - "$tmp/pie.csv" "$bid" <<'PY' || fail "PIE symbols"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -38,7 +41,7 @@ assert sum(w) >= 0.9 * tot, f"only {sum(w)} of {tot} samples in work60/30/10"
 assert w[0] > w[1] > w[2] > 0, f"work60 > work30 > work10 does not hold: {w}"
 PY
 
-"$STROBE" report --comm stripped --format csv >"$tmp/stripped.csv" || fail "report stripped"
+"$STROBE" report --pid "$(cat "$tmp/pid2")" --format csv >"$tmp/stripped.csv" || fail "report stripped"
 python3 - "$tmp/stripped.csv" <<'PY' || fail "stripped_hot from .dynsym"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
