@@ -1222,8 +1222,9 @@ static void log_recovered(const struct recover_session *r, size_t n, size_t show
 			  uint64_t took_ns)
 {
 	for (size_t i = 0; i < n && i < shown; i++)
-		logmsg("session %lld was interrupted (the strobed recording it died): marked "
-		       "interrupted, its histogram and totals rebuilt from its %lld stored samples",
+		logmsg("session %lld was interrupted (the strobed recording it ended without "
+		       "storing its end): marked interrupted, its histogram and totals rebuilt "
+		       "from its %lld stored samples",
 		       (long long)r[i].id, (long long)r[i].samples);
 	if (n > shown)
 		logmsg("%zu more interrupted sessions marked and rebuilt", n - shown);

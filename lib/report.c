@@ -796,9 +796,10 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			 "it): samples after the last stored batch are missing",
 			 (long long)sum->session.id);
 	else if (!strcmp(sum->session.state, "interrupted"))
-		note_add(&r, "session %lld was interrupted (the strobed recording it died): it "
-			 "ends with the last batch stored before that, and its totals were "
-			 "rebuilt from the stored samples", (long long)sum->session.id);
+		note_add(&r, "session %lld was interrupted (the strobed recording it ended "
+			 "without storing its end: it was killed, or could not write): it ends "
+			 "with its last stored batch, and its totals were rebuilt from the "
+			 "stored samples", (long long)sum->session.id);
 
 	if (gather(&r, e) < 0 || unattributed(&r, e) < 0)
 		goto out;
