@@ -55,7 +55,6 @@
 /* SQLite's wait for a lock, once started: the event loop must not sleep in
  * it (no other process has a reason to hold the write lock) */
 #define BUSY_TIMEOUT_MS	20
-#define START_BUSY_TIMEOUT_MS 5000	/* while starting up */
 /* exiting while the database stays locked: how long to try to store the
  * running session before leaving it to the next strobed */
 #define QUIT_WAIT_MS	10000
@@ -117,6 +116,9 @@ struct daemon {
 	int gc_pending;		/* binaries and cache to collect when idle */
 	uint64_t next_plan_ns, next_wal_ns, wal_logged;
 	int over_logged;
+	/* sessions a strobed that died left running, not yet marked (the
+	 * database was locked at start-up): those up to this id */
+	int64_t recover_max_id;
 };
 
 static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -325,9 +327,9 @@ static int watch_session(struct daemon *d, int add)
  * lock (byte 120 of DB-shm) first, then any other byte of DB-shm (the
  * checkpoint, recovery and read-mark locks), then the database file.
  */
-static void find_holder(const struct daemon *d, char *buf, size_t len)
+static void find_holder_of(const char *db, char *buf, size_t len)
 {
-	char *shm = xasprintf("%s-shm", db_path(d->db));
+	char *shm = xasprintf("%s-shm", db);
 	struct lock_holder h;
 
 	if (lockinfo_find(shm, 120, 1, &h) == 1 || lockinfo_find(shm, 0, 0, &h) == 1) {
@@ -335,16 +337,52 @@ static void find_holder(const struct daemon *d, char *buf, size_t len)
 
 		lockinfo_describe(&h, what, sizeof(what));
 		snprintf(buf, len, "%s of %s", what, shm);
-	} else if (lockinfo_find(db_path(d->db), 0, 0, &h) == 1) {
+	} else if (lockinfo_find(db, 0, 0, &h) == 1) {
 		char what[200];
 
 		lockinfo_describe(&h, what, sizeof(what));
-		snprintf(buf, len, "%s of %s", what, db_path(d->db));
+		snprintf(buf, len, "%s of %s", what, db);
 	} else {
 		snprintf(buf, len, "a process strobed could not identify (no lock of another "
 			 "process shows in /proc/locks now)");
 	}
 	free(shm);
+}
+
+static void find_holder(const struct daemon *d, char *buf, size_t len)
+{
+	find_holder_of(db_path(d->db), buf, len);
+}
+
+/*
+ * Opening the database at start-up: a lock another process holds (SQLite
+ * needs the WAL write lock to rebuild the WAL index when strobed is the
+ * first to open the file) is waited for, up to START_WAIT_MS, the holder
+ * named once in the log.
+ */
+#define START_WAIT_MS 60000
+
+struct start_wait {
+	const char *db;
+	uint64_t since;
+	char holder[256];
+};
+
+static int start_busy(void *arg, int n)
+{
+	struct start_wait *w = arg;
+	uint64_t now = now_ns();
+
+	if (!w->since)
+		w->since = now;
+	if (!w->holder[0] && now - w->since > 500000000ULL) {
+		find_holder_of(w->db, w->holder, sizeof(w->holder));
+		logmsg("waiting for the database: it is locked by %s", w->holder);
+	}
+	if (now - w->since > START_WAIT_MS * 1000000ULL)
+		return 0;
+	usleep(10000);
+	return 1;
 }
 
 /* A write found the database locked by another process: say so once,
@@ -988,6 +1026,29 @@ static void wal_check(struct daemon *d)
 	free(wal);
 }
 
+static void log_recovered(const struct recover_session *r, size_t n, size_t shown,
+			  uint64_t took_ns);
+
+/* Interrupted sessions strobed could not mark at start-up. */
+static void recover_retry(struct daemon *d)
+{
+	struct recover_session rec[16];
+	uint64_t t = now_ns();
+	struct error e;
+	size_t n;
+
+	if (recover_interrupted(d->db, d->recover_max_id, rec, ARRAY_SIZE(rec), &n, &e) < 0) {
+		if (db_busy(d->db))
+			db_blocked(d);
+		else
+			logmsg("marking interrupted sessions: %s", e.msg);
+		return;
+	}
+	db_unblocked(d);
+	d->recover_max_id = 0;
+	log_recovered(rec, n, ARRAY_SIZE(rec), now_ns() - t);
+}
+
 static void maintain(struct daemon *d)
 {
 	uint64_t now = now_ns();
@@ -995,10 +1056,22 @@ static void maintain(struct daemon *d)
 	stamp_refresh(d);
 	if (d->blocked_since && d->session)
 		return;		/* the drain retries; nothing else can be written */
-	if (d->reaping)
+	if (d->blocked_since) {
+		struct error e;	/* no drain to notice the lock going: look */
+
+		if (db_begin(d->db, &e) < 0)
+			return;
+		db_rollback(d->db);
+		db_unblocked(d);
+	}
+	if (d->recover_max_id)
+		recover_retry(d);
+	if (d->reaping && !d->blocked_since)
 		reap(d);
-	else if (d->gc_pending && !d->session)
+	else if (d->gc_pending && !d->session && !d->blocked_since)
 		gc_collect(d);
+	if (d->blocked_since)
+		return;
 	if ((d->policy.keep_ns || d->policy.max_bytes) && !d->reaping && now >= d->next_plan_ns)
 		plan(d);
 	if (now >= d->next_wal_ns)
@@ -1249,6 +1322,7 @@ int main(int argc, char **argv)
 	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL };
 	struct client clients[MAX_CLIENTS];
 	struct recover_session rec[16];
+	struct start_wait wait = { 0 };
 	const char *db_path_arg = getenv("STROBE_DB");
 	const char *backend = "auto";
 	uint64_t started = now_ns(), rec_ns;
@@ -1332,19 +1406,46 @@ int main(int argc, char **argv)
 	/* a file exactly as the last strobed left it needs no whole-file check */
 	existed = dblock_stamp(db_path_arg, stamp, sizeof(stamp)) == 0;
 	trusted = existed && d.lock.stamp[0] && !strcmp(stamp, d.lock.stamp);
-	d.db = db_open(db_path_arg, trusted ? DB_WRITE_TRUSTED : DB_WRITE, &e);
+	wait.db = db_path_arg;
+	{
+		/* SQLite waits in silence when it must rebuild the WAL index */
+		char *shm = xasprintf("%s-shm", db_path_arg);
+		struct lock_holder h;
+
+		if (lockinfo_find(shm, 120, 1, &h) == 1) {
+			find_holder_of(db_path_arg, wait.holder, sizeof(wait.holder));
+			wait.since = now_ns();
+			logmsg("waiting for the database: it is locked by %s", wait.holder);
+		}
+		free(shm);
+	}
+	d.db = db_open_busy(db_path_arg, trusted ? DB_WRITE_TRUSTED : DB_WRITE, start_busy, &wait,
+			    &e);
 	if (!d.db) {
-		fprintf(stderr, "strobed: %s\n", e.msg);
+		if (wait.holder[0])
+			fprintf(stderr, "strobed: %s (strobed waited %d s; it was locked by %s)\n",
+				e.msg, START_WAIT_MS / 1000, wait.holder);
+		else
+			fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
-	db_set_busy_timeout(d.db, START_BUSY_TIMEOUT_MS);
-	/* sessions a strobed that died left 'running' */
+	if (wait.holder[0])
+		logmsg("the database is free again after %.1f s", (now_ns() - wait.since) / 1e9);
+	/* no process but strobed takes the write lock: a lock held elsewhere
+	 * is never waited for long (the migration above had 5 s) */
+	db_set_busy_timeout(d.db, BUSY_TIMEOUT_MS);
+	/* sessions a strobed that died left 'running'; when the database is
+	 * locked, strobed starts anyway and marks them once it can */
 	rec_ns = now_ns();
-	if (recover_interrupted(d.db, rec, ARRAY_SIZE(rec), &nrec, &e) < 0) {
+	if (db_session_max_id(d.db, &d.recover_max_id, &e) < 0 ||
+	    (recover_interrupted(d.db, d.recover_max_id, rec, ARRAY_SIZE(rec), &nrec, &e) < 0 &&
+	     !db_busy(d.db))) {
 		fprintf(stderr, "strobed: marking the sessions of a strobed that died as "
 			"interrupted: %s\n", e.msg);
 		return 1;
 	}
+	if (!db_busy(d.db))
+		d.recover_max_id = 0;	/* done */
 	rec_ns = now_ns() - rec_ns;
 	{
 		int64_t pending;
@@ -1407,8 +1508,14 @@ int main(int argc, char **argv)
 	}
 	d.stamp[0] = 0;
 	stamp_refresh(&d);	/* DB.lock: this pid, the file as it is now */
-	db_set_busy_timeout(d.db, BUSY_TIMEOUT_MS);
 	log_recovered(rec, nrec, ARRAY_SIZE(rec), rec_ns);
+	if (d.recover_max_id) {
+		char who[256];
+
+		find_holder(&d, who, sizeof(who));
+		logmsg("sessions a strobed that died left running cannot be marked interrupted "
+		       "yet: the database is locked by %s; retrying every 100 ms", who);
+	}
 	logmsg("listening on %s, database %s, backend %s (started in %.1f ms%s)", d.socket_path,
 	       db_path(d.db), d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf",
 	       (now_ns() - started) / 1e6, !existed || trusted ? "" :

@@ -61,6 +61,8 @@ struct db {
 	sqlite3 *sql;
 	char *path;
 	enum db_mode mode;
+	int (*busy)(void *, int);	/* db_open_busy's */
+	void *busy_arg;
 	sqlite3_stmt *stmt[NR_STMTS];
 	int sample_nr;		/* counter columns STMT_SAMPLE last bound */
 };
@@ -170,8 +172,9 @@ static int exec(struct db *db, const char *sql, struct error *e)
 static int pragma_int(struct db *db, const char *sql, int64_t *v, struct error *e)
 {
 	sqlite3_stmt *st;
-	int rc;
+	int rc, n = 0;
 
+again:
 	rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
@@ -183,10 +186,20 @@ static int pragma_int(struct db *db, const char *sql, int64_t *v, struct error *
 	}
 	if (rc == SQLITE_OK)
 		return 0;
+	/* SQLite gives up on its own (SQLITE_PROTOCOL after about 10 s of
+	 * retries) when it cannot take the lock that rebuilds the WAL index:
+	 * the caller's busy handler decides whether to go on waiting */
+	if ((rc == SQLITE_PROTOCOL || rc == SQLITE_BUSY) && db->busy && db->busy(db->busy_arg, n++))
+		goto again;
+	if (rc == SQLITE_PROTOCOL)
+		return error_set(e, "%s: the database's -shm file stayed locked by another "
+				 "process while opening it: try again", db->path);
 	if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
 		return error_set(e, "%s is corrupt or not an SQLite database (%s): move it "
 				 "away or choose another file with --db", db->path,
 				 sqlite3_errstr(rc));
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return db_sql_error(db, e, "opening it");
 	return error_set(e, "%s: cannot read the database: %s", db->path,
 			 sqlite3_errmsg(db->sql));
 }
@@ -272,6 +285,12 @@ static int db_create_file(const char *path, struct error *e)
 
 struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 {
+	return db_open_busy(path, mode, NULL, NULL, e);
+}
+
+struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *, int),
+			void *arg, struct error *e)
+{
 	struct db *db;
 	struct stat st;
 	int flags, rc;
@@ -308,7 +327,12 @@ struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 			  db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
 		goto fail;
 	}
-	sqlite3_busy_timeout(db->sql, 5000);
+	db->busy = busy;
+	db->busy_arg = arg;
+	if (busy)
+		sqlite3_busy_handler(db->sql, busy, arg);
+	else
+		sqlite3_busy_timeout(db->sql, 5000);
 	if (db_check_schema(db, mode, e))
 		goto fail;
 	if (mode != DB_READ) {
@@ -586,6 +610,11 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : sql_error(db, e, "reading session events");
+}
+
+int db_session_max_id(struct db *db, int64_t *id, struct error *e)
+{
+	return pragma_int(db, "SELECT coalesce(max(id),0) FROM sessions", id, e);
 }
 
 int db_session_complete(const struct db_session *s)

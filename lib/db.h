@@ -29,6 +29,16 @@ enum db_mode {
 struct db;
 
 struct db *db_open(const char *path, enum db_mode mode, struct error *e);
+/*
+ * db_open, with busy(arg, n) deciding what to do when another connection
+ * holds a lock db_open needs (SQLite's busy handler: n is how many times
+ * it was called for that lock; return nonzero to wait and try again, 0 to
+ * fail).  db_open alone waits up to 5 s.  A strobed opening a WAL database
+ * that no other connection has open must recover its index, and for that
+ * takes the WAL write lock, which any reader of the files can hold.
+ */
+struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *, int),
+			void *arg, struct error *e);
 void db_close(struct db *db);
 sqlite3 *db_sqlite(struct db *db);
 const char *db_path(const struct db *db);
@@ -95,6 +105,8 @@ int db_session_update(struct db *db, const struct db_session *s, struct error *e
 /* Load session id, or the latest when id is 0. Fails with a clear
  * message when there is none.  Sessions being deleted do not exist. */
 int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e);
+/* The largest session id (0: none). */
+int db_session_max_id(struct db *db, int64_t *id, struct error *e);
 /* Is s stored whole: its rowid range final and sample_agg, session_cpus
  * and its totals written ('done', and 'interrupted' once strobed rebuilt
  * them)?  Reports read the histogram only of such sessions. */

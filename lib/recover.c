@@ -163,29 +163,47 @@ fail:
 	return -1;
 }
 
-int recover_interrupted(struct db *db, struct recover_session *out, size_t max, size_t *n,
-			struct error *e)
+/* The ids of the sessions to recover. */
+static int find(struct db *db, int64_t max_id, int64_t **ids, size_t *nids, struct error *e)
 {
-	int64_t *ids = NULL;
-	size_t nids = 0, cap = 0;
-	struct db_session *s = NULL;
+	size_t cap = 0;
 	sqlite3_stmt *st;
 	int rc;
 
-	*n = 0;
-	if (db_begin(db, e) < 0)
+	*nids = 0;
+	if (prepare(db, "SELECT id FROM sessions WHERE state='running' AND (?1=0 OR id<=?1) "
+		    "ORDER BY id", &st, e))
 		return -1;
-	if (prepare(db, "SELECT id FROM sessions WHERE state='running' ORDER BY id", &st, e))
-		goto fail;
+	sqlite3_bind_int64(st, 1, max_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ARRAY_GROW(ids, cap, nids + 1);
-		ids[nids++] = sqlite3_column_int64(st, 0);
+		ARRAY_GROW(*ids, cap, *nids + 1);
+		(*ids)[(*nids)++] = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, e, "finding interrupted sessions");
-		goto fail;
+	if (rc != SQLITE_DONE)
+		return db_sql_error(db, e, "finding interrupted sessions");
+	return 0;
+}
+
+int recover_interrupted(struct db *db, int64_t max_id, struct recover_session *out,
+			size_t max, size_t *n, struct error *e)
+{
+	int64_t *ids = NULL;
+	size_t nids = 0;
+	struct db_session *s = NULL;
+
+	*n = 0;
+	/* a read first: nothing to do takes no write lock */
+	if (find(db, max_id, &ids, &nids, e) < 0)
+		goto out;
+	if (!nids) {
+		free(ids);
+		return 0;
 	}
+	if (db_begin(db, e) < 0)
+		goto out;
+	if (find(db, max_id, &ids, &nids, e) < 0)
+		goto fail;
 	s = xmalloc(sizeof(*s));
 	for (size_t i = 0; i < nids; i++) {
 		if (db_session_get(db, ids[i], s, e) < 0 || rebuild(db, s, e) < 0) {

@@ -25,7 +25,9 @@ struct recover_session {
 };
 
 /*
- * In one transaction, for every session in state 'running': rebuild its
+ * In one transaction, for every session in state 'running' with an id of
+ * at most max_id (0: any; a strobed that may have started sessions of its
+ * own since it looked passes the largest id it found then): rebuild its
  * sample_agg rows and its session_cpus rows (samples and lost per CPU;
  * tail_c* 0, no final counter values having been read) from its samples
  * and lost rows, set samples, first_sample, last_sample, lost and
@@ -33,9 +35,11 @@ struct recover_session {
  * loss report or marker; start_ns if none) and duration_ns, and mark it
  * 'interrupted'.  The work is that of those sessions' rows only: they are
  * found through an index, their samples through their rowid range.  Up to
- * max of them go to out; *n says how many there were.
+ * max of them go to out; *n says how many there were.  When there are none
+ * nothing is written (no write lock is taken).  A lock another process
+ * holds fails it with db_busy() set and nothing changed: call it again.
  */
-int recover_interrupted(struct db *db, struct recover_session *out, size_t max, size_t *n,
-			struct error *e);
+int recover_interrupted(struct db *db, int64_t max_id, struct recover_session *out,
+			size_t max, size_t *n, struct error *e);
 
 #endif

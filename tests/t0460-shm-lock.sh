@@ -18,7 +18,11 @@
 #  (3) the lock held across 'strobe stop': the stop waits ('strobe status'
 #      says stopping) and completes once the lock goes; the session is done;
 #  (4) read locks on bytes 121-127 (checkpoint and read marks) pin the WAL:
-#      strobed says so in its log, naming the pid, once it passes --max-wal.
+#      strobed says so in its log, naming the pid, once it passes --max-wal;
+#  (5) strobed killed mid-session and restarted while the lock is held: it
+#      says which pid it waits for (SQLite must rebuild the WAL index, for
+#      which it takes the write lock), starts once the lock goes, and marks
+#      the session interrupted.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_users
@@ -160,3 +164,20 @@ wait "$lock_job" "$wpid" 2>/dev/null
 "$STROBE" stop >"$tmp/stop" 2>&1 || fail "stop: $(cat "$tmp/stop")"
 [ "$(q "SELECT state FROM sessions WHERE id=$id")" = done ] || fail "session $id is not done"
 ok "a pinned WAL is logged with the holder's pid"
+
+# (5) a restart after SIGKILL under the lock waits for it, naming it
+"$STROBE" start --sample-event cpu-clock -F 500 >"$tmp/id" 2>"$tmp/err" || fail "start: $(cat "$tmp/err")"
+id=$(cat "$tmp/id")
+sleep 0.5
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null
+daemon_pid=
+lock_shm posix 120 1 4
+start_daemon
+grep -q "waiting for the database: it is locked by pid $apid (python3, uid $nuid)" "$tmp/strobed.log" ||
+	fail "the restart does not name the holder: $(cat "$tmp/strobed.log")"
+kill -0 "$lock_job" 2>/dev/null && fail "strobed answered while the lock was held"
+[ "$(q "SELECT state FROM sessions WHERE id=$id")" = interrupted ] ||
+	fail "session $id is $(q "SELECT state FROM sessions WHERE id=$id") after the restart"
+grep -q "session $id was interrupted" "$tmp/strobed.log" || fail "no log of the marking"
+ok "a restart under the lock waits for it, naming the holder, then marks the session"

@@ -213,7 +213,7 @@ static void test_interrupted(void **state)
 	assert_non_null(a.db);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM sample_agg"), 0);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM samples"), 1500);
-	assert_int_equal(recover_interrupted(a.db, out, 4, &n, &e), 0);
+	assert_int_equal(recover_interrupted(a.db, 0, out, 4, &n, &e), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(out[0].id, 1);
 	assert_int_equal(out[0].samples, 1500);
@@ -242,7 +242,7 @@ static void test_interrupted(void **state)
 	{
 		char *before = db_rows(a.db, cmp[0]), *after;
 
-		assert_int_equal(recover_interrupted(a.db, out, 4, &n, &e), 0);
+		assert_int_equal(recover_interrupted(a.db, 0, out, 4, &n, &e), 0);
 		assert_int_equal(n, 0);
 		after = db_rows(a.db, cmp[0]);
 		assert_string_equal(before, after);
@@ -266,7 +266,7 @@ static void test_interrupted_empty(void **state)
 	fix_close(&a);
 	a.db = db_open(path_of("empty.db"), DB_WRITE, &e);
 	assert_non_null(a.db);
-	assert_int_equal(recover_interrupted(a.db, out, 1, &n, &e), 0);
+	assert_int_equal(recover_interrupted(a.db, 0, out, 1, &n, &e), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(out[0].samples, 0);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM session_cpus WHERE samples=0 AND lost=0"), 4);
