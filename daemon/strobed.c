@@ -107,6 +107,7 @@ struct daemon {
 	char holder[256];	/* lockinfo_describe() of the holder, or "" */
 	/* a 'stop' (or an exit) waiting for the database */
 	int stop_pending;
+	int stop_drained;	/* ... and drained since the lock went */
 	int stop_fd;		/* the client waiting for the reply, or -1 */
 	/* retention and the WAL */
 	struct retention_policy policy;
@@ -421,7 +422,7 @@ static void lock_error(struct daemon *d, int fd, const struct error *e)
 {
 	char who[256];
 
-	if (!db_busy(d->db)) {
+	if (!db_busy(d->db) || !strstr(e->msg, "is locked")) {
 		reply_error(fd, "%s", e->msg);
 		return;
 	}
@@ -429,8 +430,6 @@ static void lock_error(struct daemon *d, int fd, const struct error *e)
 	reply_error(fd, "the database %s is locked by %s: try again when it lets go",
 		    db_path(d->db), who);
 }
-
-static void gc_collect(struct daemon *d);
 
 /*
  * Stop the running session: 0 when it is stored (m, when given, is the
@@ -445,6 +444,7 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 
 	if (ret == SESSION_BLOCKED) {
 		d->stop_pending = 1;
+		d->stop_drained = 0;
 		db_blocked(d);
 		return SESSION_BLOCKED;
 	}
@@ -452,6 +452,7 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 	d->session = NULL;
 	d->watching = 0;
 	d->stop_pending = 0;
+	d->stop_drained = 0;
 	if (ret < 0)
 		logmsg("session %lld stopped with an error: %s", (long long)st.id, e.msg);
 	else
@@ -468,10 +469,9 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (long long)st.id, (unsigned long long)(st.handler_samples - st.handler_dropped),
 		       (unsigned long long)st.handler_dropped);
 	}
-	/* what waited for the end of the session: retention, the cache */
+	/* what waited for the end of the session (retention, the cache):
+	 * the next tick */
 	d->next_plan_ns = 0;
-	if (d->gc_pending && !d->reaping)
-		gc_collect(d);
 	if (!m)
 		return 0;
 	if (ret < 0) {
@@ -814,12 +814,35 @@ static void drain(struct daemon *d)
 	stop_session(d, NULL);
 }
 
-/* A stop (or an exit) waiting for the database: try again. */
+/*
+ * A stop (or an exit) waiting for the database: try again.  Once the lock
+ * is free, first a drain with the events still on, and the stop only on
+ * the next tick: the rings may have overflowed meanwhile, and the kernel
+ * reports that (PERF_RECORD_LOST) only in the next record it writes to a
+ * ring with room, which a stopped event never writes.
+ */
 static void stop_retry(struct daemon *d)
 {
 	struct proto_msg m;
 
-	if (stop_session(d, d->stop_fd >= 0 ? &m : NULL) == 0) {
+	if (!d->stop_drained) {
+		struct error e;
+		int r = session_drain(d->session, &e);
+
+		if (r == 0) {
+			db_unblocked(d);
+			d->stop_drained = 1;
+			return;
+		}
+		if (r < 0) {
+			logmsg("stopping the session: %s", e.msg);
+			session_fail(d->session);
+			d->stop_drained = 1;	/* stop it as it is */
+		} else {
+			db_blocked(d);
+		}
+	}
+	if (d->stop_drained && stop_session(d, d->stop_fd >= 0 ? &m : NULL) == 0) {
 		if (d->stop_fd >= 0) {
 			reply(d->stop_fd, &m);
 			close(d->stop_fd);

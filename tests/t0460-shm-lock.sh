@@ -15,8 +15,11 @@
 #      with 16 KiB rings: what does not fit in the rings is counted as
 #      lost, shown by 'strobe stop' and stored (sessions.lost = the lost
 #      rows), and strobed still names the holder's pid;
-#  (3) the lock held across 'strobe stop': the stop waits ('strobe status'
-#      says stopping) and completes once the lock goes; the session is done;
+#  (3) the lock held across 'strobe stop', with 16 KiB rings: the stop
+#      waits ('strobe status' says stopping) and completes once the lock
+#      goes; the session is done, and what overflowed meanwhile is counted
+#      lost (the kernel reports it only in a record written after the
+#      drain: a stop that disabled the events first would never see it);
 #  (4) read locks on bytes 121-127 (checkpoint and read marks) pin the WAL:
 #      strobed says so in its log, naming the pid, once it passes --max-wal;
 #  (5) strobed killed mid-session and restarted while the lock is held: it
@@ -128,8 +131,9 @@ grep -q "locked by pid $apid (python3, uid $nuid), with a file description read 
 	"$tmp/strobed.log" || fail "the OFD lock's holder is not named: $(tail -n 5 "$tmp/strobed.log")"
 ok "an OFD lock with small rings: $lost records counted lost and shown"
 
-# (3) a stop under the lock waits, then completes
-"$STROBE" start --sample-event cpu-clock -F 500 >"$tmp/id" 2>"$tmp/err" || fail "start: $(cat "$tmp/err")"
+# (3) a stop under the lock waits, then completes, losses counted
+"$STROBE" start --sample-event cpu-clock -F 1000 -m 4 >"$tmp/id" 2>"$tmp/err" ||
+	fail "start: $(cat "$tmp/err")"
 id=$(cat "$tmp/id")
 lock_shm posix 120 1 4
 "$STROBE" stop >"$tmp/stop" 2>&1 &
@@ -140,9 +144,11 @@ kill -0 "$stop_job" 2>/dev/null || fail "stop returned while the database was lo
 grep -q "^stopping" "$tmp/st" || fail "status does not say stopping: $(cat "$tmp/st")"
 wait "$lock_job"
 wait "$stop_job" || fail "stop failed: $(cat "$tmp/stop")"
-grep -q "^session $id: " "$tmp/stop" || fail "stop: $(cat "$tmp/stop")"
+lost=$(sed -n "s/^session $id: [0-9]* samples, \([0-9]*\) lost.*/\1/p" "$tmp/stop")
+[ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "the stop under the lock lost nothing: $(cat "$tmp/stop")"
+[ "$(q "SELECT lost FROM sessions WHERE id=$id")" = "$lost" ] || fail "stored losses differ from $lost"
 [ "$(q "SELECT state FROM sessions WHERE id=$id")" = done ] || fail "session $id is not done"
-ok "a stop under the lock waits for it and stores the session"
+ok "a stop under the lock waits for it, stores the session and counts $lost lost"
 
 # (4) a pinned WAL is reported
 "$STROBE" start --sample-event cpu-clock -F 1000 -e page-faults >"$tmp/id" 2>"$tmp/err" ||
