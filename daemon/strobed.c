@@ -995,7 +995,8 @@ static void plan(struct daemon *d)
 	}
 	if (over && !d->over_logged)
 		logmsg("retention: the database (%.1f MiB) and the cache (%.1f MiB) are over "
-		       "--max-size %.1f MiB, and no finished session is left to remove",
+		       "--max-size %.1f MiB, and only the running and the newest finished "
+		       "sessions are left (they are not removed to make room)",
 		       mib(u.db_bytes), mib(u.cache_bytes), mib(d->policy.max_bytes));
 	d->over_logged = over;
 }

@@ -182,8 +182,11 @@ int retention_plan(struct db *db, const struct retention_policy *p,
 {
 	uint64_t total = u->db_bytes + u->cache_bytes, excess = 0, freed = 0;
 	double per_sample = u->samples ? (double)u->db_bytes / u->samples : 0;
+	struct cand {
+		int64_t id, samples, end;
+	} *c = NULL;
 	int64_t *mark = NULL;
-	size_t nmark = 0, cap = 0;
+	size_t nc = 0, ccap = 0, nmark = 0, cap = 0;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -198,22 +201,31 @@ int retention_plan(struct db *db, const struct retention_policy *p,
 		 "reading sessions"))
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0), samples = sqlite3_column_int64(st, 1);
-		int64_t end = sqlite3_column_int64(st, 2);
-		int old = p->keep_ns && end < now_wall_ns - p->keep_ns;
-
-		if (id == running_id || (!old && freed >= excess))
+		if (sqlite3_column_int64(st, 0) == running_id)
 			continue;
-		ARRAY_GROW(mark, cap, nmark + 1);
-		mark[nmark++] = id;
-		/* its rows, and a page or so for its other tables */
-		freed += (uint64_t)(samples * per_sample) + 4096;
+		ARRAY_GROW(c, ccap, nc + 1);
+		c[nc].id = sqlite3_column_int64(st, 0);
+		c[nc].samples = sqlite3_column_int64(st, 1);
+		c[nc++].end = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		free(mark);
+		free(c);
 		return db_sql_error(db, e, "reading sessions");
 	}
+	for (size_t i = 0; i < nc; i++) {
+		int old = p->keep_ns && c[i].end < now_wall_ns - p->keep_ns;
+
+		/* by size, never the newest finished session: what was just
+		 * recorded is not removed to make room */
+		if (!old && (freed >= excess || i == nc - 1))
+			continue;
+		ARRAY_GROW(mark, cap, nmark + 1);
+		mark[nmark++] = c[i].id;
+		/* its rows, and a page or so for its other tables */
+		freed += (uint64_t)(c[i].samples * per_sample) + 4096;
+	}
+	free(c);
 	*over = freed < excess;
 	if (nmark) {
 		if (db_begin(db, e) < 0 || mark_deleting(db, mark, nmark, e) < 0 ||

@@ -57,9 +57,10 @@ int retention_remove(struct db *db, const int64_t *ids, size_t n, uint32_t uid,
  * ns), then, while the usage u is above p->max_bytes, the oldest others,
  * as many as the estimate of their size (their samples times the
  * database's bytes per sample) says must go; at least one.  Never
- * running_id.  *n receives how many were marked (up to max of their ids
- * in ids), *over whether u stays above the limit with nothing left to
- * remove.
+ * running_id, and never by size the newest finished session (what was just
+ * recorded does not go to make room).  *n receives how many were marked
+ * (up to max of their ids in ids), *over whether u stays above the limit
+ * with nothing left to remove.
  */
 int retention_plan(struct db *db, const struct retention_policy *p,
 		   const struct retention_usage *u, int64_t running_id, int64_t now_wall_ns,

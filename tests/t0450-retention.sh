@@ -58,9 +58,12 @@ record() {
 	id=$(cat "$tmp/id")
 	"$tmp/wl$n" 1
 	$1 "$STROBE" stop >/dev/null 2>"$tmp/err" || fail "stop as $1: $(cat "$tmp/err")"
-	[ -f "$(entry "$key")" ] || fail "session $id's binary $key is not in the cache"
+	[ -f "$(entry "$key")" ] || fail "session $id's binary $key is not in the cache: binaries
+$(q "SELECT * FROM binaries WHERE key='$key'"), samples of it $(q "SELECT count(*) FROM samples s
+JOIN binaries b ON b.id=s.binary_id WHERE s.session_id=$id AND b.key='$key'"); $(cat "$tmp/strobed.log")"
 }
-report() { "$STROBE" report --session "$1" --format csv 2>/dev/null; }
+report() { "$STROBE" report --session "$1" --format csv 2>"$tmp/report.err" ||
+	{ cat "$tmp/report.err" >&2; return 1; }; }
 
 start_daemon
 record as_member a; s1=$id k1=$key
@@ -134,30 +137,27 @@ for bad in "--keep 0" "--keep -1" "--keep 3x" "--max-size 0" "--max-size 12Q" "-
 done
 [ -e "$tmp/other.db" ] && fail "a refused strobed created its database"
 
-# --max-size while strobed runs: two sessions tell what one takes
+# --max-size while strobed runs: a limit a page above what the database and
+# the cache take now, so that the next session goes over it
 record env m1; m1=$id
-u1=$(usage)
 record env m2; m2=$id
-u2=$(usage)
-one=$((u2 - u1))
-[ "$one" -gt 0 ] || fail "a session took no room ($u1 -> $u2)"
-limit=$((u2 + one / 2))
 stop_daemon || fail "strobed did not exit cleanly"
+limit=$(($(usage) + 4096))
 start_daemon --max-size "$limit"
 sleep 0.5
 [ "$(q "SELECT count(*) FROM sessions")" = 3 ] || fail "--max-size $limit removed sessions while under it"
-report "$m2" >"$tmp/rm2" || fail "report"
+report "$m2" >"$tmp/rm2" || fail "report of session $m2"
 record env m3; m3=$id k_m3=$key
-report "$m3" >"$tmp/rm3" || fail "report"
-wait_until "--max-size removing sessions" grep -q "^.*removed [0-9]* session" "$tmp/strobed.log"
-wait_until "the cache settling" grep -q "binary cache: removed" "$tmp/strobed.log"
+report "$m3" >"$tmp/rm3" || fail "report of session $m3"
+under() { [ "$(usage)" -le "$limit" ] && [ "$(q "SELECT count(*) FROM sessions WHERE state='deleting'")" = 0 ]; }
+wait_until "--max-size bringing the usage ($(usage)) under $limit" under
 left=$(q "SELECT group_concat(id) FROM (SELECT id FROM sessions ORDER BY id)")
-echo "limit $limit: one session $one bytes; sessions $running,$m1,$m2,$m3 -> $left; usage $(usage)"
+echo "limit $limit; sessions $running,$m1,$m2,$m3 -> $left; usage $(usage)"
 case $left in
 "$m1,$m2,$m3"|"$m2,$m3"|"$m3") ;;
 *) fail "--max-size did not remove the oldest sessions first: $left are left of $running,$m1,$m2,$m3" ;;
 esac
-[ "$(usage)" -le "$limit" ] || fail "usage $(usage) is still above --max-size $limit"
+grep -q "retention: removing" "$tmp/strobed.log" || fail "no log of --max-size: $(cat "$tmp/strobed.log")"
 [ -f "$(entry "$k_m3")" ] || fail "the newest session's binary left the cache"
 report "$m3" | cmp -s - "$tmp/rm3" || fail "the newest session's report changed"
 case $left in *"$m2"*) report "$m2" | cmp -s - "$tmp/rm2" || fail "session $m2's report changed" ;; esac

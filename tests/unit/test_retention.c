@@ -8,7 +8,7 @@
  * retention_step never deletes more than its budget (plus the session row)
  * in one call, leaves other sessions' rows alone, and ends with every row
  * of the session gone.  retention_plan picks by age and by size, oldest
- * first, never the running session.  retention_gc_binaries keeps binaries
+ * first, never the running session, and by size never the newest one.  retention_gc_binaries keeps binaries
  * referenced by a histogram, a session's kernel, or the samples of a
  * session stored without a histogram; cachegc_prune removes the entries
  * no row refers to and left-over temporary files, keeps the rest and
@@ -289,17 +289,26 @@ static void test_plan(void **state)
 	exec_ok(db, "UPDATE sessions SET state='done' WHERE id=1");
 	p.max_bytes = 100000 - 50000;
 	assert_int_equal(retention_plan(db, &p, &u, 1, now, ids, 8, &n, &over, &e), 0);
-	assert_int_equal(n, 2);		/* 1 is running_id: the next oldest two */
+	/* 1 is running_id, 3 the newest finished: only 2 may go, not enough */
+	assert_int_equal(n, 1);
 	assert_int_equal(ids[0], 2);
-	assert_int_equal(ids[1], 3);
-	assert_false(over);
-	exec_ok(db, "UPDATE sessions SET state='done' WHERE id IN (2,3)");
-	/* more than all of them: every finished one, and still over */
+	assert_true(over);
+	exec_ok(db, "UPDATE sessions SET state='done' WHERE id=2");
+	/* more than all of them: every finished one but the newest, and over */
 	p.max_bytes = 1;
 	u.cache_bytes = 10000000;
 	assert_int_equal(retention_plan(db, &p, &u, 0, now, ids, 8, &n, &over, &e), 0);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 2);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], 2);
 	assert_true(over);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE id=3 AND state='aborted'"), 1);
+	exec_ok(db, "UPDATE sessions SET state='done' WHERE id IN (1,2)");
+	/* by age, the newest too */
+	p.max_bytes = 0;
+	p.keep_ns = 1;
+	assert_int_equal(retention_plan(db, &p, &u, 0, now, ids, 8, &n, &over, &e), 0);
+	assert_int_equal(n, 3);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE state='running'"), 1);
 	db_close(db);
 }
