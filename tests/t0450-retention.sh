@@ -12,11 +12,14 @@
 #    sessions use stay and their reports do not change.
 #  - --keep DAYS at start-up: a session that ended 40 days ago (its clock
 #    moved back with sqlite3) goes with --keep 30, a recent one stays.
-#  - --max-size while strobed runs: set just above the usage (database
-#    pages in use + cache files, as strobed counts them) plus half a
-#    session, the next session's stop removes the oldest sessions (a
-#    prefix of them, at least one), never the newest, and brings the usage
-#    under the limit.
+#  - --max-size while strobed runs: set a page above the usage (database
+#    pages in use + cache files, as strobed counts them), the next
+#    session's stop removes the oldest sessions (a prefix of them, at least
+#    one) and the cache entries only they used, never the newest, and
+#    brings the usage under the limit; the remaining reports do not change.
+#    With --max-size 1K everything but the newest session goes, and strobed
+#    logs that the limit is not met.
+#  - bad --keep, --max-size and --max-wal values are refused in one line.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_users daemon
@@ -139,8 +142,8 @@ done
 
 # --max-size while strobed runs: a limit a page above what the database and
 # the cache take now, so that the next session goes over it
-record env m1; m1=$id
-record env m2; m2=$id
+record env m1; m1=$id k_m1=$key
+record env m2; m2=$id k_m2=$key
 stop_daemon || fail "strobed did not exit cleanly"
 limit=$(($(usage) + 4096))
 start_daemon --max-size "$limit"
@@ -160,5 +163,22 @@ esac
 grep -q "retention: removing" "$tmp/strobed.log" || fail "no log of --max-size: $(cat "$tmp/strobed.log")"
 [ -f "$(entry "$k_m3")" ] || fail "the newest session's binary left the cache"
 report "$m3" | cmp -s - "$tmp/rm3" || fail "the newest session's report changed"
-case $left in *"$m2"*) report "$m2" | cmp -s - "$tmp/rm2" || fail "session $m2's report changed" ;; esac
+case $left in
+*"$m1"*) [ -f "$(entry "$k_m1")" ] || fail "session $m1 stays, its binary went" ;;
+*) wait_until "the cache entry of removed session $m1 going" no_file "$(entry "$k_m1")" ;;
+esac
+case $left in
+*"$m2"*) report "$m2" | cmp -s - "$tmp/rm2" || fail "session $m2's report changed" ;;
+*) wait_until "the cache entry of removed session $m2 going" no_file "$(entry "$k_m2")" ;;
+esac
 ok "--max-size: the oldest sessions go when a new one goes over, the newest stays"
+
+# a limit nothing can meet: everything but the newest session goes, and
+# strobed says it stays over
+stop_daemon || fail "strobed did not exit cleanly"
+start_daemon --max-size 1K
+only_newest() { [ "$(q "SELECT group_concat(id) FROM sessions")" = "$m3" ]; }
+wait_until "--max-size 1K removing all but the newest" only_newest
+wait_until "strobed saying it stays over --max-size" \
+	grep -q "over --max-size 0.0 MiB, and only the running and the newest finished" "$tmp/strobed.log"
+ok "--max-size 1K keeps the newest session and says the limit is not met"
