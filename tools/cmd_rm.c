@@ -74,6 +74,12 @@ int cmd_rm(int argc, char **argv)
 	free(list.s);
 	ret = proto_call(socket, &req, &resp, &e);
 	proto_free(&req);
+	if (ret < 0 && strstr(e.msg, "cannot reach strobed")) {
+		fprintf(stderr, "strobe rm: no strobed answers on %s: start it on the database "
+			"(strobed --db PATH); sessions are removed by strobed, which owns it\n",
+			socket);
+		return 1;
+	}
 	if (ret < 0) {
 		fprintf(stderr, "strobe rm: %s\n", e.msg);
 		return 1;
