@@ -313,6 +313,9 @@ int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t 
 
 int session_drain(struct session *s, struct error *e)
 {
+	/* the write lock first: without it nothing leaves the rings */
+	if (ingest_begin(s->in, e) < 0)
+		return db_busy(s->db) ? SESSION_BLOCKED : -1;
 	if (backend_drain(s->b, s->in, 0, e) < 0)
 		return -1;
 	return ingest_commit(s->in, e);
@@ -364,6 +367,12 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	uint64_t end;
 	int ret = 0;
 
+	/* Hold the write lock from before the events stop until the session
+	 * is stored: if another process holds it now, the session goes on
+	 * (its records, and the kernel's counts of what did not fit in the
+	 * rings, keep coming) and the caller asks again later. */
+	if (ingest_begin(s->in, e) < 0 && db_busy(s->db))
+		return SESSION_BLOCKED;
 	backend_disable(s->b);
 	end = clock_monotonic_ns();
 	if (backend_drain(s->b, s->in, 1, e) < 0 ||
@@ -391,4 +400,12 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	backend_close(s->b);
 	free(s);
 	return ret;
+}
+
+void session_abandon(struct session *s)
+{
+	backend_disable(s->b);
+	ingest_free(s->in);	/* rolls back whatever batch is open */
+	backend_close(s->b);
+	free(s);
 }

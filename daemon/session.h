@@ -62,7 +62,13 @@ struct session *session_start(struct db *db, struct bincache *cache,
 int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t pid,
 		 struct error *e);
 
-/* Move what the rings hold into the database (called on poll and timer). */
+/* session_drain and session_stop: another process holds a lock on the
+ * database, so nothing was done; the records wait in the rings (the
+ * kernel counts what does not fit as lost) and the call can be repeated. */
+#define SESSION_BLOCKED 1
+
+/* Move what the rings hold into the database (called on poll and timer).
+ * 0, SESSION_BLOCKED, or -1 on an error that ends the session. */
 int session_drain(struct session *s, struct error *e);
 
 size_t session_fds(struct session *s, const int **fds);
@@ -89,7 +95,14 @@ void session_get_status(struct session *s, struct session_status *st);
  * stores it as 'aborted', not 'done', so reports say data is missing. */
 void session_fail(struct session *s);
 
-/* Disable, drain, finalise; frees s. st receives the final figures. */
+/* Disable, drain, finalise; frees s. st receives the final figures.
+ * SESSION_BLOCKED: the database's write lock is held elsewhere, and s
+ * goes on untouched (still running, not freed): call again later. */
 int session_stop(struct session *s, struct session_status *st, struct error *e);
+
+/* Stop sampling and free s without storing anything more: for a strobed
+ * that must exit while the database stays locked.  The session's row
+ * stays 'running', and the next strobed marks it interrupted. */
+void session_abandon(struct session *s);
 
 #endif

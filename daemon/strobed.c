@@ -9,6 +9,16 @@
  * Only root and members of group 'strobe' may talk to it: the socket is
  * mode 0660 group strobe, and each peer's credentials (SO_PEERCRED and its
  * supplementary groups) are checked again on accept.
+ *
+ * One strobed per database: it takes DB.lock (dblock.h) before it opens
+ * the database, and marks the sessions a strobed that died left running
+ * as interrupted (recover.h) before it listens.  Another process may hold
+ * a lock on the database (any member of group strobe can take one on its
+ * files): strobed then never waits in SQLite, it leaves the records in the
+ * rings and tries again on the next tick, naming the holder in its log.
+ * Between drains the timer tick removes sessions marked for removal in
+ * bounded batches (retention.h), applies --keep and --max-size, keeps the
+ * WAL under --max-wal when it can, and records the database's stamp.
  */
 #include "config.h"
 #include <errno.h>
@@ -29,14 +39,33 @@
 #include <time.h>
 #include <unistd.h>
 #include "bincache.h"
+#include "cachegc.h"
 #include "db.h"
+#include "dblock.h"
+#include "lockinfo.h"
 #include "proto.h"
+#include "recover.h"
+#include "retention.h"
 #include "session.h"
 #include "strobe_dev.h"
 
 #define DEFAULT_DB	"/var/lib/strobe/strobe.db"
 #define DEFAULT_SOCKET	"/run/strobe/strobed.sock"
 #define CLIENT_TIMEOUT_MS 2000
+/* SQLite's wait for a lock, once started: the event loop must not sleep in
+ * it (no other process has a reason to hold the write lock) */
+#define BUSY_TIMEOUT_MS	20
+/* exiting while the database stays locked: how long to try to store the
+ * running session before leaving it to the next strobed */
+#define QUIT_WAIT_MS	10000
+/* rows removed per retention step: while a session runs, one step a tick;
+ * otherwise steps for up to REAP_IDLE_MS a tick */
+#define REAP_ROWS_RUNNING 5000
+#define REAP_ROWS_IDLE	20000
+#define REAP_IDLE_MS	50
+#define PLAN_INTERVAL_MS 60000	/* --keep / --max-size */
+#define WAL_CHECK_MS	1000
+#define DEFAULT_MAX_WAL	(64ULL << 20)
 
 /* The daemon's top-level state: the only mutable state it has. */
 /*
@@ -59,6 +88,9 @@ struct client {
 struct daemon {
 	struct client *clients;	/* MAX_CLIENTS slots */
 	struct db *db;
+	struct dblock lock;	/* DB.lock, held while strobed runs */
+	char stamp[DBLOCK_STAMP_MAX];	/* the database file's, as last recorded */
+	char *cache_dir;
 	struct bincache cache;
 	const char *socket_path;
 	int listen_fd, sig_fd, timer_fd, ep;
@@ -68,6 +100,26 @@ struct daemon {
 	enum backend_kind backend;	/* what sessions capture with */
 	char ended[600];	/* why strobed stopped the last session itself */
 	int quit;
+	uint64_t quit_deadline;	/* exiting: until when to try storing the session */
+	int watching;		/* the session's ring fds are in the epoll set */
+	/* another process holds a lock on the database */
+	uint64_t blocked_since;	/* CLOCK_MONOTONIC ns; 0: not blocked */
+	char holder[256];	/* lockinfo_describe() of the holder, or "" */
+	/* a 'stop' (or an exit) waiting for the database */
+	int stop_pending;
+	int stop_drained;	/* ... and drained since the lock went */
+	int stop_fd;		/* the client waiting for the reply, or -1 */
+	/* retention and the WAL */
+	struct retention_policy policy;
+	uint64_t max_wal;
+	int reaping;		/* sessions marked 'deleting' remain */
+	int64_t reaped;		/* sessions removed since reaping began */
+	int gc_pending;		/* binaries and cache to collect when idle */
+	uint64_t next_plan_ns, next_wal_ns, wal_logged;
+	int over_logged;
+	/* sessions a strobed that died left running, not yet marked (the
+	 * database was locked at start-up): those up to this id */
+	int64_t recover_max_id;
 };
 
 static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -99,7 +151,8 @@ static void tracefs_ensure(void)
 static void usage(FILE *f)
 {
 	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
-	      "[--backend auto|perf|driver]\n", f);
+	      "[--backend auto|perf|driver]\n"
+	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n", f);
 }
 
 /*
@@ -242,13 +295,164 @@ static void reply_error(int fd, const char *fmt, ...)
 	reply(fd, &m);
 }
 
-static void stop_session(struct daemon *d, struct proto_msg *m)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Add (or remove) the session's ring fds to the epoll set, once. */
+static int watch_session(struct daemon *d, int add)
+{
+	const int *fds;
+	size_t n;
+	int ret = 0;
+
+	if (!d->session || d->watching == add)
+		return 0;
+	n = session_fds(d->session, &fds);
+	for (size_t i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+
+		if (epoll_ctl(d->ep, add ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i], &ev) < 0)
+			ret = -1;
+	}
+	d->watching = add;
+	return ret;
+}
+
+/*
+ * Who holds a lock that keeps strobed from writing: SQLite's WAL write
+ * lock (byte 120 of DB-shm) first, then any other byte of DB-shm (the
+ * checkpoint, recovery and read-mark locks), then the database file.
+ */
+static void find_holder_of(const char *db, char *buf, size_t len)
+{
+	char *shm = xasprintf("%s-shm", db);
+	struct lock_holder h;
+
+	if (lockinfo_find(shm, 120, 1, &h) == 1 || lockinfo_find(shm, 0, 0, &h) == 1) {
+		char what[200];
+
+		lockinfo_describe(&h, what, sizeof(what));
+		snprintf(buf, len, "%s of %s", what, shm);
+	} else if (lockinfo_find(db, 0, 0, &h) == 1) {
+		char what[200];
+
+		lockinfo_describe(&h, what, sizeof(what));
+		snprintf(buf, len, "%s of %s", what, db);
+	} else {
+		snprintf(buf, len, "a process strobed could not identify (no lock of another "
+			 "process shows in /proc/locks now)");
+	}
+	free(shm);
+}
+
+static void find_holder(const struct daemon *d, char *buf, size_t len)
+{
+	find_holder_of(db_path(d->db), buf, len);
+}
+
+/*
+ * Opening the database at start-up: a lock another process holds (SQLite
+ * needs the WAL write lock to rebuild the WAL index when strobed is the
+ * first to open the file) is waited for, up to START_WAIT_MS, the holder
+ * named once in the log.
+ */
+#define START_WAIT_MS 60000
+
+struct start_wait {
+	const char *db;
+	uint64_t since;
+	char holder[256];
+};
+
+static int start_busy(void *arg, int n)
+{
+	struct start_wait *w = arg;
+	uint64_t now = now_ns();
+
+	if (!w->since)
+		w->since = now;
+	if (!w->holder[0] && now - w->since > 500000000ULL) {
+		find_holder_of(w->db, w->holder, sizeof(w->holder));
+		logmsg("waiting for the database: it is locked by %s", w->holder);
+	}
+	if (now - w->since > START_WAIT_MS * 1000000ULL)
+		return 0;
+	usleep(10000);
+	return 1;
+}
+
+/* A write found the database locked by another process: say so once,
+ * with the holder, and stop watching the rings (the timer retries). */
+static void db_blocked(struct daemon *d)
+{
+	if (d->blocked_since)
+		return;
+	d->blocked_since = now_ns();
+	find_holder(d, d->holder, sizeof(d->holder));
+	watch_session(d, 0);
+	if (d->session)
+		logmsg("session %lld: the database is locked by %s: its records wait in the "
+		       "ring buffers (the kernel counts what does not fit as lost); retrying "
+		       "every 100 ms", (long long)session_status_id(d->session), d->holder);
+	else
+		logmsg("the database is locked by %s: retrying every 100 ms", d->holder);
+}
+
+/* A write went through again: say for how long it could not. */
+static void db_unblocked(struct daemon *d)
+{
+	if (!d->blocked_since)
+		return;
+	logmsg("the database is writable again after %.1f s (it was locked by %s)",
+	       (now_ns() - d->blocked_since) / 1e9, d->holder);
+	d->blocked_since = 0;
+	d->holder[0] = 0;
+	if (d->session && !d->stop_pending)
+		watch_session(d, 1);
+}
+
+/* After a refusal of SQLite's: e's message, with the holder when it was
+ * a lock another process holds. */
+static void lock_error(struct daemon *d, int fd, const struct error *e)
+{
+	char who[256];
+
+	if (!db_busy(d->db) || !strstr(e->msg, "is locked")) {
+		reply_error(fd, "%s", e->msg);
+		return;
+	}
+	find_holder(d, who, sizeof(who));
+	reply_error(fd, "the database %s is locked by %s: try again when it lets go",
+		    db_path(d->db), who);
+}
+
+/*
+ * Stop the running session: 0 when it is stored (m, when given, is the
+ * reply), SESSION_BLOCKED when the database is locked by another process
+ * and the session goes on; a stop is then pending and the timer retries.
+ */
+static int stop_session(struct daemon *d, struct proto_msg *m)
 {
 	struct session_status st;
 	struct error e;
 	int ret = session_stop(d->session, &st, &e);
 
+	if (ret == SESSION_BLOCKED) {
+		d->stop_pending = 1;
+		d->stop_drained = 0;
+		db_blocked(d);
+		return SESSION_BLOCKED;
+	}
+	db_unblocked(d);
 	d->session = NULL;
+	d->watching = 0;
+	d->stop_pending = 0;
+	d->stop_drained = 0;
 	if (ret < 0)
 		logmsg("session %lld stopped with an error: %s", (long long)st.id, e.msg);
 	else
@@ -273,12 +477,15 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 		       (long long)st.id, (unsigned long long)(st.handler_samples - st.handler_dropped),
 		       (unsigned long long)st.handler_dropped);
 	}
+	/* what waited for the end of the session (retention, the cache):
+	 * the next tick */
+	d->next_plan_ns = 0;
 	if (!m)
-		return;
+		return 0;
 	if (ret < 0) {
 		proto_init(m, "error");
 		proto_add(m, "msg", e.msg);
-		return;
+		return 0;
 	}
 	proto_init(m, "ok");
 	proto_addf(m, "session", "%lld", (long long)st.id);
@@ -286,19 +493,6 @@ static void stop_session(struct daemon *d, struct proto_msg *m)
 	proto_addf(m, "lost", "%llu", (unsigned long long)st.lost);
 	proto_addf(m, "throttled", "%llu", (unsigned long long)st.throttled);
 	proto_addf(m, "duration_ns", "%llu", (unsigned long long)st.elapsed_ns);
-}
-
-static int watch_session(struct daemon *d, int add)
-{
-	const int *fds;
-	size_t n = session_fds(d->session, &fds);
-
-	for (size_t i = 0; i < n; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
-
-		if (epoll_ctl(d->ep, add ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i], &ev) < 0)
-			return -1;
-	}
 	return 0;
 }
 
@@ -357,6 +551,13 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	struct peer who;
 	int nm = 0, r;
 
+	if (d->session && d->stop_pending) {
+		reply_error(fd, "session %lld is still being stopped: strobed waits for the "
+			    "database, locked by %s; try again when 'strobe status' shows no "
+			    "session running", (long long)session_status_id(d->session),
+			    d->holder[0] ? d->holder : "another process");
+		return;
+	}
 	if (d->session) {
 		reply_error(fd, "session %lld is already running: stop it first with 'strobe stop'",
 			    (long long)session_status_id(d->session));
@@ -398,9 +599,10 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	d->session = session_start(d->db, &d->cache, &p, &e);
 	session_params_free(&p);
 	if (!d->session) {
-		reply_error(fd, "%s", e.msg);
+		lock_error(d, fd, &e);
 		return;
 	}
+	d->watching = 0;
 	if (watch_session(d, 1) < 0)
 		logmsg("epoll: %s (draining on the timer only)", strerror(errno));
 	logmsg("session %lld started by uid %u", (long long)session_status_id(d->session),
@@ -410,13 +612,87 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	reply(fd, &m);
 }
 
+/* Exit: store the running session first; while the database stays locked
+ * by another process, keep trying (from the timer) for QUIT_WAIT_MS. */
+static void begin_quit(struct daemon *d)
+{
+	if (!d->session || stop_session(d, NULL) == 0) {
+		d->quit = 1;
+		return;
+	}
+	if (!d->quit_deadline) {
+		d->quit_deadline = now_ns() + QUIT_WAIT_MS * 1000000ULL;
+		logmsg("exiting: session %lld waits for the database (locked by %s) for up to "
+		       "%d s", (long long)session_status_id(d->session), d->holder,
+		       QUIT_WAIT_MS / 1000);
+	}
+}
+
+#define RM_MAX_SESSIONS 1024
+
+/* 'rm sessions=1,2,3': mark them for removal (retention_remove checks
+ * each); the timer deletes their rows. */
+static void handle_rm(struct daemon *d, int fd, const struct proto_msg *req,
+		      const struct ucred *cr)
+{
+	const char *list = proto_get(req, "sessions");
+	int64_t ids[RM_MAX_SESSIONS];
+	size_t n = 0;
+	struct proto_msg m;
+	struct error e;
+	struct sbuf done = { 0 };
+	const char *p = list;
+
+	if (!list || !*list) {
+		reply_error(fd, "malformed request: rm needs sessions=ID[,ID...]");
+		return;
+	}
+	while (*p) {
+		char *end;
+		long long v;
+
+		if (*p < '0' || *p > '9') {
+			reply_error(fd, "malformed request: bad session list '%s': give session "
+				    "numbers separated by commas", list);
+			return;
+		}
+		v = strtoll(p, &end, 10);
+		if (v <= 0 || (*end && *end != ',')) {
+			reply_error(fd, "malformed request: bad session list '%s': give session "
+				    "numbers separated by commas", list);
+			return;
+		}
+		if (n == RM_MAX_SESSIONS) {
+			reply_error(fd, "too many sessions at once: at most %d", RM_MAX_SESSIONS);
+			return;
+		}
+		ids[n++] = v;
+		p = *end ? end + 1 : end;
+	}
+	if (retention_remove(d->db, ids, n, cr->uid,
+			     d->session ? session_status_id(d->session) : 0, &e) < 0) {
+		lock_error(d, fd, &e);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(&done, "%s%lld", i ? "," : "", (long long)ids[i]);
+	logmsg("uid %u removes session%s %s", (unsigned)cr->uid, n > 1 ? "s" : "", done.s);
+	d->reaping = 1;
+	proto_init(&m, "ok");
+	proto_add(&m, "removed", done.s);
+	free(done.s);
+	reply(fd, &m);
+}
+
 /* The complete request line c->buf[0..n) (its newline included, or the
- * reason it is not complete) of client c: answered, then the client is done. */
-static void handle_request(struct daemon *d, struct client *c, const char *why)
+ * reason it is not complete) of client c: answered, then the client is
+ * done.  Returns 1 when the reply is deferred and the caller must keep
+ * the connection open (a stop waiting for the database). */
+static int handle_request(struct daemon *d, struct client *c, const char *why)
 {
 	char *buf = c->buf, *nl;
 	const struct ucred cr = c->cr;
-	int fd = c->fd;
+	int fd = c->fd, keep = 0;
 	struct proto_msg req, m;
 	struct error e;
 	size_t n = c->n;
@@ -424,19 +700,19 @@ static void handle_request(struct daemon *d, struct client *c, const char *why)
 	buf[n < sizeof(c->buf) ? n : sizeof(c->buf) - 1] = 0;
 	if (!memchr(buf, '\n', n)) {
 		reply_error(fd, "malformed request: no complete line received (%s)", why);
-		return;
+		return 0;
 	}
 	/* memchr, not strchr: a NUL byte before the newline must not crash us */
 	nl = memchr(buf, '\n', n);
 	*nl = 0;
 	if (strlen(buf) != (size_t)(nl - buf)) {
 		reply_error(fd, "malformed request: it contains a NUL byte");
-		return;
+		return 0;
 	}
 	if (proto_parse(buf, &req, &e) < 0) {
 		logmsg("uid %u: %s", (unsigned)cr.uid, e.msg);
 		reply_error(fd, "%s", e.msg);
-		return;
+		return 0;
 	}
 	if (!strcmp(req.verb, "ping")) {
 		proto_init(&m, "ok");
@@ -451,10 +727,20 @@ static void handle_request(struct daemon *d, struct client *c, const char *why)
 			d->ended[0] = 0;
 		} else if (!d->session) {
 			reply_error(fd, "no session is running");
+		} else if (d->stop_fd >= 0) {
+			reply_error(fd, "session %lld is already being stopped: strobed waits for "
+				    "the database, locked by %s", (long long)session_status_id(d->session),
+				    d->holder[0] ? d->holder : "another process");
 		} else if (peer_owns(d, &cr, fd)) {
-			watch_session(d, 0);
-			stop_session(d, &m);
-			reply(fd, &m);
+			if (stop_session(d, &m) == SESSION_BLOCKED) {
+				logmsg("session %lld: the stop waits for the database; the session "
+				       "records on until it can be stored",
+				       (long long)session_status_id(d->session));
+				d->stop_fd = fd;
+				keep = 1;
+			} else {
+				reply(fd, &m);
+			}
 		}
 	} else if (!strcmp(req.verb, "mark")) {
 		const char *text = proto_get(&req, "text"), *t = proto_get(&req, "time_ns");
@@ -467,12 +753,14 @@ static void handle_request(struct daemon *d, struct client *c, const char *why)
 		} else if (!peer_owns(d, &cr, fd)) {
 			;
 		} else if (session_mark(d->session, text ? text : "", time_ns, cr.pid, &e) < 0) {
-			reply_error(fd, "%s", e.msg);
+			lock_error(d, fd, &e);
 		} else {
 			proto_init(&m, "ok");
 			proto_addf(&m, "session", "%lld", (long long)session_status_id(d->session));
 			reply(fd, &m);
 		}
+	} else if (!strcmp(req.verb, "rm")) {
+		handle_rm(d, fd, &req, &cr);
 	} else if (!strcmp(req.verb, "status")) {
 		proto_init(&m, "ok");
 		if (d->session) {
@@ -486,58 +774,362 @@ static void handle_request(struct daemon *d, struct client *c, const char *why)
 			proto_addf(&m, "throttled", "%llu", (unsigned long long)st.throttled);
 			proto_addf(&m, "elapsed_ns", "%llu", (unsigned long long)st.elapsed_ns);
 			proto_addf(&m, "rate", "%.1f", st.rate);
+			if (d->stop_pending)
+				proto_add(&m, "stopping", "1");
 		} else {
 			proto_add(&m, "running", "0");
 		}
+		if (d->blocked_since) {
+			proto_addf(&m, "blocked_ms", "%llu",
+				   (unsigned long long)((now_ns() - d->blocked_since) / 1000000));
+			proto_add(&m, "lock_holder", d->holder);
+		}
+		if (d->reaping)
+			proto_add(&m, "removing", "1");
 		proto_add(&m, "db", db_path(d->db));
 		reply(fd, &m);
 	} else if (!strcmp(req.verb, "shutdown") && cr.uid != 0) {
 		reply_error(fd, "permission denied: only root may shut strobed down");
 	} else if (!strcmp(req.verb, "shutdown")) {
-		if (d->session) {
-			watch_session(d, 0);
-			stop_session(d, NULL);
-		}
 		proto_init(&m, "ok");
 		reply(fd, &m);
-		d->quit = 1;
+		begin_quit(d);
 	} else {
 		reply_error(fd, "malformed request: unknown request '%s' (expected start, stop, "
-			    "status, mark, ping or shutdown)", req.verb);
+			    "status, mark, rm, ping or shutdown)", req.verb);
 	}
 	proto_free(&req);
+	return keep;
 }
 
 static void drain(struct daemon *d)
 {
 	struct error e;
+	int r;
 
-	if (!d->session)
+	if (!d->session || d->stop_pending)
 		return;
-	if (session_drain(d->session, &e) < 0) {
-		logmsg("stopping the session: %s", e.msg);
-		/* the next 'stop' tells the client why its session ended early */
-		snprintf(d->ended, sizeof(d->ended), "session %lld was stopped early by "
-			 "strobed: %s", (long long)session_status_id(d->session), e.msg);
-		session_fail(d->session);
-		watch_session(d, 0);
-		stop_session(d, NULL);
+	r = session_drain(d->session, &e);
+	if (r == SESSION_BLOCKED) {
+		db_blocked(d);
+		return;
 	}
+	if (r == 0) {
+		db_unblocked(d);
+		return;
+	}
+	logmsg("stopping the session: %s", e.msg);
+	/* the next 'stop' tells the client why its session ended early */
+	snprintf(d->ended, sizeof(d->ended), "session %lld was stopped early by "
+		 "strobed: %s", (long long)session_status_id(d->session), e.msg);
+	session_fail(d->session);
+	watch_session(d, 0);
+	stop_session(d, NULL);
 }
 
-
-static uint64_t now_ns(void)
+/*
+ * A stop (or an exit) waiting for the database: try again.  Once the lock
+ * is free, first a drain with the events still on, and the stop only on
+ * the next tick: the rings may have overflowed meanwhile, and the kernel
+ * reports that (PERF_RECORD_LOST) only in the next record it writes to a
+ * ring with room, which a stopped event never writes.
+ */
+static void stop_retry(struct daemon *d)
 {
-	struct timespec ts;
+	struct proto_msg m;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (!d->stop_drained) {
+		struct error e;
+		int r = session_drain(d->session, &e);
+
+		if (r == 0) {
+			db_unblocked(d);
+			d->stop_drained = 1;
+			return;
+		}
+		if (r < 0) {
+			logmsg("stopping the session: %s", e.msg);
+			session_fail(d->session);
+			d->stop_drained = 1;	/* stop it as it is */
+		} else {
+			db_blocked(d);
+		}
+	}
+	if (d->stop_drained && stop_session(d, d->stop_fd >= 0 ? &m : NULL) == 0) {
+		if (d->stop_fd >= 0) {
+			reply(d->stop_fd, &m);
+			close(d->stop_fd);
+			d->stop_fd = -1;
+		}
+		if (d->quit_deadline)
+			d->quit = 1;
+		return;
+	}
+	if (!d->quit_deadline || now_ns() < d->quit_deadline)
+		return;
+	logmsg("exiting with session %lld not stored to its end: the database stayed locked "
+	       "by %s; its committed batches stay, and the next strobed marks it interrupted",
+	       (long long)session_status_id(d->session), d->holder);
+	if (d->stop_fd >= 0) {
+		reply_error(d->stop_fd, "strobed is exiting and could not store session %lld: the "
+			    "database stayed locked by %s; the next strobed marks it interrupted",
+			    (long long)session_status_id(d->session), d->holder);
+		close(d->stop_fd);
+		d->stop_fd = -1;
+	}
+	watch_session(d, 0);
+	session_abandon(d->session);
+	d->session = NULL;
+	d->stop_pending = 0;
+	d->quit = 1;
+}
+
+/* ---- between drains: the stamp, retention, the WAL ---- */
+
+/* The database file's stamp, recorded in DB.lock whenever it changed (a
+ * checkpoint wrote it): the next strobed trusts a file with that stamp
+ * without reading it whole. */
+static void stamp_refresh(struct daemon *d)
+{
+	char now[DBLOCK_STAMP_MAX];
+	struct error e;
+
+	if (dblock_stamp(db_path(d->db), now, sizeof(now)) < 0 || !strcmp(now, d->stamp))
+		return;
+	snprintf(d->stamp, sizeof(d->stamp), "%s", now);
+	if (dblock_write(&d->lock, getpid(), d->stamp, &e) < 0)
+		logmsg("%s", e.msg);
+}
+
+static double mib(uint64_t bytes)
+{
+	return bytes / 1048576.0;
+}
+
+/* With no session running: the binaries rows and cache entries nothing
+ * refers to any more. */
+static void gc_collect(struct daemon *d)
+{
+	struct cachegc_stats cs;
+	struct error e;
+	int64_t bins;
+
+	if (d->session) {
+		d->gc_pending = 1;
+		return;
+	}
+	if (retention_gc_binaries(d->db, &bins, &e) < 0) {
+		if (db_busy(d->db))
+			db_blocked(d);
+		else
+			logmsg("removing unused binaries: %s", e.msg);
+		return;		/* gc_pending stays: the next tick tries again */
+	}
+	db_unblocked(d);
+	d->gc_pending = 0;
+	if (cachegc_prune(d->db, d->cache_dir, &cs, &e) < 0) {
+		logmsg("pruning the binary cache: %s", e.msg);
+		return;
+	}
+	if (bins || cs.removed || cs.tmp_removed)
+		logmsg("binary cache: removed %llu entries (%.1f MiB) no session refers to and %llu "
+		       "left-over temporary files, kept %llu; %lld binaries rows deleted",
+		       (unsigned long long)cs.removed, mib(cs.removed_bytes),
+		       (unsigned long long)cs.tmp_removed, (unsigned long long)cs.kept,
+		       (long long)bins);
+}
+
+/* Delete rows of the sessions marked for removal, a bounded batch at a
+ * time: one step a tick while a session runs, else for up to REAP_IDLE_MS. */
+static void reap(struct daemon *d)
+{
+	uint64_t until = now_ns() + REAP_IDLE_MS * 1000000ULL;
+	struct error e;
+	int64_t removed;
+	int r;
+
+	do {
+		r = retention_step(d->db, d->session ? REAP_ROWS_RUNNING : REAP_ROWS_IDLE,
+				   &removed, &e);
+		if (r < 0) {
+			if (db_busy(d->db)) {
+				db_blocked(d);
+			} else {
+				logmsg("removing sessions: %s (strobed tries again when it "
+				       "restarts)", e.msg);
+				d->reaping = 0;
+			}
+			return;
+		}
+		db_unblocked(d);
+		d->reaped += removed;
+	} while (r > 0 && !d->session && now_ns() < until);
+	if (r > 0)
+		return;
+	d->reaping = 0;
+	if (d->reaped)
+		logmsg("removed %lld session%s", (long long)d->reaped, d->reaped > 1 ? "s" : "");
+	d->reaped = 0;
+	d->next_plan_ns = 0;	/* still over --max-size? */
+	gc_collect(d);
+}
+
+/* --keep and --max-size: mark what must go; reap() deletes it. */
+static void plan(struct daemon *d)
+{
+	struct retention_usage u;
+	int64_t ids[8];
+	size_t n;
+	int over;
+	struct error e;
+
+	d->next_plan_ns = now_ns() + PLAN_INTERVAL_MS * 1000000ULL;
+	if (retention_usage(d->db, d->cache_dir, &u, &e) < 0 ||
+	    retention_plan(d->db, &d->policy, &u, d->session ? session_status_id(d->session) : 0,
+			   (int64_t)clock_realtime_ns(), ids, ARRAY_SIZE(ids), &n, &over, &e) < 0) {
+		if (db_busy(d->db)) {
+			db_blocked(d);
+			d->next_plan_ns = now_ns() + WAL_CHECK_MS * 1000000ULL;
+		} else {
+			logmsg("retention: %s", e.msg);
+		}
+		return;
+	}
+	if (n) {
+		struct sbuf list = { 0 };
+
+		for (size_t i = 0; i < n && i < ARRAY_SIZE(ids); i++)
+			sbuf_addf(&list, "%s%lld", i ? ", " : "", (long long)ids[i]);
+		logmsg("retention: removing %zu session%s (%s%s): the database uses %.1f MiB and "
+		       "the cache %.1f MiB", n, n > 1 ? "s" : "", list.s,
+		       n > ARRAY_SIZE(ids) ? ", ..." : "", mib(u.db_bytes), mib(u.cache_bytes));
+		free(list.s);
+		d->reaping = 1;
+	}
+	if (over && !d->over_logged)
+		logmsg("retention: the database (%.1f MiB) and the cache (%.1f MiB) are over "
+		       "--max-size %.1f MiB, and only the running and the newest finished "
+		       "sessions are left (they are not removed to make room)",
+		       mib(u.db_bytes), mib(u.cache_bytes), mib(d->policy.max_bytes));
+	d->over_logged = over;
+}
+
+/* Keep the WAL under --max-wal: a TRUNCATE checkpoint when it is above
+ * (without waiting: a reader on an old snapshot makes it fail), and, when
+ * it cannot, say who keeps it, once per doubling. */
+static void wal_check(struct daemon *d)
+{
+	char *wal = xasprintf("%s-wal", db_path(d->db)), who[400];
+	struct lock_holder h;
+	struct stat st;
+	int rc;
+
+	d->next_wal_ns = now_ns() + WAL_CHECK_MS * 1000000ULL;
+	if (stat(wal, &st) < 0 || (uint64_t)st.st_size <= d->max_wal) {
+		d->wal_logged = 0;
+		free(wal);
+		return;
+	}
+	db_set_busy_timeout(d->db, 0);
+	rc = sqlite3_wal_checkpoint_v2(db_sqlite(d->db), NULL, SQLITE_CHECKPOINT_TRUNCATE,
+				       NULL, NULL);
+	db_set_busy_timeout(d->db, BUSY_TIMEOUT_MS);
+	if (rc == SQLITE_OK && stat(wal, &st) == 0 && (uint64_t)st.st_size <= d->max_wal) {
+		if (d->wal_logged)
+			logmsg("the WAL %s is checkpointed and truncated again", wal);
+		d->wal_logged = 0;
+		free(wal);
+		return;
+	}
+	if (!d->wal_logged || (uint64_t)st.st_size >= 2 * d->wal_logged) {
+		char *shm = xasprintf("%s-shm", db_path(d->db));
+
+		/* the checkpoint, recovery and read-mark locks */
+		if (lockinfo_find(shm, 121, 7, &h) == 1) {
+			char what[200];
+
+			lockinfo_describe(&h, what, sizeof(what));
+			snprintf(who, sizeof(who), "%s of %s keeps", what, shm);
+		} else {
+			snprintf(who, sizeof(who), "a reader (no lock of another process shows in "
+				 "/proc/locks now) keeps");
+		}
+		logmsg("the WAL %s is %.1f MiB, over --max-wal %.1f MiB, and cannot be "
+		       "checkpointed: %s an old snapshot of the database; the WAL grows until "
+		       "that process lets go", wal, mib(st.st_size), mib(d->max_wal), who);
+		free(shm);
+		d->wal_logged = st.st_size;
+	}
+	free(wal);
+}
+
+static void log_recovered(const struct recover_session *r, size_t n, size_t shown,
+			  uint64_t took_ns);
+
+/* Interrupted sessions strobed could not mark at start-up. */
+static void recover_retry(struct daemon *d)
+{
+	struct recover_session rec[16];
+	uint64_t t = now_ns();
+	struct error e;
+	size_t n;
+
+	if (recover_interrupted(d->db, d->recover_max_id, rec, ARRAY_SIZE(rec), &n, &e) < 0) {
+		if (db_busy(d->db))
+			db_blocked(d);
+		else
+			logmsg("marking interrupted sessions: %s", e.msg);
+		return;
+	}
+	db_unblocked(d);
+	d->recover_max_id = 0;
+	log_recovered(rec, n, ARRAY_SIZE(rec), now_ns() - t);
+}
+
+static void maintain(struct daemon *d)
+{
+	uint64_t now = now_ns();
+
+	stamp_refresh(d);
+	if (d->blocked_since && d->session)
+		return;		/* the drain retries; nothing else can be written */
+	if (d->blocked_since) {
+		struct error e;	/* no drain to notice the lock going: look */
+
+		if (db_begin(d->db, &e) < 0)
+			return;
+		db_rollback(d->db);
+		db_unblocked(d);
+	}
+	if (d->recover_max_id)
+		recover_retry(d);
+	if (d->reaping && !d->blocked_since)
+		reap(d);
+	else if (d->gc_pending && !d->session && !d->blocked_since)
+		gc_collect(d);
+	if (d->blocked_since)
+		return;
+	if ((d->policy.keep_ns || d->policy.max_bytes) && !d->reaping && now >= d->next_plan_ns)
+		plan(d);
+	if (now >= d->next_wal_ns)
+		wal_check(d);
 }
 
 static void client_close(struct daemon *d, struct client *c)
 {
 	epoll_ctl(d->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	c->fd = -1;
+}
+
+/* The request was answered, or its reply deferred (keep): free the slot. */
+static void client_done(struct daemon *d, struct client *c, int keep)
+{
+	if (!keep) {
+		client_close(d, c);
+		return;
+	}
+	epoll_ctl(d->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	c->fd = -1;
 }
 
@@ -641,8 +1233,7 @@ static void client_read(struct daemon *d, struct client *c)
 			break;
 		}
 	}
-	handle_request(d, c, why ? why : "");
-	client_close(d, c);
+	client_done(d, c, handle_request(d, c, why ? why : ""));
 }
 
 /* On each timer tick: clients that did not complete their line in time. */
@@ -653,10 +1244,8 @@ static void clients_expire(struct daemon *d)
 	for (int i = 0; i < MAX_CLIENTS; i++) {
 		struct client *c = &d->clients[i];
 
-		if (c->fd >= 0 && now >= c->deadline_ns) {
-			handle_request(d, c, "timed out or closed");
-			client_close(d, c);
-		}
+		if (c->fd >= 0 && now >= c->deadline_ns)
+			client_done(d, c, handle_request(d, c, "timed out or closed"));
 	}
 }
 
@@ -688,7 +1277,7 @@ static int run(struct daemon *d)
 	while (!d->quit) {
 		struct epoll_event evs[64];
 		int n = epoll_wait(d->ep, evs, 64, -1);
-		int wake_drain = 0;
+		int wake_drain = 0, tick = 0;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -709,26 +1298,49 @@ static int run(struct daemon *d)
 
 				if (read(d->sig_fd, &si, sizeof(si)) == sizeof(si))
 					logmsg("signal %u: shutting down", si.ssi_signo);
-				d->quit = 1;
+				begin_quit(d);
 			} else if (fd == d->timer_fd) {
 				uint64_t ticks;
 
 				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0)
 					ticks = 0;
 				clients_expire(d);
-				wake_drain = 1;
+				if (d->stop_pending)
+					stop_retry(d);
+				else
+					wake_drain = 1;
+				tick = 1;
 			} else {
 				wake_drain = 1;
 			}
 		}
 		if (wake_drain)
 			drain(d);
+		if (tick && !d->quit)
+			maintain(d);
 	}
-	if (d->session) {
+	if (d->session && stop_session(d, NULL) == SESSION_BLOCKED) {
 		watch_session(d, 0);
-		stop_session(d, NULL);
+		session_abandon(d->session);
+		d->session = NULL;
 	}
 	return 0;
+}
+
+/* The end of the interrupted sessions' stored data, for the log. */
+static void log_recovered(const struct recover_session *r, size_t n, size_t shown,
+			  uint64_t took_ns)
+{
+	for (size_t i = 0; i < n && i < shown; i++)
+		logmsg("session %lld was interrupted (the strobed recording it ended without "
+		       "storing its end): marked interrupted, its histogram and totals rebuilt "
+		       "from its %lld stored samples",
+		       (long long)r[i].id, (long long)r[i].samples);
+	if (n > shown)
+		logmsg("%zu more interrupted sessions marked and rebuilt", n - shown);
+	if (n)
+		logmsg("rebuilding %zu interrupted session%s took %.1f ms", n, n > 1 ? "s" : "",
+		       took_ns / 1e6);
 }
 
 int main(int argc, char **argv)
@@ -738,17 +1350,24 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "max-size", required_argument, NULL, 'M' },
+		{ "max-wal", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct daemon d = { .listen_fd = -1 };
+	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL };
 	struct client clients[MAX_CLIENTS];
+	struct recover_session rec[16];
+	struct start_wait wait = { 0 };
 	const char *db_path_arg = getenv("STROBE_DB");
 	const char *backend = "auto";
-	int foreground = 0, c;
+	uint64_t started = now_ns(), rec_ns;
+	int foreground = 0, c, trusted, existed;
+	size_t nrec = 0;
 	struct group *g;
 	struct error e;
-	char *cache_dir, *dir;
+	char *dir, stamp[DBLOCK_STAMP_MAX];
 
 	d.socket_path = getenv("STROBE_SOCKET");
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -757,6 +1376,21 @@ int main(int argc, char **argv)
 		case 's': d.socket_path = optarg; break;
 		case 'f': foreground = 1; break;
 		case 'b': backend = optarg; break;
+		case 'k':
+			if (retention_parse_days(optarg, &d.policy.keep_ns, &e) < 0)
+				goto bad_option;
+			break;
+		case 'M':
+			if (retention_parse_size(optarg, &d.policy.max_bytes, &e) < 0)
+				goto bad_option;
+			break;
+		case 'W':
+			if (retention_parse_size(optarg, &d.max_wal, &e) < 0) {
+				snprintf(e.msg, sizeof(e.msg), "bad --max-wal '%s': give a size in "
+					 "bytes or with K, M, G or T, e.g. --max-wal 64M", optarg);
+				goto bad_option;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -801,25 +1435,80 @@ int main(int argc, char **argv)
 	    chown(dir, 0, d.strobe_gid) < 0)
 		logmsg("cannot give %s to group strobe: %s", dir, strerror(errno));
 	free(dir);
-	d.db = db_open(db_path_arg, DB_WRITE, &e);
+	/* one strobed per database, decided before the database is touched */
+	if (dblock_acquire(&d.lock, db_path_arg, &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
+	/* a file exactly as the last strobed left it needs no whole-file check */
+	existed = dblock_stamp(db_path_arg, stamp, sizeof(stamp)) == 0;
+	trusted = existed && d.lock.stamp[0] && !strcmp(stamp, d.lock.stamp);
+	wait.db = db_path_arg;
+	{
+		/* SQLite waits in silence when it must rebuild the WAL index */
+		char *shm = xasprintf("%s-shm", db_path_arg);
+		struct lock_holder h;
+
+		if (lockinfo_find(shm, 120, 1, &h) == 1) {
+			find_holder_of(db_path_arg, wait.holder, sizeof(wait.holder));
+			wait.since = now_ns();
+			logmsg("waiting for the database: it is locked by %s", wait.holder);
+		}
+		free(shm);
+	}
+	d.db = db_open_busy(db_path_arg, trusted ? DB_WRITE_TRUSTED : DB_WRITE, start_busy, &wait,
+			    &e);
 	if (!d.db) {
+		if (wait.holder[0])
+			fprintf(stderr, "strobed: %s (strobed waited %d s; it was locked by %s)\n",
+				e.msg, START_WAIT_MS / 1000, wait.holder);
+		else
+			fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
+	if (wait.holder[0])
+		logmsg("the database is free again after %.1f s", (now_ns() - wait.since) / 1e9);
+	/* no process but strobed takes the write lock: a lock held elsewhere
+	 * is never waited for long (the migration above had 5 s) */
+	db_set_busy_timeout(d.db, BUSY_TIMEOUT_MS);
+	/* sessions a strobed that died left 'running'; when the database is
+	 * locked, strobed starts anyway and marks them once it can */
+	rec_ns = now_ns();
+	if (db_session_max_id(d.db, &d.recover_max_id, &e) < 0 ||
+	    (recover_interrupted(d.db, d.recover_max_id, rec, ARRAY_SIZE(rec), &nrec, &e) < 0 &&
+	     !db_busy(d.db))) {
+		fprintf(stderr, "strobed: marking the sessions of a strobed that died as "
+			"interrupted: %s\n", e.msg);
+		return 1;
+	}
+	if (!db_busy(d.db))
+		d.recover_max_id = 0;	/* done */
+	rec_ns = now_ns() - rec_ns;
+	{
+		int64_t pending;
+
+		if (retention_pending(d.db, &pending, &e) < 0) {
+			fprintf(stderr, "strobed: %s\n", e.msg);
+			return 1;
+		}
+		d.reaping = pending > 0;	/* removals a strobed did not finish */
+	}
+	if (d.max_wal != DEFAULT_MAX_WAL) {
+		char pragma[64];
+
+		snprintf(pragma, sizeof(pragma), "PRAGMA journal_size_limit=%llu",
+			 (unsigned long long)d.max_wal);
+		sqlite3_exec(db_sqlite(d.db), pragma, NULL, NULL, NULL);
+	}
+	d.cache_dir = db_cache_dir(d.db);
+	if (bincache_open(&d.cache, d.cache_dir, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
-	if (db_session_abort_stale(d.db, &e) < 0) {
+	if (cache_dir_claim(&d, d.cache_dir, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
-	cache_dir = db_cache_dir(d.db);
-	if (bincache_open(&d.cache, cache_dir, &e) < 0) {
-		fprintf(stderr, "strobed: %s\n", e.msg);
-		return 1;
-	}
-	if (cache_dir_claim(&d, cache_dir, &e) < 0) {
-		fprintf(stderr, "strobed: %s\n", e.msg);
-		return 1;
-	}
-	free(cache_dir);
 	if (listen_socket(&d, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
@@ -840,7 +1529,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (pid > 0)
-			return 0;
+			return 0;	/* the child holds DB.lock: the same open file */
 		setsid();
 		if (lfd >= 0) {
 			dup2(lfd, 2);
@@ -854,13 +1543,33 @@ int main(int argc, char **argv)
 			close(nul);
 		}
 	}
-	logmsg("listening on %s, database %s, backend %s", d.socket_path, db_path(d.db),
-	       d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf");
+	d.stamp[0] = 0;
+	stamp_refresh(&d);	/* DB.lock: this pid, the file as it is now */
+	log_recovered(rec, nrec, ARRAY_SIZE(rec), rec_ns);
+	if (d.recover_max_id) {
+		char who[256];
+
+		find_holder(&d, who, sizeof(who));
+		logmsg("sessions a strobed that died left running cannot be marked interrupted "
+		       "yet: the database is locked by %s; retrying every 100 ms", who);
+	}
+	logmsg("listening on %s, database %s, backend %s (started in %.1f ms%s)", d.socket_path,
+	       db_path(d.db), d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf",
+	       (now_ns() - started) / 1e6, !existed || trusted ? "" :
+	       ", the database checked whole: strobed did not leave it as it is");
 	c = run(&d);
 	close(d.listen_fd);
 	unlink(d.socket_path);
 	bincache_close(&d.cache);
 	db_close(d.db);
+	/* the checkpoint at close wrote the file: its stamp for the next strobed */
+	if (dblock_stamp(db_path_arg, stamp, sizeof(stamp)) == 0)
+		dblock_write(&d.lock, getpid(), stamp, &e);
+	dblock_release(&d.lock);
+	free(d.cache_dir);
 	logmsg("exiting");
 	return c < 0 ? 1 : 0;
+bad_option:
+	fprintf(stderr, "strobed: %s\n", e.msg);
+	return 2;
 }

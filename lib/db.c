@@ -60,6 +60,9 @@ static const char *const stmt_sql[NR_STMTS] = {
 struct db {
 	sqlite3 *sql;
 	char *path;
+	enum db_mode mode;
+	int (*busy)(void *, int);	/* db_open_busy's */
+	void *busy_arg;
 	sqlite3_stmt *stmt[NR_STMTS];
 	int sample_nr;		/* counter columns STMT_SAMPLE last bound */
 };
@@ -95,7 +98,22 @@ int db_sql_error(struct db *db, struct error *e, const char *what)
 	if (rc == SQLITE_FULL)
 		return error_set(e, "%s: disk full while %s: free space (stored data is intact)",
 				 db->path, what);
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return error_set(e, "%s: the database is locked while %s (another process holds "
+				 "a lock on it or its -shm file): try again", db->path, what);
 	return error_set(e, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->sql));
+}
+
+void db_set_busy_timeout(struct db *db, int ms)
+{
+	sqlite3_busy_timeout(db->sql, ms);
+}
+
+int db_busy(struct db *db)
+{
+	int rc = sqlite3_errcode(db->sql);
+
+	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
 }
 
 static int sql_error(struct db *db, struct error *e, const char *what)
@@ -154,8 +172,9 @@ static int exec(struct db *db, const char *sql, struct error *e)
 static int pragma_int(struct db *db, const char *sql, int64_t *v, struct error *e)
 {
 	sqlite3_stmt *st;
-	int rc;
+	int rc, n = 0;
 
+again:
 	rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
@@ -167,10 +186,20 @@ static int pragma_int(struct db *db, const char *sql, int64_t *v, struct error *
 	}
 	if (rc == SQLITE_OK)
 		return 0;
+	/* SQLite gives up on its own (SQLITE_PROTOCOL after about 10 s of
+	 * retries) when it cannot take the lock that rebuilds the WAL index:
+	 * the caller's busy handler decides whether to go on waiting */
+	if ((rc == SQLITE_PROTOCOL || rc == SQLITE_BUSY) && db->busy && db->busy(db->busy_arg, n++))
+		goto again;
+	if (rc == SQLITE_PROTOCOL)
+		return error_set(e, "%s: the database's -shm file stayed locked by another "
+				 "process while opening it: try again", db->path);
 	if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
 		return error_set(e, "%s is corrupt or not an SQLite database (%s): move it "
 				 "away or choose another file with --db", db->path,
 				 sqlite3_errstr(rc));
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return db_sql_error(db, e, "opening it");
 	return error_set(e, "%s: cannot read the database: %s", db->path,
 			 sqlite3_errmsg(db->sql));
 }
@@ -196,7 +225,7 @@ static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 		return error_set(e, "%s has schema version %lld, newer than this strobe "
 				 "(%d): upgrade strobe to read it; the file was not changed",
 				 db->path, (long long)ver, want);
-	if (mode == DB_WRITE && tables != 0 && quick_check(db, e))
+	if (mode == DB_WRITE && tables != 0 && quick_check(db, e))	/* not DB_WRITE_TRUSTED */
 		return -1;
 	if (ver == want)
 		return 0;
@@ -256,6 +285,12 @@ static int db_create_file(const char *path, struct error *e)
 
 struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 {
+	return db_open_busy(path, mode, NULL, NULL, e);
+}
+
+struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *, int),
+			void *arg, struct error *e)
+{
 	struct db *db;
 	struct stat st;
 	int flags, rc;
@@ -283,6 +318,7 @@ struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 	}
 	db = xcalloc(1, sizeof(*db));
 	db->path = xstrdup(path);
+	db->mode = mode;
 	flags = (mode == DB_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 		SQLITE_OPEN_NOMUTEX;
 	rc = sqlite3_open_v2(path, &db->sql, flags, NULL);
@@ -291,12 +327,21 @@ struct db *db_open(const char *path, enum db_mode mode, struct error *e)
 			  db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
 		goto fail;
 	}
-	sqlite3_busy_timeout(db->sql, 5000);
+	db->busy = busy;
+	db->busy_arg = arg;
+	if (busy)
+		sqlite3_busy_handler(db->sql, busy, arg);
+	else
+		sqlite3_busy_timeout(db->sql, 5000);
 	if (db_check_schema(db, mode, e))
 		goto fail;
-	if (mode == DB_WRITE) {
+	if (mode != DB_READ) {
+		/* journal_size_limit: a WAL that grew (a long batch, a reader
+		 * holding an old snapshot) shrinks back to 64 MiB once
+		 * checkpointed and restarted */
 		if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY", e))
+			 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;"
+			 "PRAGMA journal_size_limit=67108864", e))
 			goto fail;
 		/* Keep -wal and -shm after the daemon closes: readers in group
 		 * strobe open read-only and cannot create them in the directory. */
@@ -335,7 +380,11 @@ void db_close(struct db *db)
 
 int db_begin(struct db *db, struct error *e)
 {
-	return exec(db, "BEGIN", e);
+	if (db->mode == DB_READ)
+		return exec(db, "BEGIN", e);
+	if (sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return sql_error(db, e, "starting a transaction");
+	return 0;
 }
 
 int db_commit(struct db *db, struct error *e)
@@ -492,8 +541,10 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 
 	memset(s, 0, sizeof(*s));
 	if (sqlite3_prepare_v2(db->sql, id ?
-			       "SELECT " SESSION_COLS " FROM sessions WHERE id=?1" :
-			       "SELECT " SESSION_COLS " FROM sessions ORDER BY id DESC LIMIT 1",
+			       "SELECT " SESSION_COLS " FROM sessions WHERE id=?1 AND "
+			       "state!='deleting'" :
+			       "SELECT " SESSION_COLS " FROM sessions WHERE state!='deleting' "
+			       "ORDER BY id DESC LIMIT 1",
 			       -1, &st, NULL))
 		return sql_error(db, e, "reading sessions");
 	if (id)
@@ -561,9 +612,14 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	return rc == SQLITE_DONE ? 0 : sql_error(db, e, "reading session events");
 }
 
-int db_session_abort_stale(struct db *db, struct error *e)
+int db_session_max_id(struct db *db, int64_t *id, struct error *e)
 {
-	return exec(db, "UPDATE sessions SET state='aborted' WHERE state='running'", e);
+	return pragma_int(db, "SELECT coalesce(max(id),0) FROM sessions", id, e);
+}
+
+int db_session_complete(const struct db_session *s)
+{
+	return !strcmp(s->state, "done") || !strcmp(s->state, "interrupted");
 }
 
 static void bind_counters(sqlite3_stmt *st, int first, int nr, const uint64_t *c)

@@ -19,12 +19,26 @@
 
 enum db_mode {
 	DB_READ,	/* must exist; never written */
-	DB_WRITE,	/* created (mode 0640) and migrated if needed */
+	DB_WRITE,	/* created (mode 0640) and migrated if needed; an existing
+			 * file is checked whole (PRAGMA quick_check) first */
+	DB_WRITE_TRUSTED,	/* DB_WRITE without the whole-file check: for
+				 * strobed when the file is, by its stamp
+				 * (dblock.h), exactly as a strobed left it */
 };
 
 struct db;
 
 struct db *db_open(const char *path, enum db_mode mode, struct error *e);
+/*
+ * db_open, with busy(arg, n) deciding what to do when another connection
+ * holds a lock db_open needs (SQLite's busy handler: n is how many times
+ * it was called for that lock; return nonzero to wait and try again, 0 to
+ * fail).  db_open alone waits up to 5 s.  A strobed opening a WAL database
+ * that no other connection has open must recover its index, and for that
+ * takes the WAL write lock, which any reader of the files can hold.
+ */
+struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *, int),
+			void *arg, struct error *e);
 void db_close(struct db *db);
 sqlite3 *db_sqlite(struct db *db);
 const char *db_path(const struct db *db);
@@ -34,9 +48,22 @@ int db_schema_version(void);
  * database's path with ".cache" appended. free() it. */
 char *db_cache_dir(const struct db *db);
 
-/* e = what failed and SQLite's message, saying so when the file is corrupt. */
+/* e = what failed and SQLite's message, saying so when the file is corrupt
+ * or locked. */
 int db_sql_error(struct db *db, struct error *e, const char *what);
 
+/* How long a statement waits for a lock another connection holds before
+ * it fails with SQLITE_BUSY (db_open sets 5000 ms).  strobed lowers it
+ * once started: its event loop must not sleep in SQLite. */
+void db_set_busy_timeout(struct db *db, int ms);
+/* 1 if the last failure was a lock another process holds (SQLITE_BUSY or
+ * SQLITE_LOCKED): nothing was written, and the same call may succeed later. */
+int db_busy(struct db *db);
+
+/* A write transaction.  On a DB_WRITE database it is BEGIN IMMEDIATE: the
+ * write lock is taken here or not at all, so a lock held by another
+ * process fails db_begin (db_busy() is then 1), never a statement or the
+ * COMMIT in the middle of a batch. */
 int db_begin(struct db *db, struct error *e);
 int db_commit(struct db *db, struct error *e);
 int db_rollback(struct db *db);
@@ -44,7 +71,8 @@ int db_rollback(struct db *db);
 struct db_session {
 	int64_t id;
 	char name[128];
-	char state[16];			/* running | done | aborted */
+	char state[16];			/* running | done | aborted | interrupted
+					 * (| deleting: never returned) */
 	char backend[16];
 	int64_t owner_uid;
 	char hostname[128];
@@ -75,10 +103,14 @@ int db_session_insert(struct db *db, struct db_session *s, struct error *e);
  * first/last_sample, samples, lost, throttled, duration_ns. */
 int db_session_update(struct db *db, const struct db_session *s, struct error *e);
 /* Load session id, or the latest when id is 0. Fails with a clear
- * message when there is none. */
+ * message when there is none.  Sessions being deleted do not exist. */
 int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e);
-/* Mark sessions left 'running' by a daemon that died as 'aborted'. */
-int db_session_abort_stale(struct db *db, struct error *e);
+/* The largest session id (0: none). */
+int db_session_max_id(struct db *db, int64_t *id, struct error *e);
+/* Is s stored whole: its rowid range final and sample_agg, session_cpus
+ * and its totals written ('done', and 'interrupted' once strobed rebuilt
+ * them)?  Reports read the histogram only of such sessions. */
+int db_session_complete(const struct db_session *s);
 
 struct db_sample {
 	int64_t session_id;

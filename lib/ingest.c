@@ -201,6 +201,7 @@ struct ingest {
 	size_t nr_cpus;
 	int nr;			/* counting events */
 	int in_batch;
+	int held;		/* ingest_begin: no commit before ingest_commit */
 	size_t batch_rows;
 	int64_t kernel_id, unknown_id;
 	int64_t binary_max, comm_max;	/* largest ids handed out */
@@ -249,6 +250,7 @@ static void proc_forget_ids(struct proc *p, void *arg)
 static void batch_committed(struct ingest *in)
 {
 	in->in_batch = 0;
+	in->held = 0;
 	agg_merge(&in->agg, &in->pending);
 	in->committed.first_sample = in->s->first_sample;
 	in->committed.last_sample = in->s->last_sample;
@@ -268,6 +270,7 @@ static void batch_undo(struct ingest *in)
 	if (!sqlite3_get_autocommit(db_sqlite(in->db)))
 		db_rollback(in->db);
 	in->in_batch = 0;
+	in->held = 0;
 	agg_clear(&in->pending);
 	in->s->first_sample = in->committed.first_sample;
 	in->s->last_sample = in->committed.last_sample;
@@ -801,7 +804,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	for (int i = 0; i < in->nr; i++)
 		a->c[i] += row.c[i];
 
-	if (++in->batch_rows >= BATCH_ROWS)
+	if (++in->batch_rows >= BATCH_ROWS && !in->held)
 		return ingest_commit(in, e);
 	return 0;
 }
@@ -845,6 +848,14 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e)
 		return ingest_lost(in, r->cpu, r->time_ns, r->lost.lost, "ring", e);
 	}
 	return error_set(e, "unknown record type %u", r->type);
+}
+
+int ingest_begin(struct ingest *in, struct error *e)
+{
+	if (batch_open(in, e) < 0)
+		return -1;
+	in->held = 1;
+	return 0;
 }
 
 int ingest_commit(struct ingest *in, struct error *e)

@@ -56,6 +56,16 @@ int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct er
 /* A marker (schema 002): a USDT probe hit, or a 'strobe mark'. */
 int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e);
 
+/*
+ * Open the batch now, taking the database's write lock (db_begin), and
+ * keep it open until ingest_commit(): no commit every 50,000 rows in
+ * between, so the lock is never released and taken again in the middle of
+ * a drain.  Fails, having read and changed nothing, when another process
+ * holds a lock on the database (db_busy() is then 1): the caller keeps its
+ * records where they are and tries again later.
+ */
+int ingest_begin(struct ingest *in, struct error *e);
+
 /* Commit the open batch and the session's running totals. */
 int ingest_commit(struct ingest *in, struct error *e);
 

@@ -6,10 +6,15 @@
  * VERB and keys are [a-z0-9_-]; values are percent-encoded (%XX) wherever
  * they hold '%', '=', space, control or non-ASCII bytes.  The client sends
  * one request and reads one reply, "ok ..." or "error msg=...".
- * Requests: start, stop, status, mark, ping, shutdown.
+ * Requests: start, stop, status, mark, rm, ping, shutdown.
  *   start  events= sample_event= freq= period= name= buffer_pages=
  *          marker0= marker1= ... (USDT probes, PATH:PROVIDER:NAME)
  *   mark   text= time_ns= (the client's CLOCK_MONOTONIC when it was run)
+ *   rm     sessions=ID,ID,... (replies removed=ID,ID,...)
+ * status replies running=0|1 and, while a session runs, session= samples=
+ * lost= throttled= elapsed_ns= rate=; stopping=1 while a stop waits for
+ * the database; blocked_ms= and lock_holder= while another process holds
+ * a lock on the database; removing=1 while removed sessions' rows go.
  */
 #ifndef STROBE_PROTO_H
 #define STROBE_PROTO_H

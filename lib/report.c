@@ -3,7 +3,8 @@
  *
  * Three steps:
  *  1. gather: the samples of the session that pass the filters, summed
- *     per (binary, offset, mode) in a hash table.  Finished sessions are
+ *     per (binary, offset, mode) in a hash table.  Complete sessions
+ *     ('done', and 'interrupted' ones, whose histogram strobed rebuilt) are
  *     read from the histogram sample_agg; a time range, or a session still
  *     'running' or 'aborted' (whose histogram may be incomplete), scans the
  *     session's rowid range of samples instead.
@@ -317,7 +318,7 @@ static int gather(struct report *r, struct error *e)
 {
 	const struct report_opts *o = r->o;
 	const struct db_session *s = &r->sum->session;
-	int raw = o->has_from || o->has_to || strcmp(s->state, "done");
+	int raw = o->has_from || o->has_to || !db_session_complete(s);
 	struct sbuf sql = { 0 };
 	int64_t comm_id = 0;
 	sqlite3_stmt *st;
@@ -332,11 +333,11 @@ static int gather(struct report *r, struct error *e)
 			sbuf_addf(&sql, ",c%d", i);
 		sbuf_addf(&sql, " FROM samples WHERE ");
 		if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
-		    !strcmp(s->state, "done"))
+		    db_session_complete(s))
 			sbuf_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
 		else if (s->first_sample > 0)
 			sbuf_addf(&sql, "rowid >= ?2 AND ");
-		else if (!strcmp(s->state, "done"))
+		else if (db_session_complete(s))
 			goto out;	/* a finished session with no samples */
 		sbuf_addf(&sql, "session_id=?1");
 		if (o->has_from)
@@ -798,6 +799,11 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 		note_add(&r, "session %lld was aborted (strobed stopped without ending "
 			 "it): samples after the last stored batch are missing",
 			 (long long)sum->session.id);
+	else if (!strcmp(sum->session.state, "interrupted"))
+		note_add(&r, "session %lld was interrupted (the strobed recording it ended "
+			 "without storing its end: it was killed, or could not write): it ends "
+			 "with its last stored batch, and its totals were rebuilt from the "
+			 "stored samples", (long long)sum->session.id);
 
 	if (gather(&r, e) < 0 || unattributed(&r, e) < 0)
 		goto out;

@@ -301,7 +301,7 @@ static void rows_sql(struct build *b, struct sbuf *sql)
 
 	sbuf_addf(sql, "FROM samples WHERE ");
 	if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
-	    !strcmp(s->state, "done"))
+	    db_session_complete(s))
 		sbuf_addf(sql, "rowid BETWEEN %lld AND %lld AND ", (long long)s->first_sample,
 			(long long)s->last_sample);
 	else if (s->first_sample > 0)
@@ -317,7 +317,7 @@ static int session_end(struct build *b, int64_t *end)
 
 	if (s->first_sample <= 0)
 		last = -1;
-	else if (s->last_sample >= s->first_sample && !strcmp(s->state, "done"))
+	else if (s->last_sample >= s->first_sample && db_session_complete(s))
 		last = rowid_time(b, s->last_sample);
 	else {
 		struct sbuf sql = { 0 };

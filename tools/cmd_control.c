@@ -289,6 +289,16 @@ int cmd_status(int argc, char **argv)
 		printf("no session running (strobed on database %s)\n",
 		       proto_get(&resp, "db") ? proto_get(&resp, "db") : "?");
 	}
+	/* lines added after the first, which scripts may parse */
+	if (proto_get(&resp, "stopping"))
+		printf("stopping: the stop waits until the session can be stored\n");
+	if (proto_get(&resp, "blocked_ms"))
+		printf("database locked for %.1f s by %s: records wait in the ring buffers, and "
+		       "what does not fit is counted as lost\n",
+		       atof(proto_get(&resp, "blocked_ms")) / 1e3,
+		       proto_get(&resp, "lock_holder") ? proto_get(&resp, "lock_holder") : "?");
+	if (proto_get(&resp, "removing"))
+		printf("removing sessions: their rows are being deleted\n");
 	proto_free(&resp);
 	return 0;
 }

@@ -484,11 +484,11 @@ static int samples_open(struct exp *x, struct error *e)
 	 * running or aborted session may not have its last_sample (or even
 	 * first_sample) written yet. */
 	if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
-	    !strcmp(s->state, "done"))
+	    db_session_complete(s))
 		n += snprintf(sql + n, sizeof(sql) - n, "rowid BETWEEN ?2 AND ?3 AND ");
 	else if (s->first_sample > 0)
 		n += snprintf(sql + n, sizeof(sql) - n, "rowid >= ?2 AND ");
-	else if (!strcmp(s->state, "done"))
+	else if (db_session_complete(s))
 		n += snprintf(sql + n, sizeof(sql) - n, "0 AND ");
 	n += snprintf(sql + n, sizeof(sql) - n, "session_id=?1");
 	if (o->has_from)

@@ -61,9 +61,15 @@ static int sessions_table(struct db *db, struct table *t, struct error *e)
 	sqlite3_stmt *st;
 	int rc, ret = 0;
 
-	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id FROM sessions ORDER BY id",
-			       -1, &st, NULL)) {
+	/* one snapshot: a session strobed removes meanwhile is in it or not */
+	if (db_begin(db, e) < 0) {
 		free(s);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id FROM sessions WHERE state!='deleting' "
+			       "ORDER BY id", -1, &st, NULL)) {
+		free(s);
+		db_rollback(db);
 		return db_sql_error(db, e, "reading sessions");
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -99,6 +105,7 @@ static int sessions_table(struct db *db, struct table *t, struct error *e)
 	if (!ret && rc != SQLITE_DONE)
 		ret = db_sql_error(db, e, "reading sessions");
 	sqlite3_finalize(st);
+	db_rollback(db);	/* ends the read transaction */
 	free(s);
 	return ret;
 }

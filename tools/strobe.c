@@ -23,6 +23,7 @@ static const struct {
 	{ "export", cmd_export, "export samples and markers as CSV or a Chrome trace" },
 	{ "mark", cmd_mark, "drop a marker into the running session" },
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
+	{ "rm", cmd_rm, "remove recorded sessions" },
 	{ "list", cmd_list, "list the events this machine supports" },
 };
 

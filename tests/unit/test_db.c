@@ -156,7 +156,7 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 3);	/* schema/001, 002, 003 */
+	assert_int_equal(db_schema_version(), 4);	/* schema/001 to 004 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -307,7 +307,9 @@ static void test_refuse_corrupt(void **state)
 		sqlite3_stmt *st;
 		int rc;
 
-		rc = sqlite3_prepare_v2(db_sqlite(db), "SELECT count(*) FROM sessions", -1, &st,
+		/* a column of the table itself, not count(*): that may read
+		 * the smaller index sessions_by_state (schema 004) instead */
+		rc = sqlite3_prepare_v2(db_sqlite(db), "SELECT max(name) FROM sessions", -1, &st,
 					NULL);
 		if (rc == SQLITE_OK) {
 			rc = sqlite3_step(st);

@@ -1,0 +1,231 @@
+/*
+ * recover.c - interrupted sessions (see recover.h).
+ *
+ * The histogram is rebuilt with one INSERT ... SELECT ... GROUP BY over the
+ * session's samples (rowid >= first_sample AND session_id = id: a rowid
+ * range search, as reports do for a session that is not complete), the
+ * rest with one more pass grouped by CPU and two indexed reads of lost
+ * and markers.  It sums what ingest summed, the same way: counter columns
+ * beyond the session's events stay NULL.
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "recover.h"
+
+/* sample_agg.flags is the mode bit only, as ingest stores it */
+_Static_assert(STROBE_SAMPLE_MODE_MASK == 15, "the SQL below masks flags with 15");
+
+static int prepare(struct db *db, const char *sql, sqlite3_stmt **st, struct error *e)
+{
+	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, st, NULL) != SQLITE_OK)
+		return db_sql_error(db, e, "rebuilding an interrupted session");
+	return 0;
+}
+
+struct cpu_row {
+	uint32_t cpu;
+	uint64_t samples, lost;
+};
+
+static struct cpu_row *cpu_find(struct cpu_row **rows, size_t *n, size_t *cap, uint32_t cpu)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*rows)[i].cpu == cpu)
+			return &(*rows)[i];
+	ARRAY_GROW(*rows, *cap, *n + 1);
+	memset(&(*rows)[*n], 0, sizeof(**rows));
+	(*rows)[*n].cpu = cpu;
+	return &(*rows)[(*n)++];
+}
+
+/* One session, inside the caller's transaction. */
+static int rebuild(struct db *db, struct db_session *s, struct error *e)
+{
+	int64_t lo = s->first_sample > 0 ? s->first_sample : 0;
+	int64_t first = 0, last = 0, count = 0, end = s->start_ns;
+	struct cpu_row *cpus = NULL;
+	size_t ncpu = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	/* the histogram */
+	if (prepare(db, "DELETE FROM sample_agg WHERE session_id=?1", &st, e))
+		return -1;
+	sqlite3_bind_int64(st, 1, s->id);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
+	if (lo > 0) {
+		if (prepare(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
+			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7) "
+			    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),pid,"
+			    "coalesce(comm_id,0),flags&15,count(*),"
+			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7) "
+			    "FROM samples WHERE rowid>=?2 AND session_id=?1 "
+			    "GROUP BY 2,3,4,5,6", &st, e))
+			return -1;
+		sqlite3_bind_int64(st, 1, s->id);
+		sqlite3_bind_int64(st, 2, lo);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
+
+		/* per CPU: samples, and the session's rowid range and end */
+		if (prepare(db, "SELECT cpu,count(*),min(rowid),max(rowid),max(time_ns) FROM "
+			    "samples WHERE rowid>=?2 AND session_id=?1 GROUP BY cpu", &st, e))
+			return -1;
+		sqlite3_bind_int64(st, 1, s->id);
+		sqlite3_bind_int64(st, 2, lo);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct cpu_row *c = cpu_find(&cpus, &ncpu, &cap, sqlite3_column_int(st, 0));
+			int64_t lo_r = sqlite3_column_int64(st, 2), hi_r = sqlite3_column_int64(st, 3);
+
+			c->samples = sqlite3_column_int64(st, 1);
+			count += c->samples;
+			if (!first || lo_r < first)
+				first = lo_r;
+			if (hi_r > last)
+				last = hi_r;
+			if (sqlite3_column_int64(st, 4) > end)
+				end = sqlite3_column_int64(st, 4);
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			goto sql_fail;
+	}
+
+	/* losses per CPU, and the session's totals of them */
+	s->lost = s->throttled = 0;
+	if (prepare(db, "SELECT cpu,coalesce(sum(CASE WHEN kind IN ('ring','samples') THEN count "
+		    "END),0),count(CASE WHEN kind='throttle' THEN 1 END),max(time_ns) "
+		    "FROM lost WHERE session_id=?1 GROUP BY cpu", &st, e))
+		goto fail;
+	sqlite3_bind_int64(st, 1, s->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cpu_row *c = cpu_find(&cpus, &ncpu, &cap, sqlite3_column_int(st, 0));
+
+		c->lost = sqlite3_column_int64(st, 1);
+		s->lost += c->lost;
+		s->throttled += sqlite3_column_int64(st, 2);
+		if (sqlite3_column_int64(st, 3) > end)
+			end = sqlite3_column_int64(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto sql_fail;
+
+	/* markers only move the end */
+	if (prepare(db, "SELECT max(time_ns) FROM markers WHERE session_id=?1", &st, e))
+		goto fail;
+	sqlite3_bind_int64(st, 1, s->id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_int64(st, 0) > end)
+		end = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		goto sql_fail;
+
+	/* a row for every CPU the session covered, as ingest_finish writes */
+	for (uint32_t c = 0; c < (uint32_t)s->nr_cpus; c++)
+		cpu_find(&cpus, &ncpu, &cap, c);
+	if (prepare(db, "DELETE FROM session_cpus WHERE session_id=?1", &st, e))
+		goto fail;
+	sqlite3_bind_int64(st, 1, s->id);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto sql_fail;
+	for (size_t i = 0; i < ncpu; i++) {
+		struct db_cpu_stats cs;
+
+		memset(&cs, 0, sizeof(cs));	/* tails: no final values were read */
+		cs.cpu = cpus[i].cpu;
+		cs.samples = cpus[i].samples;
+		cs.lost = cpus[i].lost;
+		if (db_cpu_stats_put(db, s->id, s->nr_events, &cs, e) < 0)
+			goto fail;
+	}
+	free(cpus);
+
+	snprintf(s->state, sizeof(s->state), "interrupted");
+	s->samples = count;
+	s->first_sample = first;
+	s->last_sample = last;
+	s->end_ns = end;
+	s->duration_ns = end - s->start_ns;
+	return db_session_update(db, s, e);
+sql_fail:
+	db_sql_error(db, e, "rebuilding an interrupted session");
+fail:
+	free(cpus);
+	return -1;
+}
+
+/* The ids of the sessions to recover. */
+static int find(struct db *db, int64_t max_id, int64_t **ids, size_t *nids, struct error *e)
+{
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	*nids = 0;
+	if (prepare(db, "SELECT id FROM sessions WHERE state='running' AND (?1=0 OR id<=?1) "
+		    "ORDER BY id", &st, e))
+		return -1;
+	sqlite3_bind_int64(st, 1, max_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ARRAY_GROW(*ids, cap, *nids + 1);
+		(*ids)[(*nids)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(db, e, "finding interrupted sessions");
+	return 0;
+}
+
+int recover_interrupted(struct db *db, int64_t max_id, struct recover_session *out,
+			size_t max, size_t *n, struct error *e)
+{
+	int64_t *ids = NULL;
+	size_t nids = 0;
+	struct db_session *s = NULL;
+
+	*n = 0;
+	/* a read first: nothing to do takes no write lock */
+	if (find(db, max_id, &ids, &nids, e) < 0)
+		goto out;
+	if (!nids) {
+		free(ids);
+		return 0;
+	}
+	if (db_begin(db, e) < 0)
+		goto out;
+	if (find(db, max_id, &ids, &nids, e) < 0)
+		goto fail;
+	s = xmalloc(sizeof(*s));
+	for (size_t i = 0; i < nids; i++) {
+		if (db_session_get(db, ids[i], s, e) < 0 || rebuild(db, s, e) < 0) {
+			error_prefix(e, "session %lld", (long long)ids[i]);
+			goto fail;
+		}
+		if (i < max) {
+			out[i].id = s->id;
+			out[i].samples = s->samples;
+			out[i].end_ns = s->end_ns;
+		}
+	}
+	if (db_commit(db, e) < 0)
+		goto out;
+	*n = nids;
+	free(s);
+	free(ids);
+	return 0;
+fail:
+	db_rollback(db);
+out:
+	free(s);
+	free(ids);
+	return -1;
+}
