@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include "log.h"
 #include "strobe_dev.h"
 
 struct dev_ring {
@@ -47,22 +48,6 @@ struct strobe_dev {
 	size_t page_size;
 	size_t data_size;
 };
-
-/* One line in strobed's log (its stderr), in strobed's format. */
-static void dev_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void dev_log(const char *fmt, ...)
-{
-	va_list ap;
-	char ts[32];
-	time_t t = time(NULL);
-
-	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime(&t));
-	fprintf(stderr, "strobed[%d] %s: ", (int)getpid(), ts);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static const char *dev_hint(int err)
 {
@@ -234,14 +219,14 @@ int strobe_dev_read(struct strobe_dev *d, int i, strobe_dev_fn fn, void *ctx,
 			}
 			if (rec.type == STROBE_REC_CPU_OFFLINE) {
 				r->offline++;
-				dev_log("CPU %d went offline (CLOCK_MONOTONIC %" PRIu64 " ns): "
+				daemon_log("CPU %d went offline (CLOCK_MONOTONIC %" PRIu64 " ns): "
 					"no samples of it until it is back", r->cpu, rec.time_ns);
 				tail += used;
 				break;
 			}
 			if (rec.type == STROBE_REC_CPU_ONLINE) {
 				r->online++;
-				dev_log("CPU %d is back online (CLOCK_MONOTONIC %" PRIu64 " ns): "
+				daemon_log("CPU %d is back online (CLOCK_MONOTONIC %" PRIu64 " ns): "
 					"sampled again", r->cpu, rec.time_ns);
 				tail += used;
 				break;
@@ -293,7 +278,7 @@ int strobe_dev_stats(struct strobe_dev *d, struct strobe_cpu_stats *out, struct 
 
 		out[i] = all[r->cpu];
 		if (out[i].offline || out[i].online)
-			dev_log("CPU %d went offline %" PRIu64 " times and came back %" PRIu64
+			daemon_log("CPU %d went offline %" PRIu64 " times and came back %" PRIu64
 				" times during the session (%" PRIu64 " and %" PRIu64
 				" read from its ring so far)", r->cpu, (uint64_t)out[i].offline,
 				(uint64_t)out[i].online, r->offline, r->online);

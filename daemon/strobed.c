@@ -43,6 +43,7 @@
 #include "db.h"
 #include "dblock.h"
 #include "lockinfo.h"
+#include "log.h"
 #include "proto.h"
 #include "recover.h"
 #include "retention.h"
@@ -122,21 +123,6 @@ struct daemon {
 	int64_t recover_max_id;
 };
 
-static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-	char ts[32];
-	time_t t = time(NULL);
-
-	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime(&t));
-	fprintf(stderr, "strobed[%d] %s: ", (int)getpid(), ts);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* Tracepoint events need tracefs; mount it where the kernel expects it if
  * nothing has (systemd does this at boot, containers often do not). */
 static void tracefs_ensure(void)
@@ -145,7 +131,7 @@ static void tracefs_ensure(void)
 	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
 		return;
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
-		logmsg("mounted tracefs on /sys/kernel/tracing for tracepoint events");
+		daemon_log("mounted tracefs on /sys/kernel/tracing for tracepoint events");
 }
 
 static void usage(FILE *f)
@@ -176,7 +162,7 @@ static int cache_dir_claim(const struct daemon *d, const char *dir, struct error
 				 "remove it or choose another --db", dir, (unsigned)st.st_uid);
 	}
 	if (d->have_group && (fchown(fd, 0, d->strobe_gid) < 0 || fchmod(fd, 02750) < 0))
-		logmsg("cannot give %s to group strobe: %s", dir, strerror(errno));
+		daemon_log("cannot give %s to group strobe: %s", dir, strerror(errno));
 	close(fd);
 	return 0;
 }
@@ -378,7 +364,7 @@ static int start_busy(void *arg, int n)
 		w->since = now;
 	if (!w->holder[0] && now - w->since > 500000000ULL) {
 		find_holder_of(w->db, w->holder, sizeof(w->holder));
-		logmsg("waiting for the database: it is locked by %s", w->holder);
+		daemon_log("waiting for the database: it is locked by %s", w->holder);
 	}
 	if (now - w->since > START_WAIT_MS * 1000000ULL)
 		return 0;
@@ -396,11 +382,11 @@ static void db_blocked(struct daemon *d)
 	find_holder(d, d->holder, sizeof(d->holder));
 	watch_session(d, 0);
 	if (d->session)
-		logmsg("session %lld: the database is locked by %s: its records wait in the "
+		daemon_log("session %lld: the database is locked by %s: its records wait in the "
 		       "ring buffers (the kernel counts what does not fit as lost); retrying "
 		       "every 100 ms", (long long)session_status_id(d->session), d->holder);
 	else
-		logmsg("the database is locked by %s: retrying every 100 ms", d->holder);
+		daemon_log("the database is locked by %s: retrying every 100 ms", d->holder);
 }
 
 /* A write went through again: say for how long it could not. */
@@ -408,7 +394,7 @@ static void db_unblocked(struct daemon *d)
 {
 	if (!d->blocked_since)
 		return;
-	logmsg("the database is writable again after %.1f s (it was locked by %s)",
+	daemon_log("the database is writable again after %.1f s (it was locked by %s)",
 	       (now_ns() - d->blocked_since) / 1e9, d->holder);
 	d->blocked_since = 0;
 	d->holder[0] = 0;
@@ -454,14 +440,14 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 	d->stop_pending = 0;
 	d->stop_drained = 0;
 	if (ret < 0)
-		logmsg("session %lld stopped with an error: %s", (long long)st.id, e.msg);
+		daemon_log("session %lld stopped with an error: %s", (long long)st.id, e.msg);
 	else
-		logmsg("session %lld stopped: %llu samples, %llu lost, %llu out of time order "
+		daemon_log("session %lld stopped: %llu samples, %llu lost, %llu out of time order "
 		       "(up to %llu ns late)", (long long)st.id,
 		       (unsigned long long)st.samples, (unsigned long long)st.lost,
 		       (unsigned long long)st.late, (unsigned long long)st.late_max_ns);
 	if (st.ingest.binaries_over || st.ingest.comms_over || st.ingest.collisions)
-		logmsg("session %lld: %llu mappings past the limit of binaries, %llu names past "
+		daemon_log("session %lld: %llu mappings past the limit of binaries, %llu names past "
 		       "the limit of names, %llu build-ids already cached with other contents "
 		       "(keyed by contents instead); %llu MB of binaries read", (long long)st.id,
 		       (unsigned long long)st.ingest.binaries_over,
@@ -469,11 +455,11 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.collisions,
 		       (unsigned long long)(st.ingest.bytes_read >> 20));
 	if (st.have_handler) {
-		logmsg("session %lld: driver overflow handler %llu ns per sample on average, "
+		daemon_log("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,
 		       (unsigned long long)st.handler_avg_ns, (unsigned long long)st.handler_max_ns,
 		       (unsigned long long)st.handler_samples);
-		logmsg("session %lld: driver STATS %llu samples written, %llu dropped",
+		daemon_log("session %lld: driver STATS %llu samples written, %llu dropped",
 		       (long long)st.id, (unsigned long long)(st.handler_samples - st.handler_dropped),
 		       (unsigned long long)st.handler_dropped);
 	}
@@ -604,8 +590,8 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	}
 	d->watching = 0;
 	if (watch_session(d, 1) < 0)
-		logmsg("epoll: %s (draining on the timer only)", strerror(errno));
-	logmsg("session %lld started by uid %u", (long long)session_status_id(d->session),
+		daemon_log("epoll: %s (draining on the timer only)", strerror(errno));
+	daemon_log("session %lld started by uid %u", (long long)session_status_id(d->session),
 	       (unsigned)cr->uid);
 	proto_init(&m, "ok");
 	proto_addf(&m, "session", "%lld", (long long)session_status_id(d->session));
@@ -622,7 +608,7 @@ static void begin_quit(struct daemon *d)
 	}
 	if (!d->quit_deadline) {
 		d->quit_deadline = now_ns() + QUIT_WAIT_MS * 1000000ULL;
-		logmsg("exiting: session %lld waits for the database (locked by %s) for up to "
+		daemon_log("exiting: session %lld waits for the database (locked by %s) for up to "
 		       "%d s", (long long)session_status_id(d->session), d->holder,
 		       QUIT_WAIT_MS / 1000);
 	}
@@ -676,7 +662,7 @@ static void handle_rm(struct daemon *d, int fd, const struct proto_msg *req,
 	}
 	for (size_t i = 0; i < n; i++)
 		sbuf_addf(&done, "%s%lld", i ? "," : "", (long long)ids[i]);
-	logmsg("uid %u removes session%s %s", (unsigned)cr->uid, n > 1 ? "s" : "", done.s);
+	daemon_log("uid %u removes session%s %s", (unsigned)cr->uid, n > 1 ? "s" : "", done.s);
 	d->reaping = 1;
 	proto_init(&m, "ok");
 	proto_add(&m, "removed", done.s);
@@ -710,7 +696,7 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		return 0;
 	}
 	if (proto_parse(buf, &req, &e) < 0) {
-		logmsg("uid %u: %s", (unsigned)cr.uid, e.msg);
+		daemon_log("uid %u: %s", (unsigned)cr.uid, e.msg);
 		reply_error(fd, "%s", e.msg);
 		return 0;
 	}
@@ -733,7 +719,7 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 				    d->holder[0] ? d->holder : "another process");
 		} else if (peer_owns(d, &cr, fd)) {
 			if (stop_session(d, &m) == SESSION_BLOCKED) {
-				logmsg("session %lld: the stop waits for the database; the session "
+				daemon_log("session %lld: the stop waits for the database; the session "
 				       "records on until it can be stored",
 				       (long long)session_status_id(d->session));
 				d->stop_fd = fd;
@@ -818,7 +804,7 @@ static void drain(struct daemon *d)
 		db_unblocked(d);
 		return;
 	}
-	logmsg("stopping the session: %s", e.msg);
+	daemon_log("stopping the session: %s", e.msg);
 	/* the next 'stop' tells the client why its session ended early */
 	snprintf(d->ended, sizeof(d->ended), "session %lld was stopped early by "
 		 "strobed: %s", (long long)session_status_id(d->session), e.msg);
@@ -848,7 +834,7 @@ static void stop_retry(struct daemon *d)
 			return;
 		}
 		if (r < 0) {
-			logmsg("stopping the session: %s", e.msg);
+			daemon_log("stopping the session: %s", e.msg);
 			session_fail(d->session);
 			d->stop_drained = 1;	/* stop it as it is */
 		} else {
@@ -867,7 +853,7 @@ static void stop_retry(struct daemon *d)
 	}
 	if (!d->quit_deadline || now_ns() < d->quit_deadline)
 		return;
-	logmsg("exiting with session %lld not stored to its end: the database stayed locked "
+	daemon_log("exiting with session %lld not stored to its end: the database stayed locked "
 	       "by %s; its committed batches stay, and the next strobed marks it interrupted",
 	       (long long)session_status_id(d->session), d->holder);
 	if (d->stop_fd >= 0) {
@@ -898,7 +884,7 @@ static void stamp_refresh(struct daemon *d)
 		return;
 	snprintf(d->stamp, sizeof(d->stamp), "%s", now);
 	if (dblock_write(&d->lock, getpid(), d->stamp, &e) < 0)
-		logmsg("%s", e.msg);
+		daemon_log("%s", e.msg);
 }
 
 static double mib(uint64_t bytes)
@@ -922,17 +908,17 @@ static void gc_collect(struct daemon *d)
 		if (db_busy(d->db))
 			db_blocked(d);
 		else
-			logmsg("removing unused binaries: %s", e.msg);
+			daemon_log("removing unused binaries: %s", e.msg);
 		return;		/* gc_pending stays: the next tick tries again */
 	}
 	db_unblocked(d);
 	d->gc_pending = 0;
 	if (cachegc_prune(d->db, d->cache_dir, &cs, &e) < 0) {
-		logmsg("pruning the binary cache: %s", e.msg);
+		daemon_log("pruning the binary cache: %s", e.msg);
 		return;
 	}
 	if (bins || cs.removed || cs.tmp_removed)
-		logmsg("binary cache: removed %llu entries (%.1f MiB) no session refers to and %llu "
+		daemon_log("binary cache: removed %llu entries (%.1f MiB) no session refers to and %llu "
 		       "left-over temporary files, kept %llu; %lld binaries rows deleted",
 		       (unsigned long long)cs.removed, mib(cs.removed_bytes),
 		       (unsigned long long)cs.tmp_removed, (unsigned long long)cs.kept,
@@ -955,7 +941,7 @@ static void reap(struct daemon *d)
 			if (db_busy(d->db)) {
 				db_blocked(d);
 			} else {
-				logmsg("removing sessions: %s (strobed tries again when it "
+				daemon_log("removing sessions: %s (strobed tries again when it "
 				       "restarts)", e.msg);
 				d->reaping = 0;
 			}
@@ -968,7 +954,7 @@ static void reap(struct daemon *d)
 		return;
 	d->reaping = 0;
 	if (d->reaped)
-		logmsg("removed %lld session%s", (long long)d->reaped, d->reaped > 1 ? "s" : "");
+		daemon_log("removed %lld session%s", (long long)d->reaped, d->reaped > 1 ? "s" : "");
 	d->reaped = 0;
 	d->next_plan_ns = 0;	/* still over --max-size? */
 	gc_collect(d);
@@ -991,7 +977,7 @@ static void plan(struct daemon *d)
 			db_blocked(d);
 			d->next_plan_ns = now_ns() + WAL_CHECK_MS * 1000000ULL;
 		} else {
-			logmsg("retention: %s", e.msg);
+			daemon_log("retention: %s", e.msg);
 		}
 		return;
 	}
@@ -1000,14 +986,14 @@ static void plan(struct daemon *d)
 
 		for (size_t i = 0; i < n && i < ARRAY_SIZE(ids); i++)
 			sbuf_addf(&list, "%s%lld", i ? ", " : "", (long long)ids[i]);
-		logmsg("retention: removing %zu session%s (%s%s): the database uses %.1f MiB and "
+		daemon_log("retention: removing %zu session%s (%s%s): the database uses %.1f MiB and "
 		       "the cache %.1f MiB", n, n > 1 ? "s" : "", list.s,
 		       n > ARRAY_SIZE(ids) ? ", ..." : "", mib(u.db_bytes), mib(u.cache_bytes));
 		free(list.s);
 		d->reaping = 1;
 	}
 	if (over && !d->over_logged)
-		logmsg("retention: the database (%.1f MiB) and the cache (%.1f MiB) are over "
+		daemon_log("retention: the database (%.1f MiB) and the cache (%.1f MiB) are over "
 		       "--max-size %.1f MiB, and only the running and the newest finished "
 		       "sessions are left (they are not removed to make room)",
 		       mib(u.db_bytes), mib(u.cache_bytes), mib(d->policy.max_bytes));
@@ -1036,7 +1022,7 @@ static void wal_check(struct daemon *d)
 	db_set_busy_timeout(d->db, BUSY_TIMEOUT_MS);
 	if (rc == SQLITE_OK && stat(wal, &st) == 0 && (uint64_t)st.st_size <= d->max_wal) {
 		if (d->wal_logged)
-			logmsg("the WAL %s is checkpointed and truncated again", wal);
+			daemon_log("the WAL %s is checkpointed and truncated again", wal);
 		d->wal_logged = 0;
 		free(wal);
 		return;
@@ -1054,7 +1040,7 @@ static void wal_check(struct daemon *d)
 			snprintf(who, sizeof(who), "a reader (no lock of another process shows in "
 				 "/proc/locks now) keeps");
 		}
-		logmsg("the WAL %s is %.1f MiB, over --max-wal %.1f MiB, and cannot be "
+		daemon_log("the WAL %s is %.1f MiB, over --max-wal %.1f MiB, and cannot be "
 		       "checkpointed: %s an old snapshot of the database; the WAL grows until "
 		       "that process lets go", wal, mib(st.st_size), mib(d->max_wal), who);
 		free(shm);
@@ -1078,7 +1064,7 @@ static void recover_retry(struct daemon *d)
 		if (db_busy(d->db))
 			db_blocked(d);
 		else
-			logmsg("marking interrupted sessions: %s", e.msg);
+			daemon_log("marking interrupted sessions: %s", e.msg);
 		return;
 	}
 	db_unblocked(d);
@@ -1181,7 +1167,7 @@ static void client_accept(struct daemon *d)
 		return;
 	}
 	if (!peer_allowed(d, &cr)) {
-		logmsg("refused uid %u (pid %d): not root nor in group strobe",
+		daemon_log("refused uid %u (pid %d): not root nor in group strobe",
 		       (unsigned)cr.uid, (int)cr.pid);
 		reply_error(fd, "permission denied: uid %u is neither root nor a member of group "
 			    "'strobe' (an administrator can run: usermod -aG strobe USER)",
@@ -1297,7 +1283,7 @@ static int run(struct daemon *d)
 				struct signalfd_siginfo si;
 
 				if (read(d->sig_fd, &si, sizeof(si)) == sizeof(si))
-					logmsg("signal %u: shutting down", si.ssi_signo);
+					daemon_log("signal %u: shutting down", si.ssi_signo);
 				begin_quit(d);
 			} else if (fd == d->timer_fd) {
 				uint64_t ticks;
@@ -1332,14 +1318,14 @@ static void log_recovered(const struct recover_session *r, size_t n, size_t show
 			  uint64_t took_ns)
 {
 	for (size_t i = 0; i < n && i < shown; i++)
-		logmsg("session %lld was interrupted (the strobed recording it ended without "
+		daemon_log("session %lld was interrupted (the strobed recording it ended without "
 		       "storing its end): marked interrupted, its histogram and totals rebuilt "
 		       "from its %lld stored samples",
 		       (long long)r[i].id, (long long)r[i].samples);
 	if (n > shown)
-		logmsg("%zu more interrupted sessions marked and rebuilt", n - shown);
+		daemon_log("%zu more interrupted sessions marked and rebuilt", n - shown);
 	if (n)
-		logmsg("rebuilding %zu interrupted session%s took %.1f ms", n, n > 1 ? "s" : "",
+		daemon_log("rebuilding %zu interrupted session%s took %.1f ms", n, n > 1 ? "s" : "",
 		       took_ns / 1e6);
 }
 
@@ -1433,7 +1419,7 @@ int main(int argc, char **argv)
 	dir = xstrdup(db_path_arg);
 	if (access(dirname(dir), F_OK) < 0 && mkdir_p(dir, 0750) == 0 && d.have_group &&
 	    chown(dir, 0, d.strobe_gid) < 0)
-		logmsg("cannot give %s to group strobe: %s", dir, strerror(errno));
+		daemon_log("cannot give %s to group strobe: %s", dir, strerror(errno));
 	free(dir);
 	/* one strobed per database, decided before the database is touched */
 	if (dblock_acquire(&d.lock, db_path_arg, &e) < 0) {
@@ -1452,7 +1438,7 @@ int main(int argc, char **argv)
 		if (lockinfo_find(shm, 120, 1, &h) == 1) {
 			find_holder_of(db_path_arg, wait.holder, sizeof(wait.holder));
 			wait.since = now_ns();
-			logmsg("waiting for the database: it is locked by %s", wait.holder);
+			daemon_log("waiting for the database: it is locked by %s", wait.holder);
 		}
 		free(shm);
 	}
@@ -1467,7 +1453,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (wait.holder[0])
-		logmsg("the database is free again after %.1f s", (now_ns() - wait.since) / 1e9);
+		daemon_log("the database is free again after %.1f s", (now_ns() - wait.since) / 1e9);
 	/* no process but strobed takes the write lock: a lock held elsewhere
 	 * is never waited for long (the migration above had 5 s) */
 	db_set_busy_timeout(d.db, BUSY_TIMEOUT_MS);
@@ -1514,7 +1500,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!d.have_group)
-		logmsg("group 'strobe' does not exist: only root may use %s (groupadd --system strobe)",
+		daemon_log("group 'strobe' does not exist: only root may use %s (groupadd --system strobe)",
 		       d.socket_path);
 	if (!foreground) {
 		char *log = xasprintf("%s.log", db_path_arg);
@@ -1550,10 +1536,10 @@ int main(int argc, char **argv)
 		char who[256];
 
 		find_holder(&d, who, sizeof(who));
-		logmsg("sessions a strobed that died left running cannot be marked interrupted "
+		daemon_log("sessions a strobed that died left running cannot be marked interrupted "
 		       "yet: the database is locked by %s; retrying every 100 ms", who);
 	}
-	logmsg("listening on %s, database %s, backend %s (started in %.1f ms%s)", d.socket_path,
+	daemon_log("listening on %s, database %s, backend %s (started in %.1f ms%s)", d.socket_path,
 	       db_path(d.db), d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf",
 	       (now_ns() - started) / 1e6, !existed || trusted ? "" :
 	       ", the database checked whole: strobed did not leave it as it is");
@@ -1567,7 +1553,7 @@ int main(int argc, char **argv)
 		dblock_write(&d.lock, getpid(), stamp, &e);
 	dblock_release(&d.lock);
 	free(d.cache_dir);
-	logmsg("exiting");
+	daemon_log("exiting");
 	return c < 0 ? 1 : 0;
 bad_option:
 	fprintf(stderr, "strobed: %s\n", e.msg);

@@ -32,34 +32,8 @@
 
 extern const char *const schema_migrations[];	/* lib/schema_sql.c */
 
-static char dir[64];
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
-static int setup(void **state)
-{
-	snprintf(dir, sizeof(dir), "/tmp/strobe-test-db-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
-}
-
-static char *path_of(const char *name)
-{
-	static char p[4][128];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(p[i], sizeof(p[i]), "%s/%s", dir, name);
-	return p[i];
-}
+#define SCRATCH_NAME "db"
+#include "scratch.h"
 
 /* Run sql on path with plain SQLite (no strobe code). */
 static void raw_exec(const char *path, const char *sql)
@@ -73,23 +47,7 @@ static void raw_exec(const char *path, const char *sql)
 	sqlite3_close(s);
 }
 
-static int64_t raw_int(sqlite3 *s, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v = -999;
 
-	if (sqlite3_prepare_v2(s, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(s));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-static int64_t db_int(struct db *db, const char *sql)
-{
-	return raw_int(db_sqlite(db), sql);
-}
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -537,5 +495,5 @@ int main(void)
 		cmocka_unit_test(test_failed_commit_then_more),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

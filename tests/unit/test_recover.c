@@ -38,47 +38,9 @@
 #include "lockinfo.h"
 #include "recover.h"
 
-static char dir[64];
+#define SCRATCH_NAME "recover"
+#include "scratch.h"
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
-static int setup(void **state)
-{
-	snprintf(dir, sizeof(dir), "/tmp/strobe-test-recover-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
-}
-
-static char *path_of(const char *name)
-{
-	static char p[4][128];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(p[i], sizeof(p[i]), "%s/%s", dir, name);
-	return p[i];
-}
-
-static int64_t db_int(struct db *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v = -999;
-
-	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db_sqlite(db)));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
 
 /* All rows of sql as one string: "a|b|c\n..." */
 static char *db_rows(struct db *db, const char *sql)
@@ -428,5 +390,5 @@ int main(void)
 		cmocka_unit_test(test_lockinfo),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

@@ -32,34 +32,8 @@
 #include "db.h"
 #include "retention.h"
 
-static char dir[64];
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
-static int setup(void **state)
-{
-	snprintf(dir, sizeof(dir), "/tmp/strobe-test-retention-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	return 0;
-}
-
-static char *path_of(const char *name)
-{
-	static char p[4][160];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(p[i], sizeof(p[i]), "%s/%s", dir, name);
-	return p[i];
-}
+#define SCRATCH_NAME "retention"
+#include "scratch.h"
 
 static void exec_ok(struct db *db, const char *sql)
 {
@@ -69,18 +43,6 @@ static void exec_ok(struct db *db, const char *sql)
 		fail_msg("%s: %s", sql, msg);
 }
 
-static int64_t db_int(struct db *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v = -999;
-
-	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(db_sqlite(db)));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
 
 static struct db *fresh(const char *name)
 {
@@ -410,5 +372,5 @@ int main(void)
 		cmocka_unit_test(test_cachegc),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
