@@ -54,6 +54,20 @@ stop_daemon() {
 	return $rc
 }
 
+# perf_bid: the option that makes perf record accept MMAP2 records with
+# build-ids (strobed's events ask for them, and the kernel may then flag
+# perf's own as carrying one: perf 6.1 asserts on those unless it asks too);
+# -B (no build-ids at all) where perf or the kernel (< 5.12) lacks it
+perf_bid() {
+	if perf record -q --buildid-mmap -e cpu-clock -o "$tmp/perf-probe.data" -- true \
+		>/dev/null 2>&1; then
+		echo --buildid-mmap
+	else
+		echo -B
+	fi
+	rm -f "$tmp/perf-probe.data"
+}
+
 # csv_get FILE KEYCOL KEY COL: the value of COL in the first row whose KEYCOL is KEY
 csv_get() {
 	python3 - "$@" <<'PY'
