@@ -3,7 +3,8 @@
  * the whole test program (scratch_setup and scratch_teardown, given to
  * cmocka_run_group_tests; SCRATCH_NAME names it), paths in it, and
  * one-integer queries.  Header-only, included once per test program, after
- * cmocka.h, sqlite3.h and db.h.
+ * cmocka.h, sqlite3.h and db.h; with SCRATCH_FILES_ONLY defined, the
+ * directory and paths alone (no queries, no sqlite3.h or db.h needed).
  */
 #ifndef STROBE_TEST_SCRATCH_H
 #define STROBE_TEST_SCRATCH_H
@@ -46,6 +47,7 @@ static char *path_of(const char *name)
 	return p[i];
 }
 
+#ifndef SCRATCH_FILES_ONLY
 /* The first column of the first row of sql, -999 when there is none. */
 static int64_t raw_int(sqlite3 *s, const char *sql)
 {
@@ -64,5 +66,6 @@ static int64_t db_int(struct db *db, const char *sql)
 {
 	return raw_int(db_sqlite(db), sql);
 }
+#endif
 
 #endif

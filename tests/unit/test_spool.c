@@ -1,0 +1,246 @@
+/*
+ * test_spool.c - the drain-to-ingest spool (lib/spool.c): entries come out
+ * in the order they were put, across the memory bound into disk segments
+ * (several of them) and back to memory; a full spool refuses and counts;
+ * the byte counts return to zero when read empty; a producer thread and a
+ * consumer running together lose and reorder nothing; and what a killed
+ * strobed left (put, not committed) is found by spool_orphan.
+ */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "spool.h"
+
+#define SCRATCH_NAME "spool"
+#define SCRATCH_FILES_ONLY
+#include "scratch.h"
+
+/* chunk i: src i % 4, len 8 + (i * 37) % 3000, every byte (i + k) & 0xff */
+static size_t chunk_len(unsigned i)
+{
+	return 8 + (i * 37) % 3000;
+}
+
+static int put_chunk(struct spool *s, unsigned i)
+{
+	unsigned char buf[4096];
+	size_t len = chunk_len(i), cut = len / 3;
+
+	for (size_t k = 0; k < len; k++)
+		buf[k] = (unsigned char)(i + k);
+	/* in two parts, as a ring that wraps is copied */
+	return spool_put(s, i % 4, 1000 + i, buf, cut, buf + cut, len - cut, 2, 1);
+}
+
+static void check_chunk(const struct spool_entry *ent, unsigned i)
+{
+	assert_false(ent->is_pass);
+	assert_int_equal(ent->src, i % 4);
+	assert_int_equal(ent->time, 1000 + i);
+	assert_int_equal(ent->records, 2);
+	assert_int_equal(ent->samples, 1);
+	assert_int_equal(ent->len, chunk_len(i));
+	for (size_t k = 0; k < ent->len; k++)
+		if (ent->data[k] != (unsigned char)(i + k))
+			fail_msg("chunk %u byte %zu is %u", i, k, ent->data[k]);
+}
+
+/* Put n chunks with a pass mark after every 10th, then take them all. */
+static void roundtrip(struct spool *s, unsigned n)
+{
+	struct spool_entry ent;
+	struct spool_stats st, st0;
+	struct error e;
+	unsigned got = 0, passes = 0;
+
+	spool_get_stats(s, &st0);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(put_chunk(s, i), 0);
+		if (i % 10 == 9)
+			spool_pass(s, 5000 + i);
+	}
+	while (spool_take(s, &ent, &e) == 1) {
+		if (ent.is_pass) {
+			/* a mark comes right after the chunk it follows */
+			assert_int_equal(ent.time, 5000 + got - 1);
+			assert_int_equal(got % 10, 0);
+			passes++;
+			continue;
+		}
+		check_chunk(&ent, got++);
+	}
+	assert_int_equal(got, n);
+	assert_int_equal(passes, n / 10);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.records_in - st0.records_in, 2 * n);
+	assert_int_equal(st.records_out - st0.records_out, 2 * n);
+	assert_int_equal(st.samples_out - st0.samples_out, n);
+	assert_int_equal(st.disk_bytes, 0);
+	assert_int_equal(st.oldest_ns, 0);
+}
+
+static void test_memory_only(void **state)
+{
+	struct spool_limits lim = { .mem_max = 64 << 20, .disk_max = 0 };
+	struct spool_stats st;
+	struct error e;
+	struct spool *s = spool_open(NULL, &lim, &e);
+
+	(void)state;
+	assert_non_null(s);
+	roundtrip(s, 500);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.disk_peak, 0);
+	assert_int_equal(st.refused, 0);
+	spool_close(s);
+}
+
+/* 64 KiB of memory, the rest (about 7.5 MB, several segments) on disk,
+ * twice over: the files start over once read empty */
+static void test_disk_overflow(void **state)
+{
+	struct spool_limits lim = { .mem_max = 64 << 10, .disk_max = 1ULL << 30 };
+	struct spool_stats st;
+	struct error e;
+	struct spool *s = spool_open(path_of("disk"), &lim, &e);
+
+	(void)state;
+	assert_non_null(s);
+	roundtrip(s, 5000);
+	spool_get_stats(s, &st);
+	assert_true(st.disk_peak > 7000000);
+	assert_true(st.mem_peak <= 64 << 10);
+	roundtrip(s, 300);
+	spool_close(s);
+	assert_int_equal(access(path_of("disk"), F_OK), -1);
+}
+
+/* both bounds reached: refused and counted, and what was put comes out */
+static void test_full(void **state)
+{
+	struct spool_limits lim = { .mem_max = 16 << 10, .disk_max = 32 << 10 };
+	struct spool_entry ent;
+	struct spool_stats st;
+	struct error e;
+	struct spool *s = spool_open(path_of("full"), &lim, &e);
+	unsigned put = 0, refused = 0, got = 0;
+
+	(void)state;
+	assert_non_null(s);
+	for (unsigned i = 0; i < 100; i++) {
+		if (put_chunk(s, put) == 0)
+			put++;
+		else
+			refused++;
+	}
+	if (!(put > 5 && refused > 40))
+		fail_msg("put %u, refused %u", put, refused);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.refused, refused);
+	assert_true(st.mem_bytes <= 16 << 10 && st.disk_bytes <= 32 << 10);
+	while (spool_take(s, &ent, &e) == 1)
+		check_chunk(&ent, got++);
+	assert_int_equal(got, put);
+	/* room again */
+	assert_int_equal(put_chunk(s, got), 0);
+	assert_int_equal(spool_take(s, &ent, &e), 1);
+	check_chunk(&ent, got);
+	spool_close(s);
+}
+
+struct prod {
+	struct spool *s;
+	unsigned n;
+};
+
+static void *producer(void *arg)
+{
+	struct prod *p = arg;
+
+	for (unsigned i = 0; i < p->n; i++)
+		while (put_chunk(p->s, i) != 0)
+			usleep(100);
+	return NULL;
+}
+
+/* one thread puts while this one takes, through memory and disk */
+static void test_threads(void **state)
+{
+	struct spool_limits lim = { .mem_max = 256 << 10, .disk_max = 1 << 20 };
+	struct spool_entry ent;
+	struct error e;
+	struct prod p;
+	pthread_t t;
+	unsigned got = 0;
+
+	(void)state;
+	p.s = spool_open(path_of("threads"), &lim, &e);
+	p.n = 20000;
+	assert_non_null(p.s);
+	assert_int_equal(pthread_create(&t, NULL, producer, &p), 0);
+	while (got < p.n) {
+		int r = spool_take(p.s, &ent, &e);
+
+		assert_true(r >= 0);
+		if (r == 0) {
+			if (got % 7 == 0)
+				usleep(50);	/* a slow ingest now and then */
+			continue;
+		}
+		check_chunk(&ent, got++);
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(spool_take(p.s, &ent, &e), 0);
+	spool_close(p.s);
+}
+
+/* a strobed killed with records put but not committed */
+static void test_orphan(void **state)
+{
+	struct spool_limits lim = { .mem_max = 8 << 10, .disk_max = 1 << 20 };
+	struct spool_entry ent;
+	struct error e;
+	struct spool *s = spool_open(path_of("orphan"), &lim, &e);
+	uint64_t records, samples, last;
+
+	(void)state;
+	assert_non_null(s);
+	for (unsigned i = 0; i < 40; i++)
+		assert_int_equal(put_chunk(s, i), 0);
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_equal(spool_take(s, &ent, &e), 1);
+	spool_committed(s);		/* 10 stored */
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(spool_take(s, &ent, &e), 1);	/* 5 in flight */
+	/* no spool_close: as after SIGKILL, the files stay */
+	assert_int_equal(spool_orphan(path_of("orphan"), &records, &samples, &last, &e), 1);
+	assert_int_equal(records, 2 * 30);
+	assert_int_equal(samples, 30);
+	assert_int_equal(last, 1000 + 39);
+	assert_int_equal(access(path_of("orphan"), F_OK), -1);
+	assert_int_equal(spool_orphan(path_of("orphan"), &records, &samples, &last, &e), 0);
+	/* the leak of s's memory is the test's, not the spool's */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memory_only),
+		cmocka_unit_test(test_disk_overflow),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_orphan),
+	};
+
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
