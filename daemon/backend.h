@@ -67,9 +67,23 @@ int backend_nr_cpus(const struct backend *b);
 const struct tsc_conv *backend_tsc(const struct backend *b);
 
 /*
- * Read every ring and deliver, in time order, the records older than the
- * merge horizon (a little before now: a record written late on one CPU
- * must not be overtaken). final delivers everything (after disable).
+ * Start the drain thread (after backend_enable): it copies what the rings
+ * hold into sp, raw, and writes to the eventfd notify_fd when it did.  It
+ * stops in backend_disable, after a last pass.  sp must outlive b's
+ * thread; notify_fd stays the caller's.
+ */
+struct spool;
+int backend_start(struct backend *b, struct spool *sp, int notify_fd, struct error *e);
+
+/*
+ * Deliver to ingest, in time order, the records older than the merge
+ * horizon (the start of the drain thread's last complete pass, less the
+ * time a record may take to reach its ring: a record written late on one
+ * CPU must not be overtaken).  With a backlog it returns after about
+ * 50 ms with notify_fd set again, so that strobed serves its clients in
+ * between.  final (after backend_disable) delivers everything: the spool,
+ * then what the rings still hold.  Without a drain thread the rings are
+ * read in place.
  */
 int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e);
 

@@ -14,10 +14,19 @@
  * TSC; the per-CPU perf events are then dummy events that only carry the
  * side-band, on the same CLOCK_MONOTONIC clock as the driver's time_ns.
  *
- * Draining: each ring (perf or driver) is copied into its own queue (perf
- * samples are converted to strobe records on the way), then the queues are
- * merged by time up to a horizon, because a child's FORK can sit in another
- * CPU's ring than its COMM, MMAP2 and samples.
+ * Draining, in two steps that never wait for each other.  A thread of its
+ * own (backend_start) only empties the rings: what each ring holds is
+ * copied as one chunk of raw bytes into the spool (spool.h), and after each
+ * pass over all rings a pass mark with the time the pass began.  It never
+ * decodes, resolves or writes the database, so it keeps up whatever ingest
+ * does; when the spool is full it leaves the records in their ring, where
+ * the kernel (or the driver) counts what no longer fits as lost.
+ * backend_drain, in strobed's main thread, takes the chunks: each is
+ * decoded into its ring's queue (perf samples are converted to strobe
+ * records on the way), then the queues are merged by time up to a horizon,
+ * because a child's FORK can sit in another CPU's ring than its COMM,
+ * MMAP2 and samples.  The horizon is the last pass mark taken, less the
+ * time a record may take to reach its ring.
  *
  * USDT markers (cfg->sites): per CPU and probe site one uprobe perf event
  * (the "uprobe" PMU: config1 = a path, config2 = file offset, config's high
@@ -42,8 +51,11 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -52,13 +64,17 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include "backend.h"
+#include "log.h"
 #include "merge.h"
 #include "perfrec.h"
 #include "record.h"
+#include "spool.h"
 #include "strobe_dev.h"
 
 /* A record written this long before the drain started is in its ring. */
 #define MERGE_HORIZON_NS	(5 * 1000 * 1000ULL)
+/* backend_drain's share of strobed's main thread per call, when behind */
+#define DRAIN_BUDGET_NS		(50 * 1000 * 1000ULL)
 
 /* sample_type and its sample_id_all trailer: pid,tid; time; cpu,res; identifier */
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
@@ -126,6 +142,17 @@ struct backend {
 	struct merge_queue *dq;
 	uint64_t *dev_lost;
 	struct strobe_cpu_stats *dev_stats;
+	/* the drain thread (backend_start): it alone touches the rings'
+	 * tails while it runs; quit is its only input, wake_fd its alarm */
+	struct spool *spool;		/* not owned */
+	pthread_t thread;
+	int running;
+	int quit;			/* atomic: make a last pass and return */
+	int wake_fd;			/* eventfd: quit was set */
+	int notify_fd;			/* eventfd: chunks were put (the caller's) */
+	/* backend_drain's side */
+	uint64_t pass_ns;		/* start of the last pass whose mark was taken */
+	uint64_t bad_chunks;		/* chunks cut short by a malformed record */
 };
 
 static int perf_open(struct perf_event_attr *a, int cpu, int group)
@@ -179,6 +206,17 @@ static const char *open_hint(int err)
 		return "too many open files: raise ulimit -n";
 	}
 	return strerror(err);
+}
+
+static void thread_stop(struct backend *b);
+
+/* Add 1 to the eventfd fd: a full counter is set already. */
+static void efd_signal(int fd)
+{
+	uint64_t one = 1;
+	ssize_t n = write(fd, &one, sizeof(one));
+
+	(void)n;
 }
 
 static void ring_close(struct backend *b, struct cpu_ring *r)
@@ -576,6 +614,7 @@ int backend_disable(struct backend *b)
 				ioctl(b->rings[i].pfds[j], PERF_EVENT_IOC_DISABLE, 0);
 	for (int i = 0; i < b->nr; i++)
 		ioctl(b->rings[i].fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	thread_stop(b);
 	return 0;
 }
 
@@ -623,6 +662,7 @@ void backend_close(struct backend *b)
 {
 	if (!b)
 		return;
+	thread_stop(b);
 	for (int i = 0; i < b->nr; i++)
 		ring_close(b, &b->rings[i]);
 	strobe_dev_close(b->dev);
@@ -751,18 +791,19 @@ static void queue_probe(struct backend *b, struct cpu_ring *r, int site,
 	}
 }
 
-/* Copy the ring's new records into the queue, converting samples. */
-static void ring_read(struct backend *b, struct cpu_ring *r)
+/*
+ * Queue the records of r in [tail, head) of data (size bytes, a power of
+ * two: the ring itself, or a chunk copied from it), converting samples.
+ * Returns where it stopped: head, or a malformed header, whose size
+ * cannot be trusted.
+ */
+static uint64_t records_read(struct backend *b, struct cpu_ring *r, const unsigned char *data,
+			     uint64_t size, uint64_t tail, uint64_t head)
 {
-	struct perf_event_mmap_page *pc = r->page;
-	uint64_t head, tail = pc->data_tail;
 	struct perf_event_header h;
 	const unsigned char *p;
 
-	/* pairs with the kernel's smp_wmb() before it publishes data_head */
-	head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	/* a malformed header stops the reading here: its size cannot be trusted */
-	while (perfrec_ring_next(r->data, r->size, tail, head, r->tmp, &h, &p) == PERFREC_OK) {
+	while (perfrec_ring_next(data, size, tail, head, r->tmp, &h, &p) == PERFREC_OK) {
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE: {
 			uint64_t id;
@@ -794,8 +835,169 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 		}
 		tail += h.size;
 	}
+	return tail;
+}
+
+/* Queue what the ring holds now, read in place (no drain thread runs). */
+static void ring_read(struct backend *b, struct cpu_ring *r)
+{
+	struct perf_event_mmap_page *pc = r->page;
+	/* pairs with the kernel's smp_wmb() before it publishes data_head */
+	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = records_read(b, r, r->data, r->size, pc->data_tail, head);
+
 	/* the kernel may reuse the space once it sees the new tail */
 	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/*
+ * The drain thread's copy of ring r: what it holds, as one chunk of the
+ * spool, or as many whole records of it as the spool has room for.
+ * 0: empty, 1: all copied, 2: some (the rest stays in the ring), -1: no
+ * room for even one record.  Only the headers are read, to count records and
+ * samples.
+ */
+static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64_t now)
+{
+	struct perf_event_mmap_page *pc = r->page;
+	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pc->data_tail, n = 0, samples = 0, off, first, end, room;
+
+	if (head == tail)
+		return 0;
+	if (head - tail > r->size)
+		tail = head - r->size;	/* not the kernel's protocol: decoding says so */
+	room = spool_room(b->spool);
+	/* records are 8-aligned and 8-sized: a header is never cut by the end */
+	for (end = tail; end < head;) {
+		struct perf_event_header h;
+
+		memcpy(&h, r->data + (end & (r->size - 1)), sizeof(h));
+		if (h.size < sizeof(h)) {
+			end = head;	/* malformed: all of it, for decoding to say so */
+			break;
+		}
+		if (end + h.size - tail > room)
+			break;
+		n++;
+		samples += h.type == PERF_RECORD_SAMPLE;
+		end += h.size;
+	}
+	if (end == tail)
+		return -1;
+	off = tail & (r->size - 1);
+	first = MIN(end - tail, r->size - off);
+	if (spool_put(b->spool, src, now, r->data + off, first, r->data,
+		      end - tail - first, n, samples) != 0)
+		return -1;
+	__atomic_store_n(&pc->data_tail, end, __ATOMIC_RELEASE);
+	return end == head ? 1 : 2;
+}
+
+struct dev_put {
+	struct backend *b;
+	uint32_t src;
+	uint64_t now;
+};
+
+static int dev_put(void *ctx, const void *a, size_t alen, const void *bb, size_t blen,
+		   uint64_t records, uint64_t samples)
+{
+	struct dev_put *p = ctx;
+
+	return spool_put(p->b->spool, p->src, p->now, a, alen, bb, blen, records, samples);
+}
+
+/*
+ * The drain thread: passes over every ring (perf ring i is source i, the
+ * driver's ring i source nr + i), each followed by a pass mark, then a
+ * wait for the rings' watermark wakeups or 100 ms.  A pass the spool
+ * refused part of gets no mark, and the next comes after 1 ms: the
+ * records wait in their rings, which the kernel guards.  Once quit is
+ * set, one last pass, and return.
+ */
+static void *drain_thread(void *arg)
+{
+	struct backend *b = arg;
+	struct pollfd *pfd = xcalloc(b->nr_fds + 1, sizeof(*pfd));
+
+	for (int i = 0; i < b->nr_fds; i++)
+		pfd[i] = (struct pollfd){ .fd = b->fds[i], .events = POLLIN };
+	pfd[b->nr_fds] = (struct pollfd){ .fd = b->wake_fd, .events = POLLIN };
+	for (;;) {
+		int quit = __atomic_load_n(&b->quit, __ATOMIC_ACQUIRE);
+		uint64_t start = clock_monotonic_ns();
+		int put = 0, refused = 0;
+
+		for (int i = 0; i < b->nr; i++) {
+			int r = ring_copy(b, &b->rings[i], i, start);
+
+			put |= r > 0;
+			refused |= r < 0 || r == 2;
+			if (r < 0 || r == 2)
+				spool_short(b->spool);
+			if (b->dev) {
+				struct dev_put p = { b, b->nr + i, start };
+
+				r = strobe_dev_copy(b->dev, i, spool_room(b->spool), dev_put, &p);
+				put |= r > 0;
+				refused |= r < 0 || r == 2;
+				if (r < 0 || r == 2)
+					spool_short(b->spool);
+			}
+		}
+		if (!refused)
+			spool_pass(b->spool, start);
+		if (put)
+			efd_signal(b->notify_fd);
+		if (quit)
+			break;
+		if (refused) {
+			usleep(1000);
+			continue;
+		}
+		/* quit is read again at the top: the wakeup need not be reset */
+		poll(pfd, b->nr_fds + 1, 100);
+	}
+	free(pfd);
+	return NULL;
+}
+
+int backend_start(struct backend *b, struct spool *sp, int notify_fd, struct error *e)
+{
+	int err;
+
+	b->spool = sp;
+	b->notify_fd = notify_fd;
+	for (int i = 0; i < b->nr; i++) {
+		spool_source(sp, i, b->rings[i].cpu);
+		if (b->dev)
+			spool_source(sp, b->nr + i, b->rings[i].cpu);
+	}
+	b->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->wake_fd < 0)
+		return error_set(e, "eventfd: %s", strerror(errno));
+	err = pthread_create(&b->thread, NULL, drain_thread, b);
+	if (err) {
+		close(b->wake_fd);
+		b->wake_fd = -1;
+		return error_set(e, "cannot start the drain thread: %s", strerror(err));
+	}
+	b->running = 1;
+	return 0;
+}
+
+/* Stop the drain thread after its last pass (the events are off). */
+static void thread_stop(struct backend *b)
+{
+	if (!b->running)
+		return;
+	__atomic_store_n(&b->quit, 1, __ATOMIC_RELEASE);
+	efd_signal(b->wake_fd);
+	pthread_join(b->thread, NULL);
+	b->running = 0;
+	close(b->wake_fd);
+	b->wake_fd = -1;
 }
 
 /* Side-band and loss records of CPU cpu, in perf's layout, to ingest. */
@@ -902,20 +1104,36 @@ static int dev_record(void *ctx, const struct record *rec, struct error *e)
 	return 0;
 }
 
-int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e)
+/* A spool entry's records into its ring's queue. */
+static void chunk_read(struct backend *b, const struct spool_entry *ent)
 {
-	uint64_t horizon = final ? UINT64_MAX : clock_monotonic_ns() - MERGE_HORIZON_NS;
+	struct error e;
 
-	for (int i = 0; i < b->nr; i++) {
-		ring_read(b, &b->rings[i]);
-		if (b->dev) {
-			struct dev_ctx c = { b, i };
+	if (ent->src < (uint32_t)b->nr) {
+		struct cpu_ring *r = &b->rings[ent->src];
 
-			if (strobe_dev_read(b->dev, i, dev_record, &c, e) < 0)
-				return -1;
-		}
+		if (ent->len <= r->size &&
+		    records_read(b, r, ent->data, r->size, 0, ent->len) == ent->len)
+			return;
+		snprintf(e.msg, sizeof(e.msg), "malformed record in the ring of CPU %d: "
+			 "the rest of a %zu-byte chunk skipped", r->cpu, ent->len);
+	} else if (b->dev && ent->src < 2 * (uint32_t)b->nr) {
+		struct dev_ctx c = { b, ent->src - b->nr };
+
+		if (strobe_dev_parse(b->dev, c.i, ent->data, ent->len, dev_record, &c, &e) == 0)
+			return;
+	} else {
+		snprintf(e.msg, sizeof(e.msg), "a spool chunk of unknown source %u skipped",
+			 ent->src);
 	}
-	/* k-way merge of the queues, each in time order */
+	if (b->bad_chunks++ < 10)
+		daemon_log("%s", e.msg);
+}
+
+/* Merge the queues up to horizon into ingest. */
+static int merge_deliver(struct backend *b, struct ingest *in, uint64_t horizon,
+			 struct error *e)
+{
 	for (;;) {
 		const struct merge_ent *q;
 		int src;
@@ -928,6 +1146,47 @@ int backend_drain(struct backend *b, struct ingest *in, int final, struct error 
 	}
 	merge_settle(&b->merge);
 	return 0;
+}
+
+int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e)
+{
+	uint64_t deadline = clock_monotonic_ns() + DRAIN_BUDGET_NS;
+	struct spool_entry ent;
+	int r = 1;
+
+	/* a pass at a time: its chunks, then what they let the merge hand out */
+	while (b->spool && r == 1) {
+		while ((r = spool_take(b->spool, &ent, e)) == 1) {
+			if (ent.is_pass) {
+				b->pass_ns = ent.time;
+				break;
+			}
+			chunk_read(b, &ent);
+		}
+		if (r < 0)
+			return -1;
+		if (!final && merge_deliver(b, in, b->pass_ns > MERGE_HORIZON_NS ?
+					    b->pass_ns - MERGE_HORIZON_NS : 0, e) < 0)
+			return -1;
+		if (r == 1 && !final && clock_monotonic_ns() > deadline) {
+			/* more waits: come back after the other events */
+			efd_signal(b->notify_fd);
+			return 0;
+		}
+	}
+	if (!final && b->running)
+		return 0;
+	/* no drain thread (any more): the rings are read in place */
+	for (int i = 0; i < b->nr; i++) {
+		ring_read(b, &b->rings[i]);
+		if (b->dev) {
+			struct dev_ctx c = { b, i };
+
+			if (strobe_dev_read(b->dev, i, dev_record, &c, e) < 0)
+				return -1;
+		}
+	}
+	return merge_deliver(b, in, final ? UINT64_MAX : clock_monotonic_ns() - MERGE_HORIZON_NS, e);
 }
 
 void backend_merge_stats(const struct backend *b, uint64_t *late, uint64_t *late_max_ns)

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/xattr.h>
@@ -22,8 +23,33 @@ struct session {
 	struct db_session row;
 	struct backend *b;
 	struct ingest *in;
+	struct spool *spool;
+	int notify_fd;		/* eventfd: the drain thread spooled records */
 	uint64_t last_status_ns, last_status_samples;
 };
+
+/* The session's spool, in DIR/<id> when p->spool_dir is set. */
+static struct spool *spool_make(const struct session_params *p, int64_t id, struct error *e)
+{
+	struct spool *sp;
+	struct stat st;
+	char *dir;
+
+	if (!p->spool_dir)
+		return spool_open(NULL, &p->spool, e);
+	/* the parent is root's own: never follow a link planted there */
+	if (mkdir(p->spool_dir, 0700) < 0 && errno != EEXIST)
+		return error_set(e, "cannot create the spool directory %s: %s", p->spool_dir,
+				 strerror(errno)), NULL;
+	if (lstat(p->spool_dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022))
+		return error_set(e, "%s is not a directory of root's only: remove it",
+				 p->spool_dir), NULL;
+	dir = xasprintf("%s/%lld", p->spool_dir, (long long)id);
+	sp = spool_open(dir, &p->spool, e);
+	free(dir);
+	return sp;
+}
 
 static int max_sample_rate(void)
 {
@@ -241,6 +267,11 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	uint64_t mono, real;
 
 	s->db = db;
+	s->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->notify_fd < 0) {
+		error_set(e, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
 	s->b = backend_open(&p->cfg, e);
 	if (!s->b)
 		goto fail;
@@ -265,8 +296,11 @@ struct session *session_start(struct db *db, struct bincache *cache,
 		goto fail_row;
 	if (ingest_kernel(s->in, e) < 0)
 		goto fail_row;
+	s->spool = spool_make(p, s->row.id, e);
+	if (!s->spool)
+		goto fail_row;
 	s->row.start_ns = clock_monotonic_ns();
-	if (backend_enable(s->b, e) < 0)
+	if (backend_enable(s->b, e) < 0 || backend_start(s->b, s->spool, s->notify_fd, e) < 0)
 		goto fail_row;
 	if (procscan_all(s->in, s->row.start_ns, e) < 0 || ingest_commit(s->in, e) < 0)
 		goto fail_row;
@@ -285,8 +319,25 @@ fail_row:
 fail:
 	ingest_free(s->in);
 	backend_close(s->b);
+	spool_close(s->spool);
+	if (s->notify_fd >= 0)
+		close(s->notify_fd);
 	free(s);
 	return NULL;
+}
+
+/* The session's parts, once nothing runs (backend_disable done); with
+ * keep_spool, the spool's files stay for the next strobed to count. */
+static void session_free(struct session *s, int keep_spool)
+{
+	ingest_free(s->in);
+	backend_close(s->b);
+	if (keep_spool)
+		spool_leave(s->spool);
+	else
+		spool_close(s->spool);
+	close(s->notify_fd);
+	free(s);
 }
 
 int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t pid,
@@ -311,14 +362,29 @@ int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t 
 	return ingest_commit(s->in, e);
 }
 
+/* Ingest stored what was taken from the spool: a crash no longer loses it. */
+static int commit(struct session *s, struct error *e)
+{
+	if (ingest_commit(s->in, e) < 0)
+		return -1;
+	spool_committed(s->spool);
+	return 0;
+}
+
 int session_drain(struct session *s, struct error *e)
 {
-	/* the write lock first: without it nothing leaves the rings */
+	uint64_t v;
+
+	/* reset the drain thread's signal first: what it sets from now on
+	 * is news for the next call */
+	if (read(s->notify_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return error_set(e, "reading the drain thread's eventfd: %s", strerror(errno));
+	/* the write lock first: without it nothing leaves the spool */
 	if (ingest_begin(s->in, e) < 0)
 		return db_busy(s->db) ? SESSION_BLOCKED : -1;
 	if (backend_drain(s->b, s->in, 0, e) < 0)
 		return -1;
-	return ingest_commit(s->in, e);
+	return commit(s, e);
 }
 
 uint32_t session_owner_uid(const struct session *s)
@@ -331,9 +397,18 @@ int64_t session_status_id(const struct session *s)
 	return s->row.id;
 }
 
+int session_behind(struct session *s)
+{
+	struct spool_stats st;
+
+	spool_get_stats(s->spool, &st);
+	return st.records_in > st.records_out;
+}
+
 size_t session_fds(struct session *s, const int **fds)
 {
-	return backend_fds(s->b, fds);
+	*fds = &s->notify_fd;
+	return 1;
 }
 
 void session_get_status(struct session *s, struct session_status *st)
@@ -342,6 +417,10 @@ void session_get_status(struct session *s, struct session_status *st)
 	uint64_t now = clock_monotonic_ns();
 
 	ingest_get_stats(s->in, &is);
+	spool_get_stats(s->spool, &st->spool);
+	st->lag_records = st->spool.records_in - st->spool.records_out;
+	st->lag_ns = st->spool.oldest_ns && now > st->spool.oldest_ns ?
+		     now - st->spool.oldest_ns : 0;
 	st->id = s->row.id;
 	st->samples = is.samples;
 	st->lost = is.lost;
@@ -396,16 +475,14 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 		s->row.duration_ns = end - s->row.start_ns;
 		db_session_update(s->db, &s->row, &ignore);
 	}
-	ingest_free(s->in);
-	backend_close(s->b);
-	free(s);
+	session_free(s, 0);
 	return ret;
 }
 
 void session_abandon(struct session *s)
 {
 	backend_disable(s->b);
-	ingest_free(s->in);	/* rolls back whatever batch is open */
-	backend_close(s->b);
-	free(s);
+	/* rolls back whatever batch is open; the spool's files stay: the
+	 * session is interrupted, and the next strobed counts what it lost */
+	session_free(s, 1);
 }

@@ -10,6 +10,7 @@
 #include "bincache.h"
 #include "db.h"
 #include "peer.h"
+#include "spool.h"
 
 #define SESSION_MAX_MARKERS	16	/* --marker probes of a session */
 #define SESSION_MAX_SITES	64	/* their sites, all together */
@@ -24,6 +25,11 @@ struct session_params {
 	int *site_fds;			/* per site: the file its notes were read from */
 	int marker_fds[SESSION_MAX_MARKERS];	/* those files, one per --marker */
 	int nr_marker_fds;
+	/* the spool between the drain thread and ingest: its bounds, and the
+	 * directory its session's own directory (named by the session id) is
+	 * made in; NULL: memory only, no crash accounting */
+	struct spool_limits spool;
+	const char *spool_dir;
 };
 
 struct session;
@@ -67,10 +73,15 @@ int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t 
  * kernel counts what does not fit as lost) and the call can be repeated. */
 #define SESSION_BLOCKED 1
 
-/* Move what the rings hold into the database (called on poll and timer).
- * 0, SESSION_BLOCKED, or -1 on an error that ends the session. */
+/* Move what the drain thread spooled into the database (called when the
+ * session's fd is readable and on the timer).  0, SESSION_BLOCKED (the
+ * records wait in the spool), or -1 on an error that ends the session. */
 int session_drain(struct session *s, struct error *e);
 
+/* 1 while records wait in the spool for ingest (a stop waits for them). */
+int session_behind(struct session *s);
+
+/* The fds to poll for session_drain: one eventfd, set by the drain thread. */
 size_t session_fds(struct session *s, const int **fds);
 int64_t session_status_id(const struct session *s);
 /* The uid that started the session (SO_PEERCRED of its 'start'). */
@@ -88,6 +99,9 @@ struct session_status {
 	uint64_t late, late_max_ns;
 	/* what the session's processes cost strobed (see ingest.h) */
 	struct ingest_stats ingest;
+	/* the spool: what waits for ingest, and how late it is */
+	struct spool_stats spool;
+	uint64_t lag_records, lag_ns;
 };
 void session_get_status(struct session *s, struct session_status *st);
 

@@ -191,6 +191,58 @@ int strobe_dev_stop(struct strobe_dev *d)
 	return ioctl(d->fd, STROBE_IOC_STOP, 0);
 }
 
+/*
+ * Hand the records in [p, p + len) of ring r to fn; the span never cuts a
+ * record (the driver pads to the ring's end instead of wrapping one).
+ * Returns the bytes consumed: all of them, or up to and including the
+ * record fn failed on (-1 in *ret); or SKIP_ALL after a malformed record
+ * (*ret -1, e says so): the ring is then skipped to its head.
+ */
+#define SKIP_ALL SIZE_MAX
+
+static size_t parse(struct dev_ring *r, const unsigned char *p, size_t len, uint32_t at,
+		    strobe_dev_fn fn, void *ctx, int *ret, struct error *e)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		struct record rec;
+		size_t used;
+
+		switch (record_decode(p + off, len - off, &rec, &used)) {
+		case RECORD_OK:
+			if (rec.cpu != (uint32_t)r->cpu) {
+				*ret = error_set(e, "driver ring of CPU %d holds a record of CPU %u: "
+						 "records skipped", r->cpu, rec.cpu);
+				return SKIP_ALL;
+			}
+			off += used;
+			if (rec.type == STROBE_REC_CPU_OFFLINE) {
+				r->offline++;
+				daemon_log("CPU %d went offline (CLOCK_MONOTONIC %" PRIu64 " ns): "
+					"no samples of it until it is back", r->cpu, rec.time_ns);
+			} else if (rec.type == STROBE_REC_CPU_ONLINE) {
+				r->online++;
+				daemon_log("CPU %d is back online (CLOCK_MONOTONIC %" PRIu64 " ns): "
+					"sampled again", r->cpu, rec.time_ns);
+			} else if (fn(ctx, &rec, e) < 0) {
+				*ret = -1;
+				return off;
+			}
+			break;
+		case RECORD_PAD:
+			off += used;
+			break;
+		default:
+			*ret = error_set(e, "malformed record in the driver ring of CPU %d at "
+					 "offset %zu: records skipped", r->cpu,
+					 (size_t)((at + off) & (r->size - 1)));
+			return SKIP_ALL;
+		}
+	}
+	return off;
+}
+
 int strobe_dev_read(struct strobe_dev *d, int i, strobe_dev_fn fn, void *ctx,
 		    struct error *e)
 {
@@ -204,55 +256,64 @@ int strobe_dev_read(struct strobe_dev *d, int i, strobe_dev_fn fn, void *ctx,
 		return error_set(e, "driver ring of CPU %d is inconsistent (head %" PRIu64
 				 ", tail %" PRIu64 "): records skipped", r->cpu, head, tail);
 	}
-	while (tail < head) {
+	while (tail < head && ret == 0) {
 		uint32_t off = tail & (r->size - 1);
 		size_t avail = MIN(head - tail, (uint64_t)(r->size - off));
-		struct record rec;
-		size_t used;
 
-		switch (record_decode(r->data + off, avail, &rec, &used)) {
-		case RECORD_OK:
-			if (rec.cpu != (uint32_t)r->cpu) {
-				ret = error_set(e, "driver ring of CPU %d holds a record of CPU %u: "
-						"records skipped", r->cpu, rec.cpu);
-				goto skip;
-			}
-			if (rec.type == STROBE_REC_CPU_OFFLINE) {
-				r->offline++;
-				daemon_log("CPU %d went offline (CLOCK_MONOTONIC %" PRIu64 " ns): "
-					"no samples of it until it is back", r->cpu, rec.time_ns);
-				tail += used;
-				break;
-			}
-			if (rec.type == STROBE_REC_CPU_ONLINE) {
-				r->online++;
-				daemon_log("CPU %d is back online (CLOCK_MONOTONIC %" PRIu64 " ns): "
-					"sampled again", r->cpu, rec.time_ns);
-				tail += used;
-				break;
-			}
-			if (fn(ctx, &rec, e) < 0) {
-				ret = -1;
-				tail += used;
-				goto out;
-			}
-			tail += used;
-			break;
-		case RECORD_PAD:
-			tail += used;
-			break;
-		default:
-			ret = error_set(e, "malformed record in the driver ring of CPU %d at "
-					"offset %u: records skipped", r->cpu, off);
-			goto skip;
-		}
+		size_t used = parse(r, r->data + off, avail, off, fn, ctx, &ret, e);
+
+		tail = used == SKIP_ALL ? head : tail + used;
 	}
-	goto out;
-skip:
-	tail = head;
-out:
 	/* the handler may reuse the space once it sees the new tail */
 	__atomic_store_n(&r->ctrl->tail, tail, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int strobe_dev_copy(struct strobe_dev *d, int i, uint64_t max, strobe_dev_put_fn put,
+		    void *ctx)
+{
+	struct dev_ring *r = &d->rings[i];
+	uint64_t head = __atomic_load_n(&r->ctrl->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->ctrl->tail, n = 0, samples = 0, end;
+	uint32_t off;
+	size_t first;
+
+	if (head == tail)
+		return 0;
+	if (head - tail > r->size)
+		tail = head - r->size;	/* not the driver's protocol: parse says so */
+	off = tail & (r->size - 1);
+	/* whole records, at most max bytes: headers are 8-aligned, never cut */
+	for (end = tail; end < head;) {
+		struct strobe_rec_header h;
+
+		memcpy(&h, r->data + (end & (r->size - 1)), sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8) {
+			end = head;	/* malformed: all of it, for parse to say so */
+			break;
+		}
+		if (end + h.size - tail > max)
+			break;
+		if (h.type != STROBE_REC_PAD)
+			n++;
+		samples += h.type == STROBE_REC_SAMPLE;
+		end += h.size;
+	}
+	if (end == tail)
+		return -1;
+	first = MIN(end - tail, (uint64_t)(r->size - off));
+	if (put(ctx, r->data + off, first, r->data, end - tail - first, n, samples) != 0)
+		return -1;
+	__atomic_store_n(&r->ctrl->tail, end, __ATOMIC_RELEASE);
+	return end == head ? 1 : 2;
+}
+
+int strobe_dev_parse(struct strobe_dev *d, int i, const void *buf, size_t len,
+		     strobe_dev_fn fn, void *ctx, struct error *e)
+{
+	int ret = 0;
+
+	parse(&d->rings[i], buf, len, 0, fn, ctx, &ret, e);
 	return ret;
 }
 

@@ -45,6 +45,25 @@ typedef int (*strobe_dev_fn)(void *ctx, const struct record *r, struct error *e)
 int strobe_dev_read(struct strobe_dev *d, int i, strobe_dev_fn fn, void *ctx,
 		    struct error *e);
 
+/*
+ * For a thread that only empties the rings: the whole records ring i
+ * holds, up to max bytes, as one span in two parts (it may wrap), given to
+ * put with the number of records and samples in it; their space is freed
+ * once put returns 0.  0: the ring was empty, 1: all copied, 2: some (the
+ * rest, past max bytes, stays in the ring), -1: none (put refused, or not
+ * one record fits in max).
+ * Lock-free against the driver; one caller per ring at a time.
+ */
+typedef int (*strobe_dev_put_fn)(void *ctx, const void *a, size_t alen, const void *b,
+				 size_t blen, uint64_t records, uint64_t samples);
+int strobe_dev_copy(struct strobe_dev *d, int i, uint64_t max, strobe_dev_put_fn put,
+		    void *ctx);
+
+/* The records of such a copy of ring i (len bytes at buf) to fn, as
+ * strobe_dev_read hands them; a malformed record skips the rest. */
+int strobe_dev_parse(struct strobe_dev *d, int i, const void *buf, size_t len,
+		     strobe_dev_fn fn, void *ctx, struct error *e);
+
 /* Per-CPU statistics (entry i for the i-th CPU given to open). */
 int strobe_dev_stats(struct strobe_dev *d, struct strobe_cpu_stats *out, struct error *e);
 

@@ -21,6 +21,7 @@
  * WAL under --max-wal when it can, and records the database's stamp.
  */
 #include "config.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -113,6 +114,8 @@ struct daemon {
 	/* retention and the WAL */
 	struct retention_policy policy;
 	uint64_t max_wal;
+	struct spool_limits spool;	/* --spool-mem, --spool-disk */
+	char *spool_dir;		/* DB.spool: a directory per session */
 	int reaping;		/* sessions marked 'deleting' remain */
 	int64_t reaped;		/* sessions removed since reaping began */
 	int gc_pending;		/* binaries and cache to collect when idle */
@@ -138,7 +141,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
 	      "[--backend auto|perf|driver]\n"
-	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n", f);
+	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
+	      "               [--spool-mem SIZE] [--spool-disk SIZE]\n", f);
 }
 
 /*
@@ -426,8 +430,15 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 {
 	struct session_status st;
 	struct error e;
-	int ret = session_stop(d->session, &st, &e);
+	int ret;
 
+	/* ingest catches up first, the events still on (stop_retry) */
+	if (!d->stop_pending && session_behind(d->session)) {
+		d->stop_pending = 1;
+		d->stop_drained = 0;
+		return SESSION_BLOCKED;
+	}
+	ret = session_stop(d->session, &st, &e);
 	if (ret == SESSION_BLOCKED) {
 		d->stop_pending = 1;
 		d->stop_drained = 0;
@@ -581,6 +592,8 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		return;
 	}
 	p.cfg.kind = d->backend;
+	p.spool = d->spool;
+	p.spool_dir = d->spool_dir;
 	d->ended[0] = 0;
 	d->session = session_start(d->db, &d->cache, &p, &e);
 	session_params_free(&p);
@@ -714,14 +727,21 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		} else if (!d->session) {
 			reply_error(fd, "no session is running");
 		} else if (d->stop_fd >= 0) {
-			reply_error(fd, "session %lld is already being stopped: strobed waits for "
-				    "the database, locked by %s", (long long)session_status_id(d->session),
-				    d->holder[0] ? d->holder : "another process");
+			if (d->blocked_since)
+				reply_error(fd, "session %lld is already being stopped: strobed waits "
+					    "for the database, locked by %s",
+					    (long long)session_status_id(d->session),
+					    d->holder[0] ? d->holder : "another process");
+			else
+				reply_error(fd, "session %lld is already being stopped: strobed is "
+					    "storing the records it spooled ('strobe status' shows "
+					    "how many)", (long long)session_status_id(d->session));
 		} else if (peer_owns(d, &cr, fd)) {
 			if (stop_session(d, &m) == SESSION_BLOCKED) {
-				daemon_log("session %lld: the stop waits for the database; the session "
-				       "records on until it can be stored",
-				       (long long)session_status_id(d->session));
+				if (d->blocked_since)
+					daemon_log("session %lld: the stop waits for the database; "
+						   "the session records on until it can be stored",
+						   (long long)session_status_id(d->session));
 				d->stop_fd = fd;
 				keep = 1;
 			} else {
@@ -760,6 +780,13 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 			proto_addf(&m, "throttled", "%llu", (unsigned long long)st.throttled);
 			proto_addf(&m, "elapsed_ns", "%llu", (unsigned long long)st.elapsed_ns);
 			proto_addf(&m, "rate", "%.1f", st.rate);
+			proto_addf(&m, "lag_records", "%llu", (unsigned long long)st.lag_records);
+			proto_addf(&m, "lag_ns", "%llu", (unsigned long long)st.lag_ns);
+			proto_addf(&m, "spool_mem", "%llu", (unsigned long long)st.spool.mem_bytes);
+			proto_addf(&m, "spool_disk", "%llu", (unsigned long long)st.spool.disk_bytes);
+			proto_addf(&m, "spool_mem_max", "%llu", (unsigned long long)d->spool.mem_max);
+			proto_addf(&m, "spool_disk_max", "%llu", (unsigned long long)d->spool.disk_max);
+			proto_addf(&m, "spool_refused", "%llu", (unsigned long long)st.spool.refused);
 			if (d->stop_pending)
 				proto_add(&m, "stopping", "1");
 		} else {
@@ -788,13 +815,21 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 	return keep;
 }
 
+static void stop_retry(struct daemon *d);
+
 static void drain(struct daemon *d)
 {
 	struct error e;
 	int r;
 
-	if (!d->session || d->stop_pending)
+	if (!d->session)
 		return;
+	if (d->stop_pending) {
+		/* catching up before a stop: as fast as the spool is fed */
+		if (!d->stop_drained)
+			stop_retry(d);
+		return;
+	}
 	r = session_drain(d->session, &e);
 	if (r == SESSION_BLOCKED) {
 		db_blocked(d);
@@ -814,11 +849,12 @@ static void drain(struct daemon *d)
 }
 
 /*
- * A stop (or an exit) waiting for the database: try again.  Once the lock
- * is free, first a drain with the events still on, and the stop only on
- * the next tick: the rings may have overflowed meanwhile, and the kernel
- * reports that (PERF_RECORD_LOST) only in the next record it writes to a
- * ring with room, which a stopped event never writes.
+ * A stop (or an exit) waiting for the database or for ingest to catch up
+ * with the spool: try again.  Once the lock is free, drains with the
+ * events still on until the spool is empty, and the stop only on the next
+ * tick: the rings may have overflowed meanwhile, and the kernel reports
+ * that (PERF_RECORD_LOST) only in the next record it writes to a ring
+ * with room, which a stopped event never writes.
  */
 static void stop_retry(struct daemon *d)
 {
@@ -830,7 +866,7 @@ static void stop_retry(struct daemon *d)
 
 		if (r == 0) {
 			db_unblocked(d);
-			d->stop_drained = 1;
+			d->stop_drained = !session_behind(d->session);
 			return;
 		}
 		if (r < 0) {
@@ -1052,6 +1088,76 @@ static void wal_check(struct daemon *d)
 static void log_recovered(const struct recover_session *r, size_t n, size_t shown,
 			  uint64_t took_ns);
 
+struct orphan {
+	struct db *db;
+	int64_t id;
+	uint64_t last_ns, samples;
+};
+
+static int orphan_lost(void *ctx, int cpu, uint64_t samples, struct error *e)
+{
+	struct orphan *o = ctx;
+
+	o->samples += samples;
+	return db_lost_insert(o->db, o->id, cpu < 0 ? 0 : cpu, o->last_ns, samples, "spool", e);
+}
+
+/*
+ * The spools of sessions whose strobed died (DB.spool/ID): the samples
+ * they held that were never stored become lost rows of kind 'spool' at the
+ * time of the last chunk spooled, per CPU, which recover_interrupted then
+ * counts into the session's totals; logged, and the spool removed.  A
+ * locked database: -1 with db_busy(), to be tried again.
+ */
+static int spool_orphans(struct daemon *d, struct error *e)
+{
+	DIR *dir = opendir(d->spool_dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!dir)
+		return errno == ENOENT ? 0 : error_set(e, "cannot list %s: %s", d->spool_dir,
+						      strerror(errno));
+	while (ret == 0 && (de = readdir(dir))) {
+		struct orphan o = { .db = d->db };
+		struct db_session row;
+		struct error ignore;
+		uint64_t records = 0;
+		char *end, *path;
+		int r = 0;
+
+		o.id = strtoll(de->d_name, &end, 10);
+		if (*end || o.id <= 0 || (d->session && o.id == session_status_id(d->session)))
+			continue;
+		path = xasprintf("%s/%s", d->spool_dir, de->d_name);
+		if (db_session_get(d->db, o.id, &row, &ignore) == 0) {
+			if (db_begin(d->db, e) < 0) {
+				free(path);
+				ret = -1;
+				break;
+			}
+			r = spool_orphan(path, orphan_lost, &o, &records, &o.last_ns, e);
+			if (r < 0 || db_commit(d->db, e) < 0) {
+				db_rollback(d->db);
+				daemon_log("session %lld: counting what its spool lost: %s",
+					   (long long)o.id, e->msg);
+				r = 0;
+			}
+		}
+		if (r > 0 && records)
+			daemon_log("session %lld: its strobed stopped with %llu records spooled "
+				   "but not stored, %llu of them samples: counted as lost (kind "
+				   "spool) at CLOCK_MONOTONIC %llu ns", (long long)o.id,
+				   (unsigned long long)records, (unsigned long long)o.samples,
+				   (unsigned long long)o.last_ns);
+		if (spool_remove(path, &ignore) < 0)
+			daemon_log("%s", ignore.msg);
+		free(path);
+	}
+	closedir(dir);
+	return ret;
+}
+
 /* Interrupted sessions strobed could not mark at start-up. */
 static void recover_retry(struct daemon *d)
 {
@@ -1060,7 +1166,8 @@ static void recover_retry(struct daemon *d)
 	struct error e;
 	size_t n;
 
-	if (recover_interrupted(d->db, d->recover_max_id, rec, ARRAY_SIZE(rec), &n, &e) < 0) {
+	if (spool_orphans(d, &e) < 0 ||
+	    recover_interrupted(d->db, d->recover_max_id, rec, ARRAY_SIZE(rec), &n, &e) < 0) {
 		if (db_busy(d->db))
 			db_blocked(d);
 		else
@@ -1339,10 +1446,13 @@ int main(int argc, char **argv)
 		{ "keep", required_argument, NULL, 'k' },
 		{ "max-size", required_argument, NULL, 'M' },
 		{ "max-wal", required_argument, NULL, 'W' },
+		{ "spool-mem", required_argument, NULL, 'S' },
+		{ "spool-disk", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL };
+	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
+			    .spool = { SPOOL_MEM_DEFAULT, SPOOL_DISK_DEFAULT } };
 	struct client clients[MAX_CLIENTS];
 	struct recover_session rec[16];
 	struct start_wait wait = { 0 };
@@ -1374,6 +1484,20 @@ int main(int argc, char **argv)
 			if (retention_parse_size(optarg, &d.max_wal, &e) < 0) {
 				snprintf(e.msg, sizeof(e.msg), "bad --max-wal '%s': give a size in "
 					 "bytes or with K, M, G or T, e.g. --max-wal 64M", optarg);
+				goto bad_option;
+			}
+			break;
+		case 'S':
+		case 'D':
+			/* 0: none (no disk: loss once memory is full) */
+			if (!strcmp(optarg, "0"))
+				*(c == 'S' ? &d.spool.mem_max : &d.spool.disk_max) = 0;
+			else if (retention_parse_size(optarg, c == 'S' ? &d.spool.mem_max :
+						      &d.spool.disk_max, &e) < 0) {
+				snprintf(e.msg, sizeof(e.msg), "bad --spool-%s '%s': give a size in "
+					 "bytes or with K, M, G or T, e.g. --spool-%s 1G",
+					 c == 'S' ? "mem" : "disk", optarg,
+					 c == 'S' ? "mem" : "disk");
 				goto bad_option;
 			}
 			break;
@@ -1460,7 +1584,9 @@ int main(int argc, char **argv)
 	/* sessions a strobed that died left 'running'; when the database is
 	 * locked, strobed starts anyway and marks them once it can */
 	rec_ns = now_ns();
+	d.spool_dir = xasprintf("%s.spool", db_path_arg);
 	if (db_session_max_id(d.db, &d.recover_max_id, &e) < 0 ||
+	    (spool_orphans(&d, &e) < 0 && !db_busy(d.db)) ||
 	    (recover_interrupted(d.db, d.recover_max_id, rec, ARRAY_SIZE(rec), &nrec, &e) < 0 &&
 	     !db_busy(d.db))) {
 		fprintf(stderr, "strobed: marking the sessions of a strobed that died as "

@@ -99,7 +99,7 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 
 	/* losses per CPU, and the session's totals of them */
 	s->lost = s->throttled = 0;
-	if (prepare(db, "SELECT cpu,coalesce(sum(CASE WHEN kind IN ('ring','samples') THEN count "
+	if (prepare(db, "SELECT cpu,coalesce(sum(CASE WHEN kind IN ('ring','samples','spool') THEN count "
 		    "END),0),count(CASE WHEN kind='throttle' THEN 1 END),max(time_ns) "
 		    "FROM lost WHERE session_id=?1 GROUP BY cpu", &st, e))
 		goto fail;

@@ -28,6 +28,10 @@ struct spool_state {
 	uint64_t records_in, samples_in;
 	uint64_t records_committed, samples_committed;
 	uint64_t last_ns;
+	struct {
+		uint32_t cpu, named;
+		uint64_t samples_in, samples_committed;
+	} src[SPOOL_MAX_SRC];
 };
 
 /* An entry's header, in memory and in segment files. */
@@ -61,6 +65,7 @@ struct spool {
 	unsigned char *rbuf;
 	size_t rcap;
 	struct spool_stats st;
+	uint64_t src_out[SPOOL_MAX_SRC];	/* samples taken, per source */
 };
 
 static void seg_path(const struct spool *s, unsigned n, char *buf, size_t size)
@@ -243,11 +248,33 @@ int spool_put(struct spool *s, uint32_t src, uint64_t time, const void *a, size_
 		s->state->records_in = s->st.records_in;
 		s->state->samples_in = s->st.samples_in;
 		s->state->last_ns = time;
+		if (src < SPOOL_MAX_SRC)
+			s->state->src[src].samples_in += samples;
 	} else {
 		s->st.refused++;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return r;
+}
+
+uint64_t spool_room(struct spool *s)
+{
+	uint64_t mem = 0, disk = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->disk_mode && s->st.mem_bytes + sizeof(struct node) < s->lim.mem_max)
+		mem = s->lim.mem_max - s->st.mem_bytes - sizeof(struct node);
+	if (s->dir && s->st.disk_bytes + sizeof(struct ent_hdr) + 8 < s->lim.disk_max)
+		disk = s->lim.disk_max - s->st.disk_bytes - sizeof(struct ent_hdr) - 8;
+	pthread_mutex_unlock(&s->lock);
+	return MIN(MAX(mem, disk), SPOOL_SEGMENT_MAX - sizeof(struct ent_hdr) * 2 - 8);
+}
+
+void spool_short(struct spool *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->st.refused++;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void spool_pass(struct spool *s, uint64_t time)
@@ -395,6 +422,8 @@ int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 	if (r == 1 && !ent->is_pass) {
 		s->st.records_out += ent->records;
 		s->st.samples_out += ent->samples;
+		if (ent->src < SPOOL_MAX_SRC)
+			s->src_out[ent->src] += ent->samples;
 	}
 	/* the oldest chunk held: not known exactly on disk; the next taken
 	 * chunk's copy time is close enough for a lag */
@@ -413,6 +442,18 @@ void spool_committed(struct spool *s)
 	pthread_mutex_lock(&s->lock);
 	s->state->records_committed = s->st.records_out;
 	s->state->samples_committed = s->st.samples_out;
+	for (int i = 0; i < SPOOL_MAX_SRC; i++)
+		s->state->src[i].samples_committed = s->src_out[i];
+	pthread_mutex_unlock(&s->lock);
+}
+
+void spool_source(struct spool *s, uint32_t src, uint32_t cpu)
+{
+	if (src >= SPOOL_MAX_SRC)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->state->src[src].cpu = cpu;
+	s->state->src[src].named = 1;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -423,7 +464,8 @@ void spool_get_stats(struct spool *s, struct spool_stats *st)
 	pthread_mutex_unlock(&s->lock);
 }
 
-void spool_close(struct spool *s)
+/* Free s; with keep, its files stay for spool_orphan. */
+static void spool_free(struct spool *s, int keep)
 {
 	char path[PATH_MAX];
 
@@ -441,7 +483,7 @@ void spool_close(struct spool *s)
 		close(s->rfd);
 	if (s->wfd >= 0)
 		close(s->wfd);
-	if (s->dir) {
+	if (s->dir && !keep) {
 		for (unsigned n = s->rseg; n <= s->wseg; n++) {
 			seg_path(s, n, path, sizeof(path));
 			unlink(path);
@@ -457,49 +499,72 @@ void spool_close(struct spool *s)
 	free(s);
 }
 
-int spool_orphan(const char *dir, uint64_t *records, uint64_t *samples, uint64_t *last_ns,
-		 struct error *e)
+void spool_close(struct spool *s)
 {
-	char path[PATH_MAX];
-	struct spool_state st;
+	spool_free(s, 0);
+}
+
+void spool_leave(struct spool *s)
+{
+	spool_free(s, 1);
+}
+
+int spool_orphan(const char *dir, spool_lost_fn fn, void *ctx, uint64_t *records,
+		 uint64_t *last_ns, struct error *e)
+{
+	struct spool_state *st = xcalloc(1, sizeof(*st));
 	ssize_t n;
-	int dfd, fd;
+	int dfd, fd, ret = 1;
 
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
+		free(st);
 		if (errno == ENOENT)
 			return 0;
 		return error_set(e, "cannot open the spool directory %s: %s", dir,
 				 strerror(errno));
 	}
 	fd = openat(dfd, "state", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, &st, sizeof(st)) : -1;
+	n = fd >= 0 ? read(fd, st, sizeof(*st)) : -1;
 	if (fd >= 0)
 		close(fd);
-	if (n != (ssize_t)sizeof(st) || st.magic != STATE_MAGIC) {
-		/* created but not yet stamped: nothing was put */
-		memset(&st, 0, sizeof(st));
-	}
-	*records = st.records_in >= st.records_committed ? st.records_in - st.records_committed : 0;
-	*samples = st.samples_in >= st.samples_committed ? st.samples_in - st.samples_committed : 0;
-	*last_ns = st.last_ns;
-	/* its files go: segments, state, then the directory */
-	{
-		DIR *d = fdopendir(dfd);
-		struct dirent *de;
-
-		if (!d) {
-			close(dfd);
-			return error_set(e, "cannot list %s: %s", dir, strerror(errno));
+	if (n != (ssize_t)sizeof(*st) || st->magic != STATE_MAGIC)
+		memset(st, 0, sizeof(*st));	/* created, never stamped: nothing put */
+	*records = st->records_in >= st->records_committed ?
+		   st->records_in - st->records_committed : 0;
+	*last_ns = st->last_ns;
+	for (int i = 0; i < SPOOL_MAX_SRC && fn; i++)
+		if (st->src[i].samples_in > st->src[i].samples_committed &&
+		    fn(ctx, st->src[i].named ? (int)st->src[i].cpu : -1,
+		       st->src[i].samples_in - st->src[i].samples_committed, e) < 0) {
+			ret = -1;
+			break;
 		}
-		while ((de = readdir(d)))
-			if (!strncmp(de->d_name, "seg-", 4) || !strcmp(de->d_name, "state"))
-				unlinkat(dirfd(d), de->d_name, 0);
-		closedir(d);
+	free(st);
+	close(dfd);
+	return ret;
+}
+
+int spool_remove(const char *dir, struct error *e)
+{
+	DIR *d;
+	struct dirent *de;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : error_set(e, "cannot open the spool directory %s: %s",
+						      dir, strerror(errno));
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return error_set(e, "cannot list %s: %s", dir, strerror(errno));
 	}
-	snprintf(path, sizeof(path), "%s", dir);
-	if (rmdir(path) < 0)
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "seg-", 4) || !strcmp(de->d_name, "state"))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	if (rmdir(dir) < 0)
 		return error_set(e, "cannot remove the spool directory %s: %s", dir,
 				 strerror(errno));
-	return 1;
+	return 0;
 }

@@ -34,6 +34,7 @@
 #define SPOOL_MEM_DEFAULT	(256ULL << 20)
 #define SPOOL_DISK_DEFAULT	(4ULL << 30)
 #define SPOOL_SEGMENT_MAX	(64ULL << 20)	/* bytes per segment file */
+#define SPOOL_MAX_SRC		1024		/* sources counted per CPU for crashes */
 
 struct spool_limits {
 	uint64_t mem_max;		/* bytes of chunks held in memory */
@@ -56,7 +57,8 @@ struct spool_stats {
 	uint64_t records_in, samples_in;	/* put so far */
 	uint64_t records_out, samples_out;	/* taken so far */
 	uint64_t oldest_ns;			/* copy time of the oldest chunk held, 0: none */
-	uint64_t refused;			/* spool_put calls refused for want of room */
+	uint64_t refused;			/* puts refused and rings left not emptied
+						 * (spool_short), for want of room */
 	uint64_t disk_errors;			/* segment writes that failed (then: refused) */
 };
 
@@ -71,6 +73,16 @@ struct spool *spool_open(const char *dir, const struct spool_limits *lim, struct
  * 1 refused (no room in memory or on disk). */
 int spool_put(struct spool *s, uint32_t src, uint64_t time, const void *a, size_t alen,
 	      const void *b, size_t blen, uint64_t records, uint64_t samples);
+
+/* Producer: the most bytes one chunk may have now (only the consumer
+ * makes more room meanwhile). */
+uint64_t spool_room(struct spool *s);
+
+/* Producer: a ring held more than spool_room (counted as refused). */
+void spool_short(struct spool *s);
+
+/* Before any put: source src holds CPU cpu's records (for spool_orphan). */
+void spool_source(struct spool *s, uint32_t src, uint32_t cpu);
 
 /* Producer: a pass over all rings that began at time is complete. */
 void spool_pass(struct spool *s, uint64_t time);
@@ -88,10 +100,23 @@ void spool_get_stats(struct spool *s, struct spool_stats *st);
 /* Free everything and remove dir with its files. */
 void spool_close(struct spool *s);
 
-/* What a spool left behind in dir by a strobed that died: records and
- * samples put but never stored, and the copy time of the last chunk put.
- * 1 found (dir is removed), 0 no spool there, -1 error. */
-int spool_orphan(const char *dir, uint64_t *records, uint64_t *samples, uint64_t *last_ns,
-		 struct error *e);
+/* Free s but leave dir as a killed strobed would (for spool_orphan): a
+ * strobed that exits without storing the session. */
+void spool_leave(struct spool *s);
+
+/*
+ * What a spool left behind in dir by a strobed that died: fn is called
+ * for each source with samples put but never stored, with its CPU (-1 if
+ * never named); *records gets all the records (samples and side-band) put
+ * but never stored, *last_ns the copy time of the last chunk put.  1
+ * found, 0 no spool there, -1 error (or fn's error).  Nothing is removed:
+ * spool_remove does, once what fn was told is stored.
+ */
+typedef int (*spool_lost_fn)(void *ctx, int cpu, uint64_t samples, struct error *e);
+int spool_orphan(const char *dir, spool_lost_fn fn, void *ctx, uint64_t *records,
+		 uint64_t *last_ns, struct error *e);
+
+/* Remove a spool's directory dir and its files (none: 0). */
+int spool_remove(const char *dir, struct error *e);
 
 #endif

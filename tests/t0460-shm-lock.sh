@@ -12,10 +12,12 @@
 #      cover the lock's 8 s as densely as the rest of the run, and the
 #      session ends 'done' with 0 lost;
 #  (2) an open file description lock (F_OFD_SETLKW) on byte 120 for 3 s,
-#      with 16 KiB rings: what does not fit in the rings is counted as
-#      lost, shown by 'strobe stop' and stored (sessions.lost = the lost
-#      rows), and strobed still names the holder's pid;
-#  (3) the lock held across 'strobe stop', with 16 KiB rings: the stop
+#      with 16 KiB rings and a spool of 16 KiB without disk (strobed
+#      restarted so; the default spool would hold it all, t0500): what
+#      fits neither is counted as lost, shown by 'strobe stop' and stored
+#      (sessions.lost = the lost rows), and strobed still names the
+#      holder's pid;
+#  (3) the lock held across 'strobe stop', with the same rings and spool: the stop
 #      waits ('strobe status' says stopping) and completes once the lock
 #      goes; the session is done, and what overflowed meanwhile is counted
 #      lost (the kernel reports it only in a record written after the
@@ -107,7 +109,9 @@ PY
 [ $(( (s1 - s0) / 1000000 )) -lt 1000 ] || fail "status took $(( (s1 - s0) / 1000000 )) ms under the lock"
 ok "8 s on the WAL write lock: session $id done, nothing lost, holder $apid named"
 
-# (2) an OFD lock, small rings: what overflows is counted lost, and shown
+# (2) an OFD lock, small rings, small spool: what overflows is counted lost, and shown
+stop_daemon
+start_daemon --max-wal 1M --spool-mem 16K --spool-disk 0
 "$STROBE" start --sample-event cpu-clock -F 1000 -m 4 >"$tmp/id" 2>"$tmp/err" ||
 	fail "start: $(cat "$tmp/err")"
 id=$(cat "$tmp/id")

@@ -5,8 +5,11 @@
 #include "config.h"
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "cmd.h"
 #include "control.h"
@@ -161,6 +164,59 @@ int control_simple(const char *socket, const char *verb, struct proto_msg *resp,
 	return ret;
 }
 
+/*
+ * While a stop waits for strobed to store what it spooled: a child that
+ * asks for the status every half second and shows, on stderr when it is
+ * a terminal, how many records are left.  The child ends with the stop.
+ */
+static pid_t stop_progress_start(const char *socket)
+{
+	pid_t pid;
+
+	if (!isatty(2))
+		return -1;
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	for (int shown = 0;; ) {
+		struct proto_msg st;
+		const char *left, *lag;
+
+		usleep(500 * 1000);
+		if (control_simple(socket, "status", &st, NULL) < 0)
+			_exit(0);
+		left = proto_get(&st, "lag_records");
+		lag = proto_get(&st, "lag_ns");
+		if (left && strcmp(left, "0")) {
+			fprintf(stderr, "\rstrobe stop: storing the spooled records: %s left "
+				"(%.1f s behind)   ", left, lag ? atof(lag) / 1e9 : 0.0);
+			shown = 1;
+		} else if (shown) {
+			fprintf(stderr, "\r%60s\r", "");
+			shown = 0;
+		}
+		proto_free(&st);
+	}
+}
+
+static void stop_progress_end(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fprintf(stderr, "\r%70s\r", "");
+}
+
+int control_stop(const char *socket, struct proto_msg *resp, struct error *e)
+{
+	pid_t pid = stop_progress_start(socket);
+	int ret = control_simple(socket, "stop", resp, e);
+
+	stop_progress_end(pid);
+	return ret;
+}
+
 void control_print_stop(FILE *f, const struct proto_msg *resp)
 {
 	const char *d = proto_get(resp, "duration_ns");
@@ -254,13 +310,27 @@ int cmd_stop(int argc, char **argv)
 
 	if (r)
 		return r == 1 ? 0 : r;
-	if (control_simple(socket, "stop", &resp, &e) < 0) {
+	if (control_stop(socket, &resp, &e) < 0) {
 		fprintf(stderr, "strobe stop: %s\n", e.msg);
 		return 1;
 	}
 	control_print_stop(stdout, &resp);
 	proto_free(&resp);
 	return 0;
+}
+
+/* A byte count given as text, as "512 B", "64.0 KiB", "1.5 GiB". */
+static void size_text(char *buf, size_t len, const char *bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = bytes ? atof(bytes) : 0;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
 int cmd_status(int argc, char **argv)
@@ -290,11 +360,28 @@ int cmd_status(int argc, char **argv)
 		       proto_get(&resp, "db") ? proto_get(&resp, "db") : "?");
 	}
 	/* lines added after the first, which scripts may parse */
+	if (running && !strcmp(running, "1") && proto_get(&resp, "lag_records")) {
+		const char *g = proto_get(&resp, "spool_refused");
+		char mem[32], memx[32], disk[32], diskx[32];
+
+		size_text(mem, sizeof(mem), proto_get(&resp, "spool_mem"));
+		size_text(memx, sizeof(memx), proto_get(&resp, "spool_mem_max"));
+		size_text(disk, sizeof(disk), proto_get(&resp, "spool_disk"));
+		size_text(diskx, sizeof(diskx), proto_get(&resp, "spool_disk_max"));
+		printf("ingest: %s records behind (%.2f s); spool: %s of %s in memory, %s of %s "
+		       "on disk", proto_get(&resp, "lag_records"),
+		       atof(proto_get(&resp, "lag_ns") ? proto_get(&resp, "lag_ns") : "0") / 1e9,
+		       mem, memx, disk, diskx);
+		if (g && strcmp(g, "0"))
+			printf("; full %s times (the records stayed in the rings, where the "
+			       "kernel counts what no longer fits as lost)", g);
+		putchar('\n');
+	}
 	if (proto_get(&resp, "stopping"))
 		printf("stopping: the stop waits until the session can be stored\n");
 	if (proto_get(&resp, "blocked_ms"))
-		printf("database locked for %.1f s by %s: records wait in the ring buffers, and "
-		       "what does not fit is counted as lost\n",
+		printf("database locked for %.1f s by %s: records wait in the spool, and what "
+		       "does not fit there is counted as lost\n",
 		       atof(proto_get(&resp, "blocked_ms")) / 1e3,
 		       proto_get(&resp, "lock_holder") ? proto_get(&resp, "lock_holder") : "?");
 	if (proto_get(&resp, "removing"))

@@ -252,7 +252,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "strobe record: cannot run %s: %s\n", argv[optind], strerror(errno));
 		status = 127 << 8;
 	}
-	ret = control_simple(o.socket, "stop", &resp, &e);
+	ret = control_stop(o.socket, &resp, &e);
 	if (ret < 0) {
 		fprintf(stderr, "strobe record: stopping session %lld: %s\n", id, e.msg);
 	} else {

@@ -41,6 +41,9 @@ int start_opts_parse(struct start_opts *o, int c, const char *arg, const char *c
 int start_opts_check(const struct start_opts *o, const char *cmd);
 
 int control_start(const struct start_opts *o, long long *id, struct error *e);
+/* 'stop', showing on a terminal how many spooled records are left to
+ * store while strobed finishes the session. */
+int control_stop(const char *socket, struct proto_msg *resp, struct error *e);
 int control_simple(const char *socket, const char *verb, struct proto_msg *resp,
 		   struct error *e);
 void control_print_stop(FILE *f, const struct proto_msg *resp);

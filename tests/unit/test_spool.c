@@ -204,17 +204,38 @@ static void test_threads(void **state)
 	spool_close(p.s);
 }
 
+struct lost_src {
+	int cpu[8];
+	uint64_t samples[8];
+	int n;
+};
+
+static int on_lost(void *ctx, int cpu, uint64_t samples, struct error *e)
+{
+	struct lost_src *l = ctx;
+
+	(void)e;
+	assert_true(l->n < 8);
+	l->cpu[l->n] = cpu;
+	l->samples[l->n++] = samples;
+	return 0;
+}
+
 /* a strobed killed with records put but not committed */
 static void test_orphan(void **state)
 {
+	struct lost_src l = { .n = 0 };
 	struct spool_limits lim = { .mem_max = 8 << 10, .disk_max = 1 << 20 };
 	struct spool_entry ent;
 	struct error e;
 	struct spool *s = spool_open(path_of("orphan"), &lim, &e);
-	uint64_t records, samples, last;
+	uint64_t records, last;
 
 	(void)state;
 	assert_non_null(s);
+	/* sources 0-3 are CPUs 10-13, but 3 is never named */
+	for (unsigned i = 0; i < 3; i++)
+		spool_source(s, i, 10 + i);
 	for (unsigned i = 0; i < 40; i++)
 		assert_int_equal(put_chunk(s, i), 0);
 	for (unsigned i = 0; i < 10; i++)
@@ -223,12 +244,23 @@ static void test_orphan(void **state)
 	for (unsigned i = 0; i < 5; i++)
 		assert_int_equal(spool_take(s, &ent, &e), 1);	/* 5 in flight */
 	/* no spool_close: as after SIGKILL, the files stay */
-	assert_int_equal(spool_orphan(path_of("orphan"), &records, &samples, &last, &e), 1);
+	assert_int_equal(spool_orphan(path_of("orphan"), on_lost, &l, &records, &last, &e), 1);
 	assert_int_equal(records, 2 * 30);
-	assert_int_equal(samples, 30);
 	assert_int_equal(last, 1000 + 39);
+	/* chunks 10-39 (one sample each) by source i % 4: 7, 7, 8, 8 */
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.cpu[0], 10);
+	assert_int_equal(l.samples[0], 7);
+	assert_int_equal(l.cpu[1], 11);
+	assert_int_equal(l.samples[1], 7);
+	assert_int_equal(l.cpu[2], 12);
+	assert_int_equal(l.samples[2], 8);
+	assert_int_equal(l.cpu[3], -1);
+	assert_int_equal(l.samples[3], 8);
+	assert_int_equal(access(path_of("orphan"), F_OK), 0);	/* kept until stored */
+	assert_int_equal(spool_remove(path_of("orphan"), &e), 0);
 	assert_int_equal(access(path_of("orphan"), F_OK), -1);
-	assert_int_equal(spool_orphan(path_of("orphan"), &records, &samples, &last, &e), 0);
+	assert_int_equal(spool_orphan(path_of("orphan"), on_lost, &l, &records, &last, &e), 0);
 	/* the leak of s's memory is the test's, not the spool's */
 }
 
