@@ -46,6 +46,12 @@ static struct spool *spool_make(const struct session_params *p, int64_t id, stru
 		return error_set(e, "%s is not a directory of root's only: remove it",
 				 p->spool_dir), NULL;
 	dir = xasprintf("%s/%lld", p->spool_dir, (long long)id);
+	/* a spool left under this id (a session removed, its id reused) is
+	 * nobody's: strobed counted it at start-up */
+	if (spool_remove(dir, e) < 0) {
+		free(dir);
+		return NULL;
+	}
 	sp = spool_open(dir, &p->spool, e);
 	free(dir);
 	return sp;

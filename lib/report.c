@@ -821,6 +821,19 @@ out:
 	return t;
 }
 
+const char *report_lost_kind(const char *kind)
+{
+	if (!strcmp(kind, "ring"))
+		return "ring buffer full";
+	if (!strcmp(kind, "samples"))
+		return "dropped by the kernel";
+	if (!strcmp(kind, "throttle"))
+		return "throttled";
+	if (!strcmp(kind, "spool"))
+		return "not stored: strobed died with them spooled";
+	return kind;
+}
+
 int report_parse_by(const char *s, enum report_by *by)
 {
 	if (!s)

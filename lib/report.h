@@ -51,6 +51,11 @@ struct report_summary {
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);
 
+/* What a lost.kind means, in words: "ring buffer full", "dropped by the
+ * kernel", "throttled", "not stored: strobed died with them spooled";
+ * another kind as it is ("" included). */
+const char *report_lost_kind(const char *kind);
+
 /* Parse "binary", "symbol" or "line". */
 int report_parse_by(const char *s, enum report_by *by);
 

@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "db.h"
+#include "report.h"
 #include "resolve.h"
 
 static const char usage_text[] =
@@ -848,8 +849,7 @@ static int chrome_lost(struct exp *x, struct error *e)
 			snprintf(name, sizeof(name), "throttled on cpu%lld", (long long)cpu);
 		else
 			snprintf(name, sizeof(name), "lost %lld samples (%s) on cpu%lld",
-				 (long long)count, !strcmp(kind, "ring") ? "ring buffer full" :
-				 !strcmp(kind, "samples") ? "dropped by the kernel" : kind,
+				 (long long)count, report_lost_kind(kind),
 				 (long long)cpu);
 		ev_begin(x, "i", sqlite3_column_int64(st, 0), COUNTERS_PID, 0);
 		ob_str(o, ",\"s\":\"g\",\"cat\":\"lost\",\"name\":");

@@ -67,17 +67,6 @@ static int64_t session_duration_ns(const struct db_session *s)
 	return -1;
 }
 
-static const char *lost_kind(const char *kind)
-{
-	if (!strcmp(kind, "ring"))
-		return "ring buffer full";
-	if (!strcmp(kind, "samples"))
-		return "dropped by the kernel";
-	if (!strcmp(kind, "throttle"))
-		return "throttled";
-	return kind;	/* "" from session_cpus: "lost on CPU 1" */
-}
-
 /* Append to buf (of len, used n) without overflowing. */
 static void bufadd(char *buf, size_t len, size_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -130,7 +119,7 @@ static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
 			if (ncpus && (rc != SQLITE_ROW || strcmp(k ? k : "", kind))) {
 				/* the CPUs of the previous kind */
 				bufadd(buf, len, &n, "%s%s%son CPU%s", n ? "; " : "",
-				       lost_kind(kind), kind[0] ? " " : "",
+				       report_lost_kind(kind), kind[0] ? " " : "",
 				       ncpus > 1 || more ? "s" : "");
 				for (int i = 0; i < ncpus; i++) {
 					if (ncpus == 1 && !more)
