@@ -18,6 +18,7 @@ extern const size_t schema_nr_migrations;
 enum {
 	STMT_SAMPLE,
 	STMT_AGG,
+	STMT_TIME_AGG,
 	STMT_LOST,
 	STMT_MARKER,
 	STMT_BINARY_FIND,
@@ -39,6 +40,15 @@ static const char *const stmt_sql[NR_STMTS] = {
 		     "samples=samples+excluded.samples,c0=c0+excluded.c0,c1=c1+excluded.c1,"
 		     "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 		     "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
+	[STMT_TIME_AGG] = "INSERT INTO sample_time VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+			  "?10,?11,?12,?13,?14,?15,?16,?17,?18) "
+			  "ON CONFLICT(session_id,bucket,cpu,pid,comm_id,binary_id) DO UPDATE SET "
+			  "samples=samples+excluded.samples,"
+			  "last_row=max(last_row,excluded.last_row),"
+			  "min_ns=min(min_ns,excluded.min_ns),"
+			  "max_ns=max(max_ns,excluded.max_ns),c0=c0+excluded.c0,c1=c1+excluded.c1,"
+			  "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
+			  "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
 	[STMT_LOST] = "INSERT INTO lost VALUES(?1,?2,?3,?4,?5)",
 	[STMT_MARKER] = "INSERT INTO markers(session_id,time_ns,cpu,pid,tid,kind,name,args) "
 			"VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -436,7 +446,8 @@ static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 #define SESSION_COLS "id,name,state,backend,owner_uid,hostname,kernel_release,nr_cpus," \
 	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
 	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
-	"first_sample,last_sample,samples,lost,throttled,duration_ns"
+	"first_sample,last_sample,samples,lost,throttled,duration_ns,time_bucket_ns," \
+	"late_samples"
 
 static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 {
@@ -469,6 +480,11 @@ static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 	sqlite3_bind_int64(st, i++, s->lost);
 	sqlite3_bind_int64(st, i++, s->throttled);
 	bind_opt_int(st, i++, s->duration_ns);
+	bind_opt_int(st, i++, s->time_bucket_ns);
+	if (s->late_samples >= 0)
+		sqlite3_bind_int64(st, i++, s->late_samples);
+	else
+		sqlite3_bind_null(st, i++);
 }
 
 static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
@@ -478,7 +494,7 @@ static int session_write(struct db *db, struct db_session *s, int insert, struct
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
 			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)", -1, &st, NULL))
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)", -1, &st, NULL))
 		return sql_error(db, e, "storing the session");
 	session_bind(st, s);
 	if (insert)
@@ -587,6 +603,10 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	s->lost = sqlite3_column_int64(st, i++);
 	s->throttled = sqlite3_column_int64(st, i++);
 	s->duration_ns = sqlite3_column_int64(st, i++);
+	s->time_bucket_ns = sqlite3_column_int64(st, i++);
+	s->late_samples = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
+			  sqlite3_column_int64(st, i);
+	i++;
 	sqlite3_finalize(st);
 
 	if (sqlite3_prepare_v2(db->sql, "SELECT idx,name,type,config,config1,config2 FROM "
@@ -674,6 +694,25 @@ int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a
 	sqlite3_bind_int64(st, 7, (int64_t)a->samples);
 	bind_counters(st, 8, nr, a->c);
 	return step_done(db, st, e, "storing the session histogram");
+}
+
+int db_time_agg_add(struct db *db, int64_t session_id, int nr, const struct db_time_agg *a,
+		    struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_TIME_AGG];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, a->bucket);
+	sqlite3_bind_int(st, 3, a->cpu);
+	sqlite3_bind_int(st, 4, a->pid);
+	sqlite3_bind_int64(st, 5, a->comm_id);
+	sqlite3_bind_int64(st, 6, a->binary_id);
+	sqlite3_bind_int64(st, 7, (int64_t)a->samples);
+	sqlite3_bind_int64(st, 8, a->last_row);
+	sqlite3_bind_int64(st, 9, a->min_ns);
+	sqlite3_bind_int64(st, 10, a->max_ns);
+	bind_counters(st, 11, nr, a->c);
+	return step_done(db, st, e, "storing the session's time sums");
 }
 
 int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,

@@ -88,6 +88,10 @@ struct db_session {
 	char kallsyms_key[128];
 	int64_t first_sample, last_sample;	/* rowids; 0 when none */
 	int64_t samples, lost, throttled, duration_ns;
+	/* schema 5: the width of the session's sample_time buckets (0: it
+	 * has no sample_time rows), and the samples stored after one of a
+	 * later time (-1: not counted, sessions from before schema 5) */
+	int64_t time_bucket_ns, late_samples;
 	/* counting events, in column order c0.. */
 	int nr_events;
 	struct db_event {
@@ -100,7 +104,8 @@ struct db_session {
 /* Insert s (id is set); its events are stored too. */
 int db_session_insert(struct db *db, struct db_session *s, struct error *e);
 /* Write back the mutable fields: state, end_ns, tsc_*, kernel/kallsyms,
- * first/last_sample, samples, lost, throttled, duration_ns. */
+ * first/last_sample, samples, lost, throttled, duration_ns,
+ * time_bucket_ns, late_samples. */
 int db_session_update(struct db *db, const struct db_session *s, struct error *e);
 /* Load session id, or the latest when id is 0. Fails with a clear
  * message when there is none.  Sessions being deleted do not exist. */
@@ -138,6 +143,20 @@ struct db_agg {
 };
 int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a,
 	       struct error *e);
+
+/* One row of sample_time (schema 5): the samples of one fine time bucket,
+ * CPU, process, comm and binary; added to an existing row with the same
+ * key (last_row and max_ns: the larger, min_ns: the smaller). */
+struct db_time_agg {
+	int64_t bucket;
+	uint32_t cpu, pid;
+	int64_t comm_id, binary_id;
+	uint64_t samples;
+	int64_t last_row, min_ns, max_ns;
+	uint64_t c[STROBE_MAX_COUNTERS];
+};
+int db_time_agg_add(struct db *db, int64_t session_id, int nr, const struct db_time_agg *a,
+		    struct error *e);
 
 int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,
 		   uint64_t count, const char *kind, struct error *e);

@@ -13,6 +13,11 @@
  * failed batch are gone with it (their ids would be given again to other
  * rows): the ids above those of the last commit are forgotten, and so are
  * the mappings that use them.
+ *
+ * The sums per fine time bucket (sample_time, schema 5) of the open batch
+ * are kept apart too, and added to the table's rows (an upsert) in the
+ * batch's transaction, just before it commits: the table always agrees
+ * with the committed samples, also in a session whose strobed died.
  */
 #include "config.h"
 #include <errno.h>
@@ -167,6 +172,64 @@ static void agg_merge(struct agg_table *t, struct agg_table *from)
 	agg_clear(from);
 }
 
+/* the open batch's sums per (fine bucket, cpu, pid, comm, binary) */
+struct time_table {
+	struct db_time_agg *ent;	/* samples == 0: empty */
+	size_t cap, nr;
+};
+
+static uint64_t time_hash(const struct db_time_agg *a)
+{
+	uint64_t h = (uint64_t)a->bucket * 0x9E3779B97F4A7C15ULL;
+
+	h ^= ((uint64_t)a->pid << 32 | a->cpu) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+	h ^= (uint64_t)a->binary_id * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
+	h ^= (uint64_t)a->comm_id * 0x165667B19E3779F9ULL;
+	return h ^ (h >> 29);
+}
+
+static int time_same(const struct db_time_agg *a, const struct db_time_agg *b)
+{
+	return a->bucket == b->bucket && a->cpu == b->cpu && a->pid == b->pid &&
+	       a->comm_id == b->comm_id && a->binary_id == b->binary_id;
+}
+
+/* The row of key's (bucket, cpu, pid, comm_id, binary_id), added empty
+ * (samples 0, the caller fills it) when missing. */
+static struct db_time_agg *time_slot(struct time_table *t, const struct db_time_agg *key)
+{
+	size_t i;
+
+	if ((t->nr + 1) * 2 > t->cap) {
+		struct time_table old = *t;
+
+		t->cap = old.cap ? old.cap * 2 : 1024;
+		t->ent = xcalloc(t->cap, sizeof(*t->ent));
+		for (size_t j = 0; j < old.cap; j++) {
+			if (!old.ent[j].samples)
+				continue;
+			for (i = time_hash(&old.ent[j]) & (t->cap - 1); t->ent[i].samples;
+			     i = (i + 1) & (t->cap - 1))
+				;
+			t->ent[i] = old.ent[j];
+		}
+		free(old.ent);
+	}
+	for (i = time_hash(key) & (t->cap - 1); t->ent[i].samples; i = (i + 1) & (t->cap - 1))
+		if (time_same(&t->ent[i], key))
+			return &t->ent[i];
+	t->ent[i] = *key;
+	t->nr++;
+	return &t->ent[i];
+}
+
+static void time_clear(struct time_table *t)
+{
+	if (t->nr)
+		memset(t->ent, 0, t->cap * sizeof(*t->ent));
+	t->nr = 0;
+}
+
 struct cpu_counts {
 	int seen;		/* a sample has set last[] */
 	uint64_t last[STROBE_MAX_COUNTERS];
@@ -182,6 +245,7 @@ struct cpu_state {
 /* The session's totals as of the last commit. */
 struct ingest_committed {
 	int64_t first_sample, last_sample, samples, lost, throttled;
+	int64_t late_samples, max_time;
 	struct ingest_stats stats;
 	int64_t binary_max, comm_max;	/* largest ids known to be stored */
 };
@@ -196,6 +260,8 @@ struct ingest {
 	struct strmap comms;	/* comm -> comms.id */
 	struct agg_table agg;		/* committed samples */
 	struct agg_table pending;	/* samples of the open batch */
+	struct time_table times;	/* sample_time sums of the open batch */
+	int64_t max_time;		/* latest sample time so far */
 	struct ingest_committed committed;
 	struct cpu_state *cpus;
 	size_t nr_cpus;
@@ -252,11 +318,14 @@ static void batch_committed(struct ingest *in)
 	in->in_batch = 0;
 	in->held = 0;
 	agg_merge(&in->agg, &in->pending);
+	time_clear(&in->times);
 	in->committed.first_sample = in->s->first_sample;
 	in->committed.last_sample = in->s->last_sample;
 	in->committed.samples = in->s->samples;
 	in->committed.lost = in->s->lost;
 	in->committed.throttled = in->s->throttled;
+	in->committed.late_samples = in->s->late_samples;
+	in->committed.max_time = in->max_time;
 	in->committed.stats = in->stats;
 	in->committed.binary_max = in->binary_max;
 	in->committed.comm_max = in->comm_max;
@@ -272,6 +341,9 @@ static void batch_undo(struct ingest *in)
 	in->in_batch = 0;
 	in->held = 0;
 	agg_clear(&in->pending);
+	time_clear(&in->times);
+	in->s->late_samples = in->committed.late_samples;
+	in->max_time = in->committed.max_time;
 	in->s->first_sample = in->committed.first_sample;
 	in->s->last_sample = in->committed.last_sample;
 	in->s->samples = in->committed.samples;
@@ -334,6 +406,10 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->memo = hashkey_memo_new();
 	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
+	s->time_bucket_ns = INGEST_TIME_BUCKET_NS;
+	s->late_samples = 0;
+	in->max_time = INT64_MIN;
+	in->committed.max_time = INT64_MIN;
 	if (batch_open(in, e))	/* adds [unknown] */
 		goto fail;
 	idle = proc_get(in->procs, 0, 1);
@@ -359,6 +435,7 @@ void ingest_free(struct ingest *in)
 	strmap_free(&in->comms);
 	free(in->agg.ent);
 	free(in->pending.ent);
+	free(in->times.ent);
 	free(in->cpus);
 	free(in);
 }
@@ -743,6 +820,8 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	struct cpu_counts *cs = &cpu_state(in, r->cpu)->now;
 	struct db_sample row;
 	struct db_agg key, *a;
+	struct db_time_agg tkey, *ta;
+	int64_t rel;
 	const struct proc *p;
 	int64_t rowid;
 	int nr = MIN((int)r->sample.nr_counters, in->nr);
@@ -803,6 +882,27 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	a->samples++;
 	for (int i = 0; i < in->nr; i++)
 		a->c[i] += row.c[i];
+
+	if ((int64_t)row.time_ns < in->max_time)
+		in->s->late_samples++;
+	else
+		in->max_time = (int64_t)row.time_ns;
+	memset(&tkey, 0, sizeof(tkey));
+	rel = (int64_t)row.time_ns - in->s->start_ns;
+	tkey.bucket = rel / INGEST_TIME_BUCKET_NS - (rel % INGEST_TIME_BUCKET_NS < 0);
+	tkey.cpu = row.cpu;
+	tkey.pid = row.pid;
+	tkey.comm_id = row.comm_id;
+	tkey.binary_id = row.binary_id;
+	ta = time_slot(&in->times, &tkey);
+	ta->samples++;
+	ta->last_row = rowid;
+	if ((int64_t)row.time_ns > ta->max_ns || ta->samples == 1)
+		ta->max_ns = (int64_t)row.time_ns;
+	if ((int64_t)row.time_ns < ta->min_ns || ta->samples == 1)
+		ta->min_ns = (int64_t)row.time_ns;
+	for (int i = 0; i < in->nr; i++)
+		ta->c[i] += row.c[i];
 
 	if (++in->batch_rows >= BATCH_ROWS && !in->held)
 		return ingest_commit(in, e);
@@ -866,6 +966,13 @@ int ingest_commit(struct ingest *in, struct error *e)
 		batch_undo(in);
 		return error_set(e, "%s: the last batch was rolled back after an error: "
 				 "it was not stored", db_path(in->db));
+	}
+	for (size_t i = 0; in->times.nr && i < in->times.cap; i++) {
+		if (in->times.ent[i].samples &&
+		    db_time_agg_add(in->db, in->s->id, in->nr, &in->times.ent[i], e) < 0) {
+			batch_undo(in);
+			return -1;
+		}
 	}
 	if (db_session_update(in->db, in->s, e) < 0 || db_commit(in->db, e) < 0) {
 		batch_undo(in);

@@ -73,6 +73,10 @@ int ingest_commit(struct ingest *in, struct error *e);
  * their increase after the CPU's last sample is stored as unattributed. */
 void ingest_cpu_final(struct ingest *in, uint32_t cpu, const uint64_t *values, int nr);
 
+/* Width of the fine time buckets of sample_time (sessions.time_bucket_ns):
+ * 'strobe plot' sums buckets that are multiples of it from that table. */
+#define INGEST_TIME_BUCKET_NS	10000000LL	/* 10 ms */
+
 /* Flush everything, write the histogram and per-CPU statistics, and mark
  * the session done with its end time. */
 int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e);

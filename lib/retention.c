@@ -2,8 +2,8 @@
  * retention.c - removing sessions (see retention.h).
  *
  * Every statement reaches its rows through a key or an index (schema
- * 003): samples through the session's rowid range, sample_agg and
- * processes through their primary keys, which start with session_id,
+ * 003): samples through the session's rowid range, sample_agg,
+ * sample_time and processes through their primary keys, which start with session_id,
  * markers, lost and session_probes through their session_id indexes, and
  * the sessions to remove through sessions_by_state.  A step's DELETEs take
  * their rows with "... IN (SELECT ... LIMIT n)", so one transaction never
@@ -273,6 +273,9 @@ static int64_t delete_some(struct db *db, const char *sql, int64_t id, int64_t l
 static const char *const session_tables[] = {
 	"DELETE FROM sample_agg WHERE (session_id,binary_id,offset,pid,comm_id,flags) IN "
 	"(SELECT session_id,binary_id,offset,pid,comm_id,flags FROM sample_agg "
+	"WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM sample_time WHERE (session_id,bucket,cpu,pid,comm_id,binary_id) IN "
+	"(SELECT session_id,bucket,cpu,pid,comm_id,binary_id FROM sample_time "
 	"WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM processes WHERE (session_id,pid,start_ns) IN "
 	"(SELECT session_id,pid,start_ns FROM processes WHERE session_id=?1 LIMIT ?2)",

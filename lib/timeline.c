@@ -1,9 +1,12 @@
 /*
  * timeline.c - a session's samples per time bucket (see timeline.h).
  *
- * Everything reads the session's raw sample rows through its rowid range
- * (the samples table has no index; see doc/DESIGN.md), streamed, never
- * held in memory:
+ * Phases 1 and 2 read either the session's sums per fine time bucket,
+ * CPU, process, comm and binary (sample_time, written by lib/ingest.c),
+ * when they can answer exactly (see timeline.h), or else its raw sample
+ * rows through its rowid range (the samples table has no index; see
+ * doc/DESIGN.md).  Both are streamed, never held in memory, through one
+ * column layout (COL_*): a raw row is a sum of one sample.
  *
  *  0. with --by symbol or a symbol filter: the distinct (binary, offset)
  *     locations of the filtered samples, each named by the resolver;
@@ -168,6 +171,7 @@ const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value
 struct keyent {
 	int64_t key;
 	int64_t comm_id;		/* pid: the comm of its latest sample */
+	int64_t comm_row;		/* the rowid of that sample */
 	uint64_t total[TL_MAXV];
 	ssize_t group;			/* index in t->groups, -1: none */
 };
@@ -184,6 +188,10 @@ struct build {
 	struct timeline *t;
 	struct error *e;
 	struct sbuf where;		/* "FROM samples WHERE ..." with the filters */
+	struct sbuf filt;		/* " AND pid=.. AND comm_id=.. AND binary_id IN (..)" */
+	int summed;			/* phases 1 and 2 read sample_time */
+	int64_t k0, k1;			/* its fine buckets in the range */
+	int cut;			/* k1 holds rows after to_ns: leave them out */
 	int64_t comm_id;
 	int need_locs;
 	struct hmap locs;		/* (binary_id, offset) -> index in sym */
@@ -344,17 +352,15 @@ static int session_end(struct build *b, int64_t *end)
 	return 0;
 }
 
-/* Filters of the options, as "FROM samples WHERE ..." in b->where. */
+/* The filters of the options (but the time range) in b->filt, and the
+ * raw rows they select, as "FROM samples WHERE ...", in b->where. */
 static int make_where(struct build *b)
 {
 	const struct timeline_opts *o = b->o;
 	struct timeline *t = b->t;
 
-	rows_sql(b, &b->where);
-	sbuf_addf(&b->where, " AND time_ns BETWEEN %lld AND %lld", (long long)t->from_ns,
-		(long long)t->to_ns);
 	if (o->pid >= 0)
-		sbuf_addf(&b->where, " AND pid=%lld", (long long)o->pid);
+		sbuf_addf(&b->filt, " AND pid=%lld", (long long)o->pid);
 	if (o->comm) {
 		b->comm_id = comm_lookup(b, o->comm);
 		if (b->comm_id < 0)
@@ -362,10 +368,10 @@ static int make_where(struct build *b)
 		if (!b->comm_id)
 			return error_set(b->e, "no process named '%s' was ever seen in %s",
 					 o->comm, db_path(b->db));
-		sbuf_addf(&b->where, " AND comm_id=%lld", (long long)b->comm_id);
+		sbuf_addf(&b->filt, " AND comm_id=%lld", (long long)b->comm_id);
 	}
 	if (o->binary) {
-		int n = binary_filter(b, &b->where);
+		int n = binary_filter(b, &b->filt);
 
 		if (n < 0)
 			return -1;
@@ -373,7 +379,55 @@ static int make_where(struct build *b)
 			return error_set(b->e, "no binary in %s has path or name '%s'",
 					 db_path(b->db), o->binary);
 	}
+	rows_sql(b, &b->where);
+	sbuf_addf(&b->where, " AND time_ns BETWEEN %lld AND %lld%s", (long long)t->from_ns,
+		(long long)t->to_ns, b->filt.n ? b->filt.s : "");
 	return 0;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+/*
+ * Can sample_time give phases 1 and 2 exactly?  Its fine buckets must map
+ * whole into the buckets (the bucket and --from multiples of their width),
+ * and no row of the fine bucket holding --to (inclusive) may hold samples
+ * both up to --to and after it: its rows before --to are counted, those
+ * after it not (b->cut).  With no symbol involved: sample_time has no
+ * offsets.
+ */
+static int time_sums_usable(struct build *b)
+{
+	const struct db_session *s = &b->t->session;
+	struct timeline *t = b->t;
+	int64_t w = s->time_bucket_ns, across = 1;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (b->o->raw || b->need_locs || w <= 0 || t->bucket_ns % w ||
+	    (t->from_ns - s->start_ns) % w)
+		return 0;
+	b->k0 = floor_div(t->from_ns - s->start_ns, w);
+	b->k1 = floor_div(t->to_ns - s->start_ns, w);
+	b->cut = (t->to_ns - s->start_ns + 1) % w != 0;
+	if (!b->cut)
+		return 1;
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT count(*) FROM sample_time WHERE "
+			       "session_id=?1 AND bucket=?2 AND min_ns<=?3 AND max_ns>?3",
+			       -1, &st, NULL))
+		return sql_fail(b, "reading sample_time");
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, b->k1);
+	sqlite3_bind_int64(st, 3, t->to_ns);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		across = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return sql_fail(b, "reading sample_time");
+	return across == 0;
 }
 
 static int prepare(struct build *b, const char *cols, sqlite3_stmt **st)
@@ -382,6 +436,35 @@ static int prepare(struct build *b, const char *cols, sqlite3_stmt **st)
 	int rc;
 
 	sbuf_addf(&sql, "SELECT %s %s", cols, b->where.s);
+	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, st, NULL);
+	free(sql.s);
+	return rc ? sql_fail(b, "reading samples") : 0;
+}
+
+/* The rows of phases 1 and 2, in the layout of the COL_* below. */
+static int prepare_sums(struct build *b, sqlite3_stmt **st)
+{
+	const struct db_session *s = &b->t->session;
+	struct sbuf sql = { 0 };
+	int rc;
+
+	if (!b->summed) {
+		sbuf_addf(&sql, "SELECT cpu,pid,binary_id,offset,comm_id,time_ns,rowid,1");
+		for (int i = 0; i < s->nr_events; i++)
+			sbuf_addf(&sql, ",c%d", i);
+		sbuf_addf(&sql, " %s", b->where.s);
+	} else {
+		sbuf_addf(&sql, "SELECT cpu,pid,binary_id,0,comm_id,%lld+bucket*%lld,last_row,samples",
+			(long long)s->start_ns, (long long)s->time_bucket_ns);
+		for (int i = 0; i < s->nr_events; i++)
+			sbuf_addf(&sql, ",c%d", i);
+		sbuf_addf(&sql, " FROM sample_time WHERE session_id=%lld AND bucket BETWEEN "
+			  "%lld AND %lld%s", (long long)s->id, (long long)b->k0, (long long)b->k1,
+			  b->filt.n ? b->filt.s : "");
+		if (b->cut)
+			sbuf_addf(&sql, " AND (bucket<%lld OR max_ns<=%lld)", (long long)b->k1,
+				  (long long)b->t->to_ns);
+	}
 	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, st, NULL);
 	free(sql.s);
 	return rc ? sql_fail(b, "reading samples") : 0;
@@ -481,16 +564,15 @@ static ssize_t loc_symbol(struct build *b, int64_t bin, uint64_t off)
 	return (ssize_t)si;
 }
 
-/* Columns every pass reads: cpu,pid,binary_id,offset,comm_id,time_ns,c0.. */
-static void sample_cols(struct build *b, struct sbuf *cols)
-{
-	sbuf_addf(cols, "cpu,pid,binary_id,offset,comm_id,time_ns");
-	for (int i = 0; i < b->t->session.nr_events; i++)
-		sbuf_addf(cols, ",c%d", i);
-}
-
-#define COL_C0 6
-
+/*
+ * Columns of phases 1 and 2 (prepare_sums): cpu, pid, binary_id, offset
+ * (0 in sums), comm_id, time_ns (a sum's: its fine bucket's start), the
+ * rowid of the latest sample, the number of samples, then c0...
+ */
+#define COL_TIME 5
+#define COL_ROW 6
+#define COL_N 7
+#define COL_C0 8
 /* The --by key of the current row, or 0 with *skip set when filtered out. */
 static int64_t row_key(struct build *b, sqlite3_stmt *st, int *skip)
 {
@@ -518,14 +600,10 @@ static int64_t row_key(struct build *b, sqlite3_stmt *st, int *skip)
 /* Phase 1: totals per key. */
 static int key_totals(struct build *b)
 {
-	struct sbuf cols = { 0 };
 	sqlite3_stmt *st;
 	int rc, nv = b->t->nv;
 
-	sample_cols(b, &cols);
-	rc = prepare(b, cols.s, &st);
-	free(cols.s);
-	if (rc < 0)
+	if (prepare_sums(b, &st) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int skip, added;
@@ -544,9 +622,12 @@ static int key_totals(struct build *b)
 			b->nent++;
 		}
 		k = &b->ent[*ei];
-		if (sqlite3_column_int64(st, 4) > 0)	/* 0: exiting, after its exit record */
+		/* 0: exiting, after its exit record */
+		if (sqlite3_column_int64(st, 4) > 0 && sqlite3_column_int64(st, COL_ROW) >= k->comm_row) {
 			k->comm_id = sqlite3_column_int64(st, 4);
-		k->total[TL_SAMPLES]++;
+			k->comm_row = sqlite3_column_int64(st, COL_ROW);
+		}
+		k->total[TL_SAMPLES] += (uint64_t)sqlite3_column_int64(st, COL_N);
 		for (int i = 1; i < nv; i++)
 			k->total[i] += (uint64_t)sqlite3_column_int64(st, COL_C0 + i - 1);
 	}
@@ -659,19 +740,16 @@ static void rank(struct build *b)
 static int fill(struct build *b)
 {
 	struct timeline *t = b->t;
-	struct sbuf cols = { 0 };
 	sqlite3_stmt *st;
 	int rc, nv = t->nv;
 
-	sample_cols(b, &cols);
-	rc = prepare(b, cols.s, &st);
-	free(cols.s);
-	if (rc < 0)
+	if (prepare_sums(b, &st) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int skip;
 		int64_t key = row_key(b, st, &skip);
-		int64_t time = sqlite3_column_int64(st, 5);
+		int64_t time = sqlite3_column_int64(st, COL_TIME);
+		uint64_t n = (uint64_t)sqlite3_column_int64(st, COL_N);
 		struct timeline_group *g = NULL;
 		size_t bk, *ei;
 		double *va, *vg = NULL;
@@ -687,10 +765,10 @@ static int fill(struct build *b)
 		va = &t->all.v[bk * (size_t)nv];
 		if (g)
 			vg = &g->v[bk * (size_t)nv];
-		va[TL_SAMPLES]++;
-		t->all.total[TL_SAMPLES]++;
+		va[TL_SAMPLES] += (double)n;
+		t->all.total[TL_SAMPLES] += n;
 		if (vg)
-			vg[TL_SAMPLES]++;
+			vg[TL_SAMPLES] += (double)n;
 		for (int i = 1; i < nv; i++) {
 			uint64_t c = (uint64_t)sqlite3_column_int64(st, COL_C0 + i - 1);
 
@@ -950,6 +1028,10 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	b.need_locs = o->by == TL_BY_SYMBOL || o->symbol;
 	if (b.need_locs && name_locations(&b) < 0)
 		goto fail;
+	b.summed = time_sums_usable(&b);
+	if (b.summed < 0)
+		goto fail;
+	t->summed = b.summed;
 	if (o->by != TL_BY_NONE) {
 		if (key_totals(&b) < 0)
 			goto fail;
@@ -978,6 +1060,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	if (lost_spans(&b) < 0 || markers(&b) < 0)
 		goto fail;
 	free(b.where.s);
+	free(b.filt.s);
 	hmap_free(&b.locs);
 	hmap_free(&b.symidx);
 	hmap_free(&b.keys);
@@ -989,6 +1072,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	return t;
 fail:
 	free(b.where.s);
+	free(b.filt.s);
 	hmap_free(&b.locs);
 	hmap_free(&b.symidx);
 	hmap_free(&b.keys);

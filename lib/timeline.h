@@ -8,6 +8,13 @@
  * Values: index 0 is the number of samples, index 1 + i the increase of
  * counting event i (column c<i>), attributed to the samples as in
  * report.h.  A sample at time t falls in bucket (t - from) / bucket_ns.
+ *
+ * The sums are read from the session's fine time buckets (table
+ * sample_time, schema 5) when they give exactly what the raw samples
+ * would: the session has them, no symbol is involved (--by symbol, a
+ * symbol filter), the bucket and --from are multiples of their width, and
+ * no sample of the fine bucket holding --to lies after it.  Otherwise the
+ * raw samples are scanned.  Both give the same timeline, bit for bit.
  */
 #ifndef STROBE_TIMELINE_H
 #define STROBE_TIMELINE_H
@@ -34,6 +41,7 @@ struct timeline_opts {
 	int top;			/* groups kept per ranking value; 0: TL_TOP_DEFAULT */
 	int nrank;			/* value indices to rank groups by */
 	int rank[TL_MAXV];
+	int raw;			/* 1: always scan the raw samples (tests, benchmarks) */
 };
 
 struct timeline_group {
@@ -83,6 +91,7 @@ struct timeline {
 	size_t nmarkers;
 	struct timeline_marker *markers;
 	char note[256];			/* "" or something to tell the user */
+	int summed;			/* the sums came from sample_time, not the raw rows */
 };
 
 /*

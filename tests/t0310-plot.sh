@@ -264,6 +264,24 @@ assert n >= 100, f"{n} samples in work60"
 PY
 ok "--by pid, --by symbol, --symbol"
 
+# --- the sums per fine time bucket (sample_time) give what the raw rows give
+tb=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT time_bucket_ns FROM sessions ORDER BY id DESC').fetchone()[0])" "$STROBE_DB")
+[ "$tb" = 10000000 ] || fail "sessions.time_bucket_ns is '$tb', not 10000000"
+n=0
+for v in "--event page-faults,samples,context-switches --bucket 10" \
+	 "--event page-faults --by pid --bucket 20" "--metric 1000*page-faults/samples --by pid --bucket 50" \
+	 "--event samples,context-switches --by cpu --bucket 10" "--event samples --by binary --top 2 --bucket 20" \
+	 "--event samples --from 0.1 --to 0.3 --bucket 10" "--event page-faults --comm pagetouch --bucket 10" \
+	 "--event samples --binary pagetouch --bucket 30" "--event samples"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	P $v -o "$tmp/sum$n.csv" || fail "plot $v"
+	# shellcheck disable=SC2086
+	P $v --raw-scan -o "$tmp/raw$n.csv" || fail "plot $v --raw-scan"
+	cmp -s "$tmp/sum$n.csv" "$tmp/raw$n.csv" || fail "plot $v: sums and raw scan differ: $(diff "$tmp/sum$n.csv" "$tmp/raw$n.csv" | head -5)"
+done
+ok "time sums equal the raw scan ($n plots)"
+
 # --- metric, PDF, --wall, --term
 P --metric 'page-faults / samples' -o "$tmp/m.svg" || fail "plot --metric -o m.svg"
 svg_check "$tmp/m.svg" $((1 + x)) "page-faults / samples" >/dev/null || fail "SVG of a metric"

@@ -25,10 +25,12 @@
  * --pid/--comm select samples (and so the counters); markers and lost
  * records are session-wide and only --from/--to select them.
  *
- * Samples are read from the session's rowid range sorted by time (strobed
- * writes them in time order, so the sort is cheap; it makes the order a
- * guarantee), and each (binary, offset) is named once through the
- * resolver (lib/resolve.h).
+ * Samples are read from the session's rowid range in time order: in rowid
+ * order when strobed stored none of them after a later one
+ * (sessions.late_samples 0), else sorted by time.  Each (binary, offset)
+ * is named once through the resolver (lib/resolve.h), and for CSV its
+ * escaped binary, symbol and build-id fields are kept (struct locmemo), as
+ * are each comm's, so that a row costs no escaping.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
@@ -140,16 +142,54 @@ static inline void ob_chr(struct ob *o, char c)
 	o->buf[o->n++] = c;
 }
 
-static void ob_u64(struct ob *o, uint64_t v)
+/* Write v in decimal at p; the end. */
+static inline char *put_u64(char *p, uint64_t v)
 {
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
 	char tmp[24];
 	int i = sizeof(tmp);
 
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		tmp[--i] = pairs[d + 1];
+		tmp[--i] = pairs[d];
+	}
+	if (v >= 10) {
+		tmp[--i] = pairs[v * 2 + 1];
+		tmp[--i] = pairs[v * 2];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	memcpy(p, tmp + i, sizeof(tmp) - i);
+	return p + (sizeof(tmp) - i);
+}
+
+/* Write v as 0x<hex> at p; the end. */
+static inline char *put_hex(char *p, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[20];
+	int i = sizeof(tmp);
+
 	do {
-		tmp[--i] = '0' + v % 10;
-		v /= 10;
+		tmp[--i] = hex[v & 15];
+		v >>= 4;
 	} while (v);
-	ob_mem(o, tmp + i, sizeof(tmp) - i);
+	tmp[--i] = 'x';
+	tmp[--i] = '0';
+	memcpy(p, tmp + i, sizeof(tmp) - i);
+	return p + (sizeof(tmp) - i);
+}
+
+static void ob_u64(struct ob *o, uint64_t v)
+{
+	ob_room(o, 24);
+	o->n = (size_t)(put_u64(o->buf + o->n, v) - o->buf);
 }
 
 static void ob_i64(struct ob *o, int64_t v)
@@ -162,20 +202,6 @@ static void ob_i64(struct ob *o, int64_t v)
 	}
 }
 
-static void ob_hex(struct ob *o, uint64_t v)
-{
-	static const char hex[] = "0123456789abcdef";
-	char tmp[20];
-	int i = sizeof(tmp);
-
-	do {
-		tmp[--i] = hex[v & 15];
-		v >>= 4;
-	} while (v);
-	tmp[--i] = 'x';
-	tmp[--i] = '0';
-	ob_mem(o, tmp + i, sizeof(tmp) - i);
-}
 
 /* Microseconds from ns: "-12.345" exactly, no float rounding. */
 static void ob_us(struct ob *o, int64_t ns)
@@ -283,13 +309,14 @@ static void ob_json(struct ob *o, const char *s)
 struct comms {
 	int64_t *id;
 	char **name;
+	char **csv;			/* name as a CSV text field */
 	size_t n;
 };
 
 static int comms_load(struct db *db, struct comms *c, struct error *e)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0, cap2 = 0;
+	size_t cap = 0, cap2 = 0, cap3 = 0;
 	int rc;
 
 	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id,name FROM comms ORDER BY id",
@@ -300,16 +327,19 @@ static int comms_load(struct db *db, struct comms *c, struct error *e)
 
 		ARRAY_GROW(c->id, cap, c->n + 1);
 		ARRAY_GROW(c->name, cap2, c->n + 1);
+		ARRAY_GROW(c->csv, cap3, c->n + 1);
 		c->id[c->n] = sqlite3_column_int64(st, 0);
 		c->name[c->n] = xstrdup(name ? name : "");
+		c->csv[c->n] = xmalloc(CSV_ESCAPE_MAX(strlen(c->name[c->n])) + 1);
+		c->csv[c->n][csv_escape(c->csv[c->n], c->name[c->n], CSV_TEXT)] = 0;
 		c->n++;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : db_sql_error(db, e, "reading comms");
 }
 
-/* The name of comms.id id; "" when unknown (0: the process had exited). */
-static const char *comm_name(const struct comms *c, int64_t id)
+/* The index of comms.id id, or -1 when unknown (0: the process had exited). */
+static ssize_t comm_index(const struct comms *c, int64_t id)
 {
 	size_t lo = 0, hi = c->n;
 
@@ -317,13 +347,29 @@ static const char *comm_name(const struct comms *c, int64_t id)
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (c->id[mid] == id)
-			return c->name[mid];
+			return (ssize_t)mid;
 		if (c->id[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return "";
+	return -1;
+}
+
+/* The name of comms.id id; "" when unknown (0: the process had exited). */
+static const char *comm_name(const struct comms *c, int64_t id)
+{
+	ssize_t i = comm_index(c, id);
+
+	return i < 0 ? "" : c->name[i];
+}
+
+/* The same as a CSV text field. */
+static const char *comm_csv(const struct comms *c, int64_t id)
+{
+	ssize_t i = comm_index(c, id);
+
+	return i < 0 ? "" : c->csv[i];
 }
 
 /* comms.id of name, 0 if none */
@@ -337,10 +383,13 @@ static int64_t comm_find(const struct comms *c, const char *name)
 
 static void comms_free(struct comms *c)
 {
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		free(c->name[i]);
+		free(c->csv[i]);
+	}
 	free(c->id);
 	free(c->name);
+	free(c->csv);
 }
 
 /* ---- threads seen (chrome trace metadata) ---- */
@@ -500,7 +549,11 @@ static int samples_open(struct exp *x, struct error *e)
 		n += snprintf(sql + n, sizeof(sql) - n, " AND pid=?6");
 	if (o->comm)
 		n += snprintf(sql + n, sizeof(sql) - n, " AND comm_id=?7");
-	snprintf(sql + n, sizeof(sql) - n, " ORDER BY time_ns,rowid");
+	/* strobed counts the samples it stored after a later one
+	 * (late_samples, schema 5): with none, the rowid order is the time
+	 * order and SQLite need not sort the whole session */
+	if (!(db_session_complete(s) && s->late_samples == 0))
+		snprintf(sql + n, sizeof(sql) - n, " ORDER BY time_ns,rowid");
 
 	if (sqlite3_prepare_v2(db_sqlite(x->db), sql, -1, &x->st, NULL))
 		return db_sql_error(x->db, e, "reading samples");
@@ -550,10 +603,103 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 
 /* ---- CSV ---- */
 
+/*
+ * The CSV fields of each (binary, offset), escaped once: "binary,symbol"
+ * and "build_id".  At most LOCMEMO_MAX locations are kept (a few hundred
+ * bytes each); past that, rows are formatted one by one.
+ */
+#define LOCMEMO_MAX (1u << 20)
+
+struct locfmt {
+	int64_t bin;
+	uint64_t off;
+	char *text;			/* "binary,symbol" then NUL, then build_id */
+	uint32_t mid, tail;		/* lengths of the two */
+};
+
+struct locmemo {
+	struct locfmt *slots;		/* text NULL: empty */
+	size_t cap, n;
+};
+
+static uint64_t loc_hash(int64_t bin, uint64_t off)
+{
+	return mix64((uint64_t)bin * 0x9e3779b97f4a7c15ULL ^ mix64(off));
+}
+
+static struct locfmt *locmemo_slot(struct locmemo *m, int64_t bin, uint64_t off)
+{
+	size_t i = loc_hash(bin, off) & (m->cap - 1);
+
+	while (m->slots[i].text && (m->slots[i].bin != bin || m->slots[i].off != off))
+		i = (i + 1) & (m->cap - 1);
+	return &m->slots[i];
+}
+
+/* The fields of (bin, off), named through the resolver the first time. */
+static const struct locfmt *locmemo_get(struct locmemo *m, struct resolver *r, int64_t bin,
+					uint64_t off, struct locfmt *tmp)
+{
+	struct locfmt *f;
+	struct resolved rv;
+	const char *b, *sym, *bid;
+	size_t lb, ls, li;
+
+	if (m->cap) {
+		f = locmemo_slot(m, bin, off);
+		if (f->text)
+			return f;
+	}
+	if (m->n < LOCMEMO_MAX && 2 * (m->n + 1) > m->cap) {
+		struct locmemo big = { .cap = m->cap ? 2 * m->cap : 4096, .n = m->n };
+
+		big.slots = xcalloc(big.cap, sizeof(*big.slots));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].text)
+				*locmemo_slot(&big, m->slots[i].bin, m->slots[i].off) = m->slots[i];
+		free(m->slots);
+		*m = big;
+	}
+	resolver_lookup(r, bin, off, 0, &rv);
+	b = rv.binary ? rv.binary : "";
+	sym = rv.symbol ? rv.symbol : "";
+	bid = rv.build_id ? rv.build_id : "";
+	lb = strlen(b);
+	ls = strlen(sym);
+	li = strlen(bid);
+	if (m->n < LOCMEMO_MAX) {
+		f = locmemo_slot(m, bin, off);
+	} else {
+		f = tmp;
+		free(tmp->text);
+	}
+	f->bin = bin;
+	f->off = off;
+	f->text = xmalloc(CSV_ESCAPE_MAX(lb) + 1 + CSV_ESCAPE_MAX(ls) + 1 + CSV_ESCAPE_MAX(li) + 1);
+	f->mid = (uint32_t)csv_escape(f->text, b, CSV_TEXT);
+	f->text[f->mid++] = ',';
+	f->mid += (uint32_t)csv_escape(f->text + f->mid, sym, CSV_TEXT);
+	f->text[f->mid] = 0;
+	f->tail = (uint32_t)csv_escape(f->text + f->mid + 1, bid, CSV_TEXT);
+	if (f != tmp)
+		m->n++;
+	return f;
+}
+
+static void locmemo_free(struct locmemo *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].text);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
 static int export_csv(struct exp *x, struct error *e)
 {
 	struct ob *o = &x->ob;
 	sqlite3_stmt *st = x->st;
+	struct locmemo memo = { 0 };
+	struct locfmt tmp = { 0 };
 	int rc = SQLITE_ROW, i;
 
 	ob_str(o, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol");
@@ -563,41 +709,53 @@ static int export_csv(struct exp *x, struct error *e)
 	}
 	ob_str(o, ",offset,mode,build_id\n");
 	for (; rc == SQLITE_ROW && !o->err; rc = sqlite3_step(st)) {
-		struct resolved rv;
 		uint64_t off = col_u64(st, COL_OFF);
+		const struct locfmt *loc = locmemo_get(&memo, x->res,
+						       sqlite3_column_int64(st, COL_BIN), off, &tmp);
+		const char *comm = comm_csv(&x->comms, sqlite3_column_int64(st, COL_COMM));
+		const char *mode = mode_name((uint32_t)sqlite3_column_int64(st, COL_FLAGS));
+		size_t lc = strlen(comm), lm = strlen(mode);
+		char *p;
 
-		resolver_lookup(x->res, sqlite3_column_int64(st, COL_BIN), off, 0, &rv);
-		ob_u64(o, col_u64(st, COL_TIME));
-		ob_chr(o, ',');
+		/* numbers at most 20 digits, 0x and 16 hex digits, the separators */
+		ob_room(o, 24 * (6 + (size_t)x->nev) + lc + loc->mid + loc->tail + lm + 8);
+		p = o->buf + o->n;
+		p = put_u64(p, col_u64(st, COL_TIME));
+		*p++ = ',';
 		if (sqlite3_column_type(st, COL_TSC) != SQLITE_NULL)
-			ob_u64(o, col_u64(st, COL_TSC));
-		ob_chr(o, ',');
-		ob_u64(o, col_u64(st, COL_CPU));
-		ob_chr(o, ',');
-		ob_u64(o, col_u64(st, COL_PID));
-		ob_chr(o, ',');
-		ob_u64(o, col_u64(st, COL_TID));
-		ob_chr(o, ',');
-		ob_csv(o, comm_name(&x->comms, sqlite3_column_int64(st, COL_COMM)), CSV_TEXT);
-		ob_chr(o, ',');
-		ob_csv(o, rv.binary, CSV_TEXT);
-		ob_chr(o, ',');
-		ob_csv(o, rv.symbol, CSV_TEXT);
+			p = put_u64(p, col_u64(st, COL_TSC));
+		*p++ = ',';
+		p = put_u64(p, col_u64(st, COL_CPU));
+		*p++ = ',';
+		p = put_u64(p, col_u64(st, COL_PID));
+		*p++ = ',';
+		p = put_u64(p, col_u64(st, COL_TID));
+		*p++ = ',';
+		memcpy(p, comm, lc);
+		p += lc;
+		*p++ = ',';
+		memcpy(p, loc->text, loc->mid);
+		p += loc->mid;
 		for (i = 0; i < x->nev; i++) {
-			ob_chr(o, ',');
+			*p++ = ',';
 			if (sqlite3_column_type(st, COL_C0 + i) != SQLITE_NULL)
-				ob_u64(o, col_u64(st, COL_C0 + i));
+				p = put_u64(p, col_u64(st, COL_C0 + i));
 		}
-		ob_chr(o, ',');
+		*p++ = ',';
 		if (sqlite3_column_type(st, COL_OFF) != SQLITE_NULL)
-			ob_hex(o, off);
-		ob_chr(o, ',');
-		ob_str(o, mode_name((uint32_t)sqlite3_column_int64(st, COL_FLAGS)));
-		ob_chr(o, ',');
-		ob_csv(o, rv.build_id, CSV_TEXT);
-		ob_chr(o, '\n');
+			p = put_hex(p, off);
+		*p++ = ',';
+		memcpy(p, mode, lm);
+		p += lm;
+		*p++ = ',';
+		memcpy(p, loc->text + loc->mid + 1, loc->tail);
+		p += loc->tail;
+		*p++ = '\n';
+		o->n = (size_t)(p - o->buf);
 		x->rows++;
 	}
+	locmemo_free(&memo);
+	free(tmp.text);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_sql_error(x->db, e, "reading samples");
 	return 0;

@@ -56,7 +56,7 @@ static const char usage_text[] =
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
 	OPT_COMM, OPT_BINARY, OPT_SYMBOL, OPT_FROM, OPT_TO, OPT_BUCKET, OPT_WALL,
-	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA,
+	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN,
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +79,9 @@ static const struct option long_opts[] = {
 	{ "output",	required_argument, NULL, 'o' },
 	{ "term",	no_argument,	   NULL, OPT_TERM },
 	{ "data",	required_argument, NULL, OPT_DATA },
+	/* not in the usage: sums from the raw samples even when the session's
+	 * time sums could give them (tests and benchmarks compare the two) */
+	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -1038,6 +1041,9 @@ int cmd_plot(int argc, char **argv)
 			break;
 		case OPT_TERM:
 			term = 1;
+			break;
+		case OPT_RAW_SCAN:
+			p->to.raw = 1;
 			break;
 		case OPT_DATA:
 			if (!*optarg)
