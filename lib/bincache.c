@@ -108,24 +108,6 @@ int bincache_has(const struct bincache *c, const char *key)
 }
 
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t r = write(fd, p, len);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += r;
-		len -= r;
-	}
-	return 0;
-}
-
 /* Copy all of src from offset 0 into dst; -1 with errno. *rd tells
  * whether the failure was in reading (1) or writing (0).  A file that grew
  * past HASHKEY_FILE_MAX since it was checked fails with EFBIG: src may be a
@@ -174,7 +156,7 @@ static int copy_fd(int dst, int src, int *rd)
 		}
 		if (r == 0)
 			break;
-		if (write_full(dst, buf, r) < 0) {
+		if (fd_write_all(dst, buf, r) < 0) {
 			*rd = 0;
 			goto fail;
 		}
@@ -321,7 +303,7 @@ static int store(const struct bincache *c, const char *key, int src,
 	if (src >= 0) {
 		if (copy_fd(fd, src, &rd) < 0)
 			goto write_fail;
-	} else if (write_full(fd, mem, len) < 0) {
+	} else if (fd_write_all(fd, mem, len) < 0) {
 		goto write_fail;
 	}
 	if (close(fd) < 0) {

@@ -20,28 +20,6 @@
 #define ALIGN_UP(v, a) (((v) + (a) - 1) & ~((size_t)(a) - 1))
 
 
-/* pread the whole range; 1 when read, 0 on a short file, -1 on error. */
-static int pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0)
-			return 0;
-		p += r;
-		len -= r;
-		off += r;
-	}
-	return 1;
-}
-
 /* Reading ELF fields of either byte order. */
 struct elf_reader {
 	int swap;
@@ -141,7 +119,7 @@ static int note_area(int fd, const struct elf_reader *r, uint64_t fsize,
 		errno = ENOMEM;
 		return -1;
 	}
-	ret = pread_full(fd, buf, size, off);
+	ret = fd_pread_all(fd, buf, size, off);
 	if (ret > 0)
 		ret = parse_notes(r, buf, size, align == 8 ? 8 : 4, id, cap);
 	free(buf);
@@ -175,7 +153,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 	if (fstat(fd, &st) < 0)
 		goto fail;
 	fsize = st.st_size;
-	ret = pread_full(fd, ehdr, EI_NIDENT, 0);
+	ret = fd_pread_all(fd, ehdr, EI_NIDENT, 0);
 	if (ret < 0)
 		goto fail;
 	if (!ret || memcmp(ehdr, ELFMAG, SELFMAG))
@@ -187,7 +165,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 	r.is64 = ehdr[EI_CLASS] == ELFCLASS64;
 	r.swap = (ehdr[EI_DATA] == ELFDATA2LSB) !=
 		 (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
-	ret = pread_full(fd, ehdr, r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
+	ret = fd_pread_all(fd, ehdr, r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
 	if (ret < 0)
 		goto fail;
 	if (!ret)
@@ -227,7 +205,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 			errno = ENOMEM;
 			goto fail;
 		}
-		ret = pread_full(fd, tab, tablen, phoff);
+		ret = fd_pread_all(fd, tab, tablen, phoff);
 		if (ret < 0)
 			goto fail;
 		for (i = 0; ret && i < phnum && !found; i++) {
@@ -275,7 +253,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 			errno = ENOMEM;
 			goto fail;
 		}
-		ret = pread_full(fd, tab, tablen, shoff);
+		ret = fd_pread_all(fd, tab, tablen, shoff);
 		if (ret < 0)
 			goto fail;
 		for (i = 0; ret && i < shnum && !found; i++) {

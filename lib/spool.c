@@ -125,23 +125,6 @@ static int seg_create(struct spool *s, unsigned n)
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /*
  * Append one entry to the disk part; called by the producer with the lock
  * held (the consumer reads only up to woff, which moves only here).
@@ -164,7 +147,7 @@ static int disk_put(struct spool *s, const struct ent_hdr *h, const void *a, siz
 
 		if (fd < 0)
 			return -1;
-		if (write_all(s->wfd, &end, sizeof(end)) < 0) {
+		if (fd_write_all(s->wfd, &end, sizeof(end)) < 0) {
 			close(fd);
 			if (ftruncate(s->wfd, s->woff) < 0)
 				s->st.disk_errors++;
@@ -176,8 +159,8 @@ static int disk_put(struct spool *s, const struct ent_hdr *h, const void *a, siz
 		s->wseg++;
 		s->woff = 0;
 	}
-	if (write_all(s->wfd, h, sizeof(*h)) < 0 || write_all(s->wfd, a, alen) < 0 ||
-	    write_all(s->wfd, b, blen) < 0 || write_all(s->wfd, zero, pad) < 0) {
+	if (fd_write_all(s->wfd, h, sizeof(*h)) < 0 || fd_write_all(s->wfd, a, alen) < 0 ||
+	    fd_write_all(s->wfd, b, blen) < 0 || fd_write_all(s->wfd, zero, pad) < 0) {
 		if (ftruncate(s->wfd, s->woff) < 0 || lseek(s->wfd, s->woff, SEEK_SET) < 0)
 			s->st.disk_errors++;
 		return -1;
@@ -298,24 +281,6 @@ static void fill(struct spool_entry *ent, const struct ent_hdr *h, const unsigne
 	ent->len = h->len;
 }
 
-static int read_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = pread(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-		off += n;
-	}
-	return 0;
-}
-
 /* Give up the disk part after a read error: what it held is counted as
  * taken (and so, at the next commit, as neither stored nor pending). */
 static void disk_drop(struct spool *s)
@@ -362,7 +327,7 @@ static int disk_take(struct spool *s, struct spool_entry *ent, struct error *e)
 			if (s->rfd < 0)
 				goto bad;
 		}
-		if (read_all(s->rfd, &h, sizeof(h), s->roff) < 0 || h.magic != SEG_MAGIC)
+		if (fd_pread_all(s->rfd, &h, sizeof(h), s->roff) != 1 || h.magic != SEG_MAGIC)
 			goto bad;
 		if (h.kind == KIND_END) {
 			close(s->rfd);
@@ -380,7 +345,7 @@ static int disk_take(struct spool *s, struct spool_entry *ent, struct error *e)
 			s->rcap = h.len;
 			s->rbuf = xrealloc(s->rbuf, s->rcap);
 		}
-		if (h.len && read_all(s->rfd, s->rbuf, h.len, s->roff + sizeof(h)) < 0)
+		if (h.len && fd_pread_all(s->rfd, s->rbuf, h.len, s->roff + sizeof(h)) != 1)
 			goto bad;
 		s->roff += sizeof(h) + ((h.len + 7) & ~7ULL);
 		s->disk_read += sizeof(h) + ((h.len + 7) & ~7ULL);

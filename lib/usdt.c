@@ -86,19 +86,12 @@ static void *elf_calloc(const struct elf *f, size_t n, size_t size, struct error
 
 static int read_at(struct elf *f, void *buf, size_t len, uint64_t off, struct error *e)
 {
-	size_t done = 0;
+	int r = fd_pread_all(f->fd, buf, len, off);
 
-	while (done < len) {
-		ssize_t r = pread(f->fd, (char *)buf + done, len - done, off + done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return error_set(e, "cannot read %s: %s", f->path, strerror(errno));
-		if (r == 0)
-			return error_set(e, "%s is truncated: not a complete ELF file", f->path);
-		done += r;
-	}
+	if (r < 0)
+		return error_set(e, "cannot read %s: %s", f->path, strerror(errno));
+	if (r == 0)
+		return error_set(e, "%s is truncated: not a complete ELF file", f->path);
 	return 0;
 }
 

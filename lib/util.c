@@ -365,3 +365,44 @@ uint64_t hash_mix64(uint64_t x)
 	x ^= x >> 33;
 	return x;
 }
+
+int fd_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = write(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += r;
+		len -= r;
+	}
+	return 0;
+}
+
+int fd_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return 0;
+		p += r;
+		len -= r;
+		off += r;
+	}
+	return 1;
+}

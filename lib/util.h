@@ -90,6 +90,14 @@ struct sbuf {
 };
 void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Write all len bytes of buf to fd, across short writes and EINTR:
+ * 0, or -1 with errno. */
+int fd_write_all(int fd, const void *buf, size_t len);
+
+/* pread len bytes at off, across short reads and EINTR: 1 when all were
+ * read, 0 when the file ends first, -1 with errno. */
+int fd_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
 /* A 64-bit finaliser (MurmurHash3's fmix64): spreads keys for hash tables. */
 uint64_t hash_mix64(uint64_t x);
 
