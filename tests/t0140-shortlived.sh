@@ -13,11 +13,12 @@
 # (two 1 ms timers of fixed phase to the 4 ms scheduler tick, when the
 # children share a CPU with other work, count a child's slices differently:
 # medians 36 vs 43 were seen with both CPUs busy); one child's pid alone
-# reports short_spin; and strobe's short_spin share of the samples of
-# comm shortlived matches perf's within 4 standard deviations of the
-# difference of two proportions plus 2 points (the same phase effect, seen
-# up to 2.7 points with both CPUs busy; a bug that misplaces every 8th
-# sample moves the share by 16).
+# reports short_spin; and strobe's short_spin share of the user-mode
+# samples of comm shortlived matches perf's within 4 standard deviations of
+# the difference of two proportions plus 2 points (the same phase effect,
+# seen up to 2.7 points with both CPUs busy; a bug that misplaces every 8th
+# sample moves the share by 16).  Kernel samples are left out of the share:
+# there the two timers interfere (t0100 says how).
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v perf >/dev/null || skip "perf (linux-perf) is not installed"
@@ -46,8 +47,9 @@ for line in open(perff):
     if not m:
         continue
     pid = int(m.group(1))
-    ptot += 1
-    phot += spin(m.group(3), m.group(2))
+    user = m.group(3) != "[kernel.kallsyms]"
+    ptot += user
+    phot += user and spin(m.group(3), m.group(2))
     if pid != ppid:
         pchild[pid] = pchild.get(pid, 0) + 1
 # strobe: the children it saw forked by ppid, and the samples of ppid and them
@@ -59,8 +61,9 @@ for r in csv.DictReader(open(xf)):
     pid = int(r["pid"])
     if pid != ppid and pid not in kids:
         continue
-    stot += 1
-    shot += spin(r["binary"], r["symbol"])
+    user = r["binary"] != "[kernel.kallsyms]"
+    stot += user
+    shot += user and spin(r["binary"], r["symbol"])
     if pid == ppid:
         spar += 1
     else:
@@ -77,7 +80,7 @@ print(f"median samples per child: strobe {med} (want >= {ms - 3}), perf {pmed} "
 assert med >= ms - 3, f"median {med} samples per child, want >= {ms - 3} ({ms} ms of CPU at 1000 Hz)"
 assert abs(med - pmed) <= 3 + 0.15 * pmed, f"median samples per child: strobe {med}, perf {pmed}"
 # short_spin share, strobe vs perf of the same run
-assert stot >= 0.8 * n * ms and ptot >= 0.8 * n * ms, f"strobe {stot}, perf {ptot} samples for {n} x {ms} ms"
+assert stot >= 0.5 * n * ms and ptot >= 0.5 * n * ms, f"strobe {stot}, perf {ptot} user-mode samples for {n} x {ms} ms"
 ps, pp = shot / stot, phot / ptot
 p = (shot + phot) / (stot + ptot)
 sd = math.sqrt(p * (1 - p) * (1 / stot + 1 / ptot))
