@@ -60,8 +60,9 @@ tmp=$(mktemp -d /tmp/strobe-lossless.XXXXXX)
 old_rate=$(cat $MAXRATE) old_pct=$(cat $MAXPCT) dpid=
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	echo "$old_rate" > $MAXRATE
+	# the percentage first: the kernel refuses a rate while it is 0
 	echo "$old_pct" > $MAXPCT
+	echo "$old_rate" > $MAXRATE
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -129,10 +130,11 @@ run_perf() {	# rate round
 	t2=$(date +%s.%N)
 	kill -INT "$(pgrep -P "$ppid" -x perf)" 2>/dev/null
 	wait "$ppid"
-	cap=$(awk '{ print $1 + $2 }' "$tmp/perf.time")
+	# the last line: a first one says perf ended on SIGINT
+	cap=$(tail -n 1 "$tmp/perf.time" | awk '{ print $1 + $2 }')
 	/usr/bin/time -f "%U %S" -o "$tmp/rep.time" perf report -q -i "$f" --sort sym \
 		>/dev/null 2>&1
-	rep=$(awk '{ print $1 + $2 }' "$tmp/rep.time")
+	rep=$(tail -n 1 "$tmp/rep.time" | awk '{ print $1 + $2 }')
 	perf report -D -i "$f" 2>/dev/null >"$tmp/perf.dump"
 	s=$(grep -c "PERF_RECORD_SAMPLE(IP" "$tmp/perf.dump")
 	l=$(awk '/PERF_RECORD_LOST: / { sub(/.*lost:/, ""); n += $1 }
