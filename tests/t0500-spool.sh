@@ -1,6 +1,7 @@
 #!/bin/sh
-# t0500-spool: draining never waits for ingest.  A session with rings of 2
-# pages per CPU (8 KiB: about 100 ms of samples) runs over two CPU-bound
+# t0500-spool: draining never waits for ingest.  A session with rings of 8
+# pages per CPU (32 KiB: about 400 ms of samples, room for a drain thread
+# kept off its CPU for a while on a loaded host) runs over two CPU-bound
 # processes while another process holds the database's write lock for 3 s,
 # so that ingest cannot store anything meanwhile.  'perf record -a -k mono'
 # records the whole run, with a ring large enough to lose nothing; its
@@ -8,11 +9,12 @@
 #  1. With room in the spool (64 KiB of memory, then disk): nothing is lost,
 #     'strobe status' during the stall shows the records waiting and the
 #     spool on disk, and the session's samples are perf's within 4 standard
-#     deviations plus 2% (without the spool, the rings overflow in 100 ms).
+#     deviations plus 2% (without the spool, the rings overflow in 400 ms).
 #  2. With a spool of 64 KiB and no disk: the loss is counted by the kernel
 #     and timed after the stall began, status says the spool was full, and
-#     stored plus lost samples are perf's count within 4 sd plus 3%: no
-#     sample went missing without being counted.
+#     stored plus lost samples are at least perf's count less 4 sd and 3%:
+#     no sample went missing without being counted (and at most 10% more:
+#     the kernel's lost count includes side-band records).
 #  3. strobed killed (SIGKILL) with records spooled: the next strobed logs
 #     how many were never stored and stores them as lost (kind 'spool'), in
 #     the session's totals once it is marked interrupted.
@@ -58,7 +60,7 @@ SH
 cat >"$tmp/burst.sh" <<'SH'
 name=$1
 . "$tmp/hold_lock.sh"
-"$STROBE" start --sample-event cpu-clock -F 1000 -m 2 --name "$name" >"$tmp/$name.id" \
+"$STROBE" start --sample-event cpu-clock -F 1000 -m 8 --name "$name" >"$tmp/$name.id" \
 	2>"$tmp/$name.err" || exit 1
 "$WL/split603010" 6 &
 w1=$!
@@ -101,11 +103,14 @@ for line in open(sys.argv[4]):
         p += t0 <= int(sec) * 10**9 + int(us.ljust(9, "0")[:9]) <= t1
 got = s + (l if with_lost else 0)
 bound = 4 * math.sqrt(got + p) + slack * p
+# lost counts records, side-band and throttle records too: above perf's
+# count it may be by 10% more; below it, a sample went missing uncounted
+over = bound + (0.1 * p if with_lost else 0)
 print(f"strobe {s} samples" + (f" + {l} lost" if with_lost else "") +
-      f", perf {p} in the session's {(t1 - t0) / 1e9:.2f} s: differ by {abs(got - p)}, "
-      f"bound {bound:.0f}")
+      f", perf {p} in the session's {(t1 - t0) / 1e9:.2f} s: differ by {got - p}, "
+      f"allowed -{bound:.0f} .. +{over:.0f}")
 assert p > 5000, f"perf has only {p} samples in the session"
-assert abs(got - p) <= bound
+assert -bound <= got - p <= over
 PY
 }
 
@@ -122,7 +127,7 @@ id=$(cat "$tmp/roomy.id")
 	fail "lost $(q "SELECT lost FROM sessions WHERE id=$id") with room in the spool: $(cat "$tmp/roomy.stop")"
 [ -z "$(ls -A "$STROBE_DB.spool" 2>/dev/null)" ] || fail "the spool's files outlived the session"
 compare roomy 0 0.02
-ok "3-s stall of the database with 8-KiB rings: 0 lost, the spool took the burst"
+ok "3-s stall of the database with 32-KiB rings: 0 lost, the spool took the burst"
 stop_daemon
 
 # 2. a spool too small: the loss is the kernel's, counted and timed
@@ -146,7 +151,7 @@ stop_daemon
 
 # 3. SIGKILL with records spooled
 start_daemon --spool-mem 64K
-"$STROBE" start --sample-event cpu-clock -F 1000 -m 2 --name killed >"$tmp/k.id" 2>"$tmp/err" ||
+"$STROBE" start --sample-event cpu-clock -F 1000 -m 8 --name killed >"$tmp/k.id" 2>"$tmp/err" ||
 	fail "start: $(cat "$tmp/err")"
 id=$(cat "$tmp/k.id")
 "$WL/split603010" 8 &
