@@ -11,12 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "db.h"
+#include "sampleblk.h"
+#include "samplevt.h"
 
 extern const char *const schema_migrations[];
 extern const size_t schema_nr_migrations;
 
 enum {
 	STMT_SAMPLE,
+	STMT_NEXT_ROW,
 	STMT_AGG,
 	STMT_TIME_AGG,
 	STMT_LOST,
@@ -32,8 +35,9 @@ enum {
 };
 
 static const char *const stmt_sql[NR_STMTS] = {
-	[STMT_SAMPLE] = "INSERT INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,"
-			"?11,?12,?13,?14,?15,?16,?17,?18)",
+	[STMT_SAMPLE] = "INSERT INTO sample_blocks VALUES(?1,?2,?3,?4,?5,?6)",
+	[STMT_NEXT_ROW] = "SELECT coalesce((SELECT first_row+nr FROM sample_blocks "
+			  "ORDER BY first_row DESC LIMIT 1),1)",
 	[STMT_AGG] = "INSERT INTO sample_agg VALUES(?1,?2,?3,?4,?5,?6,?7,"
 		     "?8,?9,?10,?11,?12,?13,?14,?15) "
 		     "ON CONFLICT(session_id,binary_id,offset,pid,comm_id,flags) DO UPDATE SET "
@@ -74,7 +78,12 @@ struct db {
 	int (*busy)(void *, int);	/* db_open_busy's */
 	void *busy_arg;
 	sqlite3_stmt *stmt[NR_STMTS];
-	int sample_nr;		/* counter columns STMT_SAMPLE last bound */
+	/* the open transaction's samples not yet packed into a block */
+	struct sampleblk_row *blk;	/* SAMPLEBLK_MAX rows */
+	uint8_t *blk_out;		/* sampleblk_bound(SAMPLEBLK_MAX) bytes */
+	size_t blk_nr;
+	int64_t blk_session, blk_min, blk_max;
+	int64_t next_row;		/* rowid of the next sample; 0: not read yet */
 };
 
 int db_schema_version(void)
@@ -214,6 +223,84 @@ again:
 			 sqlite3_errmsg(db->sql));
 }
 
+static int step_done(struct db *db, sqlite3_stmt *st, struct error *e, const char *what);
+static int blk_flush(struct db *db, struct error *e);
+static void blk_reset(struct db *db);
+
+/*
+ * Schema 006: pack the rows of the old samples table (renamed samples_v5
+ * by the migration) into sample_blocks, keeping their rowids, and drop it.
+ * A block never spans two sessions or a gap in the rowids.
+ */
+static int pack_legacy_samples(struct db *db, struct error *e)
+{
+	sqlite3_stmt *rd = NULL, *wr = NULL;
+	struct sampleblk_row *rows = xmalloc(SAMPLEBLK_MAX * sizeof(*rows));
+	uint8_t *out = xmalloc(sampleblk_bound(SAMPLEBLK_MAX));
+	int64_t first = 0, session = 0, lo = 0, hi = 0;
+	size_t nr = 0;
+	int rc, ret = -1;
+
+	if (sqlite3_prepare_v2(db->sql, "SELECT rowid,* FROM samples_v5 ORDER BY rowid", -1,
+			       &rd, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->sql, "INSERT INTO sample_blocks VALUES(?1,?2,?3,?4,?5,?6)",
+			       -1, &wr, NULL) != SQLITE_OK) {
+		sql_error(db, e, "packing the samples into blocks");
+		goto out;
+	}
+	for (;;) {
+		int64_t rowid = 0, sid = 0;
+
+		rc = sqlite3_step(rd);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			sql_error(db, e, "reading the old samples table");
+			goto out;
+		}
+		if (rc == SQLITE_ROW) {
+			rowid = sqlite3_column_int64(rd, 0);
+			sid = sqlite3_column_int64(rd, 1);
+		}
+		if (nr && (rc == SQLITE_DONE || nr == SAMPLEBLK_MAX || sid != session ||
+			   rowid != first + (int64_t)nr)) {
+			size_t len = sampleblk_encode(rows, nr, out);
+
+			sqlite3_bind_int64(wr, 1, first);
+			sqlite3_bind_int64(wr, 2, session);
+			sqlite3_bind_int64(wr, 3, (int64_t)nr);
+			sqlite3_bind_int64(wr, 4, lo);
+			sqlite3_bind_int64(wr, 5, hi);
+			sqlite3_bind_blob(wr, 6, out, (int)len, SQLITE_STATIC);
+			if (step_done(db, wr, e, "packing the samples into blocks"))
+				goto out;
+			nr = 0;
+		}
+		if (rc == SQLITE_DONE)
+			break;
+		if (!nr) {
+			first = rowid;
+			session = sid;
+		}
+		rows[nr].null = 0;
+		for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+			if (sqlite3_column_type(rd, 2 + c) == SQLITE_NULL)
+				rows[nr].null |= 1u << c;
+			rows[nr].v[c] = sqlite3_column_int64(rd, 2 + c);
+		}
+		if (!nr || rows[nr].v[SB_TIME_NS] < lo)
+			lo = rows[nr].v[SB_TIME_NS];
+		if (!nr || rows[nr].v[SB_TIME_NS] > hi)
+			hi = rows[nr].v[SB_TIME_NS];
+		nr++;
+	}
+	ret = exec(db, "DROP TABLE samples_v5", e);
+out:
+	sqlite3_finalize(rd);
+	sqlite3_finalize(wr);
+	free(rows);
+	free(out);
+	return ret;
+}
+
 /* Decide whether the file is ours, new, foreign or newer; migrate if asked. */
 static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 {
@@ -248,7 +335,8 @@ static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 	for (int v = (int)ver; v < want; v++) {
 		char pragma[96];
 
-		if (exec(db, schema_migrations[v], e)) {
+		if (exec(db, schema_migrations[v], e) ||
+		    (v + 1 == 6 && pack_legacy_samples(db, e))) {
 			db_rollback(db);
 			return error_prefix(e, "migration to schema version %d failed", v + 1);
 		}
@@ -337,6 +425,12 @@ struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *,
 			  db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
 		goto fail;
 	}
+	rc = samplevt_register(db->sql);
+	if (rc != SQLITE_OK) {
+		error_set(e, "%s: cannot register the samples table: %s", path,
+			  sqlite3_errstr(rc));
+		goto fail;
+	}
 	db->busy = busy;
 	db->busy_arg = arg;
 	if (busy)
@@ -384,12 +478,15 @@ void db_close(struct db *db)
 	if (db->stmt[0])
 		sqlite3_exec(db->sql, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 	sqlite3_close(db->sql);
+	free(db->blk);
+	free(db->blk_out);
 	free(db->path);
 	free(db);
 }
 
 int db_begin(struct db *db, struct error *e)
 {
+	blk_reset(db);
 	if (db->mode == DB_READ)
 		return exec(db, "BEGIN", e);
 	if (sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -399,6 +496,10 @@ int db_begin(struct db *db, struct error *e)
 
 int db_commit(struct db *db, struct error *e)
 {
+	if (blk_flush(db, e)) {
+		db_rollback(db);
+		return -1;
+	}
 	if (exec(db, "COMMIT", e)) {
 		if (sqlite3_errcode(db->sql) == SQLITE_FULL)
 			error_set(e, "%s: disk full: the last batch was not stored; free space "
@@ -411,6 +512,7 @@ int db_commit(struct db *db, struct error *e)
 
 int db_rollback(struct db *db)
 {
+	blk_reset(db);
 	return sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
@@ -652,32 +754,76 @@ static void bind_counters(sqlite3_stmt *st, int first, int nr, const uint64_t *c
 	}
 }
 
-int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error *e)
+/* Pack the open transaction's pending samples into one sample_blocks row. */
+static int blk_flush(struct db *db, struct error *e)
 {
 	sqlite3_stmt *st = db->stmt[STMT_SAMPLE];
+	size_t len;
 
-	sqlite3_bind_int64(st, 1, s->session_id);
-	sqlite3_bind_int64(st, 2, (int64_t)s->time_ns);
-	sqlite3_bind_int64(st, 3, (int64_t)s->tsc);
-	sqlite3_bind_int(st, 4, s->cpu);
-	sqlite3_bind_int(st, 5, s->pid);
-	sqlite3_bind_int(st, 6, s->tid);
-	sqlite3_bind_int64(st, 7, s->comm_id);
-	sqlite3_bind_int64(st, 8, s->binary_id);
-	sqlite3_bind_int64(st, 9, (int64_t)s->offset);
-	sqlite3_bind_int(st, 10, s->flags);
-	/* bindings survive sqlite3_reset(): the unused columns are bound to
-	 * NULL once per change of counter count, not on every row */
-	if (s->nr != db->sample_nr) {
-		bind_counters(st, 11, s->nr, s->c);
-		db->sample_nr = s->nr;
-	} else {
-		for (int i = 0; i < s->nr; i++)
-			sqlite3_bind_int64(st, 11 + i, (int64_t)s->c[i]);
+	if (!db->blk_nr)
+		return 0;
+	len = sampleblk_encode(db->blk, db->blk_nr, db->blk_out);
+	sqlite3_bind_int64(st, 1, db->next_row - (int64_t)db->blk_nr);
+	sqlite3_bind_int64(st, 2, db->blk_session);
+	sqlite3_bind_int64(st, 3, (int64_t)db->blk_nr);
+	sqlite3_bind_int64(st, 4, db->blk_min);
+	sqlite3_bind_int64(st, 5, db->blk_max);
+	sqlite3_bind_blob(st, 6, db->blk_out, (int)len, SQLITE_STATIC);
+	db->blk_nr = 0;
+	return step_done(db, st, e, "storing samples");
+}
+
+/* A new transaction, or one rolled back: nothing pending, rowids unknown. */
+static void blk_reset(struct db *db)
+{
+	db->blk_nr = 0;
+	db->next_row = 0;
+}
+
+int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error *e)
+{
+	struct sampleblk_row *r;
+
+	if (!db->next_row) {
+		sqlite3_stmt *st = db->stmt[STMT_NEXT_ROW];
+		int rc = sqlite3_step(st);
+
+		db->next_row = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW)
+			return sql_error(db, e, "finding the next sample's rowid");
 	}
-	if (step_done(db, st, e, "storing samples"))
+	if (db->blk_nr && (db->blk_nr == SAMPLEBLK_MAX || db->blk_session != s->session_id) &&
+	    blk_flush(db, e))
 		return -1;
-	return sqlite3_last_insert_rowid(db->sql);
+	if (!db->blk) {
+		db->blk = xmalloc(SAMPLEBLK_MAX * sizeof(*db->blk));
+		db->blk_out = xmalloc(sampleblk_bound(SAMPLEBLK_MAX));
+	}
+	r = &db->blk[db->blk_nr];
+	r->v[SB_TIME_NS] = (int64_t)s->time_ns;
+	r->v[SB_TSC] = (int64_t)s->tsc;
+	r->v[SB_CPU] = s->cpu;
+	r->v[SB_PID] = s->pid;
+	r->v[SB_TID] = s->tid;
+	r->v[SB_COMM_ID] = s->comm_id;
+	r->v[SB_BINARY_ID] = s->binary_id;
+	r->v[SB_OFFSET] = (int64_t)s->offset;
+	r->v[SB_FLAGS] = s->flags;
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		r->v[SB_C0 + i] = i < s->nr ? (int64_t)s->c[i] : 0;
+	/* the counter columns past the session's events are NULL */
+	r->null = (((1u << STROBE_MAX_COUNTERS) - 1) << (SB_C0 + s->nr)) &
+		  (((1u << STROBE_MAX_COUNTERS) - 1) << SB_C0);
+	if (!db->blk_nr) {
+		db->blk_session = s->session_id;
+		db->blk_min = db->blk_max = (int64_t)s->time_ns;
+	} else {
+		db->blk_min = MIN(db->blk_min, (int64_t)s->time_ns);
+		db->blk_max = MAX(db->blk_max, (int64_t)s->time_ns);
+	}
+	db->blk_nr++;
+	return db->next_row++;
 }
 
 int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a,

@@ -291,42 +291,53 @@ static const char *const session_tables[] = {
 };
 
 /* Delete what budget allows of session id; 1 when it is gone. */
-static int delete_session(struct db *db, int64_t id, int64_t first, int64_t last,
+static int delete_session(struct db *db, int64_t id, int64_t first,
 			  int64_t *budget, struct error *e)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	if (first > 0) {
-		/* a rowid range of at most *budget rowids, then the session row
-		 * records where the next step starts */
-		int64_t top = last >= first ? last : INT64_MAX;
-		int64_t hi = *budget - 1 > top - first ? top : first + *budget - 1;
+		/* at most *budget sample blocks, the first ones, then the
+		 * session row records where the next step starts */
+		int64_t want = *budget > 0 ? *budget : 1, next = 0;
 
-		if (prep(db, "DELETE FROM samples WHERE rowid BETWEEN ?1 AND ?2 AND session_id=?3",
-			 &st, e, "deleting a session's samples"))
+		if (prep(db, "DELETE FROM sample_blocks WHERE first_row IN (SELECT first_row "
+			 "FROM sample_blocks WHERE session_id=?1 AND first_row>=?2 "
+			 "ORDER BY first_row LIMIT ?3)", &st, e, "deleting a session's samples"))
 			return -1;
-		sqlite3_bind_int64(st, 1, first);
-		sqlite3_bind_int64(st, 2, hi);
-		sqlite3_bind_int64(st, 3, id);
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, first);
+		sqlite3_bind_int64(st, 3, want);
 		rc = sqlite3_step(st);
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
 			return db_sql_error(db, e, "deleting a session's samples");
-		*budget -= hi - first + 1;
-		if (prep(db, hi >= top ?
+		*budget -= sqlite3_changes(db_sqlite(db));
+		if (prep(db, "SELECT min(first_row) FROM sample_blocks WHERE session_id=?1 AND "
+			 "first_row>=?2", &st, e, "deleting a session's samples"))
+			return -1;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, first);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			next = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW)
+			return db_sql_error(db, e, "deleting a session's samples");
+		if (prep(db, !next ?
 			 "UPDATE sessions SET first_sample=NULL,last_sample=NULL WHERE id=?1" :
 			 "UPDATE sessions SET first_sample=?2 WHERE id=?1", &st, e,
 			 "deleting a session's samples"))
 			return -1;
 		sqlite3_bind_int64(st, 1, id);
-		if (hi < top)
-			sqlite3_bind_int64(st, 2, hi + 1);
+		if (next)
+			sqlite3_bind_int64(st, 2, next);
 		rc = sqlite3_step(st);
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
 			return db_sql_error(db, e, "deleting a session's samples");
-		if (hi < top)
+		if (next)
 			return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(session_tables); i++) {
@@ -355,16 +366,15 @@ int retention_step(struct db *db, int64_t max_rows, int64_t *removed, struct err
 	if (db_begin(db, e) < 0)
 		return -1;
 	while (budget > 0) {
-		int64_t id, first, last;
+		int64_t id, first;
 		int gone;
 
-		if (prep(db, "SELECT id,first_sample,last_sample FROM sessions "
+		if (prep(db, "SELECT id,first_sample FROM sessions "
 			 "WHERE state='deleting' ORDER BY id LIMIT 1", &st, e, "reading sessions"))
 			goto fail;
 		rc = sqlite3_step(st);
 		id = sqlite3_column_int64(st, 0);
 		first = sqlite3_column_int64(st, 1);
-		last = sqlite3_column_int64(st, 2);
 		sqlite3_finalize(st);
 		if (rc == SQLITE_DONE) {
 			more = 0;
@@ -375,7 +385,7 @@ int retention_step(struct db *db, int64_t max_rows, int64_t *removed, struct err
 			goto fail;
 		}
 		more = 1;
-		gone = delete_session(db, id, first, last, &budget, e);
+		gone = delete_session(db, id, first, &budget, e);
 		if (gone < 0)
 			goto fail;
 		*removed += gone;

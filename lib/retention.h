@@ -71,7 +71,7 @@ int retention_pending(struct db *db, int64_t *count, struct error *e);
 
 /*
  * Delete up to max_rows rows of sessions marked 'deleting', in one
- * transaction.  *removed receives how many sessions went completely.
+ * transaction (a block of up to SAMPLEBLK_MAX samples is one row).  *removed receives how many sessions went completely.
  * Returns 1 when rows remain to delete, 0 when none do, -1 on error
  * (db_busy() tells a lock held elsewhere: nothing was deleted).
  */

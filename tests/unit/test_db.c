@@ -114,11 +114,11 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 5);	/* schema/001 to 005 */
+	assert_int_equal(db_schema_version(), 6);	/* schema/001 to 006 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
-				"('sessions','samples','sample_agg','lost','markers',"
+				"('sessions','sample_blocks','sample_agg','lost','markers',"
 				"'session_probes')"), 6);
 	db_close(db);
 	assert_int_equal(stat(path, &st), 0);

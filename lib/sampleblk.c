@@ -1,0 +1,142 @@
+/*
+ * sampleblk.c - packed blocks of sample rows (see sampleblk.h for the
+ * format).
+ */
+#include <string.h>
+#include "sampleblk.h"
+
+#define VARINT_MAX	10	/* bytes of a 64-bit base-128 varint */
+
+size_t sampleblk_bound(size_t nr)
+{
+	/* header, then per column a mode byte, a bitmap and the values */
+	return 1 + 2 * VARINT_MAX + SAMPLEBLK_COLS * (1 + (nr + 7) / 8 + nr * VARINT_MAX);
+}
+
+static uint8_t *varint_put(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* 0 on success; -1 when the varint runs past end or past 64 bits. */
+static int varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+
+	for (int shift = 0; p < end; shift += 7) {
+		uint8_t b = *p++;
+
+		if (shift == 63 && b > 1)
+			return -1;	/* more than 64 bits */
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*v = x;
+			return 0;
+		}
+		if (shift == 63)
+			return -1;
+	}
+	return -1;
+}
+
+static uint64_t zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ -(z & 1);
+}
+
+size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *out)
+{
+	uint8_t *p = out;
+
+	*p++ = SAMPLEBLK_VERSION;
+	p = varint_put(p, nr);
+	p = varint_put(p, SAMPLEBLK_COLS);
+	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+		uint32_t bit = 1u << c;
+		size_t nulls = 0;
+		uint64_t prev = 0;
+
+		for (size_t i = 0; i < nr; i++)
+			nulls += !!(rows[i].null & bit);
+		if (nulls == nr) {
+			*p++ = 0;
+			continue;
+		}
+		if (nulls) {
+			*p++ = 2;
+			memset(p, 0, (nr + 7) / 8);
+			for (size_t i = 0; i < nr; i++)
+				if (!(rows[i].null & bit))
+					p[i / 8] |= 1u << (i % 8);
+			p += (nr + 7) / 8;
+		} else {
+			*p++ = 1;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			uint64_t v = (uint64_t)rows[i].v[c];
+
+			if (rows[i].null & bit)
+				continue;
+			p = varint_put(p, zigzag(v - prev));
+			prev = v;
+		}
+	}
+	return (size_t)(p - out);
+}
+
+int sampleblk_decode(const uint8_t *data, size_t len, size_t nr, struct sampleblk_row *rows)
+{
+	const uint8_t *p = data, *end = data + len;
+	uint64_t n, cols;
+
+	if (nr < 1 || nr > SAMPLEBLK_MAX || len < 1 || *p++ != SAMPLEBLK_VERSION ||
+	    varint_get(&p, end, &n) || n != nr ||
+	    varint_get(&p, end, &cols) || cols != SAMPLEBLK_COLS)
+		return -1;
+	for (size_t i = 0; i < nr; i++)
+		rows[i].null = 0;
+	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+		uint32_t bit = 1u << c;
+		const uint8_t *map = NULL;
+		uint64_t prev = 0;
+		uint8_t mode;
+
+		if (p >= end)
+			return -1;
+		mode = *p++;
+		if (mode > 2)
+			return -1;
+		if (mode == 2) {
+			if ((size_t)(end - p) < (nr + 7) / 8)
+				return -1;
+			map = p;
+			p += (nr + 7) / 8;
+		}
+		for (size_t i = 0; i < nr; i++) {
+			uint64_t z;
+
+			if (mode == 0 || (map && !(map[i / 8] & (1u << (i % 8))))) {
+				rows[i].v[c] = 0;
+				rows[i].null |= bit;
+				continue;
+			}
+			if (varint_get(&p, end, &z))
+				return -1;
+			prev += unzigzag(z);
+			rows[i].v[c] = (int64_t)prev;
+		}
+	}
+	return p == end ? 0 : -1;
+}

@@ -1,0 +1,283 @@
+/*
+ * test_sampleblk.c - packed sample blocks (lib/sampleblk.c) and the samples
+ * virtual table over them (lib/samplevt.c): round trips, every malformed
+ * block refused, rowid and session ranges, the schema-006 packing of an
+ * old samples table.
+ */
+#include "config.h"
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <ftw.h>
+#include <sqlite3.h>
+#include "db.h"
+#include "sampleblk.h"
+#define SCRATCH_NAME "sampleblk"
+#include "scratch.h"
+
+static uint64_t rnd_state = 88172645463325252ULL;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static void fill_rows(struct sampleblk_row *rows, size_t nr)
+{
+	static const int64_t extremes[] = { 0, 1, -1, INT64_MAX, INT64_MIN, 127, 128, -64, -65 };
+
+	for (size_t i = 0; i < nr; i++) {
+		for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+			uint64_t r = rnd();
+
+			rows[i].v[c] = r % 4 == 0 ? extremes[r / 4 % 9] :
+				       c == SB_TIME_NS ? (int64_t)(1000000 + i * 25000 + r % 100) :
+				       (int64_t)(r >> (r % 64));
+		}
+		/* column 3 mixed, columns C4..C7 all NULL, the others none */
+		rows[i].null = (i % 3 == 0 ? 1u << 3 : 0) | 0xfu << SB_C4;
+		for (int c = 0; c < SAMPLEBLK_COLS; c++)
+			if (rows[i].null & (1u << c))
+				rows[i].v[c] = 0;
+	}
+}
+
+static void test_round_trip(void **state)
+{
+	static struct sampleblk_row in[SAMPLEBLK_MAX], out[SAMPLEBLK_MAX];
+	static uint8_t buf[1 << 20];
+	static const size_t sizes[] = { 1, 2, 7, 8, 9, 1000, SAMPLEBLK_MAX };
+
+	(void)state;
+	assert_true(sampleblk_bound(SAMPLEBLK_MAX) <= sizeof(buf));
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t nr = sizes[k], len;
+
+		fill_rows(in, nr);
+		len = sampleblk_encode(in, nr, buf);
+		assert_true(len <= sampleblk_bound(nr));
+		memset(out, 0x55, sizeof(out));
+		assert_int_equal(sampleblk_decode(buf, len, nr, out), 0);
+		for (size_t i = 0; i < nr; i++) {
+			assert_int_equal(out[i].null, in[i].null);
+			assert_memory_equal(out[i].v, in[i].v, sizeof(in[i].v));
+		}
+		/* the row count must be the one stored */
+		assert_int_equal(sampleblk_decode(buf, len, nr + 1, out), -1);
+		if (nr > 1)
+			assert_int_equal(sampleblk_decode(buf, len, nr - 1, out), -1);
+	}
+}
+
+/* Every prefix and every single-byte change of a block is refused or
+ * decodes within bounds (ASan and the length checks tell). */
+static void test_malformed(void **state)
+{
+	static struct sampleblk_row in[64], out[64];
+	uint8_t buf[8192], bad[8192 + 1];
+	size_t len;
+
+	(void)state;
+	fill_rows(in, 64);
+	len = sampleblk_encode(in, 64, buf);
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_equal(sampleblk_decode(buf, cut, 64, out), -1);
+	memcpy(bad, buf, len);
+	bad[len] = 0;
+	assert_int_equal(sampleblk_decode(bad, len + 1, 64, out), -1);	/* trailing byte */
+	memcpy(bad, buf, len);
+	bad[0] = SAMPLEBLK_VERSION + 1;
+	assert_int_equal(sampleblk_decode(bad, len, 64, out), -1);	/* version */
+	for (size_t i = 0; i < len; i++) {
+		memcpy(bad, buf, len);
+		bad[i] ^= 0xa5;
+		(void)sampleblk_decode(bad, len, 64, out);
+	}
+	/* an eleven-byte varint, and a tenth byte above 1, are refused */
+	{
+		uint8_t v[32] = { SAMPLEBLK_VERSION, 1, SAMPLEBLK_COLS, 1 };
+
+		memset(v + 4, 0xff, 10);
+		v[14] = 0;
+		assert_int_equal(sampleblk_decode(v, 15, 1, out), -1);
+		memset(v + 4, 0xff, 9);
+		v[13] = 2;
+		assert_int_equal(sampleblk_decode(v, 14, 1, out), -1);
+	}
+	assert_int_equal(sampleblk_decode(buf, len, 0, out), -1);
+	assert_int_equal(sampleblk_decode(buf, len, SAMPLEBLK_MAX + 1, out), -1);
+}
+
+static void put(struct db *db, int64_t session, uint64_t t, int nr)
+{
+	struct db_sample s = {
+		.session_id = session, .time_ns = t, .tsc = t * 3, .cpu = t % 2, .pid = 100 + t % 5,
+		.tid = 200, .comm_id = 1, .binary_id = 2, .offset = 0xffffffff81000000ULL + t,
+		.flags = 1, .nr = (uint8_t)nr,
+	};
+	struct error e;
+
+	for (int i = 0; i < nr; i++)
+		s.c[i] = t * (i + 1);
+	assert_true(db_sample_insert(db, &s, &e) > 0);
+}
+
+/* Rows through the virtual table: the values, rowids, ranges and sessions
+ * that the old table gave. */
+static void test_vtab(void **state)
+{
+	struct error e;
+	struct db *db = db_open(path_of("vt.db"), DB_WRITE, &e);
+	sqlite3 *s;
+	int64_t t;
+
+	(void)state;
+	assert_non_null(db);
+	s = db_sqlite(db);
+	/* 10,000 samples of session 1 (two blocks and a bit), 10 of session
+	 * 2, 5 more of session 1, in three transactions */
+	assert_int_equal(db_begin(db, &e), 0);
+	for (t = 1; t <= 10000; t++)
+		put(db, 1, (uint64_t)t, 2);
+	assert_int_equal(db_commit(db, &e), 0);
+	assert_int_equal(db_begin(db, &e), 0);
+	for (t = 10001; t <= 10010; t++)
+		put(db, 2, (uint64_t)t, 0);
+	for (t = 10011; t <= 10015; t++)
+		put(db, 1, (uint64_t)t, 2);
+	assert_int_equal(db_commit(db, &e), 0);
+	/* a rolled-back transaction leaves no rows and no rowids used */
+	assert_int_equal(db_begin(db, &e), 0);
+	put(db, 3, 99999, 1);
+	db_rollback(db);
+
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM sample_blocks"), 5);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples"), 10015);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE rowid = time_ns "
+			 "AND tsc = 3 * time_ns AND offset = -2130706432 + time_ns"), 10015);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id=1"), 10005);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id=2"), 10);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id=2 AND "
+			 "c0 IS NULL AND c1 IS NULL"), 10);
+	assert_int_equal(raw_int(s, "SELECT sum(c1) FROM samples WHERE session_id=1 AND c2 IS NULL"),
+			 2 * (10000 * 10001 / 2 + (10011 + 10015) * 5 / 2));
+	/* rowid ranges across block edges, open and closed, and a point */
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE rowid BETWEEN 4090 AND 4100"), 11);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE rowid > 4095 AND rowid < 4098"), 2);
+	assert_int_equal(raw_int(s, "SELECT time_ns FROM samples WHERE rowid=8193"), 8193);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM samples WHERE rowid>=9000 AND session_id=1"),
+			 1006);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE rowid>=10005 AND "
+			 "session_id=2"), 6);
+	assert_int_equal(raw_int(s, "SELECT max(rowid) FROM samples"), 10015);
+	/* rowid order, and time ranges that skip blocks */
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM (SELECT rowid r, lag(rowid) OVER "
+			 "(ORDER BY rowid) p FROM samples) WHERE r = p + 1"), 10014);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE time_ns BETWEEN 5000 AND 5009"),
+			 10);
+	/* a value of another type narrows nothing: SQLite decides */
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE rowid >= 10014.5"), 1);
+	/* the next rowid after the rollback */
+	assert_int_equal(db_begin(db, &e), 0);
+	put(db, 3, 20000, 1);
+	assert_int_equal(db_commit(db, &e), 0);
+	assert_int_equal(raw_int(s, "SELECT rowid FROM samples WHERE session_id=3"), 10016);
+	/* writes row by row keep every other row and rowid */
+	assert_int_equal(sqlite3_exec(s, "DELETE FROM samples WHERE rowid IN (5,4096,4097,8000);"
+				      "UPDATE samples SET binary_id=NULL, c0=c0+1 WHERE rowid=7;"
+				      "INSERT INTO samples(rowid,session_id,time_ns,cpu,pid,tid,flags) "
+				      "VALUES(4096,9,1,0,0,0,0);"
+				      "INSERT INTO samples(session_id,time_ns,cpu,pid,tid,flags) "
+				      "VALUES(9,2,0,0,0,0)", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples"), 10016 - 4 + 2);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id<3 AND "
+				 "rowid = time_ns AND tsc = 3 * time_ns"), 10015 - 4);
+	assert_int_equal(raw_int(s, "SELECT c0 - time_ns FROM samples WHERE rowid=7 AND "
+				 "binary_id IS NULL"), 1);
+	assert_int_equal(raw_int(s, "SELECT group_concat(rowid, '') FROM samples WHERE session_id=9"),
+			 409610017);
+	assert_int_not_equal(sqlite3_exec(s, "INSERT INTO samples(rowid,session_id,time_ns,cpu,"
+					  "pid,tid,flags) VALUES(6,9,1,0,0,0,0)", NULL, NULL, NULL),
+			     SQLITE_OK);	/* rowid taken */
+
+	/* a damaged block is an error naming it, not wrong rows */
+	assert_int_equal(sqlite3_exec(s, "UPDATE sample_blocks SET data=substr(data,1,20) "
+				      "WHERE first_row=4098", NULL, NULL, NULL), SQLITE_OK);
+	{
+		sqlite3_stmt *st;
+		int rc;
+
+		assert_int_equal(sqlite3_prepare_v2(s, "SELECT count(*) FROM samples", -1, &st,
+						    NULL), SQLITE_OK);
+		rc = sqlite3_step(st);
+		assert_int_not_equal(rc, SQLITE_ROW);
+		assert_non_null(strstr(sqlite3_errmsg(s), "sample block at rowid 4098"));
+		sqlite3_finalize(st);
+	}
+	db_close(db);
+}
+
+/* A schema-005 database: its samples rows packed, rowids and NULLs kept. */
+static void test_migrate(void **state)
+{
+	const char *p = path_of("old.db");
+	struct error e;
+	sqlite3 *s;
+	struct db *db;
+
+	(void)state;
+	/* make a version-5 file with the old table as strobe 5 wrote it */
+	db = db_open(p, DB_WRITE, &e);
+	assert_non_null(db);
+	db_close(db);
+	assert_int_equal(sqlite3_open(p, &s), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(s,
+		"DROP TABLE sample_blocks;"
+		"CREATE TABLE samples (session_id INTEGER NOT NULL, time_ns INTEGER NOT NULL,"
+		" tsc INTEGER, cpu INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL,"
+		" comm_id INTEGER, binary_id INTEGER, offset INTEGER, flags INTEGER NOT NULL,"
+		" c0 INTEGER, c1 INTEGER, c2 INTEGER, c3 INTEGER, c4 INTEGER, c5 INTEGER,"
+		" c6 INTEGER, c7 INTEGER);"
+		"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<9000)"
+		" INSERT INTO samples(rowid,session_id,time_ns,tsc,cpu,pid,tid,comm_id,binary_id,"
+		" offset,flags,c0,c1) SELECT i + (i>5000)*100, 1 + (i>7000), i*10,"
+		" CASE WHEN i%7=0 THEN NULL ELSE i END, i%2, 5, 5, 1, 1, i*3, 0, i, NULL FROM n;"
+		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(s);
+
+	db = db_open(p, DB_WRITE, &e);
+	if (!db)
+		fail_msg("%s", e.msg);
+	s = db_sqlite(db);
+	assert_int_equal(raw_int(s, "PRAGMA user_version"), db_schema_version());
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM sqlite_master WHERE name='samples_v5'"), 0);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples"), 9000);
+	/* a gap in the rowids and a change of session each start a block */
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM sample_blocks"), 4);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE time_ns = 10 * "
+			 "(rowid - (rowid > 5000) * 100) AND offset = 3 * time_ns / 10 AND "
+			 "session_id = 1 + (time_ns > 70000) AND c1 IS NULL AND c2 IS NULL"), 9000);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE tsc IS NULL"), 9000 / 7);
+	assert_int_equal(raw_int(s, "SELECT min(min_ns) || max(max_ns) FROM sample_blocks"),
+			 1090000);
+	db_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_vtab),
+		cmocka_unit_test(test_migrate),
+	};
+
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
+}
