@@ -28,7 +28,14 @@ enum {
 struct vt {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	/* rows INSERTed with consecutive rowids, not yet a block (see
+	 * vt_update): stored before any read, change or commit */
+	struct sampleblk_row *pend;
+	int64_t pend_first, pend_session;
+	size_t pend_nr;
 };
+
+static int pend_flush(struct vt *t);
 
 struct cursor {
 	sqlite3_vtab_cursor base;
@@ -64,6 +71,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int vt_disconnect(sqlite3_vtab *vt)
 {
+	sqlite3_free(((struct vt *)vt)->pend);
 	sqlite3_free(vt);
 	return SQLITE_OK;
 }
@@ -205,6 +213,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
 	int has_session = 0, rc;
 	const char *sql;
 
+	rc = pend_flush(t);
+	if (rc != SQLITE_OK)
+		return rc;
+
 	for (int k = 0; k < argc && k < MAX_ARGS; k++) {
 		int kind = (idx >> (4 * k)) & 15;
 		int64_t v;
@@ -299,8 +311,9 @@ static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
  * removes a session's blocks); this is for tests and for people fixing a
  * database by hand.  A change rewrites the block that holds the row: an
  * UPDATE in place, a DELETE splitting the block in two around the row so
- * that every other row keeps its rowid.  An INSERT is a block of its own,
- * at the rowid given or after the last one.  SQLite collects the rows of a
+ * that every other row keeps its rowid.  INSERTs of one session with
+ * consecutive rowids gather in t->pend, up to a block, which is stored
+ * before the next read of the table (xFilter), change, or commit (xSync).  SQLite collects the rows of a
  * virtual table's UPDATE or DELETE before the first change, so the
  * statement's own scan never sees a block rewritten under it.
  */
@@ -418,6 +431,33 @@ static int row_from(sqlite3_value **argv, int64_t *session, struct sampleblk_row
 	return SQLITE_OK;
 }
 
+static int pend_flush(struct vt *t)
+{
+	int rc;
+
+	if (!t->pend_nr)
+		return SQLITE_OK;
+	rc = blk_put(t, t->pend_first, t->pend_session, t->pend, (int64_t)t->pend_nr);
+	t->pend_nr = 0;
+	return rc;
+}
+
+static int vt_sync(sqlite3_vtab *vt)
+{
+	return pend_flush((struct vt *)vt);
+}
+
+static int vt_begin(sqlite3_vtab *vt)
+{
+	return SQLITE_OK;
+}
+
+static int vt_rollback(sqlite3_vtab *vt)
+{
+	((struct vt *)vt)->pend_nr = 0;
+	return SQLITE_OK;
+}
+
 static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid)
 {
 	struct vt *t = (struct vt *)vt;
@@ -426,6 +466,8 @@ static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
 	struct sampleblk_row row;
 	int rc;
 
+	if (sqlite3_value_type(argv[0]) != SQLITE_NULL && (rc = pend_flush(t)) != SQLITE_OK)
+		return rc;
 	b.rows = sqlite3_malloc64(SAMPLEBLK_MAX * sizeof(*b.rows));
 	if (!b.rows)
 		return SQLITE_NOMEM;
@@ -453,26 +495,50 @@ static int vt_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_i
 	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
 		sqlite3_stmt *st;
 
-		if ((rc = run(t, "SELECT coalesce(max(first_row+nr),1) FROM main.sample_blocks "
-			      "WHERE first_row=(SELECT max(first_row) FROM main.sample_blocks)",
-			      &st)) != SQLITE_OK)
-			goto out;
-		sqlite3_step(st);
-		*rowid = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		if (t->pend_nr) {
+			*rowid = t->pend_first + (int64_t)t->pend_nr;
+		} else {
+			if ((rc = run(t, "SELECT coalesce(max(first_row+nr),1) FROM "
+				      "main.sample_blocks WHERE first_row=(SELECT max(first_row) "
+				      "FROM main.sample_blocks)", &st)) != SQLITE_OK)
+				goto out;
+			sqlite3_step(st);
+			*rowid = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
 	} else if (sqlite3_value_type(argv[1]) == SQLITE_INTEGER) {
 		*rowid = sqlite3_value_int64(argv[1]);
-		if ((rc = blk_find(t, *rowid, &b)) != SQLITE_OK)
-			goto out;
-		if (b.nr) {
-			rc = SQLITE_CONSTRAINT;	/* that rowid is taken */
-			goto out;
-		}
 	} else {
 		rc = SQLITE_MISMATCH;
 		goto out;
 	}
-	rc = blk_put(t, *rowid, session, &row, 1);
+	if (t->pend_nr && *rowid >= t->pend_first && *rowid < t->pend_first + (int64_t)t->pend_nr) {
+		rc = SQLITE_CONSTRAINT;	/* that rowid is taken */
+		goto out;
+	}
+	if ((rc = blk_find(t, *rowid, &b)) != SQLITE_OK)
+		goto out;
+	if (b.nr) {
+		rc = SQLITE_CONSTRAINT;
+		goto out;
+	}
+	if (t->pend_nr && (*rowid != t->pend_first + (int64_t)t->pend_nr ||
+			   session != t->pend_session || t->pend_nr == SAMPLEBLK_MAX) &&
+	    (rc = pend_flush(t)) != SQLITE_OK)
+		goto out;
+	if (!t->pend) {
+		t->pend = sqlite3_malloc64(SAMPLEBLK_MAX * sizeof(*t->pend));
+		if (!t->pend) {
+			rc = SQLITE_NOMEM;
+			goto out;
+		}
+	}
+	if (!t->pend_nr) {
+		t->pend_first = *rowid;
+		t->pend_session = session;
+	}
+	t->pend[t->pend_nr++] = row;
+	rc = SQLITE_OK;
 out:
 	sqlite3_free(b.rows);
 	return rc;
@@ -493,6 +559,10 @@ static const sqlite3_module samplevt_module = {
 	.xColumn = vt_column,
 	.xRowid = vt_rowid,
 	.xUpdate = vt_update,
+	.xBegin = vt_begin,
+	.xSync = vt_sync,
+	.xCommit = vt_begin,
+	.xRollback = vt_rollback,
 };
 
 int samplevt_register(sqlite3 *db)

@@ -9,6 +9,10 @@ STROBE=$build/tools/strobe
 STROBED=$build/daemon/strobed
 WL=$build/tests/workloads
 export STROBED
+# Python's checks read samples through tests/strobedb.py; the sqlite3
+# shell through strobe's extension (sqlq ARGS: sqlite3 with it loaded)
+export PYTHONPATH=$top/tests${PYTHONPATH:+:$PYTHONPATH}
+sqlq() { sqlite3 -cmd ".load $build/lib/strobe_samples" "$@"; }
 tmp=$(mktemp -d /tmp/strobe-test.XXXXXX)
 export STROBE_TEST_TMP=$tmp
 export STROBE_DB=$tmp/strobe.db

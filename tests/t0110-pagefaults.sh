@@ -31,8 +31,8 @@ if ! near "$got" $N 2; then
 	# When another process preempts pagetouch, the faults since pagetouch's
 	# last sample go to that process's next sample: say how many went so.
 	python3 - "$STROBE_DB" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import strobedb, sys
+db = strobedb.connect(sys.argv[1])
 prev, leak, n = {}, 0, 0
 for cpu, name, c0 in db.execute("SELECT cpu, c.name, c0 FROM samples s LEFT JOIN comms c "
                                 "ON c.id=s.comm_id ORDER BY cpu, time_ns"):

@@ -35,8 +35,8 @@ all=$(total "$tmp/all.csv")
 # --- the truth from the database: samples per comm (any process: the
 # machine may run others of the same name) and per pid (ours)
 python3 - "$STROBE_DB" "$spid" "$kpid" >"$tmp/db" <<'PY' || fail "reading the database"
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import strobedb, sys
+db = strobedb.connect(sys.argv[1])
 sid, = db.execute("SELECT max(id) FROM sessions").fetchone()
 for comm, pid in (("fsplit", sys.argv[2]), ("kernwork", sys.argv[3])):
     n, = db.execute("SELECT count(*) FROM samples s JOIN comms c ON c.id=s.comm_id "

@@ -37,8 +37,8 @@ P --event page-faults,samples,context-switches --bucket 20 -o "$tmp/e.csv" || fa
 P --metric '1000 * page-faults / samples' --bucket 20 -o "$tmp/m.csv" || fail "plot --metric -o m.csv"
 P --event cpu-clock --bucket 20 --data "$tmp/c.csv" || fail "plot --data"
 python3 - "$STROBE_DB" "$tmp/e.csv" "$tmp/m.csv" "$tmp/c.csv" <<'PY' || fail "CSV series"
-import csv, math, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import csv, math, strobedb, sys
+db = strobedb.connect(sys.argv[1])
 sid, start, n = db.execute("SELECT id, start_ns, samples FROM sessions ORDER BY id DESC").fetchone()
 pf, cs = db.execute("SELECT sum(c0), sum(c1) FROM samples WHERE session_id=?", (sid,)).fetchone()
 e = list(csv.DictReader(open(sys.argv[2])))
@@ -138,7 +138,7 @@ svg_check_ticks "$tmp/ticks" || fail "SVG x ticks: $(cat "$tmp/ticks")"
 ok "SVG: 2 series, x ticks $(cat "$tmp/ticks")"
 
 # --- --by cpu: one series per CPU (top 8, the rest as other)
-ncpu=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(DISTINCT cpu) FROM samples WHERE session_id=(SELECT max(id) FROM sessions)').fetchone()[0])" "$STROBE_DB")
+ncpu=$(python3 -c "import strobedb,sys; print(strobedb.connect(sys.argv[1]).execute('SELECT count(DISTINCT cpu) FROM samples WHERE session_id=(SELECT max(id) FROM sessions)').fetchone()[0])" "$STROBE_DB")
 want=$ncpu
 [ "$ncpu" -gt 8 ] && want=9
 P --event samples --by cpu -o "$tmp/cpu.svg" || fail "plot --by cpu"
@@ -158,8 +158,8 @@ P --event page-faults --by symbol -o "$tmp/sym.csv" || fail "plot --by symbol"
 P --metric '1000*page-faults/samples' --by pid -o "$tmp/mpid.csv" || fail "plot --metric --by pid -o csv"
 "$STROBE" export --format csv -o "$tmp/x.csv" || fail "export"
 python3 - "$STROBE_DB" "$tmp/sym.csv" "$tmp/mpid.csv" "$tmp/x.csv" <<'PY' || fail "--by symbol and --metric --by pid values"
-import bisect, csv, math, os, re, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import bisect, csv, math, os, re, strobedb, sys
+db = strobedb.connect(sys.argv[1])
 sid, n = db.execute("SELECT id, samples FROM sessions ORDER BY id DESC").fetchone()
 ev = [r[0] for r in db.execute("SELECT name FROM session_events WHERE session_id=? ORDER BY idx", (sid,))]
 pfc = "c%d" % ev.index("page-faults")

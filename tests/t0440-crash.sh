@@ -17,7 +17,7 @@
 need_root
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 
-q() { sqlite3 -readonly "$STROBE_DB" "$@"; }
+q() { sqlq -readonly "$STROBE_DB" "$@"; }
 
 start_daemon
 "$STROBE" start --sample-event cpu-clock -F 1000 -e page-faults --name crashy >"$tmp/id" \

@@ -26,7 +26,7 @@ need_users daemon
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 command -v find >/dev/null || skip "find is not installed"
 
-q() { sqlite3 -readonly "$STROBE_DB" "$@"; }
+q() { sqlq -readonly "$STROBE_DB" "$@"; }
 cache=$STROBE_DB.cache
 entry() { hex=${1#buildid:}; echo "$cache/buildid/$(echo "$hex" | cut -c1-2)/$(echo "$hex" | cut -c3-)"; }
 # usage as strobed counts it: database pages in use, and the cache's files

@@ -34,7 +34,7 @@ need_users
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is not installed"
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 
-q() { sqlite3 -readonly "$STROBE_DB" "$@"; }
+q() { sqlq -readonly "$STROBE_DB" "$@"; }
 
 # lock_shm KIND START LEN SECONDS: as a member, lock bytes of DB-shm (read
 # lock; KIND posix or ofd), hold, release.  Runs in the background; once it

@@ -203,6 +203,14 @@ static void test_vtab(void **state)
 				 "binary_id IS NULL"), 1);
 	assert_int_equal(raw_int(s, "SELECT group_concat(rowid, '') FROM samples WHERE session_id=9"),
 			 409610017);
+	/* consecutive INSERTs of one session gather into one block */
+	assert_int_equal(sqlite3_exec(s, "INSERT INTO samples(session_id,time_ns,cpu,pid,tid,flags) "
+				      "SELECT 7,time_ns,cpu,pid,tid,flags FROM samples WHERE "
+				      "session_id=1 AND rowid<=100", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(raw_int(s, "SELECT count(*) || nr || min(first_row) FROM sample_blocks "
+				 "WHERE session_id=7"), 19910018);
+	assert_int_equal(raw_int(s, "SELECT sum(time_ns) FROM samples WHERE session_id=7"),
+			 100 * 101 / 2 - 5);
 	assert_int_not_equal(sqlite3_exec(s, "INSERT INTO samples(rowid,session_id,time_ns,cpu,"
 					  "pid,tid,flags) VALUES(6,9,1,0,0,0,0)", NULL, NULL, NULL),
 			     SQLITE_OK);	/* rowid taken */
