@@ -50,7 +50,7 @@ STROBE_DB=$dir/small.db STROBE_SOCKET=$dir/record.sock \
 # the large one: the same, plus the synthetic sessions
 cp "$dir/small.db" "$dir/large.db"
 n=$((sessions * samples))
-sqlite3 "$dir/large.db" >/dev/null <<EOF
+sqlite3 -cmd ".load $build/lib/strobe_samples" "$dir/large.db" >/dev/null <<EOF
 PRAGMA journal_mode=WAL;
 BEGIN;
 WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i + 1 < $n)

@@ -67,7 +67,7 @@ nschema=$(ls "$top"/schema/[0-9][0-9][0-9]-*.sql | wc -l)
 	cat "$top"/schema/[0-9][0-9][0-9]-*.sql
 	echo "PRAGMA application_id=1398035023; PRAGMA user_version=$nschema;"
 	subst "$top/tests/data/export-fixture.sql"
-} | sqlite3 -bail "$fx" || fail "building the fixture database"
+} | sqlq -bail "$fx" || fail "building the fixture database"
 mkdir -p "$fx.cache/buildid/5a" "$fx.cache/kallsyms/01"
 cp "$tmp/split" "$fx.cache/buildid/5a/5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a" || fail "cache"
 cp "$top/tests/data/export-kallsyms" "$fx.cache/kallsyms/01/23456789abcdef0123456789abcdef" || fail "cache"
