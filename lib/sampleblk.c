@@ -56,42 +56,64 @@ static uint64_t unzigzag(uint64_t z)
 	return (z >> 1) ^ -(z & 1);
 }
 
+/*
+ * One pass over the rows (each read once, in order), each column's bytes
+ * written into a region of out of its worst-case size; the regions are
+ * then moved down to follow each other.  sampleblk_bound() is exactly the
+ * header plus those regions.
+ */
 size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *out)
 {
-	uint8_t *p = out;
+	size_t stride = 1 + (nr + 7) / 8 + nr * VARINT_MAX;
+	uint8_t *col[SAMPLEBLK_COLS], *map[SAMPLEBLK_COLS], *p = out;
+	uint64_t prev[SAMPLEBLK_COLS] = { 0 };
+	uint32_t all_null = ~0u, any_null = 0, skip;
 
+	for (size_t i = 0; i < nr; i++) {
+		all_null &= rows[i].null;
+		any_null |= rows[i].null;
+	}
+	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+		uint32_t bit = 1u << c;
+		uint8_t *q = out + 1 + 2 * VARINT_MAX + c * stride;
+
+		map[c] = NULL;
+		*q++ = all_null & bit ? 0 : any_null & bit ? 2 : 1;
+		if (!(all_null & bit) && (any_null & bit)) {
+			map[c] = q;
+			memset(q, 0, (nr + 7) / 8);
+			q += (nr + 7) / 8;
+		}
+		col[c] = q;
+	}
+	skip = all_null & ((1u << SAMPLEBLK_COLS) - 1);
+	for (size_t i = 0; i < nr; i++) {
+		const struct sampleblk_row *r = &rows[i];
+
+		for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+			uint64_t v;
+
+			if (skip & (1u << c))
+				continue;
+			if (map[c]) {
+				if (r->null & (1u << c))
+					continue;
+				map[c][i / 8] |= 1u << (i % 8);
+			}
+			v = (uint64_t)r->v[c];
+			col[c] = varint_put(col[c], zigzag(v - prev[c]));
+			prev[c] = v;
+		}
+	}
 	*p++ = SAMPLEBLK_VERSION;
 	p = varint_put(p, nr);
 	p = varint_put(p, SAMPLEBLK_COLS);
 	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
-		uint32_t bit = 1u << c;
-		size_t nulls = 0;
-		uint64_t prev = 0;
+		uint8_t *start = out + 1 + 2 * VARINT_MAX + c * stride;
+		size_t len = (size_t)(col[c] - start);
 
-		for (size_t i = 0; i < nr; i++)
-			nulls += !!(rows[i].null & bit);
-		if (nulls == nr) {
-			*p++ = 0;
-			continue;
-		}
-		if (nulls) {
-			*p++ = 2;
-			memset(p, 0, (nr + 7) / 8);
-			for (size_t i = 0; i < nr; i++)
-				if (!(rows[i].null & bit))
-					p[i / 8] |= 1u << (i % 8);
-			p += (nr + 7) / 8;
-		} else {
-			*p++ = 1;
-		}
-		for (size_t i = 0; i < nr; i++) {
-			uint64_t v = (uint64_t)rows[i].v[c];
-
-			if (rows[i].null & bit)
-				continue;
-			p = varint_put(p, zigzag(v - prev));
-			prev = v;
-		}
+		memmove(p, start, len);
+		p += len;
 	}
 	return (size_t)(p - out);
 }
