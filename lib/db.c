@@ -67,8 +67,11 @@ static const char *const stmt_sql[NR_STMTS] = {
 			 "ON CONFLICT DO UPDATE SET ppid=coalesce(excluded.ppid,ppid),"
 			 "comm_id=coalesce(excluded.comm_id,comm_id),"
 			 "exit_ns=coalesce(excluded.exit_ns,exit_ns)",
-	[STMT_CPU] = "INSERT OR REPLACE INTO session_cpus VALUES(?1,?2,?3,?4,"
-		     "?5,?6,?7,?8,?9,?10,?11,?12)",
+	[STMT_CPU] = "INSERT OR REPLACE INTO session_cpus(session_id,cpu,samples,lost,"
+		     "tail_c0,tail_c1,tail_c2,tail_c3,tail_c4,tail_c5,tail_c6,tail_c7,"
+		     "lost_c0,lost_c1,lost_c2,lost_c3,lost_c4,lost_c5,lost_c6,lost_c7) "
+		     "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
+		     "?13,?14,?15,?16,?17,?18,?19,?20)",
 };
 
 struct db {
@@ -938,6 +941,7 @@ int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
 	sqlite3_bind_int64(st, 3, (int64_t)cs->samples);
 	sqlite3_bind_int64(st, 4, (int64_t)cs->lost);
 	bind_counters(st, 5, nr, cs->tail);
+	bind_counters(st, 13, nr, cs->lost_inc);
 	return step_done(db, st, e, "storing CPU statistics");
 }
 

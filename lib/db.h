@@ -189,6 +189,9 @@ struct db_cpu_stats {
 	uint32_t cpu;
 	uint64_t samples, lost;
 	uint64_t tail[STROBE_MAX_COUNTERS];	/* increase after the last sample */
+	/* (schema 7) increases over lost intervals: the counter increases of
+	 * the samples flagged STROBE_SAMPLE_AFTER_LOSS, which they do not carry */
+	uint64_t lost_inc[STROBE_MAX_COUNTERS];
 };
 int db_cpu_stats_put(struct db *db, int64_t session_id, int nr,
 		     const struct db_cpu_stats *st, struct error *e);

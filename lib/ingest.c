@@ -232,6 +232,7 @@ static void time_clear(struct time_table *t)
 
 struct cpu_counts {
 	int seen;		/* a sample has set last[] */
+	int after_loss;		/* records were lost since the last sample */
 	uint64_t last[STROBE_MAX_COUNTERS];
 	struct db_cpu_stats st;
 };
@@ -845,6 +846,15 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	}
 	cs->seen = 1;
 	cs->st.samples++;
+	if (cs->after_loss) {
+		/* what the counters did over the lost interval is no sample's */
+		for (int i = 0; i < in->nr; i++) {
+			cs->st.lost_inc[i] += row.c[i];
+			row.c[i] = 0;
+		}
+		row.flags |= STROBE_SAMPLE_AFTER_LOSS;
+		cs->after_loss = 0;
+	}
 
 	p = proc_get(in->procs, row.pid, 0);
 	row.comm_id = p ? p->comm_id : 0;
@@ -917,6 +927,7 @@ int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t coun
 	if (batch_open(in, e))
 		return -1;
 	cpu_state(in, cpu)->now.st.lost += count;
+	cpu_state(in, cpu)->now.after_loss = 1;
 	in->s->lost += count;
 	in->stats.lost += count;
 	return db_lost_insert(in->db, in->s->id, cpu, time_ns, count, kind, e);

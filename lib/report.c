@@ -425,9 +425,13 @@ static int unattributed(struct report *r, struct error *e)
 	sqlite3_stmt *st;
 	int rc, i;
 
-	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT tail_c0,tail_c1,tail_c2,tail_c3,"
-			       "tail_c4,tail_c5,tail_c6,tail_c7 FROM session_cpus "
-			       "WHERE session_id=?1", -1, &st, NULL))
+	/* after the CPU's last sample, and over lost intervals (schema 7) */
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT "
+			       "tail_c0+coalesce(lost_c0,0),tail_c1+coalesce(lost_c1,0),"
+			       "tail_c2+coalesce(lost_c2,0),tail_c3+coalesce(lost_c3,0),"
+			       "tail_c4+coalesce(lost_c4,0),tail_c5+coalesce(lost_c5,0),"
+			       "tail_c6+coalesce(lost_c6,0),tail_c7+coalesce(lost_c7,0) "
+			       "FROM session_cpus WHERE session_id=?1", -1, &st, NULL))
 		return sql_fail(r, e, "reading session_cpus");
 	sqlite3_bind_int64(st, 1, r->sum->session.id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)

@@ -48,6 +48,13 @@ struct strobe_rec_header {
 #define STROBE_SAMPLE_MODE_MASK	0xfU
 /* The TSC value is exact (read at the sample), not derived from time_ns. */
 #define STROBE_SAMPLE_TSC_EXACT	(1U << 8)
+/*
+ * Set by strobed when it stores a sample, never by a capture backend:
+ * records of this CPU were lost just before it, so its counter increases
+ * span the lost interval.  They are kept as that CPU's unattributed
+ * lost-interval counts (session_cpus.lost_c<i>), not charged to the sample.
+ */
+#define STROBE_SAMPLE_AFTER_LOSS	(1U << 9)
 
 struct strobe_sample {
 	struct strobe_rec_header hdr;	/* type STROBE_REC_SAMPLE */

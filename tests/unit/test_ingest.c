@@ -595,6 +595,44 @@ static void test_counters(void **state)
 	fix_free(f);
 }
 
+/*
+ * A loss on a CPU: the next sample of that CPU carries no counter increase
+ * (what the counters did over the gap is nobody's) and is flagged; the
+ * increase goes to the CPU's lost_c<i>, and the other CPU is untouched.
+ */
+static void test_lost_interval(void **state)
+{
+	struct fix *f = fix_new(2);
+	const uint64_t c[][2] = { { 100, 10 }, { 40, 4 }, { 700, 30 }, { 760, 33 }, { 90, 9 } };
+	struct error e;
+
+	comm(f, P1, P1, "count", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 200, P1, P1, BASE + 0x100, 2, c[0]);
+	sample(f, 1, 201, P1, P1, BASE + 0x100, 2, c[1]);
+	assert_int_equal(ingest_lost(f->in, 0, 250, 6, "ring", &e), 0);
+	sample(f, 0, 300, P1, P1, BASE + 0x100, 2, c[2]);	/* after the loss */
+	sample(f, 0, 301, P1, P1, BASE + 0x100, 2, c[3]);
+	sample(f, 1, 302, P1, P1, BASE + 0x100, 2, c[4]);
+	assert_int_equal(ingest_finish(f->in, 1000, &e), 0);
+
+	check_counters(f, 200, 100, 10);
+	check_counters(f, 300, 0, 0);
+	check_counters(f, 301, 60, 3);
+	check_counters(f, 302, 50, 5);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples WHERE flags & 512"), 1);
+	assert_int_equal(q_int(f, "SELECT time_ns FROM samples WHERE flags & 512"), 300);
+	assert_int_equal(q_int(f, "SELECT flags & 15 FROM samples WHERE time_ns = 300"),
+			 q_int(f, "SELECT flags & 15 FROM samples WHERE time_ns = 200"));
+	assert_int_equal(q_int(f, "SELECT lost_c0 FROM session_cpus WHERE cpu = 0"), 600);
+	assert_int_equal(q_int(f, "SELECT lost_c1 FROM session_cpus WHERE cpu = 0"), 20);
+	assert_int_equal(q_int(f, "SELECT lost_c0 FROM session_cpus WHERE cpu = 1"), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM session_cpus WHERE lost_c2 IS NULL"), 2);
+	/* the histogram holds what the samples carry, no more */
+	assert_int_equal(q_int(f, "SELECT c0 FROM sample_agg"), 100 + 40 + 60 + 50);
+	fix_free(f);
+}
+
 static int refuse_commit(void *arg)
 {
 	return 1;	/* the COMMIT becomes a ROLLBACK */
@@ -763,6 +801,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_leader_exit, teardown),
 		cmocka_unit_test_teardown(test_lost, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
+		cmocka_unit_test_teardown(test_lost_interval, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
