@@ -48,6 +48,7 @@
 #include "db.h"
 #include "report.h"
 #include "resolve.h"
+#include "samplescan.h"
 
 static const char usage_text[] =
 	"usage: strobe export [--db PATH] [--session ID] --format csv|chrome-trace\n"
@@ -474,23 +475,24 @@ struct exp {
 	struct comms comms;
 	int64_t comm_id;		/* --comm, 0: none */
 	struct resolver *res;
-	sqlite3_stmt *st;		/* the samples, positioned on the first row */
+	struct sample_scan *sc;		/* the samples, */
+	const struct sample_scan_row *row;	/* positioned on the first row */
 	struct ob ob;
 	int first;			/* no trace event written yet */
 	struct threads threads;
 	uint64_t rows;
 };
 
-#define COL_TIME 0
-#define COL_TSC 1
-#define COL_CPU 2
-#define COL_PID 3
-#define COL_TID 4
-#define COL_COMM 5
-#define COL_BIN 6
-#define COL_OFF 7
-#define COL_FLAGS 8
-#define COL_C0 9
+#define COL_TIME SB_TIME_NS
+#define COL_TSC SB_TSC
+#define COL_CPU SB_CPU
+#define COL_PID SB_PID
+#define COL_TID SB_TID
+#define COL_COMM SB_COMM_ID
+#define COL_BIN SB_BINARY_ID
+#define COL_OFF SB_OFFSET
+#define COL_FLAGS SB_FLAGS
+#define COL_C0 SB_C0
 
 static const char *mode_name(uint32_t flags)
 {
@@ -515,60 +517,34 @@ static void time_range_text(const struct opts *o, char *buf, size_t len)
 		buf[0] = 0;
 }
 
-/* Prepare the samples query and step to its first row: 1 when there is
- * one, 0 when nothing passes the filters (e says so), -1 on error. */
+/* Open the session's samples and read the first: 1 when there is one, 0
+ * when nothing passes the filters (e says so), -1 on error. */
 static int samples_open(struct exp *x, struct error *e)
 {
 	const struct opts *o = x->o;
 	const struct db_session *s = &x->s;
-	char sql[1024], range[128], who[200];
-	size_t n;
-	int rc, i;
+	struct sample_scan_filter f = {
+		.session_id = s->id,
+		.has_time = o->has_from || o->has_to,
+		.time_lo = o->has_from ? s->start_ns + o->from_ns : INT64_MIN,
+		.time_hi = o->has_to ? s->start_ns + o->to_ns : INT64_MAX,
+		.has_pid = o->pid >= 0, .pid = o->pid,
+		.has_comm = o->comm != NULL, .comm_id = x->comm_id,
+		/* strobed counts the samples it stored after a later one
+		 * (late_samples, schema 5): with none, the rowid order is the
+		 * time order and nothing needs sorting */
+		.by_time = !(db_session_complete(s) && s->late_samples == 0),
+	};
+	char range[128], who[200];
+	int rc;
 
-	n = (size_t)snprintf(sql, sizeof(sql), "SELECT time_ns,tsc,cpu,pid,tid,comm_id,"
-			     "binary_id,offset,flags");
-	for (i = 0; i < x->nev; i++)
-		n += snprintf(sql + n, sizeof(sql) - n, ",c%d", i);
-	n += snprintf(sql + n, sizeof(sql) - n, " FROM samples WHERE ");
-	/* No index on samples: the rowid range is what makes this cheap.  A
-	 * running or aborted session may not have its last_sample (or even
-	 * first_sample) written yet. */
-	if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
-	    db_session_complete(s))
-		n += snprintf(sql + n, sizeof(sql) - n, "rowid BETWEEN ?2 AND ?3 AND ");
-	else if (s->first_sample > 0)
-		n += snprintf(sql + n, sizeof(sql) - n, "rowid >= ?2 AND ");
-	else if (db_session_complete(s))
-		n += snprintf(sql + n, sizeof(sql) - n, "0 AND ");
-	n += snprintf(sql + n, sizeof(sql) - n, "session_id=?1");
-	if (o->has_from)
-		n += snprintf(sql + n, sizeof(sql) - n, " AND time_ns >= ?4");
-	if (o->has_to)
-		n += snprintf(sql + n, sizeof(sql) - n, " AND time_ns <= ?5");
-	if (o->pid >= 0)
-		n += snprintf(sql + n, sizeof(sql) - n, " AND pid=?6");
-	if (o->comm)
-		n += snprintf(sql + n, sizeof(sql) - n, " AND comm_id=?7");
-	/* strobed counts the samples it stored after a later one
-	 * (late_samples, schema 5): with none, the rowid order is the time
-	 * order and SQLite need not sort the whole session */
-	if (!(db_session_complete(s) && s->late_samples == 0))
-		snprintf(sql + n, sizeof(sql) - n, " ORDER BY time_ns,rowid");
-
-	if (sqlite3_prepare_v2(db_sqlite(x->db), sql, -1, &x->st, NULL))
-		return db_sql_error(x->db, e, "reading samples");
-	sqlite3_bind_int64(x->st, 1, s->id);
-	sqlite3_bind_int64(x->st, 2, s->first_sample);
-	sqlite3_bind_int64(x->st, 3, s->last_sample);
-	sqlite3_bind_int64(x->st, 4, s->start_ns + o->from_ns);
-	sqlite3_bind_int64(x->st, 5, s->start_ns + o->to_ns);
-	sqlite3_bind_int64(x->st, 6, o->pid);
-	sqlite3_bind_int64(x->st, 7, x->comm_id);
-	rc = sqlite3_step(x->st);
-	if (rc == SQLITE_ROW)
-		return 1;
-	if (rc != SQLITE_DONE)
-		return db_sql_error(x->db, e, "reading samples");
+	sample_scan_range(s, &f.row_lo, &f.row_hi);
+	x->sc = sample_scan_open(x->db, &f, e);
+	if (!x->sc)
+		return -1;
+	rc = sample_scan_next(x->sc, &x->row, e);
+	if (rc != 0)
+		return rc;
 
 	time_range_text(o, range, sizeof(range));
 	who[0] = 0;
@@ -596,9 +572,15 @@ static int samples_open(struct exp *x, struct error *e)
 	return 0;
 }
 
-static uint64_t col_u64(sqlite3_stmt *st, int i)
+/* Column c (SB_*) of a sample row, and whether it is NULL. */
+static uint64_t col_u64(const struct sample_scan_row *row, int c)
 {
-	return (uint64_t)sqlite3_column_int64(st, i);
+	return (uint64_t)row->r->v[c];
+}
+
+static int col_null(const struct sample_scan_row *row, int c)
+{
+	return (row->r->null >> c) & 1;
 }
 
 /* ---- CSV ---- */
@@ -697,10 +679,10 @@ static void locmemo_free(struct locmemo *m)
 static int export_csv(struct exp *x, struct error *e)
 {
 	struct ob *o = &x->ob;
-	sqlite3_stmt *st = x->st;
+	const struct sample_scan_row *st = x->row;
 	struct locmemo memo = { 0 };
 	struct locfmt tmp = { 0 };
-	int rc = SQLITE_ROW, i;
+	int rc = 1, i;
 
 	ob_str(o, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol");
 	for (i = 0; i < x->nev; i++) {
@@ -708,12 +690,12 @@ static int export_csv(struct exp *x, struct error *e)
 		ob_csv(o, x->s.events[i].name, CSV_TEXT);
 	}
 	ob_str(o, ",offset,mode,build_id\n");
-	for (; rc == SQLITE_ROW && !o->err; rc = sqlite3_step(st)) {
+	for (; rc == 1 && !o->err; rc = sample_scan_next(x->sc, &st, e)) {
 		uint64_t off = col_u64(st, COL_OFF);
 		const struct locfmt *loc = locmemo_get(&memo, x->res,
-						       sqlite3_column_int64(st, COL_BIN), off, &tmp);
-		const char *comm = comm_csv(&x->comms, sqlite3_column_int64(st, COL_COMM));
-		const char *mode = mode_name((uint32_t)sqlite3_column_int64(st, COL_FLAGS));
+						       (int64_t)col_u64(st, COL_BIN), off, &tmp);
+		const char *comm = comm_csv(&x->comms, (int64_t)col_u64(st, COL_COMM));
+		const char *mode = mode_name((uint32_t)col_u64(st, COL_FLAGS));
 		size_t lc = strlen(comm), lm = strlen(mode);
 		char *p;
 
@@ -722,7 +704,7 @@ static int export_csv(struct exp *x, struct error *e)
 		p = o->buf + o->n;
 		p = put_u64(p, col_u64(st, COL_TIME));
 		*p++ = ',';
-		if (sqlite3_column_type(st, COL_TSC) != SQLITE_NULL)
+		if (!col_null(st, COL_TSC))
 			p = put_u64(p, col_u64(st, COL_TSC));
 		*p++ = ',';
 		p = put_u64(p, col_u64(st, COL_CPU));
@@ -738,11 +720,11 @@ static int export_csv(struct exp *x, struct error *e)
 		p += loc->mid;
 		for (i = 0; i < x->nev; i++) {
 			*p++ = ',';
-			if (sqlite3_column_type(st, COL_C0 + i) != SQLITE_NULL)
+			if (!col_null(st, COL_C0 + i))
 				p = put_u64(p, col_u64(st, COL_C0 + i));
 		}
 		*p++ = ',';
-		if (sqlite3_column_type(st, COL_OFF) != SQLITE_NULL)
+		if (!col_null(st, COL_OFF))
 			p = put_hex(p, off);
 		*p++ = ',';
 		memcpy(p, mode, lm);
@@ -756,9 +738,7 @@ static int export_csv(struct exp *x, struct error *e)
 	}
 	locmemo_free(&memo);
 	free(tmp.text);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(x->db, e, "reading samples");
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- Chrome trace ---- */
@@ -839,17 +819,17 @@ static int64_t floor_div(int64_t a, int64_t b)
 static int chrome_samples(struct exp *x, struct error *e)
 {
 	struct ob *o = &x->ob;
-	sqlite3_stmt *st = x->st;
+	const struct sample_scan_row *st = x->row;
 	struct track *tracks = NULL;
 	size_t ntracks = 0;
-	int rc = SQLITE_ROW, i;
+	int rc = 1, i;
 
-	for (; rc == SQLITE_ROW && !o->err; rc = sqlite3_step(st)) {
-		int64_t t_ns = sqlite3_column_int64(st, COL_TIME);
+	for (; rc == 1 && !o->err; rc = sample_scan_next(x->sc, &st, e)) {
+		int64_t t_ns = (int64_t)col_u64(st, COL_TIME);
 		uint64_t cpu = col_u64(st, COL_CPU);
-		uint32_t pid = (uint32_t)sqlite3_column_int64(st, COL_PID);
-		uint32_t tid = (uint32_t)sqlite3_column_int64(st, COL_TID);
-		int64_t comm = sqlite3_column_int64(st, COL_COMM);
+		uint32_t pid = (uint32_t)col_u64(st, COL_PID);
+		uint32_t tid = (uint32_t)col_u64(st, COL_TID);
+		int64_t comm = (int64_t)col_u64(st, COL_COMM);
 		struct thread *th = thread_get(&x->threads, pid, tid);
 
 		if (comm)
@@ -857,7 +837,7 @@ static int chrome_samples(struct exp *x, struct error *e)
 		if (x->o->samples) {
 			struct resolved rv;
 
-			resolver_lookup(x->res, sqlite3_column_int64(st, COL_BIN),
+			resolver_lookup(x->res, (int64_t)col_u64(st, COL_BIN),
 					col_u64(st, COL_OFF), 0, &rv);
 			ev_begin(x, "i", t_ns, pid, tid);
 			ob_str(o, ",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
@@ -899,10 +879,8 @@ static int chrome_samples(struct exp *x, struct error *e)
 		}
 		x->rows++;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		db_sql_error(x->db, e, "reading samples");
+	if (rc < 0)
 		goto fail;
-	}
 	/* the last buckets, then back to 0 after them */
 	for (size_t c = 0; c < ntracks; c++) {
 		struct track *t = &tracks[c];
@@ -1355,8 +1333,7 @@ out:
 	free(x.ob.buf);
 	free(x.threads.v);
 	free(x.threads.slot);
-	if (x.st)
-		sqlite3_finalize(x.st);
+	sample_scan_close(x.sc);
 	resolver_free(x.res);
 	comms_free(&x.comms);
 	if (x.db)

@@ -1,0 +1,52 @@
+/*
+ * samplescan.h - a session's raw samples, read straight from sample_blocks
+ * (sampleblk.h) and filtered in C: the rows of
+ *
+ *	SELECT rowid,* FROM samples WHERE session_id = ? AND rowid BETWEEN ? AND ?
+ *	  [AND time_ns BETWEEN ? AND ?] [AND pid = ?] [AND comm_id = ?]
+ *	  ORDER BY rowid		(or, with .by_time, ORDER BY time_ns, rowid)
+ *
+ * without SQLite's per-row work: what 'strobe export' and the time views
+ * read.  In rowid order the blocks are decoded one at a time; in time
+ * order (a session with samples stored late, sessions.late_samples) the
+ * query above is run through the samples virtual table, which sorts.
+ */
+#ifndef STROBE_SAMPLESCAN_H
+#define STROBE_SAMPLESCAN_H
+
+#include <stdint.h>
+#include "db.h"
+#include "sampleblk.h"
+
+struct sample_scan_filter {
+	int64_t session_id;
+	int64_t row_lo, row_hi;		/* rowids, inclusive */
+	int has_time;
+	int64_t time_lo, time_hi;	/* time_ns, inclusive */
+	int has_pid, has_comm;
+	int64_t pid, comm_id;
+	int by_time;			/* ORDER BY time_ns, rowid */
+};
+
+/* The rowid range of session s's stored samples, as strobe reads them:
+ * first_sample..last_sample of a finished session, first_sample.. of one
+ * still being written (its last_sample may lag), none when it has no
+ * first_sample and is finished (*lo > *hi then). */
+void sample_scan_range(const struct db_session *s, int64_t *lo, int64_t *hi);
+
+struct sample_scan_row {
+	int64_t rowid;
+	const struct sampleblk_row *r;	/* r->v[SB_*]; r->null bit SB_*: NULL */
+};
+
+struct sample_scan;
+
+struct sample_scan *sample_scan_open(struct db *db, const struct sample_scan_filter *f,
+				     struct error *e);
+/* 1 and *row (valid until the next call) for the next row, 0 after the
+ * last, -1 on error (a malformed block is a corrupt database). */
+int sample_scan_next(struct sample_scan *sc, const struct sample_scan_row **row,
+		     struct error *e);
+void sample_scan_close(struct sample_scan *sc);
+
+#endif
