@@ -9,8 +9,9 @@
 
 size_t sampleblk_bound(size_t nr)
 {
-	/* header, then per column a mode byte, a bitmap and the values */
-	return 1 + 2 * VARINT_MAX + SAMPLEBLK_COLS * (1 + (nr + 7) / 8 + nr * VARINT_MAX);
+	/* header, then per column a mode byte, its length, a bitmap and the values */
+	return 1 + 2 * VARINT_MAX +
+	       SAMPLEBLK_COLS * (1 + VARINT_MAX + (nr + 7) / 8 + nr * VARINT_MAX);
 }
 
 static uint8_t *varint_put(uint8_t *p, uint64_t v)
@@ -58,13 +59,14 @@ static uint64_t unzigzag(uint64_t z)
 
 /*
  * One pass over the rows (each read once, in order), each column's bytes
- * written into a region of out of its worst-case size; the regions are
- * then moved down to follow each other.  sampleblk_bound() is exactly the
+ * written into a region of out of its worst-case size (its mode byte and
+ * the varint of its length left room for in front); the regions are then
+ * moved down to follow each other.  sampleblk_bound() is exactly the
  * header plus those regions.
  */
 size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *out)
 {
-	size_t stride = 1 + (nr + 7) / 8 + nr * VARINT_MAX;
+	size_t stride = 1 + VARINT_MAX + (nr + 7) / 8 + nr * VARINT_MAX;
 	uint8_t *col[SAMPLEBLK_COLS], *map[SAMPLEBLK_COLS], *p = out;
 	uint64_t prev[SAMPLEBLK_COLS] = { 0 };
 	uint32_t all_null = ~0u, any_null = 0, skip;
@@ -75,10 +77,9 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
 	}
 	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
 		uint32_t bit = 1u << c;
-		uint8_t *q = out + 1 + 2 * VARINT_MAX + c * stride;
+		uint8_t *q = out + 1 + 2 * VARINT_MAX + c * stride + 1 + VARINT_MAX;
 
 		map[c] = NULL;
-		*q++ = all_null & bit ? 0 : any_null & bit ? 2 : 1;
 		if (!(all_null & bit) && (any_null & bit)) {
 			map[c] = q;
 			memset(q, 0, (nr + 7) / 8);
@@ -109,30 +110,69 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
 	p = varint_put(p, nr);
 	p = varint_put(p, SAMPLEBLK_COLS);
 	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
-		uint8_t *start = out + 1 + 2 * VARINT_MAX + c * stride;
+		uint32_t bit = 1u << c;
+		uint8_t *start = out + 1 + 2 * VARINT_MAX + c * stride + 1 + VARINT_MAX;
 		size_t len = (size_t)(col[c] - start);
 
+		if (all_null & bit) {
+			*p++ = 0;
+			continue;
+		}
+		*p++ = any_null & bit ? 2 : 1;
+		p = varint_put(p, len);
 		memmove(p, start, len);
 		p += len;
 	}
 	return (size_t)(p - out);
 }
 
-int sampleblk_decode(const uint8_t *data, size_t len, size_t nr, struct sampleblk_row *rows)
+/* Column c of nr rows from [p, end), which it must fill exactly. */
+static int column_decode(const uint8_t *p, const uint8_t *end, int mode, size_t nr, int c,
+			 struct sampleblk_row *rows)
+{
+	uint32_t bit = 1u << c;
+	const uint8_t *map = NULL;
+	uint64_t prev = 0;
+
+	if (mode == 2) {
+		if ((size_t)(end - p) < (nr + 7) / 8)
+			return -1;
+		map = p;
+		p += (nr + 7) / 8;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t z;
+
+		if (map && !(map[i / 8] & (1u << (i % 8)))) {
+			rows[i].v[c] = 0;
+			rows[i].null |= bit;
+			continue;
+		}
+		/* most differences fit one byte */
+		if (p < end && *p < 0x80)
+			z = *p++;
+		else if (varint_get(&p, end, &z))
+			return -1;
+		prev += unzigzag(z);
+		rows[i].v[c] = (int64_t)prev;
+	}
+	return p == end ? 0 : -1;
+}
+
+int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t cols,
+			  struct sampleblk_row *rows)
 {
 	const uint8_t *p = data, *end = data + len;
-	uint64_t n, cols;
+	uint64_t n, ncols;
 
 	if (nr < 1 || nr > SAMPLEBLK_MAX || len < 1 || *p++ != SAMPLEBLK_VERSION ||
 	    varint_get(&p, end, &n) || n != nr ||
-	    varint_get(&p, end, &cols) || cols != SAMPLEBLK_COLS)
+	    varint_get(&p, end, &ncols) || ncols != SAMPLEBLK_COLS)
 		return -1;
 	for (size_t i = 0; i < nr; i++)
 		rows[i].null = 0;
 	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
-		uint32_t bit = 1u << c;
-		const uint8_t *map = NULL;
-		uint64_t prev = 0;
+		uint64_t clen;
 		uint8_t mode;
 
 		if (p >= end)
@@ -140,25 +180,24 @@ int sampleblk_decode(const uint8_t *data, size_t len, size_t nr, struct samplebl
 		mode = *p++;
 		if (mode > 2)
 			return -1;
-		if (mode == 2) {
-			if ((size_t)(end - p) < (nr + 7) / 8)
-				return -1;
-			map = p;
-			p += (nr + 7) / 8;
-		}
-		for (size_t i = 0; i < nr; i++) {
-			uint64_t z;
-
-			if (mode == 0 || (map && !(map[i / 8] & (1u << (i % 8))))) {
+		if (mode == 0 || !(cols & (1u << c))) {
+			for (size_t i = 0; i < nr; i++) {
 				rows[i].v[c] = 0;
-				rows[i].null |= bit;
-				continue;
+				rows[i].null |= 1u << c;
 			}
-			if (varint_get(&p, end, &z))
-				return -1;
-			prev += unzigzag(z);
-			rows[i].v[c] = (int64_t)prev;
+			if (mode == 0)
+				continue;
 		}
+		if (varint_get(&p, end, &clen) || clen > (uint64_t)(end - p))
+			return -1;
+		if ((cols & (1u << c)) && column_decode(p, p + clen, mode, nr, c, rows))
+			return -1;
+		p += clen;
 	}
 	return p == end ? 0 : -1;
+}
+
+int sampleblk_decode(const uint8_t *data, size_t len, size_t nr, struct sampleblk_row *rows)
+{
+	return sampleblk_decode_cols(data, len, nr, SAMPLEBLK_ALL, rows);
 }

@@ -16,10 +16,12 @@
  *	varint	nr of columns (SAMPLEBLK_COLS)
  *	then, for each column in the order of enum sampleblk_col:
  *	u8	0: every value NULL (nothing follows)
- *		1: no NULL: nr values follow
- *		2: a bitmap of (nr + 7) / 8 bytes follows, bit i (byte i / 8,
- *		   bit i % 8) set when row i is NOT NULL; one value follows per
- *		   set bit
+ *		1: no NULL: the length, then nr values follow
+ *		2: the length, then a bitmap of (nr + 7) / 8 bytes, bit i (byte
+ *		   i / 8, bit i % 8) set when row i is NOT NULL, then one value
+ *		   per set bit
+ *	varint	(modes 1 and 2) the length in bytes of the bitmap and values,
+ *		so that a reader can skip the column
  *	values	each the difference from the column's previous non-NULL value
  *		(the first from 0), modulo 2^64, zigzag-mapped (0, -1, 1, -2
  *		... to 0, 1, 2, 3 ...) and written as a little-endian base-128
@@ -64,5 +66,12 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
  * the block is malformed (a wrong version, row count or column count, a
  * truncated or overlong varint, bytes left over). */
 int sampleblk_decode(const uint8_t *data, size_t len, size_t nr, struct sampleblk_row *rows);
+
+/* sampleblk_decode() of only the columns whose bit (1 << SB_*) is set in
+ * cols: the others are skipped by their length and read as NULL.  A
+ * skipped column is checked no further than its length. */
+#define SAMPLEBLK_ALL	((1u << SAMPLEBLK_COLS) - 1)
+int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t cols,
+			  struct sampleblk_row *rows);
 
 #endif

@@ -14,6 +14,7 @@ struct sample_scan {
 	struct sampleblk_row *rows;	/* the current block, decoded */
 	size_t nr, i;
 	int64_t first;
+	uint32_t cols;			/* columns decoded */
 	struct sample_scan_row cur;
 	struct sampleblk_row sorted;	/* the current row of the sorted query */
 };
@@ -48,6 +49,10 @@ static int open_sorted(struct sample_scan *sc, struct error *e)
 		sbuf_addf(&sql, " AND pid=?6");
 	if (f->has_comm)
 		sbuf_addf(&sql, " AND comm_id=?7");
+	for (size_t i = 0; i < f->nbinaries; i++)
+		sbuf_addf(&sql, "%s%lld", i ? "," : " AND binary_id IN (", (long long)f->binaries[i]);
+	if (f->nbinaries)
+		sbuf_addf(&sql, ")");
 	sbuf_addf(&sql, " ORDER BY time_ns,rowid");
 	rc = sqlite3_prepare_v2(db_sqlite(sc->db), sql.s, -1, &sc->st, NULL);
 	free(sql.s);
@@ -68,6 +73,15 @@ struct sample_scan *sample_scan_open(struct db *db, const struct sample_scan_fil
 
 	sc->db = db;
 	sc->f = *f;
+	sc->cols = f->cols ? f->cols : SAMPLEBLK_ALL;
+	if (f->has_time)
+		sc->cols |= 1u << SB_TIME_NS;
+	if (f->has_pid)
+		sc->cols |= 1u << SB_PID;
+	if (f->has_comm)
+		sc->cols |= 1u << SB_COMM_ID;
+	if (f->nbinaries)
+		sc->cols |= 1u << SB_BINARY_ID;
 	if (f->by_time) {
 		if (open_sorted(sc, e) < 0)
 			goto fail;
@@ -107,6 +121,22 @@ static int row_passes(const struct sample_scan_filter *f, int64_t rowid,
 		return 0;
 	if (f->has_comm && ((r->null & (1u << SB_COMM_ID)) || r->v[SB_COMM_ID] != f->comm_id))
 		return 0;
+	if (f->nbinaries) {
+		size_t lo = 0, hi = f->nbinaries;
+		int64_t v = r->v[SB_BINARY_ID];
+
+		if (r->null & (1u << SB_BINARY_ID))
+			return 0;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (f->binaries[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < f->nbinaries && f->binaries[lo] == v;
+	}
 	return 1;
 }
 
@@ -167,8 +197,9 @@ int sample_scan_next(struct sample_scan *sc, const struct sample_scan_row **row,
 		first = sqlite3_column_int64(sc->st, 0);
 		nr = sqlite3_column_int64(sc->st, 1);
 		if (nr < 1 || nr > SAMPLEBLK_MAX ||
-		    sampleblk_decode(sqlite3_column_blob(sc->st, 2),
-				     (size_t)sqlite3_column_bytes(sc->st, 2), (size_t)nr, sc->rows))
+		    sampleblk_decode_cols(sqlite3_column_blob(sc->st, 2),
+					  (size_t)sqlite3_column_bytes(sc->st, 2), (size_t)nr,
+					  sc->cols, sc->rows))
 			return error_set(e, "%s: the database is corrupt: sample block at rowid %lld "
 					 "is malformed; the other sessions may still be read",
 					 db_path(sc->db), (long long)first);

@@ -4,6 +4,7 @@
  *
  *	SELECT rowid,* FROM samples WHERE session_id = ? AND rowid BETWEEN ? AND ?
  *	  [AND time_ns BETWEEN ? AND ?] [AND pid = ?] [AND comm_id = ?]
+ *	  [AND binary_id IN (...)]
  *	  ORDER BY rowid		(or, with .by_time, ORDER BY time_ns, rowid)
  *
  * without SQLite's per-row work: what 'strobe export' and the time views
@@ -25,7 +26,12 @@ struct sample_scan_filter {
 	int64_t time_lo, time_hi;	/* time_ns, inclusive */
 	int has_pid, has_comm;
 	int64_t pid, comm_id;
+	const int64_t *binaries;	/* sorted, kept by the caller while the scan is open */
+	size_t nbinaries;
 	int by_time;			/* ORDER BY time_ns, rowid */
+	uint32_t cols;			/* 1 << SB_* of the columns read (those of
+					 * the filters added); 0: all.  Others
+					 * may read as NULL */
 };
 
 /* The rowid range of session s's stored samples, as strobe reads them:

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include "resolve.h"
+#include "samplescan.h"
 #include "timeline.h"
 
 /* ---- a string buffer ---- */
@@ -42,19 +43,12 @@ struct hmap {
 	size_t cap, n;		/* cap: power of two */
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t hmap_slot(const struct hmap *m, int64_t a, uint64_t b)
 {
-	size_t i = mix64((uint64_t)a * 0x9e3779b97f4a7c15ULL ^ mix64(b)) & (m->cap - 1);
+	/* one multiply-xorshift round: the keys (ids, offsets) are not chosen
+	 * against it, and this runs for every raw row */
+	uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15ULL ^ b) * 0xff51afd7ed558ccdULL;
+	size_t i = (size_t)(h ^ h >> 29) & (m->cap - 1);
 
 	while (m->slots[i].used && (m->slots[i].a != a || m->slots[i].b != b))
 		i = (i + 1) & (m->cap - 1);
@@ -174,7 +168,11 @@ struct keyent {
 	int64_t comm_row;		/* the rowid of that sample */
 	uint64_t total[TL_MAXV];
 	ssize_t group;			/* index in t->groups, -1: none */
+	double *v;			/* one pass: its buckets, as a group's */
 };
+
+/* One pass over raw rows keeps every key's buckets up to this much. */
+#define ONEPASS_MAX_BYTES	(128u << 20)
 
 /* A named location (phase 0). */
 struct locname {
@@ -187,7 +185,9 @@ struct build {
 	const struct timeline_opts *o;
 	struct timeline *t;
 	struct error *e;
-	struct sbuf where;		/* "FROM samples WHERE ..." with the filters */
+	struct sample_scan_filter raw;	/* the raw rows, with the filters */
+	int64_t *bins;			/* its binary ids, sorted */
+	size_t nbins;
 	struct sbuf filt;		/* " AND pid=.. AND comm_id=.. AND binary_id IN (..)" */
 	int summed;			/* phases 1 and 2 read sample_time */
 	int64_t k0, k1;			/* its fine buckets in the range */
@@ -203,7 +203,18 @@ struct build {
 	struct hmap keys;		/* key -> index in ent */
 	struct keyent *ent;
 	size_t nent, capent;
+	int onepass;			/* phase 1 filled the buckets too */
+	size_t onepass_bytes;
 };
+
+static void ent_free_buckets(struct build *b)
+{
+	for (size_t i = 0; i < b->nent; i++) {
+		free(b->ent[i].v);
+		b->ent[i].v = NULL;
+	}
+	b->onepass = 0;
+}
 
 static int sql_fail(struct build *b, const char *what)
 {
@@ -255,6 +266,13 @@ static void binary_display(struct build *b, int64_t id, char *buf, size_t len)
 }
 
 /* " AND binary_id IN (...)" for --binary; the number of binaries, or -1. */
+static int i64_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, c = *(const int64_t *)pb;
+
+	return (a > c) - (a < c);
+}
+
 static int binary_filter(struct build *b, struct sbuf *sql)
 {
 	const char *want = b->o->binary;
@@ -275,6 +293,8 @@ static int binary_filter(struct build *b, struct sbuf *sql)
 			continue;
 		sbuf_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
 			(long long)sqlite3_column_int64(st, 0));
+		b->bins = xrealloc(b->bins, (b->nbins + 1) * sizeof(*b->bins));
+		b->bins[b->nbins++] = sqlite3_column_int64(st, 0);
 		n++;
 	}
 	sqlite3_finalize(st);
@@ -282,6 +302,7 @@ static int binary_filter(struct build *b, struct sbuf *sql)
 		return sql_fail(b, "reading binaries");
 	if (n)
 		sbuf_addf(sql, ")");
+	qsort(b->bins, b->nbins, sizeof(*b->bins), i64_cmp);
 	return n;
 }
 
@@ -352,15 +373,26 @@ static int session_end(struct build *b, int64_t *end)
 	return 0;
 }
 
-/* The filters of the options (but the time range) in b->filt, and the
- * raw rows they select, as "FROM samples WHERE ...", in b->where. */
+/* The filters of the options (but the time range) in b->filt, for
+ * sample_time, and the raw rows they select in b->raw. */
 static int make_where(struct build *b)
 {
 	const struct timeline_opts *o = b->o;
 	struct timeline *t = b->t;
 
-	if (o->pid >= 0)
+	sample_scan_range(&t->session, &b->raw.row_lo, &b->raw.row_hi);
+	b->raw.session_id = t->session.id;
+	b->raw.has_time = 1;
+	b->raw.time_lo = t->from_ns;
+	b->raw.time_hi = t->to_ns;
+	b->raw.cols = 1u << SB_TIME_NS | 1u << SB_CPU | 1u << SB_PID | 1u << SB_BINARY_ID |
+		      1u << SB_OFFSET | 1u << SB_COMM_ID |
+		      (((1u << MIN(t->session.nr_events, STROBE_MAX_COUNTERS)) - 1) << SB_C0);
+	if (o->pid >= 0) {
 		sbuf_addf(&b->filt, " AND pid=%lld", (long long)o->pid);
+		b->raw.has_pid = 1;
+		b->raw.pid = o->pid;
+	}
 	if (o->comm) {
 		b->comm_id = comm_lookup(b, o->comm);
 		if (b->comm_id < 0)
@@ -369,6 +401,8 @@ static int make_where(struct build *b)
 			return error_set(b->e, "no process named '%s' was ever seen in %s",
 					 o->comm, db_path(b->db));
 		sbuf_addf(&b->filt, " AND comm_id=%lld", (long long)b->comm_id);
+		b->raw.has_comm = 1;
+		b->raw.comm_id = b->comm_id;
 	}
 	if (o->binary) {
 		int n = binary_filter(b, &b->filt);
@@ -378,10 +412,9 @@ static int make_where(struct build *b)
 		if (!n)
 			return error_set(b->e, "no binary in %s has path or name '%s'",
 					 db_path(b->db), o->binary);
+		b->raw.binaries = b->bins;
+		b->raw.nbinaries = b->nbins;
 	}
-	rows_sql(b, &b->where);
-	sbuf_addf(&b->where, " AND time_ns BETWEEN %lld AND %lld%s", (long long)t->from_ns,
-		(long long)t->to_ns, b->filt.n ? b->filt.s : "");
 	return 0;
 }
 
@@ -430,44 +463,121 @@ static int time_sums_usable(struct build *b)
 	return across == 0;
 }
 
-static int prepare(struct build *b, const char *cols, sqlite3_stmt **st)
-{
-	struct sbuf sql = { 0 };
-	int rc;
+/*
+ * The rows of phases 1 and 2: sums of sample_time (b->summed), or the raw
+ * samples, each a sum of one.  time is a sum's fine bucket's start, row
+ * the rowid of its latest sample; offset is 0 in sums.
+ */
+struct trow {
+	int64_t cpu, pid, bin, off, comm, time, row;
+	uint64_t n, c[STROBE_MAX_COUNTERS];
+};
 
-	sbuf_addf(&sql, "SELECT %s %s", cols, b->where.s);
-	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, st, NULL);
-	free(sql.s);
-	return rc ? sql_fail(b, "reading samples") : 0;
-}
+struct tsrc {
+	sqlite3_stmt *st;		/* sample_time */
+	struct sample_scan *sc;		/* raw */
+	int nev;
+};
 
-/* The rows of phases 1 and 2, in the layout of the COL_* below. */
-static int prepare_sums(struct build *b, sqlite3_stmt **st)
+static int tsrc_open(struct build *b, struct tsrc *src)
 {
 	const struct db_session *s = &b->t->session;
 	struct sbuf sql = { 0 };
 	int rc;
 
+	memset(src, 0, sizeof(*src));
+	src->nev = MIN((int)s->nr_events, STROBE_MAX_COUNTERS);
 	if (!b->summed) {
-		sbuf_addf(&sql, "SELECT cpu,pid,binary_id,offset,comm_id,time_ns,rowid,1");
-		for (int i = 0; i < s->nr_events; i++)
-			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, " %s", b->where.s);
-	} else {
-		sbuf_addf(&sql, "SELECT cpu,pid,binary_id,0,comm_id,%lld+bucket*%lld,last_row,samples",
-			(long long)s->start_ns, (long long)s->time_bucket_ns);
-		for (int i = 0; i < s->nr_events; i++)
-			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, " FROM sample_time WHERE session_id=%lld AND bucket BETWEEN "
-			  "%lld AND %lld%s", (long long)s->id, (long long)b->k0, (long long)b->k1,
-			  b->filt.n ? b->filt.s : "");
-		if (b->cut)
-			sbuf_addf(&sql, " AND (bucket<%lld OR max_ns<=%lld)", (long long)b->k1,
-				  (long long)b->t->to_ns);
+		src->sc = sample_scan_open(b->db, &b->raw, b->e);
+		return src->sc ? 0 : -1;
 	}
-	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, st, NULL);
+	sbuf_addf(&sql, "SELECT cpu,pid,binary_id,0,comm_id,%lld+bucket*%lld,last_row,samples",
+		  (long long)s->start_ns, (long long)s->time_bucket_ns);
+	for (int i = 0; i < src->nev; i++)
+		sbuf_addf(&sql, ",c%d", i);
+	sbuf_addf(&sql, " FROM sample_time WHERE session_id=%lld AND bucket BETWEEN "
+		  "%lld AND %lld%s", (long long)s->id, (long long)b->k0, (long long)b->k1,
+		  b->filt.n ? b->filt.s : "");
+	if (b->cut)
+		sbuf_addf(&sql, " AND (bucket<%lld OR max_ns<=%lld)", (long long)b->k1,
+			  (long long)b->t->to_ns);
+	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &src->st, NULL);
 	free(sql.s);
 	return rc ? sql_fail(b, "reading samples") : 0;
+}
+
+/* The next row into *r: 1, 0 after the last, -1 on error. */
+static int tsrc_next(struct build *b, struct tsrc *src, struct trow *r)
+{
+	if (src->sc) {
+		const struct sample_scan_row *row;
+		int rc = sample_scan_next(src->sc, &row, b->e);
+
+		if (rc != 1)
+			return rc;
+		r->cpu = row->r->v[SB_CPU];
+		r->pid = row->r->v[SB_PID];
+		r->bin = row->r->v[SB_BINARY_ID];
+		r->off = row->r->v[SB_OFFSET];
+		r->comm = row->r->v[SB_COMM_ID];
+		r->time = row->r->v[SB_TIME_NS];
+		r->row = row->rowid;
+		r->n = 1;
+		for (int i = 0; i < src->nev; i++)
+			r->c[i] = (uint64_t)row->r->v[SB_C0 + i];
+		return 1;
+	}
+	switch (sqlite3_step(src->st)) {
+	case SQLITE_ROW:
+		break;
+	case SQLITE_DONE:
+		return 0;
+	default:
+		return sql_fail(b, "reading samples");
+	}
+	r->cpu = sqlite3_column_int64(src->st, 0);
+	r->pid = sqlite3_column_int64(src->st, 1);
+	r->bin = sqlite3_column_int64(src->st, 2);
+	r->off = sqlite3_column_int64(src->st, 3);
+	r->comm = sqlite3_column_int64(src->st, 4);
+	r->time = sqlite3_column_int64(src->st, 5);
+	r->row = sqlite3_column_int64(src->st, 6);
+	r->n = (uint64_t)sqlite3_column_int64(src->st, 7);
+	for (int i = 0; i < src->nev; i++)
+		r->c[i] = (uint64_t)sqlite3_column_int64(src->st, 8 + i);
+	return 1;
+}
+
+static void tsrc_close(struct tsrc *src)
+{
+	sqlite3_finalize(src->st);
+	sample_scan_close(src->sc);
+}
+
+/* Row r into the buckets of all and, if given, of vg (a group's). */
+static void add_row(struct timeline *t, const struct trow *r, double *vg)
+{
+	size_t bk = (size_t)((r->time - t->from_ns) / t->bucket_ns);
+	int nv = t->nv;
+	double *va;
+
+	if (bk >= t->nbuckets)
+		bk = t->nbuckets - 1;
+	va = &t->all.v[bk * (size_t)nv];
+	if (vg)
+		vg += bk * (size_t)nv;
+	va[TL_SAMPLES] += (double)r->n;
+	t->all.total[TL_SAMPLES] += r->n;
+	if (vg)
+		vg[TL_SAMPLES] += (double)r->n;
+	for (int i = 1; i < nv; i++) {
+		uint64_t c = r->c[i - 1];
+
+		va[i] += (double)c;
+		t->all.total[i] += c;
+		if (vg)
+			vg[i] += (double)c;
+	}
 }
 
 static uint64_t str_hash(const char *s)
@@ -500,32 +610,125 @@ static size_t sym_intern(struct build *b, const char *name)
 	}
 }
 
-/* Phase 0: name the distinct locations of the filtered samples. */
+struct loc {
+	int64_t bin;
+	uint64_t off;
+};
+
+static int loc_cmp(const void *pa, const void *pb)
+{
+	const struct loc *a = pa, *c = pb;
+
+	if (a->bin != c->bin)
+		return a->bin < c->bin ? -1 : 1;
+	return (a->off > c->off) - (a->off < c->off);
+}
+
+/*
+ * Can the histogram sample_agg list the filtered samples' locations?  Its
+ * keys hold pid and comm_id, so the filters but the time range apply to
+ * it; it is whole once the session is finished, and the time range must
+ * then leave out none of its samples.
+ */
+static int agg_usable(struct build *b)
+{
+	const struct db_session *s = &b->t->session;
+	sqlite3_stmt *st;
+	int ok = 0;
+
+	if (b->o->raw || !db_session_complete(s))
+		return 0;
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT min(min_ns),max(max_ns) FROM "
+			       "sample_blocks WHERE session_id=?1", -1, &st, NULL))
+		return sql_fail(b, "reading samples");
+	sqlite3_bind_int64(st, 1, s->id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ok = sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		     sqlite3_column_int64(st, 0) >= b->t->from_ns &&
+		     sqlite3_column_int64(st, 1) <= b->t->to_ns;
+	sqlite3_finalize(st);
+	return ok;
+}
+
+/* The distinct locations of the filtered samples, unsorted, into *out. */
+static int collect_locations(struct build *b, struct loc **out, size_t *n)
+{
+	size_t cap = 0;
+	int use_agg = agg_usable(b), rc, added;
+
+	if (use_agg < 0)
+		return -1;
+	if (use_agg) {
+		struct sbuf sql = { 0 };
+		sqlite3_stmt *st;
+
+		sbuf_addf(&sql, "SELECT DISTINCT binary_id,offset FROM sample_agg WHERE "
+			  "session_id=%lld%s", (long long)b->t->session.id,
+			  b->filt.n ? b->filt.s : "");
+		rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &st, NULL);
+		free(sql.s);
+		if (rc)
+			return sql_fail(b, "reading sample_agg");
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			ARRAY_GROW(*out, cap, *n + 1);
+			(*out)[(*n)++] = (struct loc){ sqlite3_column_int64(st, 0),
+						       (uint64_t)sqlite3_column_int64(st, 1) };
+		}
+		sqlite3_finalize(st);
+		return rc == SQLITE_DONE ? 0 : sql_fail(b, "reading sample_agg");
+	} else {
+		struct sample_scan_filter f = b->raw;
+		struct sample_scan *sc;
+		const struct sample_scan_row *row;
+
+		f.cols = 1u << SB_BINARY_ID | 1u << SB_OFFSET;
+		sc = sample_scan_open(b->db, &f, b->e);
+		if (!sc)
+			return -1;
+		while ((rc = sample_scan_next(sc, &row, b->e)) == 1) {
+			struct loc l = { row->r->v[SB_BINARY_ID], (uint64_t)row->r->v[SB_OFFSET] };
+
+			hmap_put(&b->locs, l.bin, l.off, 0, &added);
+			if (added) {
+				ARRAY_GROW(*out, cap, *n + 1);
+				(*out)[(*n)++] = l;
+			}
+		}
+		sample_scan_close(sc);
+		return rc < 0 ? -1 : 0;
+	}
+}
+
+/*
+ * Phase 0: name the distinct locations of the filtered samples, in
+ * (binary, offset) order, whichever way they were found, so that symbols
+ * tied in a ranking come in the same order.
+ */
 static int name_locations(struct build *b)
 {
 	const struct timeline_opts *o = b->o;
 	struct resolver *r;
-	sqlite3_stmt *st;
-	size_t nmatch = 0;
-	int rc;
+	struct loc *locs = NULL;
+	size_t nlocs = 0, nmatch = 0;
+	int added;
 
-	r = resolver_new(b->db, &b->t->session, b->e);
-	if (!r)
-		return -1;
-	if (prepare(b, "DISTINCT binary_id,offset", &st) < 0) {
-		resolver_free(r);
+	if (collect_locations(b, &locs, &nlocs) < 0) {
+		free(locs);
 		return -1;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t bin = sqlite3_column_int64(st, 0);
-		uint64_t off = (uint64_t)sqlite3_column_int64(st, 1);
+	r = resolver_new(b->db, &b->t->session, b->e);
+	if (!r) {
+		free(locs);
+		return -1;
+	}
+	qsort(locs, nlocs, sizeof(*locs), loc_cmp);
+	for (size_t i = 0; i < nlocs; i++) {
 		struct resolved res;
 		char name[600];
 		size_t si;
-		int added;
 
 		memset(&res, 0, sizeof(res));
-		resolver_lookup(r, bin, off, 0, &res);
+		resolver_lookup(r, locs[i].bin, locs[i].off, 0, &res);
 		snprintf(name, sizeof(name), "%s (%s)", res.symbol ? res.symbol : "[unknown]",
 			 res.binary ? path_base(res.binary) : "[unknown]");
 		si = sym_intern(b, name);
@@ -535,13 +738,11 @@ static int name_locations(struct build *b)
 		}
 		ARRAY_GROW(b->locsym, b->caploc, b->nloc + 1);
 		b->locsym[b->nloc] = si;
-		hmap_put(&b->locs, bin, off, b->nloc, &added);
+		*hmap_put(&b->locs, locs[i].bin, locs[i].off, b->nloc, &added) = b->nloc;
 		b->nloc++;
 	}
-	sqlite3_finalize(st);
+	free(locs);
 	resolver_free(r);
-	if (rc != SQLITE_DONE)
-		return sql_fail(b, "reading samples");
 	if (o->symbol && !nmatch)
 		return error_set(b->e, "no sample in symbol '%s' between %.9g s and %.9g s "
 				 "with these filters: 'strobe report --by symbol' lists them",
@@ -564,33 +765,23 @@ static ssize_t loc_symbol(struct build *b, int64_t bin, uint64_t off)
 	return (ssize_t)si;
 }
 
-/*
- * Columns of phases 1 and 2 (prepare_sums): cpu, pid, binary_id, offset
- * (0 in sums), comm_id, time_ns (a sum's: its fine bucket's start), the
- * rowid of the latest sample, the number of samples, then c0...
- */
-#define COL_TIME 5
-#define COL_ROW 6
-#define COL_N 7
-#define COL_C0 8
-/* The --by key of the current row, or 0 with *skip set when filtered out. */
-static int64_t row_key(struct build *b, sqlite3_stmt *st, int *skip)
+/* The --by key of row r, or 0 with *skip set when filtered out. */
+static int64_t row_key(struct build *b, const struct trow *r, int *skip)
 {
 	ssize_t si = 0;
 
 	*skip = 0;
 	if (b->need_locs) {
-		si = loc_symbol(b, sqlite3_column_int64(st, 2),
-				(uint64_t)sqlite3_column_int64(st, 3));
+		si = loc_symbol(b, r->bin, (uint64_t)r->off);
 		if (si < 0) {
 			*skip = 1;
 			return 0;
 		}
 	}
 	switch (b->o->by) {
-	case TL_BY_CPU: return sqlite3_column_int64(st, 0);
-	case TL_BY_PID: return sqlite3_column_int64(st, 1);
-	case TL_BY_BINARY: return sqlite3_column_int64(st, 2);
+	case TL_BY_CPU: return r->cpu;
+	case TL_BY_PID: return r->pid;
+	case TL_BY_BINARY: return r->bin;
 	case TL_BY_SYMBOL: return (int64_t)si;
 	case TL_BY_NONE: break;
 	}
@@ -600,40 +791,64 @@ static int64_t row_key(struct build *b, sqlite3_stmt *st, int *skip)
 /* Phase 1: totals per key. */
 static int key_totals(struct build *b)
 {
-	sqlite3_stmt *st;
+	struct timeline *t = b->t;
+	struct tsrc src;
+	struct trow r;
 	int rc, nv = b->t->nv;
+	size_t kbytes = t->nbuckets * (size_t)nv * sizeof(double);
+	int64_t last_key = 0;
+	size_t last_ent = SIZE_MAX;	/* the entry of last_key: rows come in runs */
 
-	if (prepare_sums(b, &st) < 0)
+	/* raw rows: their buckets too, per key, so that phase 2 need not
+	 * read them again, while that fits ONEPASS_MAX_BYTES */
+	b->onepass = !b->summed;
+	if (tsrc_open(b, &src) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = tsrc_next(b, &src, &r)) == 1) {
 		int skip, added;
-		int64_t key = row_key(b, st, &skip);
-		size_t *ei;
+		int64_t key = row_key(b, &r, &skip);
 		struct keyent *k;
 
 		if (skip)
 			continue;
-		ei = hmap_put(&b->keys, key, 0, b->nent, &added);
-		if (added) {
-			ARRAY_GROW(b->ent, b->capent, b->nent + 1);
-			memset(&b->ent[b->nent], 0, sizeof(b->ent[0]));
-			b->ent[b->nent].key = key;
-			b->ent[b->nent].group = -1;
-			b->nent++;
+		if (last_ent == SIZE_MAX || key != last_key) {
+			size_t *ei = hmap_put(&b->keys, key, 0, b->nent, &added);
+
+			if (added) {
+				ARRAY_GROW(b->ent, b->capent, b->nent + 1);
+				memset(&b->ent[b->nent], 0, sizeof(b->ent[0]));
+				b->ent[b->nent].key = key;
+				b->ent[b->nent].group = -1;
+				b->nent++;
+			}
+			last_key = key;
+			last_ent = *ei;
 		}
-		k = &b->ent[*ei];
+		k = &b->ent[last_ent];
 		/* 0: exiting, after its exit record */
-		if (sqlite3_column_int64(st, 4) > 0 && sqlite3_column_int64(st, COL_ROW) >= k->comm_row) {
-			k->comm_id = sqlite3_column_int64(st, 4);
-			k->comm_row = sqlite3_column_int64(st, COL_ROW);
+		if (r.comm > 0 && r.row >= k->comm_row) {
+			k->comm_id = r.comm;
+			k->comm_row = r.row;
 		}
-		k->total[TL_SAMPLES] += (uint64_t)sqlite3_column_int64(st, COL_N);
+		k->total[TL_SAMPLES] += r.n;
 		for (int i = 1; i < nv; i++)
-			k->total[i] += (uint64_t)sqlite3_column_int64(st, COL_C0 + i - 1);
+			k->total[i] += r.c[i - 1];
+		if (b->onepass && !k->v) {
+			b->onepass_bytes += kbytes;
+			if (b->onepass_bytes > ONEPASS_MAX_BYTES) {
+				ent_free_buckets(b);	/* phase 2 reads them */
+				memset(t->all.v, 0, kbytes);
+				memset(t->all.total, 0, sizeof(t->all.total));
+			} else {
+				k->v = xcalloc(t->nbuckets * (size_t)nv, sizeof(double));
+			}
+		}
+		if (b->onepass)
+			add_row(t, &r, k->v);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_fail(b, "reading samples");
+	tsrc_close(&src);
+	if (rc < 0)
+		return -1;
 	b->t->nkeys = b->nent;
 	return 0;
 }
@@ -740,47 +955,37 @@ static void rank(struct build *b)
 static int fill(struct build *b)
 {
 	struct timeline *t = b->t;
-	sqlite3_stmt *st;
-	int rc, nv = t->nv;
+	struct tsrc src;
+	struct trow r;
+	int rc;
 
-	if (prepare_sums(b, &st) < 0)
+	if (b->onepass) {
+		/* phase 1 read the rows: its buckets are the groups' */
+		for (size_t i = 0; i < b->nent; i++)
+			if (b->ent[i].group >= 0)
+				memcpy(t->groups[b->ent[i].group].v, b->ent[i].v,
+				       t->nbuckets * (size_t)t->nv * sizeof(double));
+		t->samples = t->all.total[TL_SAMPLES];
+		return 0;
+	}
+	if (tsrc_open(b, &src) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = tsrc_next(b, &src, &r)) == 1) {
 		int skip;
-		int64_t key = row_key(b, st, &skip);
-		int64_t time = sqlite3_column_int64(st, COL_TIME);
-		uint64_t n = (uint64_t)sqlite3_column_int64(st, COL_N);
+		int64_t key = row_key(b, &r, &skip);
 		struct timeline_group *g = NULL;
-		size_t bk, *ei;
-		double *va, *vg = NULL;
+		size_t *ei;
 
 		if (skip)
 			continue;
 		if (b->o->by != TL_BY_NONE && (ei = hmap_find(&b->keys, key, 0)) &&
 		    b->ent[*ei].group >= 0)
 			g = &t->groups[b->ent[*ei].group];
-		bk = (size_t)((time - t->from_ns) / t->bucket_ns);
-		if (bk >= t->nbuckets)
-			bk = t->nbuckets - 1;
-		va = &t->all.v[bk * (size_t)nv];
-		if (g)
-			vg = &g->v[bk * (size_t)nv];
-		va[TL_SAMPLES] += (double)n;
-		t->all.total[TL_SAMPLES] += n;
-		if (vg)
-			vg[TL_SAMPLES] += (double)n;
-		for (int i = 1; i < nv; i++) {
-			uint64_t c = (uint64_t)sqlite3_column_int64(st, COL_C0 + i - 1);
-
-			va[i] += (double)c;
-			t->all.total[i] += c;
-			if (vg)
-				vg[i] += (double)c;
-		}
+		add_row(t, &r, g ? g->v : NULL);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_fail(b, "reading samples");
+	tsrc_close(&src);
+	if (rc < 0)
+		return -1;
 	t->samples = t->all.total[TL_SAMPLES];
 	return 0;
 }
@@ -823,7 +1028,9 @@ static int lost_spans(struct build *b)
 	struct timeline *t = b->t;
 	struct lostrow *rows = NULL;
 	size_t nrows = 0, cap = 0, i, j;
-	struct sbuf sql = { 0 };
+	struct sample_scan_filter sf = { 0 };
+	struct sample_scan *sc;
+	const struct sample_scan_row *row;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -854,17 +1061,17 @@ static int lost_spans(struct build *b)
 		return 0;
 	qsort(rows, nrows, sizeof(*rows), lostrow_cmp);
 
-	sbuf_addf(&sql, "SELECT cpu,time_ns ");
-	rows_sql(b, &sql);
-	rc = sqlite3_prepare_v2(db_sqlite(b->db), sql.s, -1, &st, NULL);
-	free(sql.s);
-	if (rc) {
+	sf.session_id = t->session.id;
+	sf.cols = 1u << SB_CPU | 1u << SB_TIME_NS;
+	sample_scan_range(&t->session, &sf.row_lo, &sf.row_hi);
+	sc = sample_scan_open(b->db, &sf, b->e);
+	if (!sc) {
 		free(rows);
-		return sql_fail(b, "reading samples");
+		return -1;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int cpu = sqlite3_column_int(st, 0);
-		int64_t time = sqlite3_column_int64(st, 1);
+	while ((rc = sample_scan_next(sc, &row, b->e)) == 1) {
+		int cpu = (int)row->r->v[SB_CPU];
+		int64_t time = row->r->v[SB_TIME_NS];
 		size_t lo = 0, hi = nrows;
 
 		/* first row with (cpu, time) >= (cpu, sample time) */
@@ -881,10 +1088,10 @@ static int lost_spans(struct build *b)
 		if (lo > 0 && rows[lo - 1].cpu == cpu && time < rows[lo - 1].next)
 			rows[lo - 1].next = time;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	sample_scan_close(sc);
+	if (rc < 0) {
 		free(rows);
-		return sql_fail(b, "reading samples");
+		return -1;
 	}
 	for (i = 1; i < nrows; i++)
 		if (rows[i].cpu == rows[i - 1].cpu && rows[i - 1].prev > rows[i].prev)
@@ -1059,7 +1266,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	}
 	if (lost_spans(&b) < 0 || markers(&b) < 0)
 		goto fail;
-	free(b.where.s);
+	free(b.bins);
 	free(b.filt.s);
 	hmap_free(&b.locs);
 	hmap_free(&b.symidx);
@@ -1068,10 +1275,11 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		free(b.sym[i].name);
 	free(b.sym);
 	free(b.locsym);
+	ent_free_buckets(&b);
 	free(b.ent);
 	return t;
 fail:
-	free(b.where.s);
+	free(b.bins);
 	free(b.filt.s);
 	hmap_free(&b.locs);
 	hmap_free(&b.symidx);
@@ -1080,6 +1288,7 @@ fail:
 		free(b.sym[i].name);
 	free(b.sym);
 	free(b.locsym);
+	ent_free_buckets(&b);
 	free(b.ent);
 	timeline_free(t);
 	return NULL;

@@ -33,6 +33,8 @@ def decode_block(data, nr):
         p += 1
         if mode == 0:
             continue
+        length, p = _varint(data, p)
+        end = p + length
         present = [True] * nr
         if mode == 2:
             bitmap = data[p:p + (nr + 7) // 8]
@@ -45,6 +47,7 @@ def decode_block(data, nr):
             z, p = _varint(data, p)
             prev = (prev + ((z >> 1) ^ -(z & 1))) & (2**64 - 1)
             rows[i][c] = prev - 2**64 if prev >= 2**63 else prev
+        assert p == end, "column %d does not fill its length" % c
     assert p == len(data), "bytes left over in a sample block"
     return rows
 
