@@ -309,6 +309,7 @@ static int disk_take(struct spool *s, struct spool_entry *ent, struct error *e)
 {
 	char path[PATH_MAX];
 	struct ent_hdr h;
+	int ok;
 
 	for (;;) {
 		if (s->rseg == s->wseg && s->roff >= s->woff) {
@@ -321,13 +322,29 @@ static int disk_take(struct spool *s, struct spool_entry *ent, struct error *e)
 				s->disk_mode = 0;
 			return 0;
 		}
+		/*
+		 * The reads go without the lock: the producer only appends past
+		 * (wseg, woff), and rfd, rseg, roff and rbuf are the consumer's.
+		 * The consumer (ingest) may run at a lower priority than the
+		 * producer (the drain thread): preempted while holding the lock
+		 * it would keep the rings from being emptied.
+		 */
+		memset(&h, 0, sizeof(h));
+		pthread_mutex_unlock(&s->lock);
 		if (s->rfd < 0) {
 			seg_path(s, s->rseg, path, sizeof(path));
 			s->rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-			if (s->rfd < 0)
-				goto bad;
 		}
-		if (fd_pread_all(s->rfd, &h, sizeof(h), s->roff) != 1 || h.magic != SEG_MAGIC)
+		ok = s->rfd >= 0 && fd_pread_all(s->rfd, &h, sizeof(h), s->roff) == 1 &&
+		     h.magic == SEG_MAGIC && h.kind != KIND_END && h.len <= SPOOL_SEGMENT_MAX;
+		if (ok && h.len > s->rcap) {
+			s->rcap = h.len;
+			s->rbuf = xrealloc(s->rbuf, s->rcap);
+		}
+		if (ok && h.len)
+			ok = fd_pread_all(s->rfd, s->rbuf, h.len, s->roff + sizeof(h)) == 1;
+		pthread_mutex_lock(&s->lock);
+		if (s->rfd < 0 || (!ok && !(h.magic == SEG_MAGIC && h.kind == KIND_END)))
 			goto bad;
 		if (h.kind == KIND_END) {
 			close(s->rfd);
@@ -339,14 +356,6 @@ static int disk_take(struct spool *s, struct spool_entry *ent, struct error *e)
 			s->roff = 0;
 			continue;
 		}
-		if (h.len > SPOOL_SEGMENT_MAX)
-			goto bad;
-		if (h.len > s->rcap) {
-			s->rcap = h.len;
-			s->rbuf = xrealloc(s->rbuf, s->rcap);
-		}
-		if (h.len && fd_pread_all(s->rfd, s->rbuf, h.len, s->roff + sizeof(h)) != 1)
-			goto bad;
 		s->roff += sizeof(h) + ((h.len + 7) & ~7ULL);
 		s->disk_read += sizeof(h) + ((h.len + 7) & ~7ULL);
 		fill(ent, &h, s->rbuf);
@@ -362,12 +371,13 @@ bad:
 
 int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 {
+	struct node *old;
 	int r = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (s->taken) {
-		s->st.mem_bytes -= sizeof(*s->taken) + s->taken->h.len;
-		free(s->taken);
+	old = s->taken;
+	if (old) {
+		s->st.mem_bytes -= sizeof(*old) + old->h.len;
 		s->taken = NULL;
 	}
 	if (s->head) {
@@ -399,6 +409,7 @@ int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 	else if (r == 1 && !ent->is_pass)
 		s->st.oldest_ns = ent->time;
 	pthread_mutex_unlock(&s->lock);
+	free(old);	/* not under the lock: see disk_take */
 	return r;
 }
 
