@@ -58,7 +58,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -922,10 +921,6 @@ static void *drain_thread(void *arg)
 	struct backend *b = arg;
 	struct pollfd *pfd = xcalloc(b->nr_fds + 1, sizeof(*pfd));
 
-	/* the rings are emptied at strobed's priority, not ingest's */
-	if (setpriority(PRIO_PROCESS, 0, b->cfg.drain_nice) < 0)
-		daemon_log("drain thread: cannot take nice %d: %s", b->cfg.drain_nice,
-			   strerror(errno));
 	for (int i = 0; i < b->nr_fds; i++)
 		pfd[i] = (struct pollfd){ .fd = b->fds[i], .events = POLLIN };
 	pfd[b->nr_fds] = (struct pollfd){ .fd = b->wake_fd, .events = POLLIN };

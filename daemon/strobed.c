@@ -34,7 +34,6 @@
 #include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
@@ -68,7 +67,6 @@
 #define REAP_IDLE_MS	50
 #define PLAN_INTERVAL_MS 60000	/* --keep / --max-size */
 #define WAL_CHECK_MS	1000
-#define DEFAULT_INGEST_NICE 10
 #define DEFAULT_MAX_WAL	(64ULL << 20)
 
 /* The daemon's top-level state: the only mutable state it has. */
@@ -117,8 +115,6 @@ struct daemon {
 	struct retention_policy policy;
 	uint64_t max_wal;
 	struct spool_limits spool;	/* --spool-mem, --spool-disk */
-	int base_nice;		/* strobed's nice: its drain threads' */
-	int ingest_nice;	/* --ingest-nice: added for this (the main) thread */
 	char *spool_dir;		/* DB.spool: a directory per session */
 	int reaping;		/* sessions marked 'deleting' remain */
 	int64_t reaped;		/* sessions removed since reaping began */
@@ -146,7 +142,7 @@ static void usage(FILE *f)
 	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
 	      "[--backend auto|perf|driver]\n"
 	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
-	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N]\n", f);
+	      "               [--spool-mem SIZE] [--spool-disk SIZE]\n", f);
 }
 
 /*
@@ -596,7 +592,6 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		return;
 	}
 	p.cfg.kind = d->backend;
-	p.cfg.drain_nice = d->base_nice;
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
 	d->ended[0] = 0;
@@ -1453,12 +1448,10 @@ int main(int argc, char **argv)
 		{ "max-wal", required_argument, NULL, 'W' },
 		{ "spool-mem", required_argument, NULL, 'S' },
 		{ "spool-disk", required_argument, NULL, 'D' },
-		{ "ingest-nice", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
-			    .ingest_nice = DEFAULT_INGEST_NICE,
 			    .spool = { SPOOL_MEM_DEFAULT, SPOOL_DISK_DEFAULT } };
 	struct client clients[MAX_CLIENTS];
 	struct recover_session rec[16];
@@ -1508,19 +1501,6 @@ int main(int argc, char **argv)
 				goto bad_option;
 			}
 			break;
-		case 'N': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (end == optarg || *end || v < 0 || v > 19) {
-				snprintf(e.msg, sizeof(e.msg), "bad --ingest-nice '%s': give a "
-					 "number from 0 (ingest competes with the workload as "
-					 "an equal) to 19", optarg);
-				goto bad_option;
-			}
-			d.ingest_nice = (int)v;
-			break;
-		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1550,18 +1530,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: must run as root: system-wide profiling needs it\n");
 		return 1;
 	}
-	/*
-	 * Ingest (this thread) yields to the workload: when the CPUs are busy
-	 * it falls behind and the spool holds the records, as perf record
-	 * leaves all the work to perf report; each session's drain thread
-	 * keeps strobed's own priority (backend_config.drain_nice).
-	 */
-	errno = 0;
-	d.base_nice = getpriority(PRIO_PROCESS, 0);
-	if (errno)
-		d.base_nice = 0;
-	if (d.ingest_nice && setpriority(PRIO_PROCESS, 0, MIN(19, d.base_nice + d.ingest_nice)) < 0)
-		daemon_log("cannot lower ingest's priority: %s", strerror(errno));
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		clients[i].fd = -1;
 	d.clients = clients;
