@@ -227,6 +227,23 @@ again:
 }
 
 static int step_done(struct db *db, sqlite3_stmt *st, struct error *e, const char *what);
+
+/* rows[0..nr) as the sample_blocks row of first (st: its INSERT), their
+ * times between lo and hi; out has room for sampleblk_bound(nr). */
+static int block_write(struct db *db, sqlite3_stmt *st, int64_t first, int64_t session,
+		       const struct sampleblk_row *rows, size_t nr, int64_t lo, int64_t hi,
+		       uint8_t *out, struct error *e)
+{
+	size_t len = sampleblk_encode(rows, nr, out);
+
+	sqlite3_bind_int64(st, 1, first);
+	sqlite3_bind_int64(st, 2, session);
+	sqlite3_bind_int64(st, 3, (int64_t)nr);
+	sqlite3_bind_int64(st, 4, lo);
+	sqlite3_bind_int64(st, 5, hi);
+	sqlite3_bind_blob(st, 6, out, (int)len, SQLITE_STATIC);
+	return step_done(db, st, e, "storing samples");
+}
 static int blk_flush(struct db *db, struct error *e);
 static void blk_reset(struct db *db);
 
@@ -265,15 +282,7 @@ static int pack_legacy_samples(struct db *db, struct error *e)
 		}
 		if (nr && (rc == SQLITE_DONE || nr == SAMPLEBLK_MAX || sid != session ||
 			   rowid != first + (int64_t)nr)) {
-			size_t len = sampleblk_encode(rows, nr, out);
-
-			sqlite3_bind_int64(wr, 1, first);
-			sqlite3_bind_int64(wr, 2, session);
-			sqlite3_bind_int64(wr, 3, (int64_t)nr);
-			sqlite3_bind_int64(wr, 4, lo);
-			sqlite3_bind_int64(wr, 5, hi);
-			sqlite3_bind_blob(wr, 6, out, (int)len, SQLITE_STATIC);
-			if (step_done(db, wr, e, "packing the samples into blocks"))
+			if (block_write(db, wr, first, session, rows, nr, lo, hi, out, e))
 				goto out;
 			nr = 0;
 		}
@@ -760,20 +769,13 @@ static void bind_counters(sqlite3_stmt *st, int first, int nr, const uint64_t *c
 /* Pack the open transaction's pending samples into one sample_blocks row. */
 static int blk_flush(struct db *db, struct error *e)
 {
-	sqlite3_stmt *st = db->stmt[STMT_SAMPLE];
-	size_t len;
+	size_t nr = db->blk_nr;
 
-	if (!db->blk_nr)
+	if (!nr)
 		return 0;
-	len = sampleblk_encode(db->blk, db->blk_nr, db->blk_out);
-	sqlite3_bind_int64(st, 1, db->next_row - (int64_t)db->blk_nr);
-	sqlite3_bind_int64(st, 2, db->blk_session);
-	sqlite3_bind_int64(st, 3, (int64_t)db->blk_nr);
-	sqlite3_bind_int64(st, 4, db->blk_min);
-	sqlite3_bind_int64(st, 5, db->blk_max);
-	sqlite3_bind_blob(st, 6, db->blk_out, (int)len, SQLITE_STATIC);
 	db->blk_nr = 0;
-	return step_done(db, st, e, "storing samples");
+	return block_write(db, db->stmt[STMT_SAMPLE], db->next_row - (int64_t)nr,
+			   db->blk_session, db->blk, nr, db->blk_min, db->blk_max, db->blk_out, e);
 }
 
 /* A new transaction, or one rolled back: nothing pending, rowids unknown. */
