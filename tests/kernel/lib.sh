@@ -104,17 +104,20 @@ console_verdict()
 	return 1
 }
 
-# guest_strobe ROOT: strobed, strobe, sqlite3, chrt, the workloads and every shared
+# guest_strobe ROOT: strobed, strobe, sqlite3 with strobe's samples extension
+# (/usr/lib/strobe/strobe_samples.so), chrt, the workloads and every shared
 # library they load (host architecture only: the x86_64 guest).  STROBE_BUILD
 # is the build tree (default: the source tree).
 guest_strobe()
 {
 	_b=${STROBE_BUILD:-$TOP}
 	for _f in "$_b/daemon/strobed" "$_b/tools/strobe" "$_b/tests/workloads/split603010" \
-		  "$_b/tests/workloads/pagetouch" "$_b/tests/workloads/tlbwalk"; do
+		  "$_b/tests/workloads/pagetouch" "$_b/tests/workloads/tlbwalk" \
+		  "$_b/lib/strobe_samples.so"; do
 		[ -x "$_f" ] || { echo "guest_strobe: $_f is not built: run ./configure && make first" >&2; return 1; }
 	done
-	mkdir -p "$1/usr/sbin" "$1/usr/bin" "$1/usr/libexec/strobe"
+	mkdir -p "$1/usr/sbin" "$1/usr/bin" "$1/usr/libexec/strobe" "$1/usr/lib/strobe"
+	cp "$_b/lib/strobe_samples.so" "$1/usr/lib/strobe/"
 	cp "$_b/daemon/strobed" "$1/usr/sbin/"
 	cp "$_b/tools/strobe" "$1/usr/bin/"
 	cp "$(command -v sqlite3)" "$(command -v chrt)" "$1/usr/bin/"

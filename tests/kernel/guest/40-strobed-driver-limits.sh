@@ -10,6 +10,8 @@ if [ ! -x /usr/sbin/strobed ]; then
 	exit 0
 fi
 W=/usr/libexec/strobe
+# the samples table is a virtual table over sample_blocks (schema 6)
+sqlite3() { command sqlite3 -cmd ".load /usr/lib/strobe/strobe_samples" "$@"; }
 fails=0
 fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 pass() { echo "PASS $1"; }
