@@ -722,6 +722,7 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	memset(&rec, 0, sizeof(rec));
 	rec.type = STROBE_REC_SAMPLE;
 	rec.sample.ip = pr.sample.ip;
+	rec.sample.period = pr.sample.period;
 	rec.sample.pid = pr.sample.pid;
 	rec.sample.tid = pr.sample.tid;
 	rec.time_ns = pr.sample.time;

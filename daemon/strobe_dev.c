@@ -152,6 +152,12 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 				  d->page_size);
 			goto fail;
 		}
+		if (r->ctrl->abi_version != STROBE_ABI_VERSION) {
+			error_set(e, "%s speaks ABI %u, strobed ABI %u: build and load the "
+				  "strobe.ko of this strobed (make -C kernel)", path,
+				  r->ctrl->abi_version, STROBE_ABI_VERSION);
+			goto fail;
+		}
 		m = mmap(NULL, d->data_size, PROT_READ, MAP_SHARED, d->fd, base + d->page_size);
 		if (m == MAP_FAILED) {
 			error_set(e, "cannot map the %zu KiB ring of CPU %d from %s: %s",

@@ -290,6 +290,8 @@ static void strobe_overflow(struct perf_event *event,
 		s->nr_counters = pc->nr_counters;
 		s->reserved0 = 0;
 		s->reserved1 = 0;
+		/* set by the PMU before it calls us (perf_sample_data_init) */
+		s->period = data->period;
 		/*
 		 * counter_ev[] and counter_base[] do not change under us: they
 		 * are replaced only while this CPU's sampling event is disabled
@@ -763,6 +765,7 @@ static int strobe_alloc_cpu(struct strobe_sess *sess, int cpu)
 	pc->ctrl->data_size = pc->data_size;
 	pc->ctrl->watermark = pc->watermark;
 	pc->ctrl->page_size = PAGE_SIZE;
+	pc->ctrl->abi_version = STROBE_ABI_VERSION;
 	return 0;
 }
 

@@ -39,9 +39,10 @@ static const char *const stmt_sql[NR_STMTS] = {
 	[STMT_NEXT_ROW] = "SELECT coalesce((SELECT first_row+nr FROM sample_blocks "
 			  "ORDER BY first_row DESC LIMIT 1),1)",
 	[STMT_AGG] = "INSERT INTO sample_agg VALUES(?1,?2,?3,?4,?5,?6,?7,"
-		     "?8,?9,?10,?11,?12,?13,?14,?15) "
+		     "?8,?9,?10,?11,?12,?13,?14,?15,?16) "
 		     "ON CONFLICT(session_id,binary_id,offset,pid,comm_id,flags) DO UPDATE SET "
-		     "samples=samples+excluded.samples,c0=c0+excluded.c0,c1=c1+excluded.c1,"
+		     "samples=samples+excluded.samples,period=period+excluded.period,"
+		     "c0=c0+excluded.c0,c1=c1+excluded.c1,"
 		     "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 		     "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
 	[STMT_TIME_AGG] = "INSERT INTO sample_time VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
@@ -292,8 +293,9 @@ static int pack_legacy_samples(struct db *db, struct error *e)
 			first = rowid;
 			session = sid;
 		}
-		rows[nr].null = 0;
-		for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+		rows[nr].null = 1u << SB_PERIOD;	/* not recorded before schema 8 */
+		rows[nr].v[SB_PERIOD] = 0;
+		for (int c = 0; c < SB_PERIOD; c++) {
 			if (sqlite3_column_type(rd, 2 + c) == SQLITE_NULL)
 				rows[nr].null |= 1u << c;
 			rows[nr].v[c] = sqlite3_column_int64(rd, 2 + c);
@@ -820,6 +822,9 @@ int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error 
 	/* the counter columns past the session's events are NULL */
 	r->null = (((1u << STROBE_MAX_COUNTERS) - 1) << (SB_C0 + s->nr)) &
 		  (((1u << STROBE_MAX_COUNTERS) - 1) << SB_C0);
+	r->v[SB_PERIOD] = (int64_t)s->period;
+	if (!s->period)
+		r->null |= 1u << SB_PERIOD;	/* unknown */
 	if (!db->blk_nr) {
 		db->blk_session = s->session_id;
 		db->blk_min = db->blk_max = (int64_t)s->time_ns;
@@ -844,6 +849,10 @@ int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a
 	sqlite3_bind_int(st, 6, a->flags);
 	sqlite3_bind_int64(st, 7, (int64_t)a->samples);
 	bind_counters(st, 8, nr, a->c);
+	if (a->period_unknown)
+		sqlite3_bind_null(st, 16);	/* a NULL sum stays NULL */
+	else
+		sqlite3_bind_int64(st, 16, (int64_t)a->period);
 	return step_done(db, st, e, "storing the session histogram");
 }
 

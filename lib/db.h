@@ -126,6 +126,7 @@ struct db_sample {
 	uint32_t flags;
 	uint8_t nr;			/* counter columns in use */
 	uint64_t c[STROBE_MAX_COUNTERS];
+	uint64_t period;		/* the sampling event's period; 0: unknown */
 };
 
 /* Append one sample row; returns its rowid, or -1. Call inside db_begin(). */
@@ -140,6 +141,8 @@ struct db_agg {
 	uint32_t flags;
 	uint64_t samples;
 	uint64_t c[STROBE_MAX_COUNTERS];
+	uint64_t period;		/* sum of the samples' periods */
+	int period_unknown;		/* a sample had none: period is NULL */
 };
 int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a,
 	       struct error *e);

@@ -165,6 +165,8 @@ static void agg_merge(struct agg_table *t, struct agg_table *from)
 		a = agg_slot(t, f);	/* a new row is a copy of f */
 		if (t->nr == nr) {
 			a->samples += f->samples;
+			a->period += f->period;
+			a->period_unknown |= f->period_unknown;
 			for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 				a->c[i] += f->c[i];
 		}
@@ -836,6 +838,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	row.pid = r->sample.pid;
 	row.tid = r->sample.tid;
 	row.flags = r->sample.flags;
+	row.period = r->sample.period;
 	row.nr = in->nr;
 	for (int i = 0; i < in->nr; i++) {
 		uint64_t v = i < nr ? r->sample.counters[i] : 0;
@@ -890,6 +893,9 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	key.flags = row.flags & STROBE_SAMPLE_MODE_MASK;
 	a = agg_slot(&in->pending, &key);
 	a->samples++;
+	a->period += row.period;
+	if (!row.period)
+		a->period_unknown = 1;
 	for (int i = 0; i < in->nr; i++)
 		a->c[i] += row.c[i];
 

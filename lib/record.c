@@ -41,6 +41,7 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 		out->time_ns = s.time_ns;
 		out->sample.tsc = s.tsc;
 		out->sample.ip = s.ip;
+		out->sample.period = s.period;
 		out->sample.pid = s.pid;
 		out->sample.tid = s.tid;
 		out->sample.flags = s.flags;
@@ -93,6 +94,7 @@ size_t record_encode(const struct record *r, void *buf, size_t cap)
 		s.tsc = r->sample.tsc;
 		s.time_ns = r->time_ns;
 		s.ip = r->sample.ip;
+		s.period = r->sample.period;
 		s.pid = r->sample.pid;
 		s.tid = r->sample.tid;
 		s.flags = r->sample.flags;

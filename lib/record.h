@@ -24,6 +24,7 @@ struct record {
 		struct {
 			uint64_t tsc;
 			uint64_t ip;
+			uint64_t period;	/* 0: unknown */
 			uint32_t pid, tid;
 			uint16_t flags;
 			uint8_t nr_counters;

@@ -59,10 +59,11 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 		return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
 	if (lo > 0) {
 		if (prepare(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
-			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7) "
+			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7,period) "
 			    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),pid,"
 			    "coalesce(comm_id,0),flags&15,count(*),"
-			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7) "
+			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7),"
+			    "CASE WHEN count(period)=count(*) THEN sum(period) END "
 			    "FROM samples WHERE rowid>=?2 AND session_id=?1 "
 			    "GROUP BY 2,3,4,5,6", &st, e))
 			return -1;

@@ -55,6 +55,7 @@ struct loc {
 	uint32_t mode;
 	size_t bin;			/* index in bins, set in step 2 */
 	uint64_t samples;
+	uint64_t period;		/* sum of the samples' periods */
 	uint64_t c[STROBE_MAX_COUNTERS];
 };
 
@@ -140,6 +141,7 @@ struct group {
 	char *source;			/* NULL unless --by line */
 	uint64_t hash;
 	uint64_t samples;
+	uint64_t weight;		/* samples, or their periods' sum (weighted) */
 	uint64_t c[STROBE_MAX_COUNTERS];
 };
 
@@ -225,6 +227,7 @@ struct report {
 	size_t nbins, bins_cap;
 	struct groupmap groups;
 	int dropped_notes;
+	int period_unknown;		/* a sample without its period was read */
 };
 
 static void note_add(struct report *r, const char *fmt, ...)
@@ -328,7 +331,7 @@ static int gather(struct report *r, struct error *e)
 		/* No index on samples: the rowid range is what makes this cheap.
 		 * A running or aborted session may not have its last_sample
 		 * (or even first_sample) written yet. */
-		sbuf_addf(&sql, "SELECT binary_id,offset,flags,1");
+		sbuf_addf(&sql, "SELECT binary_id,offset,flags,1,period");
 		for (i = 0; i < r->nev; i++)
 			sbuf_addf(&sql, ",c%d", i);
 		sbuf_addf(&sql, " FROM samples WHERE ");
@@ -345,7 +348,7 @@ static int gather(struct report *r, struct error *e)
 		if (o->has_to)
 			sbuf_addf(&sql, " AND time_ns <= ?5");
 	} else {
-		sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples");
+		sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples,period");
 		for (i = 0; i < r->nev; i++)
 			sbuf_addf(&sql, ",c%d", i);
 		sbuf_addf(&sql, " FROM sample_agg WHERE session_id=?1");
@@ -390,7 +393,7 @@ static int gather(struct report *r, struct error *e)
 	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
 	sqlite3_bind_int64(st, 6, o->pid);
 	sqlite3_bind_int64(st, 7, comm_id);
-	base = 4;
+	base = 5;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
 		struct loc *l = locmap_get(&r->locs, sqlite3_column_int64(st, 0),
@@ -400,6 +403,10 @@ static int gather(struct report *r, struct error *e)
 
 		l->samples += n;
 		r->sum->samples += n;
+		if (sqlite3_column_type(st, 4) == SQLITE_NULL)
+			r->period_unknown = 1;
+		else
+			l->period += (uint64_t)sqlite3_column_int64(st, 4);
 		for (i = 0; i < r->nev; i++) {
 			uint64_t v = (uint64_t)sqlite3_column_int64(st, base + i);
 
@@ -462,6 +469,40 @@ static int bin_by_samples(const void *pa, const void *pb)
 	return strcmp(a->display, b->display);
 }
 
+/*
+ * Weigh each sample by its period, as perf report does, when the periods
+ * differ (frequency mode on an event whose rate changes): a sample then
+ * stands for as many events as its period says.  With a constant period
+ * (or one unknown for some sample, as in sessions recorded before schema
+ * 8) every location's mean period is the same and the weights would be
+ * the sample counts: those are used, so that the figures stay exact.
+ */
+static void weigh(struct report *r)
+{
+	const struct locmap *m = &r->locs;
+	struct report_summary *sum = r->sum;
+	size_t i;
+
+	sum->weighted = 0;
+	sum->weight = sum->samples;
+	if (r->period_unknown || !m->n)
+		return;
+	for (i = 1; i < m->n; i++) {
+		const struct loc *a = &m->v[0], *l = &m->v[i];
+
+		/* l->period / l->samples != a->period / a->samples, overflow-free */
+		if ((unsigned __int128)l->period * a->samples !=
+		    (unsigned __int128)a->period * l->samples)
+			break;
+	}
+	if (i == m->n)
+		return;
+	sum->weighted = 1;
+	sum->weight = 0;
+	for (i = 0; i < m->n; i++)
+		sum->weight += m->v[i].period;
+}
+
 /* Steps 2 and 3: name every location and add it to its group. */
 static void name_and_group(struct report *r)
 {
@@ -470,6 +511,7 @@ static void name_and_group(struct report *r)
 	struct bin **problems;
 	size_t i, np = 0;
 
+	weigh(r);
 	if (m->n)
 		qsort(m->v, m->n, sizeof(*m->v), loc_cmp);
 	for (i = 0; i < m->n; i++) {
@@ -499,6 +541,7 @@ static void name_and_group(struct report *r)
 				 by == REPORT_BY_BINARY ? NULL : rv.symbol,
 				 by == REPORT_BY_LINE ? rv.source : NULL);
 		g->samples += l->samples;
+		g->weight += r->sum->weighted ? l->period : l->samples;
 		for (k = 0; k < r->nev; k++)
 			g->c[k] += l->c[k];
 	}
@@ -534,6 +577,8 @@ static int group_cmp(const void *pa, const void *pb)
 	const struct group *a = pa, *b = pb;
 	int c;
 
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
 	if (a->samples != b->samples)
 		return a->samples > b->samples ? -1 : 1;
 	if ((c = strcmp(a->binary, b->binary)))
@@ -690,6 +735,9 @@ static void add_meta(struct report *r, struct table *t)
 	table_add_meta(t, "events", ev.s ? ev.s : "", 0);
 	meta_int(t, "session_samples", s->samples);
 	meta_int(t, "samples", (int64_t)r->sum->samples);
+	table_add_meta(t, "percent_of", r->sum->weighted ? "period" : "samples", 0);
+	if (r->sum->weighted)
+		meta_int(t, "period", (int64_t)r->sum->weight);
 	meta_int(t, "lost", s->lost);
 	meta_int(t, "unresolved", (int64_t)r->sum->unresolved);
 	if (dur >= 0) {		/* left out while a session runs */
@@ -764,8 +812,8 @@ static struct table *table_make(struct report *r)
 		if (c_src >= 0)
 			table_set_str(t, row, c_src, g->source ? g->source : "");
 		table_set_int(t, row, c_samples, (int64_t)g->samples);
-		table_set_float(t, row, c_pct, r->sum->samples ?
-				100.0 * g->samples / r->sum->samples : 0);
+		table_set_float(t, row, c_pct, r->sum->weight ?
+				100.0 * g->weight / r->sum->weight : 0);
 		for (k = 0; k < r->nev; k++)
 			table_set_int(t, row, c_ev0 + k, (int64_t)g->c[k]);
 		for (k = 0; k < nmt; k++) {

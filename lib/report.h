@@ -36,6 +36,8 @@ struct report_opts {
 struct report_summary {
 	struct db_session session;
 	uint64_t samples;		/* samples that passed the filters */
+	int weighted;			/* percent is of periods: they differ */
+	uint64_t weight;		/* what percent is of: samples or periods */
 	uint64_t total[STROBE_MAX_COUNTERS];	/* their counter sums */
 	uint64_t unattributed[STROBE_MAX_COUNTERS]; /* after the last sample per CPU */
 	uint64_t unresolved;		/* samples whose binary could not be symbolised */
@@ -46,7 +48,10 @@ struct report_summary {
 /*
  * Build the report table. Columns: binary, build_id, symbol, [source,]
  * samples, percent, one per counting event (named as given with -e), then
- * derived metrics (ipc, <ev>_per_1k_instructions, <miss>_rate).
+ * derived metrics (ipc, <ev>_per_1k_instructions, <miss>_rate).  percent
+ * is of the samples, or, when their periods differ (-F on an event whose
+ * rate varies), of the sum of their periods, as perf report's Overhead;
+ * rows are sorted by the same figure.
  */
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);

@@ -282,6 +282,8 @@ static const char *const session_tables[] = {
 	"DELETE FROM markers WHERE rowid IN "
 	"(SELECT rowid FROM markers WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM lost WHERE rowid IN (SELECT rowid FROM lost WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM unscheduled WHERE rowid IN "
+	"(SELECT rowid FROM unscheduled WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM session_probes WHERE rowid IN "
 	"(SELECT rowid FROM session_probes WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM session_cpus WHERE (session_id,cpu) IN "

@@ -69,11 +69,22 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
 	size_t stride = 1 + VARINT_MAX + (nr + 7) / 8 + nr * VARINT_MAX;
 	uint8_t *col[SAMPLEBLK_COLS], *map[SAMPLEBLK_COLS], *p = out;
 	uint64_t prev[SAMPLEBLK_COLS] = { 0 };
-	uint32_t all_null = ~0u, any_null = 0, skip;
+	uint32_t all_null = ~0u, any_null = 0, same = 0, skip;
 
 	for (size_t i = 0; i < nr; i++) {
 		all_null &= rows[i].null;
 		any_null |= rows[i].null;
+	}
+	/* mode 3: a column with no NULL whose rows all hold one value */
+	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+		size_t i;
+
+		if (any_null & (1u << c))
+			continue;
+		for (i = 1; i < nr && rows[i].v[c] == rows[0].v[c]; i++)
+			;
+		if (i == nr)
+			same |= 1u << c;
 	}
 	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
 		uint32_t bit = 1u << c;
@@ -86,8 +97,10 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
 			q += (nr + 7) / 8;
 		}
 		col[c] = q;
+		if (same & bit)
+			col[c] = varint_put(q, zigzag((uint64_t)rows[0].v[c]));
 	}
-	skip = all_null & ((1u << SAMPLEBLK_COLS) - 1);
+	skip = (all_null | same) & ((1u << SAMPLEBLK_COLS) - 1);
 	for (size_t i = 0; i < nr; i++) {
 		const struct sampleblk_row *r = &rows[i];
 
@@ -118,7 +131,7 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
 			*p++ = 0;
 			continue;
 		}
-		*p++ = any_null & bit ? 2 : 1;
+		*p++ = same & bit ? 3 : any_null & bit ? 2 : 1;
 		p = varint_put(p, len);
 		memmove(p, start, len);
 		p += len;
@@ -134,6 +147,15 @@ static int column_decode(const uint8_t *p, const uint8_t *end, int mode, size_t 
 	const uint8_t *map = NULL;
 	uint64_t prev = 0;
 
+	if (mode == 3) {
+		uint64_t z;
+
+		if (varint_get(&p, end, &z) || p != end)
+			return -1;
+		for (size_t i = 0; i < nr; i++)
+			rows[i].v[c] = (int64_t)unzigzag(z);
+		return 0;
+	}
 	if (mode == 2) {
 		if ((size_t)(end - p) < (nr + 7) / 8)
 			return -1;
@@ -164,33 +186,53 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 {
 	const uint8_t *p = data, *end = data + len;
 	uint64_t n, ncols;
+	uint8_t version, max_mode;
 
-	if (nr < 1 || nr > SAMPLEBLK_MAX || len < 1 || *p++ != SAMPLEBLK_VERSION ||
-	    varint_get(&p, end, &n) || n != nr ||
-	    varint_get(&p, end, &ncols) || ncols != SAMPLEBLK_COLS)
+	if (nr < 1 || nr > SAMPLEBLK_MAX || len < 1)
+		return -1;
+	version = *p++;
+	if (varint_get(&p, end, &n) || n != nr || varint_get(&p, end, &ncols))
+		return -1;
+	/* version 1: 17 columns (no period), modes 0-2; version 2: mode 3, and
+	 * at least SAMPLEBLK_COLS columns, any more skipped by their length */
+	if (version == 1 && ncols == SB_PERIOD)
+		max_mode = 2;
+	else if (version == SAMPLEBLK_VERSION && ncols >= SAMPLEBLK_COLS && ncols <= 64)
+		max_mode = 3;
+	else
 		return -1;
 	for (size_t i = 0; i < nr; i++)
 		rows[i].null = 0;
-	for (int c = 0; c < SAMPLEBLK_COLS; c++) {
+	for (int c = 0; c < (int)ncols || c < SAMPLEBLK_COLS; c++) {
+		int known = c < SAMPLEBLK_COLS, want = known && (cols & (1u << c));
 		uint64_t clen;
 		uint8_t mode;
 
-		if (p >= end)
-			return -1;
-		mode = *p++;
-		if (mode > 2)
-			return -1;
-		if (mode == 0 || !(cols & (1u << c))) {
+		if (c >= (int)ncols || (known && !want)) {
+			/* a column the block lacks or the caller skips: NULL */
 			for (size_t i = 0; i < nr; i++) {
 				rows[i].v[c] = 0;
 				rows[i].null |= 1u << c;
 			}
-			if (mode == 0)
+			if (c >= (int)ncols)
 				continue;
+		}
+		if (p >= end)
+			return -1;
+		mode = *p++;
+		if (mode > max_mode)
+			return -1;
+		if (mode == 0) {
+			if (want)
+				for (size_t i = 0; i < nr; i++) {
+					rows[i].v[c] = 0;
+					rows[i].null |= 1u << c;
+				}
+			continue;
 		}
 		if (varint_get(&p, end, &clen) || clen > (uint64_t)(end - p))
 			return -1;
-		if ((cols & (1u << c)) && column_decode(p, p + clen, mode, nr, c, rows))
+		if (want && column_decode(p, p + clen, mode, nr, c, rows))
 			return -1;
 		p += clen;
 	}

@@ -11,15 +11,18 @@
  *
  * The encoding is column after column.  A block is
  *
- *	u8	SAMPLEBLK_VERSION
+ *	u8	SAMPLEBLK_VERSION (2; 1 had 17 columns, no period, no mode 3)
  *	varint	nr of rows (1..SAMPLEBLK_MAX)
- *	varint	nr of columns (SAMPLEBLK_COLS)
+ *	varint	nr of columns (SAMPLEBLK_COLS; a reader skips columns past
+ *		those it knows by their length)
  *	then, for each column in the order of enum sampleblk_col:
  *	u8	0: every value NULL (nothing follows)
  *		1: no NULL: the length, then nr values follow
  *		2: the length, then a bitmap of (nr + 7) / 8 bytes, bit i (byte
  *		   i / 8, bit i % 8) set when row i is NOT NULL, then one value
  *		   per set bit
+ *		3: no NULL and every row the same value: the length, then
+ *		   that one value
  *	varint	(modes 1 and 2) the length in bytes of the bitmap and values,
  *		so that a reader can skip the column
  *	values	each the difference from the column's previous non-NULL value
@@ -36,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLEBLK_VERSION	1
+#define SAMPLEBLK_VERSION	2
 /* Rows of one block at most.  Readers rely on it to find the block that
  * holds a rowid: its first row is at most SAMPLEBLK_MAX - 1 before it. */
 #define SAMPLEBLK_MAX		4096
@@ -46,6 +49,7 @@
 enum sampleblk_col {
 	SB_TIME_NS, SB_TSC, SB_CPU, SB_PID, SB_TID, SB_COMM_ID, SB_BINARY_ID,
 	SB_OFFSET, SB_FLAGS, SB_C0, SB_C1, SB_C2, SB_C3, SB_C4, SB_C5, SB_C6, SB_C7,
+	SB_PERIOD,		/* version 2 */
 	SAMPLEBLK_COLS
 };
 

@@ -7,7 +7,7 @@
 import sqlite3
 
 COLS = ["time_ns", "tsc", "cpu", "pid", "tid", "comm_id", "binary_id", "offset",
-        "flags"] + ["c%d" % i for i in range(8)]
+        "flags"] + ["c%d" % i for i in range(8)] + ["period"]
 
 
 def _varint(b, p):
@@ -22,19 +22,32 @@ def _varint(b, p):
 
 
 def decode_block(data, nr):
-    """The rows of one sample block: a list of nr lists of 17 values (None: NULL)."""
-    assert data[0] == 1, "sample block version %d" % data[0]
+    """The rows of one sample block: a list of nr lists of 18 values (None: NULL)."""
+    version = data[0]
+    assert version in (1, 2), "sample block version %d" % version
     n, p = _varint(data, 1)
     ncols, p = _varint(data, p)
-    assert n == nr and ncols == len(COLS)
-    rows = [[None] * ncols for _ in range(nr)]
+    # version 1: 17 columns, no period; version 2: 18 or more, extra skipped
+    assert n == nr and (ncols == 17 if version == 1 else ncols >= len(COLS))
+    rows = [[None] * len(COLS) for _ in range(nr)]
     for c in range(ncols):
         mode = data[p]
         p += 1
+        assert mode <= (2 if version == 1 else 3), "column mode %d" % mode
         if mode == 0:
             continue
         length, p = _varint(data, p)
         end = p + length
+        if c >= len(COLS):
+            p = end
+            continue
+        if mode == 3:
+            z, p = _varint(data, p)
+            v = (z >> 1) ^ -(z & 1)
+            for i in range(nr):
+                rows[i][c] = v
+            assert p == end, "column %d does not fill its length" % c
+            continue
         present = [True] * nr
         if mode == 2:
             bitmap = data[p:p + (nr + 7) // 8]

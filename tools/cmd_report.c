@@ -216,6 +216,10 @@ static void print_header(const struct report_opts *o,
 			"(after the last sample of a CPU%s)\n", s->events[i].name,
 			sum->total[i], filtered ? " to these samples" : "",
 			sum->unattributed[i], filtered ? ", whole session" : "");
+	if (sum->weighted)
+		fprintf(f, "# percent: of %s's count, %" PRIu64 " (each sample weighs its "
+			"period, which varied: -F on this event)\n", s->sample_event,
+			sum->weight);
 	if (sum->unresolved)
 		fprintf(f, "# %" PRIu64 " samples (%.2f%%) are in binaries that cannot be "
 			"symbolised\n", sum->unresolved,

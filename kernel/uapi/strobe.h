@@ -21,8 +21,9 @@
 /*
  * 2: the control area is one PAGE_SIZE page (was 4096 bytes), CONFIG reports
  * a refused counting event, hotplug records, STATS has hotplug counts.
+ * 3: strobe_sample.period; the control page says its ABI version.
  */
-#define STROBE_ABI_VERSION	2
+#define STROBE_ABI_VERSION	3
 
 /* Most counting events per session, besides the sampling event. */
 #define STROBE_MAX_COUNTERS	8
@@ -67,6 +68,14 @@ struct strobe_sample {
 	__u8	nr_counters;	/* <= STROBE_MAX_COUNTERS */
 	__u8	reserved0;
 	__u32	reserved1;
+	/*
+	 * The sampling event's period that ended at this sample: how many of
+	 * its events this sample stands for (ns for cpu-clock).  Constant
+	 * with a fixed period (-c); in frequency mode (-F) the kernel adjusts
+	 * it, and reports weight each sample by it, as perf report does.
+	 * 0: unknown (the sample then weighs as one period).
+	 */
+	__u64	period;
 	__u64	counters[];	/* nr_counters running totals, in -e order */
 };
 
@@ -118,7 +127,7 @@ struct strobe_ring_ctrl {
 	__u32	data_size;	/* bytes of record space, power of two */
 	__u32	watermark;	/* wake the reader past this many bytes */
 	__u32	page_size;	/* bytes of this control page: the kernel's PAGE_SIZE */
-	__u32	reserved0;
+	__u32	abi_version;	/* STROBE_ABI_VERSION of the driver (0 before 3) */
 	__u64	reserved[59];
 };
 

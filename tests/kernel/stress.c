@@ -297,7 +297,7 @@ static void drain_one(struct sess *S, struct ring *r)
 
 			if (s->nr_counters != S->nr_counters ||
 			    h->size != STROBE_SAMPLE_SIZE(s->nr_counters) ||
-			    s->reserved0 || s->reserved1) {
+			    s->reserved0 || s->reserved1 || !s->period) {
 				r->bad++;
 			} else {
 				note_time(r, s->time_ns);

@@ -217,6 +217,7 @@ static void sample(struct fix *f, uint32_t cpu, uint64_t t, uint32_t pid, uint32
 	r.time_ns = t;
 	r.sample.tsc = t * 3;
 	r.sample.ip = ip;
+	r.sample.period = t;	/* known sums: a period is the sample's time */
 	r.sample.pid = pid;
 	r.sample.tid = tid;
 	r.sample.flags = STROBE_SAMPLE_USER;
@@ -586,6 +587,11 @@ static void test_counters(void **state)
 	assert_int_equal(q_int(f, "SELECT c0 FROM sample_agg WHERE offset = 256"), 1050);
 	assert_int_equal(q_int(f, "SELECT c1 FROM sample_agg WHERE offset = 256"), 45);
 	assert_int_equal(q_int(f, "SELECT c0 FROM sample_agg WHERE offset = 512"), 30);
+	/* periods: each sample's own, summed in the histogram */
+	assert_int_equal(q_int(f, "SELECT period FROM samples WHERE time_ns = 204"), 204);
+	assert_int_equal(q_int(f, "SELECT period FROM sample_agg WHERE offset = 256"),
+			 200 + 201 + 202 + 205);
+	assert_int_equal(q_int(f, "SELECT period FROM sample_agg WHERE offset = 512"), 203 + 204);
 	/* session totals and the rowid range of its samples */
 	assert_int_equal(q_int(f, "SELECT samples FROM sessions WHERE id = ?", f->s.id), 6);
 	assert_int_equal(q_int(f, "SELECT first_sample FROM sessions"),

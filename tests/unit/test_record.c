@@ -21,6 +21,7 @@ static struct record sample(int nr)
 	r.time_ns = 123456789012ULL;
 	r.sample.tsc = 0xfedcba9876543210ULL;
 	r.sample.ip = 0xffffffff81000000ULL;
+	r.sample.period = 0x123456789aULL;	/* more than 32 bits */
 	r.sample.pid = 42;
 	r.sample.tid = 43;
 	r.sample.flags = STROBE_SAMPLE_KERNEL;
@@ -46,6 +47,7 @@ static void test_sample_round_trip(void **state)
 		assert_true(out.time_ns == in.time_ns);
 		assert_true(out.sample.tsc == in.sample.tsc);
 		assert_true(out.sample.ip == in.sample.ip);
+		assert_true(out.sample.period == 0x123456789aULL);
 		assert_int_equal(out.sample.pid, 42);
 		assert_int_equal(out.sample.tid, 43);
 		assert_int_equal(out.sample.flags, STROBE_SAMPLE_KERNEL);

@@ -121,6 +121,7 @@ static void feed(struct fixture *f, int i)
 	r.sample.tid = i % 4;
 	r.sample.flags = i % 5 ? STROBE_SAMPLE_USER : STROBE_SAMPLE_KERNEL;
 	r.sample.nr_counters = 2;
+	r.sample.period = 1000 + (uint64_t)i % 13;
 	r.sample.counters[0] = (uint64_t)i * 3 + cpu;
 	r.sample.counters[1] = (uint64_t)i / 2;
 	if (ingest_record(f->in, &r, &e) < 0)
@@ -139,7 +140,7 @@ static void test_interrupted(void **state)
 	size_t n;
 	int i;
 	const char *cmp[] = {
-		"SELECT binary_id,offset,pid,comm_id,flags,samples,c0,c1,c2,c7 FROM sample_agg "
+		"SELECT binary_id,offset,pid,comm_id,flags,samples,c0,c1,c2,c7,period FROM sample_agg "
 		"ORDER BY 1,2,3,4,5",
 		"SELECT cpu,samples,lost FROM session_cpus ORDER BY cpu",
 		"SELECT samples,first_sample,last_sample,lost,throttled FROM sessions",

@@ -1271,6 +1271,88 @@ static void test_incomplete_histogram(void **state)
 	fixdb_close(&mini);
 }
 
+/*
+ * Periods that differ weigh the samples, as perf report's Overhead: binary
+ * a has 10 samples of period 100, binary b 30 of period 10, so a's share
+ * is 1000 / 1300 and a comes first; the histogram and the raw rows (a time
+ * range) agree.  With one period for all samples, or a sample without
+ * one, percent stays the share of samples.
+ */
+static void test_period_weights(void **state)
+{
+	static const struct { uint64_t pa, pb; int weighted; double pct_a; } cases[] = {
+		{ 100, 10, 1, 100.0 * 1000 / 1300 },
+		{ 50, 50, 0, 25.0 },
+		{ 100, 0, 0, 25.0 },	/* b's periods unknown */
+	};
+	struct error e = { "" };
+
+	(void)state;
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct report_opts o = { .by = REPORT_BY_BINARY, .pid = -1 };
+		struct report_summary sum;
+		struct db_session s;
+		struct table *t;
+		int64_t bin[2];
+		char name[32];
+
+		snprintf(name, sizeof(name), "period%zu", k);
+		assert_int_equal(fixdb_open(&mini, name), 0);
+		assert_true((bin[0] = db_binary_intern(mini.db, "buildid:aa", "/opt/a", 1, 0,
+						       NULL, &e)) > 0);
+		assert_true((bin[1] = db_binary_intern(mini.db, "buildid:bb", "/opt/b", 1, 0,
+						       NULL, &e)) > 0);
+		session_init(&s, name, 0);
+		assert_int_equal(db_session_insert(mini.db, &s, &e), 0);
+		assert_int_equal(db_begin(mini.db, &e), 0);
+		for (int i = 0; i < 40; i++) {
+			int b = i >= 10;
+			struct db_sample smp = {
+				.session_id = s.id, .time_ns = START_NS + 1000 * (uint64_t)i,
+				.pid = 7, .tid = 7, .binary_id = bin[b], .offset = 0x10,
+				.flags = U, .period = b ? cases[k].pb : cases[k].pa,
+			};
+			struct db_agg a = { .binary_id = bin[b], .offset = 0x10, .pid = 7,
+					    .flags = U, .samples = 1, .period = smp.period,
+					    .period_unknown = !smp.period };
+			int64_t rowid = db_sample_insert(mini.db, &smp, &e);
+
+			assert_true(rowid > 0);
+			assert_int_equal(db_agg_add(mini.db, s.id, 0, &a, &e), 0);
+			if (!s.first_sample)
+				s.first_sample = rowid;
+			s.last_sample = rowid;
+			s.samples++;
+		}
+		snprintf(s.state, sizeof(s.state), "done");
+		s.end_ns = START_NS + 1000000;
+		assert_int_equal(db_session_update(mini.db, &s, &e), 0);
+		assert_int_equal(db_commit(mini.db, &e), 0);
+		for (int raw = 0; raw < 2; raw++) {
+			o.has_from = raw;
+			t = report_build(mini.db, &o, &sum, &e);
+			if (!t)
+				fail_msg("%s", e.msg);
+			assert_int_equal(sum.samples, 40);
+			assert_int_equal(sum.weighted, cases[k].weighted);
+			assert_int_equal(table_rows(t), 2);
+			/* by weight: a first when weighted, b (30 samples) otherwise */
+			assert_string_equal(cell_str(t, 0, "binary"),
+					    cases[k].weighted ? "/opt/a" : "/opt/b");
+			for (size_t r = 0; r < 2; r++) {
+				int is_a = !strcmp(cell_str(t, r, "binary"), "/opt/a");
+				double want = is_a ? cases[k].pct_a : 100.0 - cases[k].pct_a, pct;
+
+				assert_int_equal(cell_int(t, r, "samples"), is_a ? 10 : 30);
+				assert_int_equal(cell_float(t, r, "percent", &pct), 0);
+				assert_true(fabs(pct - want) < 1e-9);
+			}
+			table_free(t);
+		}
+		fixdb_close(&mini);
+	}
+}
+
 static void test_bad_session(void **state)
 {
 	struct report_opts o = { .session = 999, .by = REPORT_BY_SYMBOL, .pid = -1 };
@@ -1299,6 +1381,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stripped_note, mini_teardown),
 		cmocka_unit_test_teardown(test_many, mini_teardown),
 		cmocka_unit_test_teardown(test_incomplete_histogram, mini_teardown),
+		cmocka_unit_test_teardown(test_period_weights, mini_teardown),
 		cmocka_unit_test(test_bad_session),
 	};
 

@@ -77,6 +77,67 @@ static void test_round_trip(void **state)
 	}
 }
 
+/*
+ * Mode 3 (one value for all rows) for constant columns, and blocks of
+ * other versions: a version-1 block (17 columns, no period) reads with
+ * period NULL; a version-2 block with a column this reader does not know
+ * reads, the column skipped by its length; version 1 with mode 3 is bad.
+ */
+static void test_modes(void **state)
+{
+	static struct sampleblk_row in[100], out[100];
+	uint8_t buf[1 << 16];
+	size_t len, len_var;
+
+	(void)state;
+	for (size_t i = 0; i < 100; i++) {
+		memset(&in[i], 0, sizeof(in[i]));
+		in[i].v[SB_TIME_NS] = 1000 + 7 * (int64_t)i;
+		in[i].v[SB_CPU] = 1;
+		in[i].v[SB_PERIOD] = 1000000;
+		in[i].null = 0xffu << SB_C0;
+	}
+	len = sampleblk_encode(in, 100, buf);
+	assert_int_equal(sampleblk_decode(buf, len, 100, out), 0);
+	for (size_t i = 0; i < 100; i++) {
+		assert_int_equal(out[i].null, in[i].null);
+		assert_memory_equal(out[i].v, in[i].v, sizeof(in[i].v));
+	}
+	/* a constant column costs its mode, length and one value */
+	in[50].v[SB_PERIOD] = 999999;
+	len_var = sampleblk_encode(in, 100, buf);
+	assert_true(len_var >= len + 99 - 4);
+	assert_int_equal(sampleblk_decode(buf, len_var, 100, out), 0);
+	assert_int_equal(out[50].v[SB_PERIOD], 999999);
+	assert_int_equal(out[51].v[SB_PERIOD], 1000000);
+
+	{	/* version 1: time 5, the 16 other columns NULL */
+		uint8_t v1[22] = { 1, 1, 17, 1, 1, 10 };
+
+		assert_int_equal(sampleblk_decode(v1, sizeof(v1), 1, out), 0);
+		assert_int_equal(out[0].v[SB_TIME_NS], 5);
+		assert_int_equal(out[0].null, ((1u << SAMPLEBLK_COLS) - 1) & ~1u);
+		v1[2] = 18;	/* version 1 had 17 columns */
+		assert_int_equal(sampleblk_decode(v1, sizeof(v1), 1, out), -1);
+	}
+	{	/* version 2, 19 columns: period 1000 in mode 3, one unknown */
+		uint8_t v2[28] = { 2, 1, 19, 1, 1, 10 };
+
+		v2[22] = 3, v2[23] = 2, v2[24] = 0xd0, v2[25] = 0x0f;
+		v2[26] = 0, v2[27] = 0;	/* column 18: mode 0 */
+		assert_int_equal(sampleblk_decode(v2, 27, 1, out), 0);
+		assert_int_equal(out[0].v[SB_TIME_NS], 5);
+		assert_int_equal(out[0].v[SB_PERIOD], 1000);
+		assert_int_equal(out[0].null, ((1u << SB_PERIOD) - 1) & ~1u);
+		v2[26] = 1, v2[27] = 0;	/* column 18: mode 1, 0 bytes: skipped unread */
+		assert_int_equal(sampleblk_decode(v2, 28, 1, out), 0);
+		v2[27] = 1;		/* its length past the end */
+		assert_int_equal(sampleblk_decode(v2, 28, 1, out), -1);
+		v2[0] = 1, v2[2] = 17;	/* mode 3 is not version 1's */
+		assert_int_equal(sampleblk_decode(v2, 26, 1, out), -1);
+	}
+}
+
 /* Every prefix and every single-byte change of a block is refused or
  * decodes within bounds (ASan and the length checks tell). */
 static void test_malformed(void **state)
@@ -335,6 +396,7 @@ static void test_migrate(void **state)
 		"ALTER TABLE session_cpus DROP COLUMN lost_c2; ALTER TABLE session_cpus DROP COLUMN lost_c3;"
 		"ALTER TABLE session_cpus DROP COLUMN lost_c4; ALTER TABLE session_cpus DROP COLUMN lost_c5;"
 		"ALTER TABLE session_cpus DROP COLUMN lost_c6; ALTER TABLE session_cpus DROP COLUMN lost_c7;"
+		"DROP TABLE unscheduled; ALTER TABLE sample_agg DROP COLUMN period;"
 		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 
@@ -361,6 +423,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_vtab),
 		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_migrate),

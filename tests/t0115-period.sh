@@ -1,0 +1,65 @@
+#!/bin/sh
+# t0115-period: samples weighed by their periods, as perf report does.
+# faultmix makes NB page faults in burst_pages(), back to back, then NT in
+# trickle_pages(), one per USEC of spinning.  Sampling page-faults at a
+# frequency (-F), the kernel adapts the period to the fault rate, so
+# burst_pages gets few samples of long periods and trickle_pages many of
+# short ones.  Known answer: weighed by period, burst_pages has NB / (NB +
+# NT) of the two functions' share, far from its share of the samples; the
+# periods of the process's samples add up to its page faults (within 10%:
+# the period of a CPU's sample also counts other processes' faults on that
+# CPU, and faults after the last sample are in none); and perf report on
+# the same workload agrees.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+NB=100000 NT=10000 USEC=100
+want=$(awk -v a=$NB -v b=$NT 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
+"$STROBE" record --sample-event page-faults -F 400 --name period \
+	-- "$WL/faultmix" $NB $NT $USEC 2>"$tmp/record.err" ||
+	fail "record: $(cat "$tmp/record.err")"
+"$STROBE" report --comm faultmix >"$tmp/r.txt" || fail "report"
+grep -q "^# percent: of page-faults's count" "$tmp/r.txt" ||
+	fail "the report does not say it weighs by period: $(head -n 12 "$tmp/r.txt")"
+"$STROBE" report --comm faultmix --format csv >"$tmp/r.csv" || fail "report csv"
+head -n 1 "$tmp/r.csv" | grep -q '^binary,build_id,symbol,samples,percent$' ||
+	fail "CSV header changed: $(head -n 1 "$tmp/r.csv")"
+res=$(python3 - "$tmp/r.csv" <<'PY'
+import csv, sys
+rows = {r["symbol"]: r for r in csv.DictReader(open(sys.argv[1]))}
+b, t = rows.get("burst_pages"), rows.get("trickle_pages")
+assert b and t, "burst_pages or trickle_pages missing: %s" % sorted(rows)
+pb, pt = float(b["percent"]), float(t["percent"])
+nb, nt = int(b["samples"]), int(t["samples"])
+print("%.2f %.2f %d %d" % (100 * pb / (pb + pt), 100 * nb / (nb + nt), nb, nt))
+PY
+) || fail "reading the CSV: $(cat "$tmp/r.csv")"
+set -- $res
+echo "burst_pages: weighed $1% (want $want%), by sample count $2% ($3 and $4 samples)"
+awk -v g=$1 -v w=$want 'BEGIN { exit !(g - w < 5 && w - g < 5) }' ||
+	fail "weighed share of burst_pages $1%, want $want% within 5 points"
+# the samples' periods cover the process's faults (exec and libc add ~100)
+awk -v n=$2 -v w=$want 'BEGIN { exit !(w - n > 20) }' ||
+	fail "burst_pages has $2% of the samples: the periods did not vary as they should"
+
+sum=$(sqlq -readonly "$STROBE_DB" "SELECT sum(s.period) FROM samples s JOIN comms c
+	ON c.id=s.comm_id WHERE c.name='faultmix' AND s.session_id=(SELECT max(id) FROM sessions)")
+echo "sum of faultmix's periods: $sum (faults: $NB + $NT + startup)"
+[ -n "$sum" ] && [ "$sum" -ge $(((NB + NT) * 9 / 10)) ] && [ "$sum" -le $(((NB + NT) * 11 / 10)) ] ||
+	fail "faultmix's periods add up to '$sum', not its $((NB + NT)) faults (+ startup)"
+
+if ! command -v perf >/dev/null; then
+	ok "weighed share $1% (want $want%); perf not installed: no comparison"
+	exit 0
+fi
+perf record -q -e page-faults -F 400 -o "$tmp/perf.data" -- "$WL/faultmix" $NB $NT $USEC \
+	>/dev/null 2>&1 || fail "perf record failed"
+perf report -i "$tmp/perf.data" --stdio --sort sym 2>/dev/null >"$tmp/perf.txt"
+pshare=$(awk '/burst_pages/ { b = $1 } /trickle_pages/ { t = $1 }
+	END { sub("%", "", b); sub("%", "", t); if (b + t > 0) printf "%.2f", 100 * b / (b + t) }' \
+	"$tmp/perf.txt")
+[ -n "$pshare" ] || fail "perf report has no burst_pages/trickle_pages: $(head -n 20 "$tmp/perf.txt")"
+echo "perf report: burst_pages $pshare% of the two"
+awk -v g=$1 -v p=$pshare 'BEGIN { exit !(g - p < 5 && p - g < 5) }' ||
+	fail "strobe weighs burst_pages $1%, perf report $pshare%: more than 5 points apart"
+ok "weighed share of burst_pages: strobe $1%, perf $pshare%, want $want%"
