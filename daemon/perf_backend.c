@@ -71,6 +71,11 @@
 #include "spool.h"
 #include "strobe_dev.h"
 
+/* Group read of the leader: nr, time enabled, time running, {value, id}... */
+#define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | \
+		     PERF_FORMAT_TOTAL_TIME_RUNNING)
+/* Enabled but not running for less than this between two samples is noise. */
+#define UNSCHED_MIN_NS		10000
 /* A record written this long before the drain started is in its ring. */
 #define MERGE_HORIZON_NS	(5 * 1000 * 1000ULL)
 /* backend_drain's share of strobed's main thread per call, when behind */
@@ -108,6 +113,9 @@ struct cpu_ring {
 	unsigned char *tmp;	/* PERFREC_MAX_SIZE: a record that wraps the ring end */
 	int *pfds;		/* per probe site: its uprobe event, or -1 */
 	uint64_t *pids;		/* and that event's id */
+	/* the group's time enabled and running at its last sample, and when
+	 * that was (backend_drain's side) */
+	uint64_t seen_enabled, seen_running, seen_ns;
 };
 
 /* The open file of a probe site, as the uprobe PMU is given it. */
@@ -152,6 +160,7 @@ struct backend {
 	int notify_fd;			/* eventfd: chunks were put (the caller's) */
 	/* backend_drain's side */
 	uint64_t pass_ns;		/* start of the last pass whose mark was taken */
+	uint64_t enable_ns;		/* when backend_enable enabled the groups */
 	uint64_t bad_chunks;		/* chunks cut short by a malformed record */
 };
 
@@ -263,7 +272,18 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		a.sample_freq = cfg->freq;
 	}
 	a.sample_type = SAMPLE_TYPE;
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	a.read_format = READ_FORMAT;
+	/*
+	 * Pinned: the group is on its CPU's PMU all the time or not at all,
+	 * never multiplexed with other groups, so that no interval lacks
+	 * samples unseen.  Should other pinned events hold the counters it
+	 * needs, the kernel puts it in error state: backend_enable() checks
+	 * and refuses to start, and a group seen not counting later (time
+	 * running short of time enabled) is recorded (STROBE_REC_UNSCHED).
+	 * The driver's side-band-only dummy event is not pinned: an error
+	 * state would lose its side-band silently.
+	 */
+	a.pinned = cfg->kind == BACKEND_PERF;
 	a.mmap = 1;
 	a.mmap2 = 1;
 	a.comm = 1;
@@ -292,7 +312,7 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 
 		c.size = sizeof(c);
 		c.disabled = 0;
-		c.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+		c.read_format = READ_FORMAT;
 		c.sample_type = SAMPLE_TYPE;
 		c.sample_id_all = 1;
 		c.use_clockid = 1;	/* a group shares one clock */
@@ -526,7 +546,7 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	int n;
 
 	b->cfg = *cfg;
-	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE, PERF_FORMAT_GROUP | PERF_FORMAT_ID, 0) < 0) {
+	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE, READ_FORMAT, 0) < 0) {
 		error_set(e, "internal error: sample layout not decodable");
 		goto fail;
 	}
@@ -601,6 +621,24 @@ int backend_enable(struct backend *b, struct error *e)
 						 b->rings[i].cpu, strerror(errno));
 	if (b->dev && strobe_dev_start(b->dev, e) < 0)
 		return -1;
+	b->enable_ns = clock_monotonic_ns();
+	/*
+	 * Enabling a per-CPU group schedules it at once (an IPI to its CPU):
+	 * a pinned group the PMU cannot take is in error state now, and a
+	 * read of it returns nothing.
+	 */
+	for (int i = 0; b->cfg.kind == BACKEND_PERF && i < b->nr; i++) {
+		uint64_t buf[3 + 2 * (STROBE_MAX_COUNTERS + 1)];
+
+		if (read(b->rings[i].fd, buf, sizeof(buf)) == 0)
+			return error_set(e, "the sampling group '%s'%s cannot be scheduled on "
+					 "CPU %d: other pinned events hold the PMU counters it "
+					 "needs (the NMI watchdog: sysctl kernel.nmi_watchdog=0; "
+					 "another profiler); count fewer events with it",
+					 b->cfg.sampler.name,
+					 b->cfg.nr_events ? " with its counting events" : "",
+					 b->rings[i].cpu);
+	}
 	return 0;
 }
 
@@ -706,6 +744,35 @@ static uint16_t sample_mode(uint16_t misc)
 }
 
 /*
+ * The group was enabled for de ns since its last sample (or since it was
+ * enabled) and counted dr of them, until time now: queue a
+ * STROBE_REC_UNSCHED when it missed more than noise.
+ */
+static void queue_unsched(struct cpu_ring *r, uint64_t now, uint64_t enabled,
+			  uint64_t running)
+{
+	uint64_t de = enabled - r->seen_enabled, dr = running - r->seen_running;
+	struct record u;
+	void *dst;
+
+	if (enabled < r->seen_enabled || running < r->seen_running)
+		de = dr = 0;		/* cannot go back: ignore */
+	r->seen_enabled = enabled;
+	r->seen_running = running;
+	r->seen_ns = now;
+	if (dr > de || de - dr < UNSCHED_MIN_NS)
+		return;
+	memset(&u, 0, sizeof(u));
+	u.type = STROBE_REC_UNSCHED;
+	u.cpu = (uint32_t)r->cpu;
+	u.time_ns = now;
+	u.unsched.enabled_ns = MIN(de, now);
+	u.unsched.running_ns = MIN(dr, u.unsched.enabled_ns);
+	dst = merge_queue_push(&r->q, now, Q_STROBE, sizeof(struct strobe_unsched));
+	record_encode(&u, dst, sizeof(struct strobe_unsched));
+}
+
+/*
  * The leader's PERF_RECORD_SAMPLE (len bytes at p) -> struct strobe_sample,
  * the counting events' values picked from the group read by their ids.
  */
@@ -732,6 +799,7 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	rec.sample.nr_counters = b->cfg.nr_events;
 	perfrec_read_values(&b->fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
 			    rec.sample.counters);
+	queue_unsched(r, rec.time_ns, pr.sample.time_enabled, pr.sample.time_running);
 	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
 }
@@ -1233,18 +1301,34 @@ int backend_read_final(struct backend *b, struct ingest *in, struct error *e)
 		return dev_read_final(b, in, e);
 	for (int i = 0; i < b->nr; i++) {
 		struct cpu_ring *r = &b->rings[i];
-		uint64_t buf[1 + 2 * (STROBE_MAX_COUNTERS + 1)];
+		uint64_t buf[3 + 2 * (STROBE_MAX_COUNTERS + 1)];
 		uint64_t vals[STROBE_MAX_COUNTERS] = { 0 };
+		uint64_t now = clock_monotonic_ns(), from = r->seen_ns ? r->seen_ns : b->enable_ns;
 		ssize_t n = read(r->fd, buf, sizeof(buf));
+		uint64_t de, dr;
 
-		if (n < 8)
+		if (n == 0 && b->cfg.kind == BACKEND_PERF) {
+			/* a pinned group in error state: since its last sample */
+			if (ingest_unscheduled(in, (uint32_t)r->cpu, now, now - MIN(from, now), 0,
+					       1, e) < 0)
+				return -1;
+			continue;
+		}
+		if (n < 24)
 			return error_set(e, "cannot read the counters of CPU %d: %s", r->cpu,
 					 n < 0 ? strerror(errno) : "short read");
-		for (uint64_t k = 0; k < buf[0] && (ssize_t)(8 + k * 16 + 16) <= n; k++)
+		for (uint64_t k = 0; k < buf[0] && (ssize_t)(24 + k * 16 + 16) <= n; k++)
 			for (int j = 0; j < b->cfg.nr_events; j++)
-				if (r->ids[j + 1] == buf[2 + 2 * k])
-					vals[j] = buf[1 + 2 * k];
+				if (r->ids[j + 1] == buf[4 + 2 * k])
+					vals[j] = buf[3 + 2 * k];
 		ingest_cpu_final(in, r->cpu, vals, b->cfg.nr_events);
+		/* not counting after the CPU's last sample (or all along) */
+		de = buf[1] - MIN(r->seen_enabled, buf[1]);
+		dr = buf[2] - MIN(r->seen_running, buf[2]);
+		if (dr <= de && de - dr >= UNSCHED_MIN_NS &&
+		    ingest_unscheduled(in, (uint32_t)r->cpu, MIN(from + de, now), MIN(de, from + de),
+				       dr, 0, e) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -23,6 +23,7 @@ enum {
 	STMT_AGG,
 	STMT_TIME_AGG,
 	STMT_LOST,
+	STMT_UNSCHED,
 	STMT_MARKER,
 	STMT_BINARY_FIND,
 	STMT_BINARY_ADD,
@@ -55,6 +56,7 @@ static const char *const stmt_sql[NR_STMTS] = {
 			  "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 			  "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
 	[STMT_LOST] = "INSERT INTO lost VALUES(?1,?2,?3,?4,?5)",
+	[STMT_UNSCHED] = "INSERT INTO unscheduled VALUES(?1,?2,?3,?4,?5,?6,?7)",
 	[STMT_MARKER] = "INSERT INTO markers(session_id,time_ns,cpu,pid,tid,kind,name,args) "
 			"VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
 	[STMT_BINARY_FIND] = "SELECT id FROM binaries WHERE key=?1 AND path=?2",
@@ -886,6 +888,22 @@ int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t tim
 	sqlite3_bind_int64(st, 4, (int64_t)count);
 	sqlite3_bind_text(st, 5, kind, -1, SQLITE_STATIC);
 	return step_done(db, st, e, "storing lost counts");
+}
+
+int db_unscheduled_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t end_ns,
+			  uint64_t enabled_ns, uint64_t running_ns, const char *kind,
+			  struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_UNSCHED];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int(st, 2, cpu);
+	sqlite3_bind_int64(st, 3, (int64_t)(end_ns - enabled_ns));
+	sqlite3_bind_int64(st, 4, (int64_t)end_ns);
+	sqlite3_bind_int64(st, 5, (int64_t)enabled_ns);
+	sqlite3_bind_int64(st, 6, (int64_t)running_ns);
+	sqlite3_bind_text(st, 7, kind, -1, SQLITE_STATIC);
+	return step_done(db, st, e, "storing when a sampling group was not counting");
 }
 
 int db_marker_insert(struct db *db, int64_t session_id, const struct db_marker *m,

@@ -161,6 +161,11 @@ struct db_time_agg {
 int db_time_agg_add(struct db *db, int64_t session_id, int nr, const struct db_time_agg *a,
 		    struct error *e);
 
+/* A row of unscheduled: the interval end_ns - enabled_ns .. end_ns of cpu,
+ * kind "multiplexed" or "unschedulable" (schema 8). */
+int db_unscheduled_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t end_ns,
+			  uint64_t enabled_ns, uint64_t running_ns, const char *kind,
+			  struct error *e);
 int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,
 		   uint64_t count, const char *kind, struct error *e);
 

@@ -956,6 +956,19 @@ int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e)
 	return db_marker_insert(in->db, in->s->id, m, e);
 }
 
+int ingest_unscheduled(struct ingest *in, uint32_t cpu, uint64_t time_ns,
+		       uint64_t enabled_ns, uint64_t running_ns, int error, struct error *e)
+{
+	if (running_ns >= enabled_ns && !error)
+		return 0;
+	if (batch_open(in, e))
+		return -1;
+	in->batch_rows++;
+	in->stats.unscheduled_ns += enabled_ns - running_ns;
+	return db_unscheduled_insert(in->db, in->s->id, cpu, time_ns, enabled_ns, running_ns,
+				     error ? "unschedulable" : "multiplexed", e);
+}
+
 int ingest_record(struct ingest *in, const struct record *r, struct error *e)
 {
 	switch (r->type) {
@@ -963,6 +976,10 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e)
 		return ingest_sample(in, r, e);
 	case STROBE_REC_LOST:
 		return ingest_lost(in, r->cpu, r->time_ns, r->lost.lost, "ring", e);
+	case STROBE_REC_UNSCHED:
+		return ingest_unscheduled(in, r->cpu, r->time_ns, r->unsched.enabled_ns,
+					  r->unsched.running_ns,
+					  !!(r->unsched.flags & STROBE_UNSCHED_ERROR), e);
 	}
 	return error_set(e, "unknown record type %u", r->type);
 }

@@ -53,6 +53,11 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
 		const char *kind, struct error *e);
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e);
+/* cpu's sampling group counted running_ns of the enabled_ns that ended at
+ * time_ns (error: the kernel could not schedule it at all, a pinned group
+ * in error state).  Stored in unscheduled when it did not count all along. */
+int ingest_unscheduled(struct ingest *in, uint32_t cpu, uint64_t time_ns,
+		       uint64_t enabled_ns, uint64_t running_ns, int error, struct error *e);
 /* A marker (schema 002): a USDT probe hit, or a 'strobe mark'. */
 int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e);
 
@@ -101,6 +106,7 @@ struct ingest_stats {
 	uint64_t binaries_over;		/* mappings past INGEST_BINARIES_MAX */
 	uint64_t comms_over;		/* names past INGEST_COMMS_MAX */
 	uint64_t collisions;		/* build-ids already cached with other bytes */
+	uint64_t unscheduled_ns;	/* sampling groups enabled but not counting */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

@@ -60,6 +60,21 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 		out->lost.lost = l.lost;
 		break;
 	}
+	case STROBE_REC_UNSCHED: {
+		struct strobe_unsched u;
+
+		if (h.size != sizeof(u))
+			return RECORD_BAD;
+		memcpy(&u, buf, sizeof(u));
+		if (u.running_ns > u.enabled_ns || u.enabled_ns > u.time_ns ||
+		    (u.flags & ~STROBE_UNSCHED_ERROR))
+			return RECORD_BAD;
+		out->time_ns = u.time_ns;
+		out->unsched.enabled_ns = u.enabled_ns;
+		out->unsched.running_ns = u.running_ns;
+		out->unsched.flags = u.flags;
+		break;
+	}
 	case STROBE_REC_CPU_OFFLINE:
 	case STROBE_REC_CPU_ONLINE: {
 		struct strobe_cpu_rec c;
@@ -116,6 +131,22 @@ size_t record_encode(const struct record *r, void *buf, size_t cap)
 		l.lost = r->lost.lost;
 		memcpy(buf, &l, sizeof(l));
 		return sizeof(l);
+	}
+	case STROBE_REC_UNSCHED: {
+		struct strobe_unsched u;
+
+		if (sizeof(u) > cap)
+			return 0;
+		memset(&u, 0, sizeof(u));
+		u.hdr.type = STROBE_REC_UNSCHED;
+		u.hdr.size = sizeof(u);
+		u.hdr.cpu = r->cpu;
+		u.time_ns = r->time_ns;
+		u.enabled_ns = r->unsched.enabled_ns;
+		u.running_ns = r->unsched.running_ns;
+		u.flags = r->unsched.flags;
+		memcpy(buf, &u, sizeof(u));
+		return sizeof(u);
 	}
 	case STROBE_REC_CPU_OFFLINE:
 	case STROBE_REC_CPU_ONLINE: {

@@ -12,9 +12,10 @@
 #include "strobe.h"
 
 /*
- * A decoded record: type is STROBE_REC_SAMPLE, STROBE_REC_LOST, or (driver
- * only) STROBE_REC_CPU_OFFLINE / STROBE_REC_CPU_ONLINE, which carry only
- * cpu and time_ns.
+ * A decoded record: type is STROBE_REC_SAMPLE, STROBE_REC_LOST,
+ * STROBE_REC_UNSCHED (perf backend only), or (driver only)
+ * STROBE_REC_CPU_OFFLINE / STROBE_REC_CPU_ONLINE, which carry only cpu and
+ * time_ns.
  */
 struct record {
 	uint16_t type;
@@ -33,6 +34,10 @@ struct record {
 		struct {
 			uint64_t lost;
 		} lost;
+		struct {
+			uint64_t enabled_ns, running_ns;
+			uint32_t flags;
+		} unsched;
 	};
 };
 

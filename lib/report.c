@@ -873,6 +873,38 @@ out:
 	return t;
 }
 
+int report_unscheduled(struct db *db, int64_t session, struct report_unsched *u,
+		       struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(u, 0, sizeof(*u));
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT kind='unschedulable',cpu,"
+			       "sum(enabled_ns-running_ns),count(*),min(start_ns) FROM unscheduled "
+			       "WHERE session_id=?1 GROUP BY 1,2 ORDER BY 1,2", -1, &st, NULL))
+		return db_sql_error(db, e, "reading when sampling groups did not count");
+	sqlite3_bind_int64(st, 1, session);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int k = sqlite3_column_int(st, 0) ? 1 : 0;
+		size_t n = strlen(u->cpus[k]);
+
+		u->ns[k] += (uint64_t)sqlite3_column_int64(st, 2);
+		u->intervals[k] += (uint64_t)sqlite3_column_int64(st, 3);
+		if (!u->nr_cpus[k]++ || sqlite3_column_int64(st, 4) < u->first_ns[k])
+			u->first_ns[k] = sqlite3_column_int64(st, 4);
+		if (n + 16 < sizeof(u->cpus[k]))
+			snprintf(u->cpus[k] + n, sizeof(u->cpus[k]) - n, "%s%d", n ? ", " : "",
+				 sqlite3_column_int(st, 1));
+		else if (!strstr(u->cpus[k], "..."))
+			snprintf(u->cpus[k] + n, sizeof(u->cpus[k]) - n, ", ...");
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(db, e, "reading when sampling groups did not count");
+	return 0;
+}
+
 const char *report_lost_kind(const char *kind)
 {
 	if (!strcmp(kind, "ring"))

@@ -56,6 +56,21 @@ struct report_summary {
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);
 
+/*
+ * When the session's sampling groups were enabled but not counting (table
+ * unscheduled, schema 8): [0] multiplexed with other events, [1] not
+ * schedulable at all.  ns: time not counting, summed over CPUs; cpus: the
+ * CPUs, "0, 1"; first_ns: the earliest interval's start.
+ */
+struct report_unsched {
+	uint64_t ns[2], intervals[2];
+	int nr_cpus[2];
+	int64_t first_ns[2];
+	char cpus[2][96];
+};
+int report_unscheduled(struct db *db, int64_t session, struct report_unsched *u,
+		       struct error *e);
+
 /* What a lost.kind means, in words: "ring buffer full", "dropped by the
  * kernel", "throttled", "not stored: strobed died with them spooled";
  * another kind as it is ("" included). */

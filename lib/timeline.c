@@ -1138,6 +1138,56 @@ static int lost_spans(struct build *b)
 	return 0;
 }
 
+/*
+ * Where a CPU's sampling group was enabled but not counting (table
+ * unscheduled): each row's interval, clipped to the range and widened to
+ * the buckets it touches, overlapping ones merged.  Their count is the
+ * time not counting, in ns.
+ */
+static int unsched_spans(struct build *b)
+{
+	struct timeline *t = b->t;
+	size_t cap = 0, i, j;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT start_ns,end_ns,enabled_ns-running_ns "
+			       "FROM unscheduled WHERE session_id=?1 AND end_ns>=?2 AND "
+			       "start_ns<=?3 ORDER BY start_ns", -1, &st, NULL))
+		return sql_fail(b, "reading when sampling groups did not count");
+	sqlite3_bind_int64(st, 1, t->session.id);
+	sqlite3_bind_int64(st, 2, t->from_ns);
+	sqlite3_bind_int64(st, 3, t->to_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t from = MAX(sqlite3_column_int64(st, 0), t->from_ns);
+		int64_t to = MIN(sqlite3_column_int64(st, 1), t->to_ns);
+		struct timeline_span *sp;
+
+		from = t->from_ns + (from - t->from_ns) / t->bucket_ns * t->bucket_ns;
+		to = t->from_ns + ((to - t->from_ns) / t->bucket_ns + 1) * t->bucket_ns;
+		to = MIN(to, t->from_ns + (int64_t)t->nbuckets * t->bucket_ns);
+		ARRAY_GROW(t->unsched, cap, t->nunsched + 1);
+		sp = &t->unsched[t->nunsched++];
+		sp->from_ns = from;
+		sp->to_ns = to;
+		sp->count = (uint64_t)sqlite3_column_int64(st, 2);
+		t->unsched_ns += sp->count;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(b, "reading when sampling groups did not count");
+	for (i = 0, j = 0; i < t->nunsched; i++) {
+		if (j && t->unsched[i].from_ns <= t->unsched[j - 1].to_ns) {
+			t->unsched[j - 1].to_ns = MAX(t->unsched[j - 1].to_ns, t->unsched[i].to_ns);
+			t->unsched[j - 1].count += t->unsched[i].count;
+		} else {
+			t->unsched[j++] = t->unsched[i];
+		}
+	}
+	t->nunsched = j;
+	return 0;
+}
+
 /* ---- markers ---- */
 
 #define TL_MAX_MARKERS 10000
@@ -1264,7 +1314,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		free(f.s);
 		goto fail;
 	}
-	if (lost_spans(&b) < 0 || markers(&b) < 0)
+	if (lost_spans(&b) < 0 || unsched_spans(&b) < 0 || markers(&b) < 0)
 		goto fail;
 	free(b.bins);
 	free(b.filt.s);
@@ -1303,6 +1353,7 @@ void timeline_free(struct timeline *t)
 		free(t->groups[i].v);
 	free(t->groups);
 	free(t->lost);
+	free(t->unsched);
 	free(t->markers);
 	free(t);
 }

@@ -88,6 +88,9 @@ struct timeline {
 	struct timeline_span *lost;
 	uint64_t lost_total;		/* samples lost in the range (ring, samples) */
 	uint64_t throttles;		/* throttle records in the range */
+	size_t nunsched;		/* where a sampling group did not count */
+	struct timeline_span *unsched;	/* (count: ns not counting) */
+	uint64_t unsched_ns;		/* their time not counting, summed over CPUs */
 	size_t nmarkers;
 	struct timeline_marker *markers;
 	char note[256];			/* "" or something to tell the user */

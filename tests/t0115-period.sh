@@ -48,6 +48,11 @@ echo "sum of faultmix's periods: $sum (faults: $NB + $NT + startup)"
 [ -n "$sum" ] && [ "$sum" -ge $(((NB + NT) * 9 / 10)) ] && [ "$sum" -le $(((NB + NT) * 11 / 10)) ] ||
 	fail "faultmix's periods add up to '$sum', not its $((NB + NT)) faults (+ startup)"
 
+# a software group is never multiplexed: nothing may say it did not count
+[ "$(sqlq -readonly "$STROBE_DB" "SELECT count(*) FROM unscheduled")" = 0 ] ||
+	fail "the software sampling group was recorded as not counting"
+grep -q "not counting" "$tmp/record.err" && fail "record: $(cat "$tmp/record.err")"
+
 if ! command -v perf >/dev/null; then
 	ok "weighed share $1% (want $want%); perf not installed: no comparison"
 	exit 0

@@ -334,6 +334,28 @@ P --db "$tmp/m.db" --event page-faults --term >"$tmp/mterm" || fail "--term with
 grep -q 'halfway' "$tmp/mterm" || fail "--term: no marker label"
 ok "marker and lost interval"
 
+# --- where the sampling group did not count (schema 8; a software group is
+# never multiplexed, so the session has none: add two rows to a copy)
+[ "$(sqlq -readonly "$STROBE_DB" "SELECT count(*) FROM unscheduled")" = 0 ] ||
+	fail "a software sampling group was recorded as not counting"
+cp "$STROBE_DB" "$tmp/u.db"
+sqlq "$tmp/u.db" "INSERT INTO unscheduled SELECT id, 1, start_ns + duration_ns / 4,
+	start_ns + duration_ns / 2, duration_ns / 4, duration_ns / 8, 'multiplexed'
+	FROM sessions ORDER BY id DESC LIMIT 1;
+	INSERT INTO unscheduled SELECT id, 0, start_ns + duration_ns / 2, start_ns + duration_ns,
+	duration_ns / 2, 0, 'unschedulable' FROM sessions ORDER BY id DESC LIMIT 1" ||
+	fail "adding unscheduled rows"
+P --db "$tmp/u.db" --event samples -o "$tmp/u.svg" || fail "plot with unscheduled intervals"
+svg_check "$tmp/u.svg" $((nlost > 0 ? 3 : 2)) samples >/dev/null || fail "SVG with unscheduled intervals"
+grep -Eq '<text>sampling group not counting \([0-9.]+ s\)</text>' "$tmp/u.svg" ||
+	fail "the plot's key does not say the sampling group was not counting"
+"$STROBE" report --db "$tmp/u.db" >"$tmp/u.txt" 2>&1 || fail "report with unscheduled intervals"
+grep -q "^# WARNING: the sampling group did not count for [0-9.]* s on CPU 1 (the kernel multiplexed it with other events, 1 times)" "$tmp/u.txt" ||
+	fail "report: no multiplexing warning: $(grep WARNING "$tmp/u.txt")"
+grep -q "^# WARNING: the sampling group could not be scheduled on CPU 0 from [0-9.]* s on" "$tmp/u.txt" ||
+	fail "report: no unschedulable warning: $(grep WARNING "$tmp/u.txt")"
+ok "unscheduled intervals: shaded with a key, warned in the report"
+
 # --- bad input: one line, non-zero exit, no file
 # bad RC ERE ARGS...: plot -o $tmp/bad.png ARGS is refused so
 bad() {

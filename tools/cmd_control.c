@@ -221,6 +221,7 @@ void control_print_stop(FILE *f, const struct proto_msg *resp)
 {
 	const char *d = proto_get(resp, "duration_ns");
 	const char *t = proto_get(resp, "throttled");
+	const char *u = proto_get(resp, "unscheduled_ns");
 
 	fprintf(f, "session %s: %s samples, %s lost, %.3f s",
 		proto_get(resp, "session") ? proto_get(resp, "session") : "?",
@@ -229,6 +230,9 @@ void control_print_stop(FILE *f, const struct proto_msg *resp)
 		d ? atof(d) / 1e9 : 0.0);
 	if (t && strcmp(t, "0"))
 		fprintf(f, ", throttled %s times by the kernel", t);
+	if (u && strcmp(u, "0"))
+		fprintf(f, ", sampling group not counting for %.3f s (see strobe report)",
+			atof(u) / 1e9);
 	fputc('\n', f);
 }
 

@@ -553,6 +553,20 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 				xval(p, t->lost[i].from_ns), xval(p, t->lost[last].to_ns));
 		}
 	}
+	/* sampling groups not counting: hatched behind everything */
+	{
+		size_t nu = t->nunsched, per = 1;
+
+		if (nu > MAX_SHADES)
+			per = (nu + MAX_SHADES - 1) / MAX_SHADES;
+		for (i = 0; i < nu; i += per) {
+			size_t last = MIN(i + per, nu) - 1;
+
+			fprintf(f, "set object rect from %.9f, graph 0 to %.9f, graph 1 behind "
+				"fc rgb \"#b0b0b0\" fs pattern 4 noborder\n",
+				xval(p, t->unsched[i].from_ns), xval(p, t->unsched[last].to_ns));
+		}
+	}
 	/*
 	 * markers: dashed vertical lines with their names (a USDT hit's label
 	 * also shows its first argument).  More than MAX_MARKER_LINES would
@@ -601,6 +615,14 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 				 (unsigned long long)t->throttles);
 		fputs(", \\\n     keyentry with boxes fc rgb \"#f4c7c3\" fs solid 0.6 title ", f);
 		gnuplot_write_string(f, lt);
+	}
+	if (t->nunsched) {
+		char ut[128];
+
+		snprintf(ut, sizeof(ut), "sampling group not counting (%.3f s)",
+			 t->unsched_ns / 1e9);
+		fputs(", \\\n     keyentry with boxes fc rgb \"#b0b0b0\" fs pattern 4 title ", f);
+		gnuplot_write_string(f, ut);
 	}
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;

@@ -226,10 +226,14 @@ static void print_header(const struct report_opts *o,
 			sum->samples ? 100.0 * sum->unresolved / sum->samples : 0);
 }
 
-/* Warnings about the whole session: lost samples, throttling. */
+/* Warnings about the whole session: lost samples, throttling, groups that
+ * did not count. */
 static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			   const char *prefix)
 {
+	struct report_unsched u;
+	struct error e;
+
 	if (s->lost > 0) {
 		char where[400];
 
@@ -244,6 +248,21 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "
 			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
 			prefix, (long long)s->throttled);
+	if (report_unscheduled(db, s->id, &u, &e) < 0) {
+		fprintf(f, "%sWARNING: %s\n", prefix, e.msg);
+		return;
+	}
+	if (u.intervals[0])
+		fprintf(f, "%sWARNING: the sampling group did not count for %.3f s on CPU%s %s "
+			"(the kernel multiplexed it with other events, %" PRIu64 " times): no "
+			"samples or counter increases exist for that time\n", prefix,
+			u.ns[0] / 1e9, u.nr_cpus[0] > 1 ? "s" : "", u.cpus[0], u.intervals[0]);
+	if (u.intervals[1])
+		fprintf(f, "%sWARNING: the sampling group could not be scheduled on CPU%s %s "
+			"from %.3f s on (%.3f s in all): other pinned events took its PMU "
+			"counters; no samples or counter increases exist for that time\n", prefix,
+			u.nr_cpus[1] > 1 ? "s" : "", u.cpus[1],
+			(double)(u.first_ns[1] - s->start_ns) / 1e9, u.ns[1] / 1e9);
 }
 
 int cmd_report(int argc, char **argv)

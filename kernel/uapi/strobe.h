@@ -21,7 +21,8 @@
 /*
  * 2: the control area is one PAGE_SIZE page (was 4096 bytes), CONFIG reports
  * a refused counting event, hotplug records, STATS has hotplug counts.
- * 3: strobe_sample.period; the control page says its ABI version.
+ * 3: strobe_sample.period; the control page says its ABI version;
+ *    STROBE_REC_UNSCHED.
  */
 #define STROBE_ABI_VERSION	3
 
@@ -33,6 +34,7 @@ enum strobe_rec_type {
 	STROBE_REC_LOST		= 2,	/* struct strobe_lost */
 	STROBE_REC_CPU_OFFLINE	= 3,	/* struct strobe_cpu_rec: sampling stopped */
 	STROBE_REC_CPU_ONLINE	= 4,	/* struct strobe_cpu_rec: sampling resumed */
+	STROBE_REC_UNSCHED	= 5,	/* struct strobe_unsched: group not counting */
 };
 
 struct strobe_rec_header {
@@ -95,6 +97,28 @@ struct strobe_lost {
 struct strobe_cpu_rec {
 	struct strobe_rec_header hdr;	/* type STROBE_REC_CPU_OFFLINE/ONLINE */
 	__u64	time_ns;	/* CLOCK_MONOTONIC, ns */
+};
+
+/*
+ * The CPU's sampling group was enabled but not counting for part of the
+ * enabled_ns that ended at time_ns: the kernel multiplexed it with other
+ * events (running_ns < enabled_ns), or, with STROBE_UNSCHED_ERROR, could
+ * not schedule it at all (a pinned group in error state: running_ns is
+ * what it counted before, enabled_ns reaches back to the CPU's last
+ * sample).  No sample and no counter increase exists for the time it did
+ * not count.  The perf backend writes it from the group's time enabled and
+ * running, read with every sample and at the end; the driver's events are
+ * pinned and it does not write it (see kernel/README.md).
+ */
+#define STROBE_UNSCHED_ERROR	(1U << 0)
+
+struct strobe_unsched {
+	struct strobe_rec_header hdr;	/* type STROBE_REC_UNSCHED */
+	__u64	time_ns;	/* CLOCK_MONOTONIC at the end of the interval */
+	__u64	enabled_ns;	/* the interval: time_ns - enabled_ns .. time_ns */
+	__u64	running_ns;	/* of which the group counted */
+	__u32	flags;		/* STROBE_UNSCHED_* */
+	__u32	reserved;
 };
 
 #define STROBE_SAMPLE_SIZE(nr) \

@@ -34,6 +34,7 @@
 #include "bincache.h"
 #include "db.h"
 #include "ingest.h"
+#include "report.h"
 
 /* pids above PID_MAX_LIMIT: /proc never has them, so ingest opens the path */
 #define P1	5000001u
@@ -639,6 +640,53 @@ static void test_lost_interval(void **state)
 	fix_free(f);
 }
 
+/*
+ * A sampling group not counting: a STROBE_REC_UNSCHED record (multiplexed)
+ * and an error state read at the end become rows of unscheduled with the
+ * interval they cover; a group that counted all along leaves none; the
+ * report's summary sums them per kind and names the CPUs.
+ */
+static void test_unscheduled(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct record r;
+	struct report_unsched u;
+	struct error e;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_UNSCHED;
+	r.cpu = 0;
+	r.time_ns = 5000;
+	r.unsched.enabled_ns = 2000;
+	r.unsched.running_ns = 500;
+	assert_int_equal(ingest_record(f->in, &r, &e), 0);
+	r.cpu = 1;
+	r.unsched.running_ns = 2000;	/* counted all along */
+	assert_int_equal(ingest_record(f->in, &r, &e), 0);
+	r.time_ns = 9000;
+	r.unsched.enabled_ns = 1000;
+	r.unsched.running_ns = 0;
+	assert_int_equal(ingest_record(f->in, &r, &e), 0);
+	assert_int_equal(ingest_unscheduled(f->in, 0, 12000, 3000, 0, 1, &e), 0);
+	assert_int_equal(ingest_finish(f->in, 20000, &e), 0);
+
+	assert_int_equal(q_int(f, "SELECT count(*) FROM unscheduled"), 3);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM unscheduled WHERE cpu=0 AND "
+			       "kind='multiplexed' AND end_ns=5000 AND enabled_ns=2000 AND "
+			       "running_ns=500"), 3000);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM unscheduled WHERE cpu=1 AND "
+			       "kind='multiplexed' AND end_ns=9000 AND running_ns=0"), 8000);
+	assert_int_equal(q_int(f, "SELECT start_ns FROM unscheduled WHERE cpu=0 AND "
+			       "kind='unschedulable' AND end_ns=12000"), 9000);
+	assert_int_equal(report_unscheduled(f->db, f->s.id, &u, &e), 0);
+	assert_true(u.ns[0] == 1500 + 1000 && u.intervals[0] == 2 && u.nr_cpus[0] == 2);
+	assert_string_equal(u.cpus[0], "0, 1");
+	assert_true(u.ns[1] == 3000 && u.intervals[1] == 1 && u.first_ns[1] == 9000);
+	assert_string_equal(u.cpus[1], "0");
+	fix_free(f);
+}
+
 static int refuse_commit(void *arg)
 {
 	return 1;	/* the COMMIT becomes a ROLLBACK */
@@ -808,6 +856,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lost, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_lost_interval, teardown),
+		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),

@@ -76,6 +76,49 @@ static void test_lost_round_trip(void **state)
 	assert_true(out.time_ns == 99);
 }
 
+/* A group not counting: its figures round-trip; running above enabled,
+ * an interval reaching before time 0, unknown flags or another size are bad. */
+static void test_unsched_round_trip(void **state)
+{
+	struct record in, out;
+	unsigned char buf[64];
+	struct strobe_unsched *u = (struct strobe_unsched *)buf;
+	size_t used, n;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.type = STROBE_REC_UNSCHED;
+	in.cpu = 1;
+	in.time_ns = 5000000000ULL;
+	in.unsched.enabled_ns = 2000000000ULL;
+	in.unsched.running_ns = 500000000ULL;
+	in.unsched.flags = STROBE_UNSCHED_ERROR;
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_int_equal(n, sizeof(struct strobe_unsched));
+	assert_int_equal(n % 8, 0);
+	assert_int_equal(record_encode(&in, buf, n - 1), 0);
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+	assert_int_equal(used, n);
+	assert_int_equal(out.type, STROBE_REC_UNSCHED);
+	assert_int_equal(out.cpu, 1);
+	assert_true(out.time_ns == in.time_ns);
+	assert_true(out.unsched.enabled_ns == in.unsched.enabled_ns);
+	assert_true(out.unsched.running_ns == in.unsched.running_ns);
+	assert_int_equal(out.unsched.flags, STROBE_UNSCHED_ERROR);
+
+	u->running_ns = u->enabled_ns + 1;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+	record_encode(&in, buf, sizeof(buf));
+	u->enabled_ns = u->time_ns + 1;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+	record_encode(&in, buf, sizeof(buf));
+	u->flags = 2;
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
+	record_encode(&in, buf, sizeof(buf));
+	u->hdr.size = n + 8;
+	assert_int_equal(record_decode(buf, n + 8, &out, &used), RECORD_BAD);
+}
+
 /* Driver hotplug records: header and time, nothing else, exact size. */
 static void test_cpu_rec_round_trip(void **state)
 {
@@ -207,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_sample_round_trip),
 		cmocka_unit_test(test_lost_round_trip),
 		cmocka_unit_test(test_cpu_rec_round_trip),
+		cmocka_unit_test(test_unsched_round_trip),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_pad),

@@ -396,6 +396,45 @@ static void test_time_sums_equal_raw(void **state)
 	fix_free(f);
 }
 
+/*
+ * Where the sampling group did not count: each unscheduled row becomes a
+ * span widened to the buckets it touches; overlapping ones (two CPUs at
+ * once) merge and add up; rows outside the range are left out.
+ */
+static void test_unsched_spans(void **state)
+{
+	struct fix *f = fix_session();
+	struct timeline_opts o;
+	struct timeline *t;
+	struct error e;
+	char sql[512];
+
+	(void)state;
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO unscheduled VALUES(%lld,0,%lld,%lld,20000000,5000000,'multiplexed'),"
+		 "(%lld,1,%lld,%lld,20000000,0,'multiplexed'),"
+		 "(%lld,1,%lld,%lld,200000000,0,'unschedulable')",
+		 (long long)f->s.id, START + 105 * MS, START + 125 * MS,
+		 (long long)f->s.id, START + 115 * MS, START + 135 * MS,
+		 (long long)f->s.id, START + 5 * S, START + 5 * S + 200 * MS);
+	assert_int_equal(sqlite3_exec(db_sqlite(f->db), sql, NULL, NULL, NULL), SQLITE_OK);
+	memset(&o, 0, sizeof(o));
+	o.pid = -1;
+	o.bucket_ns = 10 * MS;
+	o.has_to = 1;
+	o.to_ns = 1 * S;
+	t = timeline_build(f->db, &o, &e);
+	if (!t)
+		fail_msg("timeline_build: %s", e.msg);
+	assert_int_equal(t->nunsched, 1);
+	assert_int_equal(t->unsched[0].from_ns, START + 100 * MS);
+	assert_int_equal(t->unsched[0].to_ns, START + 140 * MS);
+	assert_int_equal(t->unsched[0].count, 15000000 + 20000000);
+	assert_int_equal(t->unsched_ns, 35000000);
+	timeline_free(t);
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_parse_by),
 		cmocka_unit_test_teardown(test_time_sums_rows, teardown),
 		cmocka_unit_test_teardown(test_time_sums_equal_raw, teardown),
+		cmocka_unit_test_teardown(test_unsched_spans, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
