@@ -1008,6 +1008,26 @@ int ingest_commit(struct ingest *in, struct error *e)
 			return -1;
 		}
 	}
+	/*
+	 * A CPU's increases over lost intervals exist nowhere but here (its
+	 * samples after a loss carry 0): store them with the batch, so that
+	 * the rebuild of an interrupted session keeps them.  Only after a loss.
+	 */
+	for (size_t c = 0; c < in->nr_cpus; c++) {
+		struct cpu_counts *now = &in->cpus[c].now;
+		struct db_cpu_stats cs;
+
+		if (!memcmp(now->st.lost_inc, in->cpus[c].committed.st.lost_inc,
+			    sizeof(now->st.lost_inc)))
+			continue;
+		cs = now->st;
+		cs.cpu = (uint32_t)c;
+		memset(cs.tail, 0, sizeof(cs.tail));
+		if (db_cpu_stats_put(in->db, in->s->id, in->nr, &cs, e) < 0) {
+			batch_undo(in);
+			return -1;
+		}
+	}
 	if (db_session_update(in->db, in->s, e) < 0 || db_commit(in->db, e) < 0) {
 		batch_undo(in);
 		return -1;

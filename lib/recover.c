@@ -26,6 +26,7 @@ static int prepare(struct db *db, const char *sql, sqlite3_stmt **st, struct err
 struct cpu_row {
 	uint32_t cpu;
 	uint64_t samples, lost;
+	uint64_t lost_inc[STROBE_MAX_COUNTERS];	/* as ingest stored them */
 };
 
 static struct cpu_row *cpu_find(struct cpu_row **rows, size_t *n, size_t *cap, uint32_t cpu)
@@ -128,6 +129,21 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	if (rc != SQLITE_ROW)
 		goto sql_fail;
 
+	/* increases over lost intervals: ingest stored them with each batch */
+	if (prepare(db, "SELECT cpu,lost_c0,lost_c1,lost_c2,lost_c3,lost_c4,lost_c5,lost_c6,"
+		    "lost_c7 FROM session_cpus WHERE session_id=?1", &st, e))
+		goto fail;
+	sqlite3_bind_int64(st, 1, s->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cpu_row *c = cpu_find(&cpus, &ncpu, &cap, sqlite3_column_int(st, 0));
+
+		for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+			c->lost_inc[i] = (uint64_t)sqlite3_column_int64(st, 1 + i);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto sql_fail;
+
 	/* a row for every CPU the session covered, as ingest_finish writes */
 	for (uint32_t c = 0; c < (uint32_t)s->nr_cpus; c++)
 		cpu_find(&cpus, &ncpu, &cap, c);
@@ -145,6 +161,7 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 		cs.cpu = cpus[i].cpu;
 		cs.samples = cpus[i].samples;
 		cs.lost = cpus[i].lost;
+		memcpy(cs.lost_inc, cpus[i].lost_inc, sizeof(cs.lost_inc));
 		if (db_cpu_stats_put(db, s->id, s->nr_events, &cs, e) < 0)
 			goto fail;
 	}

@@ -142,7 +142,7 @@ static void test_interrupted(void **state)
 	const char *cmp[] = {
 		"SELECT binary_id,offset,pid,comm_id,flags,samples,c0,c1,c2,c7,period FROM sample_agg "
 		"ORDER BY 1,2,3,4,5",
-		"SELECT cpu,samples,lost FROM session_cpus ORDER BY cpu",
+		"SELECT cpu,samples,lost,lost_c0,lost_c1,lost_c2 FROM session_cpus ORDER BY cpu",
 		"SELECT samples,first_sample,last_sample,lost,throttled FROM sessions",
 		"SELECT count(*),sum(c0),sum(c1) FROM samples",
 	};
