@@ -41,6 +41,9 @@ struct backend_config {
 	 * looked up again; open until backend_open returns */
 	const int *site_fds;
 	int nr_sites;
+	/* nice value of the drain thread: strobed's own, whatever the
+	 * (lower) priority of the thread that ingests and starts it */
+	int drain_nice;
 };
 
 struct backend;

@@ -58,6 +58,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -161,6 +162,7 @@ struct backend {
 	/* backend_drain's side */
 	uint64_t pass_ns;		/* start of the last pass whose mark was taken */
 	uint64_t enable_ns;		/* when backend_enable enabled the groups */
+	uint64_t disable_ns;		/* and backend_disable disabled them */
 	uint64_t bad_chunks;		/* chunks cut short by a malformed record */
 };
 
@@ -652,6 +654,8 @@ int backend_disable(struct backend *b)
 				ioctl(b->rings[i].pfds[j], PERF_EVENT_IOC_DISABLE, 0);
 	for (int i = 0; i < b->nr; i++)
 		ioctl(b->rings[i].fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	if (!b->disable_ns)
+		b->disable_ns = clock_monotonic_ns();
 	thread_stop(b);
 	return 0;
 }
@@ -990,6 +994,10 @@ static void *drain_thread(void *arg)
 	struct backend *b = arg;
 	struct pollfd *pfd = xcalloc(b->nr_fds + 1, sizeof(*pfd));
 
+	/* the rings are emptied at strobed's priority, not ingest's */
+	if (setpriority(PRIO_PROCESS, 0, b->cfg.drain_nice) < 0)
+		daemon_log("drain thread: cannot take nice %d: %s", b->cfg.drain_nice,
+			   strerror(errno));
 	for (int i = 0; i < b->nr_fds; i++)
 		pfd[i] = (struct pollfd){ .fd = b->fds[i], .events = POLLIN };
 	pfd[b->nr_fds] = (struct pollfd){ .fd = b->wake_fd, .events = POLLIN };
@@ -1303,7 +1311,8 @@ int backend_read_final(struct backend *b, struct ingest *in, struct error *e)
 		struct cpu_ring *r = &b->rings[i];
 		uint64_t buf[3 + 2 * (STROBE_MAX_COUNTERS + 1)];
 		uint64_t vals[STROBE_MAX_COUNTERS] = { 0 };
-		uint64_t now = clock_monotonic_ns(), from = r->seen_ns ? r->seen_ns : b->enable_ns;
+		uint64_t now = b->disable_ns ? b->disable_ns : clock_monotonic_ns();
+		uint64_t from = r->seen_ns ? r->seen_ns : b->enable_ns;
 		ssize_t n = read(r->fd, buf, sizeof(buf));
 		uint64_t de, dr;
 

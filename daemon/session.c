@@ -25,6 +25,8 @@ struct session {
 	struct ingest *in;
 	struct spool *spool;
 	int notify_fd;		/* eventfd: the drain thread spooled records */
+	uint64_t end_ns;	/* session_quiesce: when sampling ended; 0: on */
+	uint64_t refused_seen;	/* session_spool_accepting */
 	uint64_t last_status_ns, last_status_samples;
 };
 
@@ -442,6 +444,25 @@ void session_get_status(struct session *s, struct session_status *st)
 	s->last_status_samples = is.samples;
 }
 
+void session_quiesce(struct session *s)
+{
+	if (s->end_ns)
+		return;
+	backend_disable(s->b);
+	s->end_ns = clock_monotonic_ns();
+}
+
+int session_spool_accepting(struct session *s)
+{
+	struct spool_stats st;
+	int same;
+
+	spool_get_stats(s->spool, &st);
+	same = st.refused == s->refused_seen;
+	s->refused_seen = st.refused;
+	return same;
+}
+
 void session_fail(struct session *s)
 {
 	snprintf(s->row.state, sizeof(s->row.state), "aborted");
@@ -458,8 +479,8 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	 * rings, keep coming) and the caller asks again later. */
 	if (ingest_begin(s->in, e) < 0 && db_busy(s->db))
 		return SESSION_BLOCKED;
-	backend_disable(s->b);
-	end = clock_monotonic_ns();
+	session_quiesce(s);
+	end = s->end_ns;
 	if (backend_drain(s->b, s->in, 1, e) < 0 ||
 	    backend_read_final(s->b, s->in, e) < 0 ||
 	    ingest_finish(s->in, end, e) < 0)

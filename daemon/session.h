@@ -81,6 +81,18 @@ int session_drain(struct session *s, struct error *e);
 /* 1 while records wait in the spool for ingest (a stop waits for them). */
 int session_behind(struct session *s);
 
+/* End the sampling now (the session's end time), ahead of session_stop:
+ * ingest then catches up with what was spooled, the events off, instead
+ * of with the events still sampling it. */
+void session_quiesce(struct session *s);
+
+/* 1 when the spool refused nothing since the last call (the first call
+ * after the start counts from the start): the rings were emptied, and a
+ * loss the kernel still had to report is reported by now.  A stop may
+ * quiesce then; while the spool refuses, the events must stay on until
+ * ingest makes room, or the kernel's LOST record would never be written. */
+int session_spool_accepting(struct session *s);
+
 /* The fds to poll for session_drain: one eventfd, set by the drain thread. */
 size_t session_fds(struct session *s, const int **fds);
 int64_t session_status_id(const struct session *s);

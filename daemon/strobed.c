@@ -34,6 +34,7 @@
 #include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
@@ -67,6 +68,8 @@
 #define REAP_IDLE_MS	50
 #define PLAN_INTERVAL_MS 60000	/* --keep / --max-size */
 #define WAL_CHECK_MS	1000
+#define DEFAULT_INGEST_NICE 10
+#define QUIESCE_DELAY_NS (50 * 1000 * 1000ULL)
 #define DEFAULT_MAX_WAL	(64ULL << 20)
 
 /* The daemon's top-level state: the only mutable state it has. */
@@ -110,11 +113,14 @@ struct daemon {
 	/* a 'stop' (or an exit) waiting for the database */
 	int stop_pending;
 	int stop_drained;	/* ... and drained since the lock went */
+	uint64_t quiesce_ns;	/* ... and sampling ends then (0: now) */
 	int stop_fd;		/* the client waiting for the reply, or -1 */
 	/* retention and the WAL */
 	struct retention_policy policy;
 	uint64_t max_wal;
 	struct spool_limits spool;	/* --spool-mem, --spool-disk */
+	int base_nice;		/* strobed's nice: its drain threads' */
+	int ingest_nice;	/* --ingest-nice: added for this (the main) thread */
 	char *spool_dir;		/* DB.spool: a directory per session */
 	int reaping;		/* sessions marked 'deleting' remain */
 	int64_t reaped;		/* sessions removed since reaping began */
@@ -142,7 +148,7 @@ static void usage(FILE *f)
 	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
 	      "[--backend auto|perf|driver]\n"
 	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
-	      "               [--spool-mem SIZE] [--spool-disk SIZE]\n", f);
+	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N]\n", f);
 }
 
 /*
@@ -432,10 +438,12 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 	struct error e;
 	int ret;
 
-	/* ingest catches up first, the events still on (stop_retry) */
+	/* ingest catches up first (stop_retry), the events off after a tick */
 	if (!d->stop_pending && session_behind(d->session)) {
 		d->stop_pending = 1;
 		d->stop_drained = 0;
+		d->quiesce_ns = now_ns() + QUIESCE_DELAY_NS;
+		session_spool_accepting(d->session);
 		return SESSION_BLOCKED;
 	}
 	ret = session_stop(d->session, &st, &e);
@@ -450,6 +458,7 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 	d->watching = 0;
 	d->stop_pending = 0;
 	d->stop_drained = 0;
+	d->quiesce_ns = 0;
 	if (ret < 0)
 		daemon_log("session %lld stopped with an error: %s", (long long)st.id, e.msg);
 	else
@@ -593,6 +602,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		return;
 	}
 	p.cfg.kind = d->backend;
+	p.cfg.drain_nice = d->base_nice;
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
 	d->ended[0] = 0;
@@ -851,15 +861,30 @@ static void drain(struct daemon *d)
 
 /*
  * A stop (or an exit) waiting for the database or for ingest to catch up
- * with the spool: try again.  Once the lock is free, drains with the
- * events still on until the spool is empty, and the stop only on the next
- * tick: the rings may have overflowed meanwhile, and the kernel reports
- * that (PERF_RECORD_LOST) only in the next record it writes to a ring
- * with room, which a stopped event never writes.
+ * with the spool: try again.  Sampling ends QUIESCE_DELAY_NS after the
+ * stop was asked for, once the spool refused nothing for that long: the
+ * drain thread empties the rings meanwhile, whatever ingest does, and a
+ * ring that overflowed is reported (PERF_RECORD_LOST) only in the next
+ * record the kernel writes to it with room, which a stopped event never
+ * writes (while the spool is full, the events stay on).  Then ingest catches up with
+ * the spool, the events off: not sampling strobed's own catching up, as
+ * it did with them on (at 50 kHz a minute of extra samples, of strobed
+ * itself, each one costing it more time).  The stop is stored once the
+ * spool is empty and the database's lock free.
  */
 static void stop_retry(struct daemon *d)
 {
 	struct proto_msg m;
+
+	if (d->quiesce_ns && now_ns() >= d->quiesce_ns) {
+		if (session_spool_accepting(d->session)) {
+			session_quiesce(d->session);
+			d->quiesce_ns = 0;
+		} else {
+			/* full: the rings may hold a loss not reported yet */
+			d->quiesce_ns = now_ns() + QUIESCE_DELAY_NS;
+		}
+	}
 
 	if (!d->stop_drained) {
 		struct error e;
@@ -1449,10 +1474,12 @@ int main(int argc, char **argv)
 		{ "max-wal", required_argument, NULL, 'W' },
 		{ "spool-mem", required_argument, NULL, 'S' },
 		{ "spool-disk", required_argument, NULL, 'D' },
+		{ "ingest-nice", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
+			    .ingest_nice = DEFAULT_INGEST_NICE,
 			    .spool = { SPOOL_MEM_DEFAULT, SPOOL_DISK_DEFAULT } };
 	struct client clients[MAX_CLIENTS];
 	struct recover_session rec[16];
@@ -1502,6 +1529,19 @@ int main(int argc, char **argv)
 				goto bad_option;
 			}
 			break;
+		case 'N': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || v < 0 || v > 19) {
+				snprintf(e.msg, sizeof(e.msg), "bad --ingest-nice '%s': give a "
+					 "number from 0 (ingest competes with the workload as "
+					 "an equal) to 19", optarg);
+				goto bad_option;
+			}
+			d.ingest_nice = (int)v;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1531,6 +1571,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: must run as root: system-wide profiling needs it\n");
 		return 1;
 	}
+	/*
+	 * Ingest (this thread) yields to the workload: when the CPUs are busy
+	 * it falls behind and the spool holds the records, as perf record
+	 * leaves all the work to perf report; each session's drain thread
+	 * keeps strobed's own priority (backend_config.drain_nice).
+	 */
+	errno = 0;
+	d.base_nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		d.base_nice = 0;
+	if (d.ingest_nice && setpriority(PRIO_PROCESS, 0, MIN(19, d.base_nice + d.ingest_nice)) < 0)
+		daemon_log("cannot lower ingest's priority: %s", strerror(errno));
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		clients[i].fd = -1;
 	d.clients = clients;

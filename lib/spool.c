@@ -2,12 +2,14 @@
  * spool.c - bounded FIFO of raw ring bytes, memory then disk segments,
  * between strobed's drain thread and ingest (spool.h).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* fallocate */
+#endif
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +20,21 @@
 
 #define STATE_MAGIC	0x6c6f6f7073626f72ULL	/* "robspool" */
 #define SEG_MAGIC	0x53504f4fU		/* an entry's header in a segment */
-#define KIND_CHUNK	1
-#define KIND_PASS	2
-#define KIND_END	3			/* the segment goes on in the next one */
+#define KIND_CHUNK	1			/* a chunk's bytes follow */
+#define KIND_PASS	2			/* a pass mark */
+#define KIND_END	3			/* segment: the run goes on in the next */
+#define KIND_DISK	4			/* ring: a run on disk starts, in seg */
+#define KIND_PAD	5			/* ring: skip to the end */
 
-/* The counters that survive a crash: the file "state", mapped shared. */
+/* Ring bytes left for KIND_DISK entries when chunks fill the rest. */
+#define RING_SLACK	4096
+/* The ring's part used while ingest keeps up (see put_ring). */
+#define RING_HOT	(8ULL << 20)
+#define RING_MIN	4096
+
+/* The counters that survive a crash: the file "state", mapped shared.
+ * Each field has one writer: the producer the _in ones and last_ns, the
+ * consumer the _committed ones. */
 struct spool_state {
 	uint64_t magic;
 	uint64_t records_in, samples_in;
@@ -34,39 +46,86 @@ struct spool_state {
 	} src[SPOOL_MAX_SRC];
 };
 
-/* An entry's header, in memory and in segment files. */
+/* An entry's header in a segment file. */
 struct ent_hdr {
 	uint32_t magic, kind;
 	uint32_t src, pad;
 	uint64_t time, records, samples, len;
 };
 
-struct node {
-	struct node *next;
-	struct ent_hdr h;
-	unsigned char data[];
+/* An entry's header in the memory ring; a KIND_CHUNK's bytes follow it,
+ * padded to 8. */
+struct rhdr {
+	uint32_t kind, src;
+	uint64_t time, records, samples, len;
+	uint32_t seg, reserved;		/* KIND_DISK: the run's first segment */
 };
 
+/*
+ * One producer, one consumer, no lock: the producer (the drain thread)
+ * must never wait for ingest, which may run at a lower priority and be
+ * preempted anywhere.  A lock, or the allocator's (a chunk malloc'ed by
+ * one thread and freed by the other takes the arena's lock), would let a
+ * preempted ingest stall the draining.
+ *
+ * The memory part is a ring of ring_size bytes between two counters that
+ * only grow: the producer writes entries at head and then publishes head
+ * (release); the consumer reads up to head (acquire), and publishes tail
+ * (release) once the entry it handed out is no longer used, at its next
+ * take.  The producer writes only between head and tail + ring_size.
+ * Entries never wrap: KIND_PAD (or fewer bytes than a header) skips to
+ * the ring's end.
+ *
+ * When a chunk does not fit, the producer puts a KIND_DISK entry in the
+ * ring (where in which segment the run starts) and writes that chunk and
+ * every entry after it to segment files, publishing disk_written, until
+ * the consumer has read them all: the consumer, when it finds the run
+ * read empty, publishes caught_up = disk_read; a producer that finds
+ * caught_up equal to disk_written goes back to the ring, and only then.
+ * So the ring's entries after a KIND_DISK come after all of its run, and
+ * the consumer, once the run reads empty, goes back to the ring when it
+ * holds an entry.  A run that crosses SPOOL_SEGMENT_MAX goes on in the
+ * next segment after a KIND_END; each run starts a new segment; the
+ * consumer punches out what it read and unlinks the segments behind it.
+ *
+ * Counters: each has one writer; the other thread reads it atomically.
+ */
 struct spool {
-	pthread_mutex_t lock;
 	struct spool_limits lim;
 	char *dir;
 	struct spool_state *state;	/* mapped; NULL without dir */
 	struct spool_state mem_state;	/* used when there is no dir */
-	/* memory part, oldest first */
-	struct node *head, *tail;
-	struct node *taken;		/* handed out last, freed on the next take */
-	/* disk part: entries from (rseg, roff) up to (wseg, woff) */
-	int disk_mode;			/* puts go to disk until it is read empty */
-	int wfd, rfd;
-	unsigned wseg, rseg;
-	uint64_t woff, roff;
-	uint64_t disk_written, disk_read;	/* bytes, ever: held = the difference */
+	unsigned char *ring;
+	uint64_t ring_size;		/* multiple of 8 */
+	uint64_t head, tail;		/* atomic: producer's, consumer's */
+	uint64_t disk_written, disk_read, caught_up;	/* atomic: bytes ever */
+	/* producer only */
+	int disk_mode;			/* entries go to disk until caught up */
+	int wfd;
+	unsigned wseg;			/* segment being written (wfd) */
+	uint64_t woff;
+	uint64_t touched;		/* the ring's bytes below this were written */
+	/* consumer only */
+	int in_disk;			/* reading a run from (rseg, roff) */
+	uint64_t published;		/* the last caught_up stored */
+	uint64_t held;			/* ring bytes of the entry handed out last */
+	int rfd;
+	unsigned rseg;
+	uint64_t roff;
+	uint64_t disk_time;		/* copy time of the last chunk read from disk */
 	unsigned char *rbuf;
 	size_t rcap;
-	struct spool_stats st;
 	uint64_t src_out[SPOOL_MAX_SRC];	/* samples taken, per source */
+	/* counters, atomic: the producer's, then the consumer's */
+	uint64_t mem_peak, disk_peak, records_in, samples_in, refused, disk_errors;
+	uint64_t records_out, samples_out;
 };
+
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define ADD(x, v)	STORE(x, LOAD(x) + (v))	/* one writer */
+#define ACQUIRE(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define RELEASE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
 static void seg_path(const struct spool *s, unsigned n, char *buf, size_t size)
 {
@@ -77,12 +136,22 @@ struct spool *spool_open(const char *dir, const struct spool_limits *lim, struct
 {
 	struct spool *s = xcalloc(1, sizeof(*s));
 	char path[PATH_MAX];
+	void *m;
 	int fd;
 
-	pthread_mutex_init(&s->lock, NULL);
 	s->lim = *lim;
 	s->wfd = s->rfd = -1;
 	s->state = &s->mem_state;
+	s->ring_size = MAX(lim->mem_max & ~7ULL, RING_MIN);
+	/* address space only: pages are taken as the ring is written */
+	m = mmap(NULL, s->ring_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		error_set(e, "cannot reserve %" PRIu64 " MiB for the spool: %s (lower "
+			  "--spool-mem)", s->ring_size >> 20, strerror(errno));
+		goto fail;
+	}
+	s->ring = m;
 	if (!dir)
 		return s;
 	s->dir = xstrdup(dir);
@@ -116,328 +185,457 @@ fail:
 	return NULL;
 }
 
-/* Open segment n for appending (producer) with the lock not held. */
-static int seg_create(struct spool *s, unsigned n)
+static uint64_t pad8(uint64_t n)
 {
-	char path[PATH_MAX];
-
-	seg_path(s, n, path, sizeof(path));
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	return (n + 7) & ~7ULL;
 }
 
 /*
- * Append one entry to the disk part; called by the producer with the lock
- * held (the consumer reads only up to woff, which moves only here).
- * 0, or -1 when the file could not take it (nothing of it is kept).
+ * Producer: room for an entry of need bytes at head, with keep bytes left
+ * free after it: its ring offset, after a KIND_PAD to the end if it must
+ * start over at 0; -1 when there is no room.
  */
-static int disk_put(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
-		    const void *b, size_t blen)
+static int64_t ring_reserve(struct spool *s, uint64_t need, uint64_t keep)
+{
+	uint64_t tail = ACQUIRE(s->tail);
+	uint64_t off = s->head % s->ring_size, contig = s->ring_size - off;
+	uint64_t free = s->ring_size - (s->head - tail), skip = 0;
+
+	/*
+	 * Ingest keeps up: start over at 0 past RING_HOT, so that the ring's
+	 * pages in use stay few; what a backlog took beyond is given back
+	 * now, while no entry lies there (the ring is empty, and the pad
+	 * header is written below, after the madvise).
+	 */
+	if (s->head == tail && off > RING_HOT && contig >= sizeof(struct rhdr) &&
+	    contig + need + keep <= free) {
+		uint64_t from = (off + sizeof(struct rhdr) + 4095) & ~4095ULL;
+
+		if (s->touched > from)
+			madvise(s->ring + from, s->touched - from, MADV_DONTNEED);
+		s->touched = MIN(s->touched, from);
+		skip = contig;
+	} else if (contig < need) {
+		skip = contig;
+	}
+	if (skip + need + keep > free)
+		return -1;
+	if (skip) {
+		if (skip >= sizeof(struct rhdr)) {
+			struct rhdr pad = { .kind = KIND_PAD };
+
+			memcpy(s->ring + off, &pad, sizeof(pad));
+		}
+		s->head += skip;	/* published with the entry */
+		off = 0;
+	}
+	return (int64_t)off;
+}
+
+/* Producer: publish the entry of n bytes written at ring offset off. */
+static void ring_publish(struct spool *s, uint64_t off, uint64_t n)
+{
+	uint64_t used;
+
+	s->touched = MAX(s->touched, off + n);
+	RELEASE(s->head, s->head + n);
+	used = s->head - ACQUIRE(s->tail);
+	if (used > LOAD(s->mem_peak))
+		STORE(s->mem_peak, used);
+}
+
+/* Producer: write n bytes (a then b, padded to 8) after header h to the
+ * run's segment: 0, or -1 with nothing of it kept. */
+static int seg_write(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
+		     const void *b, size_t blen)
 {
 	static const unsigned char zero[8];
 	size_t pad = (8 - (alen + blen) % 8) % 8;
-	uint64_t need = sizeof(*h) + alen + blen + pad;
 
-	if (s->wfd < 0) {
-		s->wfd = seg_create(s, s->wseg);
-		if (s->wfd < 0)
-			return -1;
-	} else if (s->woff + need > SPOOL_SEGMENT_MAX) {
+	if (fd_write_all(s->wfd, h, sizeof(*h)) < 0 || fd_write_all(s->wfd, a, alen) < 0 ||
+	    fd_write_all(s->wfd, b, blen) < 0 || fd_write_all(s->wfd, zero, pad) < 0) {
+		if (ftruncate(s->wfd, s->woff) < 0 || lseek(s->wfd, s->woff, SEEK_SET) < 0)
+			ADD(s->disk_errors, 1);
+		return -1;
+	}
+	s->woff += sizeof(*h) + alen + blen + pad;
+	RELEASE(s->disk_written, s->disk_written + sizeof(*h) + alen + blen + pad);
+	return 0;
+}
+
+/* Producer: one entry of the run onto disk: 0, or -1 (nothing kept). */
+static int disk_put(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
+		    const void *b, size_t blen)
+{
+	uint64_t need = sizeof(*h) + pad8(alen + blen), held;
+
+	if (s->woff + need + sizeof(*h) > SPOOL_SEGMENT_MAX) {
 		struct ent_hdr end = { .magic = SEG_MAGIC, .kind = KIND_END };
-		int fd = seg_create(s, s->wseg + 1);
+		int fd = -1;
+		char path[PATH_MAX];
 
+		seg_path(s, s->wseg + 1, path, sizeof(path));
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return -1;
-		if (fd_write_all(s->wfd, &end, sizeof(end)) < 0) {
+		if (seg_write(s, &end, NULL, 0, NULL, 0) < 0) {
 			close(fd);
-			if (ftruncate(s->wfd, s->woff) < 0)
-				s->st.disk_errors++;
+			unlink(path);
 			return -1;
 		}
 		close(s->wfd);
-		s->disk_written += sizeof(end);
 		s->wfd = fd;
 		s->wseg++;
 		s->woff = 0;
 	}
-	if (fd_write_all(s->wfd, h, sizeof(*h)) < 0 || fd_write_all(s->wfd, a, alen) < 0 ||
-	    fd_write_all(s->wfd, b, blen) < 0 || fd_write_all(s->wfd, zero, pad) < 0) {
-		if (ftruncate(s->wfd, s->woff) < 0 || lseek(s->wfd, s->woff, SEEK_SET) < 0)
-			s->st.disk_errors++;
+	if (seg_write(s, h, a, alen, b, blen) < 0)
 		return -1;
-	}
-	s->woff += need;
-	s->disk_written += need;
-	s->st.disk_bytes = s->disk_written - s->disk_read;
-	s->st.disk_peak = MAX(s->st.disk_peak, s->st.disk_bytes);
+	held = LOAD(s->disk_written) - ACQUIRE(s->disk_read);
+	if (held > LOAD(s->disk_peak))
+		STORE(s->disk_peak, held);
 	return 0;
 }
 
-static void mem_put(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
-		    const void *b, size_t blen)
+/* Producer: bytes on disk now (an upper bound: the consumer only lowers it). */
+static uint64_t disk_held(struct spool *s)
 {
-	struct node *n = xmalloc(sizeof(*n) + alen + blen);
-
-	n->next = NULL;
-	n->h = *h;
-	if (alen)
-		memcpy(n->data, a, alen);
-	if (blen)
-		memcpy(n->data + alen, b, blen);
-	if (s->tail)
-		s->tail->next = n;
-	else
-		s->head = n;
-	s->tail = n;
-	s->st.mem_bytes += sizeof(*n) + alen + blen;
-	s->st.mem_peak = MAX(s->st.mem_peak, s->st.mem_bytes);
+	return LOAD(s->disk_written) - ACQUIRE(s->disk_read);
 }
 
-/* With the lock held: one entry into memory, or else onto disk. */
-static int put(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
+/* Producer: a new run, in a new segment, announced by a KIND_DISK entry in
+ * the ring; 0, or -1 (no room in the ring for it, or no file). */
+static int run_start(struct spool *s, const struct rhdr *h)
+{
+	struct rhdr d = { .kind = KIND_DISK, .time = h->time };
+	char path[PATH_MAX];
+	int64_t off;
+
+	if (s->ring_size - (s->head - ACQUIRE(s->tail)) < 2 * sizeof(d))
+		return -1;
+	if (s->wfd >= 0) {
+		close(s->wfd);
+		s->wfd = -1;
+		s->wseg++;
+	}
+	seg_path(s, s->wseg, path, sizeof(path));
+	s->wfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->wfd < 0) {
+		ADD(s->disk_errors, 1);
+		return -1;
+	}
+	s->woff = 0;
+	d.seg = s->wseg;
+	off = ring_reserve(s, sizeof(d), 0);
+	if (off < 0)
+		return -1;	/* cannot happen: checked above, the consumer only frees */
+	memcpy(s->ring + off, &d, sizeof(d));
+	ring_publish(s, (uint64_t)off, sizeof(d));
+	s->disk_mode = 1;
+	return 0;
+}
+
+/* Producer: one entry into the ring, or onto disk.  0, or 1: no room. */
+static int put(struct spool *s, const struct rhdr *h, const void *a, size_t alen,
 	       const void *b, size_t blen)
 {
-	uint64_t size = sizeof(struct node) + alen + blen;
+	uint64_t need = sizeof(*h) + (h->kind == KIND_CHUNK ? pad8(alen + blen) : 0);
+	struct ent_hdr eh;
+	int64_t off;
 
-	if (!s->disk_mode && s->st.mem_bytes + size <= s->lim.mem_max) {
-		mem_put(s, h, a, alen, b, blen);
-		return 0;
+	/* the consumer read the whole run: back to the ring */
+	if (s->disk_mode && ACQUIRE(s->caught_up) == LOAD(s->disk_written))
+		s->disk_mode = 0;
+	if (!s->disk_mode) {
+		off = ring_reserve(s, need, h->kind == KIND_CHUNK ? RING_SLACK : 0);
+		if (off >= 0) {
+			memcpy(s->ring + off, h, sizeof(*h));
+			if (alen)
+				memcpy(s->ring + off + sizeof(*h), a, alen);
+			if (blen)
+				memcpy(s->ring + off + sizeof(*h) + alen, b, blen);
+			ring_publish(s, (uint64_t)off, need);
+			return 0;
+		}
+		if (h->kind != KIND_CHUNK)
+			return 1;
 	}
-	if (!s->dir || s->st.disk_bytes + sizeof(*h) + alen + blen + 8 > s->lim.disk_max)
+	if (!s->dir || disk_held(s) + 2 * sizeof(eh) + alen + blen + 8 > s->lim.disk_max)
 		return 1;
-	if (disk_put(s, h, a, alen, b, blen) < 0) {
-		s->st.disk_errors++;
+	if (!s->disk_mode && run_start(s, h) < 0)
+		return 1;
+	eh = (struct ent_hdr){ .magic = SEG_MAGIC, .kind = h->kind, .src = h->src,
+			       .time = h->time, .records = h->records, .samples = h->samples,
+			       .len = alen + blen };
+	if (disk_put(s, &eh, a, alen, b, blen) < 0) {
+		ADD(s->disk_errors, 1);
 		return 1;
 	}
-	s->disk_mode = 1;
 	return 0;
 }
 
 int spool_put(struct spool *s, uint32_t src, uint64_t time, const void *a, size_t alen,
 	      const void *b, size_t blen, uint64_t records, uint64_t samples)
 {
-	struct ent_hdr h = {
-		.magic = SEG_MAGIC, .kind = KIND_CHUNK, .src = src, .time = time,
-		.records = records, .samples = samples, .len = alen + blen,
+	struct rhdr h = {
+		.kind = KIND_CHUNK, .src = src, .time = time, .records = records,
+		.samples = samples, .len = alen + blen,
 	};
-	int r;
 
-	pthread_mutex_lock(&s->lock);
-	r = put(s, &h, a, alen, b, blen);
-	if (r == 0) {
-		if (!s->st.oldest_ns)
-			s->st.oldest_ns = time;
-		s->st.records_in += records;
-		s->st.samples_in += samples;
-		s->state->records_in = s->st.records_in;
-		s->state->samples_in = s->st.samples_in;
-		s->state->last_ns = time;
-		if (src < SPOOL_MAX_SRC)
-			s->state->src[src].samples_in += samples;
-	} else {
-		s->st.refused++;
+	if (put(s, &h, a, alen, b, blen)) {
+		ADD(s->refused, 1);
+		return 1;
 	}
-	pthread_mutex_unlock(&s->lock);
-	return r;
+	ADD(s->records_in, records);
+	ADD(s->samples_in, samples);
+	STORE(s->state->records_in, LOAD(s->records_in));
+	STORE(s->state->samples_in, LOAD(s->samples_in));
+	STORE(s->state->last_ns, time);
+	if (src < SPOOL_MAX_SRC)
+		ADD(s->state->src[src].samples_in, samples);
+	return 0;
 }
 
 uint64_t spool_room(struct spool *s)
 {
-	uint64_t mem = 0, disk = 0;
+	uint64_t tail = ACQUIRE(s->tail);
+	uint64_t off = s->head % s->ring_size, contig = s->ring_size - off;
+	uint64_t free = s->ring_size - (s->head - tail), mem = 0, disk = 0, held;
 
-	pthread_mutex_lock(&s->lock);
-	if (!s->disk_mode && s->st.mem_bytes + sizeof(struct node) < s->lim.mem_max)
-		mem = s->lim.mem_max - s->st.mem_bytes - sizeof(struct node);
-	if (s->dir && s->st.disk_bytes + sizeof(struct ent_hdr) + 8 < s->lim.disk_max)
-		disk = s->lim.disk_max - s->st.disk_bytes - sizeof(struct ent_hdr) - 8;
-	pthread_mutex_unlock(&s->lock);
-	return MIN(MAX(mem, disk), SPOOL_SEGMENT_MAX - sizeof(struct ent_hdr) * 2 - 8);
+	/* an entry that fits: before the end, or from 0 after a pad */
+	if (!(s->disk_mode && ACQUIRE(s->caught_up) != LOAD(s->disk_written)) &&
+	    free > RING_SLACK) {
+		free -= RING_SLACK;
+		mem = MAX(MIN(contig, free), free > contig ? free - contig : 0);
+		mem = mem > sizeof(struct rhdr) ? (mem - sizeof(struct rhdr)) & ~7ULL : 0;
+	}
+	held = disk_held(s);
+	if (s->dir && held + 2 * sizeof(struct ent_hdr) + 8 < s->lim.disk_max)
+		disk = s->lim.disk_max - held - 2 * sizeof(struct ent_hdr) - 8;
+	return MIN(MAX(mem, disk), SPOOL_SEGMENT_MAX - sizeof(struct ent_hdr) * 3 - 8);
 }
 
 void spool_short(struct spool *s)
 {
-	pthread_mutex_lock(&s->lock);
-	s->st.refused++;
-	pthread_mutex_unlock(&s->lock);
+	ADD(s->refused, 1);
 }
 
 void spool_pass(struct spool *s, uint64_t time)
 {
-	struct ent_hdr h = { .magic = SEG_MAGIC, .kind = KIND_PASS, .time = time };
+	struct rhdr h = { .kind = KIND_PASS, .time = time };
 
 	/* A mark that finds no room is left out: the next one says more. */
-	pthread_mutex_lock(&s->lock);
 	put(s, &h, NULL, 0, NULL, 0);
-	pthread_mutex_unlock(&s->lock);
 }
 
-static void fill(struct spool_entry *ent, const struct ent_hdr *h, const unsigned char *data)
+static void fill(struct spool_entry *ent, uint32_t kind, uint32_t src, uint64_t time,
+		 uint64_t records, uint64_t samples, const unsigned char *data, uint64_t len)
 {
-	ent->is_pass = h->kind == KIND_PASS;
-	ent->src = h->src;
-	ent->time = h->time;
-	ent->records = h->records;
-	ent->samples = h->samples;
+	ent->is_pass = kind == KIND_PASS;
+	ent->src = src;
+	ent->time = time;
+	ent->records = records;
+	ent->samples = samples;
 	ent->data = data;
-	ent->len = h->len;
+	ent->len = len;
 }
 
-/* Give up the disk part after a read error: what it held is counted as
- * taken (and so, at the next commit, as neither stored nor pending). */
-static void disk_drop(struct spool *s)
+/* Consumer: open segment n for reading, the ones before it unlinked. */
+static int seg_open(struct spool *s, unsigned n)
 {
 	char path[PATH_MAX];
 
 	if (s->rfd >= 0)
 		close(s->rfd);
-	if (s->wfd >= 0)
-		close(s->wfd);
-	s->rfd = s->wfd = -1;
-	for (unsigned n = s->rseg; n <= s->wseg; n++) {
-		seg_path(s, n, path, sizeof(path));
+	for (; s->rseg < n; s->rseg++) {
+		seg_path(s, s->rseg, path, sizeof(path));
 		unlink(path);
 	}
-	s->wseg++;
-	s->rseg = s->wseg;
-	s->roff = s->woff = 0;
-	s->disk_read = s->disk_written;
-	s->st.disk_bytes = 0;
-	s->disk_mode = 0;
+	seg_path(s, n, path, sizeof(path));
+	s->rfd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	s->roff = 0;
+	return s->rfd < 0 ? -1 : 0;
 }
 
-/* With the lock held: the next entry of the disk part. */
+/*
+ * Consumer: the run's next entry into ent: 1; 0 when the run is read
+ * empty for now; -1 when it cannot be read (e says so): the rest of the
+ * run is then given up, counted as taken.
+ */
 static int disk_take(struct spool *s, struct spool_entry *ent, struct error *e)
 {
 	char path[PATH_MAX];
 	struct ent_hdr h;
-	int ok;
 
-	for (;;) {
-		if (s->rseg == s->wseg && s->roff >= s->woff) {
-			/* read empty: memory again, and the files start over */
-			if (s->wfd >= 0 && ftruncate(s->wfd, 0) == 0 &&
-			    lseek(s->wfd, 0, SEEK_SET) == 0)
-				s->woff = 0;
-			s->roff = 0;
-			if (s->woff == 0)
-				s->disk_mode = 0;
-			return 0;
+	while (LOAD(s->disk_read) < ACQUIRE(s->disk_written)) {
+		errno = 0;
+		if (s->rfd < 0 || fd_pread_all(s->rfd, &h, sizeof(h), s->roff) != 1 ||
+		    h.magic != SEG_MAGIC || h.len > SPOOL_SEGMENT_MAX)
+			goto bad;
+		if (h.kind == KIND_END) {
+			RELEASE(s->disk_read, s->disk_read + sizeof(h));
+			if (seg_open(s, s->rseg + 1) < 0)
+				goto bad;
+			continue;
 		}
-		/*
-		 * The reads go without the lock: the producer only appends past
-		 * (wseg, woff), and rfd, rseg, roff and rbuf are the consumer's.
-		 * The consumer (ingest) may run at a lower priority than the
-		 * producer (the drain thread): preempted while holding the lock
-		 * it would keep the rings from being emptied.
-		 */
-		memset(&h, 0, sizeof(h));
-		pthread_mutex_unlock(&s->lock);
-		if (s->rfd < 0) {
-			seg_path(s, s->rseg, path, sizeof(path));
-			s->rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		}
-		ok = s->rfd >= 0 && fd_pread_all(s->rfd, &h, sizeof(h), s->roff) == 1 &&
-		     h.magic == SEG_MAGIC && h.kind != KIND_END && h.len <= SPOOL_SEGMENT_MAX;
-		if (ok && h.len > s->rcap) {
+		if (h.kind != KIND_CHUNK && h.kind != KIND_PASS)
+			goto bad;
+		if (h.len > s->rcap) {
 			s->rcap = h.len;
 			s->rbuf = xrealloc(s->rbuf, s->rcap);
 		}
-		if (ok && h.len)
-			ok = fd_pread_all(s->rfd, s->rbuf, h.len, s->roff + sizeof(h)) == 1;
-		pthread_mutex_lock(&s->lock);
-		if (s->rfd < 0 || (!ok && !(h.magic == SEG_MAGIC && h.kind == KIND_END)))
+		if (h.len && fd_pread_all(s->rfd, s->rbuf, h.len, s->roff + sizeof(h)) != 1)
 			goto bad;
-		if (h.kind == KIND_END) {
-			close(s->rfd);
-			s->rfd = -1;
-			seg_path(s, s->rseg, path, sizeof(path));
-			unlink(path);
-			s->disk_read += sizeof(h);
-			s->rseg++;
-			s->roff = 0;
-			continue;
-		}
-		s->roff += sizeof(h) + ((h.len + 7) & ~7ULL);
-		s->disk_read += sizeof(h) + ((h.len + 7) & ~7ULL);
-		fill(ent, &h, s->rbuf);
+		/* read: its disk space goes back at once */
+		fallocate(s->rfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->roff,
+			  (off_t)(sizeof(h) + pad8(h.len)));
+		s->roff += sizeof(h) + pad8(h.len);
+		RELEASE(s->disk_read, s->disk_read + sizeof(h) + pad8(h.len));
+		fill(ent, h.kind, h.src, h.time, h.records, h.samples, s->rbuf, h.len);
+		if (h.kind == KIND_CHUNK)
+			s->disk_time = h.time;
 		return 1;
 	}
+	return 0;
 bad:
 	seg_path(s, s->rseg, path, sizeof(path));
-	error_set(e, "cannot read the spool segment %s at offset %" PRIu64 ": %s: its "
-		  "records are lost", path, s->roff, errno ? strerror(errno) : "malformed");
-	disk_drop(s);
+	error_set(e, "cannot read the spool segment %s at offset %" PRIu64 ": %s: the records "
+		  "spooled there are lost", path, s->roff, errno ? strerror(errno) : "malformed");
+	/* the rest of the run is given up */
+	RELEASE(s->disk_read, ACQUIRE(s->disk_written));
 	return -1;
 }
 
 int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 {
-	struct node *old;
-	int r = 0;
+	uint64_t head, off, contig;
+	struct rhdr h;
+	int r;
 
-	pthread_mutex_lock(&s->lock);
-	old = s->taken;
-	if (old) {
-		s->st.mem_bytes -= sizeof(*old) + old->h.len;
-		s->taken = NULL;
+	/* the entry handed out last is done with: its bytes may be reused */
+	if (s->held) {
+		RELEASE(s->tail, s->tail + s->held);
+		s->held = 0;
 	}
-	if (s->head) {
-		struct node *n = s->head;
+	for (;;) {
+		if (s->in_disk) {
+			/*
+			 * The producer leaves the run only once caught_up is
+			 * what it wrote, and writes to the ring (first of all
+			 * the next run's KIND_DISK) only after leaving: with
+			 * caught_up published at our position, an entry in the
+			 * ring means the run is over, and disk bytes past it
+			 * are the next run's.  disk_written is read first: what
+			 * the producer wrote to the ring before it is visible.
+			 */
+			uint64_t w = ACQUIRE(s->disk_written);
 
-		s->head = n->next;
-		if (!s->head)
-			s->tail = NULL;
-		s->taken = n;
-		fill(ent, &n->h, n->data);
+			if (LOAD(s->disk_read) == w && s->published != w) {
+				RELEASE(s->caught_up, w);
+				s->published = w;
+			}
+			if (s->published == LOAD(s->disk_read)) {
+				if (ACQUIRE(s->head) != s->tail) {
+					s->in_disk = 0;
+					continue;
+				}
+				if (LOAD(s->disk_read) == w)
+					return 0;
+			}
+			r = disk_take(s, ent, e);
+			if (r != 0)
+				break;
+			continue;
+		}
+		head = ACQUIRE(s->head);
+		if (s->tail == head)
+			return 0;
+		off = s->tail % s->ring_size;
+		contig = s->ring_size - off;
+		if (contig >= sizeof(h))
+			memcpy(&h, s->ring + off, sizeof(h));
+		if (contig < sizeof(h) || h.kind == KIND_PAD) {
+			RELEASE(s->tail, s->tail + contig);
+			continue;
+		}
+		if (h.kind == KIND_DISK) {
+			RELEASE(s->tail, s->tail + sizeof(h));
+			s->in_disk = 1;
+			if (seg_open(s, h.seg) < 0) {
+				char path[PATH_MAX];
+
+				seg_path(s, h.seg, path, sizeof(path));
+				error_set(e, "cannot open the spool segment %s: %s: the records "
+					  "spooled there are lost", path, strerror(errno));
+				RELEASE(s->disk_read, ACQUIRE(s->disk_written));
+				r = -1;
+				break;
+			}
+			continue;
+		}
+		s->held = sizeof(h) + (h.kind == KIND_CHUNK ? pad8(h.len) : 0);
+		fill(ent, h.kind, h.src, h.time, h.records, h.samples,
+		     s->ring + off + sizeof(h), h.len);
 		r = 1;
-	} else if (s->disk_mode) {
-		errno = 0;
-		r = disk_take(s, ent, e);
-		s->st.disk_bytes = s->disk_written - s->disk_read;
+		break;
 	}
 	if (r == 1 && !ent->is_pass) {
-		s->st.records_out += ent->records;
-		s->st.samples_out += ent->samples;
+		ADD(s->records_out, ent->records);
+		ADD(s->samples_out, ent->samples);
 		if (ent->src < SPOOL_MAX_SRC)
 			s->src_out[ent->src] += ent->samples;
 	}
-	/* the oldest chunk held: not known exactly on disk; the next taken
-	 * chunk's copy time is close enough for a lag */
-	if (!s->head && !s->disk_mode)
-		s->st.oldest_ns = 0;
-	else if (s->head)
-		s->st.oldest_ns = s->head->h.time;
-	else if (r == 1 && !ent->is_pass)
-		s->st.oldest_ns = ent->time;
-	pthread_mutex_unlock(&s->lock);
-	free(old);	/* not under the lock: see disk_take */
 	return r;
 }
 
 void spool_committed(struct spool *s)
 {
-	pthread_mutex_lock(&s->lock);
-	s->state->records_committed = s->st.records_out;
-	s->state->samples_committed = s->st.samples_out;
+	STORE(s->state->records_committed, LOAD(s->records_out));
+	STORE(s->state->samples_committed, LOAD(s->samples_out));
 	for (int i = 0; i < SPOOL_MAX_SRC; i++)
-		s->state->src[i].samples_committed = s->src_out[i];
-	pthread_mutex_unlock(&s->lock);
+		STORE(s->state->src[i].samples_committed, s->src_out[i]);
 }
 
 void spool_source(struct spool *s, uint32_t src, uint32_t cpu)
 {
 	if (src >= SPOOL_MAX_SRC)
 		return;
-	pthread_mutex_lock(&s->lock);
 	s->state->src[src].cpu = cpu;
 	s->state->src[src].named = 1;
-	pthread_mutex_unlock(&s->lock);
 }
 
 void spool_get_stats(struct spool *s, struct spool_stats *st)
 {
-	pthread_mutex_lock(&s->lock);
-	*st = s->st;
-	pthread_mutex_unlock(&s->lock);
+	uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE), pos = s->tail + s->held;
+
+	memset(st, 0, sizeof(*st));
+	st->mem_bytes = head - s->tail;
+	st->disk_bytes = LOAD(s->disk_written) - LOAD(s->disk_read);
+	st->mem_peak = LOAD(s->mem_peak);
+	st->disk_peak = LOAD(s->disk_peak);
+	st->records_in = LOAD(s->records_in);
+	st->samples_in = LOAD(s->samples_in);
+	st->records_out = LOAD(s->records_out);
+	st->samples_out = LOAD(s->samples_out);
+	st->refused = LOAD(s->refused);
+	st->disk_errors = LOAD(s->disk_errors);
+	/* the oldest chunk held: the next one to take */
+	while (pos != head) {
+		uint64_t off = pos % s->ring_size, contig = s->ring_size - off;
+		struct rhdr h;
+
+		if (contig >= sizeof(h))
+			memcpy(&h, s->ring + off, sizeof(h));
+		if (contig < sizeof(h) || h.kind == KIND_PAD) {
+			pos += contig;
+			continue;
+		}
+		if (h.kind == KIND_PASS) {
+			pos += sizeof(h);
+			continue;
+		}
+		st->oldest_ns = h.time;
+		break;
+	}
 }
 
 /* Free s; with keep, its files stay for spool_orphan. */
@@ -447,13 +645,8 @@ static void spool_free(struct spool *s, int keep)
 
 	if (!s)
 		return;
-	while (s->head) {
-		struct node *n = s->head;
-
-		s->head = n->next;
-		free(n);
-	}
-	free(s->taken);
+	if (s->ring)
+		munmap(s->ring, s->ring_size);
 	free(s->rbuf);
 	if (s->rfd >= 0)
 		close(s->rfd);
@@ -470,7 +663,6 @@ static void spool_free(struct spool *s, int keep)
 	}
 	if (s->state != &s->mem_state)
 		munmap(s->state, sizeof(*s->state));
-	pthread_mutex_destroy(&s->lock);
 	free(s->dir);
 	free(s);
 }

@@ -22,7 +22,9 @@
  * they survive strobed being killed; spool_orphan() reads them on the next
  * start and says what was lost.
  *
- * Thread-safe between one producer and one consumer; no global state.
+ * One producer and one consumer, without a lock: the producer never waits
+ * for the consumer (spool.c says how).  spool_get_stats, spool_committed
+ * and spool_take are the consumer's; no global state.
  */
 #ifndef STROBE_SPOOL_H
 #define STROBE_SPOOL_H

@@ -130,7 +130,7 @@ ok "--keep 30 removes a session 40 days old at start-up and keeps a recent one"
 
 # bad limits are refused in one line, before anything starts
 for bad in "--keep 0" "--keep -1" "--keep 3x" "--max-size 0" "--max-size 12Q" "--max-size M" \
-	   "--max-wal 1.5G"; do
+	   "--max-wal 1.5G" "--ingest-nice 20" "--ingest-nice -1"; do
 	"$STROBED" --foreground --db "$tmp/other.db" --socket "$tmp/other.sock" $bad \
 		>/dev/null 2>"$tmp/err"
 	rc=$?

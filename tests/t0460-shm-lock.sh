@@ -17,11 +17,13 @@
 #      fits neither is counted as lost, shown by 'strobe stop' and stored
 #      (sessions.lost = the lost rows), and strobed still names the
 #      holder's pid;
-#  (3) the lock held across 'strobe stop', with the same rings and spool: the stop
-#      waits ('strobe status' says stopping) and completes once the lock
-#      goes; the session is done, and what overflowed meanwhile is counted
-#      lost (the kernel reports it only in a record written after the
-#      drain: a stop that disabled the events first would never see it);
+#  (3) the lock held across 'strobe stop', with the same rings and spool, the
+#      stop asked for 2 s into the lock, once the spool is full and the
+#      rings overflow: the stop waits ('strobe status' says stopping) and
+#      completes once the lock goes; the session is done, and what
+#      overflowed is counted lost (the kernel reports it only in a record
+#      written once the ring has room: a stop that disabled the events
+#      while the spool was full would never see it);
 #  (4) read locks on bytes 121-127 (checkpoint and read marks) pin the WAL:
 #      strobed says so in its log, naming the pid, once it passes --max-wal;
 #  (5) strobed killed mid-session and restarted while the lock is held: it
@@ -140,9 +142,10 @@ ok "an OFD lock with small rings: $lost records counted lost and shown"
 	fail "start: $(cat "$tmp/err")"
 id=$(cat "$tmp/id")
 lock_shm posix 120 1 4
+sleep 2
 "$STROBE" stop >"$tmp/stop" 2>&1 &
 stop_job=$!
-sleep 1.5
+sleep 0.5
 kill -0 "$stop_job" 2>/dev/null || fail "stop returned while the database was locked: $(cat "$tmp/stop")"
 "$STROBE" status >"$tmp/st" 2>&1 || fail "status: $(cat "$tmp/st")"
 grep -q "^stopping" "$tmp/st" || fail "status does not say stopping: $(cat "$tmp/st")"

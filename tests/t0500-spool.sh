@@ -67,6 +67,10 @@ w1=$!
 "$WL/split603010" 6 &
 w2=$!
 sleep 1
+# each thread of strobed: tid and nice (ingest: the main thread)
+for t in /proc/$DPID/task/*; do
+	echo "${t##*/} $(sed 's/.*) //' "$t/stat" | cut -d' ' -f17)"
+done >"$tmp/$name.nice"
 hold_lock 3
 sleep 2
 "$STROBE" status >"$tmp/$name.status" 2>&1 || exit 1
@@ -76,7 +80,7 @@ SH
 
 # burst NAME: run it under perf; leaves $tmp/NAME.*
 burst() {
-	tmp=$tmp WL=$WL STROBE=$STROBE perf record -q $bid -a -k mono -e cpu-clock -F 1000 \
+	tmp=$tmp WL=$WL STROBE=$STROBE DPID=$daemon_pid perf record -q $bid -a -k mono -e cpu-clock -F 1000 \
 		-m 1024 -o "$tmp/$1.perf" -- sh "$tmp/burst.sh" "$1" \
 		>/dev/null 2>"$tmp/$1.perf.err" ||
 		fail "perf record or the burst: $(cat "$tmp/$1.perf.err" "$tmp/$1.err" \
@@ -126,6 +130,11 @@ id=$(cat "$tmp/roomy.id")
 [ "$(q "SELECT lost FROM sessions WHERE id=$id")" = 0 ] ||
 	fail "lost $(q "SELECT lost FROM sessions WHERE id=$id") with room in the spool: $(cat "$tmp/roomy.stop")"
 [ -z "$(ls -A "$STROBE_DB.spool" 2>/dev/null)" ] || fail "the spool's files outlived the session"
+# ingest (strobed's main thread) yields to the workload at nice 10; the
+# drain thread keeps strobed's own 0
+awk -v pid=$daemon_pid '$1 == pid && $2 == 10 { m = 1 } $1 != pid && $2 == 0 { d = 1 }
+	END { exit !(m && d) }' "$tmp/roomy.nice" ||
+	fail "threads and nice values: $(cat "$tmp/roomy.nice")"
 compare roomy 0 0.02
 ok "3-s stall of the database with 32-KiB rings: 0 lost, the spool took the burst"
 stop_daemon

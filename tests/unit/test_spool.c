@@ -167,41 +167,66 @@ static void *producer(void *arg)
 {
 	struct prod *p = arg;
 
-	for (unsigned i = 0; i < p->n; i++)
+	for (unsigned i = 0; i < p->n; i++) {
 		while (put_chunk(p->s, i) != 0)
 			usleep(100);
+		if (i % 10 == 9)
+			spool_pass(p->s, 5000 + i);
+	}
 	return NULL;
 }
 
-/* one thread puts while this one takes, through memory and disk */
+/*
+ * One thread puts (with a pass mark after every 10th chunk) while this one
+ * takes, through memory and disk: with rings of 16 KiB and 256 KiB, runs
+ * on disk start and end many times; nothing is lost or reordered.
+ */
 static void test_threads(void **state)
 {
-	struct spool_limits lim = { .mem_max = 256 << 10, .disk_max = 1 << 20 };
+	static const struct spool_limits lims[] = {
+		{ .mem_max = 256 << 10, .disk_max = 1 << 20 },
+		{ .mem_max = 16 << 10, .disk_max = 1 << 20 },
+		{ .mem_max = 16 << 10, .disk_max = 0 },
+	};
 	struct spool_entry ent;
 	struct error e;
 	struct prod p;
 	pthread_t t;
-	unsigned got = 0;
 
 	(void)state;
-	p.s = spool_open(path_of("threads"), &lim, &e);
-	p.n = 20000;
-	assert_non_null(p.s);
-	assert_int_equal(pthread_create(&t, NULL, producer, &p), 0);
-	while (got < p.n) {
-		int r = spool_take(p.s, &ent, &e);
+	for (size_t k = 0; k < sizeof(lims) / sizeof(lims[0]); k++) {
+		unsigned got = 0, passes = 0, i = 0;
 
-		assert_true(r >= 0);
-		if (r == 0) {
-			if (got % 7 == 0)
-				usleep(50);	/* a slow ingest now and then */
-			continue;
+		p.s = spool_open(lims[k].disk_max ? path_of("threads") : NULL, &lims[k], &e);
+		p.n = 20000;
+		assert_non_null(p.s);
+		assert_int_equal(pthread_create(&t, NULL, producer, &p), 0);
+		while (got < p.n) {
+			int r = spool_take(p.s, &ent, &e);
+
+			assert_true(r >= 0);
+			if (r == 0) {
+				if (++i % 7 == 0)
+					usleep(50);	/* a slow ingest now and then */
+				continue;
+			}
+			if (ent.is_pass) {
+				assert_int_equal(ent.time, 5000 + got - 1);
+				passes++;
+				continue;
+			}
+			check_chunk(&ent, got++);
 		}
-		check_chunk(&ent, got++);
+		pthread_join(t, NULL);
+		while (spool_take(p.s, &ent, &e) == 1)
+			assert_true(ent.is_pass);
+		spool_close(p.s);
+		if (lims[k].disk_max)
+			assert_int_equal(access(path_of("threads"), F_OK), -1);
+		print_message("ring %llu, disk %llu: %u pass marks\n",
+			      (unsigned long long)lims[k].mem_max,
+			      (unsigned long long)lims[k].disk_max, passes);
 	}
-	pthread_join(t, NULL);
-	assert_int_equal(spool_take(p.s, &ent, &e), 0);
-	spool_close(p.s);
 }
 
 struct lost_src {
