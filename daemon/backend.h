@@ -44,6 +44,7 @@ struct backend_config {
 	/* nice value of the drain thread: strobed's own, whatever the
 	 * (lower) priority of the thread that ingests and starts it */
 	int drain_nice;
+	int drain_rt;		/* SCHED_FIFO 1 for the drain thread (else drain_nice) */
 };
 
 struct backend;

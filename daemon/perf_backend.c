@@ -53,6 +53,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -994,10 +995,24 @@ static void *drain_thread(void *arg)
 	struct backend *b = arg;
 	struct pollfd *pfd = xcalloc(b->nr_fds + 1, sizeof(*pfd));
 
-	/* the rings are emptied at strobed's priority, not ingest's */
-	if (setpriority(PRIO_PROCESS, 0, b->cfg.drain_nice) < 0)
+	/*
+	 * The rings are emptied at strobed's priority, not ingest's; with
+	 * drain_rt at the lowest real-time priority, so that CPUs saturated
+	 * by the workload (and by the sampling interrupts themselves) never
+	 * keep it waiting longer than a ring lasts.  It sleeps in poll and
+	 * each wakeup only copies, so it takes little CPU; the kernel's
+	 * real-time throttling bounds it in any case.
+	 */
+	if (b->cfg.drain_rt) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+			daemon_log("drain thread: cannot take SCHED_FIFO: ring overflows "
+				   "under load are likelier");
+	} else if (setpriority(PRIO_PROCESS, 0, b->cfg.drain_nice) < 0) {
 		daemon_log("drain thread: cannot take nice %d: %s", b->cfg.drain_nice,
 			   strerror(errno));
+	}
 	for (int i = 0; i < b->nr_fds; i++)
 		pfd[i] = (struct pollfd){ .fd = b->fds[i], .events = POLLIN };
 	pfd[b->nr_fds] = (struct pollfd){ .fd = b->wake_fd, .events = POLLIN };

@@ -603,6 +603,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	}
 	p.cfg.kind = d->backend;
 	p.cfg.drain_nice = d->base_nice;
+	p.cfg.drain_rt = 1;
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
 	d->ended[0] = 0;

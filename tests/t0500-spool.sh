@@ -67,9 +67,9 @@ w1=$!
 "$WL/split603010" 6 &
 w2=$!
 sleep 1
-# each thread of strobed: tid and nice (ingest: the main thread)
+# each thread of strobed: tid, nice and policy (ingest: the main thread)
 for t in /proc/$DPID/task/*; do
-	echo "${t##*/} $(sed 's/.*) //' "$t/stat" | cut -d' ' -f17)"
+	echo "${t##*/} $(sed 's/.*) //' "$t/stat" | cut -d' ' -f17,39)"
 done >"$tmp/$name.nice"
 hold_lock 3
 sleep 2
@@ -131,8 +131,8 @@ id=$(cat "$tmp/roomy.id")
 	fail "lost $(q "SELECT lost FROM sessions WHERE id=$id") with room in the spool: $(cat "$tmp/roomy.stop")"
 [ -z "$(ls -A "$STROBE_DB.spool" 2>/dev/null)" ] || fail "the spool's files outlived the session"
 # ingest (strobed's main thread) yields to the workload at nice 10; the
-# drain thread keeps strobed's own 0
-awk -v pid=$daemon_pid '$1 == pid && $2 == 10 { m = 1 } $1 != pid && $2 == 0 { d = 1 }
+# drain thread runs SCHED_FIFO (policy 1)
+awk -v pid=$daemon_pid '$1 == pid && $2 == 10 && $3 == 0 { m = 1 } $1 != pid && $3 == 1 { d = 1 }
 	END { exit !(m && d) }' "$tmp/roomy.nice" ||
 	fail "threads and nice values: $(cat "$tmp/roomy.nice")"
 compare roomy 0 0.02
