@@ -1023,11 +1023,28 @@ static int span_cmp(const void *pa, const void *pb)
  * last lost row before it; the candidates are then carried forward (prev)
  * and backward (next) along each CPU's rows.
  */
+/* Merge the overlapping or touching spans of sp[0..n), sorted by start,
+ * adding their counts; returns how many are left. */
+static size_t spans_merge(struct timeline_span *sp, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0, j = 0; i < n; i++) {
+		if (j && sp[i].from_ns <= sp[j - 1].to_ns) {
+			sp[j - 1].to_ns = MAX(sp[j - 1].to_ns, sp[i].to_ns);
+			sp[j - 1].count += sp[i].count;
+		} else {
+			sp[j++] = sp[i];
+		}
+	}
+	return j;
+}
+
 static int lost_spans(struct build *b)
 {
 	struct timeline *t = b->t;
 	struct lostrow *rows = NULL;
-	size_t nrows = 0, cap = 0, i, j;
+	size_t nrows = 0, cap = 0, i;
 	struct sample_scan_filter sf = { 0 };
 	struct sample_scan *sc;
 	const struct sample_scan_row *row;
@@ -1124,17 +1141,8 @@ static int lost_spans(struct build *b)
 		t->throttles += rows[i].throttle;
 	}
 	free(rows);
-	/* merge overlapping or touching spans */
 	qsort(t->lost, t->nlost, sizeof(*t->lost), span_cmp);
-	for (i = 0, j = 0; i < t->nlost; i++) {
-		if (j && t->lost[i].from_ns <= t->lost[j - 1].to_ns) {
-			t->lost[j - 1].to_ns = MAX(t->lost[j - 1].to_ns, t->lost[i].to_ns);
-			t->lost[j - 1].count += t->lost[i].count;
-		} else {
-			t->lost[j++] = t->lost[i];
-		}
-	}
-	t->nlost = j;
+	t->nlost = spans_merge(t->lost, t->nlost);
 	return 0;
 }
 
@@ -1147,7 +1155,7 @@ static int lost_spans(struct build *b)
 static int unsched_spans(struct build *b)
 {
 	struct timeline *t = b->t;
-	size_t cap = 0, i, j;
+	size_t cap = 0;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -1176,15 +1184,7 @@ static int unsched_spans(struct build *b)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sql_fail(b, "reading when sampling groups did not count");
-	for (i = 0, j = 0; i < t->nunsched; i++) {
-		if (j && t->unsched[i].from_ns <= t->unsched[j - 1].to_ns) {
-			t->unsched[j - 1].to_ns = MAX(t->unsched[j - 1].to_ns, t->unsched[i].to_ns);
-			t->unsched[j - 1].count += t->unsched[i].count;
-		} else {
-			t->unsched[j++] = t->unsched[i];
-		}
-	}
-	t->nunsched = j;
+	t->nunsched = spans_merge(t->unsched, t->nunsched);
 	return 0;
 }
 

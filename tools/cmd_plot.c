@@ -348,6 +348,21 @@ static double xval(const struct plot *p, int64_t mono_ns)
 	return (mono_ns - p->session.start_ns) / 1e9;
 }
 
+/* gnuplot rectangles over sp[0..n) in style (at most MAX_SHADES: every
+ * per-th span then reaches to the end of the per-1 after it). */
+static void shade_spans(const struct plot *p, FILE *f, const struct timeline_span *sp,
+			size_t n, const char *style)
+{
+	size_t per = n > MAX_SHADES ? (n + MAX_SHADES - 1) / MAX_SHADES : 1;
+
+	for (size_t i = 0; i < n; i += per) {
+		size_t last = MIN(i + per, n) - 1;
+
+		fprintf(f, "set object rect from %.9f, graph 0 to %.9f, graph 1 behind "
+			"%s noborder\n", xval(p, sp[i].from_ns), xval(p, sp[last].to_ns), style);
+	}
+}
+
 static int write_csv(const struct plot *p, FILE *f)
 {
 	const struct timeline *t = p->t;
@@ -539,34 +554,10 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 	if (p->fmt != FMT_TERM)
 		fputs("set style line 100 lc rgb \"#2060c0\" dt 2 lw 1\n", f);
 
-	/* lost intervals: shaded behind everything */
-	{
-		size_t nl = t->nlost, per = 1;
-
-		if (nl > MAX_SHADES)
-			per = (nl + MAX_SHADES - 1) / MAX_SHADES;
-		for (i = 0; i < nl; i += per) {
-			size_t last = MIN(i + per, nl) - 1;
-
-			fprintf(f, "set object rect from %.9f, graph 0 to %.9f, graph 1 behind "
-				"fc rgb \"#f4c7c3\" fs solid 0.6 noborder\n",
-				xval(p, t->lost[i].from_ns), xval(p, t->lost[last].to_ns));
-		}
-	}
-	/* sampling groups not counting: hatched behind everything */
-	{
-		size_t nu = t->nunsched, per = 1;
-
-		if (nu > MAX_SHADES)
-			per = (nu + MAX_SHADES - 1) / MAX_SHADES;
-		for (i = 0; i < nu; i += per) {
-			size_t last = MIN(i + per, nu) - 1;
-
-			fprintf(f, "set object rect from %.9f, graph 0 to %.9f, graph 1 behind "
-				"fc rgb \"#b0b0b0\" fs pattern 4 noborder\n",
-				xval(p, t->unsched[i].from_ns), xval(p, t->unsched[last].to_ns));
-		}
-	}
+	/* lost intervals shaded, sampling groups not counting hatched, behind
+	 * everything */
+	shade_spans(p, f, t->lost, t->nlost, "fc rgb \"#f4c7c3\" fs solid 0.6");
+	shade_spans(p, f, t->unsched, t->nunsched, "fc rgb \"#b0b0b0\" fs pattern 4");
 	/*
 	 * markers: dashed vertical lines with their names (a USDT hit's label
 	 * also shows its first argument).  More than MAX_MARKER_LINES would
