@@ -201,21 +201,22 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 		max_mode = 3;
 	else
 		return -1;
+	/* the columns the caller skips are NULL, their values left alone:
+	 * writing them would cost as much as decoding the wanted ones */
 	for (size_t i = 0; i < nr; i++)
-		rows[i].null = 0;
+		rows[i].null = ~cols & SAMPLEBLK_ALL;
 	for (int c = 0; c < (int)ncols || c < SAMPLEBLK_COLS; c++) {
 		int known = c < SAMPLEBLK_COLS, want = known && (cols & (1u << c));
 		uint64_t clen;
 		uint8_t mode;
 
-		if (c >= (int)ncols || (known && !want)) {
-			/* a column the block lacks or the caller skips: NULL */
+		if (c >= (int)ncols) {
+			/* a column the block lacks (period in version 1): NULL, 0 */
 			for (size_t i = 0; i < nr; i++) {
 				rows[i].v[c] = 0;
 				rows[i].null |= 1u << c;
 			}
-			if (c >= (int)ncols)
-				continue;
+			continue;
 		}
 		if (p >= end)
 			return -1;

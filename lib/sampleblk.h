@@ -72,8 +72,9 @@ size_t sampleblk_encode(const struct sampleblk_row *rows, size_t nr, uint8_t *ou
 int sampleblk_decode(const uint8_t *data, size_t len, size_t nr, struct sampleblk_row *rows);
 
 /* sampleblk_decode() of only the columns whose bit (1 << SB_*) is set in
- * cols: the others are skipped by their length and read as NULL.  A
- * skipped column is checked no further than its length. */
+ * cols: the others are skipped by their length, their null bit set and
+ * their v[] left as it was (callers must not read them).  A skipped
+ * column is checked no further than its length. */
 #define SAMPLEBLK_ALL	((1u << SAMPLEBLK_COLS) - 1)
 int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t cols,
 			  struct sampleblk_row *rows);
