@@ -541,6 +541,25 @@ static int probes_open(struct backend *b, struct cpu_ring *r, struct error *e)
 	return 0;
 }
 
+/*
+ * The ring per CPU when -m is not given: half a second of samples at the
+ * session's rate, in pages, a power of two from 512 up to 2048 (2 to
+ * 8 MiB with 4 KiB pages, within what members may pin).  The drain thread
+ * empties the rings at each quarter; what a ring must absorb is the time
+ * the thread is kept from running: a vCPU taken away by the hypervisor,
+ * or the moment the spool starts a run on disk.  At 50 kHz with five
+ * counters a 2 MiB ring lasts a quarter of a second.
+ */
+static unsigned ring_pages_default(const struct backend_config *cfg, long pg)
+{
+	uint64_t bytes = cfg->freq * (72 + 16 * (uint64_t)(cfg->nr_events + 1)) / 2;
+	unsigned pages = 512;
+
+	while (pages < 2048 && (uint64_t)pages * pg < bytes)
+		pages *= 2;
+	return pages;
+}
+
 struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 {
 	struct backend *b = xcalloc(1, sizeof(*b));
@@ -556,7 +575,7 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	if (cfg->nr_sites > 0 && probes_setup(b, e) < 0)
 		goto fail;
 	if (!b->cfg.buffer_pages)
-		b->cfg.buffer_pages = 512;
+		b->cfg.buffer_pages = ring_pages_default(&b->cfg, pg);
 	if (b->cfg.buffer_pages & (b->cfg.buffer_pages - 1))
 		goto bad_pages;
 	n = online_cpus(&cpus, e);
