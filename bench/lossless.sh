@@ -3,11 +3,12 @@
 # run: lost samples, the workload's wall time, the profiler's own CPU time
 # and bytes on disk per sample, at several sampling rates.
 #
-# Usage: bench/lossless.sh [-d SECONDS] [-r RATES] [-n ROUNDS] [-e EVENTS]
+# Usage: bench/lossless.sh [-d SECONDS] [-r RATES] [-n ROUNDS] [-e EVENTS] [-t SECONDS]
 #   -d  seconds of work per CPU, unprofiled (default 10)
 #   -r  comma-separated rates per CPU in Hz (default 1000,10000,20000,50000)
 #   -n  rounds per rate, the two tools alternating (default 1)
 #   -e  counting events (default page-faults,context-switches,cpu-migrations,minor-faults)
+#   -t  stop 'perf report' after SECONDS (its CPU then shows as '>N')
 #
 # Workload: one bench/spin per CPU, each a fixed amount of work calibrated
 # to SECONDS unprofiled, so that whatever a profiler takes from the CPUs
@@ -34,16 +35,17 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 STROBE=${STROBE:-$top/tools/strobe}
 STROBED=${STROBED:-$top/daemon/strobed}
 SPIN=$top/bench/spin
-secs=10 rates=1000,10000,20000,50000 rounds=1
+secs=10 rates=1000,10000,20000,50000 rounds=1 rep_max=0
 events=page-faults,context-switches,cpu-migrations,minor-faults
 
-usage() { sed -n '6,10s/^# \{0,1\}//p' "$0"; }
-while getopts d:r:n:e:h o; do
+usage() { sed -n '6,11s/^# \{0,1\}//p' "$0"; }
+while getopts d:r:n:e:t:h o; do
 	case $o in
 	d) secs=$OPTARG ;;
 	r) rates=$OPTARG ;;
 	n) rounds=$OPTARG ;;
 	e) events=$OPTARG ;;
+	t) rep_max=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -132,8 +134,10 @@ run_perf() {	# rate round
 	wait "$ppid"
 	# the last line: a first one says perf ended on SIGINT
 	cap=$(tail -n 1 "$tmp/perf.time" | awk '{ print $1 + $2 }')
-	/usr/bin/time -f "%U %S" -o "$tmp/rep.time" perf report -q -i "$f" --sort sym \
-		>/dev/null 2>&1
+	# time counts the children it waited for: timeout's perf report
+	/usr/bin/time -f "%U %S" -o "$tmp/rep.time" timeout -s INT "$rep_max" \
+		perf report -q -i "$f" --sort sym >/dev/null 2>&1
+	rep_rc=$?
 	rep=$(tail -n 1 "$tmp/rep.time" | awk '{ print $1 + $2 }')
 	perf report -D -i "$f" 2>/dev/null >"$tmp/perf.dump"
 	s=$(grep -c "PERF_RECORD_SAMPLE(IP" "$tmp/perf.dump")
@@ -142,9 +146,9 @@ run_perf() {	# rate round
 		 END { print n + 0 }' "$tmp/perf.dump")
 	# the group's leader samples; the members' are in the same records
 	awk -v r="$1" -v k="$2" -v s="$s" -v l="$l" -v w="$(echo "$t2 - $t1" | bc)" \
-	    -v cap="$cap" -v rep="$rep" -v b="$(stat -c %s "$f")" \
-	    'BEGIN { printf "%-6s %6d %6d %9d %9d %7.2f %9.2f %9.2f %7.0f\n", "perf", r, k, s, l, w,
-		     cap, cap + rep, s ? b / s : 0 }'
+	    -v cap="$cap" -v rep="$rep" -v b="$(stat -c %s "$f")" -v cut=$((rep_rc == 124)) \
+	    'BEGIN { printf "%-6s %6d %6d %9d %9d %7.2f %9.2f %s%8.2f %7.0f\n", "perf", r, k, s, l, w,
+		     cap, cut ? ">" : " ", cap + rep, s ? b / s : 0 }'
 }
 
 for r in ${rates//,/ }; do

@@ -68,7 +68,7 @@
 #define REAP_IDLE_MS	50
 #define PLAN_INTERVAL_MS 60000	/* --keep / --max-size */
 #define WAL_CHECK_MS	1000
-#define DEFAULT_INGEST_NICE 10
+#define DEFAULT_INGEST_NICE 19
 #define QUIESCE_DELAY_NS (50 * 1000 * 1000ULL)
 #define DEFAULT_MAX_WAL	(64ULL << 20)
 

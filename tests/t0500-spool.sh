@@ -130,9 +130,9 @@ id=$(cat "$tmp/roomy.id")
 [ "$(q "SELECT lost FROM sessions WHERE id=$id")" = 0 ] ||
 	fail "lost $(q "SELECT lost FROM sessions WHERE id=$id") with room in the spool: $(cat "$tmp/roomy.stop")"
 [ -z "$(ls -A "$STROBE_DB.spool" 2>/dev/null)" ] || fail "the spool's files outlived the session"
-# ingest (strobed's main thread) yields to the workload at nice 10; the
+# ingest (strobed's main thread) yields to the workload at nice 19; the
 # drain thread runs SCHED_FIFO (policy 1)
-awk -v pid=$daemon_pid '$1 == pid && $2 == 10 && $3 == 0 { m = 1 } $1 != pid && $3 == 1 { d = 1 }
+awk -v pid=$daemon_pid '$1 == pid && $2 == 19 && $3 == 0 { m = 1 } $1 != pid && $3 == 1 { d = 1 }
 	END { exit !(m && d) }' "$tmp/roomy.nice" ||
 	fail "threads and nice values: $(cat "$tmp/roomy.nice")"
 compare roomy 0 0.02
