@@ -1131,7 +1131,7 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 	case PERF_RECORD_EXIT:
 		return ingest_exit(in, pr.task.pid, pr.task.tid, pr.time, e);
 	case PERF_RECORD_LOST:
-		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "ring", e);
+		return ingest_lost_records(in, cpu, pr.time, pr.lost.lost, e);
 	case PERF_RECORD_LOST_SAMPLES:
 		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "samples", e);
 	case PERF_RECORD_THROTTLE:

@@ -66,10 +66,12 @@ static const char *const stmt_sql[NR_STMTS] = {
 			    "WHERE id=?1",
 	[STMT_COMM_FIND] = "SELECT id FROM comms WHERE name=?1",
 	[STMT_COMM_ADD] = "INSERT INTO comms(name) VALUES(?1)",
-	[STMT_PROCESS] = "INSERT INTO processes VALUES(?1,?2,?3,?4,?5,?6) "
+	[STMT_PROCESS] = "INSERT INTO processes(session_id,pid,ppid,comm_id,start_ns,exit_ns,"
+			 "uncertain_ns) VALUES(?1,?2,?3,?4,?5,?6,?7) "
 			 "ON CONFLICT DO UPDATE SET ppid=coalesce(excluded.ppid,ppid),"
 			 "comm_id=coalesce(excluded.comm_id,comm_id),"
-			 "exit_ns=coalesce(excluded.exit_ns,exit_ns)",
+			 "exit_ns=coalesce(excluded.exit_ns,exit_ns),"
+			 "uncertain_ns=coalesce(uncertain_ns,excluded.uncertain_ns)",
 	[STMT_CPU] = "INSERT OR REPLACE INTO session_cpus(session_id,cpu,samples,lost,"
 		     "tail_c0,tail_c1,tail_c2,tail_c3,tail_c4,tail_c5,tail_c6,tail_c7,"
 		     "lost_c0,lost_c1,lost_c2,lost_c3,lost_c4,lost_c5,lost_c6,lost_c7) "
@@ -1062,6 +1064,14 @@ int64_t db_comm_intern(struct db *db, const char *name, struct error *e)
 int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
 		   int64_t comm_id, uint64_t start_ns, uint64_t exit_ns, struct error *e)
 {
+	return db_process_put_uncertain(db, session_id, pid, ppid, comm_id, start_ns, exit_ns,
+					0, e);
+}
+
+int db_process_put_uncertain(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
+			     int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
+			     uint64_t uncertain_ns, struct error *e)
+{
 	sqlite3_stmt *st = db->stmt[STMT_PROCESS];
 
 	sqlite3_bind_int64(st, 1, session_id);
@@ -1070,5 +1080,6 @@ int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppi
 	bind_opt_int(st, 4, comm_id);
 	sqlite3_bind_int64(st, 5, (int64_t)start_ns);
 	bind_opt_int(st, 6, (int64_t)exit_ns);
+	bind_opt_int(st, 7, (int64_t)uncertain_ns);
 	return step_done(db, st, e, "storing a process");
 }

@@ -226,8 +226,15 @@ int db_binary_note(struct db *db, int64_t id, const char *note, struct error *e)
 
 int64_t db_comm_intern(struct db *db, const char *name, struct error *e);
 
+/* Store or update the row of process (pid, start_ns); ppid, comm_id,
+ * exit_ns 0: keep what the row has. */
 int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
 		   int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
 		   struct error *e);
+/* The same, and uncertain_ns (schema 9; 0: none): the time from which its
+ * maps may be wrong.  A row keeps the first it was given. */
+int db_process_put_uncertain(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
+			     int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
+			     uint64_t uncertain_ns, struct error *e);
 
 #endif

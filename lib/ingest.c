@@ -274,6 +274,8 @@ struct ingest {
 	size_t batch_rows;
 	int64_t kernel_id, unknown_id;
 	int64_t binary_max, comm_max;	/* largest ids handed out */
+	uint64_t batch_uncertain_ns;	/* first uncertainty marked in the open
+					 * batch (0: none): undone with it */
 	struct ingest_stats stats;
 	struct ingest_limits limits;
 };
@@ -315,10 +317,21 @@ static void proc_forget_ids(struct proc *p, void *arg)
 		p->comm_id = 0;
 }
 
+/* The marks of a failed batch are not stored: forget them, so that the
+ * next loss marks the process again. */
+static void proc_forget_uncertain(struct proc *p, void *arg)
+{
+	const uint64_t *since = arg;
+
+	if (p->uncertain_ns >= *since)
+		p->uncertain_ns = 0;
+}
+
 /* The open batch is stored: it is what a failed batch goes back to. */
 static void batch_committed(struct ingest *in)
 {
 	in->in_batch = 0;
+	in->batch_uncertain_ns = 0;
 	in->held = 0;
 	agg_merge(&in->agg, &in->pending);
 	time_clear(&in->times);
@@ -355,6 +368,9 @@ static void batch_undo(struct ingest *in)
 	in->stats = in->committed.stats;
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].now = in->cpus[c].committed;
+	if (in->batch_uncertain_ns)
+		proc_table_each(in->procs, proc_forget_uncertain, &in->batch_uncertain_ns);
+	in->batch_uncertain_ns = 0;
 	if (in->binary_max > in->committed.binary_max || in->comm_max > in->committed.comm_max) {
 		strmap_forget_above(&in->binaries, in->committed.binary_max);
 		strmap_forget_above(&in->comms, in->committed.comm_max);
@@ -547,7 +563,10 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		return -1;
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
-	return db_process_put(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0, e);
+	if (p->uncertain_ns)	/* a copy of maps that may be wrong */
+		p->uncertain_ns = time_ns;
+	return db_process_put_uncertain(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0,
+					p->uncertain_ns, e);
 }
 
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
@@ -937,6 +956,43 @@ int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t coun
 	in->s->lost += count;
 	in->stats.lost += count;
 	return db_lost_insert(in->db, in->s->id, cpu, time_ns, count, kind, e);
+}
+
+struct mark_arg {
+	struct ingest *in;
+	uint64_t time_ns;
+	struct error *e;
+	int ret;
+};
+
+static void proc_mark_uncertain(struct proc *p, void *arg)
+{
+	struct mark_arg *a = arg;
+	struct ingest *in = a->in;
+
+	if (!p->pid || p->uncertain_ns || a->ret < 0)
+		return;	/* the idle task maps nothing */
+	p->uncertain_ns = a->time_ns;
+	if (!in->batch_uncertain_ns)
+		in->batch_uncertain_ns = a->time_ns;
+	if (!p->start_ns)	/* known from its mmaps only: it gets a row */
+		p->start_ns = a->time_ns;
+	in->stats.uncertain++;
+	a->ret = db_process_put_uncertain(in->db, in->s->id, p->pid, 0, p->comm_id,
+					  p->start_ns, 0, a->time_ns, a->e);
+}
+
+int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
+			struct error *e)
+{
+	struct mark_arg a = { in, time_ns ? time_ns : 1, e, 0 };
+
+	if (!count)
+		return 0;
+	if (ingest_lost(in, cpu, time_ns, count, "ring", e) < 0)
+		return -1;
+	proc_table_each(in->procs, proc_mark_uncertain, &a);
+	return a.ret;
 }
 
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e)

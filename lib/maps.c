@@ -126,6 +126,7 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	if (!parent)
 		return child;
 	child->comm_id = parent->comm_id;
+	child->uncertain_ns = parent->uncertain_ns;
 	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
 	if (parent->nr_maps)
 		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
@@ -138,6 +139,7 @@ void proc_exec(struct proc *p)
 	p->nr_maps = 0;
 	p->nr_tids = 0;
 	p->leader_exited = 0;
+	p->uncertain_ns = 0;
 }
 
 void proc_thread_add(struct proc *p, uint32_t tid)

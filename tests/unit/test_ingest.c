@@ -5,7 +5,8 @@
  * with SQL: which binary and file offset each sample got at mmap time
  * boundaries, after fork, exec, exit and pid reuse (also with a lost
  * EXIT), after the exit of a leader thread while other threads run; lost
- * and throttle rows and the session's totals; counter increases
+ * and throttle rows and the session's totals; processes marked uncertain
+ * after a loss of records of every kind (PERF_RECORD_LOST); counter increases
  * attributed to the next sample on each CPU, per-CPU tails and the
  * histogram; ids of binaries and comms of a batch whose commit failed are
  * not used again.  The mapped files are real ELF files of the build
@@ -536,6 +537,54 @@ static void test_lost(void **state)
 	fix_free(f);
 }
 
+/* uncertain_ns of pid's process row that started at start_ns (-1: NULL). */
+static int64_t process_uncertain(struct fix *f, uint32_t pid, uint64_t start_ns)
+{
+	return q_int(f, "SELECT uncertain_ns FROM processes WHERE session_id = ? AND pid = ? "
+		     "AND start_ns = ?", f->s.id, (int64_t)pid, (int64_t)start_ns);
+}
+
+/*
+ * PERF_RECORD_LOST counts records of every kind: side-band (mmap, exec,
+ * fork, exit) may be among them, so every process alive at the loss may
+ * have wrong maps from then on.  Their rows say so (uncertain_ns, the time
+ * of the first such loss), and so do those of children forked from them
+ * with a copy of their maps; a process started after the loss from a
+ * certain parent, or by exec alone, is certain.  A loss of samples only
+ * (PERF_RECORD_LOST_SAMPLES, kind "samples") marks nobody.
+ */
+static void test_lost_sideband(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct error e;
+
+	comm(f, P1, P1, "alive", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	assert_int_equal(ingest_lost(f->in, 0, 200, 4, "samples", &e), 0);
+	commit(f);
+	assert_int_equal(process_uncertain(f, P1, 100), -1);
+
+	assert_int_equal(ingest_lost_records(f->in, 1, 300, 9, &e), 0);
+	fork_(f, P1, P2, P2, 400);		/* a copy of maps that may be wrong */
+	comm(f, P3, P3, "fresh", 1, 500);	/* new after the loss */
+	fork_(f, P3, T1, T1, 510);		/* from a certain parent */
+	comm(f, P1, P1, "again", 1, 600);	/* exec: new maps, certain from now */
+	fork_(f, P1, T2, T2, 700);
+	sample(f, 0, 710, P1, P1, BASE + 0x10, 0, NULL);
+	commit(f);
+
+	assert_int_equal(process_uncertain(f, P1, 100), 300);
+	assert_int_equal(process_uncertain(f, P2, 400), 400);
+	assert_int_equal(process_uncertain(f, P3, 500), -1);
+	assert_int_equal(process_uncertain(f, T1, 510), -1);
+	assert_int_equal(process_uncertain(f, T2, 700), -1);
+	/* still counted as lost, kind "ring", as before */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE cpu = 1 AND time_ns = 300 "
+			       "AND count = 9 AND kind = 'ring'"), 1);
+	assert_int_equal(q_int(f, "SELECT lost FROM sessions WHERE id = ?", f->s.id), 13);
+	fix_free(f);
+}
+
 /* c0, c1 of the sample at time t */
 static void check_counters(struct fix *f, uint64_t t, int64_t c0, int64_t c1)
 {
@@ -854,6 +903,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lost_exit_reuse, teardown),
 		cmocka_unit_test_teardown(test_leader_exit, teardown),
 		cmocka_unit_test_teardown(test_lost, teardown),
+		cmocka_unit_test_teardown(test_lost_sideband, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_lost_interval, teardown),
 		cmocka_unit_test_teardown(test_unscheduled, teardown),

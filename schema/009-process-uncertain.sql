@@ -1,0 +1,12 @@
+-- 009-process-uncertain.sql: processes whose maps may be wrong (issue 11).
+--
+-- A PERF_RECORD_LOST counts records of every kind that did not fit in a
+-- CPU's ring: mmap, exec, fork and exit records may be among them, and
+-- nothing says whose.  From then on the maps strobed keeps of every
+-- process alive at that moment may lack a mapping, or still hold those of
+-- a process that exited (its pid reused), so a user sample of theirs may
+-- be named from the wrong binary.  processes.uncertain_ns is the time of
+-- the first such loss while the process lived (for a child forked from
+-- such a process with a copy of its maps, the fork): NULL when its maps
+-- are complete, and in sessions recorded before this schema.
+ALTER TABLE processes ADD COLUMN uncertain_ns INTEGER;

@@ -1,0 +1,38 @@
+#!/bin/sh
+# t0265-uncertain: processes whose maps may be wrong (issue 11).  On the
+# hand-made database of t0260 (tests/data/export-fixture.sql): a session
+# with lost records and processes.uncertain_ns set (schema 9) makes
+# 'strobe report' warn, naming those processes (their names printable
+# only), in the header and on stderr for CSV; without such rows, no
+# warning, and the report's CSV is unchanged by the marks.
+. "$(dirname "$0")/lib.sh"
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
+
+fx=$tmp/fx.db
+nschema=$(ls "$top"/schema/[0-9][0-9][0-9]-*.sql | wc -l)
+{
+	cat "$top"/schema/[0-9][0-9][0-9]-*.sql
+	echo "PRAGMA application_id=1398035023; PRAGMA user_version=$nschema;"
+	sed -e "s/@W60@/0x100/g" -e "s/@W30@/0x200/g" -e "s/@W10@/0x300/g" \
+		"$top/tests/data/export-fixture.sql"
+} | sqlq -bail "$fx" || fail "building the fixture database"
+R() { "$STROBE" report --db "$fx" --session 1 --by binary "$@"; }
+
+R >"$tmp/before.txt" 2>"$tmp/err" || fail "report: $(cat "$tmp/err")"
+grep -q "WARNING: 3 samples lost" "$tmp/before.txt" || fail "no lost warning: $(cat "$tmp/before.txt")"
+grep -q "may be wrong" "$tmp/before.txt" && fail "uncertain warning without marks"
+R --format csv >"$tmp/before.csv" 2>/dev/null || fail "report csv"
+ok "no marks, no warning"
+
+sqlite3 "$fx" "UPDATE processes SET uncertain_ns = 1000001000000 WHERE pid = 200;
+	UPDATE processes SET uncertain_ns = 1000007000000 WHERE pid = 300;
+	UPDATE comms SET name = 'bad' || char(27) || '[31m' WHERE id = 5;" ||
+	fail "marking processes"
+R >"$tmp/after.txt" 2>"$tmp/err" || fail "report: $(cat "$tmp/err")"
+grep "may be wrong" "$tmp/after.txt" >"$tmp/w" || fail "no warning: $(cat "$tmp/after.txt")"
+grep -q "^# WARNING: .*the maps of 2 processes (pid 200 (we,ird \"name\"), pid 300 (bad?\[31m))" \
+	"$tmp/w" || fail "warning: $(cat "$tmp/w")"
+R --format csv >"$tmp/after.csv" 2>"$tmp/err" || fail "report csv"
+grep -q "strobe report: WARNING: .*maps of 2 processes" "$tmp/err" || fail "csv stderr: $(cat "$tmp/err")"
+cmp -s "$tmp/before.csv" "$tmp/after.csv" || fail "the CSV changed"
+ok "marked processes named in the warning, CSV unchanged"
