@@ -844,7 +844,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	struct db_agg key, *a;
 	struct db_time_agg tkey, *ta;
 	int64_t rel;
-	const struct proc *p;
+	struct proc *p;
 	int64_t rowid;
 	int nr = MIN((int)r->sample.nr_counters, in->nr);
 
@@ -879,6 +879,8 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	}
 
 	p = proc_get(in->procs, row.pid, 0);
+	if (p && row.tid != row.pid)
+		proc_thread_seen(p, row.tid);
 	row.comm_id = p ? p->comm_id : 0;
 	if ((row.flags & STROBE_SAMPLE_MODE_MASK) == STROBE_SAMPLE_KERNEL && in->kernel_id) {
 		row.binary_id = in->kernel_id;

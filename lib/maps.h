@@ -29,6 +29,7 @@ struct proc {
 	size_t nr_maps, cap_maps;
 	uint32_t *tids;		/* live threads besides the leader */
 	size_t nr_tids, cap_tids;
+	uint32_t last_tid;	/* proc_thread_seen()'s last, known in tids */
 	int leader_exited;	/* the leader thread exited, others may run */
 	uint64_t uncertain_ns;	/* maps may be wrong from then on (side-band
 				 * records lost); 0: complete.  A fork
@@ -52,6 +53,10 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid);
 void proc_exec(struct proc *p);
 /* Thread tid (not the leader) runs in p; adding it twice is harmless. */
 void proc_thread_add(struct proc *p, uint32_t tid);
+/* A sample of thread tid of p: it runs, so p's address space lives until
+ * its exit too (a thread whose start strobe did not see).  Cheap when the
+ * same thread is seen again. */
+void proc_thread_seen(struct proc *p, uint32_t tid);
 /* Thread tid of p exited: 1 if p has no thread left (the process exited),
  * else 0.  Threads p never heard of (started before the session) count
  * as gone. */

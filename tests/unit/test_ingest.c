@@ -482,6 +482,32 @@ static void test_leader_exit(void **state)
 }
 
 /*
+ * A thread strobe never saw start (its FORK lost, or started between the
+ * /proc scan and the perf events): its samples prove it runs, so the
+ * leader's exit leaves the maps to it too.
+ */
+static void test_leader_exit_unseen_thread(void **state)
+{
+	struct fix *f = fix_new(0);
+
+	comm(f, P1, P1, "threads", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 150, P1, T1, BASE + 0x40, 0, NULL);	/* no FORK of T1 */
+	sample(f, 1, 151, P1, T1, BASE + 0x44, 0, NULL);
+	exit_(f, P1, P1, 200);
+	sample(f, 0, 210, P1, T1, BASE + 0x48, 0, NULL);
+	exit_(f, P1, T1, 300);
+	sample(f, 0, 310, P1, T1, BASE + 0x48, 0, NULL);
+	commit(f);
+
+	check_sample(f, 150, elf_a, 0x40);
+	check_sample(f, 210, elf_a, 0x48);
+	check_sample(f, 310, "[unknown]", BASE + 0x48);
+	assert_int_equal(process_exit(f, P1, 100), 300);
+	fix_free(f);
+}
+
+/*
  * Lost records: ring losses (STROBE_REC_LOST) and drops before the ring
  * (ingest_lost) are rows with their cpu, time, count and kind; throttles
  * too; the session and per-CPU totals add them up.
@@ -902,6 +928,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),
 		cmocka_unit_test_teardown(test_lost_exit_reuse, teardown),
 		cmocka_unit_test_teardown(test_leader_exit, teardown),
+		cmocka_unit_test_teardown(test_leader_exit_unseen_thread, teardown),
 		cmocka_unit_test_teardown(test_lost, teardown),
 		cmocka_unit_test_teardown(test_lost_sideband, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
