@@ -567,7 +567,7 @@ static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
 	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
 	"first_sample,last_sample,samples,lost,throttled,duration_ns,time_bucket_ns," \
-	"late_samples"
+	"late_samples,late_records,late_max_ns"
 
 static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 {
@@ -605,6 +605,14 @@ static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 		sqlite3_bind_int64(st, i++, s->late_samples);
 	else
 		sqlite3_bind_null(st, i++);
+	if (s->late_records >= 0)
+		sqlite3_bind_int64(st, i++, s->late_records);
+	else
+		sqlite3_bind_null(st, i++);
+	if (s->late_max_ns >= 0)
+		sqlite3_bind_int64(st, i++, s->late_max_ns);
+	else
+		sqlite3_bind_null(st, i++);
 }
 
 static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
@@ -614,7 +622,7 @@ static int session_write(struct db *db, struct db_session *s, int insert, struct
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
 			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)", -1, &st, NULL))
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31)", -1, &st, NULL))
 		return sql_error(db, e, "storing the session");
 	session_bind(st, s);
 	if (insert)
@@ -726,6 +734,12 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	s->time_bucket_ns = sqlite3_column_int64(st, i++);
 	s->late_samples = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
 			  sqlite3_column_int64(st, i);
+	i++;
+	s->late_records = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
+			  sqlite3_column_int64(st, i);
+	i++;
+	s->late_max_ns = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
+			 sqlite3_column_int64(st, i);
 	i++;
 	sqlite3_finalize(st);
 

@@ -248,7 +248,7 @@ struct cpu_state {
 /* The session's totals as of the last commit. */
 struct ingest_committed {
 	int64_t first_sample, last_sample, samples, lost, throttled;
-	int64_t late_samples, max_time;
+	int64_t late_samples, max_time, late_records, late_max_ns;
 	struct ingest_stats stats;
 	int64_t binary_max, comm_max;	/* largest ids known to be stored */
 };
@@ -341,6 +341,8 @@ static void batch_committed(struct ingest *in)
 	in->committed.lost = in->s->lost;
 	in->committed.throttled = in->s->throttled;
 	in->committed.late_samples = in->s->late_samples;
+	in->committed.late_records = in->s->late_records;
+	in->committed.late_max_ns = in->s->late_max_ns;
 	in->committed.max_time = in->max_time;
 	in->committed.stats = in->stats;
 	in->committed.binary_max = in->binary_max;
@@ -359,6 +361,8 @@ static void batch_undo(struct ingest *in)
 	agg_clear(&in->pending);
 	time_clear(&in->times);
 	in->s->late_samples = in->committed.late_samples;
+	in->s->late_records = in->committed.late_records;
+	in->s->late_max_ns = in->committed.late_max_ns;
 	in->max_time = in->committed.max_time;
 	in->s->first_sample = in->committed.first_sample;
 	in->s->last_sample = in->committed.last_sample;
@@ -427,6 +431,7 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
 	s->time_bucket_ns = INGEST_TIME_BUCKET_NS;
 	s->late_samples = 0;
+	s->late_records = s->late_max_ns = 0;
 	in->max_time = INT64_MIN;
 	in->committed.max_time = INT64_MIN;
 	if (batch_open(in, e))	/* adds [unknown] */
@@ -982,6 +987,22 @@ static void proc_mark_uncertain(struct proc *p, void *arg)
 	in->stats.uncertain++;
 	a->ret = db_process_put_uncertain(in->db, in->s->id, p->pid, 0, p->comm_id,
 					  p->start_ns, 0, a->time_ns, a->e);
+}
+
+int ingest_late(struct ingest *in, uint32_t pid, uint64_t time_ns, uint64_t late_ns,
+		struct error *e)
+{
+	struct mark_arg a = { in, time_ns ? time_ns : 1, e, 0 };
+	struct proc *p;
+
+	if (batch_open(in, e))
+		return -1;
+	in->s->late_records++;
+	in->s->late_max_ns = MAX(in->s->late_max_ns, (int64_t)MIN(late_ns, (uint64_t)INT64_MAX));
+	p = pid ? proc_get(in->procs, pid, 0) : NULL;
+	if (p)
+		proc_mark_uncertain(p, &a);
+	return a.ret;
 }
 
 int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,

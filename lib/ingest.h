@@ -63,6 +63,16 @@ int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t coun
  */
 int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
 			struct error *e);
+/*
+ * The record that follows (of process pid; 0 for a sample or a record of no
+ * process) was handed out by the merge late_ns after a younger one, out of
+ * time order: counted in the session's late_records and late_max_ns
+ * (schema 9).  A side-band record of a process is applied at its delivery,
+ * so its samples between its time and now were resolved without it: the
+ * process is marked uncertain from time_ns, as by ingest_lost_records().
+ */
+int ingest_late(struct ingest *in, uint32_t pid, uint64_t time_ns, uint64_t late_ns,
+		struct error *e);
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e);
 /* cpu's sampling group counted running_ns of the enabled_ns that ended at
  * time_ns (error: the kernel could not schedule it at all, a pinned group

@@ -282,15 +282,20 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			prefix, (long long)s->lost, where[0] ? " (" : "",
 			where, where[0] ? ")" : "");
 	}
-	if (s->lost > 0) {
+	if (s->late_records > 0)
+		fprintf(f, "%sWARNING: %lld records reached strobed more than the merge "
+			"horizon late (up to %.3f ms) and were taken out of time order: a late "
+			"sample used the maps as of its arrival, a late mmap, exec, fork or exit "
+			"marks its process's maps as uncertain\n", prefix,
+			(long long)s->late_records, s->late_max_ns / 1e6);
+	if (s->lost > 0 || s->late_records > 0) {
 		char who[400];
 		int64_t nr = uncertain_processes(db, s->id, who, sizeof(who));
 
 		if (nr)
-			fprintf(f, "%sWARNING: records lost from the rings may include "
-				"mmap, exec, fork or exit records: the maps of %lld "
-				"process%s (%s) may be wrong from the loss on, so some of "
-				"their user samples may be [unknown] or named from the "
+			fprintf(f, "%sWARNING: the maps of %lld process%s (%s) may be wrong "
+				"from a lost or late mmap, exec, fork or exit record on: some "
+				"of their user samples may be [unknown] or named from the "
 				"wrong binary\n", prefix, (long long)nr, nr > 1 ? "es" : "",
 				who);
 	}

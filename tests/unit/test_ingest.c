@@ -611,6 +611,38 @@ static void test_lost_sideband(void **state)
 	fix_free(f);
 }
 
+/*
+ * Records the merge delivered after younger ones (more than its horizon
+ * late): counted in sessions.late_records with the largest lateness in
+ * late_max_ns; a late side-band record of a process marks it uncertain
+ * from its time (its samples in between were resolved without it), a late
+ * sample only counts.
+ */
+static void test_late_records(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct error e;
+
+	comm(f, P1, P1, "late", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	comm(f, P2, P2, "intime", 1, 120);
+	sample(f, 0, 200, P1, P1, BASE + 0x10, 0, NULL);
+	assert_int_equal(ingest_late(f->in, P1, 150, 50, &e), 0);
+	mmap_at(f, P1, BASE, LEN, 0, elf_b, 150);	/* its time was before 200 */
+	sample(f, 0, 210, P1, P1, BASE + 0x10, 0, NULL);
+	assert_int_equal(ingest_late(f->in, 0, 205, 5, &e), 0);
+	sample(f, 1, 205, P2, P2, BASE + 0x10, 0, NULL);
+	commit(f);
+
+	check_sample(f, 200, elf_a, 0x10);
+	check_sample(f, 210, elf_b, 0x10);
+	assert_int_equal(q_int(f, "SELECT late_records FROM sessions WHERE id = ?", f->s.id), 2);
+	assert_int_equal(q_int(f, "SELECT late_max_ns FROM sessions WHERE id = ?", f->s.id), 50);
+	assert_int_equal(process_uncertain(f, P1, 100), 150);
+	assert_int_equal(process_uncertain(f, P2, 120), -1);
+	fix_free(f);
+}
+
 /* c0, c1 of the sample at time t */
 static void check_counters(struct fix *f, uint64_t t, int64_t c0, int64_t c1)
 {
@@ -931,6 +963,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_leader_exit_unseen_thread, teardown),
 		cmocka_unit_test_teardown(test_lost, teardown),
 		cmocka_unit_test_teardown(test_lost_sideband, teardown),
+		cmocka_unit_test_teardown(test_late_records, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_lost_interval, teardown),
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
