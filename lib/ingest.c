@@ -27,8 +27,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "hashkey.h"
 #include "ingest.h"
 #include "kallsyms.h"
@@ -599,32 +601,40 @@ static const char *const special_maps[] = {
  * never block (a FIFO), never acquire a controlling tty. */
 #define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-/* Open exactly the mapped object: /proc/PID/map_files survives renames,
- * deletions and replacement of the path; the path is the fallback.  Only a
- * regular file of at most HASHKEY_FILE_MAX bytes is returned (a mapping of
- * a device node is never read as a binary); else -1 and problem says why. */
-static int open_mapped(const struct ingest_mmap *m, struct stat *st,
-		       char *problem, size_t size)
+/*
+ * The file at path as process pid sees it: path resolved under its root
+ * directory (/proc/PID/root, its mount namespace and chroot), symlinks
+ * included, never escaping that root (openat2 RESOLVE_IN_ROOT: an absolute
+ * link target or ".." stays inside) and never through a magic link; the
+ * last component is not followed.  -1 with errno when it cannot: the
+ * process is gone, or the kernel predates openat2 (Linux 5.6).
+ */
+static int open_in_root(uint32_t pid, const char *path)
 {
-	char path[128];
-	int fd, by_path = 0;
+	struct open_how how = {
+		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64];
+	int dfd, fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 m->pid, m->start, m->start + m->len);
-	fd = open(path, OPEN_UNTRUSTED);
-	if (fd < 0) {
-		/* The path is the mapping process's word only: by now it
-		 * may be a symlink to /etc/shadow, a FIFO or a device.  The
-		 * last component is not followed; earlier ones may still be
-		 * symlinks, which is safe only because the handle is checked
-		 * below to be the very file the kernel reported mapped. */
-		fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
-		by_path = 1;
-	}
-	if (fd < 0) {
-		snprintf(problem, size, "cannot open %s: %s", m->filename, strerror(errno));
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return -1;
-	}
+	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	err = errno;
+	close(dfd);
+	errno = err;
+	return fd;
+}
+
+/* fd is the mapped object of m (else -1, fd closed, problem says why): a
+ * regular file of at most HASHKEY_FILE_MAX bytes and, opened by path, the
+ * device and inode of the record when it has them. */
+static int mapped_check(int fd, const struct ingest_mmap *m, int by_path, struct stat *st,
+			char *problem, size_t size)
+{
 	if (fstat(fd, st) < 0) {
 		snprintf(problem, size, "cannot stat %s: %s", m->filename, strerror(errno));
 	} else if (!S_ISREG(st->st_mode)) {
@@ -640,10 +650,49 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	} else {
 		/* With a build-id instead of dev/ino, binary_of_file() accepts
 		 * the file only if it has that build-id. */
+		problem[0] = 0;
 		return fd;
 	}
 	close(fd);
 	return -1;
+}
+
+/*
+ * Open exactly the mapped object, by handle, first of:
+ *  1. /proc/PID/map_files/START-END: the mapping itself, whatever became
+ *     of its path (renamed, deleted, replaced);
+ *  2. the path in the process's own view (open_in_root()): a process in a
+ *     container maps files of its mount namespace, which the same path in
+ *     strobed's may not name;
+ *  3. the path in strobed's namespace (the process has exited).
+ * By path (2, 3), the path is the mapping process's word only: by now it
+ * may be a symlink to /etc/shadow, a FIFO, a device, another file; its pid
+ * may even be another process's.  So the last component is not followed,
+ * and a handle is kept only if mapped_check() finds the very file the
+ * kernel reported mapped (device and inode; with a build-id instead,
+ * binary_of_file() checks that).  -1 if none is: problem says why (the
+ * last reason).
+ */
+static int open_mapped(const struct ingest_mmap *m, struct stat *st,
+		       char *problem, size_t size)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 m->pid, m->start, m->start + m->len);
+	fd = open(path, OPEN_UNTRUSTED);
+	if (fd >= 0)
+		return mapped_check(fd, m, 0, st, problem, size);
+	fd = open_in_root(m->pid, m->filename);
+	if (fd >= 0 && (fd = mapped_check(fd, m, 1, st, problem, size)) >= 0)
+		return fd;
+	fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
+	if (fd < 0) {
+		snprintf(problem, size, "cannot open %s: %s", m->filename, strerror(errno));
+		return -1;
+	}
+	return mapped_check(fd, m, 1, st, problem, size);
 }
 
 /* Whether everyone could read the file at path, whose status is st: it is

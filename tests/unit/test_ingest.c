@@ -9,7 +9,8 @@
  * after a loss of records of every kind (PERF_RECORD_LOST); counter increases
  * attributed to the next sample on each CPU, per-CPU tails and the
  * histogram; ids of binaries and comms of a batch whose commit failed are
- * not used again.  The mapped files are real ELF files of the build
+ * not used again; a binary of another mount namespace read through the
+ * process's own root.  The mapped files are real ELF files of the build
  * (tests/workloads/split603010 and pagetouch; STROBE_BUILD, else found
  * from this program's path).
  */
@@ -28,9 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
@@ -508,6 +513,104 @@ static void test_leader_exit_unseen_thread(void **state)
 }
 
 /*
+ * A process in another mount namespace (a container) maps a file at a path
+ * that names another file in strobed's: with no /proc/PID/map_files entry
+ * for the mapping (gone, or not readable), the binary is read through the
+ * process's own view, /proc/PID/root, and accepted by its device and inode
+ * (or build-id); never the file at that path in strobed's namespace.
+ * Needs CAP_SYS_ADMIN (unshare, mount): skipped without.
+ */
+static void test_mount_namespace(void **state)
+{
+	struct fix *f;
+	char target[PATH_MAX + 16], key_b[256];
+	int pfd[2];
+	pid_t child;
+	struct stat sb;
+	char c;
+
+	if (geteuid() != 0)
+		skip();
+	f = fix_new(0);
+	snprintf(target, sizeof(target), "%s/bin", f->dir);
+	{
+		/* strobed's namespace: a copy of A at the path */
+		FILE *in = fopen(elf_a, "rb"), *out = fopen(target, "wb");
+		char buf[8192];
+		size_t n;
+
+		assert_non_null(in);
+		assert_non_null(out);
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			assert_int_equal(fwrite(buf, 1, n, out), n);
+		fclose(in);
+		fclose(out);
+	}
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* the container: B bind-mounted over the path */
+		close(pfd[0]);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(elf_b, target, NULL, MS_BIND, NULL) < 0)
+			_exit(1);
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1) {
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+		fix_free(f);
+		skip();	/* no mount namespaces here */
+	}
+	close(pfd[0]);
+	assert_int_equal(stat(elf_b, &sb), 0);
+
+	comm(f, (uint32_t)child, (uint32_t)child, "contained", 1, 100);
+	/* by device and inode: B's, as the kernel reports the mapping */
+	mmap_dev(f, (uint32_t)child, BASE, LEN, 0, target, 110, major(sb.st_dev),
+		 minor(sb.st_dev), sb.st_ino);
+	sample(f, 0, 120, (uint32_t)child, (uint32_t)child, BASE + 0x10, 0, NULL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	commit(f);
+
+	check_sample(f, 120, target, 0x10);
+	{
+		sqlite3_stmt *st;
+
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+			"SELECT key, cached, coalesce(problem, '') FROM binaries WHERE path = ?1",
+			-1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		if (sqlite3_column_int(st, 1) != 1)
+			fail_msg("not cached: %s", sqlite3_column_text(st, 2));
+		snprintf(key_b, sizeof(key_b), "%s", sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	/* B's key: what ingest gives B mapped at its own path */
+	mmap_at(f, P1, BASE, LEN, 0, elf_b, 200);
+	commit(f);
+	{
+		sqlite3_stmt *st;
+
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+			"SELECT key FROM binaries WHERE path = ?1", -1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_text(st, 1, elf_b, -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_string_equal(key_b, (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	fix_free(f);
+}
+
+/*
  * Lost records: ring losses (STROBE_REC_LOST) and drops before the ring
  * (ingest_lost) are rows with their cpu, time, count and kind; throttles
  * too; the session and per-CPU totals add them up.
@@ -969,6 +1072,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
+		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 	};
 
