@@ -1111,14 +1111,32 @@ static void thread_stop(struct backend *b)
 	b->wake_fd = -1;
 }
 
-/* Side-band and loss records of CPU cpu, in perf's layout, to ingest. */
+/* The process whose maps a side-band record changes, 0 for others. */
+static uint32_t perfrec_pid(const struct perfrec *pr)
+{
+	switch (pr->type) {
+	case PERF_RECORD_MMAP2:
+		return pr->mmap2.prot & PROT_EXEC ? pr->mmap2.pid : 0;
+	case PERF_RECORD_COMM:
+		return pr->comm.exec ? pr->comm.pid : 0;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return pr->task.pid;
+	}
+	return 0;
+}
+
+/* Side-band and loss records of CPU cpu, in perf's layout, to ingest;
+ * late_ns: handed out that long after a younger record (0: in order). */
 static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const unsigned char *p,
-			size_t len, struct error *e)
+			size_t len, uint64_t late_ns, struct error *e)
 {
 	struct perfrec pr;
 
 	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK)
 		return 0;	/* cannot happen: checked when queued */
+	if (late_ns && ingest_late(in, perfrec_pid(&pr), pr.time, late_ns, e) < 0)
+		return -1;
 	switch (pr.type) {
 	case PERF_RECORD_MMAP2: {
 		struct ingest_mmap m;
@@ -1150,7 +1168,7 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 	case PERF_RECORD_EXIT:
 		return ingest_exit(in, pr.task.pid, pr.task.tid, pr.time, e);
 	case PERF_RECORD_LOST:
-		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "ring", e);
+		return ingest_lost_records(in, cpu, pr.time, pr.lost.lost, e);
 	case PERF_RECORD_LOST_SAMPLES:
 		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "samples", e);
 	case PERF_RECORD_THROTTLE:
@@ -1175,12 +1193,15 @@ static int deliver_probe(struct backend *b, struct ingest *in, const struct merg
 	return ingest_marker(in, &m, e);
 }
 
-/* Queue src's entry q to ingest. */
+/* Queue src's entry q to ingest; late_ns as for deliver_perf(). */
 static int deliver(struct backend *b, struct ingest *in, int src, const struct merge_ent *q,
-		   struct error *e)
+		   uint64_t late_ns, struct error *e)
 {
 	const unsigned char *p = merge_payload(q);
 	int cpu = b->queue_cpu[src];
+
+	if (late_ns && q->kind != Q_PERF && ingest_late(in, 0, q->time, late_ns, e) < 0)
+		return -1;
 
 	if (q->kind == Q_MARK)
 		return deliver_probe(b, in, q, (const struct probe_hit *)p, e);
@@ -1193,7 +1214,7 @@ static int deliver(struct backend *b, struct ingest *in, int src, const struct m
 			return error_set(e, "internal error: undecodable record on CPU %d", cpu);
 		return ingest_record(in, &rec, e);
 	}
-	return deliver_perf(b, in, cpu, p, q->len, e);
+	return deliver_perf(b, in, cpu, p, q->len, late_ns, e);
 }
 
 /* strobe_dev_read() callback: queue one driver record of CPU ctx. */
@@ -1246,13 +1267,16 @@ static int merge_deliver(struct backend *b, struct ingest *in, uint64_t horizon,
 			 struct error *e)
 {
 	for (;;) {
+		uint64_t late = b->merge.stats.late, last = b->merge.last_time;
 		const struct merge_ent *q;
 		int src;
 
 		q = merge_next(&b->merge, horizon, &src);
 		if (!q)
 			break;
-		if (deliver(b, in, src, q, e) < 0)
+		/* merge.h: a late entry leaves last_time as it was */
+		if (deliver(b, in, src, q, b->merge.stats.late != late ? last - q->time : 0,
+			    e) < 0)
 			return -1;
 	}
 	merge_settle(&b->merge);

@@ -499,6 +499,9 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 	proto_addf(m, "lost", "%llu", (unsigned long long)st.lost);
 	proto_addf(m, "throttled", "%llu", (unsigned long long)st.throttled);
 	proto_addf(m, "unscheduled_ns", "%llu", (unsigned long long)st.ingest.unscheduled_ns);
+	proto_addf(m, "late", "%llu", (unsigned long long)st.late);
+	proto_addf(m, "late_max_ns", "%llu", (unsigned long long)st.late_max_ns);
+	proto_addf(m, "uncertain", "%llu", (unsigned long long)st.ingest.uncertain);
 	proto_addf(m, "duration_ns", "%llu", (unsigned long long)st.elapsed_ns);
 	return 0;
 }

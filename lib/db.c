@@ -66,10 +66,12 @@ static const char *const stmt_sql[NR_STMTS] = {
 			    "WHERE id=?1",
 	[STMT_COMM_FIND] = "SELECT id FROM comms WHERE name=?1",
 	[STMT_COMM_ADD] = "INSERT INTO comms(name) VALUES(?1)",
-	[STMT_PROCESS] = "INSERT INTO processes VALUES(?1,?2,?3,?4,?5,?6) "
+	[STMT_PROCESS] = "INSERT INTO processes(session_id,pid,ppid,comm_id,start_ns,exit_ns,"
+			 "uncertain_ns) VALUES(?1,?2,?3,?4,?5,?6,?7) "
 			 "ON CONFLICT DO UPDATE SET ppid=coalesce(excluded.ppid,ppid),"
 			 "comm_id=coalesce(excluded.comm_id,comm_id),"
-			 "exit_ns=coalesce(excluded.exit_ns,exit_ns)",
+			 "exit_ns=coalesce(excluded.exit_ns,exit_ns),"
+			 "uncertain_ns=coalesce(uncertain_ns,excluded.uncertain_ns)",
 	[STMT_CPU] = "INSERT OR REPLACE INTO session_cpus(session_id,cpu,samples,lost,"
 		     "tail_c0,tail_c1,tail_c2,tail_c3,tail_c4,tail_c5,tail_c6,tail_c7,"
 		     "lost_c0,lost_c1,lost_c2,lost_c3,lost_c4,lost_c5,lost_c6,lost_c7) "
@@ -565,7 +567,7 @@ static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
 	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
 	"first_sample,last_sample,samples,lost,throttled,duration_ns,time_bucket_ns," \
-	"late_samples"
+	"late_samples,late_records,late_max_ns"
 
 static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 {
@@ -603,6 +605,14 @@ static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 		sqlite3_bind_int64(st, i++, s->late_samples);
 	else
 		sqlite3_bind_null(st, i++);
+	if (s->late_records >= 0)
+		sqlite3_bind_int64(st, i++, s->late_records);
+	else
+		sqlite3_bind_null(st, i++);
+	if (s->late_max_ns >= 0)
+		sqlite3_bind_int64(st, i++, s->late_max_ns);
+	else
+		sqlite3_bind_null(st, i++);
 }
 
 static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
@@ -612,7 +622,7 @@ static int session_write(struct db *db, struct db_session *s, int insert, struct
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
 			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)", -1, &st, NULL))
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31)", -1, &st, NULL))
 		return sql_error(db, e, "storing the session");
 	session_bind(st, s);
 	if (insert)
@@ -724,6 +734,12 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	s->time_bucket_ns = sqlite3_column_int64(st, i++);
 	s->late_samples = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
 			  sqlite3_column_int64(st, i);
+	i++;
+	s->late_records = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
+			  sqlite3_column_int64(st, i);
+	i++;
+	s->late_max_ns = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
+			 sqlite3_column_int64(st, i);
 	i++;
 	sqlite3_finalize(st);
 
@@ -1062,6 +1078,14 @@ int64_t db_comm_intern(struct db *db, const char *name, struct error *e)
 int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
 		   int64_t comm_id, uint64_t start_ns, uint64_t exit_ns, struct error *e)
 {
+	return db_process_put_uncertain(db, session_id, pid, ppid, comm_id, start_ns, exit_ns,
+					0, e);
+}
+
+int db_process_put_uncertain(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
+			     int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
+			     uint64_t uncertain_ns, struct error *e)
+{
 	sqlite3_stmt *st = db->stmt[STMT_PROCESS];
 
 	sqlite3_bind_int64(st, 1, session_id);
@@ -1070,5 +1094,6 @@ int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppi
 	bind_opt_int(st, 4, comm_id);
 	sqlite3_bind_int64(st, 5, (int64_t)start_ns);
 	bind_opt_int(st, 6, (int64_t)exit_ns);
+	bind_opt_int(st, 7, (int64_t)uncertain_ns);
 	return step_done(db, st, e, "storing a process");
 }

@@ -92,6 +92,9 @@ struct db_session {
 	 * has no sample_time rows), and the samples stored after one of a
 	 * later time (-1: not counted, sessions from before schema 5) */
 	int64_t time_bucket_ns, late_samples;
+	/* schema 9: records the merge handed out after a younger one, and the
+	 * largest lateness (-1: not counted, sessions from before schema 9) */
+	int64_t late_records, late_max_ns;
 	/* counting events, in column order c0.. */
 	int nr_events;
 	struct db_event {
@@ -105,7 +108,7 @@ struct db_session {
 int db_session_insert(struct db *db, struct db_session *s, struct error *e);
 /* Write back the mutable fields: state, end_ns, tsc_*, kernel/kallsyms,
  * first/last_sample, samples, lost, throttled, duration_ns,
- * time_bucket_ns, late_samples. */
+ * time_bucket_ns, late_samples, late_records, late_max_ns. */
 int db_session_update(struct db *db, const struct db_session *s, struct error *e);
 /* Load session id, or the latest when id is 0. Fails with a clear
  * message when there is none.  Sessions being deleted do not exist. */
@@ -226,8 +229,15 @@ int db_binary_note(struct db *db, int64_t id, const char *note, struct error *e)
 
 int64_t db_comm_intern(struct db *db, const char *name, struct error *e);
 
+/* Store or update the row of process (pid, start_ns); ppid, comm_id,
+ * exit_ns 0: keep what the row has. */
 int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
 		   int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
 		   struct error *e);
+/* The same, and uncertain_ns (schema 9; 0: none): the time from which its
+ * maps may be wrong.  A row keeps the first it was given. */
+int db_process_put_uncertain(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
+			     int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
+			     uint64_t uncertain_ns, struct error *e);
 
 #endif

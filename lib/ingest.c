@@ -27,8 +27,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "hashkey.h"
 #include "ingest.h"
 #include "kallsyms.h"
@@ -248,7 +250,7 @@ struct cpu_state {
 /* The session's totals as of the last commit. */
 struct ingest_committed {
 	int64_t first_sample, last_sample, samples, lost, throttled;
-	int64_t late_samples, max_time;
+	int64_t late_samples, max_time, late_records, late_max_ns;
 	struct ingest_stats stats;
 	int64_t binary_max, comm_max;	/* largest ids known to be stored */
 };
@@ -274,6 +276,8 @@ struct ingest {
 	size_t batch_rows;
 	int64_t kernel_id, unknown_id;
 	int64_t binary_max, comm_max;	/* largest ids handed out */
+	uint64_t batch_uncertain_ns;	/* first uncertainty marked in the open
+					 * batch (0: none): undone with it */
 	struct ingest_stats stats;
 	struct ingest_limits limits;
 };
@@ -315,10 +319,21 @@ static void proc_forget_ids(struct proc *p, void *arg)
 		p->comm_id = 0;
 }
 
+/* The marks of a failed batch are not stored: forget them, so that the
+ * next loss marks the process again. */
+static void proc_forget_uncertain(struct proc *p, void *arg)
+{
+	const uint64_t *since = arg;
+
+	if (p->uncertain_ns >= *since)
+		p->uncertain_ns = 0;
+}
+
 /* The open batch is stored: it is what a failed batch goes back to. */
 static void batch_committed(struct ingest *in)
 {
 	in->in_batch = 0;
+	in->batch_uncertain_ns = 0;
 	in->held = 0;
 	agg_merge(&in->agg, &in->pending);
 	time_clear(&in->times);
@@ -328,6 +343,8 @@ static void batch_committed(struct ingest *in)
 	in->committed.lost = in->s->lost;
 	in->committed.throttled = in->s->throttled;
 	in->committed.late_samples = in->s->late_samples;
+	in->committed.late_records = in->s->late_records;
+	in->committed.late_max_ns = in->s->late_max_ns;
 	in->committed.max_time = in->max_time;
 	in->committed.stats = in->stats;
 	in->committed.binary_max = in->binary_max;
@@ -346,6 +363,8 @@ static void batch_undo(struct ingest *in)
 	agg_clear(&in->pending);
 	time_clear(&in->times);
 	in->s->late_samples = in->committed.late_samples;
+	in->s->late_records = in->committed.late_records;
+	in->s->late_max_ns = in->committed.late_max_ns;
 	in->max_time = in->committed.max_time;
 	in->s->first_sample = in->committed.first_sample;
 	in->s->last_sample = in->committed.last_sample;
@@ -355,6 +374,9 @@ static void batch_undo(struct ingest *in)
 	in->stats = in->committed.stats;
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].now = in->cpus[c].committed;
+	if (in->batch_uncertain_ns)
+		proc_table_each(in->procs, proc_forget_uncertain, &in->batch_uncertain_ns);
+	in->batch_uncertain_ns = 0;
 	if (in->binary_max > in->committed.binary_max || in->comm_max > in->committed.comm_max) {
 		strmap_forget_above(&in->binaries, in->committed.binary_max);
 		strmap_forget_above(&in->comms, in->committed.comm_max);
@@ -411,6 +433,7 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
 	s->time_bucket_ns = INGEST_TIME_BUCKET_NS;
 	s->late_samples = 0;
+	s->late_records = s->late_max_ns = 0;
 	in->max_time = INT64_MIN;
 	in->committed.max_time = INT64_MIN;
 	if (batch_open(in, e))	/* adds [unknown] */
@@ -547,7 +570,10 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		return -1;
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
-	return db_process_put(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0, e);
+	if (p->uncertain_ns)	/* a copy of maps that may be wrong */
+		p->uncertain_ns = time_ns;
+	return db_process_put_uncertain(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0,
+					p->uncertain_ns, e);
 }
 
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
@@ -575,32 +601,40 @@ static const char *const special_maps[] = {
  * never block (a FIFO), never acquire a controlling tty. */
 #define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-/* Open exactly the mapped object: /proc/PID/map_files survives renames,
- * deletions and replacement of the path; the path is the fallback.  Only a
- * regular file of at most HASHKEY_FILE_MAX bytes is returned (a mapping of
- * a device node is never read as a binary); else -1 and problem says why. */
-static int open_mapped(const struct ingest_mmap *m, struct stat *st,
-		       char *problem, size_t size)
+/*
+ * The file at path as process pid sees it: path resolved under its root
+ * directory (/proc/PID/root, its mount namespace and chroot), symlinks
+ * included, never escaping that root (openat2 RESOLVE_IN_ROOT: an absolute
+ * link target or ".." stays inside) and never through a magic link; the
+ * last component is not followed.  -1 with errno when it cannot: the
+ * process is gone, or the kernel predates openat2 (Linux 5.6).
+ */
+static int open_in_root(uint32_t pid, const char *path)
 {
-	char path[128];
-	int fd, by_path = 0;
+	struct open_how how = {
+		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64];
+	int dfd, fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 m->pid, m->start, m->start + m->len);
-	fd = open(path, OPEN_UNTRUSTED);
-	if (fd < 0) {
-		/* The path is the mapping process's word only: by now it
-		 * may be a symlink to /etc/shadow, a FIFO or a device.  The
-		 * last component is not followed; earlier ones may still be
-		 * symlinks, which is safe only because the handle is checked
-		 * below to be the very file the kernel reported mapped. */
-		fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
-		by_path = 1;
-	}
-	if (fd < 0) {
-		snprintf(problem, size, "cannot open %s: %s", m->filename, strerror(errno));
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return -1;
-	}
+	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	err = errno;
+	close(dfd);
+	errno = err;
+	return fd;
+}
+
+/* fd is the mapped object of m (else -1, fd closed, problem says why): a
+ * regular file of at most HASHKEY_FILE_MAX bytes and, opened by path, the
+ * device and inode of the record when it has them. */
+static int mapped_check(int fd, const struct ingest_mmap *m, int by_path, struct stat *st,
+			char *problem, size_t size)
+{
 	if (fstat(fd, st) < 0) {
 		snprintf(problem, size, "cannot stat %s: %s", m->filename, strerror(errno));
 	} else if (!S_ISREG(st->st_mode)) {
@@ -616,10 +650,49 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	} else {
 		/* With a build-id instead of dev/ino, binary_of_file() accepts
 		 * the file only if it has that build-id. */
+		problem[0] = 0;
 		return fd;
 	}
 	close(fd);
 	return -1;
+}
+
+/*
+ * Open exactly the mapped object, by handle, first of:
+ *  1. /proc/PID/map_files/START-END: the mapping itself, whatever became
+ *     of its path (renamed, deleted, replaced);
+ *  2. the path in the process's own view (open_in_root()): a process in a
+ *     container maps files of its mount namespace, which the same path in
+ *     strobed's may not name;
+ *  3. the path in strobed's namespace (the process has exited).
+ * By path (2, 3), the path is the mapping process's word only: by now it
+ * may be a symlink to /etc/shadow, a FIFO, a device, another file; its pid
+ * may even be another process's.  So the last component is not followed,
+ * and a handle is kept only if mapped_check() finds the very file the
+ * kernel reported mapped (device and inode; with a build-id instead,
+ * binary_of_file() checks that).  -1 if none is: problem says why (the
+ * last reason).
+ */
+static int open_mapped(const struct ingest_mmap *m, struct stat *st,
+		       char *problem, size_t size)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 m->pid, m->start, m->start + m->len);
+	fd = open(path, OPEN_UNTRUSTED);
+	if (fd >= 0)
+		return mapped_check(fd, m, 0, st, problem, size);
+	fd = open_in_root(m->pid, m->filename);
+	if (fd >= 0 && (fd = mapped_check(fd, m, 1, st, problem, size)) >= 0)
+		return fd;
+	fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
+	if (fd < 0) {
+		snprintf(problem, size, "cannot open %s: %s", m->filename, strerror(errno));
+		return -1;
+	}
+	return mapped_check(fd, m, 1, st, problem, size);
 }
 
 /* Whether everyone could read the file at path, whose status is st: it is
@@ -825,7 +898,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	struct db_agg key, *a;
 	struct db_time_agg tkey, *ta;
 	int64_t rel;
-	const struct proc *p;
+	struct proc *p;
 	int64_t rowid;
 	int nr = MIN((int)r->sample.nr_counters, in->nr);
 
@@ -860,6 +933,8 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	}
 
 	p = proc_get(in->procs, row.pid, 0);
+	if (p && row.tid != row.pid)
+		proc_thread_seen(p, row.tid);
 	row.comm_id = p ? p->comm_id : 0;
 	if ((row.flags & STROBE_SAMPLE_MODE_MASK) == STROBE_SAMPLE_KERNEL && in->kernel_id) {
 		row.binary_id = in->kernel_id;
@@ -937,6 +1012,59 @@ int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t coun
 	in->s->lost += count;
 	in->stats.lost += count;
 	return db_lost_insert(in->db, in->s->id, cpu, time_ns, count, kind, e);
+}
+
+struct mark_arg {
+	struct ingest *in;
+	uint64_t time_ns;
+	struct error *e;
+	int ret;
+};
+
+static void proc_mark_uncertain(struct proc *p, void *arg)
+{
+	struct mark_arg *a = arg;
+	struct ingest *in = a->in;
+
+	if (!p->pid || p->uncertain_ns || a->ret < 0)
+		return;	/* the idle task maps nothing */
+	p->uncertain_ns = a->time_ns;
+	if (!in->batch_uncertain_ns)
+		in->batch_uncertain_ns = a->time_ns;
+	if (!p->start_ns)	/* known from its mmaps only: it gets a row */
+		p->start_ns = a->time_ns;
+	in->stats.uncertain++;
+	a->ret = db_process_put_uncertain(in->db, in->s->id, p->pid, 0, p->comm_id,
+					  p->start_ns, 0, a->time_ns, a->e);
+}
+
+int ingest_late(struct ingest *in, uint32_t pid, uint64_t time_ns, uint64_t late_ns,
+		struct error *e)
+{
+	struct mark_arg a = { in, time_ns ? time_ns : 1, e, 0 };
+	struct proc *p;
+
+	if (batch_open(in, e))
+		return -1;
+	in->s->late_records++;
+	in->s->late_max_ns = MAX(in->s->late_max_ns, (int64_t)MIN(late_ns, (uint64_t)INT64_MAX));
+	p = pid ? proc_get(in->procs, pid, 0) : NULL;
+	if (p)
+		proc_mark_uncertain(p, &a);
+	return a.ret;
+}
+
+int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
+			struct error *e)
+{
+	struct mark_arg a = { in, time_ns ? time_ns : 1, e, 0 };
+
+	if (!count)
+		return 0;
+	if (ingest_lost(in, cpu, time_ns, count, "ring", e) < 0)
+		return -1;
+	proc_table_each(in->procs, proc_mark_uncertain, &a);
+	return a.ret;
 }
 
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e)

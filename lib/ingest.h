@@ -52,6 +52,27 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 /* Lost records of another kind ("samples": dropped before the buffer). */
 int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
 		const char *kind, struct error *e);
+/*
+ * Lost records of every kind on cpu (perf's PERF_RECORD_LOST): stored as
+ * ingest_lost(kind "ring"), and since mmap, exec, fork and exit records may
+ * be among them, every process alive now is marked uncertain (its
+ * processes row gets uncertain_ns = time_ns, schema 9): its maps may miss a
+ * mapping or still be those of an exited process whose pid was reused.
+ * Children forked from it inherit the mark; its exec clears it (the row
+ * keeps it).
+ */
+int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
+			struct error *e);
+/*
+ * The record that follows (of process pid; 0 for a sample or a record of no
+ * process) was handed out by the merge late_ns after a younger one, out of
+ * time order: counted in the session's late_records and late_max_ns
+ * (schema 9).  A side-band record of a process is applied at its delivery,
+ * so its samples between its time and now were resolved without it: the
+ * process is marked uncertain from time_ns, as by ingest_lost_records().
+ */
+int ingest_late(struct ingest *in, uint32_t pid, uint64_t time_ns, uint64_t late_ns,
+		struct error *e);
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e);
 /* cpu's sampling group counted running_ns of the enabled_ns that ended at
  * time_ns (error: the kernel could not schedule it at all, a pinned group
@@ -107,6 +128,7 @@ struct ingest_stats {
 	uint64_t comms_over;		/* names past INGEST_COMMS_MAX */
 	uint64_t collisions;		/* build-ids already cached with other bytes */
 	uint64_t unscheduled_ns;	/* sampling groups enabled but not counting */
+	uint64_t uncertain;		/* processes marked by ingest_lost_records */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

@@ -126,6 +126,7 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	if (!parent)
 		return child;
 	child->comm_id = parent->comm_id;
+	child->uncertain_ns = parent->uncertain_ns;
 	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
 	if (parent->nr_maps)
 		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
@@ -137,7 +138,9 @@ void proc_exec(struct proc *p)
 {
 	p->nr_maps = 0;
 	p->nr_tids = 0;
+	p->last_tid = 0;
 	p->leader_exited = 0;
+	p->uncertain_ns = 0;
 }
 
 void proc_thread_add(struct proc *p, uint32_t tid)
@@ -151,8 +154,18 @@ void proc_thread_add(struct proc *p, uint32_t tid)
 	p->tids[p->nr_tids++] = tid;
 }
 
+void proc_thread_seen(struct proc *p, uint32_t tid)
+{
+	if (tid == p->pid || tid == p->last_tid)
+		return;
+	proc_thread_add(p, tid);
+	p->last_tid = tid;
+}
+
 int proc_thread_exit(struct proc *p, uint32_t tid)
 {
+	if (tid == p->last_tid)
+		p->last_tid = 0;
 	if (tid == p->pid)
 		p->leader_exited = 1;
 	for (size_t i = 0; i < p->nr_tids; i++) {

@@ -29,7 +29,11 @@ struct proc {
 	size_t nr_maps, cap_maps;
 	uint32_t *tids;		/* live threads besides the leader */
 	size_t nr_tids, cap_tids;
+	uint32_t last_tid;	/* proc_thread_seen()'s last, known in tids */
 	int leader_exited;	/* the leader thread exited, others may run */
+	uint64_t uncertain_ns;	/* maps may be wrong from then on (side-band
+				 * records lost); 0: complete.  A fork
+				 * inherits it, an exec clears it. */
 };
 
 struct proc_table;
@@ -41,13 +45,18 @@ void proc_table_free(struct proc_table *t);
 struct proc *proc_get(struct proc_table *t, uint32_t pid, int create);
 /* Forget pid (after its exit). */
 void proc_remove(struct proc_table *t, uint32_t pid);
-/* Child pid gets a copy of parent's maps and comm; an existing pid (its
- * exit was lost) is started afresh, with nothing of its old self. */
+/* Child pid gets a copy of parent's maps, comm and uncertainty; an existing
+ * pid (its exit was lost) is started afresh, with nothing of its old self. */
 struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid);
-/* exec: the address space is replaced; the process has one thread. */
+/* exec: the address space is replaced (its maps are certain again); the
+ * process has one thread. */
 void proc_exec(struct proc *p);
 /* Thread tid (not the leader) runs in p; adding it twice is harmless. */
 void proc_thread_add(struct proc *p, uint32_t tid);
+/* A sample of thread tid of p: it runs, so p's address space lives until
+ * its exit too (a thread whose start strobe did not see).  Cheap when the
+ * same thread is seen again. */
+void proc_thread_seen(struct proc *p, uint32_t tid);
 /* Thread tid of p exited: 1 if p has no thread left (the process exited),
  * else 0.  Threads p never heard of (started before the session) count
  * as gone. */

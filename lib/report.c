@@ -317,6 +317,40 @@ static int64_t comm_lookup(struct report *r, const char *name, struct error *e)
 	return id;
 }
 
+/* More than one process had pid in the session (pid reuse): the samples of
+ * all are summed, and a note says so, with their start times. */
+static int pid_reused_note(struct report *r, int64_t pid, struct error *e)
+{
+	const struct db_session *s = &r->sum->session;
+	char when[200] = "";
+	size_t n = 0;
+	sqlite3_stmt *st;
+	int nr = 0, rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT start_ns FROM processes WHERE "
+			       "session_id=?1 AND pid=?2 ORDER BY start_ns", -1, &st, NULL))
+		return sql_fail(r, e, "reading processes");
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, pid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		double t = (double)(sqlite3_column_int64(st, 0) - s->start_ns) / 1e9;
+
+		if (nr++ < 4 && n < sizeof(when))
+			n += snprintf(when + n, sizeof(when) - n, "%s%.3f s", nr > 1 ? ", " : "",
+				      t);
+		else if (nr == 5 && n < sizeof(when))
+			n += snprintf(when + n, sizeof(when) - n, ", ...");
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(r, e, "reading processes");
+	if (nr > 1)
+		note_add(r, "pid %lld was %d processes in this session (started at %s): "
+			 "their samples are summed; --from/--to separate them", (long long)pid,
+			 nr, when);
+	return 0;
+}
+
 static int gather(struct report *r, struct error *e)
 {
 	const struct report_opts *o = r->o;
@@ -353,8 +387,11 @@ static int gather(struct report *r, struct error *e)
 			sbuf_addf(&sql, ",c%d", i);
 		sbuf_addf(&sql, " FROM sample_agg WHERE session_id=?1");
 	}
-	if (o->pid >= 0)
+	if (o->pid >= 0) {
 		sbuf_addf(&sql, " AND pid=?6");
+		if (pid_reused_note(r, o->pid, e) < 0)
+			goto fail;
+	}
 	if (o->comm) {
 		comm_id = comm_lookup(r, o->comm, e);
 		if (comm_id < 0)

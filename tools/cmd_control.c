@@ -222,6 +222,9 @@ void control_print_stop(FILE *f, const struct proto_msg *resp)
 	const char *d = proto_get(resp, "duration_ns");
 	const char *t = proto_get(resp, "throttled");
 	const char *u = proto_get(resp, "unscheduled_ns");
+	const char *l = proto_get(resp, "late");
+	const char *lm = proto_get(resp, "late_max_ns");
+	const char *un = proto_get(resp, "uncertain");
 
 	fprintf(f, "session %s: %s samples, %s lost, %.3f s",
 		proto_get(resp, "session") ? proto_get(resp, "session") : "?",
@@ -233,6 +236,11 @@ void control_print_stop(FILE *f, const struct proto_msg *resp)
 	if (u && strcmp(u, "0"))
 		fprintf(f, ", sampling group not counting for %.3f s (see strobe report)",
 			atof(u) / 1e9);
+	if (l && strcmp(l, "0"))
+		fprintf(f, ", %s records out of time order (up to %.3f ms late, see strobe "
+			"report)", l, lm ? atof(lm) / 1e6 : 0.0);
+	if (un && strcmp(un, "0"))
+		fprintf(f, ", %s processes with maps that may be wrong (see strobe report)", un);
 	fputc('\n', f);
 }
 

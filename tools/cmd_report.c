@@ -226,8 +226,46 @@ static void print_header(const struct report_opts *o,
 			sum->samples ? 100.0 * sum->unresolved / sum->samples : 0);
 }
 
+/* The processes whose maps may be wrong (processes.uncertain_ns, schema
+ * 9): how many, and the first few as "pid P (comm)" in buf. */
+static int64_t uncertain_processes(struct db *db, int64_t session, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+	int64_t nr = 0;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (sqlite3_prepare_v2(db_sqlite(db),
+			       "SELECT p.pid, coalesce(c.name, '') FROM processes p "
+			       "LEFT JOIN comms c ON c.id = p.comm_id "
+			       "WHERE p.session_id = ?1 AND p.uncertain_ns IS NOT NULL "
+			       "ORDER BY p.uncertain_ns, p.pid", -1, &st, NULL))
+		return 0;	/* a session of an older schema: none marked */
+	sqlite3_bind_int64(st, 1, session);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char name[32];
+		const unsigned char *c = sqlite3_column_text(st, 1);
+		size_t i;
+
+		if (nr++ >= 5) {
+			if (nr == 7)
+				bufadd(buf, len, &n, ", ...");
+			continue;
+		}
+		/* a name is the process's own choice: printable bytes only */
+		for (i = 0; c && c[i] && i < sizeof(name) - 1; i++)
+			name[i] = c[i] >= 0x20 && c[i] < 0x7f ? c[i] : '?';
+		name[i] = 0;
+		bufadd(buf, len, &n, "%spid %lld%s%s%s", nr > 1 ? ", " : "",
+		       (long long)sqlite3_column_int64(st, 0), name[0] ? " (" : "", name,
+		       name[0] ? ")" : "");
+	}
+	sqlite3_finalize(st);
+	return nr;
+}
+
 /* Warnings about the whole session: lost samples, throttling, groups that
- * did not count. */
+ * did not count, processes whose maps may be wrong. */
 static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			   const char *prefix)
 {
@@ -243,6 +281,23 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			"sample; record with a bigger buffer or a lower frequency\n",
 			prefix, (long long)s->lost, where[0] ? " (" : "",
 			where, where[0] ? ")" : "");
+	}
+	if (s->late_records > 0)
+		fprintf(f, "%sWARNING: %lld records reached strobed more than the merge "
+			"horizon late (up to %.3f ms) and were taken out of time order: a late "
+			"sample used the maps as of its arrival, a late mmap, exec, fork or exit "
+			"marks its process's maps as uncertain\n", prefix,
+			(long long)s->late_records, s->late_max_ns / 1e6);
+	if (s->lost > 0 || s->late_records > 0) {
+		char who[400];
+		int64_t nr = uncertain_processes(db, s->id, who, sizeof(who));
+
+		if (nr)
+			fprintf(f, "%sWARNING: the maps of %lld process%s (%s) may be wrong "
+				"from a lost or late mmap, exec, fork or exit record on: some "
+				"of their user samples may be [unknown] or named from the "
+				"wrong binary\n", prefix, (long long)nr, nr > 1 ? "es" : "",
+				who);
 	}
 	if (s->throttled > 0)
 		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "

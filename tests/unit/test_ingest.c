@@ -5,10 +5,12 @@
  * with SQL: which binary and file offset each sample got at mmap time
  * boundaries, after fork, exec, exit and pid reuse (also with a lost
  * EXIT), after the exit of a leader thread while other threads run; lost
- * and throttle rows and the session's totals; counter increases
+ * and throttle rows and the session's totals; processes marked uncertain
+ * after a loss of records of every kind (PERF_RECORD_LOST); counter increases
  * attributed to the next sample on each CPU, per-CPU tails and the
  * histogram; ids of binaries and comms of a batch whose commit failed are
- * not used again.  The mapped files are real ELF files of the build
+ * not used again; a binary of another mount namespace read through the
+ * process's own root.  The mapped files are real ELF files of the build
  * (tests/workloads/split603010 and pagetouch; STROBE_BUILD, else found
  * from this program's path).
  */
@@ -27,9 +29,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
@@ -481,6 +488,157 @@ static void test_leader_exit(void **state)
 }
 
 /*
+ * A thread strobe never saw start (its FORK lost, or started between the
+ * /proc scan and the perf events): its samples prove it runs, so the
+ * leader's exit leaves the maps to it too.
+ */
+static void test_leader_exit_unseen_thread(void **state)
+{
+	struct fix *f = fix_new(0);
+
+	comm(f, P1, P1, "threads", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	sample(f, 0, 150, P1, T1, BASE + 0x40, 0, NULL);	/* no FORK of T1 */
+	sample(f, 1, 151, P1, T1, BASE + 0x44, 0, NULL);
+	exit_(f, P1, P1, 200);
+	sample(f, 0, 210, P1, T1, BASE + 0x48, 0, NULL);
+	exit_(f, P1, T1, 300);
+	sample(f, 0, 310, P1, T1, BASE + 0x48, 0, NULL);
+	commit(f);
+
+	check_sample(f, 150, elf_a, 0x40);
+	check_sample(f, 210, elf_a, 0x48);
+	check_sample(f, 310, "[unknown]", BASE + 0x48);
+	assert_int_equal(process_exit(f, P1, 100), 300);
+	fix_free(f);
+}
+
+/*
+ * A process in another mount namespace (a container) maps a file at a path
+ * that names another file in strobed's: with no /proc/PID/map_files entry
+ * for the mapping (gone, or not readable), the binary is read through the
+ * process's own view, /proc/PID/root, and accepted by its device and inode
+ * (or build-id); never the file at that path in strobed's namespace.
+ * Needs CAP_SYS_ADMIN (unshare, mount): skipped without.
+ */
+static void test_mount_namespace(void **state)
+{
+	struct fix *f;
+	char target[PATH_MAX + 16], key_b[256];
+	int pfd[2];
+	pid_t child;
+	struct stat sb;
+	char c;
+
+	if (geteuid() != 0)
+		skip();
+	f = fix_new(0);
+	snprintf(target, sizeof(target), "%s/bin", f->dir);
+	{
+		/* strobed's namespace: a copy of A at the path */
+		FILE *in = fopen(elf_a, "rb"), *out = fopen(target, "wb");
+		char buf[8192];
+		size_t n;
+
+		assert_non_null(in);
+		assert_non_null(out);
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			assert_int_equal(fwrite(buf, 1, n, out), n);
+		fclose(in);
+		fclose(out);
+	}
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* the container: B bind-mounted over the path; gone with
+		 * the test, even one that fails */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(elf_b, target, NULL, MS_BIND, NULL) < 0)
+			_exit(1);
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1) {
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+		fix_free(f);
+		skip();	/* no mount namespaces here */
+	}
+	close(pfd[0]);
+	assert_int_equal(stat(elf_b, &sb), 0);
+
+	comm(f, (uint32_t)child, (uint32_t)child, "contained", 1, 100);
+	/* by device and inode: B's, as the kernel reports the mapping */
+	mmap_dev(f, (uint32_t)child, BASE, LEN, 0, target, 110, major(sb.st_dev),
+		 minor(sb.st_dev), sb.st_ino);
+	sample(f, 0, 120, (uint32_t)child, (uint32_t)child, BASE + 0x10, 0, NULL);
+	commit(f);
+
+	check_sample(f, 120, target, 0x10);
+	{
+		sqlite3_stmt *st;
+
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+			"SELECT key, cached, coalesce(problem, '') FROM binaries WHERE path = ?1",
+			-1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		if (sqlite3_column_int(st, 1) != 1)
+			fail_msg("not cached: %s", sqlite3_column_text(st, 2));
+		snprintf(key_b, sizeof(key_b), "%s", sqlite3_column_text(st, 0));
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+	}
+	{
+		/* by build-id: B's, where strobed's namespace has A's */
+		uint8_t id[64];
+		size_t n = 0;
+		struct ingest_mmap m = {
+			.pid = (uint32_t)child, .start = BASE + 2 * LEN, .len = LEN,
+			.prot = PROT_READ | PROT_EXEC, .filename = target, .time_ns = 130,
+			.build_id = id,
+		};
+		const char *hex = key_b + strlen("buildid:");
+		struct error e;
+
+		assert_int_equal(strncmp(key_b, "buildid:", 8), 0);
+		for (; n < sizeof(id) && sscanf(hex + 2 * n, "%2hhx", &id[n]) == 1; n++)
+			;
+		m.build_id_len = n;
+		if (ingest_mmap(f->in, &m, &e))
+			fail_msg("ingest_mmap: %s", e.msg);
+		sample(f, 0, 140, (uint32_t)child, (uint32_t)child, BASE + 2 * LEN + 0x10, 0,
+		       NULL);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	commit(f);
+	check_sample(f, 140, target, 0x10);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE problem IS NOT NULL"), 0);
+	/* B's key: what ingest gives B mapped at its own path */
+	mmap_at(f, P1, BASE, LEN, 0, elf_b, 200);
+	commit(f);
+	{
+		sqlite3_stmt *st;
+
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+			"SELECT key FROM binaries WHERE path = ?1", -1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_text(st, 1, elf_b, -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_string_equal(key_b, (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	fix_free(f);
+}
+
+/*
  * Lost records: ring losses (STROBE_REC_LOST) and drops before the ring
  * (ingest_lost) are rows with their cpu, time, count and kind; throttles
  * too; the session and per-CPU totals add them up.
@@ -533,6 +691,86 @@ static void test_lost(void **state)
 			       "cpu = 0", f->s.id), 1);
 	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE id = ? AND state = 'done' "
 			       "AND end_ns = 1050 AND duration_ns = 1000", f->s.id), 1);
+	fix_free(f);
+}
+
+/* uncertain_ns of pid's process row that started at start_ns (-1: NULL). */
+static int64_t process_uncertain(struct fix *f, uint32_t pid, uint64_t start_ns)
+{
+	return q_int(f, "SELECT uncertain_ns FROM processes WHERE session_id = ? AND pid = ? "
+		     "AND start_ns = ?", f->s.id, (int64_t)pid, (int64_t)start_ns);
+}
+
+/*
+ * PERF_RECORD_LOST counts records of every kind: side-band (mmap, exec,
+ * fork, exit) may be among them, so every process alive at the loss may
+ * have wrong maps from then on.  Their rows say so (uncertain_ns, the time
+ * of the first such loss), and so do those of children forked from them
+ * with a copy of their maps; a process started after the loss from a
+ * certain parent, or by exec alone, is certain.  A loss of samples only
+ * (PERF_RECORD_LOST_SAMPLES, kind "samples") marks nobody.
+ */
+static void test_lost_sideband(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct error e;
+
+	comm(f, P1, P1, "alive", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	assert_int_equal(ingest_lost(f->in, 0, 200, 4, "samples", &e), 0);
+	commit(f);
+	assert_int_equal(process_uncertain(f, P1, 100), -1);
+
+	assert_int_equal(ingest_lost_records(f->in, 1, 300, 9, &e), 0);
+	fork_(f, P1, P2, P2, 400);		/* a copy of maps that may be wrong */
+	comm(f, P3, P3, "fresh", 1, 500);	/* new after the loss */
+	fork_(f, P3, T1, T1, 510);		/* from a certain parent */
+	comm(f, P1, P1, "again", 1, 600);	/* exec: new maps, certain from now */
+	fork_(f, P1, T2, T2, 700);
+	sample(f, 0, 710, P1, P1, BASE + 0x10, 0, NULL);
+	commit(f);
+
+	assert_int_equal(process_uncertain(f, P1, 100), 300);
+	assert_int_equal(process_uncertain(f, P2, 400), 400);
+	assert_int_equal(process_uncertain(f, P3, 500), -1);
+	assert_int_equal(process_uncertain(f, T1, 510), -1);
+	assert_int_equal(process_uncertain(f, T2, 700), -1);
+	/* still counted as lost, kind "ring", as before */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM lost WHERE cpu = 1 AND time_ns = 300 "
+			       "AND count = 9 AND kind = 'ring'"), 1);
+	assert_int_equal(q_int(f, "SELECT lost FROM sessions WHERE id = ?", f->s.id), 13);
+	fix_free(f);
+}
+
+/*
+ * Records the merge delivered after younger ones (more than its horizon
+ * late): counted in sessions.late_records with the largest lateness in
+ * late_max_ns; a late side-band record of a process marks it uncertain
+ * from its time (its samples in between were resolved without it), a late
+ * sample only counts.
+ */
+static void test_late_records(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct error e;
+
+	comm(f, P1, P1, "late", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	comm(f, P2, P2, "intime", 1, 120);
+	sample(f, 0, 200, P1, P1, BASE + 0x10, 0, NULL);
+	assert_int_equal(ingest_late(f->in, P1, 150, 50, &e), 0);
+	mmap_at(f, P1, BASE, LEN, 0, elf_b, 150);	/* its time was before 200 */
+	sample(f, 0, 210, P1, P1, BASE + 0x10, 0, NULL);
+	assert_int_equal(ingest_late(f->in, 0, 205, 5, &e), 0);
+	sample(f, 1, 205, P2, P2, BASE + 0x10, 0, NULL);
+	commit(f);
+
+	check_sample(f, 200, elf_a, 0x10);
+	check_sample(f, 210, elf_b, 0x10);
+	assert_int_equal(q_int(f, "SELECT late_records FROM sessions WHERE id = ?", f->s.id), 2);
+	assert_int_equal(q_int(f, "SELECT late_max_ns FROM sessions WHERE id = ?", f->s.id), 50);
+	assert_int_equal(process_uncertain(f, P1, 100), 150);
+	assert_int_equal(process_uncertain(f, P2, 120), -1);
 	fix_free(f);
 }
 
@@ -853,12 +1091,16 @@ int main(void)
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),
 		cmocka_unit_test_teardown(test_lost_exit_reuse, teardown),
 		cmocka_unit_test_teardown(test_leader_exit, teardown),
+		cmocka_unit_test_teardown(test_leader_exit_unseen_thread, teardown),
 		cmocka_unit_test_teardown(test_lost, teardown),
+		cmocka_unit_test_teardown(test_lost_sideband, teardown),
+		cmocka_unit_test_teardown(test_late_records, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_lost_interval, teardown),
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
+		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 	};
 

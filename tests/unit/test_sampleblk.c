@@ -397,6 +397,9 @@ static void test_migrate(void **state)
 		"ALTER TABLE session_cpus DROP COLUMN lost_c4; ALTER TABLE session_cpus DROP COLUMN lost_c5;"
 		"ALTER TABLE session_cpus DROP COLUMN lost_c6; ALTER TABLE session_cpus DROP COLUMN lost_c7;"
 		"DROP TABLE unscheduled; ALTER TABLE sample_agg DROP COLUMN period;"
+		"ALTER TABLE processes DROP COLUMN uncertain_ns;"
+		"ALTER TABLE sessions DROP COLUMN late_records;"
+		"ALTER TABLE sessions DROP COLUMN late_max_ns;"
 		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 
