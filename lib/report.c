@@ -129,6 +129,8 @@ struct bin {
 	const char *problem;		/* non-NULL: cannot be symbolised */
 	const char *note;		/* non-NULL: a warning about it */
 	int no_symbols;			/* copy has no function symbols */
+	const char *debug;		/* its separate debug file, or NULL */
+	const char *debug_note;		/* refused debug files, or NULL */
 	uint64_t samples;		/* filtered samples in this binary */
 };
 
@@ -533,6 +535,8 @@ static void name_and_group(struct report *r)
 			b->problem = rv.problem;
 			b->note = rv.note;
 			b->no_symbols = rv.no_symbols;
+			b->debug = rv.debug;
+			b->debug_note = rv.debug_note;
 		}
 		l->bin = r->nbins - 1;
 		b = &r->bins[l->bin];
@@ -549,7 +553,8 @@ static void name_and_group(struct report *r)
 	/* Notes for binaries that could not be named, biggest first. */
 	problems = xcalloc(r->nbins, sizeof(*problems));
 	for (i = 0; i < r->nbins; i++)
-		if (r->bins[i].problem || r->bins[i].no_symbols || r->bins[i].note)
+		if (r->bins[i].problem || r->bins[i].no_symbols || r->bins[i].note ||
+		    r->bins[i].debug || r->bins[i].debug_note)
 			problems[np++] = &r->bins[i];
 	if (np)
 		qsort(problems, np, sizeof(*problems), bin_by_samples);
@@ -558,6 +563,10 @@ static void name_and_group(struct report *r)
 
 		if (b->note)
 			note_add(r, "%s (%s): warning: %s", b->display, b->key, b->note);
+		if (b->debug)
+			note_add(r, "%s: symbols from %s", b->display, b->debug);
+		if (b->debug_note)
+			note_add(r, "%s: debug file %s", b->display, b->debug_note);
 		if (b->problem) {
 			r->sum->unresolved += b->samples;
 			note_add(r, "%s (%s): not available: %s; its %" PRIu64

@@ -1,0 +1,218 @@
+/*
+ * debuginfo.c - finding separate debug files (see debuginfo.h).
+ *
+ * Each candidate is opened once (O_NONBLOCK, so a FIFO cannot block us),
+ * checked with fstat (regular file, bounded size) and verified by build-id
+ * or CRC on that same descriptor: the caller reads symbols through the
+ * descriptor, never by reopening the path.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "debuginfo.h"
+#include "hashkey.h"
+
+uint32_t debuginfo_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t i;
+	int k;
+
+	crc = ~crc;
+	for (i = 0; i < len; i++) {
+		crc ^= p[i];
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+int debuginfo_crc32_fd(int fd, uint32_t *crc, struct error *e)
+{
+	static const size_t bufsz = 1 << 16;
+	unsigned char *buf = xmalloc(bufsz);
+	uint32_t c = 0;
+	off_t pos = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, bufsz, pos)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return error_set(e, "read: %s", strerror(errno));
+		}
+		c = debuginfo_crc32(c, buf, n);
+		pos += n;
+	}
+	free(buf);
+	*crc = c;
+	return 0;
+}
+
+static int is_hex(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+char *debuginfo_build_id_path(const char *root, const char *hex)
+{
+	size_t len = hex ? strlen(hex) : 0;
+
+	if (len < 4 || len > 128 || len % 2 || !is_hex(hex, len))
+		return NULL;
+	return xasprintf("%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+}
+
+size_t debuginfo_link_paths(const char *bin_path, const char *link, const char *root,
+			    char *out[DEBUGINFO_MAX_LINK_PATHS])
+{
+	const char *slash = bin_path ? strrchr(bin_path, '/') : NULL;
+	int dirlen;
+
+	if (!link || !*link || strchr(link, '/') || !strcmp(link, ".") || !strcmp(link, "..") ||
+	    strlen(link) > 255 || !bin_path || bin_path[0] != '/' || !slash)
+		return 0;
+	dirlen = (int)(slash - bin_path);
+	out[0] = xasprintf("%.*s/%s", dirlen, bin_path, link);
+	out[1] = xasprintf("%.*s/.debug/%s", dirlen, bin_path, link);
+	out[2] = xasprintf("%s%.*s/%s", root, dirlen, bin_path, link);
+	return 3;
+}
+
+/* Open path as a candidate: fd, or -1 (ENOENT and the like: silently). */
+static int open_candidate(const char *path, char **refused)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > DEBUGINFO_FILE_MAX) {
+		char *old = *refused;
+
+		*refused = xasprintf("%s%s%s refused: not a regular file of at most 1 GiB",
+				     old ? old : "", old ? "; " : "", path);
+		free(old);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void refuse(char **refused, const char *path, const char *why)
+{
+	char *old = *refused;
+
+	*refused = xasprintf("%s%s%s refused: %s", old ? old : "", old ? "; " : "", path, why);
+	free(old);
+}
+
+static int try_build_id(const char *path, const char *hex, char **refused)
+{
+	struct error err = { "" };
+	uint8_t id[64];
+	char got[129];
+	int fd = open_candidate(path, refused), n, i;
+
+	if (fd < 0)
+		return -1;
+	n = hashkey_build_id_fd(fd, id, sizeof(id), &err);
+	for (i = 0; i < n; i++)
+		snprintf(got + 2 * i, 3, "%02x", id[i]);
+	got[n > 0 ? 2 * n : 0] = 0;
+	if (n <= 0 || strcmp(got, hex)) {
+		refuse(refused, path, "its build-id is not the binary's");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int try_link(const char *path, uint32_t want, char **refused)
+{
+	struct error err = { "" };
+	uint32_t crc;
+	int fd = open_candidate(path, refused);
+
+	if (fd < 0)
+		return -1;
+	if (debuginfo_crc32_fd(fd, &crc, &err) < 0 || crc != want) {
+		refuse(refused, path, "its CRC-32 is not the one in the binary's .gnu_debuglink");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int debuginfo_find(const struct debuginfo_want *w, struct debuginfo_found *out)
+{
+	const char *roots = w->roots && *w->roots ? w->roots : DEBUGINFO_DEFAULT_ROOTS;
+	int pass;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	/* All roots by build-id first, then all by debuglink. */
+	for (pass = 0; pass < 2; pass++) {
+		const char *p = roots;
+
+		while (*p) {
+			const char *end = strchr(p, ':');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			char *root = xasprintf("%.*s", (int)len, p);
+
+			p += len + (end ? 1 : 0);
+			if (!*root) {
+				free(root);
+				continue;
+			}
+			if (pass == 0 && w->build_id) {
+				char *path = debuginfo_build_id_path(root, w->build_id);
+
+				if (path && (out->fd = try_build_id(path, w->build_id,
+								    &out->refused)) >= 0) {
+					out->path = path;
+					free(root);
+					return 1;
+				}
+				free(path);
+			} else if (pass == 1 && w->link) {
+				char *c[DEBUGINFO_MAX_LINK_PATHS];
+				size_t n = debuginfo_link_paths(w->bin_path, w->link, root, c), i;
+
+				for (i = 0; i < n; i++) {
+					if (out->fd < 0 &&
+					    (out->fd = try_link(c[i], w->link_crc, &out->refused)) >= 0)
+						out->path = c[i];
+					else
+						free(c[i]);
+				}
+				if (out->fd >= 0) {
+					free(root);
+					return 1;
+				}
+			}
+			free(root);
+		}
+	}
+	return 0;
+}
+
+void debuginfo_found_free(struct debuginfo_found *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f->refused);
+	f->fd = -1;
+	f->path = f->refused = NULL;
+}
