@@ -1,0 +1,119 @@
+#!/bin/sh
+# t0135-debuginfo: a binary stripped of .symtab and DWARF (and whose hot
+# functions are not in .dynsym) is named from its separate debug file, as
+# gdb and perf find it: ROOT/.build-id/xx/rest.debug (STROBE_DEBUG_DIRS),
+# then .gnu_debuglink in the binary's .debug/ directory with its CRC-32
+# checked.  The report notes which file; a debug file with the wrong CRC or
+# the wrong build-id is refused (work60 goes back to [unknown], with a
+# note).  One recording, named at report time under each layout.  And
+# libc's internal functions are named when libc6-dbg is installed.
+. "$(dirname "$0")/lib.sh"
+need_root
+for t in gcc objcopy strip readelf; do
+	command -v $t >/dev/null || skip "$t not installed"
+done
+
+mkdir -p "$tmp/bin" "$tmp/dbg" "$tmp/empty"
+gcc -O1 -g -o "$tmp/full" "$top/tests/workloads/split603010.c" -I"$top/tests/workloads" -lm ||
+	fail "gcc split603010"
+# a build-id of its own: no other run's binary shares this one's key
+bid=$(unique_copy "$tmp/full" "$tmp/unique") || fail "unique_copy"
+cp "$tmp/unique" "$tmp/split.debug" && objcopy --only-keep-debug "$tmp/split.debug" ||
+	fail "objcopy --only-keep-debug"
+cp "$tmp/unique" "$tmp/bin/split" && strip --strip-all "$tmp/bin/split" || fail strip
+(cd "$tmp" && objcopy --add-gnu-debuglink=split.debug bin/split) || fail "--add-gnu-debuglink"
+readelf -S "$tmp/bin/split" >"$tmp/sections" || fail "readelf -S"
+grep -q '\.symtab' "$tmp/sections" && fail "the stripped binary still has a .symtab"
+grep -q '\.gnu_debuglink' "$tmp/sections" || fail "no .gnu_debuglink"
+readelf --dyn-syms "$tmp/bin/split" | grep -q work60 && fail "work60 is in .dynsym: proves nothing"
+
+"$STROBE" record --sample-event cpu-clock -F 1000 --name dbg -- sh -c \
+	'"$1" 1 & echo $! >"$2/pid"; wait $!' sh "$tmp/bin/split" "$tmp" \
+	>"$tmp/record.out" 2>"$tmp/record.err" || fail "record: $(cat "$tmp/record.err")"
+pid=$(cat "$tmp/pid")
+
+# report LABEL: the text and CSV reports of the workload's process
+report() {
+	"$STROBE" report --pid "$pid" --format csv >"$tmp/$1.csv" 2>"$tmp/$1.err" ||
+		fail "report $1: $(cat "$tmp/$1.err")"
+	"$STROBE" report --pid "$pid" >"$tmp/$1.txt" 2>>"$tmp/$1.err" ||
+		fail "report $1: $(cat "$tmp/$1.err")"
+}
+# named LABEL: work60 > work30 > work10 > 0 in LABEL's CSV
+named() {
+	python3 - "$tmp/$1.csv" "$bid" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+s = {r["symbol"]: int(r["samples"]) for r in rows if r["build_id"] == sys.argv[2]}
+w = [s.get(f, 0) for f in ("work60", "work30", "work10")]
+print(f"work60/30/10 = {w}, [unknown] = {s.get('[unknown]', 0)}")
+sys.exit(0 if w[0] > w[1] > w[2] > 0 else 1)
+PY
+}
+unnamed() {
+	! grep -q ',work60,' "$tmp/$1.csv" && grep -q '\[unknown\]' "$tmp/$1.csv"
+}
+
+# 1. by build-id
+d=$tmp/dbg/.build-id/$(echo "$bid" | cut -c1-2)
+mkdir -p "$d" && cp "$tmp/split.debug" "$d/$(echo "$bid" | cut -c3-).debug"
+STROBE_DEBUG_DIRS=$tmp/dbg report buildid
+named buildid || fail "not named from the .build-id debug file: $(cat "$tmp/buildid.csv")"
+grep -q "note: $tmp/bin/split: symbols from $d/$(echo "$bid" | cut -c3-).debug" "$tmp/buildid.txt" ||
+	fail "no note of the debug file: $(cat "$tmp/buildid.txt")"
+ok "named from ROOT/.build-id/xx/rest.debug, and noted"
+
+# 2. by .gnu_debuglink in the binary's .debug/
+mkdir -p "$tmp/bin/.debug" && cp "$tmp/split.debug" "$tmp/bin/.debug/split.debug"
+STROBE_DEBUG_DIRS=$tmp/empty report link
+named link || fail "not named from .debug/split.debug: $(cat "$tmp/link.csv")"
+grep -q "symbols from $tmp/bin/.debug/split.debug" "$tmp/link.txt" ||
+	fail "no note of the debuglink file: $(cat "$tmp/link.txt")"
+ok "named from .gnu_debuglink in .debug/, and noted"
+
+# 3. the wrong CRC: the same file with one more byte
+printf x >>"$tmp/bin/.debug/split.debug"
+STROBE_DEBUG_DIRS=$tmp/empty report crc
+unnamed crc || fail "a debug file with the wrong CRC was used: $(cat "$tmp/crc.csv")"
+grep -q "$tmp/bin/.debug/split.debug refused: its CRC-32" "$tmp/crc.txt" ||
+	fail "no note of the refused CRC: $(cat "$tmp/crc.txt")"
+ok "a debuglink file with the wrong CRC is refused, with a note"
+
+# 4. the wrong build-id at the binary's build-id path
+rm -rf "$tmp/bin/.debug"
+unique_copy "$tmp/split.debug" "$d/$(echo "$bid" | cut -c3-).debug" >/dev/null || fail unique_copy
+STROBE_DEBUG_DIRS=$tmp/dbg report wrongid
+unnamed wrongid || fail "a debug file with another build-id was used: $(cat "$tmp/wrongid.csv")"
+grep -q "refused: its build-id is not the binary's" "$tmp/wrongid.txt" ||
+	fail "no note of the refused build-id: $(cat "$tmp/wrongid.txt")"
+ok "a .build-id file with another build-id is refused, with a note"
+
+# 5. libc's internal functions, from libc6-dbg
+libc=$(ldd "$tmp/bin/split" | awk '/libc.so/ { print $3 }')
+lbid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+ldbg=/usr/lib/debug/.build-id/$(echo "$lbid" | cut -c1-2)/$(echo "$lbid" | cut -c3-).debug
+if [ -z "$lbid" ] || [ ! -f "$ldbg" ]; then
+	echo "SKIP libc's internal functions: no $ldbg (install libc6-dbg)"
+	exit 0
+fi
+"$STROBE" record --sample-event cpu-clock -F 1000 --name libc -- sh -c \
+	'python3 -c "
+import time
+a = b\"x\" * 4000000 + b\"a\"; b = b\"x\" * 4000000 + b\"b\"
+t = time.monotonic()
+while time.monotonic() - t < 1: a == b; a.find(b\"y\")
+" & echo $! >"$1/pid"; wait $!' sh "$tmp" >"$tmp/record2.out" 2>"$tmp/record2.err" ||
+	fail "record: $(cat "$tmp/record2.err")"
+pid=$(cat "$tmp/pid")
+unset STROBE_DEBUG_DIRS
+report libc
+python3 - "$tmp/libc.csv" <<'PY' || fail "libc's internal functions not named"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if "libc.so" in r["binary"]]
+names = {r["symbol"]: int(r["samples"]) for r in rows}
+inner = {k: v for k, v in names.items() if k.startswith("__mem") or k.startswith("__str")}
+print("libc:", sorted(names.items(), key=lambda x: -x[1])[:5])
+sys.exit(0 if inner and sum(inner.values()) > names.get("[unknown]", 0) else 1)
+PY
+grep -q "libc.so.6: symbols from $ldbg" "$tmp/libc.txt" || fail "no note for libc: $(cat "$tmp/libc.txt")"
+ok "libc's internal functions named from $ldbg"
