@@ -850,7 +850,9 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 	if (db_session_get(db, o->session, &sum->session, e) < 0)
 		return NULL;
 	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
-	if (!(r.res = resolver_new(db, &sum->session, e)))
+	if ((r.res = resolver_new(db, &sum->session, e)))
+		resolver_set_demangle(r.res, !o->no_demangle);
+	if (!r.res)
 		return NULL;
 
 	if (!strcmp(sum->session.state, "running"))

@@ -60,6 +60,7 @@ struct resolver {
 	int ks_tried;
 	char *ks_problem;
 	char *debug_roots;		/* STROBE_DEBUG_DIRS, or NULL: the default */
+	int raw_names;			/* resolver_set_demangle(r, 0) */
 
 	struct rbin *bins;
 	size_t nbins, bins_cap;
@@ -90,6 +91,11 @@ struct resolver *resolver_new(struct db *db, const struct db_session *s, struct 
 		r->debug_roots = xstrdup(getenv("STROBE_DEBUG_DIRS"));
 	snprintf(r->kallsyms_key, sizeof(r->kallsyms_key), "%s", s ? s->kallsyms_key : "");
 	return r;
+}
+
+void resolver_set_demangle(struct resolver *r, int on)
+{
+	r->raw_names = !on;
 }
 
 void resolver_free(struct resolver *r)
@@ -317,6 +323,7 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
 	}
 	if (b->st) {
+		symtab_set_demangle(b->st, !r->raw_names);
 		debug_attach(r, b, row);
 		b->no_symbols = !symtab_count(b->st);
 	}

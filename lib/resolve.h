@@ -38,6 +38,10 @@ struct resolver;
 struct resolver *resolver_new(struct db *db, const struct db_session *s, struct error *e);
 void resolver_free(struct resolver *r);
 
+/* Demangled C++ and Rust names (on: the default) or the raw ones; call
+ * before the first lookup. */
+void resolver_set_demangle(struct resolver *r, int on);
+
 struct resolved {
 	const char *binary;	/* display name: path, [kernel.kallsyms], [unknown], ... */
 	const char *build_id;	/* NULL when none; the hex build-id of buildid: and

@@ -68,6 +68,7 @@ struct symtab {
 	asymbol **dbgsyms;	/* its .symtab */
 	long ndbgsyms;
 	int from_symtab;	/* the names came from .symtab (not .dynsym) */
+	int raw_names;		/* symtab_set_demangle(s, 0) */
 	asymbol **syms;		/* .symtab (kept for line lookups) */
 	asymbol **dynsyms;	/* .dynsym */
 	asymbol *synth;		/* synthetic @plt symbols, one block */
@@ -430,6 +431,11 @@ size_t symtab_count(const struct symtab *s)
 	return s->nreal;
 }
 
+void symtab_set_demangle(struct symtab *s, int on)
+{
+	s->raw_names = !on;
+}
+
 int symtab_has_symtab(const struct symtab *s)
 {
 	return s->from_symtab;
@@ -555,6 +561,8 @@ static struct func *find_func(struct symtab *s, uint64_t vma)
 
 static const char *func_name(struct symtab *s, struct func *f)
 {
+	if (s->raw_names)
+		return f->name;
 	if (!f->demangle_done) {
 		f->demangle_done = 1;
 		if (f->name[0] == '_')

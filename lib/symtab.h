@@ -32,6 +32,9 @@ void symtab_close(struct symtab *s);
  * code. */
 size_t symtab_count(const struct symtab *s);
 
+/* Demangle C++ and Rust names (on: the default) or keep them raw. */
+void symtab_set_demangle(struct symtab *s, int on);
+
 /* Did the function symbols come from a .symtab (the binary's own, or its
  * debug file's after symtab_use_debug)?  0: from .dynsym, or none. */
 int symtab_has_symtab(const struct symtab *s);

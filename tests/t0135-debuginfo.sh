@@ -88,7 +88,40 @@ grep -q "refused: its build-id is not the binary's" "$tmp/wrongid.txt" ||
 	fail "no note of the refused build-id: $(cat "$tmp/wrongid.txt")"
 ok "a .build-id file with another build-id is refused, with a note"
 
-# 5. libc's internal functions, from libc6-dbg
+# 5. C++ names demangled by default, raw with --no-demangle
+if command -v g++ >/dev/null; then
+	cat >"$tmp/hot.cc" <<'CC'
+#include <chrono>
+namespace ns { __attribute__((noinline)) unsigned long spin(double s)
+{
+	auto t = std::chrono::steady_clock::now();
+	unsigned long x = 0;
+	while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count() < s)
+		for (int i = 0; i < 1000; i++)
+			x = x * 31 + i;
+	return x;
+} }
+int main() { return ns::spin(1) == 42; }
+CC
+	g++ -O1 -o "$tmp/hotcc" "$tmp/hot.cc" || fail "g++"
+	"$STROBE" record --sample-event cpu-clock -F 1000 --name cc -- sh -c \
+		'"$1" & echo $! >"$2/pid"; wait $!' sh "$tmp/hotcc" "$tmp" \
+		>"$tmp/record3.out" 2>"$tmp/record3.err" || fail "record: $(cat "$tmp/record3.err")"
+	pid=$(cat "$tmp/pid")
+	"$STROBE" report --pid "$pid" --format csv >"$tmp/cc.csv" || fail "report"
+	"$STROBE" report --pid "$pid" --format csv --no-demangle >"$tmp/ccraw.csv" ||
+		fail "report --no-demangle"
+	grep -q ',"\?ns::spin(double)"\?,' "$tmp/cc.csv" || fail "ns::spin(double) not demangled: $(cat "$tmp/cc.csv")"
+	grep -q ',_ZN2ns4spinEd,' "$tmp/ccraw.csv" || fail "--no-demangle: $(cat "$tmp/ccraw.csv")"
+	grep -q 'ns::spin' "$tmp/ccraw.csv" && fail "--no-demangle still demangles"
+	"$STROBE" export --format csv --no-demangle -o "$tmp/ccx.csv" || fail "export --no-demangle"
+	grep -q '_ZN2ns4spinEd' "$tmp/ccx.csv" || fail "export --no-demangle: no raw name"
+	ok "C++ names demangled, raw with --no-demangle (report, export)"
+else
+	echo "SKIP C++ names: g++ not installed"
+fi
+
+# 6. libc's internal functions, from libc6-dbg
 libc=$(ldd "$tmp/bin/split" | awk '/libc.so/ { print $3 }')
 lbid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 ldbg=/usr/lib/debug/.build-id/$(echo "$lbid" | cut -c1-2)/$(echo "$lbid" | cut -c3-).debug
