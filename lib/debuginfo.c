@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#include <lzma.h>
 #include "debuginfo.h"
 #include "hashkey.h"
 
@@ -215,4 +217,65 @@ void debuginfo_found_free(struct debuginfo_found *f)
 	free(f->refused);
 	f->fd = -1;
 	f->path = f->refused = NULL;
+}
+
+int debuginfo_xz_decode(const void *in, size_t len, void **out, size_t *outlen,
+			struct error *e)
+{
+	size_t cap = len * 4 < (1 << 20) ? (1 << 20) : len * 4;
+	uint64_t memlimit = 128 << 20;
+
+	*out = NULL;
+	for (;;) {
+		size_t inpos = 0, outpos = 0;
+		uint64_t ml = memlimit;
+		unsigned char *buf = malloc(cap);
+		lzma_ret rc;
+
+		if (!buf)
+			return error_set(e, "MiniDebugInfo: out of memory");
+		rc = lzma_stream_buffer_decode(&ml, 0, NULL, in, &inpos, len, buf, &outpos, cap);
+		if (rc == LZMA_OK) {
+			*out = buf;
+			*outlen = outpos;
+			return 0;
+		}
+		free(buf);
+		if (rc != LZMA_BUF_ERROR || cap >= DEBUGINFO_MINI_MAX)
+			return error_set(e, "MiniDebugInfo: %s",
+					 rc == LZMA_BUF_ERROR ? "decodes to more than 256 MiB" :
+					 rc == LZMA_MEMLIMIT_ERROR ? "needs too much memory to decode" :
+					 "not a valid xz stream");
+		cap = cap * 2 > DEBUGINFO_MINI_MAX ? DEBUGINFO_MINI_MAX : cap * 2;
+	}
+}
+
+int debuginfo_mini_fd(const void *in, size_t len, struct error *e)
+{
+	size_t n, done = 0;
+	void *elf;
+	int fd;
+
+	if (debuginfo_xz_decode(in, len, &elf, &n, e) < 0)
+		return -1;
+	fd = memfd_create("strobe-minidebuginfo", MFD_CLOEXEC);
+	if (fd < 0) {
+		free(elf);
+		return error_set(e, "MiniDebugInfo: memfd_create: %s", strerror(errno));
+	}
+	while (done < n) {
+		ssize_t w = write(fd, (char *)elf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			error_set(e, "MiniDebugInfo: write: %s", w < 0 ? strerror(errno) : "short");
+			free(elf);
+			close(fd);
+			return -1;
+		}
+		done += w;
+	}
+	free(elf);
+	return fd;
 }

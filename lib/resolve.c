@@ -211,6 +211,37 @@ fail:
 	return NULL;
 }
 
+/* MiniDebugInfo: the .symtab in the binary's own .gnu_debugdata (xz). */
+static void mini_attach(struct rbin *b, char **refused)
+{
+	struct error err = { "" };
+	char name[64], *old;
+	void *buf;
+	size_t len;
+	int fd, rc;
+
+	if (!symtab_debugdata(b->st, &buf, &len))
+		return;
+	fd = debuginfo_mini_fd(buf, len, &err);
+	free(buf);
+	rc = -1;
+	if (fd >= 0) {
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+		rc = symtab_use_debug(b->st, name, &err);
+	}
+	if (rc == 1) {
+		b->debug = xstrdup(".gnu_debugdata (MiniDebugInfo)");
+		b->dbg_fd = fd;
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	old = *refused;
+	*refused = xasprintf("%s%s.gnu_debugdata not used: %s", old ? old : "", old ? "; " : "",
+			     rc ? err.msg : "it has no function symbols");
+	free(old);
+}
+
 /*
  * A binary without a .symtab: its separate debug file, found with the
  * reader's own rights (debuginfo.h), gives the symbols and lines.  b->debug
@@ -249,6 +280,8 @@ static void debug_attach(struct resolver *r, struct rbin *b, const struct db_bin
 			free(old);
 		}
 	}
+	if (!b->debug)
+		mini_attach(b, &f.refused);
 	b->debug_note = f.refused;
 	f.refused = NULL;
 	debuginfo_found_free(&f);

@@ -436,6 +436,25 @@ void symtab_set_demangle(struct symtab *s, int on)
 	s->raw_names = !on;
 }
 
+int symtab_debugdata(struct symtab *s, void **buf, size_t *len)
+{
+	asection *sec = bfd_get_section_by_name(s->abfd, ".gnu_debugdata");
+	bfd_byte *p = NULL;
+
+	*buf = NULL;
+	if (!sec || !(sec->flags & SEC_HAS_CONTENTS) || !bfd_section_size(sec) ||
+	    bfd_section_size(sec) > (64u << 20) ||
+	    bfd_section_size(sec) > bfd_get_size(s->abfd))
+		return 0;
+	if (!bfd_malloc_and_get_section(s->abfd, sec, &p)) {
+		free(p);
+		return 0;
+	}
+	*buf = p;
+	*len = bfd_section_size(sec);
+	return 1;
+}
+
 int symtab_has_symtab(const struct symtab *s)
 {
 	return s->from_symtab;

@@ -43,6 +43,11 @@ int symtab_has_symtab(const struct symtab *s);
  * NULL when it has none or the name is unusable (empty, has a '/'). */
 char *symtab_debuglink(struct symtab *s, uint32_t *crc);
 
+/* The contents of the binary's .gnu_debugdata (MiniDebugInfo, xz) in
+ * *buf (caller frees), its size in *len: 1, or 0 when there is none or it
+ * is larger than 64 MiB or unreadable. */
+int symtab_debugdata(struct symtab *s, void **buf, size_t *len);
+
 /* Take function symbols and source lines from the separate debug file at
  * path (already verified as this binary's: see debuginfo.h).  File offsets
  * still go through the binary's own sections; the debug file has the same

@@ -88,7 +88,40 @@ grep -q "refused: its build-id is not the binary's" "$tmp/wrongid.txt" ||
 	fail "no note of the refused build-id: $(cat "$tmp/wrongid.txt")"
 ok "a .build-id file with another build-id is refused, with a note"
 
-# 5. C++ names demangled by default, raw with --no-demangle
+# 5. MiniDebugInfo, as Fedora builds it: the .symtab of the debug file
+# (no DWARF), xz-compressed into the binary's .gnu_debugdata; and one whose
+# .gnu_debugdata is not xz (refused, with a note)
+command -v xz >/dev/null || fail "xz not installed (xz-utils)"
+bid2=$(unique_copy "$tmp/full" "$tmp/full2") || fail unique_copy
+cp "$tmp/full2" "$tmp/mini.debug" && objcopy --only-keep-debug "$tmp/mini.debug" &&
+	strip --strip-debug "$tmp/mini.debug" || fail "the MiniDebugInfo ELF"
+readelf -S "$tmp/mini.debug" | grep -q '\.debug_info' && fail "mini.debug still has DWARF"
+xz -k "$tmp/mini.debug" || fail xz
+cp "$tmp/full2" "$tmp/bin/mini" && strip --strip-all "$tmp/bin/mini" &&
+	objcopy --add-section .gnu_debugdata="$tmp/mini.debug.xz" "$tmp/bin/mini" || fail "add .gnu_debugdata"
+unique_copy "$tmp/full" "$tmp/bin/badmini" >/dev/null && strip --strip-all "$tmp/bin/badmini" &&
+	head -c 4096 "$tmp/full" >"$tmp/notxz" &&
+	objcopy --add-section .gnu_debugdata="$tmp/notxz" "$tmp/bin/badmini" || fail "bad .gnu_debugdata"
+"$STROBE" record --sample-event cpu-clock -F 1000 --name mini -- sh -c \
+	'"$1/mini" 1 & echo $! >"$2/pid"; wait $!; "$1/badmini" 1 & echo $! >"$2/pid2"; wait $!' \
+	sh "$tmp/bin" "$tmp" >"$tmp/record4.out" 2>"$tmp/record4.err" ||
+	fail "record: $(cat "$tmp/record4.err")"
+pid=$(cat "$tmp/pid")
+bid_saved=$bid
+bid=$bid2
+STROBE_DEBUG_DIRS=$tmp/empty report mini
+named mini || fail "not named from .gnu_debugdata: $(cat "$tmp/mini.csv")"
+grep -q "note: $tmp/bin/mini: symbols from .gnu_debugdata (MiniDebugInfo)" "$tmp/mini.txt" ||
+	fail "no MiniDebugInfo note: $(cat "$tmp/mini.txt")"
+pid=$(cat "$tmp/pid2")
+STROBE_DEBUG_DIRS=$tmp/empty report badmini
+unnamed badmini || fail "work60 named without a usable .gnu_debugdata: $(cat "$tmp/badmini.csv")"
+grep -q "$tmp/bin/badmini: debug file .gnu_debugdata not used: MiniDebugInfo: not a valid xz" \
+	"$tmp/badmini.txt" || fail "no note for the bad .gnu_debugdata: $(cat "$tmp/badmini.txt")"
+bid=$bid_saved
+ok "MiniDebugInfo (.gnu_debugdata) read; one that is not xz refused with a note"
+
+# 6. C++ names demangled by default, raw with --no-demangle
 if command -v g++ >/dev/null; then
 	cat >"$tmp/hot.cc" <<'CC'
 #include <chrono>
@@ -121,7 +154,7 @@ else
 	echo "SKIP C++ names: g++ not installed"
 fi
 
-# 6. libc's internal functions, from libc6-dbg
+# 7. libc's internal functions, from libc6-dbg
 libc=$(ldd "$tmp/bin/split" | awk '/libc.so/ { print $3 }')
 lbid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
 ldbg=/usr/lib/debug/.build-id/$(echo "$lbid" | cut -c1-2)/$(echo "$lbid" | cut -c3-).debug

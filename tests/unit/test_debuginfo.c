@@ -2,7 +2,8 @@
  * test_debuginfo.c - the pure parts of finding separate debug files:
  * the .gnu_debuglink CRC-32, the .build-id path, the debuglink candidate
  * paths and the names refused, and debuginfo_find on files the test
- * writes (a CRC match, a CRC mismatch refused with a note).
+ * writes (a CRC match, a CRC mismatch refused with a note), and the
+ * MiniDebugInfo xz decoding.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lzma.h>
 #include "debuginfo.h"
 
 static void test_crc32(void **state)
@@ -116,6 +118,36 @@ static void test_find_link(void **state)
 	free(dbg);
 }
 
+/* MiniDebugInfo decoding: an xz stream the test encodes round-trips, as a
+ * buffer and as a memfd; bytes that are not xz are refused. */
+static void test_xz(void **state)
+{
+	static unsigned char plain[200000], xzbuf[300000];
+	struct error err = { "" };
+	size_t xzlen = 0, n, i;
+	void *out;
+	int fd;
+
+	(void)state;
+	for (i = 0; i < sizeof(plain); i++)
+		plain[i] = (unsigned char)(i * 7 / 13);
+	assert_int_equal(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, NULL, plain, sizeof(plain),
+						 xzbuf, &xzlen, sizeof(xzbuf)), LZMA_OK);
+	assert_int_equal(debuginfo_xz_decode(xzbuf, xzlen, &out, &n, &err), 0);
+	assert_int_equal(n, sizeof(plain));
+	assert_memory_equal(out, plain, n);
+	free(out);
+	fd = debuginfo_mini_fd(xzbuf, xzlen, &err);
+	assert_true(fd >= 0);
+	assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)sizeof(plain));
+	close(fd);
+	assert_int_equal(debuginfo_xz_decode(plain, 4096, &out, &n, &err), -1);
+	assert_null(out);
+	assert_non_null(strstr(err.msg, "not a valid xz stream"));
+	xzbuf[xzlen / 2] ^= 0xff;	/* corrupted: the check fails */
+	assert_int_equal(debuginfo_xz_decode(xzbuf, xzlen, &out, &n, &err), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_path),
 		cmocka_unit_test(test_link_paths),
 		cmocka_unit_test(test_find_link),
+		cmocka_unit_test(test_xz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
