@@ -563,10 +563,6 @@ static void name_and_group(struct report *r)
 
 		if (b->note)
 			note_add(r, "%s (%s): warning: %s", b->display, b->key, b->note);
-		if (b->debug)
-			note_add(r, "%s: symbols from %s", b->display, b->debug);
-		if (b->debug_note)
-			note_add(r, "%s: debug file %s", b->display, b->debug_note);
 		if (b->problem) {
 			r->sum->unresolved += b->samples;
 			note_add(r, "%s (%s): not available: %s; its %" PRIu64
@@ -578,6 +574,15 @@ static void name_and_group(struct report *r)
 				 b->samples);
 		}
 	}
+	/* Then where debug files were refused and where symbols came from:
+	 * after the problems, so that those are never the notes left out. */
+	for (i = 0; i < np; i++)
+		if (problems[i]->debug_note)
+			note_add(r, "%s: debug file %s", problems[i]->display,
+				 problems[i]->debug_note);
+	for (i = 0; i < np; i++)
+		if (problems[i]->debug)
+			note_add(r, "%s: symbols from %s", problems[i]->display, problems[i]->debug);
 	free(problems);
 }
 

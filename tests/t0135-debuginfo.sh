@@ -149,7 +149,12 @@ CC
 	grep -q 'ns::spin' "$tmp/ccraw.csv" && fail "--no-demangle still demangles"
 	"$STROBE" export --format csv --no-demangle -o "$tmp/ccx.csv" || fail "export --no-demangle"
 	grep -q '_ZN2ns4spinEd' "$tmp/ccx.csv" || fail "export --no-demangle: no raw name"
-	ok "C++ names demangled, raw with --no-demangle (report, export)"
+	"$STROBE" plot --event samples --by symbol --pid "$pid" --no-demangle -o "$tmp/ccp.csv" ||
+		fail "plot --no-demangle"
+	grep -q '_ZN2ns4spinEd' "$tmp/ccp.csv" || fail "plot --no-demangle: no raw name: $(head -3 "$tmp/ccp.csv")"
+	"$STROBE" plot --event samples --by symbol --pid "$pid" -o "$tmp/ccp2.csv" || fail "plot"
+	grep -q 'ns::spin(double)' "$tmp/ccp2.csv" || fail "plot: not demangled: $(head -3 "$tmp/ccp2.csv")"
+	ok "C++ names demangled, raw with --no-demangle (report, export, plot)"
 else
 	echo "SKIP C++ names: g++ not installed"
 fi
