@@ -29,6 +29,28 @@ static void test_crc32(void **state)
 	assert_int_equal(debuginfo_crc32(0, "", 0), 0);
 }
 
+/* The file CRC (table-driven, 64 KiB reads) equals the bitwise one over
+ * several reads. */
+static void test_crc32_fd(void **state)
+{
+	static unsigned char buf[200003];
+	char path[] = "/tmp/test_debuginfo_crc.XXXXXX";
+	struct error err = { "" };
+	uint32_t crc = 0;
+	size_t i;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 2654435761u >> 13);
+	assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(debuginfo_crc32_fd(fd, &crc, &err), 0);
+	assert_int_equal(crc, debuginfo_crc32(0, buf, sizeof(buf)));
+	close(fd);
+}
+
 static void test_build_id_path(void **state)
 {
 	char *p;
@@ -152,6 +174,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32),
+		cmocka_unit_test(test_crc32_fd),
 		cmocka_unit_test(test_build_id_path),
 		cmocka_unit_test(test_link_paths),
 		cmocka_unit_test(test_find_link),
