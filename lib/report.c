@@ -129,6 +129,8 @@ struct bin {
 	const char *problem;		/* non-NULL: cannot be symbolised */
 	const char *note;		/* non-NULL: a warning about it */
 	int no_symbols;			/* copy has no function symbols */
+	const char *debug;		/* its separate debug file, or NULL */
+	const char *debug_note;		/* refused debug files, or NULL */
 	uint64_t samples;		/* filtered samples in this binary */
 };
 
@@ -570,6 +572,8 @@ static void name_and_group(struct report *r)
 			b->problem = rv.problem;
 			b->note = rv.note;
 			b->no_symbols = rv.no_symbols;
+			b->debug = rv.debug;
+			b->debug_note = rv.debug_note;
 		}
 		l->bin = r->nbins - 1;
 		b = &r->bins[l->bin];
@@ -586,7 +590,8 @@ static void name_and_group(struct report *r)
 	/* Notes for binaries that could not be named, biggest first. */
 	problems = xcalloc(r->nbins, sizeof(*problems));
 	for (i = 0; i < r->nbins; i++)
-		if (r->bins[i].problem || r->bins[i].no_symbols || r->bins[i].note)
+		if (r->bins[i].problem || r->bins[i].no_symbols || r->bins[i].note ||
+		    r->bins[i].debug || r->bins[i].debug_note)
 			problems[np++] = &r->bins[i];
 	if (np)
 		qsort(problems, np, sizeof(*problems), bin_by_samples);
@@ -606,6 +611,15 @@ static void name_and_group(struct report *r)
 				 b->samples);
 		}
 	}
+	/* Then where debug files were refused and where symbols came from:
+	 * after the problems, so that those are never the notes left out. */
+	for (i = 0; i < np; i++)
+		if (problems[i]->debug_note)
+			note_add(r, "%s: debug file %s", problems[i]->display,
+				 problems[i]->debug_note);
+	for (i = 0; i < np; i++)
+		if (problems[i]->debug)
+			note_add(r, "%s: symbols from %s", problems[i]->display, problems[i]->debug);
 	free(problems);
 }
 
@@ -878,7 +892,9 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 	if (db_session_get(db, o->session, &sum->session, e) < 0)
 		return NULL;
 	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
-	if (!(r.res = resolver_new(db, &sum->session, e)))
+	if ((r.res = resolver_new(db, &sum->session, e)))
+		resolver_set_demangle(r.res, !o->no_demangle);
+	if (!r.res)
 		return NULL;
 
 	if (!strcmp(sum->session.state, "running"))

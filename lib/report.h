@@ -31,6 +31,7 @@ struct report_opts {
 	int has_from, has_to;
 	int64_t from_ns, to_ns;		/* relative to the session start */
 	size_t limit;			/* 0: all rows */
+	int no_demangle;		/* 1: raw (mangled) symbol names */
 };
 
 struct report_summary {

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bincache.h"
+#include "debuginfo.h"
 #include "hashkey.h"
 #include "kallsyms.h"
 #include "resolve.h"
@@ -37,6 +38,9 @@ struct rbin {
 	char *note;			/* non-NULL: a warning (binaries.note) */
 	int no_symbols;			/* copy has no function symbols */
 	int own_fd;			/* the original, opened as the reader; -1: none */
+	char *debug;			/* the debug file its symbols come from, or NULL */
+	char *debug_note;		/* NULL, or why debug files were refused */
+	int dbg_fd;			/* that debug file, open; -1: none */
 };
 
 struct rloc {
@@ -55,6 +59,8 @@ struct resolver {
 	struct kallsyms *ks;
 	int ks_tried;
 	char *ks_problem;
+	char *debug_roots;		/* STROBE_DEBUG_DIRS, or NULL: the default */
+	int raw_names;			/* resolver_set_demangle(r, 0) */
 
 	struct rbin *bins;
 	size_t nbins, bins_cap;
@@ -81,8 +87,15 @@ struct resolver *resolver_new(struct db *db, const struct db_session *s, struct 
 	r->db = db;
 	/* Not bincache_open(): readers must not create the cache. */
 	r->cache.dir = db_cache_dir(db);
+	if (getenv("STROBE_DEBUG_DIRS"))
+		r->debug_roots = xstrdup(getenv("STROBE_DEBUG_DIRS"));
 	snprintf(r->kallsyms_key, sizeof(r->kallsyms_key), "%s", s ? s->kallsyms_key : "");
 	return r;
+}
+
+void resolver_set_demangle(struct resolver *r, int on)
+{
+	r->raw_names = !on;
 }
 
 void resolver_free(struct resolver *r)
@@ -103,6 +116,10 @@ void resolver_free(struct resolver *r)
 		free(b->note);
 		if (b->own_fd >= 0)
 			close(b->own_fd);
+		free(b->debug);
+		free(b->debug_note);
+		if (b->dbg_fd >= 0)
+			close(b->dbg_fd);
 	}
 	for (i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].own_sym);
@@ -115,6 +132,7 @@ void resolver_free(struct resolver *r)
 	if (r->ks)
 		kallsyms_free(r->ks);
 	free(r->ks_problem);
+	free(r->debug_roots);
 	free(r->cache.dir);
 	free(r);
 }
@@ -193,6 +211,83 @@ fail:
 	return NULL;
 }
 
+/* MiniDebugInfo: the .symtab in the binary's own .gnu_debugdata (xz). */
+static void mini_attach(struct rbin *b, char **refused)
+{
+	struct error err = { "" };
+	char name[64], *old;
+	void *buf;
+	size_t len;
+	int fd, rc;
+
+	if (!symtab_debugdata(b->st, &buf, &len))
+		return;
+	fd = debuginfo_mini_fd(buf, len, &err);
+	free(buf);
+	rc = -1;
+	if (fd >= 0) {
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+		rc = symtab_use_debug(b->st, name, &err);
+	}
+	if (rc == 1) {
+		b->debug = xstrdup(".gnu_debugdata (MiniDebugInfo)");
+		b->dbg_fd = fd;
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	old = *refused;
+	*refused = xasprintf("%s%s.gnu_debugdata not used: %s", old ? old : "", old ? "; " : "",
+			     rc ? err.msg : "it has no function symbols");
+	free(old);
+}
+
+/*
+ * A binary without a .symtab: its separate debug file, found with the
+ * reader's own rights (debuginfo.h), gives the symbols and lines.  b->debug
+ * says which file, b->debug_note why candidates were refused.
+ */
+static void debug_attach(struct resolver *r, struct rbin *b, const struct db_binary *row)
+{
+	struct debuginfo_want w = { 0 };
+	struct debuginfo_found f;
+	struct error err = { "" };
+	uint32_t crc = 0;
+	char name[64];
+	int rc;
+
+	if (symtab_has_symtab(b->st))
+		return;
+	w.bin_path = row->path;
+	w.build_id = strncmp(row->key, "buildid:", 8) ? NULL : row->key + 8;
+	w.link = symtab_debuglink(b->st, &crc);
+	w.link_crc = crc;
+	w.roots = r->debug_roots;
+	if (debuginfo_find(&w, &f) == 1) {
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", f.fd);
+		rc = symtab_use_debug(b->st, name, &err);
+		if (rc == 1) {
+			b->debug = f.path;
+			b->dbg_fd = f.fd;
+			f.path = NULL;
+			f.fd = -1;
+		} else {
+			char *old = f.refused;
+
+			f.refused = xasprintf("%s%s%s not used: %s", old ? old : "",
+					      old ? "; " : "", f.path,
+					      rc ? err.msg : "it has no function symbols");
+			free(old);
+		}
+	}
+	if (!b->debug)
+		mini_attach(b, &f.refused);
+	b->debug_note = f.refused;
+	f.refused = NULL;
+	debuginfo_found_free(&f);
+	free((char *)w.link);
+}
+
 /* Fill b for binary id: its row, its cached copy or the kallsyms. */
 static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 {
@@ -203,6 +298,7 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 	memset(b, 0, sizeof(*b));
 	b->id = id;
 	b->own_fd = -1;
+	b->dbg_fd = -1;
 	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
 		/* No mapping was known for the sample (or the row is gone). */
 		b->kind = BIN_NOFILE;
@@ -256,12 +352,13 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 			b->problem = xasprintf("its cached copy is root's only (the file was not "
 					       "readable by everyone)%s: run the report as root or "
 					       "as a user who can read %s", why, row->path);
-		else if (!symtab_count(b->st))
-			b->no_symbols = 1;
 	} else if (!(b->st = symtab_open(path, &err))) {
 		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
-	} else if (!symtab_count(b->st)) {
-		b->no_symbols = 1;
+	}
+	if (b->st) {
+		symtab_set_demangle(b->st, !r->raw_names);
+		debug_attach(r, b, row);
+		b->no_symbols = !symtab_count(b->st);
 	}
 	free(path);
 	free(row);
@@ -405,4 +502,6 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 	out->problem = b->problem;
 	out->note = b->note;
 	out->no_symbols = b->no_symbols;
+	out->debug = b->debug;
+	out->debug_note = b->debug_note;
 }

@@ -18,6 +18,11 @@
  * opened with the reader's own rights, and only while that file still has
  * the binary's key; else the binary is unavailable to that reader.
  *
+ * A binary with no .symtab is named from its separate debug file when one
+ * is found under STROBE_DEBUG_DIRS (colon-separated roots, default
+ * /usr/lib/debug) by build-id, or by .gnu_debuglink with its CRC checked
+ * (debuginfo.h); resolved.debug says which file.
+ *
  * The resolver only reads: it never creates the cache directory.  Like
  * symtab (libbfd), use it from one thread at a time.
  */
@@ -33,6 +38,10 @@ struct resolver;
 struct resolver *resolver_new(struct db *db, const struct db_session *s, struct error *e);
 void resolver_free(struct resolver *r);
 
+/* Demangled C++ and Rust names (on: the default) or the raw ones; call
+ * before the first lookup. */
+void resolver_set_demangle(struct resolver *r, int on);
+
 struct resolved {
 	const char *binary;	/* display name: path, [kernel.kallsyms], [unknown], ... */
 	const char *build_id;	/* NULL when none; the hex build-id of buildid: and
@@ -47,6 +56,10 @@ struct resolved {
 	const char *note;	/* NULL, or a warning about the binary that did not
 				 * stop naming its code (binaries.note) */
 	int no_symbols;		/* the binary's copy has no function symbols (stripped) */
+	const char *debug;	/* NULL, or the separate debug file its symbols and
+				 * lines come from (found as debuginfo.h says, with
+				 * the reader's rights, for binaries with no .symtab) */
+	const char *debug_note;	/* NULL, or which debug files were refused and why */
 };
 
 /*

@@ -64,6 +64,11 @@ struct loadsec {
 
 struct symtab {
 	bfd *abfd;
+	bfd *dbg;		/* the separate debug file, or NULL */
+	asymbol **dbgsyms;	/* its .symtab */
+	long ndbgsyms;
+	int from_symtab;	/* the names came from .symtab (not .dynsym) */
+	int raw_names;		/* symtab_set_demangle(s, 0) */
 	asymbol **syms;		/* .symtab (kept for line lookups) */
 	asymbol **dynsyms;	/* .dynsym */
 	asymbol *synth;		/* synthetic @plt symbols, one block */
@@ -193,9 +198,9 @@ static unsigned char sym_rank(const asymbol *sym)
 }
 
 /* Add the wanted symbols of a table; the number added. */
-static size_t add_syms(struct symtab *s, asymbol **syms, long n, int strict)
+static size_t add_syms(struct symtab *s, bfd *abfd, asymbol **syms, long n, int strict)
 {
-	int use_size = syms && sizes_usable(s->abfd, syms, n, strict);
+	int use_size = syms && sizes_usable(abfd, syms, n, strict);
 	size_t before = s->nfn;
 	long i;
 
@@ -282,6 +287,19 @@ static void finish_funcs(struct symtab *s)
 	}
 }
 
+/* The @plt stubs of s->synth; a failure only loses their names. */
+static void add_synth(struct symtab *s)
+{
+	asymbol **p = malloc(s->nsynth * sizeof(*p));
+	long i;
+
+	for (i = 0; p && i < s->nsynth; i++)
+		p[i] = &s->synth[i];
+	if (p)
+		add_syms(s, s->abfd, p, s->nsynth, 1);
+	free(p);
+}
+
 static int loadsec_cmp(const void *a, const void *b)
 {
 	const struct loadsec *x = a, *y = b;
@@ -350,13 +368,16 @@ struct symtab *symtab_open(const char *path, struct error *e)
 		s->ndynsyms = 0;
 	}
 
-	added = add_syms(s, s->syms, s->nsyms, 1);
+	added = add_syms(s, s->abfd, s->syms, s->nsyms, 1);
+	s->from_symtab = added > 0;
 	if (!added)
-		added = add_syms(s, s->dynsyms, s->ndynsyms, 1);
+		added = add_syms(s, s->abfd, s->dynsyms, s->ndynsyms, 1);
+	if (!added) {
+		added = add_syms(s, s->abfd, s->syms, s->nsyms, 0);
+		s->from_symtab = added > 0;
+	}
 	if (!added)
-		added = add_syms(s, s->syms, s->nsyms, 0);
-	if (!added)
-		added = add_syms(s, s->dynsyms, s->ndynsyms, 0);
+		added = add_syms(s, s->abfd, s->dynsyms, s->ndynsyms, 0);
 	s->nreal = added;
 
 	/* The @plt stubs; a failure here only loses their names.  One stub
@@ -366,14 +387,7 @@ struct symtab *symtab_open(const char *path, struct error *e)
 					     s->ndynsyms, s->dynsyms, &s->synth);
 	if (s->nsynth > 0 &&
 	    (uint64_t)s->nsynth <= bfd_get_size(s->abfd) / sizeof(Elf32_Rel)) {
-		asymbol **p = malloc(s->nsynth * sizeof(*p));
-		long i;
-
-		for (i = 0; p && i < s->nsynth; i++)
-			p[i] = &s->synth[i];
-		if (p)
-			add_syms(s, p, s->nsynth, 1);
-		free(p);
+		add_synth(s);
 	} else {
 		if (s->nsynth > 0)
 			free(s->synth);
@@ -404,6 +418,9 @@ void symtab_close(struct symtab *s)
 	free(s->syms);
 	free(s->dynsyms);
 	free(s->synth);
+	free(s->dbgsyms);
+	if (s->dbg)
+		bfd_close(s->dbg);
 	if (s->abfd)
 		bfd_close(s->abfd);
 	free(s);
@@ -412,6 +429,103 @@ void symtab_close(struct symtab *s)
 size_t symtab_count(const struct symtab *s)
 {
 	return s->nreal;
+}
+
+void symtab_set_demangle(struct symtab *s, int on)
+{
+	s->raw_names = !on;
+}
+
+int symtab_debugdata(struct symtab *s, void **buf, size_t *len)
+{
+	asection *sec = bfd_get_section_by_name(s->abfd, ".gnu_debugdata");
+	bfd_byte *p = NULL;
+
+	*buf = NULL;
+	if (!sec || !(sec->flags & SEC_HAS_CONTENTS) || !bfd_section_size(sec) ||
+	    bfd_section_size(sec) > (64u << 20) ||
+	    bfd_section_size(sec) > bfd_get_size(s->abfd))
+		return 0;
+	if (!bfd_malloc_and_get_section(s->abfd, sec, &p)) {
+		free(p);
+		return 0;
+	}
+	*buf = p;
+	*len = bfd_section_size(sec);
+	return 1;
+}
+
+int symtab_has_symtab(const struct symtab *s)
+{
+	return s->from_symtab;
+}
+
+char *symtab_debuglink(struct symtab *s, uint32_t *crc)
+{
+	unsigned long c = 0;
+	char *name = bfd_get_debug_link_info(s->abfd, &c);
+
+	if (name && (!*name || memchr(name, '/', strlen(name)))) {
+		free(name);
+		return NULL;
+	}
+	*crc = (uint32_t)c;
+	return name;
+}
+
+int symtab_use_debug(struct symtab *s, const char *path, struct error *e)
+{
+	struct func *old_fn = s->fn;
+	size_t old_nfn = s->nfn, old_cap = s->fncap, added, i;
+	asymbol **syms = NULL;
+	bfd *d;
+	long n;
+
+	if (s->dbg)
+		return error_set(e, "%s: a debug file is already in use", path);
+	d = bfd_openr(path, NULL);
+	if (!d)
+		return error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
+	if (!bfd_check_format(d, bfd_object) || bfd_get_flavour(d) != bfd_target_elf_flavour) {
+		error_set(e, "cannot read symbols of %s: not an ELF file", path);
+		bfd_close(d);
+		return -1;
+	}
+	n = read_syms(d, 0, &syms, path, e);
+	if (n < 0) {
+		bfd_close(d);
+		return -1;
+	}
+	s->fn = NULL;
+	s->nfn = s->fncap = 0;
+	added = add_syms(s, d, syms, n, 1);
+	if (!added)
+		added = add_syms(s, d, syms, n, 0);
+	if (!added) {
+		for (i = 0; i < s->nfn; i++)
+			free(s->fn[i].own);
+		free(s->fn);
+		s->fn = old_fn;
+		s->nfn = old_nfn;
+		s->fncap = old_cap;
+		free(syms);
+		bfd_close(d);
+		return 0;
+	}
+	for (i = 0; i < old_nfn; i++) {
+		free(old_fn[i].own);
+		free(old_fn[i].demangled);
+	}
+	free(old_fn);
+	s->nreal = added;
+	s->from_symtab = 1;
+	if (s->nsynth > 0)
+		add_synth(s);
+	finish_funcs(s);
+	s->dbg = d;
+	s->dbgsyms = syms;
+	s->ndbgsyms = n;
+	return 1;
 }
 
 static const struct loadsec *find_section(const struct symtab *s, uint64_t off)
@@ -466,6 +580,8 @@ static struct func *find_func(struct symtab *s, uint64_t vma)
 
 static const char *func_name(struct symtab *s, struct func *f)
 {
+	if (s->raw_names)
+		return f->name;
 	if (!f->demangle_done) {
 		f->demangle_done = 1;
 		if (f->name[0] == '_')
@@ -490,8 +606,27 @@ int symtab_lookup(struct symtab *s, uint64_t off, int want_line,
 		const char *file = NULL, *func = NULL;
 		unsigned int line = 0;
 		asymbol **syms = s->nsyms ? s->syms : s->dynsyms;
+		bfd *abfd = s->abfd;
+		asection *sec = ls->sec;
+		uint64_t secvma = ls->vma;
 
-		if (bfd_find_nearest_line(s->abfd, ls->sec, syms, vma - ls->vma,
+		if (s->dbg) {
+			/* The same addresses in the debug file; its section there
+			 * has no contents (NOBITS), only its DWARF does. */
+			asection *d;
+
+			for (d = s->dbg->sections; d; d = d->next)
+				if ((d->flags & SEC_ALLOC) && vma >= d->vma &&
+				    vma - d->vma < bfd_section_size(d))
+					break;
+			if (d) {
+				abfd = s->dbg;
+				sec = d;
+				secvma = d->vma;
+				syms = s->dbgsyms;
+			}
+		}
+		if (bfd_find_nearest_line(abfd, sec, syms, vma - secvma,
 					  &file, &func, &line)) {
 			hit->file = file;
 			hit->line = line;

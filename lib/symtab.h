@@ -32,6 +32,30 @@ void symtab_close(struct symtab *s);
  * code. */
 size_t symtab_count(const struct symtab *s);
 
+/* Demangle C++ and Rust names (on: the default) or keep them raw. */
+void symtab_set_demangle(struct symtab *s, int on);
+
+/* Did the function symbols come from a .symtab (the binary's own, or its
+ * debug file's after symtab_use_debug)?  0: from .dynsym, or none. */
+int symtab_has_symtab(const struct symtab *s);
+
+/* The binary's .gnu_debuglink name (caller frees) with its CRC-32 in *crc;
+ * NULL when it has none or the name is unusable (empty, has a '/'). */
+char *symtab_debuglink(struct symtab *s, uint32_t *crc);
+
+/* The contents of the binary's .gnu_debugdata (MiniDebugInfo, xz) in
+ * *buf (caller frees), its size in *len: 1, or 0 when there is none or it
+ * is larger than 64 MiB or unreadable. */
+int symtab_debugdata(struct symtab *s, void **buf, size_t *len);
+
+/* Take function symbols and source lines from the separate debug file at
+ * path (already verified as this binary's: see debuginfo.h).  File offsets
+ * still go through the binary's own sections; the debug file has the same
+ * addresses.  Returns 1 when it had function symbols (they replace the
+ * binary's, the @plt stubs stay), 0 when it had none (nothing changes),
+ * -1 when it cannot be read (e says why; nothing changes). */
+int symtab_use_debug(struct symtab *s, const char *path, struct error *e);
+
 /* Name the code at file offset off. want_line also looks up file:line
  * (needs DWARF line info). Returns 0 when a symbol covers off, -1 if not
  * (hit->name is then NULL; file/line may still be set). */

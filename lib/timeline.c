@@ -717,6 +717,8 @@ static int name_locations(struct build *b)
 		return -1;
 	}
 	r = resolver_new(b->db, &b->t->session, b->e);
+	if (r)
+		resolver_set_demangle(r, !b->o->no_demangle);
 	if (!r) {
 		free(locs);
 		return -1;

@@ -42,6 +42,7 @@ struct timeline_opts {
 	int nrank;			/* value indices to rank groups by */
 	int rank[TL_MAXV];
 	int raw;			/* 1: always scan the raw samples (tests, benchmarks) */
+	int no_demangle;		/* 1: raw (mangled) symbol names */
 };
 
 struct timeline_group {

@@ -53,7 +53,7 @@
 static const char usage_text[] =
 	"usage: strobe export [--db PATH] [--session ID] --format csv|chrome-trace\n"
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
-	"                     [--samples] [--bucket T]\n"
+	"                     [--samples] [--bucket T] [--no-demangle]\n"
 	"\n"
 	"Export a recorded session (default: the latest).  csv: one row per sample,\n"
 	"in time order: time_ns,tsc,cpu,pid,tid,comm,binary,symbol, one column per\n"
@@ -66,7 +66,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
-	OPT_SAMPLES, OPT_BUCKET,
+	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "from",	required_argument, NULL, OPT_FROM },
 	{ "to",		required_argument, NULL, OPT_TO },
 	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
+	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -94,7 +95,7 @@ struct opts {
 	const char *dbpath, *out, *comm;
 	int64_t session, pid;		/* pid -1: any */
 	enum fmt fmt;
-	int has_from, has_to, samples;
+	int has_from, has_to, samples, no_demangle;
 	int64_t from_ns, to_ns, bucket_ns;
 };
 
@@ -1223,6 +1224,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_SAMPLES:
 			o->samples = 1;
 			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = 1;
+			break;
 		case OPT_BUCKET:
 			if (parse_duration_ns(optarg, &o->bucket_ns) < 0 || o->bucket_ns < 1000)
 				return cmd_usage_error("export", "bad --bucket '%s': give a time of at "
@@ -1285,6 +1289,7 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!(x.res = resolver_new(x.db, &x.s, &err)))
 		goto out;
+	resolver_set_demangle(x.res, !o.no_demangle);
 	rc = samples_open(&x, &err);
 	if (rc <= 0)
 		goto out;

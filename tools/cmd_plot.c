@@ -32,7 +32,7 @@ static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol] [--top N] [--pid PID] [--comm NAME]\n"
 	"                   [--binary PATH] [--symbol NAME] [--from T] [--to T] [--bucket MS]\n"
-	"                   [--wall] [--size WxH] [--title TEXT]\n"
+	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
 	"\n"
 	"Plot counting events, or a metric over them, per time bucket of a recorded\n"
@@ -57,6 +57,7 @@ enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
 	OPT_COMM, OPT_BINARY, OPT_SYMBOL, OPT_FROM, OPT_TO, OPT_BUCKET, OPT_WALL,
 	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN,
+	OPT_NO_DEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +83,7 @@ static const struct option long_opts[] = {
 	/* not in the usage: sums from the raw samples even when the session's
 	 * time sums could give them (tests and benchmarks compare the two) */
 	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
+	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -1057,6 +1059,9 @@ int cmd_plot(int argc, char **argv)
 			break;
 		case OPT_RAW_SCAN:
 			p->to.raw = 1;
+			break;
+		case OPT_NO_DEMANGLE:
+			p->to.no_demangle = 1;
 			break;
 		case OPT_DATA:
 			if (!*optarg)

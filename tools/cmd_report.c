@@ -24,6 +24,7 @@ static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
 	"                     [--pid PID] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
+	"                     [--no-demangle]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
@@ -33,11 +34,15 @@ static const char usage_text[] =
 	"a path or a file name; --limit 0 shows all rows.  Percentages are of all\n"
 	"the samples that pass the filters.  --markers lists the session's markers\n"
 	"(USDT probe hits, 'strobe mark') instead: time_s since the start, kind,\n"
-	"name, pid, tid, cpu, args.\n";
+	"name, pid, tid, cpu, args.  --no-demangle keeps C++ and Rust names raw.\n"
+	"Stripped binaries are named from their separate debug files, found by\n"
+	"build-id and .gnu_debuglink under STROBE_DEBUG_DIRS (colon-separated,\n"
+	"default /usr/lib/debug); a note says which file.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,
 	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS,
+	OPT_NO_DEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +58,7 @@ static const struct option long_opts[] = {
 	{ "to",		required_argument, NULL, OPT_TO },
 	{ "format",	required_argument, NULL, OPT_FORMAT },
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
+	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "markers",	no_argument,	   NULL, OPT_MARKERS },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -401,6 +407,9 @@ int cmd_report(int argc, char **argv)
 			if (output_parse_format(optarg, &fmt) < 0)
 				return cmd_usage_error("report", "bad --format '%s': use text, csv or json",
 						   optarg);
+			break;
+		case OPT_NO_DEMANGLE:
+			o.no_demangle = 1;
 			break;
 		case OPT_LIMIT:
 			if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
