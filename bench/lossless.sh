@@ -135,7 +135,7 @@ run_perf() {	# rate round
 	# the last line: a first one says perf ended on SIGINT
 	cap=$(tail -n 1 "$tmp/perf.time" | awk '{ print $1 + $2 }')
 	# time counts the children it waited for: timeout's perf report
-	/usr/bin/time -f "%U %S" -o "$tmp/rep.time" timeout -s INT "$rep_max" \
+	/usr/bin/time -f "%U %S" -o "$tmp/rep.time" timeout -k 5 -s INT "$rep_max" \
 		perf report -q -i "$f" --sort sym >/dev/null 2>&1
 	rep_rc=$?
 	rep=$(tail -n 1 "$tmp/rep.time" | awk '{ print $1 + $2 }')
