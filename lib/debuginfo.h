@@ -61,6 +61,9 @@ struct debuginfo_found {
  * cases out->refused may say which candidates were refused and why.
  * Release with debuginfo_found_free (closes fd).
  */
+int debuginfo_find(const struct debuginfo_want *w, struct debuginfo_found *out);
+void debuginfo_found_free(struct debuginfo_found *f);
+
 /* MiniDebugInfo: the xz stream of a .gnu_debugdata section (in, len)
  * decoded into a new buffer of at most DEBUGINFO_MINI_MAX bytes (*out,
  * caller frees; *outlen).  -1 when it is not xz or decodes to more (e says
@@ -72,8 +75,5 @@ int debuginfo_xz_decode(const void *in, size_t len, void **out, size_t *outlen,
 /* The decoded MiniDebugInfo ELF as an anonymous file (memfd): its
  * descriptor, or -1 (e says why).  Readers open it as /proc/self/fd/N. */
 int debuginfo_mini_fd(const void *in, size_t len, struct error *e);
-
-int debuginfo_find(const struct debuginfo_want *w, struct debuginfo_found *out);
-void debuginfo_found_free(struct debuginfo_found *f);
 
 #endif
