@@ -647,11 +647,13 @@ static const char *jit_name(struct resolver *r, uint32_t pid, uint64_t addr)
 int resolver_by_pid(struct resolver *r, int64_t binary_id)
 {
 	const struct rbin *b;
+	size_t i;
 
 	if (!jit_any(r))
 		return 0;
-	b = &r->bins[bin_get(r, binary_id)];
-	return b->kind == BIN_NOFILE && !strcmp(b->key, "[anon]");
+	i = bin_get(r, binary_id);	/* may move bins */
+	b = &r->bins[i];
+	return b->kind == BIN_NOFILE && b->key && !strcmp(b->key, "[anon]");
 }
 
 void resolver_lookup_pid(struct resolver *r, int64_t binary_id, uint64_t offset, uint32_t pid,
