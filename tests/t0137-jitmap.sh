@@ -40,6 +40,37 @@ assert tot >= 500, f"only {tot} user samples for 1.5 s at 1000 Hz"
 assert hot >= 0.8 * tot, "jit_hot_loop has less than 80% of them"
 PY
 
-# a map planted by another user for a pid they do not own is refused: a
-# unit test (test_jitmap) checks the ownership rule itself
-ok "JIT code named from a perf map that no longer exists"
+# A map owned by another user than the process's is refused (anyone can
+# write /tmp/perf-PID.map for a pid they do not own): jitmap runs as
+# nobody, and its map is given to user daemon before it exits.
+need_users daemon
+rm -f "$tmp/pid2"
+(
+	i=0
+	while [ $i -lt 200 ]; do
+		p=$(cat "$tmp/pid2" 2>/dev/null)
+		if [ -n "$p" ] && [ -s "/tmp/perf-$p.map" ]; then
+			chown "$duid" "/tmp/perf-$p.map" && echo chowned >"$tmp/chowned"
+			break
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+) &
+"$STROBE" record --sample-event cpu-clock -F 1000 --name planted \
+	-- sh -c 'setpriv --reuid="$3" --regid="$4" --clear-groups "$1/jitmap" 1.5 & echo $! >"$2/pid2"; wait $!' \
+	sh "$WL" "$tmp" "$nuid" "$ngid" >"$tmp/record2.out" 2>"$tmp/record2.err" ||
+	fail "record as nobody: $(cat "$tmp/record2.err")"
+wait
+pid2=$(cat "$tmp/pid2")
+rm -f "/tmp/perf-$pid2.map"
+[ -f "$tmp/chowned" ] || fail "the map of $pid2 was not seen to give it away"
+n=$(sqlq "$STROBE_DB" "SELECT symbols || ' ' || ifnull(problem, '-') FROM jit_maps WHERE pid=$pid2")
+case $n in
+"0 "*"owned by uid $duid, not by the process's uid $nuid or root, refused") ;;
+*) fail "planted map of $pid2 not refused: '$n'" ;;
+esac
+"$STROBE" report --pid "$pid2" --by symbol --format csv >"$tmp/report2.csv" ||
+	fail "report of $pid2"
+grep -q jit_hot_loop "$tmp/report2.csv" && fail "named from a refused map: $(cat "$tmp/report2.csv")"
+ok "JIT code named from a perf map that no longer exists; a map of another owner refused"
