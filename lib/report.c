@@ -13,8 +13,10 @@
  *     kernel).  Naming never guesses: a binary with no usable cached copy,
  *     or whose row records a problem, shows as "[binary unavailable]" with
  *     a note, and an offset no symbol covers is "[unknown]".  Memory with
- *     no file ([vdso], [anon], [heap], [stack], [unknown]) is shown under
- *     its key with symbol "[unknown]"; it is not counted as unresolved.
+ *     no file ([vdso] of another ABI, [anon], [heap], [stack], [unknown])
+ *     is shown under its key with symbol "[unknown]"; it is not counted as
+ *     unresolved.  [anon] locations are kept apart by pid when the session
+ *     has perf map symbols, and named from them (resolve.h).
  *  3. group by binary, symbol or line, sort, and lay out the table.
  *
  * The build_id column is the resolver's: the hex build-id of "buildid:"

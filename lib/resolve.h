@@ -9,9 +9,12 @@
  * Naming never guesses: a binary whose row records a problem, or with no
  * usable cached copy (or, for the kernel, no kallsyms snapshot), has
  * problem set and every symbol in it is "[binary unavailable]"; an offset
- * no symbol covers is "[unknown]".  Memory with no file ([vdso], [anon],
- * [heap], [stack], [unknown], and a sample with no binary row) is named
- * under its key with symbol "[unknown]" and no problem.
+ * no symbol covers is "[unknown]".  Memory with no file ([vdso] of another
+ * ABI than strobed's, [anon], [heap], [stack], [unknown], and a sample with
+ * no binary row) is named under its key with symbol "[unknown]" and no
+ * problem, except [anon] code named from its process's perf map (below).
+ * The vDSO of strobed's own ABI is a binary like any other (path [vdso],
+ * its image cached by build-id at ingest: ingest.h).
  *
  * A cache entry only root may read (its file was not readable by everyone
  * when it was cached) is named, for anyone else, from the original file
