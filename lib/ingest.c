@@ -605,7 +605,9 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 	snprintf(path, sizeof(path), JIT_MAP_PATH, p->pid);
 	if (!p->jit_uid_known) {
 		/* its owner cannot be checked: read nothing */
-		if (access(path, F_OK) < 0)
+		struct stat st;
+
+		if (lstat(path, &st) < 0)
 			return 0;
 		problem = "not read: the process's user is unknown (it exited before "
 			  "its executable memory was seen)";
