@@ -39,6 +39,16 @@ print(f"jitmap: {tot} user-mode samples, {hot} on jit_hot_loop, {unk} [anon] unn
 assert tot >= 500, f"only {tot} user samples for 1.5 s at 1000 Hz"
 assert hot >= 0.8 * tot, "jit_hot_loop has less than 80% of them"
 PY
+# strobe export names them too (one row per sample)
+"$STROBE" export --format csv --pid "$pid" -o "$tmp/export.csv" 2>"$tmp/export.err" ||
+	fail "export: $(cat "$tmp/export.err")"
+python3 - "$tmp/export.csv" <<'PY' || fail "export does not name jit_hot_loop"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["mode"] == "user"]
+hot = sum(r["binary"] == "[anon]" and r["symbol"] == "jit_hot_loop" for r in rows)
+print(f"export: {len(rows)} user-mode rows, {hot} jit_hot_loop")
+assert rows and hot >= 0.8 * len(rows)
+PY
 
 # A map owned by another user than the process's is refused (anyone can
 # write /tmp/perf-PID.map for a pid they do not own): jitmap runs as
