@@ -616,7 +616,14 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 		problem = "not read: the session has read its limit of bytes";
 		rc = -1;
 	} else {
-		rc = jitmap_read(path, p->jit_uid, &buf, &len, &je);
+		/* a process started in the session (its fork seen) wrote its
+		 * map since; the file system's clock is coarser: 1 s slack */
+		int64_t not_before = p->start_ns > (uint64_t)in->s->start_ns ?
+				     (int64_t)p->start_ns + in->s->wall_offset_ns -
+				     1000000000 : 0;
+
+		rc = jitmap_read(path, p->jit_uid, not_before > 0 ? not_before : 0, &buf,
+				 &len, &je);
 		if (!rc)
 			return 0;
 		if (rc < 0)

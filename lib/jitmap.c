@@ -10,7 +10,8 @@
 #include <unistd.h>
 #include "jitmap.h"
 
-int jitmap_read(const char *path, uid_t uid, char **buf, size_t *len, struct error *e)
+int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, size_t *len,
+		struct error *e)
 {
 	struct stat st;
 	size_t done = 0;
@@ -37,6 +38,12 @@ int jitmap_read(const char *path, uid_t uid, char **buf, size_t *len, struct err
 	if (st.st_uid != uid && st.st_uid != 0) {
 		error_set(e, "%s: owned by uid %u, not by the process's uid %u or root, "
 			  "refused", path, (unsigned)st.st_uid, (unsigned)uid);
+		goto fail;
+	}
+	if (not_before_ns &&
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec < not_before_ns) {
+		error_set(e, "%s: last modified before the process started (an earlier "
+			  "process's), refused", path);
 		goto fail;
 	}
 	if (st.st_size < 0 || (uint64_t)st.st_size > JITMAP_FILE_MAX) {

@@ -43,10 +43,13 @@ struct jitmap {
  * The perf map of process pid as path (normally "/tmp/perf-PID.map") into
  * a malloc'ed buffer (*buf, *len; NUL-terminated): 1 when read, 0 when
  * there is none (ENOENT), -1 when refused or unreadable (e says why): not
- * a regular file, a symlink, owned by neither uid nor root, or larger than
- * JITMAP_FILE_MAX.  uid is the process's effective uid.
+ * a regular file, a symlink, owned by neither uid nor root, larger than
+ * JITMAP_FILE_MAX, or last modified before not_before_ns (CLOCK_REALTIME
+ * ns; 0: any time) - left by an earlier process of the same pid.  uid is
+ * the process's effective uid.
  */
-int jitmap_read(const char *path, uid_t uid, char **buf, size_t *len, struct error *e);
+int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, size_t *len,
+		struct error *e);
 
 /* Parse len bytes of buf (need not be NUL-terminated) into m; never fails
  * (bad lines are counted in m->dropped).  jitmap_free() releases it. */

@@ -146,31 +146,31 @@ static void test_read_rules(void **state)
 	(void)state;
 	path_in(p, sizeof(p), "perf-1.map");
 	write_file(p, "10 1 f\n");
-	assert_int_equal(jitmap_read(p, me, &buf, &len, &e), 1);
+	assert_int_equal(jitmap_read(p, me, 0, &buf, &len, &e), 1);
 	assert_int_equal(len, 7);
 	assert_string_equal(buf, "10 1 f\n");
 	free(buf);
 
 	/* missing: nothing, no error */
 	path_in(q, sizeof(q), "perf-2.map");
-	assert_int_equal(jitmap_read(q, me, &buf, &len, &e), 0);
+	assert_int_equal(jitmap_read(q, me, 0, &buf, &len, &e), 0);
 	assert_null(buf);
 
 	/* a symlink to a good file is refused */
 	assert_int_equal(symlink(p, q), 0);
-	assert_int_equal(jitmap_read(q, me, &buf, &len, &e), -1);
+	assert_int_equal(jitmap_read(q, me, 0, &buf, &len, &e), -1);
 	assert_non_null(strstr(e.msg, "symbolic link"));
 	unlink(q);
 
 	/* a FIFO: refused without blocking */
 	assert_int_equal(mkfifo(q, 0600), 0);
-	assert_int_equal(jitmap_read(q, me, &buf, &len, &e), -1);
+	assert_int_equal(jitmap_read(q, me, 0, &buf, &len, &e), -1);
 	assert_non_null(strstr(e.msg, "not a regular file"));
 	unlink(q);
 
 	/* a directory */
 	assert_int_equal(mkdir(q, 0700), 0);
-	assert_int_equal(jitmap_read(q, me, &buf, &len, &e), -1);
+	assert_int_equal(jitmap_read(q, me, 0, &buf, &len, &e), -1);
 	rmdir(q);
 
 	/* larger than the limit */
@@ -180,7 +180,7 @@ static void test_read_rules(void **state)
 		assert_true(fd >= 0);
 		assert_int_equal(ftruncate(fd, (off_t)JITMAP_FILE_MAX + 1), 0);
 		close(fd);
-		assert_int_equal(jitmap_read(q, me, &buf, &len, &e), -1);
+		assert_int_equal(jitmap_read(q, me, 0, &buf, &len, &e), -1);
 		assert_non_null(strstr(e.msg, "larger than"));
 		unlink(q);
 	}
@@ -206,16 +206,37 @@ static void test_read_owner(void **state)
 	} else {
 		owner = geteuid();
 	}
-	assert_int_equal(jitmap_read(p, owner, &buf, &len, &e), 1);
+	assert_int_equal(jitmap_read(p, owner, 0, &buf, &len, &e), 1);
 	free(buf);
-	assert_int_equal(jitmap_read(p, owner + 1, &buf, &len, &e), -1);
+	assert_int_equal(jitmap_read(p, owner + 1, 0, &buf, &len, &e), -1);
 	assert_non_null(strstr(e.msg, "not by the process's uid"));
 	assert_null(buf);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(p, 0, 0), 0);
-		assert_int_equal(jitmap_read(p, 4242, &buf, &len, &e), 1);
+		assert_int_equal(jitmap_read(p, 4242, 0, &buf, &len, &e), 1);
 		free(buf);
 	}
+	unlink(p);
+}
+
+/* A map last modified before the process started is an earlier process's. */
+static void test_read_stale(void **state)
+{
+	char p[256], *buf;
+	struct error e;
+	struct stat st;
+	size_t len;
+	int64_t mt;
+
+	(void)state;
+	path_in(p, sizeof(p), "perf-4.map");
+	write_file(p, "10 1 f\n");
+	assert_int_equal(stat(p, &st), 0);
+	mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	assert_int_equal(jitmap_read(p, geteuid(), mt, &buf, &len, &e), 1);
+	free(buf);
+	assert_int_equal(jitmap_read(p, geteuid(), mt + 1, &buf, &len, &e), -1);
+	assert_non_null(strstr(e.msg, "before the process started"));
 	unlink(p);
 }
 
@@ -271,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_parse_limit),
 		cmocka_unit_test(test_read_rules),
 		cmocka_unit_test(test_read_owner),
+		cmocka_unit_test(test_read_stale),
 		cmocka_unit_test(test_vdso_self),
 	};
 
