@@ -326,6 +326,34 @@ static int64_t comm_lookup(struct report *r, const char *name, struct error *e)
 	return id;
 }
 
+/* Perf maps of JIT code that were refused (jit_maps.problem, schema 10):
+ * their processes' [anon] samples stay unnamed, and a note says why (the
+ * first few; the text is strobed's own: path, uids, limits). */
+static int jit_notes(struct report *r, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc, n = 0;
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT pid,problem FROM jit_maps WHERE "
+			       "session_id=?1 AND problem IS NOT NULL AND (?2 < 0 OR pid=?2) "
+			       "ORDER BY pid", -1, &st, NULL))
+		return sql_fail(r, e, "reading jit_maps");
+	sqlite3_bind_int64(st, 1, r->sum->session.id);
+	sqlite3_bind_int64(st, 2, r->o->pid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ < 3)
+			note_add(r, "pid %lld: JIT perf map not used: %s",
+				 (long long)sqlite3_column_int64(st, 0),
+				 (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(r, e, "reading jit_maps");
+	if (n > 3)
+		note_add(r, "%d more processes' JIT perf maps not used (jit_maps.problem)", n - 3);
+	return 0;
+}
+
 /* More than one process had pid in the session (pid reuse): the samples of
  * all are summed, and a note says so, with their start times. */
 static int pid_reused_note(struct report *r, int64_t pid, struct error *e)
@@ -922,7 +950,7 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			 "with its last stored batch, and its totals were rebuilt from the "
 			 "stored samples", (long long)sum->session.id);
 
-	if (gather(&r, e) < 0 || unattributed(&r, e) < 0)
+	if (gather(&r, e) < 0 || unattributed(&r, e) < 0 || jit_notes(&r, e) < 0)
 		goto out;
 	name_and_group(&r);
 	t = table_make(&r);

@@ -80,7 +80,9 @@ case $n in
 "0 "*"owned by uid $duid, not by the process's uid $nuid or root, refused") ;;
 *) fail "planted map of $pid2 not refused: '$n'" ;;
 esac
-"$STROBE" report --pid "$pid2" --by symbol --format csv >"$tmp/report2.csv" ||
+"$STROBE" report --pid "$pid2" --by symbol --format csv >"$tmp/report2.csv" 2>"$tmp/report2.err" ||
 	fail "report of $pid2"
 grep -q jit_hot_loop "$tmp/report2.csv" && fail "named from a refused map: $(cat "$tmp/report2.csv")"
+grep -q "pid $pid2: JIT perf map not used: .*owned by uid $duid" "$tmp/report2.err" ||
+	fail "no note on the refused map: $(cat "$tmp/report2.err")"
 ok "JIT code named from a perf map that no longer exists; a map of another owner refused"
