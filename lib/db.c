@@ -1062,6 +1062,53 @@ int db_binary_note(struct db *db, int64_t id, const char *note, struct error *e)
 	return rc ? -1 : 0;
 }
 
+int db_jit_map_put(struct db *db, int64_t session_id, uint32_t pid, uint64_t start_ns,
+		   const char *path, uint64_t symbols, uint64_t dropped,
+		   const char *problem, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->sql, "INSERT INTO jit_maps(session_id,pid,start_ns,path,"
+			       "symbols,dropped,problem) VALUES(?1,?2,?3,?4,?5,?6,?7)",
+			       -1, &st, NULL))
+		return sql_error(db, e, "storing a perf map");
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_int64(st, 3, (int64_t)start_ns);
+	sqlite3_bind_text(st, 4, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (int64_t)symbols);
+	sqlite3_bind_int64(st, 6, (int64_t)dropped);
+	bind_text_or_null(st, 7, problem);
+	rc = step_done(db, st, e, "storing a perf map");
+	sqlite3_finalize(st);
+	return rc ? -1 : 0;
+}
+
+int db_jit_symbols_put(struct db *db, int64_t session_id, uint32_t pid, uint64_t start_ns,
+		       const struct jitmap *m, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db->sql, "INSERT INTO jit_symbols(session_id,pid,start_ns,seq,"
+			       "addr,size,name) VALUES(?1,?2,?3,?4,?5,?6,?7)", -1, &st, NULL))
+		return sql_error(db, e, "storing perf map symbols");
+	for (size_t i = 0; i < m->nr && !rc; i++) {
+		sqlite3_bind_int64(st, 1, session_id);
+		sqlite3_bind_int64(st, 2, pid);
+		sqlite3_bind_int64(st, 3, (int64_t)start_ns);
+		sqlite3_bind_int64(st, 4, (int64_t)i);
+		sqlite3_bind_int64(st, 5, (int64_t)m->syms[i].start);
+		sqlite3_bind_int64(st, 6, (int64_t)m->syms[i].size);
+		sqlite3_bind_text(st, 7, m->syms[i].name, -1, SQLITE_STATIC);
+		rc = step_done(db, st, e, "storing perf map symbols");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc ? -1 : 0;
+}
+
 int64_t db_comm_intern(struct db *db, const char *name, struct error *e)
 {
 	int64_t id = find_id(db, db->stmt[STMT_COMM_FIND], name, NULL);

@@ -30,11 +30,14 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <link.h>
 #include <linux/openat2.h>
 #include "hashkey.h"
 #include "ingest.h"
 #include "kallsyms.h"
+#include "jitmap.h"
 #include "maps.h"
+#include "vdso.h"
 
 #define BATCH_ROWS	50000
 
@@ -280,6 +283,8 @@ struct ingest {
 					 * batch (0: none): undone with it */
 	struct ingest_stats stats;
 	struct ingest_limits limits;
+	struct vdso_image vdso;		/* strobed's own; size 0: none */
+	int vdso_tried;
 };
 
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
@@ -576,6 +581,81 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 					p->uncertain_ns, e);
 }
 
+/* Where a process's perf map is: the convention every JIT follows. */
+#define JIT_MAP_PATH "/tmp/perf-%u.map"
+
+/*
+ * Copy the perf map of p, a process that had anonymous executable memory,
+ * into the session (schema 10; jitmap.h says what is refused and why).
+ * The file is read in strobed's own /tmp: a process in another mount
+ * namespace wrote its map in its own, which is not looked at.
+ */
+static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
+{
+	char path[64], *buf = NULL;
+	const char *problem = NULL;
+	struct jitmap m = { 0 };
+	struct error je;
+	size_t len;
+	int rc;
+
+	if (!p->jit)
+		return 0;
+	p->jit = 0;	/* once */
+	snprintf(path, sizeof(path), JIT_MAP_PATH, p->pid);
+	if (!p->jit_uid_known) {
+		/* its owner cannot be checked: read nothing */
+		struct stat st;
+
+		if (lstat(path, &st) < 0)
+			return 0;
+		problem = "not read: the process's user is unknown (it exited before "
+			  "its executable memory was seen)";
+		rc = -1;
+	} else if (in->stats.bytes_read >= in->limits.bytes_read) {
+		problem = "not read: the session has read its limit of bytes";
+		rc = -1;
+	} else {
+		/* a process started in the session (its fork seen) wrote its
+		 * map since; the file system's clock is coarser: 1 s slack */
+		int64_t not_before = p->start_ns > (uint64_t)in->s->start_ns ?
+				     (int64_t)p->start_ns + in->s->wall_offset_ns -
+				     1000000000 : 0;
+
+		rc = jitmap_read(path, p->jit_uid, not_before > 0 ? not_before : 0, &buf,
+				 &len, &je);
+		if (!rc)
+			return 0;
+		if (rc < 0)
+			problem = je.msg;
+	}
+	if (rc > 0) {
+		in->stats.bytes_read += len;
+		jitmap_parse(buf, len, &m);
+		free(buf);
+	}
+	rc = db_jit_map_put(in->db, in->s->id, p->pid, p->start_ns, path, m.nr, m.dropped,
+			    problem, e);
+	if (!rc && m.nr)
+		rc = db_jit_symbols_put(in->db, in->s->id, p->pid, p->start_ns, &m, e);
+	jitmap_free(&m);
+	return rc;
+}
+
+struct jit_all {
+	struct ingest *in;
+	struct error *e;
+	int rc;
+};
+
+static void jit_copy_each(struct proc *p, void *arg)
+{
+	struct jit_all *a = arg;
+
+	if (!a->rc && p->jit)
+		a->rc = jit_copy(a->in, p, a->e);
+}
+
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		struct error *e)
 {
@@ -589,6 +669,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		return -1;
 	if (p->start_ns)
 		ret = db_process_put(in->db, in->s->id, pid, 0, 0, p->start_ns, time_ns, e);
+	if (!ret && p->jit)
+		ret = jit_copy(in, p, e);
 	proc_remove(in->procs, pid);
 	return ret;
 }
@@ -851,6 +933,84 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	return id;
 }
 
+/* Whether the cache entry for key is missing (1), holds exactly buf (1),
+ * or something else (0). */
+static int cache_entry_is(struct ingest *in, const char *key, const void *buf, size_t len)
+{
+	char tmp[4096];
+	size_t done = 0;
+	ssize_t n;
+	int fd, same = 1;
+
+	if (!bincache_has(in->cache, key))
+		return 1;
+	fd = bincache_open_entry(in->cache, key);
+	if (fd < 0)
+		return 0;
+	while (same && (n = read(fd, tmp, sizeof(tmp))) > 0) {
+		if ((size_t)n > len - done || memcmp(tmp, (const char *)buf + done, n))
+			same = 0;
+		done += n;
+	}
+	close(fd);
+	return same && done == len;
+}
+
+/*
+ * binaries.id of strobed's own vDSO image, copied into the cache once (see
+ * vdso.h), for a [vdso] mapping of len bytes; 0 when the mapping is not of
+ * that image (another ABI's) or strobed has none: then it stays "[vdso]"
+ * with no symbols, never named from the wrong image.
+ */
+static int64_t binary_vdso(struct ingest *in, uint64_t len, struct error *e)
+{
+	static const char memo[] = "vdso:self";
+	const ElfW(Ehdr) *eh;
+	char key[HASHKEY_MAX], hex[33];
+	uint8_t bid[BUILD_ID_MAX];
+	int64_t *slot, id;
+	struct error ve;
+	int n = 0;
+
+	if (!in->vdso_tried) {
+		in->vdso_tried = 1;
+		if (vdso_self(&in->vdso, &ve) < 0)
+			in->vdso.size = 0;
+	}
+	if (!vdso_matches(&in->vdso, len))
+		return 0;
+	slot = strmap_slot(&in->binaries, memo, 1);
+	if (*slot)
+		return *slot;
+	eh = in->vdso.image;
+	for (size_t i = 0; i < eh->e_phnum && !n; i++) {
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff) + i;
+
+		/* vdso_image_size() checked that it lies within the image */
+		if (ph->p_type == PT_NOTE)
+			n = hashkey_build_id_notes((const char *)eh + ph->p_offset,
+						   ph->p_filesz, bid, sizeof(bid));
+	}
+	if (n > 0)
+		hashkey_format(key, "buildid", bid, n);
+	/* a build-id is the builder's choice: a file cached under the same
+	 * one (planted by a profiled process) must not name the vDSO */
+	if (n <= 0 || !cache_entry_is(in, key, in->vdso.image, in->vdso.size)) {
+		hashkey_xxh3_buf(in->vdso.image, in->vdso.size, hex);
+		snprintf(key, sizeof(key), "xxh3:%s", hex);
+	}
+	if (bincache_store_buf(in->cache, key, in->vdso.image, in->vdso.size,
+			       BINCACHE_SHARED, &ve) < 0)
+		id = db_binary_intern(in->db, key, "[vdso]", in->vdso.size, 0, ve.msg, e);
+	else
+		id = db_binary_intern(in->db, key, "[vdso]", in->vdso.size, 1, NULL, e);
+	if (id < 0)
+		return -1;
+	*slot = id;
+	in->binary_max = MAX(in->binary_max, id);
+	return id;
+}
+
 int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 {
 	struct proc *p;
@@ -866,15 +1026,41 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 		for (size_t i = 0; i < ARRAY_SIZE(special_maps); i++)
 			if (!strcmp(m->filename, special_maps[i]))
 				special = special_maps[i];
-	} else if (m->filename[0] != '/' || !strncmp(m->filename, "/memfd:", 7) ||
+	} else if (m->filename[0] != '/' || !strcmp(m->filename, "//anon") ||
+		   !strncmp(m->filename, "/memfd:", 7) ||
 		   !strncmp(m->filename, "/dev/zero", 9) ||
 		   !strncmp(m->filename, "/SYSV", 5)) {
 		special = "[anon]";
+	}
+	if (special && !strcmp(special, "[vdso]")) {
+		id = binary_vdso(in, m->len, e);
+		if (id < 0)
+			return -1;
+		if (id) {
+			/* the image from offset 0 at the mapping's start (vdso.h) */
+			p = proc_get(in->procs, m->pid, 1);
+			proc_map_add(p, m->start, m->len, 0, id);
+			return 0;
+		}
 	}
 	id = special ? binary_special(in, special, e) : binary_of_file(in, m, e);
 	if (id < 0)
 		return -1;
 	p = proc_get(in->procs, m->pid, 1);
+	if (special && !strcmp(special, "[anon]") && !p->jit) {
+		char proc_dir[32];
+		struct stat st;
+
+		/* JIT code, perhaps: its perf map is read at its exit, if
+		 * owned by its user, who owns /proc/PID while it runs (root
+		 * when it is not dumpable: then only root's file is taken) */
+		p->jit = 1;
+		snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", m->pid);
+		if (stat(proc_dir, &st) == 0) {
+			p->jit_uid_known = 1;
+			p->jit_uid = st.st_uid;
+		}
+	}
 	proc_map_add(p, m->start, m->len, special ? m->start : m->pgoff, id);
 	return 0;
 }
@@ -1175,8 +1361,14 @@ void ingest_cpu_final(struct ingest *in, uint32_t cpu, const uint64_t *values, i
 
 int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 {
+	struct jit_all ja = { in, e, 0 };
+
 	if (batch_open(in, e))
 		return -1;
+	/* the perf maps of processes still running */
+	proc_table_each(in->procs, jit_copy_each, &ja);
+	if (ja.rc < 0)
+		goto fail;
 	agg_merge(&in->agg, &in->pending);
 	for (size_t i = 0; i < in->agg.cap; i++) {
 		if (in->agg.ent[i].samples &&

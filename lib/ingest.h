@@ -31,6 +31,10 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 		int exec, uint64_t time_ns, struct error *e);
 int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		uint64_t time_ns, struct error *e);
+/* The exit of the last thread of a process that mapped anonymous
+ * executable memory also copies its perf map (/tmp/perf-PID.map, checked
+ * and bounded as jitmap.h says) into jit_maps and jit_symbols (schema 10);
+ * ingest_finish() does the same for such processes still running. */
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		struct error *e);
 
@@ -45,6 +49,9 @@ struct ingest_mmap {
 	const char *filename;
 	uint64_t time_ns;
 };
+/* A [vdso] mapping as long as strobed's own is given strobed's vDSO image
+ * (vdso.h), cached once, at offset ip - start; //anon, memfd: and other
+ * file-less executable memory is [anon] at offset = address. */
 int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e);
 
 /* A sample or a lost report (kind "ring" for STROBE_REC_LOST). */

@@ -122,11 +122,15 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	/* pid reuse after a lost exit: nothing of the old process remains */
 	child->comm_id = 0;
 	child->start_ns = 0;
+	child->jit = child->jit_uid_known = 0;
 	proc_exec(child);
 	if (!parent)
 		return child;
 	child->comm_id = parent->comm_id;
 	child->uncertain_ns = parent->uncertain_ns;
+	child->jit = parent->jit;
+	child->jit_uid_known = parent->jit_uid_known;
+	child->jit_uid = parent->jit_uid;
 	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
 	if (parent->nr_maps)
 		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));

@@ -34,6 +34,10 @@ struct proc {
 	uint64_t uncertain_ns;	/* maps may be wrong from then on (side-band
 				 * records lost); 0: complete.  A fork
 				 * inherits it, an exec clears it. */
+	int jit;		/* had anonymous executable memory (JIT code?):
+				 * its perf map is looked for at its exit */
+	int jit_uid_known;
+	uint32_t jit_uid;	/* its euid then (the owner of /proc/PID) */
 };
 
 struct proc_table;

@@ -13,8 +13,10 @@
  *     kernel).  Naming never guesses: a binary with no usable cached copy,
  *     or whose row records a problem, shows as "[binary unavailable]" with
  *     a note, and an offset no symbol covers is "[unknown]".  Memory with
- *     no file ([vdso], [anon], [heap], [stack], [unknown]) is shown under
- *     its key with symbol "[unknown]"; it is not counted as unresolved.
+ *     no file ([vdso] of another ABI, [anon], [heap], [stack], [unknown])
+ *     is shown under its key with symbol "[unknown]"; it is not counted as
+ *     unresolved.  [anon] locations are kept apart by pid when the session
+ *     has perf map symbols, and named from them (resolve.h).
  *  3. group by binary, symbol or line, sort, and lay out the table.
  *
  * The build_id column is the resolver's: the hex build-id of "buildid:"
@@ -53,6 +55,8 @@ struct loc {
 	int64_t binary_id;
 	uint64_t offset;
 	uint32_t mode;
+	uint32_t pid;			/* 0, or the process of JIT code ([anon]
+					 * named from its perf map: resolve.h) */
 	size_t bin;			/* index in bins, set in step 2 */
 	uint64_t samples;
 	uint64_t period;		/* sum of the samples' periods */
@@ -66,9 +70,10 @@ struct locmap {
 	size_t mask;
 };
 
-static uint64_t loc_hash(int64_t b, uint64_t off, uint32_t mode)
+static uint64_t loc_hash(int64_t b, uint64_t off, uint32_t mode, uint32_t pid)
 {
-	return hash_mix64(off ^ hash_mix64((uint64_t)b ^ ((uint64_t)mode << 56)));
+	return hash_mix64(off ^ hash_mix64((uint64_t)b ^ ((uint64_t)mode << 56) ^
+					   ((uint64_t)pid << 24)));
 }
 
 static void locmap_rehash(struct locmap *m)
@@ -80,7 +85,7 @@ static void locmap_rehash(struct locmap *m)
 	m->mask = nslots - 1;
 	for (i = 0; i < m->n; i++) {
 		const struct loc *l = &m->v[i];
-		size_t h = loc_hash(l->binary_id, l->offset, l->mode) & m->mask;
+		size_t h = loc_hash(l->binary_id, l->offset, l->mode, l->pid) & m->mask;
 
 		while (m->slot[h])
 			h = (h + 1) & m->mask;
@@ -89,17 +94,18 @@ static void locmap_rehash(struct locmap *m)
 }
 
 /* The row for the key, added (zeroed) if new. Valid until the next call. */
-static struct loc *locmap_get(struct locmap *m, int64_t b, uint64_t off, uint32_t mode)
+static struct loc *locmap_get(struct locmap *m, int64_t b, uint64_t off, uint32_t mode,
+			      uint32_t pid)
 {
 	size_t h;
 	struct loc *l;
 
 	if (!m->slot || (m->n + 1) * 2 > m->mask + 1)
 		locmap_rehash(m);
-	h = loc_hash(b, off, mode) & m->mask;
+	h = loc_hash(b, off, mode, pid) & m->mask;
 	while (m->slot[h]) {
 		l = &m->v[m->slot[h] - 1];
-		if (l->binary_id == b && l->offset == off && l->mode == mode)
+		if (l->binary_id == b && l->offset == off && l->mode == mode && l->pid == pid)
 			return l;
 		h = (h + 1) & m->mask;
 	}
@@ -109,6 +115,7 @@ static struct loc *locmap_get(struct locmap *m, int64_t b, uint64_t off, uint32_
 	l->binary_id = b;
 	l->offset = off;
 	l->mode = mode;
+	l->pid = pid;
 	m->slot[h] = ++m->n;
 	return l;
 }
@@ -319,6 +326,34 @@ static int64_t comm_lookup(struct report *r, const char *name, struct error *e)
 	return id;
 }
 
+/* Perf maps of JIT code that were refused (jit_maps.problem, schema 10):
+ * their processes' [anon] samples stay unnamed, and a note says why (the
+ * first few; the text is strobed's own: path, uids, limits). */
+static int jit_notes(struct report *r, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc, n = 0;
+
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT pid,problem FROM jit_maps WHERE "
+			       "session_id=?1 AND problem IS NOT NULL AND (?2 < 0 OR pid=?2) "
+			       "ORDER BY pid", -1, &st, NULL))
+		return sql_fail(r, e, "reading jit_maps");
+	sqlite3_bind_int64(st, 1, r->sum->session.id);
+	sqlite3_bind_int64(st, 2, r->o->pid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ < 3)
+			note_add(r, "pid %lld: JIT perf map not used: %s",
+				 (long long)sqlite3_column_int64(st, 0),
+				 (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(r, e, "reading jit_maps");
+	if (n > 3)
+		note_add(r, "%d more processes' JIT perf maps not used (jit_maps.problem)", n - 3);
+	return 0;
+}
+
 /* More than one process had pid in the session (pid reuse): the samples of
  * all are summed, and a note says so, with their start times. */
 static int pid_reused_note(struct report *r, int64_t pid, struct error *e)
@@ -370,7 +405,7 @@ static int gather(struct report *r, struct error *e)
 		sbuf_addf(&sql, "SELECT binary_id,offset,flags,1,period");
 		for (i = 0; i < r->nev; i++)
 			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, " FROM samples WHERE ");
+		sbuf_addf(&sql, ",pid FROM samples WHERE ");
 		if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
 		    db_session_complete(s))
 			sbuf_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
@@ -387,7 +422,7 @@ static int gather(struct report *r, struct error *e)
 		sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples,period");
 		for (i = 0; i < r->nev; i++)
 			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, " FROM sample_agg WHERE session_id=?1");
+		sbuf_addf(&sql, ",pid FROM sample_agg WHERE session_id=?1");
 	}
 	if (o->pid >= 0) {
 		sbuf_addf(&sql, " AND pid=?6");
@@ -435,10 +470,12 @@ static int gather(struct report *r, struct error *e)
 	base = 5;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
-		struct loc *l = locmap_get(&r->locs, sqlite3_column_int64(st, 0),
-					   (uint64_t)sqlite3_column_int64(st, 1),
+		int64_t bin = sqlite3_column_int64(st, 0);
+		struct loc *l = locmap_get(&r->locs, bin, (uint64_t)sqlite3_column_int64(st, 1),
 					   (uint32_t)sqlite3_column_int64(st, 2) &
-					   STROBE_SAMPLE_MODE_MASK);
+					   STROBE_SAMPLE_MODE_MASK,
+					   resolver_by_pid(r->res, bin) ?
+					   (uint32_t)sqlite3_column_int64(st, base + r->nev) : 0);
 
 		l->samples += n;
 		r->sum->samples += n;
@@ -495,6 +532,8 @@ static int loc_cmp(const void *pa, const void *pb)
 		return a->binary_id < b->binary_id ? -1 : 1;
 	if (a->offset != b->offset)
 		return a->offset < b->offset ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
 	return (a->mode > b->mode) - (a->mode < b->mode);
 }
 
@@ -560,7 +599,8 @@ static void name_and_group(struct report *r)
 		struct group *g;
 		int k;
 
-		resolver_lookup(r->res, l->binary_id, l->offset, by == REPORT_BY_LINE, &rv);
+		resolver_lookup_pid(r->res, l->binary_id, l->offset, l->pid, by == REPORT_BY_LINE,
+				    &rv);
 		if (!r->nbins || r->bins[r->nbins - 1].id != l->binary_id) {
 			ARRAY_GROW(r->bins, r->bins_cap, r->nbins + 1);
 			b = &r->bins[r->nbins++];
@@ -910,7 +950,7 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			 "with its last stored batch, and its totals were rebuilt from the "
 			 "stored samples", (long long)sum->session.id);
 
-	if (gather(&r, e) < 0 || unattributed(&r, e) < 0)
+	if (gather(&r, e) < 0 || unattributed(&r, e) < 0 || jit_notes(&r, e) < 0)
 		goto out;
 	name_and_group(&r);
 	t = table_make(&r);

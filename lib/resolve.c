@@ -52,8 +52,25 @@ struct rloc {
 	char *source;			/* NULL until a lookup wanted the line */
 };
 
+/* The perf map symbols of one process (schema 10), sorted by addr. */
+struct rjsym {
+	uint64_t addr, size;
+	int64_t seq;		/* the later line wins where ranges overlap */
+	char *name;
+};
+
+struct rjit {
+	uint32_t pid;
+	struct rjsym *v;
+	size_t n;
+};
+
 struct resolver {
 	struct db *db;
+	int64_t session_id;
+	struct rjit *jits;		/* loaded on demand, one per pid asked */
+	size_t njits, jits_cap;
+	int jit_checked, jit_none;	/* whether the session has perf map symbols */
 	struct bincache cache;		/* dir only: never created */
 	char kallsyms_key[sizeof(((struct db_session *)0)->kallsyms_key)];
 	struct kallsyms *ks;
@@ -90,6 +107,7 @@ struct resolver *resolver_new(struct db *db, const struct db_session *s, struct 
 	if (getenv("STROBE_DEBUG_DIRS"))
 		r->debug_roots = xstrdup(getenv("STROBE_DEBUG_DIRS"));
 	snprintf(r->kallsyms_key, sizeof(r->kallsyms_key), "%s", s ? s->kallsyms_key : "");
+	r->session_id = s ? s->id : 0;
 	return r;
 }
 
@@ -104,6 +122,12 @@ void resolver_free(struct resolver *r)
 
 	if (!r)
 		return;
+	for (i = 0; i < r->njits; i++) {
+		for (size_t j = 0; j < r->jits[i].n; j++)
+			free(r->jits[i].v[j].name);
+		free(r->jits[i].v);
+	}
+	free(r->jits);
 	for (i = 0; i < r->nbins; i++) {
 		struct rbin *b = &r->bins[i];
 
@@ -504,4 +528,143 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 	out->no_symbols = b->no_symbols;
 	out->debug = b->debug;
 	out->debug_note = b->debug_note;
+}
+
+static int rjsym_cmp(const void *pa, const void *pb)
+{
+	const struct rjsym *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Whether the session has perf map symbols at all: asked once. */
+static int jit_any(struct resolver *r)
+{
+	sqlite3_stmt *st;
+
+	if (r->jit_checked)
+		return !r->jit_none;
+	r->jit_checked = 1;
+	r->jit_none = 1;
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT 1 FROM jit_symbols WHERE "
+			       "session_id=?1 LIMIT 1", -1, &st, NULL))
+		return 0;	/* a database before schema 10 */
+	sqlite3_bind_int64(st, 1, r->session_id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		r->jit_none = 0;
+	sqlite3_finalize(st);
+	return !r->jit_none;
+}
+
+/*
+ * The symbols of pid's perf map, read once.  None when the session has
+ * none (or predates schema 10), and none when several processes of this
+ * pid left one (pid reuse): the (pid, address) key cannot tell whose
+ * sample it is, and naming never guesses.
+ */
+static const struct rjit *jit_get(struct resolver *r, uint32_t pid)
+{
+	struct rjit *j;
+	sqlite3_stmt *st;
+	int64_t first_start = 0;
+	size_t cap = 0;
+	int rc, ambiguous = 0;
+
+	for (size_t i = 0; i < r->njits; i++)
+		if (r->jits[i].pid == pid)
+			return &r->jits[i];
+	if (!jit_any(r))
+		return NULL;
+	ARRAY_GROW(r->jits, r->jits_cap, r->njits + 1);
+	j = &r->jits[r->njits++];
+	memset(j, 0, sizeof(*j));
+	j->pid = pid;
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT start_ns,seq,addr,size,name FROM "
+			       "jit_symbols WHERE session_id=?1 AND pid=?2", -1, &st, NULL))
+		return j;
+	sqlite3_bind_int64(st, 1, r->session_id);
+	sqlite3_bind_int64(st, 2, pid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 4);
+		struct rjsym *y;
+
+		if (!j->n)
+			first_start = sqlite3_column_int64(st, 0);
+		else if (sqlite3_column_int64(st, 0) != first_start)
+			ambiguous = 1;
+		ARRAY_GROW(j->v, cap, j->n + 1);
+		y = &j->v[j->n++];
+		y->seq = sqlite3_column_int64(st, 1);
+		y->addr = (uint64_t)sqlite3_column_int64(st, 2);
+		y->size = (uint64_t)sqlite3_column_int64(st, 3);
+		y->name = xstrdup(name ? name : "");
+	}
+	sqlite3_finalize(st);
+	if (ambiguous || rc != SQLITE_DONE) {
+		for (size_t i = 0; i < j->n; i++)
+			free(j->v[i].name);
+		free(j->v);
+		j->v = NULL;
+		j->n = 0;
+	}
+	if (j->n)
+		qsort(j->v, j->n, sizeof(*j->v), rjsym_cmp);
+	return j;
+}
+
+/* Symbols further back than this from the last one starting at or below
+ * an address are not looked at for a range covering it. */
+#define JIT_OVERLAP_SCAN 64
+
+static const char *jit_name(struct resolver *r, uint32_t pid, uint64_t addr)
+{
+	const struct rjit *j = jit_get(r, pid);
+	const struct rjsym *best = NULL;
+	size_t lo = 0, hi;
+
+	if (!j || !j->n)
+		return NULL;
+	hi = j->n;
+	while (lo < hi) {	/* the first symbol starting above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i > 0 && k < JIT_OVERLAP_SCAN; i--, k++) {
+		const struct rjsym *y = &j->v[i - 1];
+
+		if (addr - y->addr < y->size && (!best || y->seq > best->seq))
+			best = y;
+	}
+	return best ? best->name : NULL;
+}
+
+int resolver_by_pid(struct resolver *r, int64_t binary_id)
+{
+	const struct rbin *b;
+	size_t i;
+
+	if (!jit_any(r))
+		return 0;
+	i = bin_get(r, binary_id);	/* may move bins */
+	b = &r->bins[i];
+	return b->kind == BIN_NOFILE && b->key && !strcmp(b->key, "[anon]");
+}
+
+void resolver_lookup_pid(struct resolver *r, int64_t binary_id, uint64_t offset, uint32_t pid,
+			 int want_line, struct resolved *out)
+{
+	const char *name;
+
+	resolver_lookup(r, binary_id, offset, want_line, out);
+	if (pid && resolver_by_pid(r, binary_id) && (name = jit_name(r, pid, offset))) {
+		out->symbol = name;
+		if (want_line)
+			out->source = "";
+	}
 }

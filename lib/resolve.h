@@ -9,9 +9,12 @@
  * Naming never guesses: a binary whose row records a problem, or with no
  * usable cached copy (or, for the kernel, no kallsyms snapshot), has
  * problem set and every symbol in it is "[binary unavailable]"; an offset
- * no symbol covers is "[unknown]".  Memory with no file ([vdso], [anon],
- * [heap], [stack], [unknown], and a sample with no binary row) is named
- * under its key with symbol "[unknown]" and no problem.
+ * no symbol covers is "[unknown]".  Memory with no file ([vdso] of another
+ * ABI than strobed's, [anon], [heap], [stack], [unknown], and a sample with
+ * no binary row) is named under its key with symbol "[unknown]" and no
+ * problem, except [anon] code named from its process's perf map (below).
+ * The vDSO of strobed's own ABI is a binary like any other (path [vdso],
+ * its image cached by build-id at ingest: ingest.h).
  *
  * A cache entry only root may read (its file was not readable by everyone
  * when it was cached) is named, for anyone else, from the original file
@@ -70,5 +73,25 @@ struct resolved {
  */
 void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int want_line,
 		     struct resolved *out);
+
+/*
+ * JIT code (schema 10): a location in anonymous executable memory
+ * ([anon], whose offset is the address itself) is named from the perf map
+ * (/tmp/perf-PID.map) of its process, copied into the session at the
+ * process's exit: the symbol whose [addr, addr + size) covers the offset,
+ * the later line of the file where several do.  Not named (the symbol
+ * stays "[unknown]") when pid left no map, or when several processes of
+ * that pid in the session left one (pid reuse: whose sample it is cannot
+ * be told from (pid, address)).
+ *
+ * resolver_by_pid() is 1 when locations of binary_id are named per
+ * process (an [anon] binary, and the session has perf map symbols): the
+ * caller then keeps them apart by pid and names them with
+ * resolver_lookup_pid(), which is resolver_lookup() for any other binary
+ * or pid 0.  The strings stay valid until resolver_free().
+ */
+int resolver_by_pid(struct resolver *r, int64_t binary_id);
+void resolver_lookup_pid(struct resolver *r, int64_t binary_id, uint64_t offset, uint32_t pid,
+			 int want_line, struct resolved *out);
 
 #endif

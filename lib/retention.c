@@ -290,6 +290,10 @@ static const char *const session_tables[] = {
 	"(SELECT session_id,cpu FROM session_cpus WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM session_events WHERE (session_id,idx) IN "
 	"(SELECT session_id,idx FROM session_events WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM jit_maps WHERE rowid IN "
+	"(SELECT rowid FROM jit_maps WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM jit_symbols WHERE rowid IN "
+	"(SELECT rowid FROM jit_symbols WHERE session_id=?1 LIMIT ?2)",
 };
 
 /* Delete what budget allows of session id; 1 when it is gone. */

@@ -596,6 +596,7 @@ static int col_null(const struct sample_scan_row *row, int c)
 struct locfmt {
 	int64_t bin;
 	uint64_t off;
+	uint32_t pid;			/* 0 unless named per process */
 	char *text;			/* "binary,symbol" then NUL, then build_id */
 	uint32_t mid, tail;		/* lengths of the two */
 };
@@ -605,31 +606,36 @@ struct locmemo {
 	size_t cap, n;
 };
 
-static uint64_t loc_hash(int64_t bin, uint64_t off)
+static uint64_t loc_hash(int64_t bin, uint64_t off, uint32_t pid)
 {
-	return mix64((uint64_t)bin * 0x9e3779b97f4a7c15ULL ^ mix64(off));
+	return mix64((uint64_t)bin * 0x9e3779b97f4a7c15ULL ^ mix64(off) ^ pid);
 }
 
-static struct locfmt *locmemo_slot(struct locmemo *m, int64_t bin, uint64_t off)
+static struct locfmt *locmemo_slot(struct locmemo *m, int64_t bin, uint64_t off,
+				   uint32_t pid)
 {
-	size_t i = loc_hash(bin, off) & (m->cap - 1);
+	size_t i = loc_hash(bin, off, pid) & (m->cap - 1);
 
-	while (m->slots[i].text && (m->slots[i].bin != bin || m->slots[i].off != off))
+	while (m->slots[i].text && (m->slots[i].bin != bin || m->slots[i].off != off ||
+				    m->slots[i].pid != pid))
 		i = (i + 1) & (m->cap - 1);
 	return &m->slots[i];
 }
 
-/* The fields of (bin, off), named through the resolver the first time. */
+/* The fields of (bin, off) of process pid (kept only for JIT code, named
+ * per process: resolve.h), named through the resolver the first time. */
 static const struct locfmt *locmemo_get(struct locmemo *m, struct resolver *r, int64_t bin,
-					uint64_t off, struct locfmt *tmp)
+					uint64_t off, uint32_t pid, struct locfmt *tmp)
 {
 	struct locfmt *f;
 	struct resolved rv;
 	const char *b, *sym, *bid;
 	size_t lb, ls, li;
 
+	if (!resolver_by_pid(r, bin))
+		pid = 0;
 	if (m->cap) {
-		f = locmemo_slot(m, bin, off);
+		f = locmemo_slot(m, bin, off, pid);
 		if (f->text)
 			return f;
 	}
@@ -639,11 +645,12 @@ static const struct locfmt *locmemo_get(struct locmemo *m, struct resolver *r, i
 		big.slots = xcalloc(big.cap, sizeof(*big.slots));
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->slots[i].text)
-				*locmemo_slot(&big, m->slots[i].bin, m->slots[i].off) = m->slots[i];
+				*locmemo_slot(&big, m->slots[i].bin, m->slots[i].off,
+					      m->slots[i].pid) = m->slots[i];
 		free(m->slots);
 		*m = big;
 	}
-	resolver_lookup(r, bin, off, 0, &rv);
+	resolver_lookup_pid(r, bin, off, pid, 0, &rv);
 	b = rv.binary ? rv.binary : "";
 	sym = rv.symbol ? rv.symbol : "";
 	bid = rv.build_id ? rv.build_id : "";
@@ -651,13 +658,14 @@ static const struct locfmt *locmemo_get(struct locmemo *m, struct resolver *r, i
 	ls = strlen(sym);
 	li = strlen(bid);
 	if (m->n < LOCMEMO_MAX) {
-		f = locmemo_slot(m, bin, off);
+		f = locmemo_slot(m, bin, off, pid);
 	} else {
 		f = tmp;
 		free(tmp->text);
 	}
 	f->bin = bin;
 	f->off = off;
+	f->pid = pid;
 	f->text = xmalloc(CSV_ESCAPE_MAX(lb) + 1 + CSV_ESCAPE_MAX(ls) + 1 + CSV_ESCAPE_MAX(li) + 1);
 	f->mid = (uint32_t)csv_escape(f->text, b, CSV_TEXT);
 	f->text[f->mid++] = ',';
@@ -694,7 +702,8 @@ static int export_csv(struct exp *x, struct error *e)
 	for (; rc == 1 && !o->err; rc = sample_scan_next(x->sc, &st, e)) {
 		uint64_t off = col_u64(st, COL_OFF);
 		const struct locfmt *loc = locmemo_get(&memo, x->res,
-						       (int64_t)col_u64(st, COL_BIN), off, &tmp);
+						       (int64_t)col_u64(st, COL_BIN), off,
+						       (uint32_t)col_u64(st, COL_PID), &tmp);
 		const char *comm = comm_csv(&x->comms, (int64_t)col_u64(st, COL_COMM));
 		const char *mode = mode_name((uint32_t)col_u64(st, COL_FLAGS));
 		size_t lc = strlen(comm), lm = strlen(mode);
@@ -838,8 +847,8 @@ static int chrome_samples(struct exp *x, struct error *e)
 		if (x->o->samples) {
 			struct resolved rv;
 
-			resolver_lookup(x->res, (int64_t)col_u64(st, COL_BIN),
-					col_u64(st, COL_OFF), 0, &rv);
+			resolver_lookup_pid(x->res, (int64_t)col_u64(st, COL_BIN),
+					    col_u64(st, COL_OFF), pid, 0, &rv);
 			ev_begin(x, "i", t_ns, pid, tid);
 			ob_str(o, ",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
 			ob_json(o, rv.symbol);

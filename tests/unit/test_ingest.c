@@ -42,6 +42,7 @@
 #include "db.h"
 #include "ingest.h"
 #include "report.h"
+#include "vdso.h"
 
 /* pids above PID_MAX_LIMIT: /proc never has them, so ingest opens the path */
 #define P1	5000001u
@@ -1039,6 +1040,92 @@ static void test_hostile_paths(void **state)
 /* A session's processes cannot make ingest hold or read without bound:
  * past the limits, names and binaries share one row each and files are
  * not read, all counted. */
+/*
+ * [vdso]: a mapping as long as strobed's own vDSO mapping is the image
+ * (cached, keyed by build-id or content), at offset ip - start whatever
+ * its pgoff; one of another length (another ABI's image) stays the
+ * file-less [vdso] at offset = address.
+ */
+static void test_vdso(void **state)
+{
+	struct fix *f;
+	struct vdso_image v;
+	struct error e;
+	uint64_t vb = 0x7fff00000000ULL;
+	char key[128];
+
+	(void)state;
+	if (vdso_self(&v, &e) < 0) {
+		print_message("no vDSO here: %s\n", e.msg);
+		skip();
+	}
+	f = fix_new(0);
+	comm(f, P1, P1, "a", 1, 100);
+	mmap_dev(f, P1, vb, v.map_len, 0x5000, "[vdso]", 110, 0, 0, 0);
+	sample(f, 0, 120, P1, P1, vb + 0x40, 0, NULL);
+	comm(f, P2, P2, "compat", 1, 130);
+	mmap_dev(f, P2, vb, v.map_len + 4096, 0, "[vdso]", 140, 0, 0, 0);
+	sample(f, 0, 150, P2, P2, vb + 0x40, 0, NULL);
+	commit(f);
+	check_sample(f, 120, "[vdso]", 0x40);
+	check_sample(f, 150, "[vdso]", vb + 0x40);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path='[vdso]' AND "
+			       "cached=1 AND (key LIKE 'buildid:%' OR key LIKE 'xxh3:%') AND "
+			       "size=?1", (int64_t)v.size), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE key='[vdso]'"), 1);
+	{
+		sqlite3_stmt *st;
+
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db), "SELECT key FROM binaries "
+						    "WHERE path='[vdso]' AND cached=1", -1, &st,
+						    NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		snprintf(key, sizeof(key), "%s", (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	assert_true(bincache_has(&f->cache, key));
+	fix_free(f);
+}
+
+/*
+ * JIT code: a process with anonymous executable memory has its perf map
+ * read at its exit into jit_maps and jit_symbols (this test's own pid, so
+ * that /proc/PID gives its uid; the map is written where strobed reads).
+ */
+static void test_jit_map(void **state)
+{
+	struct fix *f = fix_new(0);
+	uint32_t me = (uint32_t)getpid();
+	char path[64];
+	FILE *m;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", me);
+	m = fopen(path, "w");
+	assert_non_null(m);
+	fprintf(m, "7f0000001000 40 jit_a\nnot a line\n7f0000001040 20 jit_b\n");
+	assert_int_equal(fclose(m), 0);
+	comm(f, me, me, "jit", 1, 100);
+	mmap_dev(f, me, 0x7f0000000000ULL, 0x10000, 0, "//anon", 110, 0, 0, 0);
+	sample(f, 0, 120, me, me, 0x7f0000001010ULL, 0, NULL);
+	exit_(f, me, me, 200);
+	commit(f);
+	unlink(path);
+	check_sample(f, 120, "[anon]", 0x7f0000001010ULL);
+	assert_int_equal(q_int(f, "SELECT symbols FROM jit_maps WHERE pid=?1 AND problem IS NULL "
+			       "AND dropped=1", (int64_t)me), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM jit_symbols WHERE pid=?1 AND "
+			       "start_ns=100", (int64_t)me), 2);
+	assert_int_equal(q_int(f, "SELECT addr FROM jit_symbols WHERE pid=?1 AND "
+			       "name='jit_b'", (int64_t)me), 0x7f0000001040LL);
+	/* no executable anonymous memory: no map looked for */
+	comm(f, P1, P1, "plain", 1, 300);
+	exit_(f, P1, P1, 310);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM jit_maps WHERE pid=?1", (int64_t)P1), 0);
+	fix_free(f);
+}
+
 static void test_limits(void **state)
 {
 	struct fix *f = fix_new(0);
@@ -1102,6 +1189,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
+		cmocka_unit_test_teardown(test_vdso, teardown),
+		cmocka_unit_test_teardown(test_jit_map, teardown),
 	};
 
 	if (find_fixtures()) {

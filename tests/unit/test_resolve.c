@@ -378,6 +378,68 @@ static void test_nofile(void **state)
 	resolver_free(r);
 }
 
+/* JIT code: [anon] named per (pid, address) from perf map symbols. */
+static void test_jit(void **state)
+{
+	struct fx *x = *state;
+	struct jitmap_sym a[] = {
+		{ 0x1000, 0x100, (char *)"outer" }, { 0x1040, 0x10, (char *)"inner" },
+	};
+	struct jitmap_sym b[] = { { 0x1000, 0x100, (char *)"reused" } };
+	struct jitmap m = { a, 2, 0 }, mb = { b, 1, 0 };
+	struct db_session other;
+	struct resolver *r;
+	struct resolved rv;
+	struct error e;
+
+	/* a session with no perf map symbols: nothing per pid */
+	r = new_resolver(x, &x->s);
+	assert_int_equal(resolver_by_pid(r, x->b_anon), 0);
+	resolver_lookup_pid(r, x->b_anon, 0x1000, 100, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	resolver_free(r);
+
+	assert_int_equal(db_jit_symbols_put(x->f.db, x->s.id, 100, 5, &m, &e), 0);
+	/* pid 200 was two processes with a map: not named */
+	assert_int_equal(db_jit_symbols_put(x->f.db, x->s.id, 200, 5, &mb, &e), 0);
+	assert_int_equal(db_jit_symbols_put(x->f.db, x->s.id, 200, 9, &mb, &e), 0);
+	r = new_resolver(x, &x->s);
+	assert_int_equal(resolver_by_pid(r, x->b_anon), 1);
+	assert_int_equal(resolver_by_pid(r, x->b_vdso), 0);
+	assert_int_equal(resolver_by_pid(r, x->b_split), 0);
+	resolver_lookup_pid(r, x->b_anon, 0x1000, 100, 0, &rv);
+	assert_string_equal(rv.binary, "[anon]");
+	assert_string_equal(rv.symbol, "outer");
+	resolver_lookup_pid(r, x->b_anon, 0x1045, 100, 1, &rv);
+	assert_string_equal(rv.symbol, "inner");	/* the later line wins */
+	assert_string_equal(rv.source, "");
+	resolver_lookup_pid(r, x->b_anon, 0x10ff, 100, 0, &rv);
+	assert_string_equal(rv.symbol, "outer");
+	resolver_lookup_pid(r, x->b_anon, 0x1100, 100, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	resolver_lookup_pid(r, x->b_anon, 0xfff, 100, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	resolver_lookup_pid(r, x->b_anon, 0x1000, 101, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	resolver_lookup_pid(r, x->b_anon, 0x1000, 200, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	resolver_lookup_pid(r, x->b_anon, 0x1000, 0, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	/* the same address of a binary with a file is not per pid */
+	resolver_lookup_pid(r, x->b_vdso, 0x1000, 100, 0, &rv);
+	assert_string_equal(rv.symbol, "[unknown]");
+	resolver_free(r);
+
+	/* another session's symbols are not this one's */
+	other = x->s;
+	other.id = x->s.id + 1000;
+	r = new_resolver(x, &other);
+	assert_int_equal(resolver_by_pid(r, x->b_anon), 0);
+	resolver_free(r);
+	assert_int_equal(sqlite3_exec(db_sqlite(x->f.db), "DELETE FROM jit_symbols", NULL, NULL,
+				      NULL), 0);
+}
+
 static void test_memo(void **state)
 {
 	struct fx *x = *state;
@@ -441,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_kernel_no_snapshot),
 		cmocka_unit_test(test_nofile),
+		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_memo),
 	};
 

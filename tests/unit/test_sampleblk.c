@@ -400,6 +400,7 @@ static void test_migrate(void **state)
 		"ALTER TABLE processes DROP COLUMN uncertain_ns;"
 		"ALTER TABLE sessions DROP COLUMN late_records;"
 		"ALTER TABLE sessions DROP COLUMN late_max_ns;"
+		"DROP TABLE jit_maps; DROP TABLE jit_symbols;"
 		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 
