@@ -126,6 +126,7 @@ struct daemon {
 	int64_t reaped;		/* sessions removed since reaping began */
 	int gc_pending;		/* binaries and cache to collect when idle */
 	uint64_t next_plan_ns, next_wal_ns, wal_logged;
+	int wal_named;		/* the last WAL message named the holder */
 	int over_logged;
 	/* sessions a strobed that died left running, not yet marked (the
 	 * database was locked at start-up): those up to this id */
@@ -1066,13 +1067,43 @@ static void plan(struct daemon *d)
 	d->over_logged = over;
 }
 
+/* Say that the WAL of size bytes cannot be checkpointed, and who keeps
+ * it: once per doubling, and once more when a message that could name no
+ * one can now. */
+static void wal_log_holder(struct daemon *d, const char *wal, uint64_t size)
+{
+	char *shm = xasprintf("%s-shm", db_path(d->db)), who[400];
+	struct lock_holder h;
+	/* the checkpoint, recovery and read-mark locks */
+	int named = lockinfo_find(shm, 121, 7, &h) == 1;
+
+	if (d->wal_logged && size < 2 * d->wal_logged && (d->wal_named || !named)) {
+		free(shm);
+		return;
+	}
+	if (named) {
+		char what[200];
+
+		lockinfo_describe(&h, what, sizeof(what));
+		snprintf(who, sizeof(who), "%s of %s keeps", what, shm);
+	} else {
+		snprintf(who, sizeof(who), "a reader (no lock of another process shows in "
+			 "/proc/locks now) keeps");
+	}
+	daemon_log("the WAL %s is %.1f MiB, over --max-wal %.1f MiB, and cannot be "
+		   "checkpointed: %s an old snapshot of the database; the WAL grows until "
+		   "that process lets go", wal, mib(size), mib(d->max_wal), who);
+	free(shm);
+	d->wal_logged = size;
+	d->wal_named = named;
+}
+
 /* Keep the WAL under --max-wal: a TRUNCATE checkpoint when it is above
  * (without waiting: a reader on an old snapshot makes it fail), and, when
- * it cannot, say who keeps it, once per doubling. */
+ * it cannot, say who keeps it (wal_log_holder). */
 static void wal_check(struct daemon *d)
 {
-	char *wal = xasprintf("%s-wal", db_path(d->db)), who[400];
-	struct lock_holder h;
+	char *wal = xasprintf("%s-wal", db_path(d->db));
 	struct stat st;
 	int rc;
 
@@ -1090,27 +1121,8 @@ static void wal_check(struct daemon *d)
 		if (d->wal_logged)
 			daemon_log("the WAL %s is checkpointed and truncated again", wal);
 		d->wal_logged = 0;
-		free(wal);
-		return;
-	}
-	if (!d->wal_logged || (uint64_t)st.st_size >= 2 * d->wal_logged) {
-		char *shm = xasprintf("%s-shm", db_path(d->db));
-
-		/* the checkpoint, recovery and read-mark locks */
-		if (lockinfo_find(shm, 121, 7, &h) == 1) {
-			char what[200];
-
-			lockinfo_describe(&h, what, sizeof(what));
-			snprintf(who, sizeof(who), "%s of %s keeps", what, shm);
-		} else {
-			snprintf(who, sizeof(who), "a reader (no lock of another process shows in "
-				 "/proc/locks now) keeps");
-		}
-		daemon_log("the WAL %s is %.1f MiB, over --max-wal %.1f MiB, and cannot be "
-		       "checkpointed: %s an old snapshot of the database; the WAL grows until "
-		       "that process lets go", wal, mib(st.st_size), mib(d->max_wal), who);
-		free(shm);
-		d->wal_logged = st.st_size;
+	} else {
+		wal_log_holder(d, wal, (uint64_t)st.st_size);
 	}
 	free(wal);
 }

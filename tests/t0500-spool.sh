@@ -150,10 +150,12 @@ read t0 t1 <"$tmp/lock.times"
 lost=$(q "SELECT lost FROM sessions WHERE id=$id")
 [ "$lost" -gt 0 ] || fail "nothing lost with a 64-KiB spool and a 3-s stall"
 # a ring's LOST record is written when the ring has room again: after the
-# stall began, and within the time ingest takes to catch up after it
+# stall began, and once ingest (at nice 19, on CPUs other work may fill)
+# has made room in the spool, before the stop at the latest
+end=$(q "SELECT end_ns FROM sessions WHERE id=$id")
 out=$(q "SELECT count(*) FROM lost WHERE session_id=$id AND kind='ring' AND
-	(time_ns < $t0 OR time_ns > $t1 + 2000000000)")
-[ "$out" = 0 ] || fail "$out lost records outside the stall ($t0..$t1 + 2 s)"
+	(time_ns < $t0 OR time_ns > $end)")
+[ "$out" = 0 ] || fail "$out lost records before the stall or after the stop ($t0..$end)"
 compare tight 1 0.03
 ok "a full spool: $lost lost, counted by the kernel in the stall"
 stop_daemon
