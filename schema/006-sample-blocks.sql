@@ -6,7 +6,7 @@
 -- the old samples table (the rows of a block have consecutive rowids),
 -- nr how many it holds, min_ns and max_ns the earliest and latest time_ns
 -- among them, and data their columns, packed as doc/SCHEMA.md
--- ("sample_blocks") and lib/sampleblk.h describe.
+-- ("sample_blocks") and lib/store/sampleblk.h describe.
 --
 -- "samples" is no longer a table of the file: strobe's programs, and any
 -- program that loads the extension strobe_samples.so, see the blocks as an

@@ -56,7 +56,7 @@ ok "deleted binary still named (build id $bid1)"
 
 # Now the cached copy goes too.  The cache entry of key "buildid:HEX" (the
 # CSV's build_id column shows HEX) or "xxh3:HEX" (the CSV shows the whole
-# key) is the file $STROBE_DB.cache/PREFIX/HE/X... (lib/bincache.c).
+# key) is the file $STROBE_DB.cache/PREFIX/HE/X... (lib/symbols/bincache.c).
 bid2=$(unique_copy "$WL/split603010" "$tmp/victim2") || fail "copying split603010"
 "$STROBE" record --sample-event cpu-clock -F 1000 --name victim2 \
 	-- "$tmp/victim2" 1 2>"$tmp/record2.err" || fail "record: $(cat "$tmp/record2.err")"

@@ -28,7 +28,7 @@
  * Samples are read from the session's rowid range in time order: in rowid
  * order when strobed stored none of them after a later one
  * (sessions.late_samples 0), else sorted by time.  Each (binary, offset)
- * is named once through the resolver (lib/resolve.h), and for CSV its
+ * is named once through the resolver (lib/symbols/resolve.h), and for CSV its
  * escaped binary, symbol and build-id fields are kept (struct locmemo), as
  * are each comm's, so that a row costs no escaping.
  */
@@ -239,7 +239,7 @@ static void ob_printf(struct ob *o, const char *fmt, ...)
 	o->n += len;
 }
 
-/* One CSV field, escaped by csv_escape() (lib/util.c); flags CSV_TEXT for
+/* One CSV field, escaped by csv_escape() (lib/base/util.c); flags CSV_TEXT for
  * text columns (names, paths), which get the spreadsheet formula guard. */
 static void ob_csv(struct ob *o, const char *s, int flags)
 {

@@ -3,7 +3,7 @@
  * time, drawn by gnuplot (PNG, SVG, PDF, or text on the terminal), or
  * written as CSV.
  *
- * lib/timeline.c sums the filtered samples per time bucket; this file turns
+ * lib/query/timeline.c sums the filtered samples per time bucket; this file turns
  * the sums into series (one per event, or the --metric expression, split by
  * --by into the top N groups and "other"), writes them with a gnuplot
  * script into a private temporary directory, runs gnuplot there, and moves

@@ -1,6 +1,6 @@
 /*
  * cmd_report.c - "strobe report": the hot spots of a recorded session,
- * by binary, symbol or source line, as text, CSV or JSON (lib/report.h
+ * by binary, symbol or source line, as text, CSV or JSON (lib/query/report.h
  * does the work; this parses options and prints the header).
  *
  * Text output starts with '#' header lines (session, totals, warnings,

@@ -18,7 +18,8 @@ CC=${CC:-clang}
 OBJCOPY=${OBJCOPY:-objcopy}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -fsanitize=fuzzer $SAN"
-CPPFLAGS="-I$top/lib -I$top/kernel/uapi -I$build"
+CPPFLAGS="-I$top/kernel/uapi -I$build"
+for d in base capture ingest store symbols query; do CPPFLAGS="$CPPFLAGS -I$top/lib/$d"; done
 [ -f "$build/config.h" ] || { echo "build.sh: no $build/config.h: run ./configure" >&2; exit 1; }
 
 # clang that links libFuzzer (a trivial harness), else install it (root)
@@ -69,10 +70,10 @@ build() {
 	# shellcheck disable=SC2086
 	$CC $CFLAGS -o "$out/fuzz_$name" "$objs"/*.o $libs
 }
-build record "record.c" ""
-build perfrec "perfrec.c" ""
-build merge "merge.c util.c" ""
-build proto "proto.c util.c" ""
-build expr "expr.c util.c" "-lm"
-build usdt "usdt.c util.c" "" bigalloc
-build hashkey "hashkey.c util.c" "-lxxhash" bigalloc
+build record "capture/record.c" ""
+build perfrec "capture/perfrec.c" ""
+build merge "capture/merge.c base/util.c" ""
+build proto "base/proto.c base/util.c" ""
+build expr "query/expr.c base/util.c" "-lm"
+build usdt "capture/usdt.c base/util.c" "" bigalloc
+build hashkey "symbols/hashkey.c base/util.c" "-lxxhash" bigalloc

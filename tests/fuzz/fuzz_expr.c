@@ -1,5 +1,5 @@
 /*
- * fuzz_expr - the metric expression parser and evaluator (lib/expr.c).
+ * fuzz_expr - the metric expression parser and evaluator (lib/query/expr.c).
  * The input is the expression text; names bind by a hash of their text
  * (one name in eight is "unknown", so expr_bind's error path runs too).
  * Asserts beyond "no crash": a failed parse says "column N: ..." with N

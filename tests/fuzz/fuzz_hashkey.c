@@ -1,5 +1,5 @@
 /*
- * fuzz_hashkey - the ELF build-id reader (lib/hashkey.c): the input is a
+ * fuzz_hashkey - the ELF build-id reader (lib/symbols/hashkey.c): the input is a
  * file, written to a memfd and read by hashkey_build_id_fd() and
  * hashkey_file() as strobed reads a mapped binary, and also taken as a
  * notes blob by hashkey_build_id_notes() (as /sys/kernel/notes is).

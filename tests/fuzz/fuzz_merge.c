@@ -1,5 +1,5 @@
 /*
- * fuzz_merge - the time merge (lib/merge.c) driven by input bytes: each
+ * fuzz_merge - the time merge (lib/capture/merge.c) driven by input bytes: each
  * op pushes an entry (queue, time step, payload length) or drains up to a
  * horizon, or settles.  A shadow FIFO per queue holds what was pushed.
  * Asserts beyond "no crash": every entry handed out is its queue's oldest
@@ -16,7 +16,7 @@
 #include "merge.h"
 
 /* The checks below get no coverage instrumentation (clang): their
- * branches are the harness's, not lib/merge.c's, and tracing their
+ * branches are the harness's, not lib/capture/merge.c's, and tracing their
  * comparisons (every payload byte) took a third of the time. */
 #if defined(__clang__)
 #define NO_COVERAGE __attribute__((no_sanitize("coverage")))

@@ -1,5 +1,5 @@
 /*
- * fuzz_perfrec - perf record decoding (lib/perfrec.c, perfrec.h).
+ * fuzz_perfrec - perf record decoding (lib/capture/perfrec.c, perfrec.h).
  * Input: byte 0 picks a sample_type, byte 1 a read_format (both from
  * tables of combinations the daemon uses or could see), byte 2 the user
  * register mask; bytes 3..10 a ring head and 11..18 a tail, and the rest

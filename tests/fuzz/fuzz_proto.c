@@ -1,5 +1,5 @@
 /*
- * fuzz_proto - the control-socket line parser proto_parse() (lib/proto.c).
+ * fuzz_proto - the control-socket line parser proto_parse() (lib/base/proto.c).
  * Asserts beyond "no crash": a parse that fails leaves a message in e and
  * no fields; a parse that succeeds gives a valid verb, at most
  * PROTO_MAX_FIELDS distinct keys, and round-trips: proto_format() of it

@@ -1,5 +1,5 @@
 /*
- * fuzz_record - record_decode() (lib/record.c) over a buffer of strobe
+ * fuzz_record - record_decode() (lib/capture/record.c) over a buffer of strobe
  * records, walked as the daemon walks a ring drain.
  * Asserts beyond "no crash": *consumed stays within the buffer and is
  * non-zero for OK and PAD; nr_counters <= STROBE_MAX_COUNTERS; and every

@@ -1,5 +1,5 @@
 /*
- * fuzz_usdt - the USDT note reader (lib/usdt.c): the input is an ELF file,
+ * fuzz_usdt - the USDT note reader (lib/capture/usdt.c): the input is an ELF file,
  * written to a memfd and read through /proc/self/fd/N by usdt_list(), as
  * strobed reads a binary named in a marker spec.  Each site's argument
  * string then goes through usdt_parse_args(), and the first site is

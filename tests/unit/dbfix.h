@@ -1,6 +1,6 @@
 /*
  * dbfix.h - shared by test_resolve.c and test_report.c: a temporary
- * strobe database made through lib/db.h (the real schema), its binary
+ * strobe database made through lib/store/db.h (the real schema), its binary
  * cache, the workloads the build produces (tests/workloads/...), and an
  * independent oracle for where a function lies in an ELF file: its own
  * reading of .symtab/.dynsym and the program headers with <elf.h>, not

@@ -1,5 +1,5 @@
 /*
- * test_db.c - lib/db.c on files in a temporary directory: a new database
+ * test_db.c - lib/store/db.c on files in a temporary directory: a new database
  * gets the newest schema version and strobe's application_id; one made
  * by schema/001 alone is migrated to the newest, keeping its rows, and
  * left untouched when its migration fails; files
@@ -30,7 +30,7 @@
 #include "db.h"
 #include "ingest.h"
 
-extern const char *const schema_migrations[];	/* lib/schema_sql.c */
+extern const char *const schema_migrations[];	/* lib/store/schema_sql.c */
 
 #define SCRATCH_NAME "db"
 #include "scratch.h"

@@ -1,5 +1,5 @@
 /*
- * test_elf_hostile.c - lib/hashkey.c and lib/usdt.c on crafted ELF files
+ * test_elf_hostile.c - lib/symbols/hashkey.c and lib/capture/usdt.c on crafted ELF files
  * (issue 9): huge or overflowing header counts and offsets, note sections
  * past the end of the file, overflowing note sizes, 100,000 stapsdt
  * notes, overlapping note areas, truncated, non-ELF, ELF32 big-endian,

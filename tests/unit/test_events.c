@@ -1,5 +1,5 @@
 /*
- * test_events.c - unit tests for lib/events.c: event names to
+ * test_events.c - unit tests for lib/base/events.c: event names to
  * perf_event_attr, list splitting, error texts, and probing (cpu-clock
  * works everywhere).  Tracepoints: tracefs is mounted as strobed would when
  * running as root, else the test skips.  sysfs PMU aliases are checked on
@@ -500,7 +500,7 @@ static void test_probe(void **state)
 }
 
 /* Count user-space cycles of this process over a short busy loop with a
- * plain perf_event_open, independently of lib/events.c: > 0 when this
+ * plain perf_event_open, independently of lib/base/events.c: > 0 when this
  * machine's hardware PMU really counts. */
 static uint64_t hw_cycles_counted(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_expr.c - metric expressions of 'strobe plot --metric' (lib/expr.c):
+ * test_expr.c - metric expressions of 'strobe plot --metric' (lib/query/expr.c):
  * precedence and associativity, parentheses, unary minus, event names with
  * '-' '.' ':' and quoted names, division by zero as NaN, unknown names and
  * syntax errors reported with their column.

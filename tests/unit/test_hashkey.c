@@ -1,5 +1,5 @@
 /*
- * test_hashkey.c - lib/hashkey.c and lib/bincache.c: build-ids read from
+ * test_hashkey.c - lib/symbols/hashkey.c and lib/symbols/bincache.c: build-ids read from
  * hand-made ELF files (ELF64/ELF32, both byte orders, PT_NOTE and
  * SHT_NOTE), XXH3 keys checked against the one-shot hash, the memo, the
  * notes blob parser, and the cache's layout and key checks.

@@ -1,9 +1,9 @@
 /*
- * test_jitmap.c - lib/jitmap.c: perf map lines well-formed and not
+ * test_jitmap.c - lib/symbols/jitmap.c: perf map lines well-formed and not
  * (malformed numbers, missing names, overlong names, huge and wrapping
  * sizes, control bytes, CRLF, no final newline), and jitmap_read()'s
  * refusals: a symlink, a FIFO, a directory, a file owned by another user,
- * one larger than the limit.  Also lib/vdso.c: this process's vDSO image
+ * one larger than the limit.  Also lib/symbols/vdso.c: this process's vDSO image
  * and vdso_image_size() on truncated headers.
  */
 #include "config.h"

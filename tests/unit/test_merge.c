@@ -1,5 +1,5 @@
 /*
- * test_merge.c - the time merge of per-source queues (lib/merge.c):
+ * test_merge.c - the time merge of per-source queues (lib/capture/merge.c):
  * interleaved sources come out in global time order, equal times keep
  * queue then insertion order, nothing younger than the horizon leaves
  * before the final drain, the final drain empties everything, and a

@@ -1,6 +1,6 @@
 /*
- * test_output.c - lib/output.c: exact text, CSV and JSON renderings of
- * small tables, and JSON that a real parser accepts; lib/util.c's CSV
+ * test_output.c - lib/query/output.c: exact text, CSV and JSON renderings of
+ * small tables, and JSON that a real parser accepts; lib/base/util.c's CSV
  * formula guard and gnuplot string quoting.
  */
 #include "config.h"

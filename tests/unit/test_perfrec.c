@@ -1,5 +1,5 @@
 /*
- * test_perfrec.c - decoding perf ring records (lib/perfrec.c) from bytes
+ * test_perfrec.c - decoding perf ring records (lib/capture/perfrec.c) from bytes
  * built here field by field: samples with a group read (values matched by
  * id in any order), registers and a user stack copy; MMAP2 with and
  * without a build-id; COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE,

@@ -1,5 +1,5 @@
 /*
- * test_recover.c - crash safety: lib/recover.c, lib/dblock.c, lib/lockinfo.c.
+ * test_recover.c - crash safety: lib/store/recover.c, lib/store/dblock.c, lib/base/lockinfo.c.
  *
  * recover: a session ingested in batches is left 'running' with a batch
  * that was never committed (the strobed died); recover_interrupted() must

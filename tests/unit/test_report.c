@@ -1,6 +1,6 @@
 /*
- * test_report.c - lib/report.c, hot-spot reports, on a database made
- * through lib/db.h (the real schema; no daemon).
+ * test_report.c - lib/query/report.c, hot-spot reports, on a database made
+ * through lib/store/db.h (the real schema; no daemon).
  *
  * The fixture: session 1 counts instructions, cycles, cache-misses and
  * cache-references over 15 samples with known values in user code of the

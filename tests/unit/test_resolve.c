@@ -1,6 +1,6 @@
 /*
- * test_resolve.c - lib/resolve.c, the resolver shared by report, plot and
- * export, on a database made through lib/db.h (no daemon).
+ * test_resolve.c - lib/symbols/resolve.c, the resolver shared by report, plot and
+ * export, on a database made through lib/store/db.h (no daemon).
  *
  * Covers: a user binary named from its cached copy (the built workloads
  * split603010, libhot.so, and stripped with only .dynsym) at offsets

@@ -1,5 +1,5 @@
 /*
- * test_retention.c - removing sessions: lib/retention.c, lib/cachegc.c.
+ * test_retention.c - removing sessions: lib/store/retention.c, lib/store/cachegc.c.
  *
  * The limits' parsers take what the README promises and refuse the rest
  * with the option's name.  retention_remove refuses an unknown session, a

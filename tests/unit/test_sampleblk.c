@@ -1,6 +1,6 @@
 /*
- * test_sampleblk.c - packed sample blocks (lib/sampleblk.c) and the samples
- * virtual table over them (lib/samplevt.c): round trips, every malformed
+ * test_sampleblk.c - packed sample blocks (lib/store/sampleblk.c) and the samples
+ * virtual table over them (lib/store/samplevt.c): round trips, every malformed
  * block refused, rowid and session ranges, the schema-006 packing of an
  * old samples table.
  */

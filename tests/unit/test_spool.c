@@ -1,5 +1,5 @@
 /*
- * test_spool.c - the drain-to-ingest spool (lib/spool.c): entries come out
+ * test_spool.c - the drain-to-ingest spool (lib/capture/spool.c): entries come out
  * in the order they were put, across the memory bound into disk segments
  * (several of them) and back to memory; a full spool refuses and counts;
  * the byte counts return to zero when read empty; a producer thread and a

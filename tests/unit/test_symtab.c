@@ -1,5 +1,5 @@
 /*
- * test_symtab.c - lib/symtab.c and lib/kallsyms.c.  The setup compiles a
+ * test_symtab.c - lib/symbols/symtab.c and lib/symbols/kallsyms.c.  The setup compiles a
  * small program (PIE, non-PIE, and stripped with only .dynsym left) and a
  * shared library with cc; the program prints the file offsets of its own
  * functions and of call sites (address - mapping start + mapping offset,

@@ -1,8 +1,8 @@
 /*
- * test_timeline.c - lib/timeline.c: the pure parts (the default bucket:
+ * test_timeline.c - lib/query/timeline.c: the pure parts (the default bucket:
  * about 500 buckets or fewer, 1/2/5 x 10^k ms, at least 1 ms; bucket
  * counts; --by names), and the sums per fine time bucket (sample_time):
- * on a synthetic session made through lib/ingest.c (several CPUs,
+ * on a synthetic session made through lib/ingest/ingest.c (several CPUs,
  * processes, names and binaries, batches that split fine buckets, samples
  * stored out of time order), sample_time must equal a GROUP BY over the
  * raw samples, and every timeline read from it must equal, bit for bit,

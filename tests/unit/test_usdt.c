@@ -1,5 +1,5 @@
 /*
- * test_usdt.c - lib/usdt.c: the x86_64 argument parser and the values it
+ * test_usdt.c - lib/capture/usdt.c: the x86_64 argument parser and the values it
  * reads at a hit, PATH:PROVIDER:NAME specs, and finding probes in ELF
  * files.  The setup compiles a small program with <sys/sdt.h> probes (PIE
  * and non-PIE): one probe at two sites, one without arguments, one with a

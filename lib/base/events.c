@@ -424,7 +424,7 @@ static int parse_pmu(const char *name, struct perf_event_attr *attr,
 	 * config1).  From a user they would make strobed, as root, probe or
 	 * watch whatever address they name.  The check is on the type, so no
 	 * other name for the PMU gets round it.  USDT probes go through
-	 * --marker, which builds its own attr (lib/usdt.c). */
+	 * --marker, which builds its own attr (lib/capture/usdt.c). */
 	if (type == PERF_TYPE_BREAKPOINT || pmu_type_is(type, "kprobe") ||
 	    pmu_type_is(type, "uprobe"))
 		return address_pmu(e, name, pmu);

@@ -8,7 +8,7 @@
  *     read from the histogram sample_agg; a time range, or a session still
  *     'running' or 'aborted' (whose histogram may be incomplete), scans the
  *     session's rowid range of samples instead.
- *  2. name: each location through the resolver (lib/resolve.h: the
+ *  2. name: each location through the resolver (lib/symbols/resolve.h: the
  *     binary's cached copy, the session's kallsyms snapshot for the
  *     kernel).  Naming never guesses: a binary with no usable cached copy,
  *     or whose row records a problem, shows as "[binary unavailable]" with

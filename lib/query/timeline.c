@@ -2,7 +2,7 @@
  * timeline.c - a session's samples per time bucket (see timeline.h).
  *
  * Phases 1 and 2 read either the session's sums per fine time bucket,
- * CPU, process, comm and binary (sample_time, written by lib/ingest.c),
+ * CPU, process, comm and binary (sample_time, written by lib/ingest/ingest.c),
  * when they can answer exactly (see timeline.h), or else its raw sample
  * rows through its rowid range (the samples table has no index; see
  * doc/DESIGN.md).  Both are streamed, never held in memory, through one
