@@ -3,12 +3,13 @@
 # run: lost samples, the workload's wall time, the profiler's own CPU time
 # and bytes on disk per sample, at several sampling rates.
 #
-# Usage: bench/lossless.sh [-d SECONDS] [-r RATES] [-n ROUNDS] [-e EVENTS] [-t SECONDS]
+# Usage: bench/lossless.sh [-d SECONDS] [-r RATES] [-n ROUNDS] [-e EVENTS] [-t SECONDS] [-m PAGES]
 #   -d  seconds of work per CPU, unprofiled (default 10)
 #   -r  comma-separated rates per CPU in Hz (default 1000,10000,20000,50000)
 #   -n  rounds per rate, the two tools alternating (default 1)
 #   -e  counting events (default page-faults,context-switches,cpu-migrations,minor-faults)
 #   -t  stop 'perf report' after SECONDS (its CPU then shows as '>N')
+#   -m  ring pages per CPU for both tools (default: each tool's own default)
 #
 # Workload: one bench/spin per CPU, each a fixed amount of work calibrated
 # to SECONDS unprofiled, so that whatever a profiler takes from the CPUs
@@ -36,16 +37,17 @@ STROBE=${STROBE:-$top/tools/strobe}
 STROBED=${STROBED:-$top/daemon/strobed}
 SPIN=$top/bench/spin
 secs=10 rates=1000,10000,20000,50000 rounds=1 rep_max=0
-events=page-faults,context-switches,cpu-migrations,minor-faults
+events=page-faults,context-switches,cpu-migrations,minor-faults pages=
 
-usage() { sed -n '6,11s/^# \{0,1\}//p' "$0"; }
-while getopts d:r:n:e:t:h o; do
+usage() { sed -n '6,12s/^# \{0,1\}//p' "$0"; }
+while getopts d:r:n:e:t:m:h o; do
 	case $o in
 	d) secs=$OPTARG ;;
 	r) rates=$OPTARG ;;
 	n) rounds=$OPTARG ;;
 	e) events=$OPTARG ;;
 	t) rep_max=$OPTARG ;;
+	m) pages=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -94,7 +96,7 @@ for i in $(seq 50); do "$STROBE" status >/dev/null 2>&1 && break; sleep 0.1; don
 
 echo "# strobe vs perf under load, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $ncpu CPUs," \
      "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# workload: $ncpu x spin $n ($secs s each unprofiled); cpu-clock + $events"
+echo "# workload: $ncpu x spin $n ($secs s each unprofiled); cpu-clock + $events${pages:+; rings of $pages pages}"
 printf "%-6s %6s %6s %9s %9s %7s %9s %9s %7s\n" tool rate round samples lost wall_s cap_cpu_s tot_cpu_s B/sample
 
 run_strobe() {	# rate round
@@ -102,7 +104,7 @@ run_strobe() {	# rate round
 	b0=$(dusize "$STROBE_DB" "$STROBE_DB-wal" "$STROBE_DB.cache")
 	c0=$(ticks "$dpid")
 	t0=$(date +%s.%N)
-	"$STROBE" start --sample-event cpu-clock -F "$1" -e "$events" >/dev/null 2>"$tmp/err" ||
+	"$STROBE" start --sample-event cpu-clock -F "$1" -e "$events" ${pages:+-m "$pages"} >/dev/null 2>"$tmp/err" ||
 		{ echo "strobe start: $(cat "$tmp/err")" >&2; return; }
 	t1=$(date +%s.%N)
 	workload
@@ -123,7 +125,7 @@ run_strobe() {	# rate round
 run_perf() {	# rate round
 	local f=$tmp/perf.data t1 t2 s l cap rep
 	rm -f "$f"
-	/usr/bin/time -f "%U %S" -o "$tmp/perf.time" perf record -q --buildid-mmap -a \
+	/usr/bin/time -f "%U %S" -o "$tmp/perf.time" perf record -q --buildid-mmap -a ${pages:+-m "$pages"} \
 		-F "$1" -e "{cpu-clock,$events}:S" -o "$f" >/dev/null 2>"$tmp/perf.err" &
 	local ppid=$!
 	sleep 0.5
