@@ -5,9 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/xattr.h>
@@ -15,9 +19,20 @@
 #include "events.h"
 #include "hashkey.h"
 #include "ingest.h"
+#include "log.h"
 #include "procscan.h"
 #include "session.h"
 
+/*
+ * Threads: the backend's drain thread fills the spool; the session's
+ * ingest thread (ingest_main) empties it into the database at its own
+ * priority; strobed's main thread serves clients.  lock guards the
+ * database connection, the ingest state and the backend's merge: the
+ * ingest thread holds it for one pass at a time (DRAIN_BUDGET_NS), the
+ * main thread through session_lock.  What 'strobe status' shows is a copy
+ * the ingest thread publishes after each pass (pub, under pub_lock, held
+ * only to copy), so that a status never waits for a pass.
+ */
 struct session {
 	struct db *db;
 	struct db_session row;
@@ -28,7 +43,36 @@ struct session {
 	uint64_t end_ns;	/* session_quiesce: when sampling ended; 0: on */
 	uint64_t refused_seen;	/* session_spool_accepting */
 	uint64_t last_status_ns, last_status_samples;
+
+	pthread_t thread;
+	int thread_on;
+	pid_t thread_tid;	/* for its priority: set by the thread */
+	int nice, hurry_nice;	/* its nice, and once a stop waits for it */
+	pthread_mutex_t lock;
+	int waiting;		/* main threads waiting for lock (atomic) */
+	int wake_fd;		/* eventfd: quit or hurry */
+	int done_fd;		/* eventfd: the ingest thread has news */
+	int hurry;		/* atomic: a stop waits for ingest */
+	/* under lock */
+	int quit, failed;
+	/* under pub_lock */
+	pthread_mutex_t pub_lock;
+	int result;		/* the last pass: 0, SESSION_BLOCKED or -1 */
+	struct error result_err;
+	struct ingest_stats pub_ingest;
+	struct spool_stats pub_spool;
+	uint64_t pub_late, pub_late_max_ns;
+	struct pending_mark {	/* 'strobe mark': stored by the next pass */
+		uint64_t time_ns;
+		int64_t pid;
+		char text[SESSION_MAX_MARK_TEXT + 1];
+	} marks[SESSION_MAX_PENDING_MARKS];
+	size_t nr_marks;
 };
+
+static void publish(struct session *s, int result, const struct error *e);
+static void efd_post(int fd);
+static int thread_start(struct session *s, struct error *e);
 
 /* The session's spool, in DIR/<id> when p->spool_dir is set. */
 static struct spool *spool_make(const struct session_params *p, int64_t id, struct error *e)
@@ -275,8 +319,14 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	uint64_t mono, real;
 
 	s->db = db;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->pub_lock, NULL);
+	s->nice = p->ingest_nice;
+	s->hurry_nice = p->base_nice;
 	s->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->notify_fd < 0) {
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->notify_fd < 0 || s->wake_fd < 0 || s->done_fd < 0) {
 		error_set(e, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
@@ -313,6 +363,9 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	if (procscan_all(s->in, s->row.start_ns, e) < 0 || ingest_commit(s->in, e) < 0)
 		goto fail_row;
 	s->last_status_ns = s->row.start_ns;
+	publish(s, 0, NULL);
+	if (thread_start(s, e) < 0)
+		goto fail_row;
 	return s;
 fail_row:
 	{
@@ -330,11 +383,18 @@ fail:
 	spool_close(s->spool);
 	if (s->notify_fd >= 0)
 		close(s->notify_fd);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	if (s->done_fd >= 0)
+		close(s->done_fd);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->pub_lock);
 	free(s);
 	return NULL;
 }
 
-/* The session's parts, once nothing runs (backend_disable done); with
+/* The session's parts, once nothing runs (backend_disable done, the
+ * ingest thread parked); with
  * keep_spool, the spool's files stay for the next strobed to count. */
 static void session_free(struct session *s, int keep_spool)
 {
@@ -345,6 +405,10 @@ static void session_free(struct session *s, int keep_spool)
 	else
 		spool_close(s->spool);
 	close(s->notify_fd);
+	close(s->wake_fd);
+	close(s->done_fd);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->pub_lock);
 	free(s);
 }
 
@@ -352,8 +416,9 @@ int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t 
 		 struct error *e)
 {
 	uint64_t now = clock_monotonic_ns();
-	struct db_marker m = { .cpu = -1, .pid = pid, .tid = pid, .kind = "mark", .name = text };
+	struct pending_mark *pm;
 	size_t len = strlen(text);
+	int full;
 
 	if (strspn(text, " ") == len)
 		return error_set(e, "empty marker text: give the text to mark");
@@ -364,10 +429,43 @@ int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t 
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return error_set(e, "marker text contains a control character: give "
 					 "printable text on one line");
-	m.time_ns = time_ns >= s->row.start_ns && time_ns <= now ? time_ns : now;
-	if (ingest_marker(s->in, &m, e) < 0)
-		return -1;
-	return ingest_commit(s->in, e);
+	pthread_mutex_lock(&s->pub_lock);
+	full = s->nr_marks == SESSION_MAX_PENDING_MARKS;
+	if (!full) {
+		pm = &s->marks[s->nr_marks++];
+		pm->time_ns = time_ns >= s->row.start_ns && time_ns <= now ? time_ns : now;
+		pm->pid = pid;
+		memcpy(pm->text, text, len + 1);
+	}
+	pthread_mutex_unlock(&s->pub_lock);
+	if (full)
+		return error_set(e, "%d markers already wait for the database: try again when "
+				 "'strobe status' shows ingest caught up", SESSION_MAX_PENDING_MARKS);
+	efd_post(s->wake_fd);
+	return 0;
+}
+
+/* Store the markers 'strobe mark' queued, with s->lock held and a batch
+ * open. */
+static int marks_store(struct session *s, struct error *e)
+{
+	struct pending_mark marks[SESSION_MAX_PENDING_MARKS];
+	size_t n;
+
+	pthread_mutex_lock(&s->pub_lock);
+	n = s->nr_marks;
+	memcpy(marks, s->marks, n * sizeof(marks[0]));
+	s->nr_marks = 0;
+	pthread_mutex_unlock(&s->pub_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct db_marker m = { .cpu = -1, .pid = marks[i].pid, .tid = marks[i].pid,
+				       .kind = "mark", .name = marks[i].text,
+				       .time_ns = marks[i].time_ns };
+
+		if (ingest_marker(s->in, &m, e) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Ingest stored what was taken from the spool: a crash no longer loses it. */
@@ -379,20 +477,179 @@ static int commit(struct session *s, struct error *e)
 	return 0;
 }
 
-int session_drain(struct session *s, struct error *e)
+/* One pass of ingest over the spool, with s->lock held. */
+static int ingest_pass(struct session *s, struct error *e)
 {
-	uint64_t v;
-
-	/* reset the drain thread's signal first: what it sets from now on
-	 * is news for the next call */
-	if (read(s->notify_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return error_set(e, "reading the drain thread's eventfd: %s", strerror(errno));
 	/* the write lock first: without it nothing leaves the spool */
 	if (ingest_begin(s->in, e) < 0)
 		return db_busy(s->db) ? SESSION_BLOCKED : -1;
-	if (backend_drain(s->b, s->in, 0, e) < 0)
+	if (marks_store(s, e) < 0 || backend_drain(s->b, s->in, 0, e) < 0)
 		return -1;
 	return commit(s, e);
+}
+
+/* Copy what a status shows, with s->lock held (by the ingest thread, or
+ * by the main thread once the ingest thread is parked). */
+static void publish(struct session *s, int result, const struct error *e)
+{
+	struct ingest_stats is;
+	struct spool_stats sp;
+	uint64_t late, late_max;
+
+	ingest_get_stats(s->in, &is);
+	spool_get_stats(s->spool, &sp);
+	backend_merge_stats(s->b, &late, &late_max);
+	pthread_mutex_lock(&s->pub_lock);
+	s->pub_ingest = is;
+	s->pub_spool = sp;
+	s->pub_late = late;
+	s->pub_late_max_ns = late_max;
+	if (result != s->result || result < 0) {
+		s->result = result;
+		if (e)
+			s->result_err = *e;
+	}
+	pthread_mutex_unlock(&s->pub_lock);
+}
+
+/* Post an eventfd; it only fails when full, and then the news is there. */
+static void efd_post(int fd)
+{
+	uint64_t one = 1;
+	ssize_t n = write(fd, &one, sizeof(one));
+
+	(void)n;
+}
+
+/* Reset an eventfd; EAGAIN: nothing was posted. */
+static void efd_clear(int fd)
+{
+	uint64_t v;
+	ssize_t n = read(fd, &v, sizeof(v));
+
+	(void)n;
+}
+
+/* The ingest thread: a pass whenever the drain thread spooled records
+ * (notify_fd), or every 100 ms while the database is locked elsewhere.
+ * It yields the lock to a main thread that waits for it (waiting), and
+ * posts done_fd when the outcome changes, and after each pass once a stop
+ * waits for it (hurry). */
+static void *ingest_main(void *arg)
+{
+	struct session *s = arg;
+	struct pollfd pfd[2] = { { .fd = s->notify_fd, .events = POLLIN },
+				 { .fd = s->wake_fd, .events = POLLIN } };
+	int last = 0;
+
+	__atomic_store_n(&s->thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	/* per thread on Linux: only this one yields to the workload */
+	if (s->nice != getpriority(PRIO_PROCESS, 0))
+		setpriority(PRIO_PROCESS, s->thread_tid, s->nice);
+	for (;;) {
+		struct error e = { 0 };
+		int r;
+
+		if (poll(pfd, 2, last == SESSION_BLOCKED ? 100 : -1) < 0 && errno != EINTR)
+			poll(NULL, 0, 100);
+		/* reset first: what the drain thread posts from now on is news
+		 * for the next pass */
+		efd_clear(s->notify_fd);
+		efd_clear(s->wake_fd);
+		/* a main thread waiting in session_lock goes first */
+		while (__atomic_load_n(&s->waiting, __ATOMIC_ACQUIRE))
+			poll(NULL, 0, 1);
+		pthread_mutex_lock(&s->lock);
+		if (s->quit) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+		if (s->failed) {
+			pthread_mutex_unlock(&s->lock);
+			continue;	/* the main thread stops the session */
+		}
+		r = ingest_pass(s, &e);
+		if (r < 0)
+			s->failed = 1;
+		publish(s, r, &e);
+		if (r != last || r < 0 || __atomic_load_n(&s->hurry, __ATOMIC_ACQUIRE))
+			efd_post(s->done_fd);
+		last = r;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+void session_lock(struct session *s)
+{
+	__atomic_add_fetch(&s->waiting, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&s->lock);
+	__atomic_sub_fetch(&s->waiting, 1, __ATOMIC_ACQ_REL);
+}
+
+int session_trylock(struct session *s)
+{
+	return pthread_mutex_trylock(&s->lock) == 0 ? 0 : -1;
+}
+
+void session_unlock(struct session *s)
+{
+	pthread_mutex_unlock(&s->lock);
+}
+
+int session_poll(struct session *s, struct error *e)
+{
+	int r;
+
+	efd_clear(s->done_fd);
+	if (!s->thread_on && !s->end_ns) {
+		/* no thread (it could not be started again): a pass here */
+		struct error pe = { 0 };
+
+		pthread_mutex_lock(&s->lock);
+		r = ingest_pass(s, &pe);
+		publish(s, r, &pe);
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_lock(&s->pub_lock);
+	r = s->result;
+	if (r < 0)
+		*e = s->result_err;
+	pthread_mutex_unlock(&s->pub_lock);
+	return r;
+}
+
+void session_hurry(struct session *s)
+{
+	pid_t tid = __atomic_load_n(&s->thread_tid, __ATOMIC_ACQUIRE);
+
+	if (__atomic_exchange_n(&s->hurry, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (tid && s->hurry_nice != s->nice)
+		setpriority(PRIO_PROCESS, tid, s->hurry_nice);
+	efd_post(s->wake_fd);
+}
+
+static int thread_start(struct session *s, struct error *e)
+{
+	s->quit = 0;
+	errno = pthread_create(&s->thread, NULL, ingest_main, s);
+	if (errno)
+		return error_set(e, "cannot start the ingest thread: %s", strerror(errno));
+	s->thread_on = 1;
+	return 0;
+}
+
+/* Park the ingest thread: with s->lock not held. */
+static void thread_stop(struct session *s)
+{
+	if (!s->thread_on)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->quit = 1;
+	pthread_mutex_unlock(&s->lock);
+	efd_post(s->wake_fd);
+	pthread_join(s->thread, NULL);
+	s->thread_on = 0;
 }
 
 uint32_t session_owner_uid(const struct session *s)
@@ -409,25 +666,40 @@ int session_behind(struct session *s)
 {
 	struct spool_stats st;
 
-	spool_get_stats(s->spool, &st);
+	spool_get_counts(s->spool, &st);
 	return st.records_in > st.records_out;
 }
 
 size_t session_fds(struct session *s, const int **fds)
 {
-	*fds = &s->notify_fd;
+	*fds = &s->done_fd;
 	return 1;
 }
 
 void session_get_status(struct session *s, struct session_status *st)
 {
 	struct ingest_stats is;
+	struct spool_stats live;
 	uint64_t now = clock_monotonic_ns();
 
-	ingest_get_stats(s->in, &is);
-	spool_get_stats(s->spool, &st->spool);
+	pthread_mutex_lock(&s->pub_lock);
+	is = s->pub_ingest;
+	st->spool = s->pub_spool;
+	st->late = s->pub_late;
+	st->late_max_ns = s->pub_late_max_ns;
+	pthread_mutex_unlock(&s->pub_lock);
+	/* the counters as they are now; the bytes as of the last pass */
+	spool_get_counts(s->spool, &live);
+	st->spool.records_in = live.records_in;
+	st->spool.samples_in = live.samples_in;
+	st->spool.refused = live.refused;
+	st->spool.disk_errors = live.disk_errors;
+	if (live.records_out > st->spool.records_out) {
+		st->spool.records_out = live.records_out;
+		st->spool.samples_out = live.samples_out;
+	}
 	st->lag_records = st->spool.records_in - st->spool.records_out;
-	st->lag_ns = st->spool.oldest_ns && now > st->spool.oldest_ns ?
+	st->lag_ns = st->lag_records && st->spool.oldest_ns && now > st->spool.oldest_ns ?
 		     now - st->spool.oldest_ns : 0;
 	st->id = s->row.id;
 	st->samples = is.samples;
@@ -436,7 +708,6 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->ingest = is;
 	st->elapsed_ns = now - s->row.start_ns;
 	st->have_handler = 0;
-	backend_merge_stats(s->b, &st->late, &st->late_max_ns);
 	st->handler_samples = st->handler_dropped = st->handler_avg_ns = st->handler_max_ns = 0;
 	st->rate = now > s->last_status_ns ?
 		   (double)(is.samples - s->last_status_samples) * 1e9 / (now - s->last_status_ns) : 0;
@@ -444,7 +715,8 @@ void session_get_status(struct session *s, struct session_status *st)
 	s->last_status_samples = is.samples;
 }
 
-void session_quiesce(struct session *s)
+/* With s->lock held. */
+static void quiesce(struct session *s)
 {
 	if (s->end_ns)
 		return;
@@ -452,12 +724,19 @@ void session_quiesce(struct session *s)
 	s->end_ns = clock_monotonic_ns();
 }
 
+void session_quiesce(struct session *s)
+{
+	session_lock(s);
+	quiesce(s);
+	session_unlock(s);
+}
+
 int session_spool_accepting(struct session *s)
 {
 	struct spool_stats st;
 	int same;
 
-	spool_get_stats(s->spool, &st);
+	spool_get_counts(s->spool, &st);
 	same = st.refused == s->refused_seen;
 	s->refused_seen = st.refused;
 	return same;
@@ -465,7 +744,9 @@ int session_spool_accepting(struct session *s)
 
 void session_fail(struct session *s)
 {
+	session_lock(s);
 	snprintf(s->row.state, sizeof(s->row.state), "aborted");
+	session_unlock(s);
 }
 
 int session_stop(struct session *s, struct session_status *st, struct error *e)
@@ -477,15 +758,23 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	 * is stored: if another process holds it now, the session goes on
 	 * (its records, and the kernel's counts of what did not fit in the
 	 * rings, keep coming) and the caller asks again later. */
-	if (ingest_begin(s->in, e) < 0 && db_busy(s->db))
+	session_hurry(s);
+	thread_stop(s);
+	if (ingest_begin(s->in, e) < 0 && db_busy(s->db)) {
+		struct error ignore;
+
+		if (thread_start(s, &ignore) < 0)
+			daemon_log("%s: ingest goes on in the main thread", ignore.msg);
 		return SESSION_BLOCKED;
-	session_quiesce(s);
+	}
+	quiesce(s);
 	end = s->end_ns;
-	if (backend_drain(s->b, s->in, 1, e) < 0 ||
+	if (marks_store(s, e) < 0 || backend_drain(s->b, s->in, 1, e) < 0 ||
 	    backend_read_final(s->b, s->in, e) < 0 ||
 	    ingest_finish(s->in, end, e) < 0)
 		ret = -1;
 	if (st) {
+		publish(s, ret, NULL);
 		session_get_status(s, st);
 		st->elapsed_ns = end - s->row.start_ns;
 		st->handler_samples = st->handler_dropped = st->handler_avg_ns = st->handler_max_ns = 0;
@@ -508,6 +797,7 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 
 void session_abandon(struct session *s)
 {
+	thread_stop(s);
 	backend_disable(s->b);
 	/* rolls back whatever batch is open; the spool's files stay: the
 	 * session is interrupted, and the next strobed counts what it lost */

@@ -15,6 +15,7 @@
 #define SESSION_MAX_MARKERS	16	/* --marker probes of a session */
 #define SESSION_MAX_SITES	64	/* their sites, all together */
 #define SESSION_MAX_MARK_TEXT	256	/* bytes of a 'strobe mark' text */
+#define SESSION_MAX_PENDING_MARKS 64	/* 'strobe mark's waiting for ingest */
 
 struct session_params {
 	char name[128];
@@ -30,6 +31,9 @@ struct session_params {
 	 * made in; NULL: memory only, no crash accounting */
 	struct spool_limits spool;
 	const char *spool_dir;
+	/* the ingest thread's nice; and its nice once a stop waits for it
+	 * (strobed's own) */
+	int ingest_nice, base_nice;
 };
 
 struct session;
@@ -58,25 +62,47 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 void session_params_free(struct session_params *p);
 
 /* Store the session row, open the backend, snapshot the kernel and the
- * running processes, and enable sampling. */
+ * running processes, enable sampling, and start the session's ingest
+ * thread: from then on it moves what the drain thread spooled into the
+ * database, at nice p->ingest_nice, one pass (at most DRAIN_BUDGET_NS) at
+ * a time with the session's lock held. */
 struct session *session_start(struct db *db, struct bincache *cache,
 			      const struct session_params *p, struct error *e);
 
+/* The session's lock: the caller's turn on the database connection, the
+ * ingest state and the backend, between two passes of the ingest thread.
+ * The main thread takes it around everything else it writes while a
+ * session runs ('strobe rm', retention, checkpoints).  session_lock waits
+ * for the pass under way, which at the ingest thread's priority on busy
+ * CPUs may take seconds; session_trylock does not wait (-1: taken), so
+ * what it guards waits until ingest has caught up with the spool. */
+void session_lock(struct session *s);
+int session_trylock(struct session *s);
+void session_unlock(struct session *s);
+
 /* 'strobe mark TEXT': a marker of kind "mark" at time_ns (the client's
- * CLOCK_MONOTONIC; now when 0 or outside the session so far), by pid.
- * Errors: empty, too long or control characters in text; the database. */
+ * CLOCK_MONOTONIC; now when 0 or outside the session so far), by pid,
+ * queued for the ingest thread's next pass (it never waits for a pass).
+ * Errors: empty, too long or control characters in text; more than
+ * SESSION_MAX_PENDING_MARKS waiting. */
 int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t pid,
 		 struct error *e);
 
-/* session_drain and session_stop: another process holds a lock on the
- * database, so nothing was done; the records wait in the rings (the
- * kernel counts what does not fit as lost) and the call can be repeated. */
+/* session_poll and session_stop: another process holds a lock on the
+ * database, so nothing was done; the records wait in the spool (then the
+ * rings: the kernel counts what does not fit as lost) and ingest retries
+ * every 100 ms. */
 #define SESSION_BLOCKED 1
 
-/* Move what the drain thread spooled into the database (called when the
- * session's fd is readable and on the timer).  0, SESSION_BLOCKED (the
- * records wait in the spool), or -1 on an error that ends the session. */
-int session_drain(struct session *s, struct error *e);
+/* The outcome of the ingest thread's last pass, without waiting: 0,
+ * SESSION_BLOCKED, or -1 on an error that ends the session (e says which;
+ * the thread then ingests no more).  Call when the session's fd is
+ * readable (the outcome changed) and on the timer. */
+int session_poll(struct session *s, struct error *e);
+
+/* A stop waits for ingest: the ingest thread takes strobed's own priority
+ * again, and posts the session's fd after every pass. */
+void session_hurry(struct session *s);
 
 /* 1 while records wait in the spool for ingest (a stop waits for them). */
 int session_behind(struct session *s);
@@ -93,7 +119,7 @@ void session_quiesce(struct session *s);
  * ingest makes room, or the kernel's LOST record would never be written. */
 int session_spool_accepting(struct session *s);
 
-/* The fds to poll for session_drain: one eventfd, set by the drain thread. */
+/* The fds to poll for session_poll: one eventfd, set by the ingest thread. */
 size_t session_fds(struct session *s, const int **fds);
 int64_t session_status_id(const struct session *s);
 /* The uid that started the session (SO_PEERCRED of its 'start'). */

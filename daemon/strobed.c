@@ -120,7 +120,7 @@ struct daemon {
 	uint64_t max_wal;
 	struct spool_limits spool;	/* --spool-mem, --spool-disk */
 	int base_nice;		/* strobed's nice: its drain threads' */
-	int ingest_nice;	/* --ingest-nice: added for this (the main) thread */
+	int ingest_nice;	/* --ingest-nice: added for each session's ingest thread */
 	char *spool_dir;		/* DB.spool: a directory per session */
 	int reaping;		/* sessions marked 'deleting' remain */
 	int64_t reaped;		/* sessions removed since reaping began */
@@ -608,6 +608,8 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	p.cfg.kind = d->backend;
 	p.cfg.drain_nice = d->base_nice;
 	p.cfg.drain_rt = 1;
+	p.ingest_nice = MIN(19, d->base_nice + d->ingest_nice);
+	p.base_nice = d->base_nice;
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
 	d->ended[0] = 0;
@@ -657,6 +659,7 @@ static void handle_rm(struct daemon *d, int fd, const struct proto_msg *req,
 	struct error e;
 	struct sbuf done = { 0 };
 	const char *p = list;
+	int r;
 
 	if (!list || !*list) {
 		reply_error(fd, "malformed request: rm needs sessions=ID[,ID...]");
@@ -684,11 +687,16 @@ static void handle_rm(struct daemon *d, int fd, const struct proto_msg *req,
 		ids[n++] = v;
 		p = *end ? end + 1 : end;
 	}
-	if (retention_remove(d->db, ids, n, cr->uid,
-			     d->session ? session_status_id(d->session) : 0, &e) < 0) {
+	if (d->session)
+		session_lock(d->session);
+	r = retention_remove(d->db, ids, n, cr->uid,
+			     d->session ? session_status_id(d->session) : 0, &e);
+	if (r < 0)
 		lock_error(d, fd, &e);
+	if (d->session)
+		session_unlock(d->session);
+	if (r < 0)
 		return;
-	}
 	for (size_t i = 0; i < n; i++)
 		sbuf_addf(&done, "%s%lld", i ? "," : "", (long long)ids[i]);
 	daemon_log("uid %u removes session%s %s", (unsigned)cr->uid, n > 1 ? "s" : "", done.s);
@@ -775,7 +783,7 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		} else if (!peer_owns(d, &cr, fd)) {
 			;
 		} else if (session_mark(d->session, text ? text : "", time_ns, cr.pid, &e) < 0) {
-			lock_error(d, fd, &e);
+			reply_error(fd, "%s", e.msg);
 		} else {
 			proto_init(&m, "ok");
 			proto_addf(&m, "session", "%lld", (long long)session_status_id(d->session));
@@ -846,7 +854,7 @@ static void drain(struct daemon *d)
 			stop_retry(d);
 		return;
 	}
-	r = session_drain(d->session, &e);
+	r = session_poll(d->session, &e);
 	if (r == SESSION_BLOCKED) {
 		db_blocked(d);
 		return;
@@ -893,7 +901,10 @@ static void stop_retry(struct daemon *d)
 
 	if (!d->stop_drained) {
 		struct error e;
-		int r = session_drain(d->session, &e);
+		int r;
+
+		session_hurry(d->session);
+		r = session_poll(d->session, &e);
 
 		if (r == 0) {
 			db_unblocked(d);
@@ -1221,11 +1232,30 @@ static void recover_retry(struct daemon *d)
 	log_recovered(rec, n, ARRAY_SIZE(rec), now_ns() - t);
 }
 
+static void maintain_db(struct daemon *d);
+
 static void maintain(struct daemon *d)
+{
+	stamp_refresh(d);
+	if (d->blocked_since && d->session)
+		return;		/* the ingest thread retries; nothing else can be written */
+	if (!d->session) {
+		maintain_db(d);
+		return;
+	}
+	/* while ingest is behind, this waits: ingest comes first, and
+	 * SQLite's own checkpoints bound the WAL meanwhile */
+	if (session_trylock(d->session) < 0)
+		return;
+	maintain_db(d);
+	session_unlock(d->session);
+}
+
+/* What maintain writes: with the session locked while one runs. */
+static void maintain_db(struct daemon *d)
 {
 	uint64_t now = now_ns();
 
-	stamp_refresh(d);
 	if (d->blocked_since && d->session)
 		return;		/* the drain retries; nothing else can be written */
 	if (d->blocked_since) {
@@ -1588,17 +1618,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/*
-	 * Ingest (this thread) yields to the workload: when the CPUs are busy
-	 * it falls behind and the spool holds the records, as perf record
-	 * leaves all the work to perf report; each session's drain thread
-	 * keeps strobed's own priority (backend_config.drain_nice).
+	 * Each session's ingest thread yields to the workload (nice
+	 * base + ingest_nice): when the CPUs are busy it falls behind and the
+	 * spool holds the records, as perf record leaves all the work to perf
+	 * report.  This thread (clients, the timer) and each session's drain
+	 * thread keep strobed's own priority, so that a status answers at once.
 	 */
 	errno = 0;
 	d.base_nice = getpriority(PRIO_PROCESS, 0);
 	if (errno)
 		d.base_nice = 0;
-	if (d.ingest_nice && setpriority(PRIO_PROCESS, 0, MIN(19, d.base_nice + d.ingest_nice)) < 0)
-		daemon_log("cannot lower ingest's priority: %s", strerror(errno));
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		clients[i].fd = -1;
 	d.clients = clients;

@@ -67,7 +67,7 @@ w1=$!
 "$WL/split603010" 6 &
 w2=$!
 sleep 1
-# each thread of strobed: tid, nice and policy (ingest: the main thread)
+# each thread of strobed: tid, nice and policy
 for t in /proc/$DPID/task/*; do
 	echo "${t##*/} $(sed 's/.*) //' "$t/stat" | cut -d' ' -f17,39)"
 done >"$tmp/$name.nice"
@@ -130,10 +130,12 @@ id=$(cat "$tmp/roomy.id")
 [ "$(q "SELECT lost FROM sessions WHERE id=$id")" = 0 ] ||
 	fail "lost $(q "SELECT lost FROM sessions WHERE id=$id") with room in the spool: $(cat "$tmp/roomy.stop")"
 [ -z "$(ls -A "$STROBE_DB.spool" 2>/dev/null)" ] || fail "the spool's files outlived the session"
-# ingest (strobed's main thread) yields to the workload at nice 19; the
-# drain thread runs SCHED_FIFO (policy 1)
-awk -v pid=$daemon_pid '$1 == pid && $2 == 19 && $3 == 0 { m = 1 } $1 != pid && $3 == 1 { d = 1 }
-	END { exit !(m && d) }' "$tmp/roomy.nice" ||
+# the session's ingest thread yields to the workload at nice 19; the main
+# thread (clients, the timer) keeps strobed's nice 0, so that a status
+# never waits behind ingest; the drain thread runs SCHED_FIFO (policy 1)
+awk -v pid=$daemon_pid '$1 == pid && $2 == 0 && $3 == 0 { m = 1 }
+	$1 != pid && $2 == 19 && $3 == 0 { i++ } $1 != pid && $3 == 1 { d = 1 }
+	END { exit !(m && i == 1 && d) }' "$tmp/roomy.nice" ||
 	fail "threads and nice values: $(cat "$tmp/roomy.nice")"
 compare roomy 0 0.02
 ok "3-s stall of the database with 32-KiB rings: 0 lost, the spool took the burst"
@@ -151,11 +153,17 @@ lost=$(q "SELECT lost FROM sessions WHERE id=$id")
 [ "$lost" -gt 0 ] || fail "nothing lost with a 64-KiB spool and a 3-s stall"
 # a ring's LOST record is written when the ring has room again: after the
 # stall began, and once ingest (at nice 19, on CPUs other work may fill)
-# has made room in the spool, before the stop at the latest
+# has made room in the spool, before the stop at the latest.  (On a machine
+# so busy that ingest at nice 19 cannot keep up with 64 KiB even before the
+# stall, the spool also fills earlier: a loss then is as real, so only
+# losses in the stall are required, and none may come after the stop.)
 end=$(q "SELECT end_ns FROM sessions WHERE id=$id")
-out=$(q "SELECT count(*) FROM lost WHERE session_id=$id AND kind='ring' AND
-	(time_ns < $t0 OR time_ns > $end)")
-[ "$out" = 0 ] || fail "$out lost records before the stall or after the stop ($t0..$end)"
+times=$(q "SELECT time_ns, cpu, count FROM lost WHERE session_id=$id AND kind='ring'" | tr '\n' ' ')
+out=$(q "SELECT count(*) FROM lost WHERE session_id=$id AND kind='ring' AND time_ns > $end")
+[ "$out" = 0 ] || fail "$out lost records after the stop ($end): $times"
+in=$(q "SELECT count(*) FROM lost WHERE session_id=$id AND kind='ring' AND
+	time_ns >= $t0 AND time_ns <= $end")
+[ "$in" -gt 0 ] || fail "no lost record between the stall ($t0) and the stop ($end): $times"
 compare tight 1 0.03
 ok "a full spool: $lost lost, counted by the kernel in the stall"
 stop_daemon

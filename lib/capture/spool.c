@@ -603,6 +603,17 @@ void spool_source(struct spool *s, uint32_t src, uint32_t cpu)
 	s->state->src[src].named = 1;
 }
 
+void spool_get_counts(struct spool *s, struct spool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->records_in = LOAD(s->records_in);
+	st->samples_in = LOAD(s->samples_in);
+	st->records_out = LOAD(s->records_out);
+	st->samples_out = LOAD(s->samples_out);
+	st->refused = LOAD(s->refused);
+	st->disk_errors = LOAD(s->disk_errors);
+}
+
 void spool_get_stats(struct spool *s, struct spool_stats *st)
 {
 	uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE), pos = s->tail + s->held;

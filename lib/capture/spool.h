@@ -24,7 +24,8 @@
  *
  * One producer and one consumer, without a lock: the producer never waits
  * for the consumer (spool.c says how).  spool_get_stats, spool_committed
- * and spool_take are the consumer's; no global state.
+ * and spool_take are the consumer's; spool_get_counts may be called from
+ * any thread; no global state.
  */
 #ifndef STROBE_SPOOL_H
 #define STROBE_SPOOL_H
@@ -98,6 +99,9 @@ int spool_take(struct spool *s, struct spool_entry *ent, struct error *e);
 void spool_committed(struct spool *s);
 
 void spool_get_stats(struct spool *s, struct spool_stats *st);
+/* Any thread: the counters of st only (records and samples in and out,
+ * refused, disk errors); the byte figures and oldest_ns are left 0. */
+void spool_get_counts(struct spool *s, struct spool_stats *st);
 
 /* Free everything and remove dir with its files. */
 void spool_close(struct spool *s);
