@@ -62,6 +62,7 @@ struct session {
 	struct ingest_stats pub_ingest;
 	struct spool_stats pub_spool;
 	uint64_t pub_late, pub_late_max_ns;
+	uint64_t pub_ns;	/* when it was copied */
 	struct pending_mark {	/* 'strobe mark': stored by the next pass */
 		uint64_t time_ns;
 		int64_t pid;
@@ -504,6 +505,7 @@ static void publish(struct session *s, int result, const struct error *e)
 	s->pub_spool = sp;
 	s->pub_late = late;
 	s->pub_late_max_ns = late_max;
+	s->pub_ns = clock_monotonic_ns();
 	if (result != s->result || result < 0) {
 		s->result = result;
 		if (e)
@@ -680,24 +682,25 @@ void session_get_status(struct session *s, struct session_status *st)
 {
 	struct ingest_stats is;
 	struct spool_stats live;
-	uint64_t now = clock_monotonic_ns();
+	uint64_t now = clock_monotonic_ns(), pub_ns;
 
 	pthread_mutex_lock(&s->pub_lock);
 	is = s->pub_ingest;
+	pub_ns = s->pub_ns;
 	st->spool = s->pub_spool;
 	st->late = s->pub_late;
 	st->late_max_ns = s->pub_late_max_ns;
 	pthread_mutex_unlock(&s->pub_lock);
-	/* the counters as they are now; the bytes as of the last pass */
+	/* the counters and bytes as they are now, the oldest chunk's time as
+	 * of the last pass: when the spool was empty then, what waits came
+	 * after it, and its age is at most the time since */
 	spool_get_counts(s->spool, &live);
-	st->spool.records_in = live.records_in;
-	st->spool.samples_in = live.samples_in;
-	st->spool.refused = live.refused;
-	st->spool.disk_errors = live.disk_errors;
-	if (live.records_out > st->spool.records_out) {
-		st->spool.records_out = live.records_out;
-		st->spool.samples_out = live.samples_out;
-	}
+	if (!st->spool.oldest_ns && live.records_in > st->spool.records_in)
+		st->spool.oldest_ns = pub_ns;
+	live.mem_peak = st->spool.mem_peak;
+	live.disk_peak = st->spool.disk_peak;
+	live.oldest_ns = st->spool.oldest_ns;
+	st->spool = live;
 	st->lag_records = st->spool.records_in - st->spool.records_out;
 	st->lag_ns = st->lag_records && st->spool.oldest_ns && now > st->spool.oldest_ns ?
 		     now - st->spool.oldest_ns : 0;

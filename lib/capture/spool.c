@@ -605,7 +605,11 @@ void spool_source(struct spool *s, uint32_t src, uint32_t cpu)
 
 void spool_get_counts(struct spool *s, struct spool_stats *st)
 {
+	uint64_t tail = ACQUIRE(s->tail);	/* first: head only grows */
+
 	memset(st, 0, sizeof(*st));
+	st->mem_bytes = ACQUIRE(s->head) - tail;
+	st->disk_bytes = LOAD(s->disk_written) - LOAD(s->disk_read);
 	st->records_in = LOAD(s->records_in);
 	st->samples_in = LOAD(s->samples_in);
 	st->records_out = LOAD(s->records_out);

@@ -99,8 +99,9 @@ int spool_take(struct spool *s, struct spool_entry *ent, struct error *e);
 void spool_committed(struct spool *s);
 
 void spool_get_stats(struct spool *s, struct spool_stats *st);
-/* Any thread: the counters of st only (records and samples in and out,
- * refused, disk errors); the byte figures and oldest_ns are left 0. */
+/* Any thread: the counters of st (records and samples in and out,
+ * refused, disk errors) and the bytes held in memory and on disk; the
+ * peaks and oldest_ns are left 0. */
 void spool_get_counts(struct spool *s, struct spool_stats *st);
 
 /* Free everything and remove dir with its files. */
