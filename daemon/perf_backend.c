@@ -1135,7 +1135,10 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 
 	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK)
 		return 0;	/* cannot happen: checked when queued */
-	if (late_ns && ingest_late(in, perfrec_pid(&pr), pr.time, late_ns, e) < 0)
+	/* a late sample is counted; only a late side-band record leaves the
+	 * maps of its process wrong for a while (ingest.h) */
+	if (late_ns && ingest_late(in, pr.type == PERF_RECORD_SAMPLE ? 0 : perfrec_pid(&pr),
+				   pr.time, late_ns, e) < 0)
 		return -1;
 	switch (pr.type) {
 	case PERF_RECORD_MMAP2: {
