@@ -22,7 +22,9 @@
  * The build_id column is the resolver's: the hex build-id of "buildid:"
  * and "kernel:" keys, the whole key for "xxh3:" keys, and nothing (null)
  * for memory with no file.  In --by binary the symbol column is null;
- * source exists only in --by line.
+ * source exists only in --by line.  With --inline (inline_chain) the
+ * resolver also names each location's inline chain, which becomes part of
+ * the group key and the last column, inline.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
