@@ -24,7 +24,7 @@ static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
 	"                     [--pid PID] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
-	"                     [--no-demangle]\n"
+	"                     [--no-demangle] [--inline]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
@@ -35,6 +35,12 @@ static const char usage_text[] =
 	"the samples that pass the filters.  --markers lists the session's markers\n"
 	"(USDT probe hits, 'strobe mark') instead: time_s since the start, kind,\n"
 	"name, pid, tid, cpu, args.  --no-demangle keeps C++ and Rust names raw.\n"
+	"--inline (with --by symbol or line) splits each row by the inline chain\n"
+	"of its code, from the DWARF as 'addr2line -f -i' reads it, and adds a\n"
+	"last column, inline: \"outer -> inlined -> ...\", outermost first, or\n"
+	"empty for the function's own code; the rows of one symbol sum to its\n"
+	"row without --inline.  --by line always gives the line of the innermost\n"
+	"inlined code; with --inline its chain says which function that is.\n"
 	"Stripped binaries are named from their separate debug files, found by\n"
 	"build-id and .gnu_debuglink under STROBE_DEBUG_DIRS (colon-separated,\n"
 	"default /usr/lib/debug); a note says which file.\n";
@@ -42,7 +48,7 @@ static const char usage_text[] =
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,
 	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS,
-	OPT_NO_DEMANGLE,
+	OPT_NO_DEMANGLE, OPT_INLINE,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "format",	required_argument, NULL, OPT_FORMAT },
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
 	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
+	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "markers",	no_argument,	   NULL, OPT_MARKERS },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -411,6 +418,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_DEMANGLE:
 			o.no_demangle = 1;
 			break;
+		case OPT_INLINE:
+			o.inline_chain = 1;
+			break;
 		case OPT_LIMIT:
 			if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
 				return cmd_usage_error("report", "bad --limit '%s': give a number of rows "
@@ -439,9 +449,12 @@ int cmd_report(int argc, char **argv)
 		return cmd_usage_error("report", "%s", buf);
 	}
 
-	if (markers && (by_given || o.binary || o.mode != REPORT_ALL))
+	if (markers && (by_given || o.binary || o.mode != REPORT_ALL || o.inline_chain))
 		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
-				   "--binary, --kernel and --user do not apply");
+				   "--binary, --kernel, --user and --inline do not apply");
+	if (o.inline_chain && o.by == REPORT_BY_BINARY)
+		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
+				   "and lines: give --by symbol or --by line");
 
 	if (!dbpath)
 		dbpath = cmd_default_db();

@@ -22,7 +22,9 @@
  * The build_id column is the resolver's: the hex build-id of "buildid:"
  * and "kernel:" keys, the whole key for "xxh3:" keys, and nothing (null)
  * for memory with no file.  In --by binary the symbol column is null;
- * source exists only in --by line.
+ * source exists only in --by line.  With --inline (inline_chain) the
+ * resolver also names each location's inline chain, which becomes part of
+ * the group key and the last column, inline.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
@@ -148,6 +150,7 @@ struct group {
 	const char *binary;		/* bins[bin].display */
 	char *symbol;			/* NULL in --by binary */
 	char *source;			/* NULL unless --by line */
+	char *inl;			/* NULL unless --inline: the inline chain */
 	uint64_t hash;
 	uint64_t samples;
 	uint64_t weight;		/* samples, or their periods' sum (weighted) */
@@ -185,9 +188,9 @@ static int opt_streq(const char *a, const char *b)
 }
 
 static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *binary,
-				  const char *symbol, const char *source)
+				  const char *symbol, const char *source, const char *inl)
 {
-	uint64_t hash = str_hash(str_hash(hash_mix64(bin + 1), symbol), source);
+	uint64_t hash = str_hash(str_hash(str_hash(hash_mix64(bin + 1), symbol), source), inl);
 	size_t h;
 	struct group *g;
 
@@ -197,7 +200,7 @@ static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *bi
 	while (m->slot[h]) {
 		g = &m->v[m->slot[h] - 1];
 		if (g->hash == hash && g->bin == bin && opt_streq(g->symbol, symbol) &&
-		    opt_streq(g->source, source))
+		    opt_streq(g->source, source) && opt_streq(g->inl, inl))
 			return g;
 		h = (h + 1) & m->mask;
 	}
@@ -208,6 +211,7 @@ static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *bi
 	g->binary = binary;
 	g->symbol = symbol ? xstrdup(symbol) : NULL;
 	g->source = source ? xstrdup(source) : NULL;
+	g->inl = inl ? xstrdup(inl) : NULL;
 	g->hash = hash;
 	m->slot[h] = ++m->n;
 	return g;
@@ -218,6 +222,7 @@ static void groupmap_free(struct groupmap *m)
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].symbol);
 		free(m->v[i].source);
+		free(m->v[i].inl);
 	}
 	free(m->v);
 	free(m->slot);
@@ -620,7 +625,8 @@ static void name_and_group(struct report *r)
 		b->samples += l->samples;
 		g = groupmap_get(&r->groups, l->bin, b->display,
 				 by == REPORT_BY_BINARY ? NULL : rv.symbol,
-				 by == REPORT_BY_LINE ? rv.source : NULL);
+				 by == REPORT_BY_LINE ? rv.source : NULL,
+				 r->o->inline_chain ? rv.inlined : NULL);
 		g->samples += l->samples;
 		g->weight += r->sum->weighted ? l->period : l->samples;
 		for (k = 0; k < r->nev; k++)
@@ -677,6 +683,8 @@ static int group_cmp(const void *pa, const void *pb)
 	if ((c = strcmp(a->symbol ? a->symbol : "", b->symbol ? b->symbol : "")))
 		return c;
 	if ((c = strcmp(a->source ? a->source : "", b->source ? b->source : "")))
+		return c;
+	if ((c = strcmp(a->inl ? a->inl : "", b->inl ? b->inl : "")))
 		return c;
 	return (a->bin > b->bin) - (a->bin < b->bin);
 }
@@ -836,6 +844,8 @@ static void add_meta(struct report *r, struct table *t)
 		table_add_meta(t, "duration_s", buf, 1);
 	}
 	table_add_meta(t, "by", by_name(o->by), 0);
+	if (o->inline_chain)
+		table_add_meta(t, "inline", "chains", 0);
 
 	/* filters: "pid=42 comm=ls binary=/usr/bin/ls mode=kernel from=1.5s to=2s" */
 	if (o->pid >= 0)
@@ -863,7 +873,7 @@ static struct table *table_make(struct report *r)
 	struct metric mt[3 * STROBE_MAX_COUNTERS + 1];
 	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
-	int c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
+	int c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0, c_inl = -1;
 	size_t i, nshow = r->groups.n;
 	int k;
 
@@ -886,6 +896,8 @@ static struct table *table_make(struct report *r)
 		if (!k)
 			c_mt0 = c;
 	}
+	if (r->o->inline_chain)	/* last: the other columns keep their places */
+		c_inl = table_add_col(t, "inline", COL_STR);
 	add_meta(r, t);
 
 	if (r->groups.n)
@@ -914,6 +926,8 @@ static struct table *table_make(struct report *r)
 				table_set_float(t, row, c_mt0 + k,
 						mt[k].scale * (double)g->c[mt[k].num] / den);
 		}
+		if (c_inl >= 0)
+			table_set_str(t, row, c_inl, g->inl ? g->inl : "");
 	}
 	return t;
 }
@@ -929,11 +943,18 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 		error_set(e, "empty time range: --from is after --to");
 		return NULL;
 	}
+	if (o->inline_chain && o->by == REPORT_BY_BINARY) {
+		error_set(e, "inline chains are of symbols and lines: use --inline with "
+			  "--by symbol or --by line");
+		return NULL;
+	}
 	if (db_session_get(db, o->session, &sum->session, e) < 0)
 		return NULL;
 	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
-	if ((r.res = resolver_new(db, &sum->session, e)))
+	if ((r.res = resolver_new(db, &sum->session, e))) {
 		resolver_set_demangle(r.res, !o->no_demangle);
+		resolver_set_inline(r.res, o->inline_chain);
+	}
 	if (!r.res)
 		return NULL;
 

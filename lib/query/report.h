@@ -32,6 +32,8 @@ struct report_opts {
 	int64_t from_ns, to_ns;		/* relative to the session start */
 	size_t limit;			/* 0: all rows */
 	int no_demangle;		/* 1: raw (mangled) symbol names */
+	int inline_chain;		/* 1: rows split by inline chain, and an
+					 * inline column (--by symbol or line only) */
 };
 
 struct report_summary {
@@ -49,7 +51,12 @@ struct report_summary {
 /*
  * Build the report table. Columns: binary, build_id, symbol, [source,]
  * samples, percent, one per counting event (named as given with -e), then
- * derived metrics (ipc, <ev>_per_1k_instructions, <miss>_rate).  percent
+ * derived metrics (ipc, <ev>_per_1k_instructions, <miss>_rate), then, with
+ * inline_chain only, inline: the inline chain of the row's code
+ * ("outer -> inlined -> ...", outermost first, as resolve.h's
+ * resolved.inlined; "" for code not inlined).  With inline_chain a symbol
+ * (or line) is one row per chain its samples fell in: the rows of one
+ * symbol sum to what it has without inline_chain.  percent
  * is of the samples, or, when their periods differ (-F on an event whose
  * rate varies), of the sum of their periods, as perf report's Overhead;
  * rows are sorted by the same figure.

@@ -50,6 +50,7 @@ struct rloc {
 	const char *symbol;		/* owned by a symtab, the kallsyms, or own_sym */
 	char *own_sym;
 	char *source;			/* NULL until a lookup wanted the line */
+	char *inl;			/* NULL until named with want_inline */
 };
 
 /* The perf map symbols of one process (schema 10), sorted by addr. */
@@ -78,6 +79,7 @@ struct resolver {
 	char *ks_problem;
 	char *debug_roots;		/* STROBE_DEBUG_DIRS, or NULL: the default */
 	int raw_names;			/* resolver_set_demangle(r, 0) */
+	int want_inline;		/* resolver_set_inline(r, 1) */
 
 	struct rbin *bins;
 	size_t nbins, bins_cap;
@@ -116,6 +118,11 @@ void resolver_set_demangle(struct resolver *r, int on)
 	r->raw_names = !on;
 }
 
+void resolver_set_inline(struct resolver *r, int on)
+{
+	r->want_inline = on;
+}
+
 void resolver_free(struct resolver *r)
 {
 	size_t i;
@@ -148,6 +155,7 @@ void resolver_free(struct resolver *r)
 	for (i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].own_sym);
 		free(r->locs[i].source);
+		free(r->locs[i].inl);
 	}
 	free(r->bins);
 	free(r->bin_slot);
@@ -477,6 +485,38 @@ static void loc_name(struct resolver *r, const struct rbin *b, struct rloc *l, i
 	}
 }
 
+/* Longest function name kept in an inline chain (DWARF is the binary's:
+ * hostile input); longer ones are cut and end in "...". */
+#define INLINE_NAME_MAX 512
+
+/* The inline chain at off in b: "outer -> inlined -> ...", or "" when off
+ * is not in inlined code (symtab_inline gives one frame or none). */
+static char *inline_chain(const struct rbin *b, uint64_t off)
+{
+	struct symtab_frame fr[SYMTAB_INLINE_MAX];
+	struct sbuf chain = { 0 };
+	int n, i;
+
+	if (b->kind != BIN_FILE || !b->st || b->problem)
+		return xstrdup("");
+	n = symtab_inline(b->st, off, fr, SYMTAB_INLINE_MAX);
+	if (n < 2)
+		return xstrdup("");
+	for (i = n - 1; i >= 0; i--) {
+		char *dem = symtab_demangle(b->st, fr[i].func);
+		const char *name = dem ? dem : fr[i].func ? fr[i].func : "[unknown]";
+		size_t len = strlen(name);
+
+		if (len > INLINE_NAME_MAX)
+			sbuf_addf(&chain, "%s%.*s...", i == n - 1 ? "" : " -> ",
+				  INLINE_NAME_MAX, name);
+		else
+			sbuf_addf(&chain, "%s%s", i == n - 1 ? "" : " -> ", name);
+		free(dem);
+	}
+	return chain.s ? chain.s : xstrdup("");
+}
+
 static struct rloc *loc_get(struct resolver *r, int64_t binary_id, uint64_t offset)
 {
 	struct rloc *l;
@@ -518,6 +558,8 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 
 	if (!l->symbol || (want_line && !l->source))
 		loc_name(r, b, l, want_line);
+	if (r->want_inline && !l->inl)
+		l->inl = inline_chain(b, l->offset);
 	out->binary = b->display;
 	out->build_id = b->build_id;
 	out->key = b->key;
@@ -528,6 +570,7 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 	out->no_symbols = b->no_symbols;
 	out->debug = b->debug;
 	out->debug_note = b->debug_note;
+	out->inlined = r->want_inline ? l->inl : NULL;
 }
 
 static int rjsym_cmp(const void *pa, const void *pb)
@@ -666,5 +709,7 @@ void resolver_lookup_pid(struct resolver *r, int64_t binary_id, uint64_t offset,
 		out->symbol = name;
 		if (want_line)
 			out->source = "";
+		if (r->want_inline)
+			out->inlined = "";
 	}
 }

@@ -45,6 +45,10 @@ void resolver_free(struct resolver *r);
  * before the first lookup. */
 void resolver_set_demangle(struct resolver *r, int on);
 
+/* Also name the inline chain of each location (resolved.inlined); call
+ * before the first lookup.  Off by default. */
+void resolver_set_inline(struct resolver *r, int on);
+
 struct resolved {
 	const char *binary;	/* display name: path, [kernel.kallsyms], [unknown], ... */
 	const char *build_id;	/* NULL when none; the hex build-id of buildid: and
@@ -63,11 +67,19 @@ struct resolved {
 				 * lines come from (found as debuginfo.h says, with
 				 * the reader's rights, for binaries with no .symtab) */
 	const char *debug_note;	/* NULL, or which debug files were refused and why */
+	const char *inlined;	/* only after resolver_set_inline(r, 1), else NULL:
+				 * the inline chain at the location, outermost
+				 * function first, "outer -> inlined -> ...", as
+				 * the DWARF names them (symtab_inline, demangled
+				 * unless resolver_set_demangle(r, 0)); "" when
+				 * the location is not in inlined code or nothing
+				 * says (no DWARF, kernel, no file, JIT code) */
 };
 
 /*
  * Name one location.  Binaries are opened once and kept, and each
- * (binary_id, offset) is named once and remembered, so calling this for
+ * (binary_id, offset) is named once (with its line and inline chain when
+ * asked) and remembered, so calling this for
  * every sample of a session costs one hash lookup per sample.  All the
  * strings stay valid until resolver_free().
  */

@@ -591,6 +591,79 @@ static const char *func_name(struct symtab *s, struct func *f)
 	return f->demangled ? f->demangled : f->name;
 }
 
+/*
+ * bfd_find_nearest_line for vma (in the loadable section ls), in the
+ * debug file when one is in use: the same addresses there, in a section
+ * with no contents (NOBITS), only its DWARF does.  *used is the bfd asked,
+ * for bfd_find_inliner_info after it.
+ */
+static int nearest_line_in(struct symtab *s, const struct loadsec *ls, uint64_t vma,
+			   const char **file, const char **func, unsigned *line, bfd **used)
+{
+	asymbol **syms = s->nsyms ? s->syms : s->dynsyms;
+	bfd *abfd = s->abfd;
+	asection *sec = ls->sec;
+	uint64_t secvma = ls->vma;
+
+	if (s->dbg) {
+		asection *d;
+
+		for (d = s->dbg->sections; d; d = d->next)
+			if ((d->flags & SEC_ALLOC) && vma >= d->vma &&
+			    vma - d->vma < bfd_section_size(d))
+				break;
+		if (d) {
+			abfd = s->dbg;
+			sec = d;
+			secvma = d->vma;
+			syms = s->dbgsyms;
+		}
+	}
+	*used = abfd;
+	return bfd_find_nearest_line(abfd, sec, syms, vma - secvma, file, func, line);
+}
+
+static int nearest_line(struct symtab *s, const struct loadsec *ls, uint64_t vma,
+			const char **file, const char **func, unsigned *line)
+{
+	bfd *used;
+
+	return nearest_line_in(s, ls, vma, file, func, line, &used);
+}
+
+int symtab_inline(struct symtab *s, uint64_t off, struct symtab_frame *fr, int max)
+{
+	const struct loadsec *ls = find_section(s, off);
+	const char *file = NULL, *func = NULL;
+	unsigned line = 0;
+	bfd *used;
+	int n = 0;
+
+	if (max > SYMTAB_INLINE_MAX)
+		max = SYMTAB_INLINE_MAX;
+	if (!ls || max <= 0 ||
+	    !nearest_line_in(s, ls, ls->vma + (off - ls->filepos), &file, &func, &line, &used))
+		return 0;
+	/* The frames come innermost first: bfd_find_inliner_info walks out
+	 * from the last bfd_find_nearest_line, one caller per call. */
+	do {
+		fr[n].func = func && *func ? func : NULL;
+		fr[n].file = file && *file ? file : NULL;
+		fr[n].line = line;
+		n++;
+		file = func = NULL;
+		line = 0;
+	} while (n < max && bfd_find_inliner_info(used, &file, &func, &line));
+	return n;
+}
+
+char *symtab_demangle(struct symtab *s, const char *name)
+{
+	if (s->raw_names || !name || name[0] != '_')
+		return NULL;
+	return bfd_demangle(s->abfd, name, DMGL_PARAMS | DMGL_ANSI);
+}
+
 int symtab_lookup(struct symtab *s, uint64_t off, int want_line,
 		  struct symtab_hit *hit)
 {
@@ -605,29 +678,8 @@ int symtab_lookup(struct symtab *s, uint64_t off, int want_line,
 	if (want_line) {
 		const char *file = NULL, *func = NULL;
 		unsigned int line = 0;
-		asymbol **syms = s->nsyms ? s->syms : s->dynsyms;
-		bfd *abfd = s->abfd;
-		asection *sec = ls->sec;
-		uint64_t secvma = ls->vma;
 
-		if (s->dbg) {
-			/* The same addresses in the debug file; its section there
-			 * has no contents (NOBITS), only its DWARF does. */
-			asection *d;
-
-			for (d = s->dbg->sections; d; d = d->next)
-				if ((d->flags & SEC_ALLOC) && vma >= d->vma &&
-				    vma - d->vma < bfd_section_size(d))
-					break;
-			if (d) {
-				abfd = s->dbg;
-				sec = d;
-				secvma = d->vma;
-				syms = s->dbgsyms;
-			}
-		}
-		if (bfd_find_nearest_line(abfd, sec, syms, vma - secvma,
-					  &file, &func, &line)) {
+		if (nearest_line(s, ls, vma, &file, &func, &line)) {
 			hit->file = file;
 			hit->line = line;
 		}

@@ -62,6 +62,36 @@ int symtab_use_debug(struct symtab *s, const char *path, struct error *e);
 int symtab_lookup(struct symtab *s, uint64_t off, int want_line,
 		  struct symtab_hit *hit);
 
+/* One frame of the inline chain at an address (see symtab_inline). */
+struct symtab_frame {
+	const char *func;	/* DWARF function name, raw (not demangled), or
+				 * NULL when unknown; owned by the symtab */
+	const char *file;	/* source file or NULL, owned by the symtab */
+	unsigned line;		/* 0 when unknown */
+};
+
+/* Deepest inline chain symtab_inline reports: a deeper one (from hostile
+ * or broken DWARF) is cut there, its outermost frames left out. */
+#define SYMTAB_INLINE_MAX 32
+
+/*
+ * The inline chain at file offset off, from the DWARF of the binary (or of
+ * its debug file), innermost first, as "addr2line -f -i" prints it:
+ * fr[0] is the function whose code is at off with the line of off; each
+ * next frame is the function that inlined the previous one, with the line
+ * of that call site.  The last frame is the outermost (real) function.
+ * Fills at most max frames (max <= SYMTAB_INLINE_MAX); returns how many:
+ * 1 when off is not in inlined code (or there is no DWARF for it: then
+ * func may come from the symbol table and file is NULL, as addr2line
+ * says "??:?"), 0 when nothing at all names off.  The strings stay valid until symtab_close().
+ */
+int symtab_inline(struct symtab *s, uint64_t off, struct symtab_frame *fr, int max);
+
+/* name demangled (C++, Rust) as symtab_lookup names symbols, in a string
+ * the caller frees; NULL when it is not a mangled name or demangling is
+ * off (symtab_set_demangle(s, 0)). */
+char *symtab_demangle(struct symtab *s, const char *name);
+
 /* Convert a file offset to the binary's virtual address; -1 if no
  * loadable section holds it. */
 int symtab_offset_to_vma(struct symtab *s, uint64_t off, uint64_t *vma);

@@ -14,7 +14,8 @@
  * when the snapshot is missing or unreadable; memory with no file ([vdso], [anon], no
  * binary row); the build_id of each key kind; memoisation (one name per
  * location, opened once, strings valid until resolver_free, many
- * locations).
+ * locations); inline chains (resolver_set_inline) on the built workload
+ * inlinesplit, remembered per location.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -36,6 +37,7 @@
 #define BADKS_KEY "kallsyms:badbadbadbadbadbadbadbadbadbadba"
 #define JUNK_KEY "buildid:0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b"
 #define BARE_KEY "buildid:0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c"
+#define INL_KEY "buildid:0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d"
 
 static const char ksyms[] =
 	"ffffffff81000000 T _stext\n"
@@ -48,7 +50,9 @@ struct fx {
 	struct db_session s;
 	char split[PATH_MAX], hot[PATH_MAX], strip[PATH_MAX], split_src[PATH_MAX];
 	int64_t b_split, b_hot, b_strip, b_gone, b_never, b_prob, b_kernel, b_vdso, b_anon;
-	int64_t b_junk, b_bare;
+	int64_t b_junk, b_bare, b_inl;
+	char inl[PATH_MAX];
+	uint64_t o70, o70_size;
 	uint64_t w60, w60_size, w30, w10, w10_size, hot_fn, strip_fn;
 };
 
@@ -76,6 +80,8 @@ static int setup(void **state)
 	fix_path(x->hot, sizeof(x->hot), "libhot.so", 0);
 	fix_path(x->strip, sizeof(x->strip), "stripped", 0);
 	fix_path(x->split_src, sizeof(x->split_src), "split603010.c", 1);
+	fix_path(x->inl, sizeof(x->inl), "inlinesplit", 0);
+	assert_int_equal(fix_elf_func(x->inl, "outer70", &x->o70, &x->o70_size), 0);
 	/* the oracle: function offsets read from the ELF files themselves */
 	assert_int_equal(fix_elf_func(x->split, "work60", &x->w60, &x->w60_size), 0);
 	assert_int_equal(fix_elf_func(x->split, "work10", &x->w10, &x->w10_size), 0);
@@ -93,6 +99,7 @@ static int setup(void **state)
 	assert_int_equal(fixdb_cache_file(&x->f, SPLIT_KEY, x->split), 0);
 	assert_int_equal(fixdb_cache_file(&x->f, HOT_KEY, x->hot), 0);
 	assert_int_equal(fixdb_cache_file(&x->f, STRIP_KEY, x->strip), 0);
+	assert_int_equal(fixdb_cache_file(&x->f, INL_KEY, x->inl), 0);
 	assert_int_equal(bincache_store_buf(&x->f.cache, KSYMS_KEY, ksyms, strlen(ksyms), BINCACHE_SHARED, &e), 0);
 	assert_int_equal(bincache_store_buf(&x->f.cache, BADKS_KEY, "garbage\n", 8, BINCACHE_SHARED, &e), 0);
 	/* a cached copy that is not an ELF file */
@@ -121,7 +128,8 @@ static int setup(void **state)
 	x->b_anon = db_binary_intern(db, "[anon]", "[anon]", -1, 0, NULL, &e);
 	x->b_junk = db_binary_intern(db, JUNK_KEY, "/opt/fixture/junk", 16, 1, NULL, &e);
 	x->b_bare = db_binary_intern(db, BARE_KEY, "/opt/fixture/bare", 16000, 1, NULL, &e);
-	assert_true(x->b_junk > 0 && x->b_bare > 0);
+	x->b_inl = db_binary_intern(db, INL_KEY, "/opt/fixture/inlinesplit", 16000, 1, NULL, &e);
+	assert_true(x->b_junk > 0 && x->b_bare > 0 && x->b_inl > 0);
 	assert_true(x->b_split > 0 && x->b_hot > 0 && x->b_strip > 0 && x->b_gone > 0 &&
 		    x->b_never > 0 && x->b_prob > 0 && x->b_kernel > 0 && x->b_vdso > 0 &&
 		    x->b_anon > 0);
@@ -494,6 +502,61 @@ static void test_memo(void **state)
 	free(cached);
 }
 
+/* Inline chains (resolver_set_inline): inlinesplit's hot_mix is inlined
+ * into outer70 (symtab_inline itself is checked against addr2line in
+ * test_inline); named once per location, "" where nothing is inlined. */
+static void test_inline(void **state)
+{
+	struct fx *x = *state;
+	struct resolver *r = new_resolver(x, &x->s), *plain = new_resolver(x, &x->s);
+	char *cached = bincache_path(&x->f.cache, INL_KEY);
+	struct resolved rv, again;
+	uint64_t off, hot = 0, own = 0;
+	char *hidden;
+
+	resolver_set_inline(r, 1);
+	for (off = x->o70; off < x->o70 + x->o70_size; off++) {
+		resolver_lookup(r, x->b_inl, off, 0, &rv);
+		assert_string_equal(rv.symbol, "outer70");	/* the symbol is the outer one */
+		assert_non_null(rv.inlined);
+		if (!strcmp(rv.inlined, "outer70 -> hot_mix"))
+			hot = hot ? hot : off;
+		else if (!strcmp(rv.inlined, ""))
+			own = own ? own : off;
+		else
+			fail_msg("offset %#llx: chain '%s'", (unsigned long long)off, rv.inlined);
+	}
+	assert_true(hot && own);	/* both kinds of code are in outer70 */
+
+	/* without resolver_set_inline: no chain */
+	resolver_lookup(plain, x->b_inl, hot, 1, &rv);
+	assert_null(rv.inlined);
+	assert_string_equal(rv.symbol, "outer70");
+	resolver_free(plain);
+
+	/* remembered per location: the same string, even with the copy gone */
+	resolver_lookup(r, x->b_inl, hot, 0, &rv);
+	hidden = xasprintf("%s.hidden", cached);
+	assert_int_equal(rename(cached, hidden), 0);
+	resolver_lookup(r, x->b_inl, hot, 1, &again);
+	assert_ptr_equal(rv.inlined, again.inlined);
+	assert_string_equal(again.inlined, "outer70 -> hot_mix");
+	assert_int_equal(rename(hidden, cached), 0);
+
+	/* nothing to say: no DWARF, the kernel, no file, unavailable */
+	resolver_lookup(r, x->b_strip, x->strip_fn + 2, 0, &rv);
+	assert_string_equal(rv.inlined, "");
+	resolver_lookup(r, x->b_kernel, 0xffffffff81001010ULL, 0, &rv);
+	assert_string_equal(rv.inlined, "");
+	resolver_lookup(r, x->b_vdso, 0xa10, 0, &rv);
+	assert_string_equal(rv.inlined, "");
+	resolver_lookup(r, x->b_gone, x->w60 + 4, 0, &rv);
+	assert_string_equal(rv.inlined, "");
+	resolver_free(r);
+	free(hidden);
+	free(cached);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_nofile),
 		cmocka_unit_test(test_jit),
 		cmocka_unit_test(test_memo),
+		cmocka_unit_test(test_inline),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
