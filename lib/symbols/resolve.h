@@ -67,7 +67,8 @@ struct resolved {
 	int no_symbols;		/* the binary's copy has no function symbols (stripped) */
 	const char *debug;	/* NULL, or the separate debug file its symbols and
 				 * lines come from (found as debuginfo.h says, with
-				 * the reader's rights, for binaries with no .symtab) */
+				 * the reader's rights, for binaries with no .symtab;
+				 * "debuginfod: CACHE-PATH" when fetched) */
 	const char *debug_note;	/* NULL, or which debug files were refused and why */
 };
 
