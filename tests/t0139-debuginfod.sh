@@ -156,7 +156,17 @@ n=$(grep -c "debuginfod: .*could not be fetched.*(server http://127.0.0.1:$close
 [ "$n" = 1 ] || fail "closed port: $n summary lines: $(cat "$tmp/closed.txt")"
 grep -q "strobe report: note: debuginfod: .*could not be fetched" "$tmp/closed.err" ||
 	fail "closed port, CSV: no summary on stderr: $(cat "$tmp/closed.err")"
-ok "a closed port: unnamed in $((t1 - t0)) s, one line says what could not be fetched"
+# plot and export say it once too, on stderr
+STROBE_DEBUG_DIRS=$tmp/empty "$STROBE" export --format csv -o "$tmp/closed-export.csv" \
+	2>"$tmp/closed-export.err" || fail "export: $(cat "$tmp/closed-export.err")"
+STROBE_DEBUG_DIRS=$tmp/empty "$STROBE" plot --event samples --by symbol --pid "$pid" \
+	-o "$tmp/closed-plot.csv" 2>"$tmp/closed-plot.err" || fail "plot: $(cat "$tmp/closed-plot.err")"
+for w in export plot; do
+	f=$tmp/closed-$w.err
+	[ "$(grep -c "^strobe $w: note: debuginfod: .*could not be fetched" "$f")" = 1 ] ||
+		fail "$w: not one debuginfod line: $(cat "$f")"
+done
+ok "a closed port: unnamed in $((t1 - t0)) s, one line (report, plot, export) says what could not be fetched"
 
 # d. a server answering garbage with 200: refused, not used
 gport=$(free_port)
