@@ -21,7 +21,7 @@ struct dbgfetch {
 	debuginfod_client *client;	/* begun on the first query */
 	int begin_failed;
 	char *servers;			/* dbgfetch_servers(urls) */
-	char **asked;			/* build-ids asked so far */
+	char **asked;			/* build-ids asked that gave nothing */
 	size_t nasked, asked_cap;
 	struct dbgfetch_counts c;
 };
@@ -182,6 +182,14 @@ static int hex_ok(const char *hex)
 	return 1;
 }
 
+/* Remember that hex gave nothing: it is not asked again. */
+static int gave_nothing(struct dbgfetch *f, const char *hex)
+{
+	ARRAY_GROW(f->asked, f->asked_cap, f->nasked + 1);
+	f->asked[f->nasked++] = xstrdup(hex);
+	return 0;
+}
+
 int dbgfetch_find(struct dbgfetch *f, const char *hex, struct debuginfo_found *out)
 {
 	char *path = NULL, *shown;
@@ -195,17 +203,15 @@ int dbgfetch_find(struct dbgfetch *f, const char *hex, struct debuginfo_found *o
 	for (i = 0; i < f->nasked; i++)
 		if (!strcmp(f->asked[i], hex))
 			return 0;
-	ARRAY_GROW(f->asked, f->asked_cap, f->nasked + 1);
-	f->asked[f->nasked++] = xstrdup(hex);
 	if (!f->client && !f->begin_failed && !(f->client = debuginfod_begin())) {
 		f->begin_failed = 1;
 		f->c.failed++;
 		f->c.fail_errno = errno ? errno : ENOMEM;
-		return 0;
+		return gave_nothing(f, hex);
 	}
 	if (!f->client || f->c.failed) {
 		f->c.skipped++;
-		return 0;
+		return gave_nothing(f, hex);
 	}
 	fd = debuginfod_find_debuginfo(f->client, (const unsigned char *)hex, 0, &path);
 	if (fd < 0) {
@@ -216,7 +222,7 @@ int dbgfetch_find(struct dbgfetch *f, const char *hex, struct debuginfo_found *o
 			f->c.fail_errno = -fd;
 		}
 		free(path);
-		return 0;
+		return gave_nothing(f, hex);
 	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	shown = xasprintf("debuginfod: %s", path ? path : "(no path)");
@@ -225,8 +231,10 @@ int dbgfetch_find(struct dbgfetch *f, const char *hex, struct debuginfo_found *o
 		f->c.refused++;
 		close(fd);
 		free(shown);
-		return 0;
+		return gave_nothing(f, hex);
 	}
+	/* Not remembered: asked again (another binary row with this
+	 * build-id), the library's cache answers without the network. */
 	f->c.found++;
 	out->fd = fd;
 	out->path = shown;

@@ -13,8 +13,8 @@
  *
  * Bounds: the library's timeout (DEBUGINFOD_TIMEOUT, seconds to connect
  * and per 100 KB received; DBGFETCH_DEFAULT_TIMEOUT when unset, where
- * libdebuginfod would wait 90 s), each build-id asked at most once per
- * dbgfetch, and after one query fails for any reason but "not found" (the
+ * libdebuginfod would wait 90 s), each build-id asked of the servers at
+ * most once per dbgfetch, and after one query fails for any reason but "not found" (the
  * server is down, slow or broken) nothing more is asked: those binaries
  * are counted as not asked.  dbgfetch_summary says all of it in one line.
  *
@@ -73,7 +73,8 @@ void dbgfetch_free(struct dbgfetch *f);
  * out->fd (open, verified) and out->path ("debuginfod: CACHE-PATH"), or 0
  * (out->refused may say why a fetched file was not used).  Release out
  * with debuginfo_found_free.  Blocks for at most the timeout above; a
- * build-id asked before, or any after a failed query, returns 0 at once.
+ * build-id that gave nothing before, or any after a failed query, returns
+ * 0 at once (one found before is asked again: the library's cache answers).
  */
 int dbgfetch_find(struct dbgfetch *f, const char *hex, struct debuginfo_found *out);
 

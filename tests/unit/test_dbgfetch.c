@@ -198,6 +198,10 @@ static void test_find(void **state)
 	assert_memory_equal(out.path, path, strlen(path));
 	assert_int_equal(c->found, 1);
 	debuginfo_found_free(&out);
+	/* asked again (another row with that build-id): from the cache */
+	assert_int_equal(dbgfetch_find(f, hex, &out), 1);
+	assert_int_equal(c->found, 2);
+	debuginfo_found_free(&out);
 	/* garbage under another build-id: refused, with why */
 	assert_int_equal(dbgfetch_find(f, other, &out), 0);
 	assert_int_equal(out.fd, -1);
