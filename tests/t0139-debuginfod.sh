@@ -166,6 +166,7 @@ for w in export plot; do
 	[ "$(grep -c "^strobe $w: note: debuginfod: .*could not be fetched" "$f")" = 1 ] ||
 		fail "$w: not one debuginfod line: $(cat "$f")"
 done
+grep "debuginfod:" "$tmp/closed.txt"
 ok "a closed port: unnamed in $((t1 - t0)) s, one line (report, plot, export) says what could not be fetched"
 
 # d. a server answering garbage with 200: refused, not used
@@ -215,7 +216,15 @@ ok "a server answering garbage: the file is refused, work60 unnamed"
 sport=$(free_port)
 python3 "$tmp/fake.py" "$sport" silent &
 fake_pid=$!
-sleep 0.5
+python3 -c '
+import socket, sys, time
+for i in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(1)' "$sport" || fail "the silent server did not start"
 export DEBUGINFOD_URLS=http://127.0.0.1:$sport DEBUGINFOD_CACHE_PATH=$tmp/cache-e
 t0=$(date +%s)
 STROBE_DEBUG_DIRS=$tmp/empty "$STROBE" report --pid "$pid" --format csv >"$tmp/silent.csv" \
@@ -223,6 +232,7 @@ STROBE_DEBUG_DIRS=$tmp/empty "$STROBE" report --pid "$pid" --format csv >"$tmp/s
 t1=$(date +%s)
 unnamed silent
 [ $((t1 - t0)) -le 30 ] || fail "a silent server held the report $((t1 - t0)) s"
-grep -q "debuginfod: .*could not be fetched" "$tmp/silent.err" ||
+grep -q "debuginfod: .*could not be fetched (timed out" "$tmp/silent.err" ||
 	fail "silent server: no summary: $(cat "$tmp/silent.err")"
+grep "debuginfod:" "$tmp/silent.err"
 ok "a server that never answers: the report ends in $((t1 - t0)) s, unnamed, and says so"

@@ -150,6 +150,13 @@ struct dbgfetch *dbgfetch_new(const char *urls)
 		return NULL;
 	if (!t || !*t)
 		setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, DBGFETCH_DEFAULT_TIMEOUT, 1);
+	t = getenv(DEBUGINFOD_MAXSIZE_ENV_VAR);
+	if (!t || !*t) {
+		char max[32];
+
+		snprintf(max, sizeof(max), "%lld", (long long)DEBUGINFO_FILE_MAX);
+		setenv(DEBUGINFOD_MAXSIZE_ENV_VAR, max, 1);
+	}
 	f = xcalloc(1, sizeof(*f));
 	f->servers = dbgfetch_servers(urls);
 	return f;

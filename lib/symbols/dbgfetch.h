@@ -13,7 +13,8 @@
  *
  * Bounds: the library's timeout (DEBUGINFOD_TIMEOUT, seconds to connect
  * and per 100 KB received; DBGFETCH_DEFAULT_TIMEOUT when unset, where
- * libdebuginfod would wait 90 s), each build-id asked of the servers at
+ * libdebuginfod would wait 90 s), downloads of at most DEBUGINFO_FILE_MAX
+ * (DEBUGINFOD_MAXSIZE, where unset), each build-id asked of the servers at
  * most once per dbgfetch, and after one query fails for any reason but "not found" (the
  * server is down, slow or broken) nothing more is asked: those binaries
  * are counted as not asked.  dbgfetch_summary says all of it in one line.
@@ -62,9 +63,10 @@ struct dbgfetch;
 
 /* A fetcher for the servers of urls (the caller's DEBUGINFOD_URLS; the
  * library reads that variable itself), or NULL when !dbgfetch_enabled.
- * Sets DEBUGINFOD_TIMEOUT=DBGFETCH_DEFAULT_TIMEOUT in this process's
- * environment when it is unset or empty: libdebuginfod has no other way
- * to take a timeout.  No connection is made before dbgfetch_find. */
+ * Sets DEBUGINFOD_TIMEOUT=DBGFETCH_DEFAULT_TIMEOUT and
+ * DEBUGINFOD_MAXSIZE=DEBUGINFO_FILE_MAX (no larger file would be used) in
+ * this process's environment where unset or empty: libdebuginfod has no
+ * other way to take them.  No connection is made before dbgfetch_find. */
 struct dbgfetch *dbgfetch_new(const char *urls);
 void dbgfetch_free(struct dbgfetch *f);
 

@@ -109,14 +109,19 @@ static void test_default_timeout(void **state)
 
 	(void)state;
 	unsetenv("DEBUGINFOD_TIMEOUT");
+	unsetenv("DEBUGINFOD_MAXSIZE");
 	f = dbgfetch_new("http://127.0.0.1:1");
 	assert_non_null(f);
 	assert_string_equal(getenv("DEBUGINFOD_TIMEOUT"), DBGFETCH_DEFAULT_TIMEOUT);
+	assert_int_equal(atoll(getenv("DEBUGINFOD_MAXSIZE")), DEBUGINFO_FILE_MAX);
 	dbgfetch_free(f);
 	setenv("DEBUGINFOD_TIMEOUT", "17", 1);
+	setenv("DEBUGINFOD_MAXSIZE", "1000", 1);
 	f = dbgfetch_new("http://127.0.0.1:1");
-	assert_string_equal(getenv("DEBUGINFOD_TIMEOUT"), "17");	/* the user's stays */
+	assert_string_equal(getenv("DEBUGINFOD_TIMEOUT"), "17");	/* the user's stay */
+	assert_string_equal(getenv("DEBUGINFOD_MAXSIZE"), "1000");
 	dbgfetch_free(f);
+	unsetenv("DEBUGINFOD_MAXSIZE");
 }
 
 static void put_file(const char *path, const void *buf, size_t len)
