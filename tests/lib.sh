@@ -17,6 +17,8 @@ tmp=$(mktemp -d /tmp/strobe-test.XXXXXX)
 export STROBE_TEST_TMP=$tmp
 export STROBE_DB=$tmp/strobe.db
 export STROBE_SOCKET=$tmp/strobed.sock
+# No report asks the user's debuginfod servers (t0139 starts its own).
+unset DEBUGINFOD_URLS
 daemon_pid=
 
 cleanup() {

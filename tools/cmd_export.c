@@ -1336,6 +1336,8 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	ret = 0;
+	if (resolver_debuginfod_summary(x.res))
+		fprintf(stderr, "strobe export: note: %s\n", resolver_debuginfod_summary(x.res));
 out:
 	if (ret) {
 		fprintf(stderr, "strobe export: %s\n", err.msg);

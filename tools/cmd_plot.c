@@ -914,6 +914,8 @@ static int plot_main(struct plot *p)
 		return fail("%s", err.msg);
 	if (p->t->note[0])
 		fprintf(stderr, "strobe plot: note: %s\n", p->t->note);
+	if (p->t->debuginfod_note[0])
+		fprintf(stderr, "strobe plot: note: %s\n", p->t->debuginfod_note);
 	make_series(p);
 
 	snprintf(p->tmpdir, sizeof(p->tmpdir), "/tmp/strobe-plot.XXXXXX");

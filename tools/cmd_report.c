@@ -43,7 +43,9 @@ static const char usage_text[] =
 	"inlined code; with --inline its chain says which function that is.\n"
 	"Stripped binaries are named from their separate debug files, found by\n"
 	"build-id and .gnu_debuglink under STROBE_DEBUG_DIRS (colon-separated,\n"
-	"default /usr/lib/debug); a note says which file.\n";
+	"default /usr/lib/debug), then, only when DEBUGINFOD_URLS is set, from\n"
+	"those debuginfod servers by build-id (DEBUGINFOD_CACHE_PATH,\n"
+	"DEBUGINFOD_TIMEOUT: default 5 s); a note says which file.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,

@@ -657,6 +657,9 @@ static void name_and_group(struct report *r)
 				 b->samples);
 		}
 	}
+	/* What debuginfod could not give, in one line (only when asked). */
+	if (resolver_debuginfod_summary(r->res))
+		note_add(r, "%s", resolver_debuginfod_summary(r->res));
 	/* Then where debug files were refused and where symbols came from:
 	 * after the problems, so that those are never the notes left out. */
 	for (i = 0; i < np; i++)

@@ -744,6 +744,9 @@ static int name_locations(struct build *b)
 		b->nloc++;
 	}
 	free(locs);
+	if (resolver_debuginfod_summary(r))
+		snprintf(b->t->debuginfod_note, sizeof(b->t->debuginfod_note), "%s",
+			 resolver_debuginfod_summary(r));
 	resolver_free(r);
 	if (o->symbol && !nmatch)
 		return error_set(b->e, "no sample in symbol '%s' between %.9g s and %.9g s "

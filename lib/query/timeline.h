@@ -95,6 +95,8 @@ struct timeline {
 	size_t nmarkers;
 	struct timeline_marker *markers;
 	char note[256];			/* "" or something to tell the user */
+	char debuginfod_note[256];	/* "" or what debuginfod could not give
+					 * (resolver_debuginfod_summary) */
 	int summed;			/* the sums came from sample_time, not the raw rows */
 };
 

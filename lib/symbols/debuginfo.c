@@ -101,26 +101,6 @@ size_t debuginfo_link_paths(const char *bin_path, const char *link, const char *
 	return 3;
 }
 
-/* Open path as a candidate: fd, or -1 (ENOENT and the like: silently). */
-static int open_candidate(const char *path, char **refused)
-{
-	struct stat sb;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > DEBUGINFO_FILE_MAX) {
-		char *old = *refused;
-
-		*refused = xasprintf("%s%s%s refused: not a regular file of at most 1 GiB",
-				     old ? old : "", old ? "; " : "", path);
-		free(old);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static void refuse(char **refused, const char *path, const char *why)
 {
 	char *old = *refused;
@@ -129,21 +109,59 @@ static void refuse(char **refused, const char *path, const char *why)
 	free(old);
 }
 
-static int try_build_id(const char *path, const char *hex, char **refused)
+/* Is fd a regular file of at most DEBUGINFO_FILE_MAX bytes?  Else refused. */
+static int usable_file(int fd, const char *path, char **refused)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > DEBUGINFO_FILE_MAX) {
+		refuse(refused, path, "not a regular file of at most 1 GiB");
+		return -1;
+	}
+	return 0;
+}
+
+/* Open path as a candidate: fd, or -1 (ENOENT and the like: silently). */
+static int open_candidate(const char *path, char **refused)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (usable_file(fd, path, refused) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused)
 {
 	struct error err = { "" };
 	uint8_t id[64];
 	char got[129];
-	int fd = open_candidate(path, refused), n, i;
+	int n, i;
 
-	if (fd < 0)
+	if (usable_file(fd, path, refused) < 0)
 		return -1;
 	n = hashkey_build_id_fd(fd, id, sizeof(id), &err);
 	for (i = 0; i < n; i++)
 		snprintf(got + 2 * i, 3, "%02x", id[i]);
 	got[n > 0 ? 2 * n : 0] = 0;
-	if (n <= 0 || strcmp(got, hex)) {
+	if (n <= 0 || !hex || strcmp(got, hex)) {
 		refuse(refused, path, "its build-id is not the binary's");
+		return -1;
+	}
+	return 0;
+}
+
+static int try_build_id(const char *path, const char *hex, char **refused)
+{
+	int fd = open_candidate(path, refused);
+
+	if (fd < 0)
+		return -1;
+	if (debuginfo_check_build_id(fd, path, hex, refused) < 0) {
 		close(fd);
 		return -1;
 	}

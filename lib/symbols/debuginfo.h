@@ -64,6 +64,13 @@ struct debuginfo_found {
 int debuginfo_find(const struct debuginfo_want *w, struct debuginfo_found *out);
 void debuginfo_found_free(struct debuginfo_found *f);
 
+/* Does the file open at fd (named path in messages) carry build-id hex
+ * (lowercase), and is it a regular file of at most DEBUGINFO_FILE_MAX
+ * bytes?  0 when it does; -1 when not, with "PATH refused: why" appended
+ * to *refused (a "; "-separated list the caller frees).  fd stays open.
+ * Every debug file found by build-id, local or fetched, passes this. */
+int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused);
+
 /* MiniDebugInfo: the xz stream of a .gnu_debugdata section (in, len)
  * decoded into a new buffer of at most DEBUGINFO_MINI_MAX bytes (*out,
  * caller frees; *outlen).  -1 when it is not xz or decodes to more (e says

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bincache.h"
+#include "dbgfetch.h"
 #include "debuginfo.h"
 #include "hashkey.h"
 #include "kallsyms.h"
@@ -78,6 +79,10 @@ struct resolver {
 	int ks_tried;
 	char *ks_problem;
 	char *debug_roots;		/* STROBE_DEBUG_DIRS, or NULL: the default */
+	char *debuginfod_urls;		/* DEBUGINFOD_URLS, or NULL: not set */
+	struct dbgfetch *fetch;		/* made on first need; NULL: none */
+	int fetch_tried;
+	char *fetch_summary;		/* resolver_debuginfod_summary() */
 	int raw_names;			/* resolver_set_demangle(r, 0) */
 	int want_inline;		/* resolver_set_inline(r, 1) */
 
@@ -108,6 +113,8 @@ struct resolver *resolver_new(struct db *db, const struct db_session *s, struct 
 	r->cache.dir = db_cache_dir(db);
 	if (getenv("STROBE_DEBUG_DIRS"))
 		r->debug_roots = xstrdup(getenv("STROBE_DEBUG_DIRS"));
+	if (dbgfetch_enabled(getenv("DEBUGINFOD_URLS")))
+		r->debuginfod_urls = xstrdup(getenv("DEBUGINFOD_URLS"));
 	snprintf(r->kallsyms_key, sizeof(r->kallsyms_key), "%s", s ? s->kallsyms_key : "");
 	r->session_id = s ? s->id : 0;
 	return r;
@@ -165,6 +172,9 @@ void resolver_free(struct resolver *r)
 		kallsyms_free(r->ks);
 	free(r->ks_problem);
 	free(r->debug_roots);
+	free(r->debuginfod_urls);
+	dbgfetch_free(r->fetch);
+	free(r->fetch_summary);
 	free(r->cache.dir);
 	free(r);
 }
@@ -274,19 +284,52 @@ static void mini_attach(struct rbin *b, char **refused)
 	free(old);
 }
 
+/* Use the debug file f found for b: its symbols (b->debug, b->dbg_fd
+ * take f's path and fd), or a "not used" line in f->refused. */
+static void use_found(struct rbin *b, struct debuginfo_found *f)
+{
+	struct error err = { "" };
+	char name[64], *old;
+	int rc;
+
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", f->fd);
+	rc = symtab_use_debug(b->st, name, &err);
+	if (rc == 1) {
+		b->debug = f->path;
+		b->dbg_fd = f->fd;
+		f->path = NULL;
+		f->fd = -1;
+		return;
+	}
+	old = f->refused;
+	f->refused = xasprintf("%s%s%s not used: %s", old ? old : "", old ? "; " : "", f->path,
+			       rc ? err.msg : "it has no function symbols");
+	free(old);
+}
+
+/* The debuginfod fetcher, made on first need: NULL when DEBUGINFOD_URLS
+ * names no server. */
+static struct dbgfetch *fetch_get(struct resolver *r)
+{
+	if (!r->fetch_tried) {
+		r->fetch_tried = 1;
+		r->fetch = dbgfetch_new(r->debuginfod_urls);
+	}
+	return r->fetch;
+}
+
 /*
  * A binary without a .symtab: its separate debug file, found with the
- * reader's own rights (debuginfo.h), gives the symbols and lines.  b->debug
- * says which file, b->debug_note why candidates were refused.
+ * reader's own rights (debuginfo.h), gives the symbols and lines; failing
+ * that, and when the user set DEBUGINFOD_URLS, the one a debuginfod server
+ * has for its build-id (dbgfetch.h); failing that, its MiniDebugInfo.
+ * b->debug says which file, b->debug_note why candidates were refused.
  */
 static void debug_attach(struct resolver *r, struct rbin *b, const struct db_binary *row)
 {
 	struct debuginfo_want w = { 0 };
 	struct debuginfo_found f;
-	struct error err = { "" };
 	uint32_t crc = 0;
-	char name[64];
-	int rc;
 
 	if (symtab_has_symtab(b->st))
 		return;
@@ -295,22 +338,20 @@ static void debug_attach(struct resolver *r, struct rbin *b, const struct db_bin
 	w.link = symtab_debuglink(b->st, &crc);
 	w.link_crc = crc;
 	w.roots = r->debug_roots;
-	if (debuginfo_find(&w, &f) == 1) {
-		snprintf(name, sizeof(name), "/proc/self/fd/%d", f.fd);
-		rc = symtab_use_debug(b->st, name, &err);
-		if (rc == 1) {
-			b->debug = f.path;
-			b->dbg_fd = f.fd;
-			f.path = NULL;
-			f.fd = -1;
-		} else {
+	if (debuginfo_find(&w, &f) == 1)
+		use_found(b, &f);
+	if (!b->debug && w.build_id && fetch_get(r)) {
+		struct debuginfo_found g;
+
+		if (dbgfetch_find(r->fetch, w.build_id, &g) == 1)
+			use_found(b, &g);
+		if (g.refused) {
 			char *old = f.refused;
 
-			f.refused = xasprintf("%s%s%s not used: %s", old ? old : "",
-					      old ? "; " : "", f.path,
-					      rc ? err.msg : "it has no function symbols");
+			f.refused = xasprintf("%s%s%s", old ? old : "", old ? "; " : "", g.refused);
 			free(old);
 		}
+		debuginfo_found_free(&g);
 	}
 	if (!b->debug)
 		mini_attach(b, &f.refused);
@@ -712,4 +753,11 @@ void resolver_lookup_pid(struct resolver *r, int64_t binary_id, uint64_t offset,
 		if (r->want_inline)
 			out->inlined = "";
 	}
+}
+
+const char *resolver_debuginfod_summary(struct resolver *r)
+{
+	free(r->fetch_summary);
+	r->fetch_summary = dbgfetch_summary(r->fetch);
+	return r->fetch_summary;
 }

@@ -24,7 +24,13 @@
  * A binary with no .symtab is named from its separate debug file when one
  * is found under STROBE_DEBUG_DIRS (colon-separated roots, default
  * /usr/lib/debug) by build-id, or by .gnu_debuglink with its CRC checked
- * (debuginfo.h); resolved.debug says which file.
+ * (debuginfo.h); failing that, and only when the reader set
+ * DEBUGINFOD_URLS, from the debug file a debuginfod server has for its
+ * build-id (dbgfetch.h: libdebuginfod, its cache and timeout, each
+ * binary asked once per resolver, nothing more after a failed query);
+ * failing that, from its MiniDebugInfo.  resolved.debug says which file
+ * ("debuginfod: CACHE-PATH" for a fetched one), and
+ * resolver_debuginfod_summary() what could not be fetched.
  *
  * The resolver only reads: it never creates the cache directory.  Like
  * symtab (libbfd), use it from one thread at a time.
@@ -65,7 +71,8 @@ struct resolved {
 	int no_symbols;		/* the binary's copy has no function symbols (stripped) */
 	const char *debug;	/* NULL, or the separate debug file its symbols and
 				 * lines come from (found as debuginfo.h says, with
-				 * the reader's rights, for binaries with no .symtab) */
+				 * the reader's rights, for binaries with no .symtab;
+				 * "debuginfod: CACHE-PATH" when fetched) */
 	const char *debug_note;	/* NULL, or which debug files were refused and why */
 	const char *inlined;	/* only after resolver_set_inline(r, 1), else NULL:
 				 * the inline chain at the location, outermost
@@ -105,5 +112,11 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 int resolver_by_pid(struct resolver *r, int64_t binary_id);
 void resolver_lookup_pid(struct resolver *r, int64_t binary_id, uint64_t offset, uint32_t pid,
 			 int want_line, struct resolved *out);
+
+/* One line saying which debug files debuginfod did not give (not found,
+ * could not be fetched, not asked after a failure, refused) and from
+ * which servers, or NULL when nothing failed or nothing was asked.  Valid
+ * until the next call or resolver_free(). */
+const char *resolver_debuginfod_summary(struct resolver *r);
 
 #endif
