@@ -26,6 +26,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "expr.h"
+#include "procset.h"
 #include "timeline.h"
 
 static const char usage_text[] =
@@ -441,6 +442,8 @@ static void filters_text(const struct plot *p, char *buf, size_t len)
 	buf[0] = 0;
 	if (o->pid >= 0)
 		ADD("%spid %lld", n ? ", " : "", (long long)o->pid);
+	if (o->pid >= 0 && o->has_pid_at)
+		ADD(" at %.9g s", o->pid_at_ns / 1e9);
 	if (o->comm)
 		ADD("%scomm %s", n ? ", " : "", o->comm);
 	if (o->binary)
@@ -985,11 +988,17 @@ int cmd_plot(int argc, char **argv)
 						       "from 1 to 64", optarg);
 			p->to.top = (int)v;
 			break;
-		case OPT_PID:
-			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
-				return cmd_usage_error("plot", "bad --pid '%s': give a process id", optarg);
-			p->to.pid = (int64_t)v;
+		case OPT_PID: {
+			int64_t at;
+
+			if (procset_parse_pid(optarg, &p->to.pid, &at, &p->to.pid_at_slack_ns) < 0)
+				return cmd_usage_error("plot", "bad --pid '%s': give a process id, or "
+						       "PID@START as 'plot --by pid' labels it "
+						       "(seconds since the session start)", optarg);
+			p->to.has_pid_at = at >= 0;
+			p->to.pid_at_ns = at;
 			break;
+		}
 		case OPT_COMM:
 			p->to.comm = optarg;
 			break;

@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "output.h"
+#include "procset.h"
 #include "report.h"
 #include "report_markers.h"
 
@@ -191,6 +192,8 @@ static void print_header(const struct report_opts *o,
 		fputs("# filter: ", f);
 		if (o->pid >= 0) {
 			fprintf(f, "%spid %lld", sep, (long long)o->pid);
+			if (o->has_pid_at)
+				fprintf(f, " at %.9g s", o->pid_at_ns / 1e9);
 			sep = ", ";
 		}
 		if (o->comm) {
@@ -362,11 +365,18 @@ int cmd_report(int argc, char **argv)
 		case OPT_MARKERS:
 			markers = 1;
 			break;
-		case OPT_PID:
-			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
-				return cmd_usage_error("report", "bad --pid '%s': give a process id", optarg);
-			o.pid = (int64_t)v;
+		case OPT_PID: {
+			int64_t at;
+
+			if (procset_parse_pid(optarg, &o.pid, &at, &o.pid_at_slack_ns) < 0)
+				return cmd_usage_error("report", "bad --pid '%s': give a process id, "
+						       "or PID@START as the report's process column "
+						       "shows it (seconds since the session start)",
+						       optarg);
+			o.has_pid_at = at >= 0;
+			o.pid_at_ns = at;
 			break;
+		}
 		case OPT_COMM:
 			o.comm = optarg;
 			break;
