@@ -13,7 +13,8 @@
 # - 'report --pid P@START' of each is that process alone, without the
 #   column (and --pid of a pid that was one process has none either);
 # - 'plot --by pid' has one series per process of P, named
-#   "pid P@START (pidreuse)", each with the total the raw rows give it.
+#   "pid P@START (pidreuse)", each with the total the raw rows give it;
+# - 'export --process-start' gives each sample its process's start.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -w /proc/sys/kernel/ns_last_pid ] ||
@@ -27,7 +28,7 @@ rc=$?
 read -r P tries <"$tmp/record.out" || fail "pidreuse printed nothing"
 ok "pid $P given twice ($tries forks for the second)"
 
-"$STROBE" export --format csv --pid "$P" -o "$tmp/x.csv" 2>"$tmp/x.err" ||
+"$STROBE" export --format csv --process-start --pid "$P" -o "$tmp/x.csv" 2>"$tmp/x.err" ||
 	fail "export: $(cat "$tmp/x.err")"
 R() { "$STROBE" report --by symbol --limit 0 --format csv "$@"; }
 R --pid "$P" >"$tmp/r.csv" 2>"$tmp/r.err" || fail "report --pid $P: $(cat "$tmp/r.err")"
@@ -54,6 +55,7 @@ want = {}
 for r in csv.DictReader(open(f"{tmp}/x.csv")):
     t = int(r["time_ns"])
     k = 1 if t >= starts[1] else 0
+    assert r["process_start_ns"] == str(starts[k]), f"export --process-start: {r}, want {starts[k]}"
     key = (labels[k], r["binary"], r["symbol"])
     want[key] = want.get(key, 0) + 1
 per = [sum(v for (l, b, s), v in want.items() if l == labels[k]) for k in (0, 1)]

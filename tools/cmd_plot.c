@@ -31,7 +31,7 @@
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric EXPR)\n"
-	"                   [--by cpu|pid|binary|symbol] [--top N] [--pid PID] [--comm NAME]\n"
+	"                   [--by cpu|pid|binary|symbol] [--top N] [--pid PID[@START]] [--comm NAME]\n"
 	"                   [--binary PATH] [--symbol NAME] [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
@@ -45,7 +45,9 @@ static const char usage_text[] =
 	"the bucket's length); write a minus with spaces (a - b: a-b is one name) and\n"
 	"other names in double quotes (\"msr/tsc/\"); a division by zero leaves a gap.\n"
 	"--by splits each series into the top N (--top, default 8) CPUs, processes,\n"
-	"binaries or symbols and 'other'.  T is a time since the session start (1.5,\n"
+	"binaries or symbols and 'other'; a pid that was several processes is a\n"
+	"series per process, 'pid PID@START', and --pid PID@START keeps one.\n"
+	"T is a time since the session start (1.5,\n"
 	"1.5s, 250ms); --bucket is in ms (or give a unit: 500us, 1s), by default about\n"
 	"500 buckets over the range rounded to 1, 2 or 5 x 10^k ms.  The x axis is\n"
 	"seconds since the session start, or with --wall the local wall-clock time.\n"

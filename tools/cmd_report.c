@@ -23,7 +23,7 @@
 
 static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
-	"                     [--pid PID] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
+	"                     [--pid PID[@START]] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
@@ -33,9 +33,13 @@ static const char usage_text[] =
 	"and counter increases attributed to each.  T is a time since the session\n"
 	"start: 1.5, 1.5s, 250ms, 20us.  --by defaults to symbol; --binary matches\n"
 	"a path or a file name; --limit 0 shows all rows.  Percentages are of all\n"
-	"the samples that pass the filters.  --markers lists the session's markers\n"
-	"(USDT probe hits, 'strobe mark') instead: time_s since the start, kind,\n"
-	"name, pid, tid, cpu, args.  --no-demangle keeps C++ and Rust names raw.\n"
+	"the samples that pass the filters.  A pid that was several processes in\n"
+	"the session (the kernel reused it): --pid PID shows them apart in a\n"
+	"column process, PID@START (seconds since the session start); --pid\n"
+	"PID@START keeps the one started last by START.  --markers lists the\n"
+	"session's markers (USDT probe hits, 'strobe mark') instead: time_s since\n"
+	"the start, kind, name, pid, tid, cpu, args (--pid PID@START: as PID).\n"
+	"--no-demangle keeps C++ and Rust names raw.\n"
 	"Stripped binaries are named from their separate debug files, found by\n"
 	"build-id and .gnu_debuglink under STROBE_DEBUG_DIRS (colon-separated,\n"
 	"default /usr/lib/debug); a note says which file.\n";

@@ -21,7 +21,9 @@ int procset_load(struct db *db, const struct db_session *s, int64_t pid, struct 
 	ps->decimals = 3;
 	if (sqlite3_prepare_v2(db_sqlite(db), pid >= 0 ?
 			       "SELECT pid,coalesce(start_ns,0) FROM processes WHERE "
-			       "session_id=?1 AND pid=?2 ORDER BY 1,2" :
+			       "session_id=?1 AND pid=?2 ORDER BY 1,2" : pid == PROCSET_ALL ?
+			       "SELECT pid,coalesce(start_ns,0) FROM processes WHERE "
+			       "session_id=?1 ORDER BY 1,2" :
 			       "SELECT pid,coalesce(start_ns,0) FROM processes WHERE session_id=?1 "
 			       "AND pid IN (SELECT pid FROM processes WHERE session_id=?1 "
 			       "GROUP BY pid HAVING count(*)>1) ORDER BY 1,2", -1, &st, NULL))

@@ -29,7 +29,10 @@ struct procset {
 };
 
 /* Load the processes of session s: those of pid (all of them, however
- * many), or with pid < 0 those of every pid that was several processes. */
+ * many), with PROCSET_REUSED those of every pid that was several
+ * processes, with PROCSET_ALL every process. */
+#define PROCSET_REUSED	(-1)
+#define PROCSET_ALL	(-2)
 int procset_load(struct db *db, const struct db_session *s, int64_t pid, struct procset *ps,
 		 struct error *e);
 void procset_free(struct procset *ps);
