@@ -8,7 +8,10 @@
  * with one column per counting event, named as given with -e, holding the
  * counter increase attributed to the sample (samples.c<i>).  time_ns is
  * CLOCK_MONOTONIC as stored; offset is the file offset (kernel: the
- * address) in hex; mode is user, kernel, hypervisor or guest.
+ * address) in hex; mode is user, kernel, hypervisor or guest.  With
+ * --process-start a last column process_start_ns: the start of the
+ * sample's process (procset.h: its pid's started last by then), empty
+ * when unknown, so that the processes of a reused pid are told apart.
  *
  * Chrome trace: {"traceEvents": [...], "displayTimeUnit": "ms",
  * "otherData": {...}}, ts in microseconds since the session start:
