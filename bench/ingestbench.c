@@ -1,7 +1,7 @@
 /*
  * ingestbench - the daemon's ingest path, without the kernel.
  *
- * Usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS]
+ * Usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS] [-t THREADS]
  *
  * Does what strobed does for a session, minus perf_event_open: creates a
  * fresh database (db_open DB_WRITE, in a temporary directory unless -k),
@@ -12,7 +12,11 @@
  * (STROBE_REC_SAMPLE; CPUs alternate, time increases by 25 us, i.e. 20 kHz
  * per CPU, ips spread uniformly over OFFSETS (default 4096) evenly spaced
  * offsets of the mapping, counters increase) through
- * ingest_record(), and ingest_finish().
+ * ingest_record(), and ingest_finish().  With -t THREADS (default 1) the
+ * process has THREADS threads, the leader and THREADS - 1 others announced
+ * by fork records, and each sample is taken in one of them drawn at random
+ * (so the thread changes at almost every sample, the worst case for the
+ * per-process thread set).
  *
  * Then it opens the database again read-only, as 'strobe report' does,
  * and times report_build(--by symbol) on the session.  That report reads
@@ -123,12 +127,12 @@ static long long file_size(const char *p)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS]\n");
+	fprintf(f, "usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS] [-t THREADS]\n");
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t nsamples = 1000000, noffsets = 4096, start, len, pgoff;
+	uint64_t nsamples = 1000000, noffsets = 4096, nthreads = 1, start, len, pgoff;
 	const char *keep = NULL;
 	char tmpdir[64] = "", dbpath[PATH_MAX], exe[PATH_MAX];
 	struct db_session s;
@@ -145,7 +149,7 @@ int main(int argc, char **argv)
 	int c;
 	char *cdir;
 
-	while ((c = getopt(argc, argv, "n:k:o:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:k:o:t:h")) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
@@ -168,6 +172,18 @@ int main(int argc, char **argv)
 			noffsets = strtoull(optarg, &end, 10);
 			if (errno || end == optarg || *end || !noffsets) {
 				fprintf(stderr, "ingestbench: bad offset count '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 't': {
+			char *end;
+
+			errno = 0;
+			nthreads = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || !nthreads || nthreads > 1000000) {
+				fprintf(stderr, "ingestbench: bad thread count '%s' (1 to 1000000)\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -256,6 +272,10 @@ int main(int argc, char **argv)
 	}
 	if (ingest_mmap(in, &m, &e) < 0)
 		die("ingest_mmap", &e);
+	/* the other threads: tids pid + 1 ... pid + THREADS - 1 */
+	for (uint64_t i = 1; i < nthreads; i++)
+		if (ingest_fork(in, pid, pid, pid + (uint32_t)i, tns, &e) < 0)
+			die("ingest_fork", &e);
 
 	if (noffsets > len)
 		noffsets = len;
@@ -280,6 +300,7 @@ int main(int argc, char **argv)
 		r.time_ns = tns;
 		r.sample.tsc = tns * 3;
 		r.sample.ip = start + (rng % noffsets) * step;
+		r.sample.tid = pid + (uint32_t)((rng >> 20) % nthreads);
 		last[cpu][0] += 40000 + (rng >> 48);	/* instructions */
 		last[cpu][1] += 50000 + (rng >> 52);	/* cycles */
 		r.sample.counters[0] = last[cpu][0];
@@ -303,6 +324,7 @@ int main(int argc, char **argv)
 
 	printf("samples: %" PRIu64 "\n", ist.samples);
 	printf("offsets: %" PRIu64 " in a %" PRIu64 "-byte mapping\n", noffsets, len);
+	printf("threads: %" PRIu64 "\n", nthreads);
 	printf("setup_s: %.3f\n", t1 - t0);
 	printf("ingest_s: %.3f\n", t2 - t1);
 	printf("ingest_cpu_s: %.3f\n", c2 - c1);

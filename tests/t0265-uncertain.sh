@@ -8,7 +8,8 @@
 # unchanged by the marks.  sessions.late_records makes it warn with the
 # count and the largest lateness; a session without lost records but with
 # late ones names its uncertain processes too.  report --pid of a pid that
-# two processes had notes that their samples are summed.
+# two processes had notes it, with their PID@START labels (t0145 checks
+# that their rows are kept apart).
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 
@@ -51,13 +52,13 @@ grep -q "^# WARNING: the maps of 2 processes" "$tmp/late.txt" || fail "uncertain
 grep -q "samples lost" "$tmp/late.txt" && fail "lost warning without lost"
 ok "late records counted in the warnings"
 
-# --- a pid used by two processes: --pid says their samples are summed
+# --- a pid used by two processes: --pid says so, and shows them apart
 R --pid 100 >"$tmp/pid.txt" 2>&1 || fail "report --pid"
 grep -q "was 2 processes" "$tmp/pid.txt" && fail "note with one process"
 sqlite3 "$fx" "INSERT INTO processes (session_id, pid, ppid, comm_id, start_ns, exit_ns)
 	VALUES (1, 100, NULL, 1, 1000008500000, NULL);" || fail "second process"
 R --pid 100 >"$tmp/pid.txt" 2>&1 || fail "report --pid"
-grep -q "^# note: pid 100 was 2 processes in this session (started at 0.000 s, 0.009 s): their samples are summed" \
+grep -q "^# note: pid 100 was 2 processes in this session (100@0.000, 100@0.009, as PID@START seconds): rows are per process" \
 	"$tmp/pid.txt" || fail "pid reuse note: $(cat "$tmp/pid.txt")"
 R --pid 200 >"$tmp/pid.txt" 2>&1 || fail "report --pid 200"
 grep -q "processes in this session" "$tmp/pid.txt" && fail "note for pid 200"

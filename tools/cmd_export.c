@@ -8,7 +8,10 @@
  * with one column per counting event, named as given with -e, holding the
  * counter increase attributed to the sample (samples.c<i>).  time_ns is
  * CLOCK_MONOTONIC as stored; offset is the file offset (kernel: the
- * address) in hex; mode is user, kernel, hypervisor or guest.
+ * address) in hex; mode is user, kernel, hypervisor or guest.  With
+ * --process-start a last column process_start_ns: the start of the
+ * sample's process (procset.h: its pid's started last by then), empty
+ * when unknown, so that the processes of a reused pid are told apart.
  *
  * Chrome trace: {"traceEvents": [...], "displayTimeUnit": "ms",
  * "otherData": {...}}, ts in microseconds since the session start:
@@ -46,6 +49,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "db.h"
+#include "procset.h"
 #include "report.h"
 #include "resolve.h"
 #include "samplescan.h"
@@ -53,11 +57,13 @@
 static const char usage_text[] =
 	"usage: strobe export [--db PATH] [--session ID] --format csv|chrome-trace\n"
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
-	"                     [--samples] [--bucket T] [--no-demangle]\n"
+	"                     [--samples] [--bucket T] [--no-demangle] [--process-start]\n"
 	"\n"
 	"Export a recorded session (default: the latest).  csv: one row per sample,\n"
 	"in time order: time_ns,tsc,cpu,pid,tid,comm,binary,symbol, one column per\n"
-	"counting event (the increase attributed to the sample), offset,mode,build_id.\n"
+	"counting event (the increase attributed to the sample), offset,mode,build_id;\n"
+	"--process-start adds process_start_ns, the start of the sample's process\n"
+	"(tells apart the processes of a pid the kernel reused; empty: unknown).\n"
 	"chrome-trace: JSON for the Perfetto UI or chrome://tracing: a counter track\n"
 	"per event per CPU (increase per --bucket, default 1ms), markers, lost\n"
 	"samples; --samples adds every sample as an instant event on its thread.\n"
@@ -66,7 +72,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
-	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE,
+	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE, OPT_PROCESS_START,
 };
 
 static const struct option long_opts[] = {
@@ -80,6 +86,7 @@ static const struct option long_opts[] = {
 	{ "to",		required_argument, NULL, OPT_TO },
 	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
 	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
+	{ "process-start", no_argument,	   NULL, OPT_PROCESS_START },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -96,6 +103,7 @@ struct opts {
 	int64_t session, pid;		/* pid -1: any */
 	enum fmt fmt;
 	int has_from, has_to, samples, no_demangle;
+	int process_start;		/* csv: a last column process_start_ns */
 	int64_t from_ns, to_ns, bucket_ns;
 };
 
@@ -691,14 +699,18 @@ static int export_csv(struct exp *x, struct error *e)
 	const struct sample_scan_row *st = x->row;
 	struct locmemo memo = { 0 };
 	struct locfmt tmp = { 0 };
+	struct procset ps = { 0 };
 	int rc = 1, i;
 
+	if (x->o->process_start && procset_load(x->db, &x->s, PROCSET_ALL, &ps, e) < 0)
+		return -1;
 	ob_str(o, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol");
 	for (i = 0; i < x->nev; i++) {
 		ob_chr(o, ',');
 		ob_csv(o, x->s.events[i].name, CSV_TEXT);
 	}
-	ob_str(o, ",offset,mode,build_id\n");
+	ob_str(o, x->o->process_start ? ",offset,mode,build_id,process_start_ns\n" :
+		  ",offset,mode,build_id\n");
 	for (; rc == 1 && !o->err; rc = sample_scan_next(x->sc, &st, e)) {
 		uint64_t off = col_u64(st, COL_OFF);
 		const struct locfmt *loc = locmemo_get(&memo, x->res,
@@ -710,7 +722,7 @@ static int export_csv(struct exp *x, struct error *e)
 		char *p;
 
 		/* numbers at most 20 digits, 0x and 16 hex digits, the separators */
-		ob_room(o, 24 * (6 + (size_t)x->nev) + lc + loc->mid + loc->tail + lm + 8);
+		ob_room(o, 24 * (7 + (size_t)x->nev) + lc + loc->mid + loc->tail + lm + 8);
 		p = o->buf + o->n;
 		p = put_u64(p, col_u64(st, COL_TIME));
 		*p++ = ',';
@@ -742,12 +754,22 @@ static int export_csv(struct exp *x, struct error *e)
 		*p++ = ',';
 		memcpy(p, loc->text + loc->mid + 1, loc->tail);
 		p += loc->tail;
+		if (x->o->process_start) {
+			/* the process of its pid started last by then */
+			int64_t st0 = procset_at(&ps, (int64_t)col_u64(st, COL_PID),
+						 (int64_t)col_u64(st, COL_TIME));
+
+			*p++ = ',';
+			if (st0 > 0)
+				p = put_u64(p, (uint64_t)st0);
+		}
 		*p++ = '\n';
 		o->n = (size_t)(p - o->buf);
 		x->rows++;
 	}
 	locmemo_free(&memo);
 	free(tmp.text);
+	procset_free(&ps);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -1236,6 +1258,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_NO_DEMANGLE:
 			o->no_demangle = 1;
 			break;
+		case OPT_PROCESS_START:
+			o->process_start = 1;
+			break;
 		case OPT_BUCKET:
 			if (parse_duration_ns(optarg, &o->bucket_ns) < 0 || o->bucket_ns < 1000)
 				return cmd_usage_error("export", "bad --bucket '%s': give a time of at "
@@ -1259,6 +1284,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				       "--help'", argv[optind]);
 	if (o->fmt == FMT_NONE)
 		return cmd_usage_error("export", "give --format csv or --format chrome-trace");
+	if (o->fmt != FMT_CSV && o->process_start)
+		return cmd_usage_error("export", "--process-start applies to --format csv only");
 	if (o->fmt == FMT_CSV && (o->samples || o->bucket_ns))
 		return cmd_usage_error("export", "%s applies to --format chrome-trace only",
 				       o->samples ? "--samples" : "--bucket");

@@ -26,11 +26,12 @@
 #include "cmd.h"
 #include "db.h"
 #include "expr.h"
+#include "procset.h"
 #include "timeline.h"
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric EXPR)\n"
-	"                   [--by cpu|pid|binary|symbol] [--top N] [--pid PID] [--comm NAME]\n"
+	"                   [--by cpu|pid|binary|symbol] [--top N] [--pid PID[@START]] [--comm NAME]\n"
 	"                   [--binary PATH] [--symbol NAME] [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
@@ -44,7 +45,9 @@ static const char usage_text[] =
 	"the bucket's length); write a minus with spaces (a - b: a-b is one name) and\n"
 	"other names in double quotes (\"msr/tsc/\"); a division by zero leaves a gap.\n"
 	"--by splits each series into the top N (--top, default 8) CPUs, processes,\n"
-	"binaries or symbols and 'other'.  T is a time since the session start (1.5,\n"
+	"binaries or symbols and 'other'; a pid that was several processes is a\n"
+	"series per process, 'pid PID@START', and --pid PID@START keeps one.\n"
+	"T is a time since the session start (1.5,\n"
 	"1.5s, 250ms); --bucket is in ms (or give a unit: 500us, 1s), by default about\n"
 	"500 buckets over the range rounded to 1, 2 or 5 x 10^k ms.  The x axis is\n"
 	"seconds since the session start, or with --wall the local wall-clock time.\n"
@@ -441,6 +444,8 @@ static void filters_text(const struct plot *p, char *buf, size_t len)
 	buf[0] = 0;
 	if (o->pid >= 0)
 		ADD("%spid %lld", n ? ", " : "", (long long)o->pid);
+	if (o->pid >= 0 && o->has_pid_at)
+		ADD(" at %.9g s", o->pid_at_ns / 1e9);
 	if (o->comm)
 		ADD("%scomm %s", n ? ", " : "", o->comm);
 	if (o->binary)
@@ -987,11 +992,17 @@ int cmd_plot(int argc, char **argv)
 						       "from 1 to 64", optarg);
 			p->to.top = (int)v;
 			break;
-		case OPT_PID:
-			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
-				return cmd_usage_error("plot", "bad --pid '%s': give a process id", optarg);
-			p->to.pid = (int64_t)v;
+		case OPT_PID: {
+			int64_t at;
+
+			if (procset_parse_pid(optarg, &p->to.pid, &at, &p->to.pid_at_slack_ns) < 0)
+				return cmd_usage_error("plot", "bad --pid '%s': give a process id, or "
+						       "PID@START as 'plot --by pid' labels it "
+						       "(seconds since the session start)", optarg);
+			p->to.has_pid_at = at >= 0;
+			p->to.pid_at_ns = at;
 			break;
+		}
 		case OPT_COMM:
 			p->to.comm = optarg;
 			break;

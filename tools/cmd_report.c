@@ -17,12 +17,13 @@
 #include "cmd.h"
 #include "db.h"
 #include "output.h"
+#include "procset.h"
 #include "report.h"
 #include "report_markers.h"
 
 static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
-	"                     [--pid PID] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
+	"                     [--pid PID[@START]] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle] [--inline]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
@@ -32,9 +33,13 @@ static const char usage_text[] =
 	"and counter increases attributed to each.  T is a time since the session\n"
 	"start: 1.5, 1.5s, 250ms, 20us.  --by defaults to symbol; --binary matches\n"
 	"a path or a file name; --limit 0 shows all rows.  Percentages are of all\n"
-	"the samples that pass the filters.  --markers lists the session's markers\n"
-	"(USDT probe hits, 'strobe mark') instead: time_s since the start, kind,\n"
-	"name, pid, tid, cpu, args.  --no-demangle keeps C++ and Rust names raw.\n"
+	"the samples that pass the filters.  A pid that was several processes in\n"
+	"the session (the kernel reused it): --pid PID shows them apart in a\n"
+	"column process, PID@START (seconds since the session start); --pid\n"
+	"PID@START keeps the one started last by START.  --markers lists the\n"
+	"session's markers (USDT probe hits, 'strobe mark') instead: time_s since\n"
+	"the start, kind, name, pid, tid, cpu, args (--pid PID@START: as PID).\n"
+	"--no-demangle keeps C++ and Rust names raw.\n"
 	"--inline (with --by symbol or line) splits each row by the inline chain\n"
 	"of its code, from the DWARF as 'addr2line -f -i' reads it, and adds a\n"
 	"last column, inline: \"outer -> inlined -> ...\", outermost first, or\n"
@@ -200,6 +205,8 @@ static void print_header(const struct report_opts *o,
 		fputs("# filter: ", f);
 		if (o->pid >= 0) {
 			fprintf(f, "%spid %lld", sep, (long long)o->pid);
+			if (o->has_pid_at)
+				fprintf(f, " at %.9g s", o->pid_at_ns / 1e9);
 			sep = ", ";
 		}
 		if (o->comm) {
@@ -371,11 +378,18 @@ int cmd_report(int argc, char **argv)
 		case OPT_MARKERS:
 			markers = 1;
 			break;
-		case OPT_PID:
-			if (parse_u64(optarg, &v) < 0 || v > UINT32_MAX)
-				return cmd_usage_error("report", "bad --pid '%s': give a process id", optarg);
-			o.pid = (int64_t)v;
+		case OPT_PID: {
+			int64_t at;
+
+			if (procset_parse_pid(optarg, &o.pid, &at, &o.pid_at_slack_ns) < 0)
+				return cmd_usage_error("report", "bad --pid '%s': give a process id, "
+						       "or PID@START as the report's process column "
+						       "shows it (seconds since the session start)",
+						       optarg);
+			o.has_pid_at = at >= 0;
+			o.pid_at_ns = at;
 			break;
+		}
 		case OPT_COMM:
 			o.comm = optarg;
 			break;

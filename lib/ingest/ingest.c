@@ -112,14 +112,14 @@ static uint64_t agg_hash(const struct db_agg *a)
 
 	h ^= a->offset + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
 	h ^= ((uint64_t)a->pid << 32 | a->flags) + (h << 6) + (h >> 2);
-	h ^= a->comm_id * 0xC2B2AE3D27D4EB4FULL;
+	h ^= a->comm_id * 0xC2B2AE3D27D4EB4FULL + a->start_ns;
 	return h ^ (h >> 29);
 }
 
 static int agg_same(const struct db_agg *a, const struct db_agg *b)
 {
 	return a->binary_id == b->binary_id && a->offset == b->offset && a->pid == b->pid &&
-	       a->comm_id == b->comm_id && a->flags == b->flags;
+	       a->start_ns == b->start_ns && a->comm_id == b->comm_id && a->flags == b->flags;
 }
 
 static struct db_agg *agg_slot(struct agg_table *t, const struct db_agg *key)
@@ -179,7 +179,7 @@ static void agg_merge(struct agg_table *t, struct agg_table *from)
 	agg_clear(from);
 }
 
-/* the open batch's sums per (fine bucket, cpu, pid, comm, binary) */
+/* the open batch's sums per (fine bucket, cpu, process, comm, binary) */
 struct time_table {
 	struct db_time_agg *ent;	/* samples == 0: empty */
 	size_t cap, nr;
@@ -191,17 +191,18 @@ static uint64_t time_hash(const struct db_time_agg *a)
 
 	h ^= ((uint64_t)a->pid << 32 | a->cpu) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
 	h ^= (uint64_t)a->binary_id * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
-	h ^= (uint64_t)a->comm_id * 0x165667B19E3779F9ULL;
+	h ^= (uint64_t)a->comm_id * 0x165667B19E3779F9ULL + a->start_ns;
 	return h ^ (h >> 29);
 }
 
 static int time_same(const struct db_time_agg *a, const struct db_time_agg *b)
 {
 	return a->bucket == b->bucket && a->cpu == b->cpu && a->pid == b->pid &&
-	       a->comm_id == b->comm_id && a->binary_id == b->binary_id;
+	       a->start_ns == b->start_ns && a->comm_id == b->comm_id &&
+	       a->binary_id == b->binary_id;
 }
 
-/* The row of key's (bucket, cpu, pid, comm_id, binary_id), added empty
+/* The row of key's (bucket, cpu, pid, start_ns, comm_id, binary_id), added empty
  * (samples 0, the caller fills it) when missing. */
 static struct db_time_agg *time_slot(struct time_table *t, const struct db_time_agg *key)
 {
@@ -258,6 +259,8 @@ struct ingest_committed {
 	int64_t binary_max, comm_max;	/* largest ids known to be stored */
 };
 
+#define GONE_CACHE	4096
+
 struct ingest {
 	struct db *db;
 	struct bincache *cache;
@@ -285,6 +288,11 @@ struct ingest {
 	struct ingest_limits limits;
 	struct vdso_image vdso;		/* strobed's own; size 0: none */
 	int vdso_tried;
+	/* the starts of processes that exited lately, by pid & (GONE_CACHE - 1),
+	 * so that their samples taken after the exit record (their last
+	 * moments) still count for the right process; an older exit whose
+	 * slot a newer one took counts as process unknown (start 0) */
+	struct { uint32_t pid; uint64_t start_ns; } gone[GONE_CACHE];
 };
 
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
@@ -669,6 +677,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		return -1;
 	if (p->start_ns)
 		ret = db_process_put(in->db, in->s->id, pid, 0, 0, p->start_ns, time_ns, e);
+	in->gone[pid & (GONE_CACHE - 1)].pid = pid;
+	in->gone[pid & (GONE_CACHE - 1)].start_ns = p->start_ns;
 	if (!ret && p->jit)
 		ret = jit_copy(in, p, e);
 	proc_remove(in->procs, pid);
@@ -1150,6 +1160,11 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	key.binary_id = row.binary_id;
 	key.offset = row.offset;
 	key.pid = row.pid;
+	/* the process, not just its pid (schema 11) */
+	if (p)
+		key.start_ns = p->start_ns;
+	else if (in->gone[row.pid & (GONE_CACHE - 1)].pid == row.pid)
+		key.start_ns = in->gone[row.pid & (GONE_CACHE - 1)].start_ns;
 	key.comm_id = row.comm_id;
 	key.flags = row.flags & STROBE_SAMPLE_MODE_MASK;
 	a = agg_slot(&in->pending, &key);
@@ -1169,6 +1184,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	tkey.bucket = rel / INGEST_TIME_BUCKET_NS - (rel % INGEST_TIME_BUCKET_NS < 0);
 	tkey.cpu = row.cpu;
 	tkey.pid = row.pid;
+	tkey.start_ns = key.start_ns;
 	tkey.comm_id = row.comm_id;
 	tkey.binary_id = row.binary_id;
 	ta = time_slot(&in->times, &tkey);

@@ -1,7 +1,9 @@
 /*
  * maps.c - per-process executable mappings (see maps.h).  Processes live
  * in an open-addressing hash table keyed by pid; each keeps a sorted array
- * of disjoint mappings searched by bisection on every sample.
+ * of disjoint mappings searched by bisection on every sample, and its
+ * threads in a hash set of tids (looked up whenever a sample's thread
+ * differs from the process's previous one).
  */
 #include "config.h"
 #include <stdlib.h>
@@ -111,6 +113,14 @@ void proc_remove(struct proc_table *t, uint32_t pid)
 	}
 }
 
+static void tids_clear(struct proc *p)
+{
+	free(p->tids);
+	p->tids = NULL;
+	p->nr_tids = p->cap_tids = p->gone_tids = 0;
+	p->odd_tids = 0;
+}
+
 struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 {
 	struct proc *parent, *child;
@@ -141,21 +151,96 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 void proc_exec(struct proc *p)
 {
 	p->nr_maps = 0;
-	p->nr_tids = 0;
+	tids_clear(p);
 	p->last_tid = 0;
 	p->leader_exited = 0;
 	p->uncertain_ns = 0;
 }
 
+/*
+ * The thread set.  A tid is a positive int below 2^22 in practice; 0 and
+ * TID_GONE mark empty and removed slots, so those two values, which no
+ * real thread has, are kept as bits of odd_tids instead.
+ */
+#define TID_GONE	UINT32_MAX
+
+static size_t tid_slot(uint32_t tid, size_t cap)
+{
+	return (tid * 2654435761u) & (cap - 1);
+}
+
+static void tids_resize(struct proc *p, size_t cap)
+{
+	uint32_t *old = p->tids;
+	size_t oldcap = p->cap_tids;
+
+	p->tids = cap ? xcalloc(cap, sizeof(*p->tids)) : NULL;
+	p->cap_tids = cap;
+	p->gone_tids = 0;
+	for (size_t i = 0; i < oldcap; i++) {
+		size_t s;
+
+		if (!old[i] || old[i] == TID_GONE)
+			continue;
+		for (s = tid_slot(old[i], cap); p->tids[s]; s = (s + 1) & (cap - 1))
+			;
+		p->tids[s] = old[i];
+	}
+	free(old);
+}
+
+/* The slot holding tid, or SIZE_MAX. */
+static size_t tids_find(const struct proc *p, uint32_t tid)
+{
+	size_t mask = p->cap_tids - 1;
+
+	if (!p->cap_tids)
+		return SIZE_MAX;
+	for (size_t s = tid_slot(tid, p->cap_tids), n = 0; p->tids[s] && n < p->cap_tids;
+	     s = (s + 1) & mask, n++)
+		if (p->tids[s] == tid)
+			return s;
+	return SIZE_MAX;
+}
+
+static int tid_odd_bit(uint32_t tid)
+{
+	return tid == 0 ? 1 : tid == TID_GONE ? 2 : 0;
+}
+
 void proc_thread_add(struct proc *p, uint32_t tid)
 {
+	size_t s, mask;
+	int odd = tid_odd_bit(tid);
+
 	if (tid == p->pid)
 		return;
-	for (size_t i = 0; i < p->nr_tids; i++)
-		if (p->tids[i] == tid)
-			return;
-	ARRAY_GROW(p->tids, p->cap_tids, p->nr_tids + 1);
-	p->tids[p->nr_tids++] = tid;
+	if (odd) {
+		if (!(p->odd_tids & odd))
+			p->nr_tids++;
+		p->odd_tids |= odd;
+		return;
+	}
+	if (tids_find(p, tid) != SIZE_MAX)
+		return;
+	/* at most half full, removed slots included */
+	if ((p->nr_tids + p->gone_tids + 1) * 2 > p->cap_tids) {
+		size_t cap = p->cap_tids ? p->cap_tids : 8;
+
+		while ((p->nr_tids + 1) * 2 > cap && cap < PROC_TIDS_MAX_CAP)
+			cap *= 2;
+		if ((p->nr_tids + 1) * 2 > cap)
+			return;		/* more threads than the kernel has */
+		tids_resize(p, cap);
+	}
+	mask = p->cap_tids - 1;
+	for (s = tid_slot(tid, p->cap_tids); p->tids[s] && p->tids[s] != TID_GONE;
+	     s = (s + 1) & mask)
+		;
+	if (p->tids[s] == TID_GONE)
+		p->gone_tids--;
+	p->tids[s] = tid;
+	p->nr_tids++;
 }
 
 void proc_thread_seen(struct proc *p, uint32_t tid)
@@ -168,14 +253,32 @@ void proc_thread_seen(struct proc *p, uint32_t tid)
 
 int proc_thread_exit(struct proc *p, uint32_t tid)
 {
+	int odd = tid_odd_bit(tid);
+
 	if (tid == p->last_tid)
 		p->last_tid = 0;
-	if (tid == p->pid)
+	if (tid == p->pid) {
 		p->leader_exited = 1;
-	for (size_t i = 0; i < p->nr_tids; i++) {
-		if (p->tids[i] == tid) {
-			p->tids[i] = p->tids[--p->nr_tids];
-			break;
+	} else if (odd) {
+		if (p->odd_tids & odd)
+			p->nr_tids--;
+		p->odd_tids &= ~odd;
+	} else {
+		size_t s = tids_find(p, tid);
+
+		if (s != SIZE_MAX) {
+			/* the next slot empty: nothing probes past this one */
+			if (!p->tids[(s + 1) & (p->cap_tids - 1)])
+				p->tids[s] = 0;
+			else {
+				p->tids[s] = TID_GONE;
+				p->gone_tids++;
+			}
+			p->nr_tids--;
+			if (!p->nr_tids && !p->odd_tids)
+				tids_clear(p);
+			else if (p->cap_tids > 64 && p->nr_tids * 8 < p->cap_tids)
+				tids_resize(p, p->cap_tids / 2);
 		}
 	}
 	return p->leader_exited && !p->nr_tids;

@@ -27,8 +27,15 @@ struct proc {
 	uint64_t start_ns;
 	struct map *maps;	/* sorted by start, disjoint */
 	size_t nr_maps, cap_maps;
-	uint32_t *tids;		/* live threads besides the leader */
-	size_t nr_tids, cap_tids;
+	uint32_t *tids;		/* live threads besides the leader: a hash
+				 * set, open addressing (0 empty, TID_GONE
+				 * removed); NULL while it has none */
+	size_t nr_tids;		/* threads in it */
+	size_t cap_tids;	/* slots: 0 or a power of two, at most
+				 * PROC_TIDS_MAX_CAP */
+	size_t gone_tids;	/* slots marked removed */
+	uint8_t odd_tids;	/* bit 0: tid 0, bit 1: tid TID_GONE, which
+				 * the slots cannot hold (not real tids) */
 	uint32_t last_tid;	/* proc_thread_seen()'s last, known in tids */
 	int leader_exited;	/* the leader thread exited, others may run */
 	uint64_t uncertain_ns;	/* maps may be wrong from then on (side-band
@@ -55,7 +62,20 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid);
 /* exec: the address space is replaced (its maps are certain again); the
  * process has one thread. */
 void proc_exec(struct proc *p);
-/* Thread tid (not the leader) runs in p; adding it twice is harmless. */
+/*
+ * The thread set: tids of a process besides its leader.  Adding, looking
+ * up and removing cost O(1) on average whatever the number of threads
+ * (the slots are at most half full, removed slots included); it grows by
+ * doubling up to PROC_TIDS_MAX_CAP slots (room for every tid the kernel
+ * can hand out: its PID_MAX_LIMIT is 4,194,304) and shrinks when three
+ * quarters of its threads have exited, so a process that had many threads
+ * does not keep their memory.
+ */
+#define PROC_TIDS_MAX_CAP	(1u << 23)
+
+/* Thread tid (not the leader) runs in p; adding it twice is harmless.
+ * A thread beyond PROC_TIDS_MAX_CAP / 2 is not kept (its exit is then
+ * taken as that of a thread p never heard of). */
 void proc_thread_add(struct proc *p, uint32_t tid);
 /* A sample of thread tid of p: it runs, so p's address space lives until
  * its exit too (a thread whose start strobe did not see).  Cheap when the

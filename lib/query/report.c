@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "procset.h"
 #include "report.h"
 #include "resolve.h"
 
@@ -59,6 +60,8 @@ struct loc {
 	uint32_t mode;
 	uint32_t pid;			/* 0, or the process of JIT code ([anon]
 					 * named from its perf map: resolve.h) */
+	int64_t proc;			/* 0, or with --pid P of a reused P: the
+					 * start of its process (procset.h) */
 	size_t bin;			/* index in bins, set in step 2 */
 	uint64_t samples;
 	uint64_t period;		/* sum of the samples' periods */
@@ -72,10 +75,10 @@ struct locmap {
 	size_t mask;
 };
 
-static uint64_t loc_hash(int64_t b, uint64_t off, uint32_t mode, uint32_t pid)
+static uint64_t loc_hash(int64_t b, uint64_t off, uint32_t mode, uint32_t pid, int64_t proc)
 {
 	return hash_mix64(off ^ hash_mix64((uint64_t)b ^ ((uint64_t)mode << 56) ^
-					   ((uint64_t)pid << 24)));
+					   ((uint64_t)pid << 24)) ^ (uint64_t)proc);
 }
 
 static void locmap_rehash(struct locmap *m)
@@ -87,7 +90,7 @@ static void locmap_rehash(struct locmap *m)
 	m->mask = nslots - 1;
 	for (i = 0; i < m->n; i++) {
 		const struct loc *l = &m->v[i];
-		size_t h = loc_hash(l->binary_id, l->offset, l->mode, l->pid) & m->mask;
+		size_t h = loc_hash(l->binary_id, l->offset, l->mode, l->pid, l->proc) & m->mask;
 
 		while (m->slot[h])
 			h = (h + 1) & m->mask;
@@ -97,17 +100,18 @@ static void locmap_rehash(struct locmap *m)
 
 /* The row for the key, added (zeroed) if new. Valid until the next call. */
 static struct loc *locmap_get(struct locmap *m, int64_t b, uint64_t off, uint32_t mode,
-			      uint32_t pid)
+			      uint32_t pid, int64_t proc)
 {
 	size_t h;
 	struct loc *l;
 
 	if (!m->slot || (m->n + 1) * 2 > m->mask + 1)
 		locmap_rehash(m);
-	h = loc_hash(b, off, mode, pid) & m->mask;
+	h = loc_hash(b, off, mode, pid, proc) & m->mask;
 	while (m->slot[h]) {
 		l = &m->v[m->slot[h] - 1];
-		if (l->binary_id == b && l->offset == off && l->mode == mode && l->pid == pid)
+		if (l->binary_id == b && l->offset == off && l->mode == mode && l->pid == pid &&
+		    l->proc == proc)
 			return l;
 		h = (h + 1) & m->mask;
 	}
@@ -118,6 +122,7 @@ static struct loc *locmap_get(struct locmap *m, int64_t b, uint64_t off, uint32_
 	l->offset = off;
 	l->mode = mode;
 	l->pid = pid;
+	l->proc = proc;
 	m->slot[h] = ++m->n;
 	return l;
 }
@@ -147,6 +152,7 @@ struct bin {
 
 struct group {
 	size_t bin;
+	int64_t proc;			/* as loc.proc */
 	const char *binary;		/* bins[bin].display */
 	char *symbol;			/* NULL in --by binary */
 	char *source;			/* NULL unless --by line */
@@ -187,10 +193,12 @@ static int opt_streq(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
-static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *binary,
-				  const char *symbol, const char *source, const char *inl)
+static struct group *groupmap_get(struct groupmap *m, size_t bin, int64_t proc,
+				  const char *binary, const char *symbol, const char *source,
+				  const char *inl)
 {
-	uint64_t hash = str_hash(str_hash(str_hash(hash_mix64(bin + 1), symbol), source), inl);
+	uint64_t hash = str_hash(str_hash(str_hash(hash_mix64(bin + 1) ^ hash_mix64((uint64_t)proc),
+					  symbol), source), inl);
 	size_t h;
 	struct group *g;
 
@@ -199,8 +207,9 @@ static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *bi
 	h = hash & m->mask;
 	while (m->slot[h]) {
 		g = &m->v[m->slot[h] - 1];
-		if (g->hash == hash && g->bin == bin && opt_streq(g->symbol, symbol) &&
-		    opt_streq(g->source, source) && opt_streq(g->inl, inl))
+		if (g->hash == hash && g->bin == bin && g->proc == proc &&
+		    opt_streq(g->symbol, symbol) && opt_streq(g->source, source) &&
+		    opt_streq(g->inl, inl))
 			return g;
 		h = (h + 1) & m->mask;
 	}
@@ -208,6 +217,7 @@ static struct group *groupmap_get(struct groupmap *m, size_t bin, const char *bi
 	g = &m->v[m->n];
 	memset(g, 0, sizeof(*g));
 	g->bin = bin;
+	g->proc = proc;
 	g->binary = binary;
 	g->symbol = symbol ? xstrdup(symbol) : NULL;
 	g->source = source ? xstrdup(source) : NULL;
@@ -242,6 +252,9 @@ struct report {
 	struct groupmap groups;
 	int dropped_notes;
 	int period_unknown;		/* a sample without its period was read */
+	struct procset procs;		/* with --pid: the processes of that pid */
+	int split;			/* --pid P, P several processes: a row each */
+	int64_t sel;			/* --pid P@T: the start of the one chosen */
 };
 
 static void note_add(struct report *r, const char *fmt, ...)
@@ -359,37 +372,54 @@ static int jit_notes(struct report *r, struct error *e)
 	return 0;
 }
 
-/* More than one process had pid in the session (pid reuse): the samples of
- * all are summed, and a note says so, with their start times. */
-static int pid_reused_note(struct report *r, int64_t pid, struct error *e)
+/*
+ * --pid P: the processes that had pid P.  Several (the kernel reused it):
+ * each gets rows of its own (column process, "P@START"), or with P@T only
+ * the one that had it at T; a note lists them.
+ */
+static int pid_processes(struct report *r, struct error *e)
 {
+	const struct report_opts *o = r->o;
 	const struct db_session *s = &r->sum->session;
 	char when[200] = "";
-	size_t n = 0;
-	sqlite3_stmt *st;
-	int nr = 0, rc;
+	size_t n = 0, nr;
 
-	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT start_ns FROM processes WHERE "
-			       "session_id=?1 AND pid=?2 ORDER BY start_ns", -1, &st, NULL))
-		return sql_fail(r, e, "reading processes");
-	sqlite3_bind_int64(st, 1, s->id);
-	sqlite3_bind_int64(st, 2, pid);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		double t = (double)(sqlite3_column_int64(st, 0) - s->start_ns) / 1e9;
-
-		if (nr++ < 4 && n < sizeof(when))
-			n += snprintf(when + n, sizeof(when) - n, "%s%.3f s", nr > 1 ? ", " : "",
-				      t);
-		else if (nr == 5 && n < sizeof(when))
-			n += snprintf(when + n, sizeof(when) - n, ", ...");
+	if (procset_load(r->db, s, o->pid, &r->procs, e) < 0)
+		return -1;
+	nr = r->procs.n;
+	if (o->has_pid_at) {
+		if (!nr)
+			return error_set(e, "--pid %lld@%.9g: no process with pid %lld is "
+					 "recorded in session %lld: give --pid %lld", (long long)o->pid,
+					 o->pid_at_ns / 1e9, (long long)o->pid, (long long)s->id,
+					 (long long)o->pid);
+		r->sel = procset_at(&r->procs, o->pid,
+				    s->start_ns + o->pid_at_ns + o->pid_at_slack_ns);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_fail(r, e, "reading processes");
-	if (nr > 1)
-		note_add(r, "pid %lld was %d processes in this session (started at %s): "
-			 "their samples are summed; --from/--to separate them", (long long)pid,
-			 nr, when);
+	if (nr < 2)
+		return 0;
+	for (size_t i = 0; i < nr && n < sizeof(when); i++) {
+		char l[64];
+
+		if (i == 4) {
+			snprintf(when + n, sizeof(when) - n, ", ...");
+			break;
+		}
+		procset_label(&r->procs, o->pid, r->procs.v[i].start_ns, l, sizeof(l));
+		n += snprintf(when + n, sizeof(when) - n, "%s%s", i ? ", " : "", l);
+	}
+	if (o->has_pid_at) {
+		char l[64];
+
+		procset_label(&r->procs, o->pid, r->sel, l, sizeof(l));
+		note_add(r, "pid %lld was %zu processes in this session (%s): this report is "
+			 "of %s only", (long long)o->pid, nr, when, l);
+	} else {
+		r->split = 1;
+		note_add(r, "pid %lld was %zu processes in this session (%s, as PID@START "
+			 "seconds): rows are per process (column process); --pid PID@START "
+			 "selects one", (long long)o->pid, nr, when);
+	}
 	return 0;
 }
 
@@ -410,7 +440,7 @@ static int gather(struct report *r, struct error *e)
 		sbuf_addf(&sql, "SELECT binary_id,offset,flags,1,period");
 		for (i = 0; i < r->nev; i++)
 			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, ",pid FROM samples WHERE ");
+		sbuf_addf(&sql, ",pid,time_ns FROM samples WHERE ");
 		if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
 		    db_session_complete(s))
 			sbuf_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
@@ -427,11 +457,11 @@ static int gather(struct report *r, struct error *e)
 		sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples,period");
 		for (i = 0; i < r->nev; i++)
 			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, ",pid FROM sample_agg WHERE session_id=?1");
+		sbuf_addf(&sql, ",pid,start_ns FROM sample_agg WHERE session_id=?1");
 	}
 	if (o->pid >= 0) {
 		sbuf_addf(&sql, " AND pid=?6");
-		if (pid_reused_note(r, o->pid, e) < 0)
+		if (pid_processes(r, e) < 0)
 			goto fail;
 	}
 	if (o->comm) {
@@ -475,12 +505,24 @@ static int gather(struct report *r, struct error *e)
 	base = 5;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
-		int64_t bin = sqlite3_column_int64(st, 0);
-		struct loc *l = locmap_get(&r->locs, bin, (uint64_t)sqlite3_column_int64(st, 1),
-					   (uint32_t)sqlite3_column_int64(st, 2) &
-					   STROBE_SAMPLE_MODE_MASK,
-					   resolver_by_pid(r->res, bin) ?
-					   (uint32_t)sqlite3_column_int64(st, base + r->nev) : 0);
+		int64_t bin = sqlite3_column_int64(st, 0), proc = 0;
+		struct loc *l;
+
+		if (o->pid >= 0 && r->procs.n > 1) {
+			/* the row's process: the histogram's key, or by time */
+			proc = sqlite3_column_int64(st, base + r->nev + 1);
+			if (raw)
+				proc = procset_at(&r->procs, o->pid, proc);
+			else if (proc && r->procs.n && !procset_has(&r->procs, o->pid, proc))
+				proc = 0;	/* not a process of the session's */
+			if (o->has_pid_at && proc != r->sel)
+				continue;
+		}
+		l = locmap_get(&r->locs, bin, (uint64_t)sqlite3_column_int64(st, 1),
+			       (uint32_t)sqlite3_column_int64(st, 2) & STROBE_SAMPLE_MODE_MASK,
+			       resolver_by_pid(r->res, bin) ?
+			       (uint32_t)sqlite3_column_int64(st, base + r->nev) : 0,
+			       r->split ? proc : 0);
 
 		l->samples += n;
 		r->sum->samples += n;
@@ -539,6 +581,8 @@ static int loc_cmp(const void *pa, const void *pb)
 		return a->offset < b->offset ? -1 : 1;
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
 	return (a->mode > b->mode) - (a->mode < b->mode);
 }
 
@@ -623,7 +667,7 @@ static void name_and_group(struct report *r)
 		l->bin = r->nbins - 1;
 		b = &r->bins[l->bin];
 		b->samples += l->samples;
-		g = groupmap_get(&r->groups, l->bin, b->display,
+		g = groupmap_get(&r->groups, l->bin, l->proc, b->display,
 				 by == REPORT_BY_BINARY ? NULL : rv.symbol,
 				 by == REPORT_BY_LINE ? rv.source : NULL,
 				 r->o->inline_chain ? rv.inlined : NULL);
@@ -689,7 +733,9 @@ static int group_cmp(const void *pa, const void *pb)
 		return c;
 	if ((c = strcmp(a->inl ? a->inl : "", b->inl ? b->inl : "")))
 		return c;
-	return (a->bin > b->bin) - (a->bin < b->bin);
+	if (a->bin != b->bin)
+		return (a->bin > b->bin) - (a->bin < b->bin);
+	return (a->proc > b->proc) - (a->proc < b->proc);
 }
 
 /* ---- derived metrics ---- */
@@ -851,7 +897,9 @@ static void add_meta(struct report *r, struct table *t)
 		table_add_meta(t, "inline", "chains", 0);
 
 	/* filters: "pid=42 comm=ls binary=/usr/bin/ls mode=kernel from=1.5s to=2s" */
-	if (o->pid >= 0)
+	if (o->pid >= 0 && o->has_pid_at)
+		sbuf_addf(&f, " pid=%lld@%.9gs", (long long)o->pid, o->pid_at_ns / 1e9);
+	else if (o->pid >= 0)
 		sbuf_addf(&f, " pid=%lld", (long long)o->pid);
 	if (o->comm)
 		sbuf_addf(&f, " comm=%s", o->comm);
@@ -876,10 +924,13 @@ static struct table *table_make(struct report *r)
 	struct metric mt[3 * STROBE_MAX_COUNTERS + 1];
 	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
-	int c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0, c_inl = -1;
+	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
+	int c_inl = -1;
 	size_t i, nshow = r->groups.n;
 	int k;
 
+	if (r->split)
+		c_proc = table_add_col(t, "process", COL_STR);
 	c_bin = table_add_col(t, "binary", COL_STR);
 	c_bid = table_add_col(t, "build_id", COL_STR);
 	c_sym = table_add_col(t, "symbol", COL_STR);
@@ -912,6 +963,12 @@ static struct table *table_make(struct report *r)
 		const struct bin *b = &r->bins[g->bin];
 		size_t row = table_add_row(t);
 
+		if (c_proc >= 0) {
+			char l[64];
+
+			procset_label(&r->procs, r->o->pid, g->proc, l, sizeof(l));
+			table_set_str(t, row, c_proc, l);
+		}
 		table_set_str(t, row, c_bin, g->binary);
 		table_set_str(t, row, c_bid, b->build_id);
 		table_set_str(t, row, c_sym, g->symbol);
@@ -986,6 +1043,7 @@ out:
 	free(r.bins);
 	groupmap_free(&r.groups);
 	locmap_free(&r.locs);
+	procset_free(&r.procs);
 	resolver_free(r.res);
 	return t;
 }

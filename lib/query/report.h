@@ -25,6 +25,11 @@ struct report_opts {
 	int64_t session;		/* 0: the latest */
 	enum report_by by;
 	int64_t pid;			/* -1: any */
+	int has_pid_at;			/* with pid: only the process that had it
+					 * at pid_at_ns since the session start
+					 * (the kernel may have reused it) */
+	int64_t pid_at_ns, pid_at_slack_ns;	/* selects the last started
+					 * by pid_at_ns + slack, else the first */
 	const char *comm;		/* NULL: any */
 	const char *binary;		/* NULL: any; matches path or basename */
 	enum report_mode mode;
@@ -49,7 +54,7 @@ struct report_summary {
 };
 
 /*
- * Build the report table. Columns: binary, build_id, symbol, [source,]
+ * Build the report table. Columns: [process,] binary, build_id, symbol, [source,]
  * samples, percent, one per counting event (named as given with -e), then
  * derived metrics (ipc, <ev>_per_1k_instructions, <miss>_rate), then, with
  * inline_chain only, inline: the inline chain of the row's code
@@ -59,7 +64,9 @@ struct report_summary {
  * symbol sum to what it has without inline_chain.  percent
  * is of the samples, or, when their periods differ (-F on an event whose
  * rate varies), of the sum of their periods, as perf report's Overhead;
- * rows are sorted by the same figure.
+ * rows are sorted by the same figure.  process ("PID@START", procset.h)
+ * is there only when pid was several processes in the session and
+ * has_pid_at is not set: each process then has rows of its own.
  */
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 #include "resolve.h"
 #include "samplescan.h"
+#include "procset.h"
 #include "timeline.h"
 
 /* ---- a string buffer ---- */
@@ -164,6 +165,8 @@ const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value
 /* Per key of --by (phase 1). */
 struct keyent {
 	int64_t key;
+	int64_t start;			/* pid: its process's start when the pid
+					 * was several processes, else 0 */
 	int64_t comm_id;		/* pid: the comm of its latest sample */
 	int64_t comm_row;		/* the rowid of that sample */
 	uint64_t total[TL_MAXV];
@@ -205,6 +208,9 @@ struct build {
 	size_t nent, capent;
 	int onepass;			/* phase 1 filled the buckets too */
 	size_t onepass_bytes;
+	struct procset procs;		/* --by pid, --pid: pids that were several
+					 * processes (procset.h) */
+	int64_t sel;			/* --pid P@T: the start of the one chosen */
 };
 
 static void ent_free_buckets(struct build *b)
@@ -470,6 +476,7 @@ static int time_sums_usable(struct build *b)
  */
 struct trow {
 	int64_t cpu, pid, bin, off, comm, time, row;
+	int64_t start;			/* its process's start: sums only, else 0 */
 	uint64_t n, c[STROBE_MAX_COUNTERS];
 };
 
@@ -491,7 +498,8 @@ static int tsrc_open(struct build *b, struct tsrc *src)
 		src->sc = sample_scan_open(b->db, &b->raw, b->e);
 		return src->sc ? 0 : -1;
 	}
-	sbuf_addf(&sql, "SELECT cpu,pid,binary_id,0,comm_id,%lld+bucket*%lld,last_row,samples",
+	sbuf_addf(&sql, "SELECT cpu,pid,binary_id,0,comm_id,%lld+bucket*%lld,last_row,samples,"
+		  "start_ns",
 		  (long long)s->start_ns, (long long)s->time_bucket_ns);
 	for (int i = 0; i < src->nev; i++)
 		sbuf_addf(&sql, ",c%d", i);
@@ -522,6 +530,7 @@ static int tsrc_next(struct build *b, struct tsrc *src, struct trow *r)
 		r->comm = row->r->v[SB_COMM_ID];
 		r->time = row->r->v[SB_TIME_NS];
 		r->row = row->rowid;
+		r->start = 0;
 		r->n = 1;
 		for (int i = 0; i < src->nev; i++)
 			r->c[i] = (uint64_t)row->r->v[SB_C0 + i];
@@ -543,8 +552,9 @@ static int tsrc_next(struct build *b, struct tsrc *src, struct trow *r)
 	r->time = sqlite3_column_int64(src->st, 5);
 	r->row = sqlite3_column_int64(src->st, 6);
 	r->n = (uint64_t)sqlite3_column_int64(src->st, 7);
+	r->start = sqlite3_column_int64(src->st, 8);
 	for (int i = 0; i < src->nev; i++)
-		r->c[i] = (uint64_t)sqlite3_column_int64(src->st, 8 + i);
+		r->c[i] = (uint64_t)sqlite3_column_int64(src->st, 9 + i);
 	return 1;
 }
 
@@ -770,12 +780,30 @@ static ssize_t loc_symbol(struct build *b, int64_t bin, uint64_t off)
 	return (ssize_t)si;
 }
 
-/* The --by key of row r, or 0 with *skip set when filtered out. */
-static int64_t row_key(struct build *b, const struct trow *r, int *skip)
+/* The process of row r when its pid was several (procset.h), else 0: the
+ * sums' own key, or by its time. */
+static int64_t row_process(struct build *b, const struct trow *r)
+{
+	if (procset_count(&b->procs, r->pid) < 2)
+		return 0;
+	if (r->start && procset_has(&b->procs, r->pid, r->start))
+		return r->start;
+	return procset_at(&b->procs, r->pid, r->time);
+}
+
+/* The --by key of row r (and in *start its process's start, for --by
+ * pid), or 0 with *skip set when filtered out. */
+static int64_t row_key(struct build *b, const struct trow *r, int64_t *start, int *skip)
 {
 	ssize_t si = 0;
 
 	*skip = 0;
+	*start = 0;
+	if (b->o->pid >= 0 && b->o->has_pid_at && b->procs.n > 1 &&
+	    row_process(b, r) != b->sel) {
+		*skip = 1;
+		return 0;
+	}
 	if (b->need_locs) {
 		si = loc_symbol(b, r->bin, (uint64_t)r->off);
 		if (si < 0) {
@@ -785,7 +813,9 @@ static int64_t row_key(struct build *b, const struct trow *r, int *skip)
 	}
 	switch (b->o->by) {
 	case TL_BY_CPU: return r->cpu;
-	case TL_BY_PID: return r->pid;
+	case TL_BY_PID:
+		*start = row_process(b, r);
+		return r->pid;
 	case TL_BY_BINARY: return r->bin;
 	case TL_BY_SYMBOL: return (int64_t)si;
 	case TL_BY_NONE: break;
@@ -801,7 +831,7 @@ static int key_totals(struct build *b)
 	struct trow r;
 	int rc, nv = b->t->nv;
 	size_t kbytes = t->nbuckets * (size_t)nv * sizeof(double);
-	int64_t last_key = 0;
+	int64_t last_key = 0, last_start = 0;
 	size_t last_ent = SIZE_MAX;	/* the entry of last_key: rows come in runs */
 
 	/* raw rows: their buckets too, per key, so that phase 2 need not
@@ -811,22 +841,24 @@ static int key_totals(struct build *b)
 		return -1;
 	while ((rc = tsrc_next(b, &src, &r)) == 1) {
 		int skip, added;
-		int64_t key = row_key(b, &r, &skip);
+		int64_t start, key = row_key(b, &r, &start, &skip);
 		struct keyent *k;
 
 		if (skip)
 			continue;
-		if (last_ent == SIZE_MAX || key != last_key) {
-			size_t *ei = hmap_put(&b->keys, key, 0, b->nent, &added);
+		if (last_ent == SIZE_MAX || key != last_key || start != last_start) {
+			size_t *ei = hmap_put(&b->keys, key, (uint64_t)start, b->nent, &added);
 
 			if (added) {
 				ARRAY_GROW(b->ent, b->capent, b->nent + 1);
 				memset(&b->ent[b->nent], 0, sizeof(b->ent[0]));
 				b->ent[b->nent].key = key;
+				b->ent[b->nent].start = start;
 				b->ent[b->nent].group = -1;
 				b->nent++;
 			}
 			last_key = key;
+			last_start = start;
 			last_ent = *ei;
 		}
 		k = &b->ent[last_ent];
@@ -870,7 +902,9 @@ static int ent_cmp(const void *pa, const void *pb)
 		return a->total[sort_value] > c->total[sort_value] ? -1 : 1;
 	if (a->total[TL_SAMPLES] != c->total[TL_SAMPLES])
 		return a->total[TL_SAMPLES] > c->total[TL_SAMPLES] ? -1 : 1;
-	return a->key < c->key ? -1 : a->key > c->key;
+	if (a->key != c->key)
+		return a->key < c->key ? -1 : 1;
+	return a->start < c->start ? -1 : a->start > c->start;
 }
 
 static void group_name(struct build *b, const struct keyent *k, char *buf, size_t len)
@@ -882,7 +916,13 @@ static void group_name(struct build *b, const struct keyent *k, char *buf, size_
 	case TL_BY_PID: {
 		sqlite3_stmt *st;
 		const char *c = NULL;
+		char id[64];
 
+		/* "1234", or "1234@0.512" for one of the processes that had it */
+		if (procset_count(&b->procs, k->key) > 1)
+			procset_label(&b->procs, k->key, k->start, id, sizeof(id));
+		else
+			snprintf(id, sizeof(id), "%lld", (long long)k->key);
 		if (k->comm_id > 0 &&
 		    !sqlite3_prepare_v2(db_sqlite(b->db), "SELECT name FROM comms WHERE id=?1",
 					-1, &st, NULL)) {
@@ -890,11 +930,11 @@ static void group_name(struct build *b, const struct keyent *k, char *buf, size_
 			if (sqlite3_step(st) == SQLITE_ROW)
 				c = (const char *)sqlite3_column_text(st, 0);
 			if (c)
-				snprintf(buf, len, "pid %lld (%s)", (long long)k->key, c);
+				snprintf(buf, len, "pid %s (%s)", id, c);
 			sqlite3_finalize(st);
 		}
 		if (!c)
-			snprintf(buf, len, "pid %lld", (long long)k->key);
+			snprintf(buf, len, "pid %s", id);
 		break;
 	}
 	case TL_BY_BINARY:
@@ -977,13 +1017,13 @@ static int fill(struct build *b)
 		return -1;
 	while ((rc = tsrc_next(b, &src, &r)) == 1) {
 		int skip;
-		int64_t key = row_key(b, &r, &skip);
+		int64_t start, key = row_key(b, &r, &start, &skip);
 		struct timeline_group *g = NULL;
 		size_t *ei;
 
 		if (skip)
 			continue;
-		if (b->o->by != TL_BY_NONE && (ei = hmap_find(&b->keys, key, 0)) &&
+		if (b->o->by != TL_BY_NONE && (ei = hmap_find(&b->keys, key, (uint64_t)start)) &&
 		    b->ent[*ei].group >= 0)
 			g = &t->groups[b->ent[*ei].group];
 		add_row(t, &r, g ? g->v : NULL);
@@ -1287,6 +1327,23 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	snprintf(t->all.name, sizeof(t->all.name), "all");
 	if (make_where(&b) < 0)
 		goto fail;
+	/* pid reuse: the processes of --pid's pid, or for --by pid of every
+	 * pid that was several */
+	if (o->pid >= 0 || o->by == TL_BY_PID) {
+		if (procset_load(db, s, o->pid, &b.procs, e) < 0)
+			goto fail;
+		if (o->pid >= 0 && o->has_pid_at) {
+			if (!b.procs.n) {
+				error_set(e, "--pid %lld@%.9g: no process with pid %lld is recorded "
+					  "in session %lld: give --pid %lld", (long long)o->pid,
+					  o->pid_at_ns / 1e9, (long long)o->pid, (long long)s->id,
+					  (long long)o->pid);
+				goto fail;
+			}
+			b.sel = procset_at(&b.procs, o->pid,
+					   s->start_ns + o->pid_at_ns + o->pid_at_slack_ns);
+		}
+	}
 	b.need_locs = o->by == TL_BY_SYMBOL || o->symbol;
 	if (b.need_locs && name_locations(&b) < 0)
 		goto fail;
@@ -1321,6 +1378,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	}
 	if (lost_spans(&b) < 0 || unsched_spans(&b) < 0 || markers(&b) < 0)
 		goto fail;
+	procset_free(&b.procs);
 	free(b.bins);
 	free(b.filt.s);
 	hmap_free(&b.locs);
@@ -1334,6 +1392,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	free(b.ent);
 	return t;
 fail:
+	procset_free(&b.procs);
 	free(b.bins);
 	free(b.filt.s);
 	hmap_free(&b.locs);

@@ -31,6 +31,10 @@ enum timeline_by { TL_BY_NONE, TL_BY_CPU, TL_BY_PID, TL_BY_BINARY, TL_BY_SYMBOL 
 struct timeline_opts {
 	int64_t session;		/* 0: the latest */
 	int64_t pid;			/* -1: any */
+	int has_pid_at;			/* with pid: only the process that had it
+					 * at pid_at_ns since the session start */
+	int64_t pid_at_ns, pid_at_slack_ns;	/* selects the last started
+					 * by pid_at_ns + slack, else the first */
 	const char *comm;		/* NULL: any */
 	const char *binary;		/* NULL: any; path, file name or key */
 	const char *symbol;		/* NULL: any; exact symbol name */
@@ -46,7 +50,9 @@ struct timeline_opts {
 };
 
 struct timeline_group {
-	char name[256];			/* "CPU 1", "pid 42 (ls)", "libc.so.6", "main (ls)" */
+	char name[256];			/* "CPU 1", "pid 42 (ls)", "libc.so.6", "main (ls)";
+					 * a pid that was several processes:
+					 * "pid 42@1.250 (ls)" (procset.h) */
 	uint64_t total[TL_MAXV];
 	double *v;			/* nbuckets * nv values: v[b * nv + i] */
 };

@@ -39,16 +39,21 @@ static const char *const stmt_sql[NR_STMTS] = {
 	[STMT_SAMPLE] = "INSERT INTO sample_blocks VALUES(?1,?2,?3,?4,?5,?6)",
 	[STMT_NEXT_ROW] = "SELECT coalesce((SELECT first_row+nr FROM sample_blocks "
 			  "ORDER BY first_row DESC LIMIT 1),1)",
-	[STMT_AGG] = "INSERT INTO sample_agg VALUES(?1,?2,?3,?4,?5,?6,?7,"
-		     "?8,?9,?10,?11,?12,?13,?14,?15,?16) "
-		     "ON CONFLICT(session_id,binary_id,offset,pid,comm_id,flags) DO UPDATE SET "
+	[STMT_AGG] = "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,flags,"
+		     "samples,c0,c1,c2,c3,c4,c5,c6,c7,period,start_ns) VALUES(?1,?2,?3,?4,?5,?6,?7,"
+		     "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17) "
+		     "ON CONFLICT(session_id,binary_id,offset,pid,comm_id,flags,start_ns) "
+		     "DO UPDATE SET "
 		     "samples=samples+excluded.samples,period=period+excluded.period,"
 		     "c0=c0+excluded.c0,c1=c1+excluded.c1,"
 		     "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 		     "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
-	[STMT_TIME_AGG] = "INSERT INTO sample_time VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
-			  "?10,?11,?12,?13,?14,?15,?16,?17,?18) "
-			  "ON CONFLICT(session_id,bucket,cpu,pid,comm_id,binary_id) DO UPDATE SET "
+	[STMT_TIME_AGG] = "INSERT INTO sample_time(session_id,bucket,cpu,pid,comm_id,binary_id,"
+			  "samples,last_row,min_ns,max_ns,c0,c1,c2,c3,c4,c5,c6,c7,start_ns) "
+			  "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+			  "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19) "
+			  "ON CONFLICT(session_id,bucket,cpu,pid,comm_id,binary_id,start_ns) "
+			  "DO UPDATE SET "
 			  "samples=samples+excluded.samples,"
 			  "last_row=max(last_row,excluded.last_row),"
 			  "min_ns=min(min_ns,excluded.min_ns),"
@@ -871,6 +876,7 @@ int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a
 		sqlite3_bind_null(st, 16);	/* a NULL sum stays NULL */
 	else
 		sqlite3_bind_int64(st, 16, (int64_t)a->period);
+	sqlite3_bind_int64(st, 17, (int64_t)a->start_ns);
 	return step_done(db, st, e, "storing the session histogram");
 }
 
@@ -890,6 +896,7 @@ int db_time_agg_add(struct db *db, int64_t session_id, int nr, const struct db_t
 	sqlite3_bind_int64(st, 9, a->min_ns);
 	sqlite3_bind_int64(st, 10, a->max_ns);
 	bind_counters(st, 11, nr, a->c);
+	sqlite3_bind_int64(st, 19, (int64_t)a->start_ns);
 	return step_done(db, st, e, "storing the session's time sums");
 }
 

@@ -141,6 +141,8 @@ struct db_agg {
 	int64_t binary_id;
 	uint64_t offset;
 	uint32_t pid;
+	uint64_t start_ns;		/* (schema 11) the process's start
+					 * (processes.start_ns); 0: unknown */
 	int64_t comm_id;
 	uint32_t flags;
 	uint64_t samples;
@@ -157,6 +159,7 @@ int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a
 struct db_time_agg {
 	int64_t bucket;
 	uint32_t cpu, pid;
+	uint64_t start_ns;		/* (schema 11) as in db_agg */
 	int64_t comm_id, binary_id;
 	uint64_t samples;
 	int64_t last_row, min_ns, max_ns;

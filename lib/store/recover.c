@@ -59,14 +59,21 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	if (rc != SQLITE_DONE)
 		return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
 	if (lo > 0) {
+		/* the process of a sample (schema 11): of those with its pid,
+		 * the latest started by its time, else the earliest; 0 when
+		 * none (as ingest keys them, db.h) */
 		if (prepare(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
-			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7,period) "
-			    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),pid,"
+			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7,period,start_ns) "
+			    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),x.pid,"
 			    "coalesce(comm_id,0),flags&15,count(*),"
 			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7),"
-			    "CASE WHEN count(period)=count(*) THEN sum(period) END "
-			    "FROM samples WHERE rowid>=?2 AND session_id=?1 "
-			    "GROUP BY 2,3,4,5,6", &st, e))
+			    "CASE WHEN count(period)=count(*) THEN sum(period) END,"
+			    "coalesce((SELECT max(p.start_ns) FROM processes AS p WHERE "
+			    "p.session_id=?1 AND p.pid=x.pid AND p.start_ns<=x.time_ns),"
+			    "(SELECT min(p.start_ns) FROM processes AS p WHERE "
+			    "p.session_id=?1 AND p.pid=x.pid),0) "
+			    "FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
+			    "GROUP BY 2,3,4,5,6,17", &st, e))
 			return -1;
 		sqlite3_bind_int64(st, 1, s->id);
 		sqlite3_bind_int64(st, 2, lo);

@@ -271,11 +271,11 @@ static int64_t delete_some(struct db *db, const char *sql, int64_t id, int64_t l
 /* The tables a session has rows in besides samples and sessions, each
  * with a DELETE of at most ?2 of session ?1's rows. */
 static const char *const session_tables[] = {
-	"DELETE FROM sample_agg WHERE (session_id,binary_id,offset,pid,comm_id,flags) IN "
-	"(SELECT session_id,binary_id,offset,pid,comm_id,flags FROM sample_agg "
+	"DELETE FROM sample_agg WHERE (session_id,binary_id,offset,pid,comm_id,flags,start_ns) IN "
+	"(SELECT session_id,binary_id,offset,pid,comm_id,flags,start_ns FROM sample_agg "
 	"WHERE session_id=?1 LIMIT ?2)",
-	"DELETE FROM sample_time WHERE (session_id,bucket,cpu,pid,comm_id,binary_id) IN "
-	"(SELECT session_id,bucket,cpu,pid,comm_id,binary_id FROM sample_time "
+	"DELETE FROM sample_time WHERE (session_id,bucket,cpu,pid,comm_id,binary_id,start_ns) IN "
+	"(SELECT session_id,bucket,cpu,pid,comm_id,binary_id,start_ns FROM sample_time "
 	"WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM processes WHERE (session_id,pid,start_ns) IN "
 	"(SELECT session_id,pid,start_ns FROM processes WHERE session_id=?1 LIMIT ?2)",

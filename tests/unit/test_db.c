@@ -114,7 +114,7 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 10);	/* schema/001 to 010 */
+	assert_int_equal(db_schema_version(), 11);	/* schema/001 to 011 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -187,6 +187,65 @@ static void test_migrate_from_001(void **state)
 		assert_int_equal(s.lost, 1);
 		assert_string_equal(s.state, "done");
 	}
+	db_close(db);
+}
+
+/*
+ * Schema 11 keys the sums by process (pid, start_ns).  Rows written before:
+ * a pid that was one process in its session gets its start; a reused pid's
+ * histogram rows get 0 (unknown), its sample_time rows the start of the
+ * process whose life holds all their samples, or 0 when they span a reuse.
+ */
+static void test_migrate_011(void **state)
+{
+	const char *path = path_of("v10.db");
+	char sql[256];
+	struct error e;
+	struct db *db;
+
+	for (int i = 0; i < 10; i++)
+		raw_exec(path, schema_migrations[i]);
+	snprintf(sql, sizeof(sql), "DROP TABLE samples_v5; PRAGMA user_version=10; "
+		 "PRAGMA application_id=%d;", DB_APPLICATION_ID);
+	raw_exec(path, sql);
+	raw_exec(path,
+		 "INSERT INTO processes(session_id,pid,start_ns) VALUES(1,10,100),(1,20,100),"
+		 "(1,20,500),(2,20,700);"
+		 "INSERT INTO sample_agg VALUES(1,1,64,10,0,1,3,NULL,NULL,NULL,NULL,NULL,NULL,"
+		 "NULL,NULL,NULL),(1,1,64,20,0,1,4,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL),"
+		 "(2,1,64,20,0,1,5,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL),"
+		 "(1,1,64,30,0,1,6,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);"
+		 "INSERT INTO sample_time(session_id,bucket,cpu,pid,comm_id,binary_id,samples,"
+		 "last_row,min_ns,max_ns) VALUES(1,0,0,10,0,1,1,1,150,160),"
+		 "(1,0,0,20,0,1,1,2,200,300),(1,1,0,20,0,1,1,3,600,700),"
+		 "(1,2,0,20,0,1,1,4,400,600),(1,3,0,30,0,1,1,5,400,600);");
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), 11);
+	/* one process: its start; reused: unknown; never a process: 0 */
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_agg WHERE pid=10"), 100);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_agg WHERE session_id=1 AND "
+				"pid=20"), 0);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_agg WHERE session_id=2"), 700);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_agg WHERE pid=30"), 0);
+	assert_int_equal(db_int(db, "SELECT sum(samples) FROM sample_agg"), 18);
+	/* by time: inside the first's life, the second's, across both */
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_time WHERE pid=10"), 100);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_time WHERE bucket=0 AND "
+				"pid=20"), 100);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_time WHERE bucket=1"), 500);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_time WHERE bucket=2"), 0);
+	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_time WHERE pid=30"), 0);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE "
+				"name='sample_agg_by_binary'"), 1);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE "
+				"'%_011'"), 0);
+	db_close(db);
+	/* and it is sound (SQLite's quick_check passes: reopened untrusted) */
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("reopen: %s", e.msg);
 	db_close(db);
 }
 
@@ -487,6 +546,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_migrate_from_001),
+		cmocka_unit_test(test_migrate_011),
 		cmocka_unit_test(test_migrate_fails),
 		cmocka_unit_test(test_refuse_newer),
 		cmocka_unit_test(test_refuse_foreign),

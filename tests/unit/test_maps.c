@@ -3,7 +3,8 @@
  * replacement and splitting as mmap(MAP_FIXED) does, fork copies, exec
  * clears, fork over a pid still known starts afresh, the address space
  * lives until the last thread exits, dropping the mappings of forgotten
- * binaries, and many processes in the hash table.
+ * binaries, many processes in the hash table, and many threads in a
+ * process's thread set.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +180,79 @@ static void test_reuse_threads(void **state)
 	proc_table_free(t);
 }
 
+/* The thread set against a plain array of flags, as the old linear scan
+ * kept it: 20,000 threads in one process, added twice (fork record and
+ * samples), a pseudo-random half exiting and coming back (tids reused),
+ * tids 0 and UINT32_MAX (not real, but not to be lost either), growth,
+ * removed slots reused, shrinking after most threads exit; the process
+ * ends exactly when its last thread does. */
+#define NTHREADS 20000
+static void test_threads_many(void **state)
+{
+	struct proc_table *t = proc_table_new();
+	struct proc *p = proc_get(t, 7, 1);
+	static unsigned char live[NTHREADS + 8];
+	uint32_t rng = 12345, base = 1000;
+	size_t nlive = 0, peak_cap;
+
+	for (uint32_t i = 0; i < NTHREADS; i++) {
+		proc_thread_add(p, base + i);
+		proc_thread_seen(p, base + i);
+		live[i] = 1;
+		nlive++;
+	}
+	proc_thread_add(p, 0);
+	proc_thread_add(p, UINT32_MAX);
+	proc_thread_seen(p, 0);
+	assert_int_equal(p->nr_tids, NTHREADS + 2);
+	assert_true(p->cap_tids >= 2 * p->nr_tids);
+	assert_true(p->cap_tids <= PROC_TIDS_MAX_CAP);
+	assert_int_equal(proc_thread_exit(p, 7), 0);	/* the leader */
+	/* churn: exits and new threads under the same tids */
+	for (int round = 0; round < 200000; round++) {
+		uint32_t i;
+
+		rng = rng * 1103515245 + 12345;
+		i = (rng >> 8) % NTHREADS;
+		if (live[i]) {
+			assert_int_equal(proc_thread_exit(p, base + i), 0);
+			live[i] = 0;
+			nlive--;
+		} else {
+			proc_thread_seen(p, base + i);
+			live[i] = 1;
+			nlive++;
+		}
+		assert_int_equal(p->nr_tids, nlive + 2);
+		assert_true((p->nr_tids + p->gone_tids) * 2 <= p->cap_tids);
+	}
+	/* a thread exiting twice, one never heard of: no change */
+	assert_int_equal(proc_thread_exit(p, base + NTHREADS + 5), 0);
+	assert_int_equal(p->nr_tids, nlive + 2);
+	assert_int_equal(proc_thread_exit(p, 0), 0);
+	assert_int_equal(proc_thread_exit(p, 0), 0);
+	assert_int_equal(p->nr_tids, nlive + 1);
+	/* all but one exit: the set shrinks */
+	peak_cap = p->cap_tids;
+	for (uint32_t i = 0; i < NTHREADS; i++)
+		if (live[i] && i != 4242)
+			assert_int_equal(proc_thread_exit(p, base + i), 0);
+	if (!live[4242])
+		proc_thread_add(p, base + 4242);
+	assert_int_equal(p->nr_tids, 2);
+	assert_true(p->cap_tids < peak_cap);
+	assert_true(p->cap_tids <= 64);
+	/* every one of them is still known: re-adding changes nothing */
+	proc_thread_add(p, base + 4242);
+	proc_thread_add(p, UINT32_MAX);
+	assert_int_equal(p->nr_tids, 2);
+	assert_int_equal(proc_thread_exit(p, UINT32_MAX), 0);
+	assert_int_equal(proc_thread_exit(p, base + 4242), 1);
+	assert_int_equal(p->nr_tids, 0);
+	assert_int_equal(p->cap_tids, 0);
+	proc_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_reuse_threads),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_threads_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

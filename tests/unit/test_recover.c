@@ -124,6 +124,16 @@ static void feed(struct fixture *f, int i)
 	r.sample.period = 1000 + (uint64_t)i % 13;
 	r.sample.counters[0] = (uint64_t)i * 3 + cpu;
 	r.sample.counters[1] = (uint64_t)i / 2;
+	/* pid 1 is two processes: the first exits (samples in its last
+	 * moments after its exit record), the second forks later */
+	if (i == 0)
+		assert_int_equal(ingest_comm(f->in, 1, 1, "first", 0, 1500, &e), 0);
+	if (i == 600)
+		assert_int_equal(ingest_exit(f->in, 1, 1, r.time_ns - 5, &e), 0);
+	if (i == 640) {
+		assert_int_equal(ingest_fork(f->in, 2, 1, 1, r.time_ns - 5, &e), 0);
+		assert_int_equal(ingest_comm(f->in, 1, 1, "second", 1, r.time_ns - 4, &e), 0);
+	}
 	if (ingest_record(f->in, &r, &e) < 0)
 		fail_msg("ingest_record: %s", e.msg);
 	if (i % 97 == 5)
@@ -140,8 +150,9 @@ static void test_interrupted(void **state)
 	size_t n;
 	int i;
 	const char *cmp[] = {
-		"SELECT binary_id,offset,pid,comm_id,flags,samples,c0,c1,c2,c7,period FROM sample_agg "
-		"ORDER BY 1,2,3,4,5",
+		"SELECT binary_id,offset,pid,comm_id,flags,start_ns,samples,c0,c1,c2,c7,period "
+		"FROM sample_agg ORDER BY 1,2,3,4,5,6",
+		"SELECT pid,start_ns,sum(samples) FROM sample_agg GROUP BY 1,2 ORDER BY 1,2",
 		"SELECT cpu,samples,lost,lost_c0,lost_c1,lost_c2 FROM session_cpus ORDER BY cpu",
 		"SELECT samples,first_sample,last_sample,lost,throttled FROM sessions",
 		"SELECT count(*),sum(c0),sum(c1) FROM samples",
@@ -190,6 +201,11 @@ static void test_interrupted(void **state)
 		free(x);
 		free(y);
 	}
+	/* pid 1's two processes kept apart, its exiting samples with the first */
+	assert_int_equal(db_int(a.db, "SELECT count(DISTINCT start_ns) FROM sample_agg WHERE "
+				"pid=1 AND start_ns IN (1500, 2000 + 640 * 10 - 5)"), 2);
+	assert_int_equal(db_int(a.db, "SELECT sum(samples) FROM sample_agg WHERE pid=1 AND "
+				"start_ns=1500"), 160);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM session_cpus"), 3);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM session_cpus WHERE tail_c0=0 AND "
 				"tail_c1=0 AND tail_c2 IS NULL"), 3);

@@ -39,6 +39,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "dbfix.h"
+#include "procset.h"
 #include "report.h"
 
 #define SPLIT_KEY "buildid:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
@@ -1364,6 +1365,46 @@ static void test_bad_session(void **state)
 	assert_non_null(strstr(e.msg, "999"));
 }
 
+/* --pid PID[@START], and a pid's processes: which one a time falls in,
+ * their labels (more decimals when two would print alike). */
+static void test_procset(void **state)
+{
+	struct procset_ent v[] = { { 7, 1000 }, { 42, 2000000000 }, { 42, 3250000000 },
+				   { 42, 3250400000 } };
+	struct procset ps = { .v = v, .n = 4, .session_start_ns = 1000000000, .decimals = 6 };
+	int64_t pid, at, slack;
+	char l[64];
+
+	assert_int_equal(procset_parse_pid("1234", &pid, &at, &slack), 0);
+	assert_true(pid == 1234 && at == -1 && slack == 0);
+	assert_int_equal(procset_parse_pid("1234@2.250", &pid, &at, &slack), 0);
+	assert_true(pid == 1234 && at == 2250000000 && slack == 500000);
+	assert_int_equal(procset_parse_pid("9@3s", &pid, &at, &slack), 0);
+	assert_true(pid == 9 && at == 3000000000 && slack == 500000000);
+	assert_int_equal(procset_parse_pid("4294967295@0.000000001", &pid, &at, &slack), 0);
+	assert_true(pid == 4294967295LL && at == 1 && slack == 0);
+	static const char *const bad[] = { "", "x", "-1", "12x", "4294967296", "1@", "1@x",
+					   "1@1.2.3", "1@-1", "1@1.0000000001", "@1", "1@1s2" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (procset_parse_pid(bad[i], &pid, &at, &slack) == 0)
+			fail_msg("--pid '%s' accepted", bad[i]);
+
+	assert_int_equal(procset_count(&ps, 42), 3);
+	assert_int_equal(procset_count(&ps, 7), 1);
+	assert_int_equal(procset_count(&ps, 8), 0);
+	/* the last started by then, or the first */
+	assert_true(procset_at(&ps, 42, 0) == 2000000000);
+	assert_true(procset_at(&ps, 42, 3249999999) == 2000000000);
+	assert_true(procset_at(&ps, 42, 3250000000) == 3250000000);
+	assert_true(procset_at(&ps, 42, 9000000000) == 3250400000);
+	assert_true(procset_at(&ps, 8, 9000000000) == 0);
+	assert_true(procset_has(&ps, 42, 3250000000) && !procset_has(&ps, 42, 0));
+	procset_label(&ps, 42, 3250400000, l, sizeof(l));
+	assert_string_equal(l, "42@2.250400");
+	procset_label(&ps, 42, 0, l, sizeof(l));
+	assert_string_equal(l, "42@?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1377,6 +1418,7 @@ int main(void)
 		cmocka_unit_test(test_session_select),
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_histogram_equals_raw),
+		cmocka_unit_test(test_procset),
 		cmocka_unit_test_teardown(test_metric_families, mini_teardown),
 		cmocka_unit_test_teardown(test_stripped_note, mini_teardown),
 		cmocka_unit_test_teardown(test_many, mini_teardown),

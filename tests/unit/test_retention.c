@@ -73,7 +73,7 @@ static void add_session(struct db *db, int id, const char *state, int owner, int
 		 "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM r WHERE i+1<%d) "
 		 "INSERT INTO samples(rowid,session_id,time_ns,cpu,pid,tid,comm_id,binary_id,offset,"
 		 "flags) SELECT %d+i,%d,2000+i,i%%2,i%%7,i%%7,0,%d,i%%13,1 FROM r WHERE %d>0;"
-		 "INSERT INTO sample_agg SELECT session_id,binary_id,offset,pid,comm_id,flags,count(*),"
+		 "INSERT INTO sample_agg SELECT session_id,binary_id,offset,pid,comm_id,flags,0,count(*),"
 		 "NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL FROM samples WHERE session_id=%d AND "
 		 "'%s' IN ('done','interrupted') GROUP BY 1,2,3,4,5,6;"
 		 "INSERT INTO processes(session_id,pid,ppid,comm_id,start_ns,exit_ns) "
