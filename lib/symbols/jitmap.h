@@ -30,6 +30,8 @@
 
 struct jitmap_sym {
 	uint64_t start, size;
+	uint64_t load_ns;	/* jitdump (jitdump.h): the record's timestamp;
+				 * 0 for a perf map (no time) */
 	char *name;
 };
 
