@@ -232,9 +232,9 @@ int jitdump_read_fd(int fd, const char *path, uid_t uid, unsigned char **buf, si
 		return error_set(e, "%s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return error_set(e, "%s: not a regular file, refused", path);
-	if (st.st_uid != uid && st.st_uid != 0)
-		return error_set(e, "%s: owned by uid %u, not by the process's uid %u or root, "
-				 "refused", path, (unsigned)st.st_uid, (unsigned)uid);
+	if (st.st_uid != uid)
+		return error_set(e, "%s: owned by uid %u, not by the process's uid %u, refused",
+				 path, (unsigned)st.st_uid, (unsigned)uid);
 	if (st.st_size < 0 || (uint64_t)st.st_size > JITDUMP_FILE_MAX)
 		return error_set(e, "%s: larger than %u MiB, refused", path,
 				 JITDUMP_FILE_MAX >> 20);

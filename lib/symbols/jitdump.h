@@ -79,8 +79,11 @@ int jitdump_parse(const unsigned char *buf, size_t len, uint32_t pid, uint64_t n
  * The jitdump open as fd (opened by the caller without following a
  * symlink at its last component, O_NONBLOCK) into a malloc'ed buffer
  * (*buf, *len): 0 when read, -1 when refused or unreadable (e says why,
- * naming path): not a regular file, owned by neither uid nor root, larger
- * than JITDUMP_FILE_MAX.  fd is not closed.
+ * naming path): not a regular file, not owned by uid, larger than
+ * JITDUMP_FILE_MAX.  Unlike a perf map, a file of root's is not taken for
+ * another user's process: the directory is any, and a hard link to a
+ * root-only dump of a root JIT would lend its names to the user's
+ * reports.  fd is not closed.
  */
 int jitdump_read_fd(int fd, const char *path, uid_t uid, unsigned char **buf, size_t *len,
 		    struct error *e);

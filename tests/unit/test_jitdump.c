@@ -387,7 +387,12 @@ static void test_read_fd(void **state)
 	assert_memory_equal(buf, "JiTD....", 8);
 	free(buf);
 	if (getuid() == 0) {
-		/* owned by root: accepted for any process; by another user not */
+		/* owned by root: not taken for another user's process (unlike
+		 * a perf map), nor one of a third user's */
+		assert_int_equal(jitdump_read_fd(fd, path, 12345, &buf, &len, &e), -1);
+		assert_non_null(strstr(e.msg, "owned by uid 0, not by the process's uid 12345"));
+		assert_null(buf);
+		assert_int_equal(fchown(fd, 12345, 12345), 0);
 		assert_int_equal(jitdump_read_fd(fd, path, 12345, &buf, &len, &e), 0);
 		free(buf);
 		assert_int_equal(fchown(fd, 54321, 54321), 0);
