@@ -727,8 +727,9 @@ static int open_in_root(uint32_t pid, const char *path)
  * (RESOLVE_NO_SYMLINKS: a directory of the path may be the process's
  * user's, pointing anywhere); the last component is never followed, a FIFO
  * never blocks.  Then jitdump_read_fd() checks the owner (the process's
- * user or root), the type and the size, and when the MMAP2 record had the
- * file's device and inode, the file opened must be that one.  Records
+ * user, not root: see jitdump.h), the type and the size, and when the
+ * MMAP2 record had the file's device and inode, the file opened must be
+ * that one.  Records
  * stamped before the process started (an earlier process of the same pid)
  * are dropped.  A jit_maps row says what came of it, missing file included.
  */
