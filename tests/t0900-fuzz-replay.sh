@@ -21,4 +21,4 @@ for dir in "$top"/tests/fuzz/corpus/*/; do
 	ok "$name: $files inputs"
 	n=$((n + 1))
 done
-[ "$n" -ge 7 ] || fail "only $n corpora under $top/tests/fuzz/corpus"
+[ "$n" -ge 8 ] || fail "only $n corpora under $top/tests/fuzz/corpus"

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,6 +36,7 @@
 #include "hashkey.h"
 #include "ingest.h"
 #include "kallsyms.h"
+#include "jitdump.h"
 #include "jitmap.h"
 #include "maps.h"
 #include "vdso.h"
@@ -650,6 +652,8 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 	return rc;
 }
 
+static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e);
+
 struct jit_all {
 	struct ingest *in;
 	struct error *e;
@@ -662,6 +666,8 @@ static void jit_copy_each(struct proc *p, void *arg)
 
 	if (!a->rc && p->jit)
 		a->rc = jit_copy(a->in, p, a->e);
+	if (!a->rc && p->jitdump)
+		a->rc = jitdump_copy(a->in, p, a->e);
 }
 
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
@@ -681,6 +687,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 	in->gone[pid & (GONE_CACHE - 1)].start_ns = p->start_ns;
 	if (!ret && p->jit)
 		ret = jit_copy(in, p, e);
+	if (!ret && p->jitdump)
+		ret = jitdump_copy(in, p, e);
 	proc_remove(in->procs, pid);
 	return ret;
 }
@@ -719,6 +727,82 @@ static int open_in_root(uint32_t pid, const char *path)
 	close(dfd);
 	errno = err;
 	return fd;
+}
+
+/*
+ * Copy the jitdump p mapped (jitdump.h) into the session, as jit_copy()
+ * does a perf map, and forget its path.  The path is the process's word:
+ * it is opened in the process's own view while it lives (open_in_root(),
+ * its mount namespace), else in strobed's without following any symlink
+ * (RESOLVE_NO_SYMLINKS: a directory of the path may be the process's
+ * user's, pointing anywhere); the last component is never followed, a FIFO
+ * never blocks.  Then jitdump_read_fd() checks the owner (the process's
+ * user, not root: see jitdump.h), the type and the size, and when the
+ * MMAP2 record had the file's device and inode, the file opened must be
+ * that one.  Records
+ * stamped before the process started (an earlier process of the same pid)
+ * are dropped.  A jit_maps row says what came of it, missing file included.
+ */
+static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e)
+{
+	struct open_how how = {
+		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char *path = p->jitdump, problem[PATH_MAX + 1024];
+	unsigned char *buf = NULL;
+	struct jitmap m = { 0 };
+	struct jitdump_info info;
+	struct error je;
+	struct stat st;
+	size_t len = 0;
+	int fd = -1, rc;
+
+	p->jitdump = NULL;	/* once */
+	problem[0] = 0;
+	if (!p->jitdump_uid_known) {
+		snprintf(problem, sizeof(problem), "%s: not read: the process's user is "
+			 "unknown (it exited before its mapping was seen)", path);
+	} else if (in->stats.bytes_read >= in->limits.bytes_read) {
+		snprintf(problem, sizeof(problem), "%s: not read: the session has read its "
+			 "limit of bytes", path);
+	} else {
+		fd = open_in_root(p->pid, path);
+		if (fd < 0 && errno != ELOOP)
+			fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		if (fd < 0)
+			snprintf(problem, sizeof(problem), "%s: %s", path,
+				 errno == ENOENT ? "gone (deleted before the process's exit was "
+				 "seen): keep the file until the session stops" :
+				 errno == ELOOP ? "a symbolic link on the way, refused" :
+				 strerror(errno));
+	}
+	if (fd >= 0 && p->jitdump_dev_known &&
+	    (fstat(fd, &st) < 0 || major(st.st_dev) != p->jitdump_maj ||
+	     minor(st.st_dev) != p->jitdump_min || (uint64_t)st.st_ino != p->jitdump_ino))
+		snprintf(problem, sizeof(problem), "%s: no longer the file the process mapped "
+			 "(device or inode differ), refused", path);
+	else if (fd >= 0 && jitdump_read_fd(fd, path, p->jitdump_uid, &buf, &len, &je) < 0)
+		snprintf(problem, sizeof(problem), "%s", je.msg);
+	if (fd >= 0)
+		close(fd);
+	if (buf) {
+		/* a process started in the session (its fork seen) wrote its
+		 * dump since: records stamped before its start are not its */
+		uint64_t not_before = p->start_ns > (uint64_t)in->s->start_ns ? p->start_ns : 0;
+
+		in->stats.bytes_read += len;
+		if (jitdump_parse(buf, len, p->pid, not_before, &m, &info, &je) < 0)
+			snprintf(problem, sizeof(problem), "%s: %s, refused", path, je.msg);
+		free(buf);
+	}
+	rc = db_jit_map_put(in->db, in->s->id, p->pid, p->start_ns, path, m.nr, m.dropped,
+			    problem[0] ? problem : NULL, e);
+	if (!rc && m.nr)
+		rc = db_jit_symbols_put(in->db, in->s->id, p->pid, p->start_ns, &m, e);
+	jitmap_free(&m);
+	free(path);
+	return rc;
 }
 
 /* fd is the mapped object of m (else -1, fd closed, problem says why): a
@@ -1041,6 +1125,25 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 		   !strncmp(m->filename, "/dev/zero", 9) ||
 		   !strncmp(m->filename, "/SYSV", 5)) {
 		special = "[anon]";
+	}
+	if (!special && jitdump_name_matches(m->filename, m->pid) &&
+	    strlen(m->filename) < PATH_MAX) {
+		char proc_dir[32];
+		struct stat st;
+
+		/* a JIT's jitdump (jitdump.h), mapped only to be seen here:
+		 * read at its exit, never a binary of its own */
+		p = proc_get(in->procs, m->pid, 1);
+		free(p->jitdump);
+		p->jitdump = xstrdup(m->filename);
+		snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", m->pid);
+		p->jitdump_uid_known = stat(proc_dir, &st) == 0;
+		p->jitdump_uid = p->jitdump_uid_known ? st.st_uid : 0;
+		p->jitdump_dev_known = !m->build_id;
+		p->jitdump_maj = m->maj;
+		p->jitdump_min = m->min;
+		p->jitdump_ino = m->ino;
+		return 0;
 	}
 	if (special && !strcmp(special, "[vdso]")) {
 		id = binary_vdso(in, m->len, e);

@@ -34,7 +34,10 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 /* The exit of the last thread of a process that mapped anonymous
  * executable memory also copies its perf map (/tmp/perf-PID.map, checked
  * and bounded as jitmap.h says) into jit_maps and jit_symbols (schema 10);
- * ingest_finish() does the same for such processes still running. */
+ * that of a process that mapped its jitdump (jit-PID.dump, executable:
+ * ingest_mmap() does not make it a binary) copies that file (jitdump.h;
+ * opened as doc/DESIGN.md says) the same way.  ingest_finish() does the
+ * same for such processes still running. */
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		struct error *e);
 

@@ -32,6 +32,7 @@ static void proc_free(struct proc *p)
 {
 	free(p->maps);
 	free(p->tids);
+	free(p->jitdump);
 	free(p);
 }
 
@@ -133,6 +134,9 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	child->comm_id = 0;
 	child->start_ns = 0;
 	child->jit = child->jit_uid_known = 0;
+	free(child->jitdump);
+	child->jitdump = NULL;
+	child->jitdump_uid_known = child->jitdump_dev_known = 0;
 	proc_exec(child);
 	if (!parent)
 		return child;

@@ -45,6 +45,12 @@ struct proc {
 				 * its perf map is looked for at its exit */
 	int jit_uid_known;
 	uint32_t jit_uid;	/* its euid then (the owner of /proc/PID) */
+	char *jitdump;		/* NULL, or the path of the jit-PID.dump it mapped
+				 * (jitdump.h): read at its exit; not inherited */
+	int jitdump_uid_known, jitdump_dev_known;
+	uint32_t jitdump_uid;	/* its euid when it mapped the file */
+	uint32_t jitdump_maj, jitdump_min;	/* the file's device and inode, */
+	uint64_t jitdump_ino;			/* when the record had them */
 };
 
 struct proc_table;

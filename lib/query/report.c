@@ -344,15 +344,17 @@ static int64_t comm_lookup(struct report *r, const char *name, struct error *e)
 	return id;
 }
 
-/* Perf maps of JIT code that were refused (jit_maps.problem, schema 10):
- * their processes' [anon] samples stay unnamed, and a note says why (the
- * first few; the text is strobed's own: path, uids, limits). */
+/* Perf maps and jitdumps of JIT code that were refused (jit_maps.problem,
+ * schema 10): their processes' [anon] samples stay unnamed, and a note
+ * says why (the first few; the text is strobed's own: path, uids, limits).
+ * A jitdump's path ends in ".dump" (jitdump.h). */
 static int jit_notes(struct report *r, struct error *e)
 {
 	sqlite3_stmt *st;
 	int rc, n = 0;
 
-	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT pid,problem FROM jit_maps WHERE "
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT pid,problem,path LIKE '%.dump' "
+			       "FROM jit_maps WHERE "
 			       "session_id=?1 AND problem IS NOT NULL AND (?2 < 0 OR pid=?2) "
 			       "ORDER BY pid", -1, &st, NULL))
 		return sql_fail(r, e, "reading jit_maps");
@@ -360,15 +362,41 @@ static int jit_notes(struct report *r, struct error *e)
 	sqlite3_bind_int64(st, 2, r->o->pid);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n++ < 3)
-			note_add(r, "pid %lld: JIT perf map not used: %s",
+			note_add(r, "pid %lld: JIT %s not used: %s",
 				 (long long)sqlite3_column_int64(st, 0),
+				 sqlite3_column_int(st, 2) ? "jitdump" : "perf map",
 				 (const char *)sqlite3_column_text(st, 1));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sql_fail(r, e, "reading jit_maps");
 	if (n > 3)
-		note_add(r, "%d more processes' JIT perf maps not used (jit_maps.problem)", n - 3);
+		note_add(r, "%d more JIT perf maps or jitdumps not used (jit_maps.problem)",
+			 n - 3);
+
+	/* jitdumps read with records dropped (perf maps' dropped lines are
+	 * not noted, as before) */
+	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT pid,dropped,path FROM jit_maps WHERE "
+			       "session_id=?1 AND problem IS NULL AND dropped > 0 AND "
+			       "path LIKE '%.dump' AND (?2 < 0 OR pid=?2) ORDER BY pid", -1, &st,
+			       NULL))
+		return sql_fail(r, e, "reading jit_maps");
+	sqlite3_bind_int64(st, 1, r->sum->session.id);
+	sqlite3_bind_int64(st, 2, r->o->pid);
+	n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n++ < 3)
+			note_add(r, "pid %lld: JIT jitdump %s: %lld records dropped (malformed, "
+				 "truncated, an earlier process's or past the limits)",
+				 (long long)sqlite3_column_int64(st, 0),
+				 (const char *)sqlite3_column_text(st, 2),
+				 (long long)sqlite3_column_int64(st, 1));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_fail(r, e, "reading jit_maps");
+	if (n > 3)
+		note_add(r, "%d more jitdumps with records dropped (jit_maps.dropped)", n - 3);
 	return 0;
 }
 

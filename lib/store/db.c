@@ -1099,7 +1099,8 @@ int db_jit_symbols_put(struct db *db, int64_t session_id, uint32_t pid, uint64_t
 	int rc = 0;
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT INTO jit_symbols(session_id,pid,start_ns,seq,"
-			       "addr,size,name) VALUES(?1,?2,?3,?4,?5,?6,?7)", -1, &st, NULL))
+			       "addr,size,name,load_ns) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)", -1,
+			       &st, NULL))
 		return sql_error(db, e, "storing perf map symbols");
 	for (size_t i = 0; i < m->nr && !rc; i++) {
 		sqlite3_bind_int64(st, 1, session_id);
@@ -1109,6 +1110,10 @@ int db_jit_symbols_put(struct db *db, int64_t session_id, uint32_t pid, uint64_t
 		sqlite3_bind_int64(st, 5, (int64_t)m->syms[i].start);
 		sqlite3_bind_int64(st, 6, (int64_t)m->syms[i].size);
 		sqlite3_bind_text(st, 7, m->syms[i].name, -1, SQLITE_STATIC);
+		if (m->syms[i].load_ns)
+			sqlite3_bind_int64(st, 8, (int64_t)m->syms[i].load_ns);
+		else
+			sqlite3_bind_null(st, 8);
 		rc = step_done(db, st, e, "storing perf map symbols");
 		sqlite3_reset(st);
 	}

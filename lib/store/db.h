@@ -231,8 +231,9 @@ int db_binary_get(struct db *db, int64_t id, struct db_binary *b, struct error *
 /* Set the note of binary id: a warning that does not stop symbolisation. */
 int db_binary_note(struct db *db, int64_t id, const char *note, struct error *e);
 
-/* A perf map of process (pid, start_ns) copied into the session (schema
- * 10): its row in jit_maps, then each symbol; problem NULL when read. */
+/* A perf map or jitdump of process (pid, start_ns) copied into the session
+ * (schema 10): its row in jit_maps, then each symbol (load_ns, schema 12:
+ * NULL when 0); problem NULL when read. */
 int db_jit_map_put(struct db *db, int64_t session_id, uint32_t pid, uint64_t start_ns,
 		   const char *path, uint64_t symbols, uint64_t dropped,
 		   const char *problem, struct error *e);

@@ -132,6 +132,7 @@ static int parse_line(const char *s, const char *end, struct jitmap_sym *out)
 	name[n] = 0;
 	out->start = start;
 	out->size = size;
+	out->load_ns = 0;
 	out->name = name;
 	return 0;
 }

@@ -31,6 +31,8 @@
 struct jitmap_sym {
 	uint64_t start, size;
 	char *name;
+	uint64_t load_ns;	/* jitdump (jitdump.h): the record's timestamp;
+				 * 0 for a perf map (no time) */
 };
 
 struct jitmap {

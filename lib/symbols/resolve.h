@@ -96,9 +96,10 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 /*
  * JIT code (schema 10): a location in anonymous executable memory
  * ([anon], whose offset is the address itself) is named from the perf map
- * (/tmp/perf-PID.map) of its process, copied into the session at the
- * process's exit: the symbol whose [addr, addr + size) covers the offset,
- * the later line of the file where several do.  Not named (the symbol
+ * (/tmp/perf-PID.map) or jitdump (jit-PID.dump, schema 12) of its process,
+ * copied into the session at the process's exit: the symbol whose
+ * [addr, addr + size) covers the offset, the later line or record of the
+ * file where several do (for all samples: not by the time of the load).  Not named (the symbol
  * stays "[unknown]") when pid left no map, or when several processes of
  * that pid in the session left one (pid reuse: whose sample it is cannot
  * be told from (pid, address)).

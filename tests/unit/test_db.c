@@ -114,12 +114,14 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 11);	/* schema/001 to 011 */
+	assert_int_equal(db_schema_version(), 12);	/* schema/001 to 012 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
 				"('sessions','sample_blocks','sample_agg','lost','markers',"
 				"'session_probes','unscheduled','jit_maps','jit_symbols')"), 9);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM pragma_table_info('jit_symbols') "
+				"WHERE name='load_ns'"), 1);
 	db_close(db);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);
@@ -222,7 +224,7 @@ static void test_migrate_011(void **state)
 	db = db_open(path, DB_WRITE, &e);
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_int(db, "PRAGMA user_version"), 11);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	/* one process: its start; reused: unknown; never a process: 0 */
 	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_agg WHERE pid=10"), 100);
 	assert_int_equal(db_int(db, "SELECT start_ns FROM sample_agg WHERE session_id=1 AND "

@@ -1126,6 +1126,97 @@ static void test_jit_map(void **state)
 	fix_free(f);
 }
 
+/* A jitdump of pid at path: a header, a load of name at addr stamped ts
+ * and one stamped 90 (before the process's start at 100: an earlier
+ * process's). */
+static void write_jitdump(const char *path, uint32_t pid, const char *name, uint64_t addr,
+			  uint64_t ts)
+{
+	unsigned char b[256], *p = b;
+	uint32_t u32[] = { 0x4A695444, 1, 40, 62, 0, pid };
+	uint64_t u64[] = { 80, 0 };
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	memcpy(p, u32, sizeof(u32));
+	p += sizeof(u32);
+	memcpy(p, u64, sizeof(u64));
+	p += sizeof(u64);
+	for (int i = 0; i < 2; i++) {
+		const char *n = i ? "stale" : name;
+		uint32_t h[] = { 0, (uint32_t)(56 + strlen(n) + 1) , 0, 0 };
+		uint64_t t = i ? 90 : ts;
+		uint64_t r[] = { addr, addr, 0x40, (uint64_t)i };
+
+		memcpy(p, h, 8);
+		memcpy(p + 8, &t, 8);
+		h[0] = pid;
+		h[1] = pid;
+		memcpy(p + 16, h, 8);
+		memcpy(p + 24, r, sizeof(r));
+		memcpy(p + 56, n, strlen(n) + 1);
+		p += 56 + strlen(n) + 1;
+	}
+	assert_int_equal(fwrite(b, 1, p - b, f), (size_t)(p - b));
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * JIT code named in a jitdump: the process maps jit-<pid>.dump executable;
+ * the mapping is no binary, and at the exit the file is read into jit_maps
+ * and jit_symbols (with load_ns; the record stamped before the process's
+ * start dropped).  The file is deleted before the exit is seen: the row
+ * says so.  A file that is not the one mapped (another inode) is refused.
+ */
+static void test_jitdump(void **state)
+{
+	struct fix *f = fix_new(0);
+	uint32_t me = (uint32_t)getpid();
+	char path[PATH_MAX];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/jit-%u.dump", f->dir, me);
+	write_jitdump(path, me, "jit_func", 0x7f0000001000ULL, 150);
+	fork_(f, 1, me, me, 100);
+	mmap_dev(f, me, 0x7f0000000000ULL, 0x10000, 0, "//anon", 110, 0, 0, 0);
+	mmap_at(f, me, 0x7f1000000000ULL, 0x1000, 0, path, 111);
+	sample(f, 0, 160, me, me, 0x7f0000001010ULL, 0, NULL);
+	exit_(f, me, me, 200);
+	commit(f);
+	unlink(path);
+	check_sample(f, 160, "[anon]", 0x7f0000001010ULL);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%.dump'"), 0);
+	assert_int_equal(q_int(f, "SELECT symbols FROM jit_maps WHERE pid=?1 AND problem IS NULL "
+			       "AND dropped=1 AND path LIKE '%/jit-' || ?2 || '.dump'",
+			       (int64_t)me, (int64_t)me), 1);
+	assert_int_equal(q_int(f, "SELECT load_ns FROM jit_symbols WHERE pid=?1 AND "
+			       "name='jit_func' AND addr=?2 AND size=64 AND start_ns=100",
+			       (int64_t)me, (int64_t)0x7f0000001000LL), 150);
+
+	/* deleted before the exit was seen */
+	write_jitdump(path, me, "jit_func", 0x7f0000001000ULL, 350);
+	fork_(f, 1, me, me, 300);
+	mmap_at(f, me, 0x7f1000000000ULL, 0x1000, 0, path, 311);
+	unlink(path);
+	exit_(f, me, me, 400);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT symbols FROM jit_maps WHERE pid=?1 AND start_ns=300 "
+			       "AND problem LIKE '%gone%'", (int64_t)me), 0);
+
+	/* the path now names another file than the one mapped (the record's
+	 * device and inode are not the file's) */
+	write_jitdump(path, me, "planted", 0x7f0000001000ULL, 550);
+	fork_(f, 1, me, me, 500);
+	mmap_dev(f, me, 0x7f1000000000ULL, 0x1000, 0, path, 511, 0, 0, 1);
+	exit_(f, me, me, 600);
+	commit(f);
+	unlink(path);
+	assert_int_equal(q_int(f, "SELECT symbols FROM jit_maps WHERE pid=?1 AND start_ns=500 "
+			       "AND problem LIKE '%device or inode differ%'", (int64_t)me), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM jit_symbols WHERE name='planted'"), 0);
+	fix_free(f);
+}
+
 static void test_limits(void **state)
 {
 	struct fix *f = fix_new(0);
@@ -1191,6 +1282,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_limits, teardown),
 		cmocka_unit_test_teardown(test_vdso, teardown),
 		cmocka_unit_test_teardown(test_jit_map, teardown),
+		cmocka_unit_test_teardown(test_jitdump, teardown),
 	};
 
 	if (find_fixtures()) {

@@ -1165,6 +1165,58 @@ static void test_stripped_note(void **state)
 	fixdb_close(fp);
 }
 
+/* JIT files (schema 10, 11): a refused jitdump and a jitdump read with
+ * records dropped each get a note naming the pid; a perf map with dropped
+ * lines does not (as before); --pid keeps only that process's. */
+static void test_jit_notes(void **state)
+{
+	static const uint64_t c[1][STROBE_MAX_COUNTERS] = { { 1 } };
+	static const char *const ev[] = { "instructions" };
+	struct fixdb *fp = &mini;
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1 };
+	struct report_summary sum;
+	struct error e = { "" };
+	struct table *t;
+	int64_t bin, sid;
+	int i, refused = 0, dropped = 0, map = 0;
+
+	(void)state;
+	assert_int_equal(fixdb_open(fp, "jitnotes"), 0);
+	assert_true((bin = db_binary_intern(fp->db, "[anon]", "[anon]", 0, 0, NULL, &e)) > 0);
+	sid = mini_session(fp, ev, 1, bin, 0x1000, c, 1);
+	assert_int_equal(db_begin(fp->db, &e), 0);
+	assert_int_equal(db_jit_map_put(fp->db, sid, 71, 0, "/home/u/jit-71.dump", 0, 0,
+					"/home/u/jit-71.dump: not a jitdump (magic 0x464c457f), "
+					"refused", &e), 0);
+	assert_int_equal(db_jit_map_put(fp->db, sid, 72, 0, "/tmp/jit-72.dump", 5, 3, NULL, &e), 0);
+	assert_int_equal(db_jit_map_put(fp->db, sid, 73, 0, "/tmp/perf-73.map", 5, 4, NULL, &e), 0);
+	assert_int_equal(db_commit(fp->db, &e), 0);
+	t = report_build(fp->db, &o, &sum, &e);
+	if (!t)
+		fail_msg("%s", e.msg);
+	for (i = 0; i < sum.nr_notes; i++) {
+		if (strstr(sum.notes[i], "pid 71: JIT jitdump not used: ") &&
+		    strstr(sum.notes[i], "not a jitdump"))
+			refused++;
+		if (strstr(sum.notes[i], "pid 72: JIT jitdump /tmp/jit-72.dump: 3 records dropped"))
+			dropped++;
+		if (strstr(sum.notes[i], "pid 73"))
+			map++;
+	}
+	assert_int_equal(refused, 1);
+	assert_int_equal(dropped, 1);
+	assert_int_equal(map, 0);
+	table_free(t);
+	o.pid = 71;
+	t = report_build(fp->db, &o, &sum, &e);
+	if (!t)
+		fail_msg("%s", e.msg);
+	for (i = 0; i < sum.nr_notes; i++)
+		assert_null(strstr(sum.notes[i], "pid 72"));
+	table_free(t);
+	fixdb_close(fp);
+}
+
 /* Many binaries and locations (the hash tables of report.c grow several
  * times): 300 binaries never copied to the cache, binary i with 5
  * offsets and 1 + (37 i mod 11) samples spread over them.  Each must be
@@ -1421,6 +1473,7 @@ int main(void)
 		cmocka_unit_test(test_procset),
 		cmocka_unit_test_teardown(test_metric_families, mini_teardown),
 		cmocka_unit_test_teardown(test_stripped_note, mini_teardown),
+		cmocka_unit_test_teardown(test_jit_notes, mini_teardown),
 		cmocka_unit_test_teardown(test_many, mini_teardown),
 		cmocka_unit_test_teardown(test_incomplete_histogram, mini_teardown),
 		cmocka_unit_test_teardown(test_period_weights, mini_teardown),

@@ -391,9 +391,9 @@ static void test_jit(void **state)
 {
 	struct fx *x = *state;
 	struct jitmap_sym a[] = {
-		{ 0x1000, 0x100, (char *)"outer" }, { 0x1040, 0x10, (char *)"inner" },
+		{ 0x1000, 0x100, (char *)"outer", 0 }, { 0x1040, 0x10, (char *)"inner", 0 },
 	};
-	struct jitmap_sym b[] = { { 0x1000, 0x100, (char *)"reused" } };
+	struct jitmap_sym b[] = { { 0x1000, 0x100, (char *)"reused", 0 } };
 	struct jitmap m = { a, 2, 0 }, mb = { b, 1, 0 };
 	struct db_session other;
 	struct resolver *r;

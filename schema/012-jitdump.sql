@@ -1,0 +1,14 @@
+-- 012-jitdump.sql: JIT compilers' jitdump files, copied into the session
+-- (issue 11).
+--
+-- A process that mmaps a file named jit-<its pid>.dump with PROT_EXEC
+-- (the jitdump convention perf inject --jit reads: Java agents, V8
+-- --perf-prof, Python -X perf_jit, LuaJIT) has it read at its exit, or
+-- when the session stops while it still runs, with the rules of perf
+-- maps (owner, regular file, no symlink, at most 256 MiB), and kept in
+-- jit_maps (path: the dump file) and jit_symbols as perf maps are.
+-- jit_symbols.load_ns is the timestamp of the JIT_CODE_LOAD or
+-- JIT_CODE_MOVE record a symbol comes from (the writer's clock, normally
+-- CLOCK_MONOTONIC as samples' time_ns); NULL for perf map lines, which
+-- have no time, and in sessions recorded before this schema.
+ALTER TABLE jit_symbols ADD COLUMN load_ns INTEGER;
