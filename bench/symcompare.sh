@@ -4,18 +4,20 @@
 # 'perf record -a' at the same time, and the per-(binary, symbol) shares of
 # the workload's own user-mode samples are compared.
 #
-# Usage: bench/symcompare.sh [-r ROUNDS] [-w WORKLOADS] [-k]
+# Usage: bench/symcompare.sh [-r ROUNDS] [-w WORKLOADS] [-k] [-v]
 #   -r  rounds (default 1); -w comma-separated workloads (default all:
-#       json,sort,short,xz,gcc); -k keep the temporary directory
+#       json,sort,short,xz,gcc); -k keep the temporary directory; -v list
+#       the top 10s
 #
-# Workloads (fixed work, a few seconds each on an idle CPU):
-#   json   /usr/bin/python3: json.dumps and json.loads of a 2,000-entry dict
-#   sort   /usr/bin/sort of a 40 MB text file, three times (by fields 1, 2
-#          and 3: random lines, the locale of the caller; LC_ALL=C makes it
-#          memcmp)
+# Workloads (fixed work, 2 to 17 s of CPU each):
+#   json   /usr/bin/python3: 400 json.dumps and json.loads of a 2,000-entry
+#          dict
+#   sort   /usr/bin/sort of a 40 MB text file of random lines, three times
+#          (in the caller's locale: strcoll; LC_ALL=C makes it memcmp)
 #   short  tests/workloads/shortlived 200 10: 200 exec'd short processes
-#   xz     xz -6 of 8 MB of text (liblzma, no debug file: both unnamed)
-#   gcc    gcc -O2 -c of sqlite3.c-sized generated C (cc1, as)
+#   xz     xz -6 -T1 of 8 MB of that text (liblzma, no debug file: both
+#          leave it unnamed)
+#   gcc    gcc -O2 -c of 1,500 generated functions (cc1, as)
 # The three first are the issue's table; xz and gcc are held out.
 #
 # Each run: strobe record --sample-event cpu-clock -F 1000 -- perf record
@@ -23,8 +25,9 @@
 # -c WL':
 # the same per-CPU 1 ms timer in both, system-wide.  The workload is the
 # process tree of that pid (strobe's processes table, perf's FORK records);
-# strobe's samples through 'strobe export --format csv', perf's through
-# 'perf script' (tests/symshares.py).  Printed per run: samples of each
+# strobe's samples through 'strobe export --format csv --no-demangle',
+# perf's through 'perf script --no-demangle' (tests/symshares.py, which
+# also says how names are normalised).  Printed per run: samples of each
 # tool (user mode; kernel apart), the top-10 overlap, the largest share
 # difference among the top 10s (and 1 point + 3 sd of the difference of
 # two binomial proportions, for these sample counts), unnamed share in
@@ -33,7 +36,8 @@
 # written, but every difference within 1 point + 3 sd: two timers that do
 # not fire at the same instants sample a program independently, and a
 # 35 % share differs by 1.1 points (1 sd) between two runs of 3,500
-# samples), or "NOT met".  -v lists each run's top 10s.
+# samples), or "NOT met".  -v lists each run's top 10s.  With -r 2 or
+# more, a last line per workload ("all") pools its rounds' counts.
 # Nothing is asserted: this measures.  Needs root, perf, and a built tree;
 # install libc6-dbg (setup.sh does) so that both tools name libc's
 # internals.
@@ -124,12 +128,15 @@ for round in $(seq "$rounds"); do
 		nice -n 19 "$STROBE" export --format csv --no-demangle -o "$tmp/export.csv" 2>"$tmp/export.err" ||
 			{ echo "symcompare: $w: export: $(cat "$tmp/export.err")" >&2; continue; }
 		nice -n 19 python3 - "$w" "$round" "$STROBE_DB" "$tmp/export.csv" "$tmp/perf.data" \
-			"$(cat "$tmp/pid")" "$verbose" <<'PY'
-import sys
+			"$(cat "$tmp/pid")" "$verbose" "$tmp/pool-$w" <<'PY'
+import json, sys
 import symshares as ss
-w, rnd, db, xcsv, pdata, root, verbose = sys.argv[1:8]
+w, rnd, db, xcsv, pdata, root, verbose, pool = sys.argv[1:9]
 st = ss.Shares(ss.strobe_samples(db, xcsv, int(root)))
 pf = ss.Shares(ss.perf_samples(pdata, int(root)))
+with open(pool, "a") as f:
+    f.write(json.dumps([[list(k) + [v] for k, v in t.count.items()] + [["", "", -t.kernel]]
+                       for t in (st, pf)]) + "\n")
 c = ss.compare(st, pf)
 met = c["unnamed_strobe"] <= c["unnamed_perf"] + 0.01 and c["maxdiff"] <= 0.01
 noise = (c["unnamed_strobe"] - c["unnamed_perf"] <= c["unnamed_bound"] and
@@ -144,4 +151,37 @@ if verbose == "1":
             ss.keyname(key)[:60], 100 * a, 100 * b, 100 * d, 100 * bd))
 PY
 	done
+done
+[ "$rounds" -gt 1 ] || exit 0
+# the rounds pooled: the sampling noise shrinks by the square root of rounds
+for w in $(echo "$workloads" | tr , ' '); do
+	[ -s "$tmp/pool-$w" ] || continue
+	nice -n 19 python3 - "$w" "$tmp/pool-$w" "$verbose" <<'PY'
+import collections, json, sys
+import symshares as ss
+w, pool, verbose = sys.argv[1:4]
+tools = [ss.Shares([]), ss.Shares([])]
+for line in open(pool):
+    for t, rows in zip(tools, json.loads(line)):
+        for b, s, v in rows:
+            if v < 0:
+                t.kernel -= v
+            else:
+                t.count[(b, s)] += v
+                t.n += v
+                t.unnamed += v if s == "[unknown]" else 0
+st, pf = tools
+c = ss.compare(st, pf)
+met = c["unnamed_strobe"] <= c["unnamed_perf"] + 0.01 and c["maxdiff"] <= 0.01
+noise = (c["unnamed_strobe"] - c["unnamed_perf"] <= c["unnamed_bound"] and
+         all(abs(r[3]) <= r[4] for r in c["rows"]))
+print("%-6s %5s %6d+%-5dk %6d+%-5dk %5d/%-2d %6.2f(%4.2f) %-13s %8.2f%% %8.2f%% %s" % (
+    w, "all", st.n, st.kernel, pf.n, pf.kernel, c["overlap"], c["k"], 100 * c["maxdiff"],
+    100 * c["maxbound"], ss.keyname(c["maxkey"])[-40:], 100 * c["unnamed_strobe"],
+    100 * c["unnamed_perf"], "met" if met else "noise" if noise else "NOT met"))
+if verbose == "1":
+    for key, a, b, d, bd in c["rows"]:
+        print("    %-60s strobe %6.2f%%  perf %6.2f%%  diff %+6.2f  (bound %4.2f)" % (
+            ss.keyname(key)[:60], 100 * a, 100 * b, 100 * d, 100 * bd))
+PY
 done
