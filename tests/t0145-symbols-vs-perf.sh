@@ -101,7 +101,10 @@ record() {
 export HOME=$tmp/home PERF_BUILDID_DIR=$tmp/home/.debug
 mkdir -p "$HOME" "$tmp/bin/.debug" "$tmp/dbg" "$tmp/empty"
 
-# 1. the program: a fixed amount of work, 60:30:10 in three static functions
+# 1. the program: a fixed amount of work, 60:30:10 in three static
+# functions; rounds of about 1 ms, each 50-150% of that at random (a fixed
+# length could lock onto a 1 ms timer and give the two tools different
+# shares)
 cat >"$tmp/sepdebug.c" <<'C'
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,10 +118,14 @@ static __attribute__((noinline)) void sep_hot10(long n) { SPIN(1 * n); }
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 1000;
-	for (long r = 0; r < rounds; r++) {
-		sep_hot60(70000);
-		sep_hot30(70000);
-		sep_hot10(70000);
+	uint64_t r = 88172645463325252ULL;
+	for (long i = 0; i < rounds; i++) {
+		long u;
+		r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+		u = 35000 + (long)(r % 70001);
+		sep_hot60(u);
+		sep_hot30(u);
+		sep_hot10(u);
 	}
 	return 0;
 }
