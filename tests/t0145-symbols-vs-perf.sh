@@ -8,8 +8,9 @@
 # sample counts at hand (two timers that do not fire at the same instants
 # sample a program independently; the tolerance stays honest on a loaded
 # machine, where the work, fixed, takes longer and gives more samples, not
-# fewer).  tests/symshares.py computes the shares (each tool's own view of
-# the workload's process tree; names compared raw, without ELF versions).
+# fewer; at least 500 a tool, ~2,000 here).  tests/symshares.py computes
+# the shares (each tool's own view of the workload's process tree; names
+# compared raw, without ELF versions).
 #
 # 1. A program built here whose functions are only in a separate debug
 #    file (objcopy --only-keep-debug, strip --strip-all, and the hot
@@ -19,7 +20,8 @@
 #    b. by build-id in DIR/.build-id/xx/rest.debug: strobe with
 #       STROBE_DEBUG_DIRS=DIR, perf with DIR bind-mounted on /usr/lib/debug
 #       in a mount namespace of its own (perf looks only there), so both
-#       see the same debug files and no others.
+#       see the same debug files and no others (this part says SKIP, and
+#       the rest still runs, where no mount namespace can be made).
 #    perf must name the hot functions (else the comparison proves nothing).
 # 2. tests/workloads/jitmap -n CALLS: JIT-style code in anonymous memory
 #    named in /tmp/perf-PID.map (perf's dso "/tmp/perf-PID.map" is
@@ -53,8 +55,8 @@ for key, a, b, d, bd in c["rows"]:
 print(f"  unnamed: strobe {100 * c['unnamed_strobe']:.2f}%, perf {100 * c['unnamed_perf']:.2f}%, "
       f"bound perf's + {100 * c['unnamed_bound']:.2f}")
 ok = True
-if st.n < 1000 or pf.n < 1000:
-    print(f"FAIL {label}: too few samples (strobe {st.n}, perf {pf.n}; want >= 1000)"); ok = False
+if st.n < 500 or pf.n < 500:
+    print(f"FAIL {label}: too few samples (strobe {st.n}, perf {pf.n}; want >= 500)"); ok = False
 if hot:
     ph = sum(v for (b, s), v in pf.count.items() if b == hot_bin and s in hot) / max(pf.n, 1)
     if ph < 0.9:
@@ -161,13 +163,20 @@ ok "a program named from its .gnu_debuglink file as perf names it"
 
 # (b): both look only in $tmp/dbg; perf reads DIR/.build-id/xx/rest.debug
 # as /usr/lib/debug/.build-id/xx/rest.debug
-export STROBE_DEBUG_DIRS=$tmp/dbg
-record bid "$tmp/bin/sepbid" $rounds
-perf_script bid unshare -m --propagation private sh -c 'mount --bind "$1" /usr/lib/debug && shift && exec "$@"' sh "$tmp/dbg"
-unset STROBE_DEBUG_DIRS
-compare bid "$(cat "$tmp/pid")" sepbid sep_hot60 sep_hot30 sep_hot10 ||
-	fail "build-id debug file: strobe and perf disagree"
-ok "a program named from DIR/.build-id/xx/rest.debug as perf names it"
+if ! unshare -m --propagation private sh -c 'mount --bind "$1" /usr/lib/debug' sh "$tmp/dbg" \
+	2>"$tmp/unshare.err"; then
+	echo "SKIP the .build-id/ layout against perf: cannot bind-mount on /usr/lib/debug" \
+		"in a mount namespace: $(cat "$tmp/unshare.err")"
+else
+	export STROBE_DEBUG_DIRS=$tmp/dbg
+	record bid "$tmp/bin/sepbid" $rounds
+	perf_script bid unshare -m --propagation private sh -c \
+		'mount --bind "$1" /usr/lib/debug && shift && exec "$@"' sh "$tmp/dbg"
+	unset STROBE_DEBUG_DIRS
+	compare bid "$(cat "$tmp/pid")" sepbid sep_hot60 sep_hot30 sep_hot10 ||
+		fail "build-id debug file: strobe and perf disagree"
+	ok "a program named from DIR/.build-id/xx/rest.debug as perf names it"
+fi
 
 # 2. JIT code named in a perf map; perf reads the map while it exists
 sh -c 'echo $$ >"$1/probe.pid"; exec "$2/jitmap" -n 1' sh "$tmp" "$WL" 2>"$tmp/probe.err"
