@@ -53,7 +53,7 @@ struct func {
 	char *own;		/* the name without its @VERSION, if it had one */
 	char *demangled;	/* when demangle_done and it was mangled */
 	asection *sec;
-	unsigned char rank;	/* global 3, weak 2, local 1 */
+	unsigned char rank;	/* global 3, local 2, weak 1 (perf's order) */
 	unsigned char demangle_done;
 };
 
@@ -188,13 +188,15 @@ static int sizes_usable(bfd *abfd, asymbol **syms, long n, int strict)
 	return checked > 0;
 }
 
+/* Of aliases, a global name before a local one before a weak one: the
+ * order perf prefers them in, so that both name a function alike. */
 static unsigned char sym_rank(const asymbol *sym)
 {
 	if (sym->flags & (BSF_GLOBAL | BSF_GNU_UNIQUE))
 		return 3;
 	if (sym->flags & BSF_WEAK)
-		return 2;
-	return 1;
+		return 1;
+	return 2;
 }
 
 /* Add the wanted symbols of a table; the number added. */
@@ -243,19 +245,33 @@ static int leading_underscores(const char *s)
 	return n;
 }
 
-/* By address; at one address the preferred name first. */
+/*
+ * By address; at one address the preferred name first, as perf chooses
+ * among aliases (so that a report names a function as perf's does): one
+ * with a size, then by rank (not weak, then global), then the fewest
+ * leading underscores, then the longest name (libc's
+ * __memmove_avx_unaligned_erms over __memcpy_avx_unaligned_erms, one
+ * function); the alphabetical order only breaks what is left of a tie.
+ */
 static int func_cmp(const void *a, const void *b)
 {
 	const struct func *x = a, *y = b;
+	size_t lx, ly;
 	int d;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
 	if (x->rank != y->rank)
 		return y->rank - x->rank;
 	d = leading_underscores(x->name) - leading_underscores(y->name);
 	if (d)
 		return d;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 

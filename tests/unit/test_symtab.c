@@ -97,7 +97,18 @@ static const char lib_src[] =
 	"int cxx_like(int x)\n"
 	"{\n"
 	"	return x + 1;\n"
-	"}\n";
+	"}\n"
+	"\n"
+	"/* aliases: perf names the address al_fn_longer_name (global, the\n"
+	" * fewest leading underscores, then the longest name; weak last) */\n"
+	"int al_fn(int x) { return x * 7 + 1; }\n"
+	"int al_fn_longer_name(int x) __attribute__((alias(\"al_fn\")));\n"
+	"int __al_fn_underscored_longest_name(int x) __attribute__((alias(\"al_fn\")));\n"
+	"__attribute__((weak)) int al_fn_weak_and_the_longest_name_of_all(int x)\n"
+	"	__attribute__((alias(\"al_fn\")));\n"
+	"/* a local name before a weak one */\n"
+	"static int al2_local(int x) { return x * 5 - 3; }\n"
+	"__attribute__((weak)) int al2_weak_and_longer(int x) __attribute__((alias(\"al2_local\")));\n";
 
 static char tmpdir[64];
 static char pie[128], nopie[128], stripped[128], lib[128], csrc[128];
@@ -393,6 +404,36 @@ static void test_shared_lib(void **state)
 	dlclose(h);
 }
 
+/* Of several names at one address, the one perf shows (its
+ * choose_best_symbol order), so that strobe's reports and perf's agree. */
+static void test_aliases(void **state)
+{
+	struct error e = { "" };
+	struct symtab *s;
+	void *h, *al, *al2;
+	uint64_t off, off2;
+
+	(void)state;
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	al = dlsym(h, "al_fn");
+	al2 = dlsym(h, "al2_weak_and_longer");
+	assert_non_null(al);
+	assert_non_null(al2);
+	assert_ptr_equal(al, dlsym(h, "al_fn_weak_and_the_longest_name_of_all"));
+	off = self_offset(al);
+	off2 = self_offset(al2);
+	s = symtab_open(lib, &e);
+	if (!s)
+		print_error("%s\n", e.msg);
+	assert_non_null(s);
+	expect(s, off, 0, "al_fn_longer_name", 0, NULL, 0);
+	expect(s, off + 2, 0, "al_fn_longer_name", 2, NULL, 0);
+	expect(s, off2, 0, "al2_local", 0, NULL, 0);
+	symtab_close(s);
+	dlclose(h);
+}
+
 static void test_not_elf(void **state)
 {
 	struct error e = { "" };
@@ -576,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_nopie),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_shared_lib),
+		cmocka_unit_test(test_aliases),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_kallsyms_parse),
 		cmocka_unit_test(test_kallsyms_snapshot_file),

@@ -4,11 +4,13 @@
  * convention of JIT compilers (V8's --perf-basic-prof, Python's -X perf).
  *
  * Usage: jitmap [SECONDS]        (default 2)
+ *        jitmap -n CALLS         (a fixed amount of work: CALLS calls of
+ *                                 10 million iterations, ~3 ms each)
  *
  * The region is mapped read, write and execute; the loop is the only code
  * in it, at its start, and the map file has one line:
  *   <start> <size> jit_hot_loop
- * The program calls the loop until SECONDS have passed, then exits 0
+ * The program calls the loop until SECONDS have passed (or CALLS times), then exits 0
  * leaving the map file behind (as JITs do).  Exits 77 on an architecture
  * it has no machine code for (x86-64 and arm64 only), 1 on an error.
  *
@@ -43,15 +45,17 @@ static double now(void)
 int main(int argc, char **argv)
 {
 #if defined(__x86_64__) || defined(__aarch64__)
-	double seconds = argc > 1 ? atof(argv[1]) : 2, end;
+	int fixed = argc > 2 && !strcmp(argv[1], "-n");
+	double seconds = argc > 1 && !fixed ? atof(argv[1]) : 2, end;
+	long calls = fixed ? atol(argv[2]) : 0;
 	long page = sysconf(_SC_PAGESIZE);
 	void (*loop)(uint64_t);
 	char path[64];
 	FILE *f;
 	void *mem;
 
-	if (seconds <= 0 || seconds > 1e6) {
-		fprintf(stderr, "usage: jitmap [SECONDS]\n");
+	if (seconds <= 0 || seconds > 1e6 || (fixed && (calls <= 0 || calls > 1000000))) {
+		fprintf(stderr, "usage: jitmap [SECONDS] | jitmap -n CALLS\n");
 		return 1;
 	}
 	mem = mmap(NULL, page, PROT_READ | PROT_WRITE | PROT_EXEC,
@@ -70,6 +74,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	loop = (void (*)(uint64_t))(uintptr_t)mem;
+	if (fixed) {
+		while (calls-- > 0)
+			loop(10000000);
+		return 0;
+	}
 	end = now() + seconds;
 	while (now() < end)
 		loop(10000000);
