@@ -1282,6 +1282,23 @@ static int markers(struct build *b)
 
 /* ---- the whole ---- */
 
+/* What timeline_build gathered on the way, once it is done or failed. */
+static void build_free(struct build *b)
+{
+	procset_free(&b->procs);
+	free(b->bins);
+	free(b->filt.s);
+	hmap_free(&b->locs);
+	hmap_free(&b->symidx);
+	hmap_free(&b->keys);
+	for (size_t i = 0; i < b->nsym; i++)
+		free(b->sym[i].name);
+	free(b->sym);
+	free(b->locsym);
+	ent_free_buckets(b);
+	free(b->ent);
+}
+
 struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 				struct error *e)
 {
@@ -1378,32 +1395,10 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	}
 	if (lost_spans(&b) < 0 || unsched_spans(&b) < 0 || markers(&b) < 0)
 		goto fail;
-	procset_free(&b.procs);
-	free(b.bins);
-	free(b.filt.s);
-	hmap_free(&b.locs);
-	hmap_free(&b.symidx);
-	hmap_free(&b.keys);
-	for (size_t i = 0; i < b.nsym; i++)
-		free(b.sym[i].name);
-	free(b.sym);
-	free(b.locsym);
-	ent_free_buckets(&b);
-	free(b.ent);
+	build_free(&b);
 	return t;
 fail:
-	procset_free(&b.procs);
-	free(b.bins);
-	free(b.filt.s);
-	hmap_free(&b.locs);
-	hmap_free(&b.symidx);
-	hmap_free(&b.keys);
-	for (size_t i = 0; i < b.nsym; i++)
-		free(b.sym[i].name);
-	free(b.sym);
-	free(b.locsym);
-	ent_free_buckets(&b);
-	free(b.ent);
+	build_free(&b);
 	timeline_free(t);
 	return NULL;
 }

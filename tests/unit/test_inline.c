@@ -24,6 +24,7 @@
 #define SCRATCH_FILES_ONLY
 #include "scratch.h"
 #include "symtab.h"
+#include "shellrun.h"
 
 static const char prog_src[] =
 	"static inline __attribute__((always_inline)) unsigned long step(unsigned long x)\n"
@@ -61,22 +62,6 @@ static const char prog_src[] =
 
 static int skip;
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	r = system(cmd);
-	if (r)
-		fprintf(stderr, "setup failed (%d): %s\n", r, cmd);
-	return r ? -1 : 0;
-}
 
 static int setup(void **state)
 {

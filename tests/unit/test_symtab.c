@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "kallsyms.h"
 #include "symtab.h"
+#include "shellrun.h"
 
 static const char prog_src[] =
 	"#include <stdio.h>\n"
@@ -137,23 +138,6 @@ static int write_text(const char *path, const char *text)
 	return fclose(f);
 }
 
-static int run(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	r = system(cmd);
-	if (r)
-		fprintf(stderr, "setup failed (%d): %s\n", r, cmd);
-	return r ? -1 : 0;
-}
 
 static int setup(void **state)
 {

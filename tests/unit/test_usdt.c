@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "usdt.h"
+#include "shellrun.h"
 
 static char tmpdir[64], pie[128], nopie[128], moved[128], text[128];
 
@@ -61,22 +62,6 @@ static int write_text(const char *path, const char *s)
 		return -1;
 	fputs(s, f);
 	return fclose(f);
-}
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	r = system(cmd);
-	if (r)
-		fprintf(stderr, "setup failed (%d): %s\n", r, cmd);
-	return r ? -1 : 0;
 }
 
 static unsigned char *read_file(const char *path, size_t *len)
