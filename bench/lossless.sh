@@ -4,12 +4,15 @@
 # and bytes on disk per sample, at several sampling rates.
 #
 # Usage: bench/lossless.sh [-d SECONDS] [-r RATES] [-n ROUNDS] [-e EVENTS] [-t SECONDS] [-m PAGES]
+#                          [-s STROBED-OPTIONS] [-P]
 #   -d  seconds of work per CPU, unprofiled (default 10)
 #   -r  comma-separated rates per CPU in Hz (default 1000,10000,20000,50000)
 #   -n  rounds per rate, the two tools alternating (default 1)
 #   -e  counting events (default page-faults,context-switches,cpu-migrations,minor-faults)
 #   -t  stop 'perf report' after SECONDS (its CPU then shows as '>N')
 #   -m  ring pages per CPU for both tools (default: each tool's own default)
+#   -s  options for strobed (e.g. '--ingest-nice idle')
+#   -P  strobe only, no perf runs
 #
 # Workload: one bench/spin per CPU, each a fixed amount of work calibrated
 # to SECONDS unprofiled, so that whatever a profiler takes from the CPUs
@@ -37,10 +40,10 @@ STROBE=${STROBE:-$top/tools/strobe}
 STROBED=${STROBED:-$top/daemon/strobed}
 SPIN=$top/bench/spin
 secs=10 rates=1000,10000,20000,50000 rounds=1 rep_max=0
-events=page-faults,context-switches,cpu-migrations,minor-faults pages=
+events=page-faults,context-switches,cpu-migrations,minor-faults pages= dopts= noperf=
 
-usage() { sed -n '6,12s/^# \{0,1\}//p' "$0"; }
-while getopts d:r:n:e:t:m:h o; do
+usage() { sed -n '6,15s/^# \{0,1\}//p' "$0"; }
+while getopts d:r:n:e:t:m:s:Ph o; do
 	case $o in
 	d) secs=$OPTARG ;;
 	r) rates=$OPTARG ;;
@@ -48,6 +51,8 @@ while getopts d:r:n:e:t:m:h o; do
 	e) events=$OPTARG ;;
 	t) rep_max=$OPTARG ;;
 	m) pages=$OPTARG ;;
+	s) dopts=$OPTARG ;;
+	P) noperf=1 ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -90,13 +95,14 @@ workload() {
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 dusize() { du -sb "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 
-"$STROBED" --foreground --db "$STROBE_DB" --socket "$STROBE_SOCKET" 2>"$tmp/strobed.log" &
+# shellcheck disable=SC2086
+"$STROBED" --foreground --db "$STROBE_DB" --socket "$STROBE_SOCKET" $dopts 2>"$tmp/strobed.log" &
 dpid=$!
 for i in $(seq 50); do "$STROBE" status >/dev/null 2>&1 && break; sleep 0.1; done
 
 echo "# strobe vs perf under load, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $ncpu CPUs," \
      "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# workload: $ncpu x spin $n ($secs s each unprofiled); cpu-clock + $events${pages:+; rings of $pages pages}"
+echo "# workload: $ncpu x spin $n ($secs s each unprofiled); cpu-clock + $events${pages:+; rings of $pages pages}${dopts:+; strobed $dopts}"
 printf "%-6s %6s %6s %9s %9s %7s %9s %9s %7s\n" tool rate round samples lost wall_s cap_cpu_s tot_cpu_s B/sample
 
 run_strobe() {	# rate round
@@ -155,7 +161,9 @@ run_perf() {	# rate round
 
 for r in ${rates//,/ }; do
 	for k in $(seq "$rounds"); do
-		if [ $((k % 2)) = 1 ]; then
+		if [ -n "$noperf" ]; then
+			run_strobe "$r" "$k"
+		elif [ $((k % 2)) = 1 ]; then
 			run_strobe "$r" "$k"; run_perf "$r" "$k"
 		else
 			run_perf "$r" "$k"; run_strobe "$r" "$k"

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -48,6 +49,7 @@ struct session {
 	int thread_on;
 	pid_t thread_tid;	/* for its priority: set by the thread */
 	int nice, hurry_nice;	/* its nice, and once a stop waits for it */
+	int idle;		/* SCHED_IDLE until a stop waits for it */
 	pthread_mutex_t lock;
 	int waiting;		/* main threads waiting for lock (atomic) */
 	int wake_fd;		/* eventfd: quit or hurry */
@@ -324,6 +326,7 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	pthread_mutex_init(&s->pub_lock, NULL);
 	s->nice = p->ingest_nice;
 	s->hurry_nice = p->base_nice;
+	s->idle = p->ingest_idle;
 	s->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -545,9 +548,19 @@ static void *ingest_main(void *arg)
 	int last = 0;
 
 	__atomic_store_n(&s->thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	/* per thread on Linux: only this one yields to the workload */
-	if (s->nice != getpriority(PRIO_PROCESS, 0))
-		setpriority(PRIO_PROCESS, s->thread_tid, s->nice);
+	/* per thread on Linux: only this one yields to the workload (unless
+	 * a stop already hurries it) */
+	if (!__atomic_load_n(&s->hurry, __ATOMIC_ACQUIRE)) {
+		if (s->idle) {
+			struct sched_param sp = { 0 };
+
+			if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+				daemon_log("ingest thread: cannot take SCHED_IDLE; it runs at "
+					   "nice %d", s->nice);
+		}
+		if (s->nice != getpriority(PRIO_PROCESS, 0))
+			setpriority(PRIO_PROCESS, s->thread_tid, s->nice);
+	}
 	for (;;) {
 		struct error e = { 0 };
 		int r;
@@ -626,6 +639,11 @@ void session_hurry(struct session *s)
 
 	if (__atomic_exchange_n(&s->hurry, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (tid && s->idle) {
+		struct sched_param sp = { 0 };
+
+		pthread_setschedparam(s->thread, SCHED_OTHER, &sp);
+	}
 	if (tid && s->hurry_nice != s->nice)
 		setpriority(PRIO_PROCESS, tid, s->hurry_nice);
 	efd_post(s->wake_fd);

@@ -31,9 +31,9 @@ struct session_params {
 	 * made in; NULL: memory only, no crash accounting */
 	struct spool_limits spool;
 	const char *spool_dir;
-	/* the ingest thread's nice; and its nice once a stop waits for it
-	 * (strobed's own) */
-	int ingest_nice, base_nice;
+	/* the ingest thread's nice (or SCHED_IDLE with ingest_idle); and its
+	 * nice once a stop waits for it (strobed's own, SCHED_OTHER) */
+	int ingest_nice, base_nice, ingest_idle;
 };
 
 struct session;

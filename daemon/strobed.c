@@ -121,6 +121,7 @@ struct daemon {
 	struct spool_limits spool;	/* --spool-mem, --spool-disk */
 	int base_nice;		/* strobed's nice: its drain threads' */
 	int ingest_nice;	/* --ingest-nice: added for each session's ingest thread */
+	int ingest_idle;	/* --ingest-nice idle: SCHED_IDLE instead */
 	char *spool_dir;		/* DB.spool: a directory per session */
 	int reaping;		/* sessions marked 'deleting' remain */
 	int64_t reaped;		/* sessions removed since reaping began */
@@ -149,7 +150,7 @@ static void usage(FILE *f)
 	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
 	      "[--backend auto|perf|driver]\n"
 	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
-	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N]\n", f);
+	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N|idle]\n", f);
 }
 
 /*
@@ -609,6 +610,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	p.cfg.drain_nice = d->base_nice;
 	p.cfg.drain_rt = 1;
 	p.ingest_nice = MIN(19, d->base_nice + d->ingest_nice);
+	p.ingest_idle = d->ingest_idle;
 	p.base_nice = d->base_nice;
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
@@ -1579,13 +1581,19 @@ int main(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 
+			if (!strcmp(optarg, "idle")) {
+				d.ingest_idle = 1;
+				break;
+			}
 			if (end == optarg || *end || v < 0 || v > 19) {
 				snprintf(e.msg, sizeof(e.msg), "bad --ingest-nice '%s': give a "
 					 "number from 0 (ingest competes with the workload as "
-					 "an equal) to 19", optarg);
+					 "an equal) to 19, or idle (SCHED_IDLE: only CPU time "
+					 "nothing else wants)", optarg);
 				goto bad_option;
 			}
 			d.ingest_nice = (int)v;
+			d.ingest_idle = 0;
 			break;
 		}
 		case 'h': usage(stdout); return 0;
