@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <link.h>
 #include <linux/openat2.h>
+#include "cgroups.h"
 #include "hashkey.h"
 #include "ingest.h"
 #include "kallsyms.h"
@@ -295,6 +296,13 @@ struct ingest {
 	 * moments) still count for the right process; an older exit whose
 	 * slot a newer one took counts as process unknown (start 0) */
 	struct { uint32_t pid; uint64_t start_ns; } gone[GONE_CACHE];
+	/* cgroups (schema 13): 0 not recorded, else where a process's comes
+	 * from; path -> id of those stored; processes whose cgroup row the
+	 * open batch wrote */
+	enum { CG_NONE, CG_SAMPLE, CG_PROC } cgroup_source;
+	char cgroup_root[256];		/* the cgroup2 mount */
+	struct strmap cgroups;
+	int cgroup_dirty;
 };
 
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
@@ -344,6 +352,20 @@ static void proc_forget_uncertain(struct proc *p, void *arg)
 		p->uncertain_ns = 0;
 }
 
+static void proc_cgroup_clean(struct proc *p, void *arg)
+{
+	(void)arg;
+	p->cgroup_dirty = 0;
+}
+
+/* its cgroup row was not stored: the next sample stores it again */
+static void proc_cgroup_undo(struct proc *p, void *arg)
+{
+	(void)arg;
+	if (p->cgroup_dirty)
+		p->cgroup_id = 0, p->cgroup_tried = 0, p->cgroup_dirty = 0;
+}
+
 /* The open batch is stored: it is what a failed batch goes back to. */
 static void batch_committed(struct ingest *in)
 {
@@ -366,6 +388,9 @@ static void batch_committed(struct ingest *in)
 	in->committed.comm_max = in->comm_max;
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].committed = in->cpus[c].now;
+	if (in->cgroup_dirty)
+		proc_table_each(in->procs, proc_cgroup_clean, NULL);
+	in->cgroup_dirty = 0;
 }
 
 /* The open batch was rolled back (by us or by SQLite): forget its rows. */
@@ -392,6 +417,13 @@ static void batch_undo(struct ingest *in)
 	if (in->batch_uncertain_ns)
 		proc_table_each(in->procs, proc_forget_uncertain, &in->batch_uncertain_ns);
 	in->batch_uncertain_ns = 0;
+	if (in->cgroup_dirty) {
+		/* and the cgroups it stored: looked up again when needed */
+		proc_table_each(in->procs, proc_cgroup_undo, NULL);
+		strmap_free(&in->cgroups);
+		memset(&in->cgroups, 0, sizeof(in->cgroups));
+	}
+	in->cgroup_dirty = 0;
 	if (in->binary_max > in->committed.binary_max || in->comm_max > in->committed.comm_max) {
 		strmap_forget_above(&in->binaries, in->committed.binary_max);
 		strmap_forget_above(&in->comms, in->committed.comm_max);
@@ -471,6 +503,7 @@ void ingest_free(struct ingest *in)
 	if (in->in_batch)
 		db_rollback(in->db);
 	proc_table_free(in->procs);
+	strmap_free(&in->cgroups);
 	hashkey_memo_free(in->memo);
 	strmap_free(&in->binaries);
 	strmap_free(&in->comms);
@@ -1190,6 +1223,113 @@ static struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu)
 	return &in->cpus[cpu];
 }
 
+int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e)
+{
+	int64_t *slot;
+	size_t n = strnlen(path, CGROUP_PATH_MAX);
+
+	if (!in->cgroup_source || !id || n >= CGROUP_PATH_MAX || path[0] != '/')
+		return 0;
+	slot = strmap_slot(&in->cgroups, path, 0);
+	if (slot && *slot == (int64_t)id)
+		return 0;
+	if (!slot && in->cgroups.nr >= INGEST_CGROUPS_MAX) {
+		in->stats.cgroups_over++;
+		return 0;
+	}
+	if (batch_open(in, e) || db_cgroup_put(in->db, in->s->id, id, path, e) < 0)
+		return -1;
+	if (!slot)
+		in->stats.cgroups++;
+	*strmap_slot(&in->cgroups, path, 1) = (int64_t)id;
+	in->cgroup_dirty = 1;
+	return 0;
+}
+
+static int cgroup_scan_one(void *ctx, uint64_t id, const char *path)
+{
+	void **a = ctx;
+
+	return ingest_cgroup(a[0], id, path, a[1]) < 0 ? -2 : 0;
+}
+
+int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
+			 struct error *e)
+{
+	struct error se;
+	void *a[2] = { in, e };
+	long n = -1;
+
+	in->cgroup_source = from_samples ? CG_SAMPLE : CG_PROC;
+	if (root)
+		snprintf(in->cgroup_root, sizeof(in->cgroup_root), "%s", root);
+	else if (cgroups_find_root(in->cgroup_root, sizeof(in->cgroup_root)) < 0)
+		goto none;
+	n = cgroups_scan(in->cgroup_root, INGEST_CGROUPS_MAX, cgroup_scan_one, a, &in->stats.cgroups_over,
+			 &se);
+none:
+	if (n == -1) {
+		/* not a cgroup2 mount: no cgroups in this session, said so */
+		in->cgroup_source = CG_NONE;
+		snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "none");
+		return 0;
+	}
+	if (n < 0)
+		return -1;
+	/* stored with the session at the next commit */
+	snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "%s",
+		 from_samples ? "sample" : "proc");
+	return 0;
+}
+
+/* The id of process pid's cgroup from /proc/PID/cgroup; 0 if unknown. */
+static uint64_t cgroup_of_proc(struct ingest *in, uint32_t pid, struct error *e, int *fail)
+{
+	char path[CGROUP_PATH_MAX];
+	int64_t *slot;
+	uint64_t id;
+
+	if (cgroups_of_pid(pid, path, sizeof(path)) < 0)
+		return 0;
+	slot = strmap_slot(&in->cgroups, path, 0);
+	if (slot && *slot)
+		return (uint64_t)*slot;
+	id = cgroups_id(in->cgroup_root, path);
+	if (id && ingest_cgroup(in, id, path, e) < 0)
+		*fail = 1;
+	return id;
+}
+
+/*
+ * A sample of p in cgroup id (0: the sample does not say): p's cgroup is
+ * that of its latest sample; a change is counted in cgroup_moves.  Without
+ * the sample's, /proc/PID/cgroup at the process's first sample, once.
+ */
+static int sample_cgroup(struct ingest *in, struct proc *p, uint64_t id, struct error *e)
+{
+	int fail = 0;
+
+	if (!id && in->cgroup_source == CG_PROC && !p->cgroup_tried) {
+		p->cgroup_tried = 1;
+		id = cgroup_of_proc(in, p->pid, e, &fail);
+		if (fail)
+			return -1;
+		if (!id)
+			in->stats.cgroup_unknown++;
+	}
+	if (!id || id == p->cgroup_id)
+		return 0;
+	if (p->cgroup_id) {
+		if (!p->cgroup_moves)
+			in->stats.cgroup_moved++;
+		p->cgroup_moves++;
+	}
+	p->cgroup_id = id;
+	p->cgroup_dirty = 1;
+	in->cgroup_dirty = 1;
+	return db_process_cgroup(in->db, in->s->id, p->pid, p->start_ns, id, p->cgroup_moves, e);
+}
+
 static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
 {
 	struct cpu_counts *cs = &cpu_state(in, r->cpu)->now;
@@ -1235,6 +1375,8 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	if (p && row.tid != row.pid)
 		proc_thread_seen(p, row.tid);
 	row.comm_id = p ? p->comm_id : 0;
+	if (p && in->cgroup_source && sample_cgroup(in, p, r->sample.cgroup, e) < 0)
+		return -1;
 	if ((row.flags & STROBE_SAMPLE_MODE_MASK) == STROBE_SAMPLE_KERNEL && in->kernel_id) {
 		row.binary_id = in->kernel_id;
 		row.offset = r->sample.ip;

@@ -137,6 +137,8 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	free(child->jitdump);
 	child->jitdump = NULL;
 	child->jitdump_uid_known = child->jitdump_dev_known = 0;
+	child->cgroup_id = child->cgroup_moves = 0;
+	child->cgroup_tried = 0;
 	proc_exec(child);
 	if (!parent)
 		return child;

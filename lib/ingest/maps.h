@@ -51,6 +51,13 @@ struct proc {
 	uint32_t jitdump_uid;	/* its euid when it mapped the file */
 	uint32_t jitdump_maj, jitdump_min;	/* the file's device and inode, */
 	uint64_t jitdump_ino;			/* when the record had them */
+	uint64_t cgroup_id;	/* of its latest sample, as stored; 0: none
+				 * yet.  Not inherited (the child's row has
+				 * its own) */
+	uint64_t cgroup_moves;	/* samples whose cgroup differed from the
+				 * one before */
+	int cgroup_tried;	/* /proc/PID/cgroup read (once) */
+	int cgroup_dirty;	/* its row written by the open batch */
 };
 
 struct proc_table;

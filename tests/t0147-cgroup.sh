@@ -1,0 +1,144 @@
+#!/bin/sh
+# t0147-cgroup: samples carry their cgroup; report --by cgroup and --cgroup.
+# Two cgroups (v2) are made, /strobe-test-A and /strobe-test-B/inner; a
+# process moves itself into each and runs bench/spin, A twice B's work,
+# one after the other, while strobed and 'perf record -a --all-cgroups'
+# record system-wide at the same time.  Asserted:
+# - the session's cgroups table has both paths, with the ids the kernel
+#   gives them (the inode numbers of their directories), and the session
+#   says its cgroups came from the samples (PERF_SAMPLE_CGROUP);
+# - 'report --by cgroup' has a row per cgroup whose samples are exactly
+#   those stored for the processes of that cgroup (the spin processes'
+#   pids), from the histogram and from the raw samples (--from 0) alike;
+# - A's share of the two workloads' samples agrees with perf report
+#   --sort cgroup within a tolerance derived from the sample counts, and
+#   A:B is near the 2:1 work split;
+# - --cgroup /strobe-test-A keeps A's samples only (the spin binary), the
+#   subtree /strobe-test-B/ has B's, the exact /strobe-test-B (where no
+#   process ran) none; a --cgroup without a leading '/' is refused.
+. "$(dirname "$0")/lib.sh"
+need_root
+root=
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+	[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroup2fs ] && { root=$d; break; }
+done
+[ -n "$root" ] || skip "no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified"
+A=$root/strobe-test-A
+B=$root/strobe-test-B
+cg_cleanup() {
+	rmdir "$B/inner" "$B" "$A" 2>/dev/null
+	cleanup
+}
+trap cg_cleanup EXIT
+rmdir "$B/inner" "$B" "$A" 2>/dev/null
+mkdir "$A" "$B" "$B/inner" 2>/dev/null || skip "cannot make cgroups under $root (read-only, or not root in its namespace)"
+SPIN=$build/bench/spin
+[ -x "$SPIN" ] || fail "no $SPIN: build it (make bench/spin)"
+
+start_daemon
+"$STROBE" start --sample-event cpu-clock -F 1000 --name cg >/dev/null 2>"$tmp/start.err" ||
+	fail "start: $(cat "$tmp/start.err")"
+# the workloads: each process moves itself into its cgroup, then runs spin
+cat >"$tmp/work.sh" <<'SH'
+sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$3" && exec "$2" 600' sh "$A" "$SPIN" "$tmp/pidA" &&
+sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$3" && exec "$2" 300' sh "$B/inner" "$SPIN" "$tmp/pidB"
+SH
+export A B SPIN tmp
+perf=0
+if perf record -q -a --all-cgroups -e cpu-clock -F 1000 -o "$tmp/probe.data" -- true \
+	>/dev/null 2>&1; then
+	# perf starts the command once its events are on: it sees all of it
+	perf=1
+	perf record -q -a --all-cgroups $(perf_bid) -e cpu-clock -F 1000 -o "$tmp/perf.data" \
+		-- sh "$tmp/work.sh" >/dev/null 2>"$tmp/perf.err" ||
+		fail "the workloads under perf record failed: $(cat "$tmp/perf.err")"
+else
+	sh "$tmp/work.sh" || fail "the workloads failed"
+fi
+"$STROBE" stop >/dev/null 2>"$tmp/stop.err" || fail "stop: $(cat "$tmp/stop.err")"
+src=$(sqlite3 "$STROBE_DB" "SELECT cgroup_source FROM sessions ORDER BY id DESC LIMIT 1")
+[ "$src" = sample ] ||
+	skip "the kernel lacks PERF_SAMPLE_CGROUP (Linux 5.7; the session's cgroup_source is '$src')"
+
+R() { "$STROBE" report --limit 0 --format csv "$@"; }
+R --by cgroup >"$tmp/cg.csv" 2>"$tmp/cg.err" || fail "report --by cgroup: $(cat "$tmp/cg.err")"
+R --by cgroup --from 0 >"$tmp/cgraw.csv" 2>"$tmp/cgraw.err" ||
+	fail "report --by cgroup --from 0: $(cat "$tmp/cgraw.err")"
+R --by binary --cgroup /strobe-test-A >"$tmp/a.csv" 2>"$tmp/a.err" ||
+	fail "report --cgroup /strobe-test-A: $(cat "$tmp/a.err")"
+R --by cgroup --cgroup /strobe-test-B/ >"$tmp/bsub.csv" 2>"$tmp/bsub.err" ||
+	fail "report --cgroup /strobe-test-B/: $(cat "$tmp/bsub.err")"
+R --by cgroup --cgroup /strobe-test-B >"$tmp/bexact.csv" 2>"$tmp/bexact.err" ||
+	fail "report --cgroup /strobe-test-B: $(cat "$tmp/bexact.err")"
+if "$STROBE" report --cgroup strobe-test-A >/dev/null 2>"$tmp/bad.err"; then
+	fail "report --cgroup without a leading / was accepted"
+fi
+grep -q "bad --cgroup 'strobe-test-A'" "$tmp/bad.err" || fail "bad --cgroup: $(cat "$tmp/bad.err")"
+ok "a --cgroup without a leading / is refused: $(cat "$tmp/bad.err")"
+if [ $perf = 1 ]; then
+	perf report -i "$tmp/perf.data" --sort cgroup --stdio -q -n >"$tmp/perf.txt" 2>"$tmp/perfr.err" ||
+		fail "perf report --sort cgroup: $(cat "$tmp/perfr.err")"
+else
+	echo "perf record --all-cgroups is not available: compared with the work split only"
+	: >"$tmp/perf.txt"
+fi
+
+python3 - "$STROBE_DB" "$tmp" "$(cat "$tmp/pidA")" "$(cat "$tmp/pidB")" \
+	"$(stat -c %i "$A")" "$(stat -c %i "$B/inner")" <<'PY' || fail "report --by cgroup and --cgroup"
+import csv, math, strobedb, sys
+dbf, tmp, pa, pb, ia, ib = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+db = strobedb.connect(dbf)
+sid, = db.execute("SELECT id FROM sessions ORDER BY id DESC").fetchone()
+cg = dict(db.execute("SELECT path, id FROM cgroups WHERE session_id=?", (sid,)))
+assert cg.get("/strobe-test-A") == ia, f"cgroups: /strobe-test-A has id {cg.get('/strobe-test-A')}, its directory inode {ia}"
+assert cg.get("/strobe-test-B/inner") == ib, f"cgroups: /strobe-test-B/inner has id {cg.get('/strobe-test-B/inner')}, inode {ib}"
+print(f"ok: cgroups table: /strobe-test-A = {ia}, /strobe-test-B/inner = {ib} (the directories' inodes)")
+for pid, want in ((pa, ia), (pb, ib)):
+    got, = db.execute("SELECT cgroup_id FROM processes WHERE session_id=? AND pid=?", (sid, pid)).fetchone()
+    assert got == want, f"pid {pid}: processes.cgroup_id {got}, want {want}"
+n = {pid: db.execute("SELECT count(*) FROM samples WHERE session_id=? AND pid=?", (sid, pid)).fetchone()[0]
+     for pid in (pa, pb)}
+total = db.execute("SELECT samples FROM sessions WHERE id=?", (sid,)).fetchone()[0]
+assert n[pa] >= 200 and n[pb] >= 100, f"too few samples of the workloads: {n}"
+def rows(path):
+    out = {}
+    for r in csv.DictReader(open(f"{tmp}/{path}")):
+        assert r["cgroup"] not in out, f"{path}: two rows for {r['cgroup']}"
+        out[r["cgroup"]] = int(r["samples"])
+    return out
+for path in ("cg.csv", "cgraw.csv"):
+    got = rows(path)
+    assert got.get("/strobe-test-A") == n[pa], f"{path}: /strobe-test-A {got.get('/strobe-test-A')}, stored samples of pid {pa}: {n[pa]}"
+    assert got.get("/strobe-test-B/inner") == n[pb], f"{path}: /strobe-test-B/inner {got.get('/strobe-test-B/inner')}, pid {pb}: {n[pb]}"
+    assert sum(got.values()) == total, f"{path}: rows sum to {sum(got.values())}, the session has {total}"
+    print(f"ok: {path}: {got}")
+a = list(csv.DictReader(open(f"{tmp}/a.csv")))
+spin = [r for r in a if r["binary"].endswith("/spin")]
+assert sum(int(r["samples"]) for r in a) == n[pa], f"--cgroup /strobe-test-A: {a}, want {n[pa]} samples"
+assert spin and int(spin[0]["samples"]) >= 0.9 * n[pa], f"--cgroup /strobe-test-A: spin {spin}"
+assert rows("bsub.csv") == {"/strobe-test-B/inner": n[pb]}, f"--cgroup /strobe-test-B/: {rows('bsub.csv')}"
+assert rows("bexact.csv") == {}, f"--cgroup /strobe-test-B: {rows('bexact.csv')}"
+print("ok: --cgroup /strobe-test-A, /strobe-test-B/ (subtree), /strobe-test-B (exact: no process)")
+# the work split, 2:1, within 5 standard deviations of the ratio and 15%
+# for the CPU's speed varying between the runs (other load)
+ratio = n[pa] / n[pb]
+sd = ratio * math.sqrt(1 / n[pa] + 1 / n[pb])
+assert abs(ratio - 2) <= 5 * sd + 0.3, f"A:B = {ratio:.3f}, want 2 +- {5 * sd + 0.3:.3f}"
+print(f"ok: A:B = {ratio:.3f} (work 2:1)")
+perf = {}
+for line in open(f"{tmp}/perf.txt"):
+    f = line.split()
+    if len(f) >= 3 and f[0].endswith("%"):
+        perf[f[2]] = int(f[1])
+if perf:
+    # A's share of the two workloads' samples (the idle CPUs and the
+    # tools' different extents cancel out): binomial errors of both, and
+    # 2 points for the two samplers' timers
+    assert "/strobe-test-A" in perf and "/strobe-test-B/inner" in perf, f"perf report --sort cgroup: {perf}"
+    pa_, pb_ = perf["/strobe-test-A"], perf["/strobe-test-B/inner"]
+    s, p = n[pa] / (n[pa] + n[pb]), pa_ / (pa_ + pb_)
+    tol = 5 * math.sqrt(s * (1 - s) / (n[pa] + n[pb]) + p * (1 - p) / (pa_ + pb_)) + 0.02
+    assert abs(s - p) <= tol, f"A/(A+B): strobe {s:.3f} ({n}), perf {p:.3f} ({perf}); tolerance {tol:.3f}"
+    print(f"ok: A/(A+B): strobe {s:.3f} of {n[pa] + n[pb]}, perf {p:.3f} of {pa_ + pb_} (tolerance {tol:.3f})")
+PY
+ok "report --by cgroup and --cgroup"
