@@ -1261,6 +1261,8 @@ int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
 	long n = -1;
 
 	in->cgroup_source = from_samples ? CG_SAMPLE : CG_PROC;
+	if (root && !*root)
+		goto stored;	/* "": no scan */
 	if (root)
 		snprintf(in->cgroup_root, sizeof(in->cgroup_root), "%s", root);
 	else if (cgroups_find_root(in->cgroup_root, sizeof(in->cgroup_root)) < 0)
@@ -1276,6 +1278,7 @@ none:
 	}
 	if (n < 0)
 		return -1;
+stored:
 	/* stored with the session at the next commit */
 	snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "%s",
 		 from_samples ? "sample" : "proc");

@@ -62,8 +62,8 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
  * samples come from (from_samples: each sample's record.sample.cgroup,
  * PERF_SAMPLE_CGROUP; else /proc/PID/cgroup at a process's first sample,
  * once), stores it as sessions.cgroup_source and stores every cgroup under
- * root (NULL: cgroups_find_root(); cgroups.h; no cgroup v2 mount: source
- * "none", no cgroups).
+ * root (NULL: cgroups_find_root(); "": none, only those ingest_cgroup()
+ * gives; cgroups.h; no cgroup v2 mount: source "none", no cgroups).
  * ingest_cgroup() stores a cgroup's path (PERF_RECORD_CGROUP).  A process's
  * cgroup is that of its latest sample (processes.cgroup_id); a sample in
  * another cgroup than the one before is counted (processes.cgroup_moves).

@@ -10,7 +10,9 @@
  * attributed to the next sample on each CPU, per-CPU tails and the
  * histogram; ids of binaries and comms of a batch whose commit failed are
  * not used again; a binary of another mount namespace read through the
- * process's own root.  The mapped files are real ELF files of the build
+ * process's own root; cgroups (schema 13): a process's cgroup is its latest
+ * sample's, changes counted, paths stored, read back through cgset.h.
+ * The mapped files are real ELF files of the build
  * (tests/workloads/split603010 and pagetouch; STROBE_BUILD, else found
  * from this program's path).
  */
@@ -40,6 +42,7 @@
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
+#include "cgset.h"
 #include "ingest.h"
 #include "report.h"
 #include "vdso.h"
@@ -1262,6 +1265,61 @@ static void test_limits(void **state)
 	fix_free(f);
 }
 
+static void sample_cg(struct fix *f, uint64_t t, uint32_t pid, uint64_t cgroup)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.time_ns = t;
+	r.sample.ip = 0x1000;
+	r.sample.pid = r.sample.tid = pid;
+	r.sample.flags = STROBE_SAMPLE_USER;
+	r.sample.cgroup = cgroup;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+static void test_cgroups(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct cgset cs;
+	struct error e;
+
+	(void)state;
+	assert_int_equal(ingest_cgroups_start(f->in, 1, "", &e), 0);
+	assert_int_equal(ingest_cgroup(f->in, 11, "/a", &e), 0);
+	assert_int_equal(ingest_cgroup(f->in, 12, "/b", &e), 0);
+	assert_int_equal(ingest_cgroup(f->in, 12, "/b2", &e), 0);	/* id reused */
+	assert_int_equal(ingest_cgroup(f->in, 13, "no-slash", &e), 0);	/* refused */
+	comm(f, P1, P1, "one", 1, 100);
+	comm(f, P2, P2, "two", 1, 100);
+	sample_cg(f, 110, P1, 11);
+	sample_cg(f, 120, P1, 11);
+	sample_cg(f, 130, P1, 12);	/* moved */
+	sample_cg(f, 140, P1, 11);	/* and back */
+	sample_cg(f, 150, P2, 0);	/* not known */
+	sample_cg(f, 160, 0, 1);	/* idle: no processes row */
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P1), 11);
+	assert_int_equal(q_int(f, "SELECT cgroup_moves FROM processes WHERE pid=?", (int64_t)P1), 2);
+	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P2), -1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM cgroups WHERE id=12 AND path='/b2'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM cgroups"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE cgroup_source='sample'"), 1);
+
+	assert_int_equal(cgset_load(f->db, f->s.id, &cs, &e), 0);
+	assert_string_equal(cs.names[cgset_lookup(&cs, P1, 100)], "/a");
+	assert_string_equal(cs.names[cgset_lookup(&cs, P1, 0)], "/a");	/* its one process */
+	assert_string_equal(cs.names[cgset_lookup(&cs, P2, 100)], CGSET_UNKNOWN);
+	assert_string_equal(cs.names[cgset_lookup(&cs, 0, 0)], "/");	/* idle */
+	assert_string_equal(cs.names[cgset_lookup(&cs, 99999, 0)], CGSET_UNKNOWN);
+	assert_int_equal(cs.moved, 1);
+	assert_string_equal(cs.source, "sample");
+	cgset_free(&cs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1283,6 +1341,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_vdso, teardown),
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
+		cmocka_unit_test_teardown(test_cgroups, teardown),
 	};
 
 	if (find_fixtures()) {
