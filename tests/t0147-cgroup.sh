@@ -15,7 +15,13 @@
 #   A:B is near the 2:1 work split;
 # - --cgroup /strobe-test-A keeps A's samples only (the spin binary), the
 #   subtree /strobe-test-B/ has B's, the exact /strobe-test-B (where no
-#   process ran) none; a --cgroup without a leading '/' is refused.
+#   process ran) none; a --cgroup without a leading '/' is refused;
+# - 'plot --by cgroup' has a series per cgroup with those totals, from
+#   the time sums and from the raw samples (--raw-scan); plot --cgroup
+#   /strobe-test-B/ sums B's samples;
+# - 'export --cgroup-column' gives each sample its process's cgroup (the
+#   same counts), the default export has no such column, and export
+#   --cgroup /strobe-test-A exports A's samples only.
 . "$(dirname "$0")/lib.sh"
 need_root
 root=
@@ -70,6 +76,17 @@ R --by cgroup --cgroup /strobe-test-B/ >"$tmp/bsub.csv" 2>"$tmp/bsub.err" ||
 	fail "report --cgroup /strobe-test-B/: $(cat "$tmp/bsub.err")"
 R --by cgroup --cgroup /strobe-test-B >"$tmp/bexact.csv" 2>"$tmp/bexact.err" ||
 	fail "report --cgroup /strobe-test-B: $(cat "$tmp/bexact.err")"
+P() { "$STROBE" plot --event samples "$@"; }
+P --by cgroup -o "$tmp/p.csv" 2>"$tmp/p.err" || fail "plot --by cgroup: $(cat "$tmp/p.err")"
+P --by cgroup --raw-scan -o "$tmp/praw.csv" 2>"$tmp/praw.err" ||
+	fail "plot --by cgroup --raw-scan: $(cat "$tmp/praw.err")"
+P --cgroup /strobe-test-B/ -o "$tmp/pb.csv" 2>"$tmp/pb.err" ||
+	fail "plot --cgroup /strobe-test-B/: $(cat "$tmp/pb.err")"
+X() { "$STROBE" export --format csv "$@"; }
+X --cgroup-column -o "$tmp/x.csv" 2>"$tmp/x.err" || fail "export --cgroup-column: $(cat "$tmp/x.err")"
+X -o "$tmp/xplain.csv" 2>"$tmp/xplain.err" || fail "export: $(cat "$tmp/xplain.err")"
+X --cgroup /strobe-test-A -o "$tmp/xa.csv" 2>"$tmp/xa.err" ||
+	fail "export --cgroup /strobe-test-A: $(cat "$tmp/xa.err")"
 if "$STROBE" report --cgroup strobe-test-A >/dev/null 2>"$tmp/bad.err"; then
 	fail "report --cgroup without a leading / was accepted"
 fi
@@ -119,6 +136,30 @@ assert spin and int(spin[0]["samples"]) >= 0.9 * n[pa], f"--cgroup /strobe-test-
 assert rows("bsub.csv") == {"/strobe-test-B/inner": n[pb]}, f"--cgroup /strobe-test-B/: {rows('bsub.csv')}"
 assert rows("bexact.csv") == {}, f"--cgroup /strobe-test-B: {rows('bexact.csv')}"
 print("ok: --cgroup /strobe-test-A, /strobe-test-B/ (subtree), /strobe-test-B (exact: no process)")
+for path in ("p.csv", "praw.csv"):
+    prow = list(csv.DictReader(open(f"{tmp}/{path}")))
+    for name, pid in (("/strobe-test-A", pa), ("/strobe-test-B/inner", pb)):
+        assert name in prow[0], f"{path}: no series {name}: {list(prow[0])}"
+        tot = sum(float(r[name] or 0) for r in prow)
+        assert tot == n[pid], f"{path}: series {name} has {tot} samples, stored {n[pid]}"
+prow = list(csv.DictReader(open(f"{tmp}/pb.csv")))
+col = [c for c in prow[0] if c not in ("from_s", "to_s", "from_ns", "to_ns")]
+tot = sum(float(r[col[0]] or 0) for r in prow)
+assert tot == n[pb], f"plot --cgroup /strobe-test-B/: {col[0]} sums to {tot}, want {n[pb]}"
+print("ok: plot --by cgroup (sums and raw), plot --cgroup /strobe-test-B/")
+xr = list(csv.DictReader(open(f"{tmp}/x.csv")))
+assert list(xr[0])[-1] == "cgroup", f"export --cgroup-column: last column {list(xr[0])[-1]}"
+plain = open(f"{tmp}/xplain.csv").readline()
+assert "cgroup" not in plain, f"the default export has a cgroup column: {plain}"
+cnt = {}
+for r in xr:
+    if int(r["pid"]) in (pa, pb):
+        assert r["cgroup"] == ("/strobe-test-A" if int(r["pid"]) == pa else "/strobe-test-B/inner"), r
+    cnt[r["cgroup"]] = cnt.get(r["cgroup"], 0) + 1
+assert cnt == rows("cg.csv"), f"export --cgroup-column counts {cnt}, report {rows('cg.csv')}"
+xa = list(csv.DictReader(open(f"{tmp}/xa.csv")))
+assert len(xa) == n[pa] and all(int(r["pid"]) == pa for r in xa), f"export --cgroup /strobe-test-A: {len(xa)} rows, pids {set(r['pid'] for r in xa)}"
+print("ok: export --cgroup-column, --cgroup /strobe-test-A")
 # the work split, 2:1, within 5 standard deviations of the ratio and 15%
 # for the CPU's speed varying between the runs (other load)
 ratio = n[pa] / n[pb]
