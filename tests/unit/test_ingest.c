@@ -42,6 +42,7 @@
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
+#include "cgroups.h"
 #include "cgset.h"
 #include "ingest.h"
 #include "report.h"
@@ -1320,6 +1321,40 @@ static void test_cgroups(void **state)
 	cgset_free(&cs);
 }
 
+/* Without the sample's cgroup (the driver, kernels before 5.7): the
+ * process's own /proc/PID/cgroup at its first sample, once. */
+static void test_cgroups_proc(void **state)
+{
+	struct fix *f;
+	struct error e;
+	char root[256], path[CGROUP_PATH_MAX], full[CGROUP_PATH_MAX + 256];
+	struct stat st;
+	uint32_t me = (uint32_t)getpid();
+
+	(void)state;
+	if (cgroups_find_root(root, sizeof(root)) < 0 ||
+	    cgroups_of_pid(me, path, sizeof(path)) < 0) {
+		print_message("no cgroup v2 here: /proc/PID/cgroup is not tested\n");
+		return;
+	}
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	if (stat(full, &st) < 0) {
+		print_message("%s: not in this mount namespace's view: not tested\n", full);
+		return;
+	}
+	f = fix_new(0);
+	assert_int_equal(ingest_cgroups_start(f->in, 0, root, &e), 0);
+	comm(f, me, me, "self", 1, 100);
+	sample_cg(f, 110, me, 0);
+	sample_cg(f, 120, me, 0);
+	commit(f);
+	assert_true(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)me) ==
+		    (int64_t)st.st_ino);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM cgroups WHERE id=? AND path LIKE '/%'",
+			       (int64_t)st.st_ino), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE cgroup_source='proc'"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1342,6 +1377,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
 		cmocka_unit_test_teardown(test_cgroups, teardown),
+		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
 	};
 
 	if (find_fixtures()) {
