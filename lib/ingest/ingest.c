@@ -299,6 +299,7 @@ struct ingest {
 	/* cgroups (schema 13): 0 not recorded, else where a process's comes
 	 * from; path -> id of those stored; processes whose cgroup row the
 	 * open batch wrote */
+	size_t jit_roots;		/* root handles taken (maps.h jit_root) */
 	enum { CG_NONE, CG_SAMPLE, CG_PROC } cgroup_source;
 	char cgroup_root[256];		/* the cgroup2 mount */
 	struct strmap cgroups;
@@ -600,6 +601,8 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 	return db_process_put(in->db, in->s->id, pid, 0, id, p->start_ns, 0, e);
 }
 
+static int proc_own_tmp(uint32_t pid, uint32_t *nspid);
+
 int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		uint64_t time_ns, struct error *e)
 {
@@ -618,6 +621,15 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		return -1;
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
+	if (p->jit && in->jit_roots < INGEST_JIT_ROOTS_MAX) {
+		/* its parent's JIT code: its own perf map, in its own /tmp */
+		int tmp = proc_own_tmp(pid, &p->jit_nspid);
+
+		if (tmp >= 0) {
+			p->jit_root = tmp + 1;
+			in->jit_roots++;
+		}
+	}
 	if (p->uncertain_ns)	/* a copy of maps that may be wrong */
 		p->uncertain_ns = time_ns;
 	return db_process_put_uncertain(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0,
@@ -627,6 +639,125 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 /* Where a process's perf map is: the convention every JIT follows. */
 #define JIT_MAP_PATH "/tmp/perf-%u.map"
 
+/* Flags for a file named by a profiled process: strobed runs as root, so
+ * never block (a FIFO), never acquire a controlling tty. */
+#define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/*
+ * Process pid's pid in its own pid namespace (the last NStgid of
+ * /proc/PID/status; 0 if unknown) and, when it lives in another mount
+ * namespace than strobed, an O_PATH handle of its /tmp as it sees it
+ * (resolved in its root, never out of it; -1 otherwise): where its perf
+ * map is, read at its exit, when /proc/PID is gone.  The handle is of the
+ * directory itself, so it still leads to the container's /tmp (a tmpfs of
+ * its own, say) after the container's mount namespace is torn down.
+ */
+static int proc_own_tmp(uint32_t pid, uint32_t *nspid)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char path[64], buf[4096], *l, *save;
+	struct stat a, b;
+	ssize_t n;
+	int fd, root;
+
+	*nspid = 0;
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	if (stat(path, &a) < 0 || stat("/proc/self/ns/mnt", &b) < 0 ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	l = strstr(buf, "\nNStgid:");
+	if (l) {
+		char *end = strchr(l + 1, '\n'), *last = NULL;
+
+		if (end)
+			*end = 0;
+		for (char *t = strtok_r(l + 9, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+			last = t;
+		if (last)
+			*nspid = (uint32_t)strtoul(last, NULL, 10);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, root, "/tmp", &how, sizeof(how));
+	close(root);
+	return fd;
+}
+
+/* The perf map name ("perf-N.map", N its own pid) in tmp, p's /tmp
+ * (proc_own_tmp(), closed here): beneath it, no symlink, no magic link;
+ * then checked and read as jitmap_read() does.  path is how jit_maps
+ * names it. */
+static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *name,
+		       const char *path, struct error *e)
+{
+	struct open_how how = {
+		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	};
+	const char *problem = NULL;
+	struct jitmap m = { 0 };
+	struct error je;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	fd = (int)syscall(SYS_openat2, root, name, &how, sizeof(how));
+	if (fd < 0 && errno == ENOENT) {
+		close(root);
+		return 0;
+	}
+	if (fd < 0) {
+		snprintf(je.msg, sizeof(je.msg), "%s: %s", path, errno == ELOOP ?
+			 "a symbolic link, refused" : strerror(errno));
+		problem = je.msg;
+		rc = -1;
+	} else if (!p->jit_uid_known) {
+		close(fd);
+		problem = "not read: the process's user is unknown (it exited before "
+			  "its executable memory was seen)";
+		rc = -1;
+	} else if (in->stats.bytes_read >= in->limits.bytes_read) {
+		close(fd);
+		problem = "not read: the session has read its limit of bytes";
+		rc = -1;
+	} else {
+		int64_t not_before = p->start_ns > (uint64_t)in->s->start_ns ?
+				     (int64_t)p->start_ns + in->s->wall_offset_ns -
+				     1000000000 : 0;
+
+		rc = jitmap_read_fd(fd, path, p->jit_uid, not_before > 0 ? not_before : 0, &buf,
+				    &len, &je);
+		if (rc < 0)
+			problem = je.msg;
+	}
+	close(root);
+	if (rc > 0) {
+		in->stats.bytes_read += len;
+		jitmap_parse(buf, len, &m);
+		free(buf);
+	}
+	rc = db_jit_map_put(in->db, in->s->id, p->pid, p->start_ns, path, m.nr, m.dropped,
+			    problem, e);
+	if (!rc && m.nr)
+		rc = db_jit_symbols_put(in->db, in->s->id, p->pid, p->start_ns, &m, e);
+	jitmap_free(&m);
+	return rc;
+}
+
 /*
  * Copy the perf map of p, a process that had anonymous executable memory,
  * into the session (schema 10; jitmap.h says what is refused and why).
@@ -635,7 +766,7 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
  */
 static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 {
-	char path[64], *buf = NULL;
+	char path[96], *buf = NULL;
 	const char *problem = NULL;
 	struct jitmap m = { 0 };
 	struct error je;
@@ -645,6 +776,17 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 	if (!p->jit)
 		return 0;
 	p->jit = 0;	/* once */
+	if (p->jit_root) {
+		/* in its own mount namespace, named by its own pid */
+		char name[64];
+		int tmp = p->jit_root - 1;
+
+		p->jit_root = 0;
+		in->jit_roots--;
+		snprintf(name, sizeof(name), "perf-%u.map", p->jit_nspid ? p->jit_nspid : p->pid);
+		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", p->pid, name);
+		return jit_copy_in(in, p, tmp, name, path, e);
+	}
 	snprintf(path, sizeof(path), JIT_MAP_PATH, p->pid);
 	if (!p->jit_uid_known) {
 		/* its owner cannot be checked: read nothing */
@@ -729,10 +871,6 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 static const char *const special_maps[] = {
 	"[vdso]", "[vsyscall]", "[heap]", "[stack]", "[uprobes]", "[vvar]",
 };
-
-/* Flags for a file named by a profiled process: strobed runs as root, so
- * never block (a FIFO), never acquire a controlling tty. */
-#define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 /*
  * The file at path as process pid sees it: path resolved under its root
@@ -1205,6 +1343,18 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 		if (stat(proc_dir, &st) == 0) {
 			p->jit_uid_known = 1;
 			p->jit_uid = st.st_uid;
+		}
+		/* a container's: its map is in its own /tmp, by its own pid;
+		 * the handle is kept (bounded) until its exit */
+		if (in->jit_roots < INGEST_JIT_ROOTS_MAX) {
+			int root = proc_own_tmp(m->pid, &p->jit_nspid);
+
+			if (root >= 0) {
+				p->jit_root = root + 1;
+				in->jit_roots++;
+			}
+		} else {
+			in->stats.jit_roots_over++;
 		}
 	}
 	proc_map_add(p, m->start, m->len, special ? m->start : m->pgoff, id);

@@ -70,6 +70,10 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
  * At most INGEST_CGROUPS_MAX paths, the rest counted (cgroups_over).
  */
 #define INGEST_CGROUPS_MAX	65536
+/* Processes of other mount namespaces with JIT code whose root directory
+ * handle is held until their exit (their perf map is in their own /tmp, by
+ * their own pid: /proc/PID/root is gone by the exit) */
+#define INGEST_JIT_ROOTS_MAX	1024
 int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
 			 struct error *e);
 int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e);
@@ -160,6 +164,8 @@ struct ingest_stats {
 	uint64_t cgroups_over;		/* past INGEST_CGROUPS_MAX or CGROUP_PATH_MAX */
 	uint64_t cgroup_unknown;	/* processes whose /proc/PID/cgroup was unreadable */
 	uint64_t cgroup_moved;		/* processes whose samples changed cgroup */
+	uint64_t jit_roots_over;	/* JIT processes past INGEST_JIT_ROOTS_MAX:
+					 * their perf map looked for in strobed's /tmp */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

@@ -1130,6 +1130,104 @@ static void test_jit_map(void **state)
 	fix_free(f);
 }
 
+/*
+ * A JIT process in a container: its own mount namespace with a tmpfs on
+ * /tmp, its own pid namespace (it is pid 1 there).  Its perf map is its
+ * /tmp/perf-1.map, read through the handle of its /tmp taken when its
+ * executable anonymous memory was seen, after the process and its mount
+ * namespace are gone; never strobed's /tmp/perf-HOSTPID.map (a decoy
+ * here).  Needs CAP_SYS_ADMIN: skipped without.
+ */
+static void test_jit_map_container(void **state)
+{
+	struct fix *f;
+	char decoy[64];
+	int pfd[2];
+	pid_t child;
+	uint32_t gc = 0;
+	FILE *m;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t g;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "size=64k") < 0)
+			_exit(1);
+		g = fork();	/* pid 1 of the new pid namespace */
+		if (g < 0)
+			_exit(1);
+		if (g == 0) {
+			FILE *o = fopen("/tmp/perf-1.map", "w");
+
+			if (!o || fprintf(o, "7f0000001000 40 in_container\n") < 0 || fclose(o))
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		{
+			uint32_t v = (uint32_t)g;	/* its pid in ours */
+
+			usleep(100000);	/* its map written */
+			if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
+				_exit(1);
+		}
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &gc, sizeof(gc)) != sizeof(gc)) {
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+		skip();	/* no mount or pid namespaces here */
+	}
+	close(pfd[0]);
+	snprintf(decoy, sizeof(decoy), "/tmp/perf-%u.map", gc);
+	m = fopen(decoy, "w");
+	assert_non_null(m);
+	fprintf(m, "7f0000001000 40 on_the_host\n");
+	assert_int_equal(fclose(m), 0);
+
+	f = fix_new(0);
+	comm(f, gc, gc, "contained", 1, 100);
+	mmap_dev(f, gc, 0x7f0000000000ULL, 0x10000, 0, "//anon", 110, 0, 0, 0);
+	sample(f, 0, 120, gc, gc, 0x7f0000001010ULL, 0, NULL);
+	/* the container goes: its /tmp is kept by the handle alone */
+	kill(child, SIGKILL);
+	kill((pid_t)gc, SIGKILL);
+	waitpid(child, NULL, 0);
+	usleep(100000);
+	exit_(f, gc, gc, 200);
+	commit(f);
+	unlink(decoy);
+	{
+		sqlite3_stmt *st;
+		char want[96];
+
+		snprintf(want, sizeof(want), "/proc/%u/root/tmp/perf-1.map", gc);
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+			"SELECT m.path, coalesce(m.problem,''), s.name FROM jit_maps AS m "
+			"LEFT JOIN jit_symbols AS s ON s.pid = m.pid WHERE m.pid = ?1",
+			-1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_int64(st, 1, gc);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_string_equal((const char *)sqlite3_column_text(st, 0), want);
+		assert_string_equal((const char *)sqlite3_column_text(st, 1), "");
+		assert_string_equal((const char *)sqlite3_column_text(st, 2), "in_container");
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+	}
+	fix_free(f);
+}
+
 /* A jitdump of pid at path: a header, a load of name at addr stamped ts
  * and one stamped 90 (before the process's start at 100: an earlier
  * process's). */
@@ -1376,6 +1474,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_vdso, teardown),
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
+		cmocka_unit_test_teardown(test_jit_map_container, teardown),
 		cmocka_unit_test_teardown(test_cgroups, teardown),
 		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
 	};
