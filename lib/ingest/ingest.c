@@ -761,8 +761,9 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 /*
  * Copy the perf map of p, a process that had anonymous executable memory,
  * into the session (schema 10; jitmap.h says what is refused and why).
- * The file is read in strobed's own /tmp: a process in another mount
- * namespace wrote its map in its own, which is not looked at.
+ * The file is read in strobed's own /tmp, or for a process of another
+ * mount namespace, in its own (jit_copy_in(), through the handle of its
+ * /tmp taken by proc_own_tmp() while it ran).
  */
 static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 {
