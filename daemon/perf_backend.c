@@ -311,24 +311,21 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 	a.watermark = 1;
 	a.wakeup_watermark = r->size / 4;
 	r->fd = perf_open(&a, r->cpu, -1);
-	if (r->fd < 0 && errno == EINVAL && b->cgroups && r == b->rings) {
-		/* kernels before 5.7: no cgroup in samples or side-band */
-		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
-		a.cgroup = 0;
-		r->fd = perf_open(&a, r->cpu, -1);
-		if (r->fd >= 0) {
-			b->cgroups = 0;
-			perfrec_format_init(&b->fmt, SAMPLE_TYPE, READ_FORMAT, 0);
-		}
-	}
 	if (r->fd < 0 && errno == EINVAL) {
 		a.build_id = 0;		/* kernels before 5.12: dev/inode instead */
 		r->fd = perf_open(&a, r->cpu, -1);
+		a.build_id = r->fd >= 0 ? 0 : 1;
 	}
 	if (r->fd < 0 && errno == EINVAL && b->cgroups && r == b->rings) {
+		/* kernels before 5.7: no cgroup in samples or side-band (the
+		 * first CPU decides for all: one sample layout) */
 		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
 		a.cgroup = 0;
 		r->fd = perf_open(&a, r->cpu, -1);
+		if (r->fd < 0 && errno == EINVAL) {
+			a.build_id = 0;
+			r->fd = perf_open(&a, r->cpu, -1);
+		}
 		if (r->fd >= 0) {
 			b->cgroups = 0;
 			perfrec_format_init(&b->fmt, SAMPLE_TYPE, READ_FORMAT, 0);
