@@ -602,6 +602,7 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 }
 
 static int proc_own_tmp(uint32_t pid, uint32_t *nspid);
+static int cgroup_store(struct ingest *in, struct proc *p, struct error *e);
 
 int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		uint64_t time_ns, struct error *e)
@@ -618,6 +619,10 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 	if (pid == ppid)
 		return 0;
 	if (batch_open(in, e))
+		return -1;
+	/* a process of pid still held (its exit lost): its row first */
+	p = proc_get(in->procs, pid, 0);
+	if (p && cgroup_store(in, p, e) < 0)
 		return -1;
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
@@ -865,6 +870,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		ret = jit_copy(in, p, e);
 	if (!ret && p->jitdump)
 		ret = jitdump_copy(in, p, e);
+	if (!ret)
+		ret = cgroup_store(in, p, e);
 	proc_remove(in->procs, pid);
 	return ret;
 }
@@ -1454,6 +1461,29 @@ static uint64_t cgroup_of_proc(struct ingest *in, uint32_t pid, struct error *e,
 	return id;
 }
 
+/* p's cgroup row, when it changed in the open batch */
+static int cgroup_store(struct ingest *in, struct proc *p, struct error *e)
+{
+	if (!p->cgroup_dirty || !p->cgroup_id)
+		return 0;
+	return db_process_cgroup(in->db, in->s->id, p->pid, p->start_ns, p->cgroup_id,
+				 p->cgroup_moves, e);
+}
+
+struct cgroup_store_all {
+	struct ingest *in;
+	struct error *e;
+	int rc;
+};
+
+static void cgroup_store_each(struct proc *p, void *arg)
+{
+	struct cgroup_store_all *a = arg;
+
+	if (!a->rc && cgroup_store(a->in, p, a->e) < 0)
+		a->rc = -1;
+}
+
 /*
  * A sample of p in cgroup id (0: the sample does not say): p's cgroup is
  * that of its latest sample; a change is counted in cgroup_moves.  Without
@@ -1478,10 +1508,12 @@ static int sample_cgroup(struct ingest *in, struct proc *p, uint64_t id, struct 
 			in->stats.cgroup_moved++;
 		p->cgroup_moves++;
 	}
+	/* stored at the commit (or its exit): once per batch however often
+	 * its threads flip between cgroups */
 	p->cgroup_id = id;
 	p->cgroup_dirty = 1;
 	in->cgroup_dirty = 1;
-	return db_process_cgroup(in->db, in->s->id, p->pid, p->start_ns, id, p->cgroup_moves, e);
+	return 0;
 }
 
 static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
@@ -1753,6 +1785,15 @@ int ingest_commit(struct ingest *in, struct error *e)
 		cs.cpu = (uint32_t)c;
 		memset(cs.tail, 0, sizeof(cs.tail));
 		if (db_cpu_stats_put(in->db, in->s->id, in->nr, &cs, e) < 0) {
+			batch_undo(in);
+			return -1;
+		}
+	}
+	if (in->cgroup_dirty) {
+		struct cgroup_store_all a = { in, e, 0 };
+
+		proc_table_each(in->procs, cgroup_store_each, &a);
+		if (a.rc < 0) {
 			batch_undo(in);
 			return -1;
 		}

@@ -145,7 +145,7 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	child->jitdump = NULL;
 	child->jitdump_uid_known = child->jitdump_dev_known = 0;
 	child->cgroup_id = child->cgroup_moves = 0;
-	child->cgroup_tried = 0;
+	child->cgroup_tried = child->cgroup_dirty = 0;
 	proc_exec(child);
 	if (!parent)
 		return child;

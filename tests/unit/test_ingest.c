@@ -1400,7 +1400,11 @@ static void test_cgroups(void **state)
 	sample_cg(f, 140, P1, 11);	/* and back */
 	sample_cg(f, 150, P2, 0);	/* not known */
 	sample_cg(f, 160, 0, 1);	/* idle: no processes row */
+	comm(f, P3, P3, "brief", 1, 100);
+	sample_cg(f, 170, P3, 12);
+	exit_(f, P3, P3, 180);		/* stored at its exit, before the commit */
 	commit(f);
+	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P3), 12);
 	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P1), 11);
 	assert_int_equal(q_int(f, "SELECT cgroup_moves FROM processes WHERE pid=?", (int64_t)P1), 2);
 	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P2), -1);
