@@ -53,6 +53,10 @@ struct backend;
 struct backend *backend_open(const struct backend_config *cfg, struct error *e);
 
 /* "perf" or "driver", as stored in sessions.backend. */
+/* 1: samples carry their task's cgroup (PERF_SAMPLE_CGROUP, Linux 5.7,
+ * perf backend); 0: ingest reads /proc/PID/cgroup (the driver's records
+ * have no cgroup, older kernels). */
+int backend_has_cgroups(const struct backend *b);
 const char *backend_name(const struct backend *b);
 
 /* Driver only, after backend_read_final: samples (incl. dropped), of them

@@ -5,7 +5,13 @@
  * follow, and every sample reads the whole group (PERF_SAMPLE_READ with
  * PERF_FORMAT_GROUP), so each sample carries all counter values read at
  * the same instant.  The leader also carries the side-band (mmap2 with
- * build-id, comm, fork/exit) of its CPU.  Sample times are CLOCK_MONOTONIC
+ * build-id, comm, fork/exit, and from Linux 5.7 the cgroups created) of
+ * its CPU.  Where the kernel has it (5.7), every sample also carries its
+ * task's cgroup id (PERF_SAMPLE_CGROUP): kept beside the strobe record in
+ * the merge queue (8 bytes after it), since the record format has no
+ * place for it; older kernels refuse the bits and the session goes on
+ * without them (backend_has_cgroups() is 0: ingest then reads
+ * /proc/PID/cgroup).  Sample times are CLOCK_MONOTONIC
  * (use_clockid); the TSC of a sample is derived from its time through the
  * kernel's cyc2ns scale published in the mmap page (see tsc.h).
  *
@@ -165,6 +171,8 @@ struct backend {
 	uint64_t enable_ns;		/* when backend_enable enabled the groups */
 	uint64_t disable_ns;		/* and backend_disable disabled them */
 	uint64_t bad_chunks;		/* chunks cut short by a malformed record */
+	int cgroups;			/* samples carry PERF_SAMPLE_CGROUP, and
+					 * PERF_RECORD_CGROUP is asked for */
 };
 
 static int perf_open(struct perf_event_attr *a, int cpu, int group)
@@ -275,6 +283,10 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		a.sample_freq = cfg->freq;
 	}
 	a.sample_type = SAMPLE_TYPE;
+	if (b->cgroups) {
+		a.sample_type |= cfg->kind == BACKEND_PERF ? PERF_SAMPLE_CGROUP : 0;
+		a.cgroup = 1;
+	}
 	a.read_format = READ_FORMAT;
 	/*
 	 * Pinned: the group is on its CPU's PMU all the time or not at all,
@@ -302,6 +314,22 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 	if (r->fd < 0 && errno == EINVAL) {
 		a.build_id = 0;		/* kernels before 5.12: dev/inode instead */
 		r->fd = perf_open(&a, r->cpu, -1);
+		a.build_id = r->fd >= 0 ? 0 : 1;
+	}
+	if (r->fd < 0 && errno == EINVAL && b->cgroups && r == b->rings) {
+		/* kernels before 5.7: no cgroup in samples or side-band (the
+		 * first CPU decides for all: one sample layout) */
+		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
+		a.cgroup = 0;
+		r->fd = perf_open(&a, r->cpu, -1);
+		if (r->fd < 0 && errno == EINVAL) {
+			a.build_id = 0;
+			r->fd = perf_open(&a, r->cpu, -1);
+		}
+		if (r->fd >= 0) {
+			b->cgroups = 0;
+			perfrec_format_init(&b->fmt, SAMPLE_TYPE, READ_FORMAT, 0);
+		}
 	}
 	if (r->fd < 0)
 		return error_set(e, "cannot open %s '%s' on CPU %d: %s",
@@ -316,7 +344,7 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		c.size = sizeof(c);
 		c.disabled = 0;
 		c.read_format = READ_FORMAT;
-		c.sample_type = SAMPLE_TYPE;
+		c.sample_type = a.sample_type;
 		c.sample_id_all = 1;
 		c.use_clockid = 1;	/* a group shares one clock */
 		c.clockid = CLOCK_MONOTONIC;
@@ -568,7 +596,10 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	int n;
 
 	b->cfg = *cfg;
-	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE, READ_FORMAT, 0) < 0) {
+	b->cgroups = 1;		/* until the kernel refuses them */
+	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE | (cfg->kind == BACKEND_PERF ?
+							PERF_SAMPLE_CGROUP : 0),
+				READ_FORMAT, 0) < 0) {
 		error_set(e, "internal error: sample layout not decodable");
 		goto fail;
 	}
@@ -684,6 +715,11 @@ size_t backend_fds(struct backend *b, const int **fds)
 {
 	*fds = b->fds;
 	return b->nr_fds;
+}
+
+int backend_has_cgroups(const struct backend *b)
+{
+	return b->cgroups && b->cfg.kind == BACKEND_PERF;
 }
 
 const char *backend_name(const struct backend *b)
@@ -824,8 +860,13 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	perfrec_read_values(&b->fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
 			    rec.sample.counters);
 	queue_unsched(r, rec.time_ns, pr.sample.time_enabled, pr.sample.time_running);
-	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+	/* the cgroup id after the record: deliver() reads it back */
+	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE,
+			       STROBE_SAMPLE_SIZE(b->cfg.nr_events) + (b->cgroups ? 8 : 0));
 	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+	if (b->cgroups)
+		memcpy((unsigned char *)dst + STROBE_SAMPLE_SIZE(b->cfg.nr_events),
+		       &pr.sample.cgroup, 8);
 }
 
 /* The probe site whose uprobe on r has this sample id, or -1. */
@@ -915,7 +956,8 @@ static uint64_t records_read(struct backend *b, struct cpu_ring *r, const unsign
 		case PERF_RECORD_EXIT:
 		case PERF_RECORD_LOST:
 		case PERF_RECORD_LOST_SAMPLES:
-		case PERF_RECORD_THROTTLE: {
+		case PERF_RECORD_THROTTLE:
+		case PERF_RECORD_CGROUP: {
 			struct perfrec pr;
 
 			/* checked now, decoded again when delivered (side-band is rare) */
@@ -1176,6 +1218,8 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 		return ingest_lost(in, cpu, pr.time, pr.lost.lost, "samples", e);
 	case PERF_RECORD_THROTTLE:
 		return ingest_throttle(in, cpu, pr.time, e);
+	case PERF_RECORD_CGROUP:
+		return ingest_cgroup(in, pr.cgroup.id, pr.cgroup.path, e);
 	}
 	return 0;
 }
@@ -1215,6 +1259,8 @@ static int deliver(struct backend *b, struct ingest *in, int src, const struct m
 
 		if (record_decode(p, q->len, &rec, &used) != RECORD_OK)
 			return error_set(e, "internal error: undecodable record on CPU %d", cpu);
+		if (rec.type == STROBE_REC_SAMPLE && q->len >= used + 8)
+			memcpy(&rec.sample.cgroup, p + used, 8);	/* queue_sample's */
 		return ingest_record(in, &rec, e);
 	}
 	return deliver_perf(b, in, cpu, p, q->len, late_ns, e);

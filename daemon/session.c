@@ -364,6 +364,9 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	s->row.start_ns = clock_monotonic_ns();
 	if (backend_enable(s->b, e) < 0 || backend_start(s->b, s->spool, s->notify_fd, e) < 0)
 		goto fail_row;
+	/* after enabling: cgroups made from now on come as PERF_RECORD_CGROUP */
+	if (ingest_cgroups_start(s->in, backend_has_cgroups(s->b), NULL, e) < 0)
+		goto fail_row;
 	if (procscan_all(s->in, s->row.start_ns, e) < 0 || ingest_commit(s->in, e) < 0)
 		goto fail_row;
 	s->last_status_ns = s->row.start_ns;

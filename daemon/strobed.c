@@ -476,6 +476,15 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.comms_over,
 		       (unsigned long long)st.ingest.collisions,
 		       (unsigned long long)(st.ingest.bytes_read >> 20));
+	if (st.ingest.cgroups_over || st.ingest.cgroup_unknown || st.ingest.cgroup_moved ||
+	    st.ingest.jit_roots_over)
+		daemon_log("session %lld: %llu cgroups past the limit (not stored), %llu processes "
+		       "whose cgroup could not be read, %llu processes that changed cgroup, %llu "
+		       "JIT processes of other mount namespaces past the limit of held /tmp "
+		       "handles", (long long)st.id, (unsigned long long)st.ingest.cgroups_over,
+		       (unsigned long long)st.ingest.cgroup_unknown,
+		       (unsigned long long)st.ingest.cgroup_moved,
+		       (unsigned long long)st.ingest.jit_roots_over);
 	if (st.have_handler) {
 		daemon_log("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,

@@ -12,6 +12,10 @@
  * --process-start a last column process_start_ns: the start of the
  * sample's process (procset.h: its pid's started last by then), empty
  * when unknown, so that the processes of a reused pid are told apart.
+ * With --cgroup-column a last column cgroup: the cgroup (v2 path) of the
+ * sample's process (cgset.h; after process_start_ns when both are asked).
+ * --cgroup PATH keeps the samples of the processes of that cgroup (or of
+ * the subtree, PATH ending in '/'), in both formats.
  *
  * Chrome trace: {"traceEvents": [...], "displayTimeUnit": "ms",
  * "otherData": {...}}, ts in microseconds since the session start:
@@ -49,6 +53,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "db.h"
+#include "cgset.h"
 #include "procset.h"
 #include "report.h"
 #include "resolve.h"
@@ -58,12 +63,17 @@ static const char usage_text[] =
 	"usage: strobe export [--db PATH] [--session ID] --format csv|chrome-trace\n"
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
 	"                     [--samples] [--bucket T] [--no-demangle] [--process-start]\n"
+	"                     [--cgroup PATH] [--cgroup-column]\n"
 	"\n"
 	"Export a recorded session (default: the latest).  csv: one row per sample,\n"
 	"in time order: time_ns,tsc,cpu,pid,tid,comm,binary,symbol, one column per\n"
 	"counting event (the increase attributed to the sample), offset,mode,build_id;\n"
 	"--process-start adds process_start_ns, the start of the sample's process\n"
-	"(tells apart the processes of a pid the kernel reused; empty: unknown).\n"
+	"(tells apart the processes of a pid the kernel reused; empty: unknown);\n"
+	"--cgroup-column then adds cgroup, the cgroup v2 path of the sample's process\n"
+	"(its latest sample's; [unknown] if not recorded).  --cgroup PATH keeps the\n"
+	"samples of the processes of that cgroup, or with a trailing '/' of it and\n"
+	"every cgroup below it.\n"
 	"chrome-trace: JSON for the Perfetto UI or chrome://tracing: a counter track\n"
 	"per event per CPU (increase per --bucket, default 1ms), markers, lost\n"
 	"samples; --samples adds every sample as an instant event on its thread.\n"
@@ -72,7 +82,8 @@ static const char usage_text[] =
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
-	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE, OPT_PROCESS_START,
+	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE, OPT_PROCESS_START, OPT_CGROUP,
+	OPT_CGROUP_COLUMN,
 };
 
 static const struct option long_opts[] = {
@@ -87,6 +98,8 @@ static const struct option long_opts[] = {
 	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
 	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "process-start", no_argument,	   NULL, OPT_PROCESS_START },
+	{ "cgroup",	required_argument, NULL, OPT_CGROUP },
+	{ "cgroup-column", no_argument,	   NULL, OPT_CGROUP_COLUMN },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -104,6 +117,8 @@ struct opts {
 	enum fmt fmt;
 	int has_from, has_to, samples, no_demangle;
 	int process_start;		/* csv: a last column process_start_ns */
+	int cgroup_column;		/* csv: a last column cgroup */
+	const char *cgroup;		/* NULL, or --cgroup's path (cgset.h) */
 	int64_t from_ns, to_ns, bucket_ns;
 };
 
@@ -490,7 +505,25 @@ struct exp {
 	int first;			/* no trace event written yet */
 	struct threads threads;
 	uint64_t rows;
+	int cg;				/* --cgroup or --cgroup-column: loaded */
+	struct cgset cgs;
+	struct procset all;		/* every process, to find a sample's */
 };
+
+/* The cgroup of the sample's process (cgset.h). */
+static const char *sample_cgroup(const struct exp *x, const struct sample_scan_row *st)
+{
+	int64_t pid = (int64_t)st->r->v[SB_PID];
+
+	return x->cgs.names[cgset_lookup(&x->cgs, pid,
+					 procset_at(&x->all, pid, (int64_t)st->r->v[SB_TIME_NS]))];
+}
+
+/* 0: the sample is not of --cgroup's processes. */
+static int cgroup_pass(const struct exp *x, const struct sample_scan_row *st)
+{
+	return !x->o->cgroup || cgset_match(x->o->cgroup, sample_cgroup(x, st));
+}
 
 #define COL_TIME SB_TIME_NS
 #define COL_TSC SB_TSC
@@ -709,9 +742,15 @@ static int export_csv(struct exp *x, struct error *e)
 		ob_chr(o, ',');
 		ob_csv(o, x->s.events[i].name, CSV_TEXT);
 	}
-	ob_str(o, x->o->process_start ? ",offset,mode,build_id,process_start_ns\n" :
-		  ",offset,mode,build_id\n");
+	ob_str(o, ",offset,mode,build_id");
+	if (x->o->process_start)
+		ob_str(o, ",process_start_ns");
+	if (x->o->cgroup_column)
+		ob_str(o, ",cgroup");
+	ob_chr(o, '\n');
 	for (; rc == 1 && !o->err; rc = sample_scan_next(x->sc, &st, e)) {
+		if (!cgroup_pass(x, st))
+			continue;
 		uint64_t off = col_u64(st, COL_OFF);
 		const struct locfmt *loc = locmemo_get(&memo, x->res,
 						       (int64_t)col_u64(st, COL_BIN), off,
@@ -762,6 +801,13 @@ static int export_csv(struct exp *x, struct error *e)
 			*p++ = ',';
 			if (st0 > 0)
 				p = put_u64(p, (uint64_t)st0);
+		}
+		if (x->o->cgroup_column) {
+			o->n = (size_t)(p - o->buf);
+			ob_chr(o, ',');
+			ob_csv(o, sample_cgroup(x, st), CSV_TEXT);
+			ob_room(o, 1);
+			p = o->buf + o->n;
 		}
 		*p++ = '\n';
 		o->n = (size_t)(p - o->buf);
@@ -862,8 +908,11 @@ static int chrome_samples(struct exp *x, struct error *e)
 		uint32_t pid = (uint32_t)col_u64(st, COL_PID);
 		uint32_t tid = (uint32_t)col_u64(st, COL_TID);
 		int64_t comm = (int64_t)col_u64(st, COL_COMM);
-		struct thread *th = thread_get(&x->threads, pid, tid);
+		struct thread *th;
 
+		if (!cgroup_pass(x, st))
+			continue;
+		th = thread_get(&x->threads, pid, tid);
 		if (comm)
 			th->comm_id = comm;
 		if (x->o->samples) {
@@ -1261,6 +1310,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_PROCESS_START:
 			o->process_start = 1;
 			break;
+		case OPT_CGROUP_COLUMN:
+			o->cgroup_column = 1;
+			break;
+		case OPT_CGROUP:
+			if (cgset_check_filter(optarg) < 0)
+				return cmd_usage_error("export", "bad --cgroup '%s': give a cgroup path "
+						       "from the cgroup root, like /system.slice/"
+						       "x.service, or a subtree like /system.slice/",
+						       optarg);
+			o->cgroup = optarg;
+			break;
 		case OPT_BUCKET:
 			if (parse_duration_ns(optarg, &o->bucket_ns) < 0 || o->bucket_ns < 1000)
 				return cmd_usage_error("export", "bad --bucket '%s': give a time of at "
@@ -1286,6 +1346,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return cmd_usage_error("export", "give --format csv or --format chrome-trace");
 	if (o->fmt != FMT_CSV && o->process_start)
 		return cmd_usage_error("export", "--process-start applies to --format csv only");
+	if (o->fmt != FMT_CSV && o->cgroup_column)
+		return cmd_usage_error("export", "--cgroup-column applies to --format csv only");
 	if (o->fmt == FMT_CSV && (o->samples || o->bucket_ns))
 		return cmd_usage_error("export", "%s applies to --format chrome-trace only",
 				       o->samples ? "--samples" : "--bucket");
@@ -1326,6 +1388,19 @@ int cmd_export(int argc, char **argv)
 	if (!(x.res = resolver_new(x.db, &x.s, &err)))
 		goto out;
 	resolver_set_demangle(x.res, !o.no_demangle);
+	if (o.cgroup || o.cgroup_column) {
+		if (cgset_load(x.db, x.s.id, &x.cgs, &err) < 0 ||
+		    procset_load(x.db, &x.s, PROCSET_ALL, &x.all, &err) < 0)
+			goto out;
+		x.cg = 1;
+		if (!x.cgs.source[0] || !strcmp(x.cgs.source, "none"))
+			fprintf(stderr, "strobe export: note: no cgroups were recorded in session "
+				"%lld: every process is %s\n", (long long)x.s.id, CGSET_UNKNOWN);
+		if (x.cgs.moved)
+			fprintf(stderr, "strobe export: note: %lld processes changed cgroup during "
+				"the session: all their samples count in their latest cgroup\n",
+				(long long)x.cgs.moved);
+	}
 	rc = samples_open(&x, &err);
 	if (rc <= 0)
 		goto out;
@@ -1379,6 +1454,8 @@ out:
 	sample_scan_close(x.sc);
 	resolver_free(x.res);
 	comms_free(&x.comms);
+	cgset_free(&x.cgs);
+	procset_free(&x.all);
 	if (x.db)
 		db_close(x.db);
 	return ret;

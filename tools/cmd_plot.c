@@ -27,12 +27,14 @@
 #include "db.h"
 #include "expr.h"
 #include "procset.h"
+#include "cgset.h"
 #include "timeline.h"
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric EXPR)\n"
-	"                   [--by cpu|pid|binary|symbol] [--top N] [--pid PID[@START]] [--comm NAME]\n"
-	"                   [--binary PATH] [--symbol NAME] [--from T] [--to T] [--bucket MS]\n"
+	"                   [--by cpu|pid|binary|symbol|cgroup] [--top N] [--pid PID[@START]]\n"
+	"                   [--comm NAME] [--binary PATH] [--symbol NAME] [--cgroup PATH]\n"
+	"                   [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
 	"\n"
@@ -47,6 +49,9 @@ static const char usage_text[] =
 	"--by splits each series into the top N (--top, default 8) CPUs, processes,\n"
 	"binaries or symbols and 'other'; a pid that was several processes is a\n"
 	"series per process, 'pid PID@START', and --pid PID@START keeps one.\n"
+	"--by cgroup: a series per cgroup (v2 path, \"/a/b\": each process's latest\n"
+	"sample's); --cgroup PATH keeps the processes of that cgroup, or with a\n"
+	"trailing '/' of it and every cgroup below it.\n"
 	"T is a time since the session start (1.5,\n"
 	"1.5s, 250ms); --bucket is in ms (or give a unit: 500us, 1s), by default about\n"
 	"500 buckets over the range rounded to 1, 2 or 5 x 10^k ms.  The x axis is\n"
@@ -60,7 +65,7 @@ enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
 	OPT_COMM, OPT_BINARY, OPT_SYMBOL, OPT_FROM, OPT_TO, OPT_BUCKET, OPT_WALL,
 	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN,
-	OPT_NO_DEMANGLE,
+	OPT_NO_DEMANGLE, OPT_CGROUP,
 };
 
 static const struct option long_opts[] = {
@@ -74,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "comm",	required_argument, NULL, OPT_COMM },
 	{ "binary",	required_argument, NULL, OPT_BINARY },
 	{ "symbol",	required_argument, NULL, OPT_SYMBOL },
+	{ "cgroup",	required_argument, NULL, OPT_CGROUP },
 	{ "from",	required_argument, NULL, OPT_FROM },
 	{ "to",		required_argument, NULL, OPT_TO },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
@@ -452,6 +458,8 @@ static void filters_text(const struct plot *p, char *buf, size_t len)
 		ADD("%sbinary %s", n ? ", " : "", o->binary);
 	if (o->symbol)
 		ADD("%ssymbol %s", n ? ", " : "", o->symbol);
+	if (o->cgroup)
+		ADD("%scgroup %s", n ? ", " : "", o->cgroup);
 #undef ADD
 }
 
@@ -983,8 +991,8 @@ int cmd_plot(int argc, char **argv)
 			break;
 		case OPT_BY:
 			if (timeline_parse_by(optarg, &p->to.by) < 0)
-				return cmd_usage_error("plot", "bad --by '%s': use cpu, pid, binary or "
-						       "symbol", optarg);
+				return cmd_usage_error("plot", "bad --by '%s': use cpu, pid, binary, "
+						       "symbol or cgroup", optarg);
 			break;
 		case OPT_TOP:
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64)
@@ -1015,6 +1023,14 @@ int cmd_plot(int argc, char **argv)
 			if (!*optarg)
 				return cmd_usage_error("plot", "bad --symbol '': give a symbol name");
 			p->to.symbol = optarg;
+			break;
+		case OPT_CGROUP:
+			if (cgset_check_filter(optarg) < 0)
+				return cmd_usage_error("plot", "bad --cgroup '%s': give a cgroup path "
+						       "from the cgroup root, like /system.slice/"
+						       "x.service, or a subtree like /system.slice/",
+						       optarg);
+			p->to.cgroup = optarg;
 			break;
 		case OPT_FROM:
 		case OPT_TO: {

@@ -17,13 +17,15 @@
 #include "cmd.h"
 #include "db.h"
 #include "output.h"
+#include "cgset.h"
 #include "procset.h"
 #include "report.h"
 #include "report_markers.h"
 
 static const char usage_text[] =
-	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line]\n"
+	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line|cgroup]\n"
 	"                     [--pid PID[@START]] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
+	"                     [--cgroup PATH]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle] [--inline]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
@@ -50,12 +52,16 @@ static const char usage_text[] =
 	"build-id and .gnu_debuglink under STROBE_DEBUG_DIRS (colon-separated,\n"
 	"default /usr/lib/debug), then, only when DEBUGINFOD_URLS is set, from\n"
 	"those debuginfod servers by build-id (DEBUGINFOD_CACHE_PATH,\n"
-	"DEBUGINFOD_TIMEOUT: default 5 s); a note says which file.\n";
+	"DEBUGINFOD_TIMEOUT: default 5 s); a note says which file.\n"
+	"--by cgroup: a row per cgroup (v2, its path from /sys/fs/cgroup: \"/a/b\"),\n"
+	"the cgroup of each process's latest sample; --cgroup PATH keeps the\n"
+	"processes of that cgroup, or with a trailing '/' (\"/a/\") of it and every\n"
+	"cgroup below it.  A process whose cgroup is not known is [unknown].\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,
 	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS,
-	OPT_NO_DEMANGLE, OPT_INLINE,
+	OPT_NO_DEMANGLE, OPT_INLINE, OPT_CGROUP,
 };
 
 static const struct option long_opts[] = {
@@ -73,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
 	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
+	{ "cgroup",	required_argument, NULL, OPT_CGROUP },
 	{ "markers",	no_argument,	   NULL, OPT_MARKERS },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -371,7 +378,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_BY:
 			if (report_parse_by(optarg, &o.by) < 0)
-				return cmd_usage_error("report", "bad --by '%s': use binary, symbol or line",
+				return cmd_usage_error("report", "bad --by '%s': use binary, symbol, line or cgroup",
 						   optarg);
 			by_given = 1;
 			break;
@@ -392,6 +399,13 @@ int cmd_report(int argc, char **argv)
 		}
 		case OPT_COMM:
 			o.comm = optarg;
+			break;
+		case OPT_CGROUP:
+			if (cgset_check_filter(optarg) < 0)
+				return cmd_usage_error("report", "bad --cgroup '%s': give a cgroup path "
+						   "from the cgroup root, like /system.slice/x.service, "
+						   "or a subtree like /system.slice/", optarg);
+			o.cgroup = optarg;
 			break;
 		case OPT_BINARY:
 			if (!*optarg)
@@ -465,10 +479,11 @@ int cmd_report(int argc, char **argv)
 		return cmd_usage_error("report", "%s", buf);
 	}
 
-	if (markers && (by_given || o.binary || o.mode != REPORT_ALL || o.inline_chain))
+	if (markers && (by_given || o.binary || o.mode != REPORT_ALL || o.inline_chain ||
+			o.cgroup))
 		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
-				   "--binary, --kernel, --user and --inline do not apply");
-	if (o.inline_chain && o.by == REPORT_BY_BINARY)
+				   "--binary, --cgroup, --kernel, --user and --inline do not apply");
+	if (o.inline_chain && (o.by == REPORT_BY_BINARY || o.by == REPORT_BY_CGROUP))
 		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
 				   "and lines: give --by symbol or --by line");
 

@@ -14,7 +14,8 @@
 #define SUPPORTED_SAMPLE_TYPE \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | \
+	 PERF_SAMPLE_CGROUP)
 #define SUPPORTED_READ_FORMAT \
 	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | \
 	 PERF_FORMAT_GROUP | PERF_FORMAT_LOST)
@@ -213,6 +214,7 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 	s->regs = NULL;
 	s->stack_size = s->stack_dyn_size = 0;
 	s->stack = NULL;
+	s->cgroup = 0;
 	if ((st & PERF_SAMPLE_READ) && read_values(f, c, s) < 0)
 		return PERFREC_BAD;
 	if (st & PERF_SAMPLE_REGS_USER) {
@@ -234,6 +236,9 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 				return PERFREC_BAD;
 		}
 	}
+	/* WEIGHT .. PHYS_ADDR come between: not supported, so absent */
+	if ((st & PERF_SAMPLE_CGROUP) && take64(c, &s->cgroup) < 0)
+		return PERFREC_BAD;
 	r->has_time = f->off_time >= 0;
 	r->time = s->time;
 	r->pid = s->pid;
@@ -254,6 +259,7 @@ static int decoded_type(uint32_t type)
 	case PERF_RECORD_LOST_SAMPLES:
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_CGROUP:
 		return 1;
 	}
 	return 0;
@@ -360,6 +366,11 @@ int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
 		    take64(&c, &r->throttle.stream_id) < 0)
 			return PERFREC_BAD;
 		return PERFREC_OK;
+	case PERF_RECORD_CGROUP:
+		if (take64(&c, &r->cgroup.id) < 0)
+			return PERFREC_BAD;
+		r->cgroup.path = string_in(c.p, end);
+		return r->cgroup.path ? PERFREC_OK : PERFREC_BAD;
 	}
 	return PERFREC_SKIP;
 }

@@ -11,7 +11,7 @@
  * perfrec_format (the event's sample_type, read_format and user register
  * mask, all with sample_id_all set): SAMPLE, MMAP2 (with a build-id or
  * with device/inode), COMM (exec or not), FORK, EXIT, LOST, LOST_SAMPLES,
- * THROTTLE and UNTHROTTLE.  Every field is bounds-checked against the
+ * THROTTLE, UNTHROTTLE and CGROUP (Linux 5.7: a cgroup's id and path).  Every field is bounds-checked against the
  * record's size; variable parts (group read values, registers, user
  * stack, file names) point into the record.  A record that does not fit
  * its own size is PERFREC_BAD, never read past.
@@ -25,6 +25,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <linux/perf_event.h>
+
+#ifndef PERF_SAMPLE_CGROUP
+#define PERF_SAMPLE_CGROUP	(1U << 21)	/* Linux 5.7 */
+#endif
+#ifndef PERF_RECORD_CGROUP
+#define PERF_RECORD_CGROUP	19
+#endif
 
 /* an unaligned u64 of a record */
 static inline uint64_t perfrec_get64(const unsigned char *p)
@@ -65,7 +72,7 @@ struct perfrec_format {
 /*
  * Set f up; -1 if sample_type has a bit this decoder cannot step over
  * (supported: IDENTIFIER IP TID TIME ADDR ID STREAM_ID CPU PERIOD READ
- * REGS_USER STACK_USER) or read_format one it does not know.
+ * REGS_USER STACK_USER CGROUP) or read_format one it does not know.
  */
 int perfrec_format_init(struct perfrec_format *f, uint64_t sample_type,
 			uint64_t read_format, uint64_t regs_user);
@@ -86,6 +93,8 @@ struct perfrec_sample {
 	/* STACK_USER: size bytes copied, of which dyn_size are valid */
 	uint64_t stack_size, stack_dyn_size;
 	const unsigned char *stack;
+	/* CGROUP: the id of the task's cgroup (v2; 0 when not asked) */
+	uint64_t cgroup;
 };
 
 struct perfrec_mmap2 {
@@ -117,6 +126,13 @@ struct perfrec_lost {
 	uint64_t id, lost;
 };
 
+/* CGROUP: a cgroup was created (or synthesized): its id and its path
+ * from the cgroup root ("/a/b"), as the kernel wrote it */
+struct perfrec_cgroup {
+	uint64_t id;
+	const char *path;		/* NUL-terminated inside the record */
+};
+
 /* THROTTLE and UNTHROTTLE */
 struct perfrec_throttle {
 	uint64_t time, id, stream_id;
@@ -137,6 +153,7 @@ struct perfrec {
 		struct perfrec_task task;
 		struct perfrec_lost lost;
 		struct perfrec_throttle throttle;
+		struct perfrec_cgroup cgroup;
 	};
 };
 

@@ -29,6 +29,10 @@ struct record {
 			uint32_t pid, tid;
 			uint16_t flags;
 			uint8_t nr_counters;
+			/* the task's cgroup id (PERF_SAMPLE_CGROUP), 0:
+			 * unknown; not in the strobe record: the perf
+			 * backend carries it beside it */
+			uint64_t cgroup;
 			uint64_t counters[STROBE_MAX_COUNTERS];
 		} sample;
 		struct {

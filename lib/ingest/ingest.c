@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <link.h>
 #include <linux/openat2.h>
+#include "cgroups.h"
 #include "hashkey.h"
 #include "ingest.h"
 #include "kallsyms.h"
@@ -295,6 +296,14 @@ struct ingest {
 	 * moments) still count for the right process; an older exit whose
 	 * slot a newer one took counts as process unknown (start 0) */
 	struct { uint32_t pid; uint64_t start_ns; } gone[GONE_CACHE];
+	/* cgroups (schema 13): 0 not recorded, else where a process's comes
+	 * from; path -> id of those stored; processes whose cgroup row the
+	 * open batch wrote */
+	size_t jit_roots;		/* root handles taken (maps.h jit_root) */
+	enum { CG_NONE, CG_SAMPLE, CG_PROC } cgroup_source;
+	char cgroup_root[256];		/* the cgroup2 mount */
+	struct strmap cgroups;
+	int cgroup_dirty;
 };
 
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
@@ -344,6 +353,20 @@ static void proc_forget_uncertain(struct proc *p, void *arg)
 		p->uncertain_ns = 0;
 }
 
+static void proc_cgroup_clean(struct proc *p, void *arg)
+{
+	(void)arg;
+	p->cgroup_dirty = 0;
+}
+
+/* its cgroup row was not stored: the next sample stores it again */
+static void proc_cgroup_undo(struct proc *p, void *arg)
+{
+	(void)arg;
+	if (p->cgroup_dirty)
+		p->cgroup_id = 0, p->cgroup_tried = 0, p->cgroup_dirty = 0;
+}
+
 /* The open batch is stored: it is what a failed batch goes back to. */
 static void batch_committed(struct ingest *in)
 {
@@ -366,6 +389,9 @@ static void batch_committed(struct ingest *in)
 	in->committed.comm_max = in->comm_max;
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].committed = in->cpus[c].now;
+	if (in->cgroup_dirty)
+		proc_table_each(in->procs, proc_cgroup_clean, NULL);
+	in->cgroup_dirty = 0;
 }
 
 /* The open batch was rolled back (by us or by SQLite): forget its rows. */
@@ -392,6 +418,13 @@ static void batch_undo(struct ingest *in)
 	if (in->batch_uncertain_ns)
 		proc_table_each(in->procs, proc_forget_uncertain, &in->batch_uncertain_ns);
 	in->batch_uncertain_ns = 0;
+	if (in->cgroup_dirty) {
+		/* and the cgroups it stored: looked up again when needed */
+		proc_table_each(in->procs, proc_cgroup_undo, NULL);
+		strmap_free(&in->cgroups);
+		memset(&in->cgroups, 0, sizeof(in->cgroups));
+	}
+	in->cgroup_dirty = 0;
 	if (in->binary_max > in->committed.binary_max || in->comm_max > in->committed.comm_max) {
 		strmap_forget_above(&in->binaries, in->committed.binary_max);
 		strmap_forget_above(&in->comms, in->committed.comm_max);
@@ -471,6 +504,7 @@ void ingest_free(struct ingest *in)
 	if (in->in_batch)
 		db_rollback(in->db);
 	proc_table_free(in->procs);
+	strmap_free(&in->cgroups);
 	hashkey_memo_free(in->memo);
 	strmap_free(&in->binaries);
 	strmap_free(&in->comms);
@@ -567,6 +601,9 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 	return db_process_put(in->db, in->s->id, pid, 0, id, p->start_ns, 0, e);
 }
 
+static int proc_own_tmp(uint32_t pid, uint32_t *nspid);
+static int cgroup_store(struct ingest *in, struct proc *p, struct error *e);
+
 int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		uint64_t time_ns, struct error *e)
 {
@@ -583,8 +620,21 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		return 0;
 	if (batch_open(in, e))
 		return -1;
+	/* a process of pid still held (its exit lost): its row first */
+	p = proc_get(in->procs, pid, 0);
+	if (p && cgroup_store(in, p, e) < 0)
+		return -1;
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
+	if (p->jit && in->jit_roots < INGEST_JIT_ROOTS_MAX) {
+		/* its parent's JIT code: its own perf map, in its own /tmp */
+		int tmp = proc_own_tmp(pid, &p->jit_nspid);
+
+		if (tmp >= 0) {
+			p->jit_root = tmp + 1;
+			in->jit_roots++;
+		}
+	}
 	if (p->uncertain_ns)	/* a copy of maps that may be wrong */
 		p->uncertain_ns = time_ns;
 	return db_process_put_uncertain(in->db, in->s->id, pid, ppid, p->comm_id, time_ns, 0,
@@ -594,15 +644,135 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 /* Where a process's perf map is: the convention every JIT follows. */
 #define JIT_MAP_PATH "/tmp/perf-%u.map"
 
+/* Flags for a file named by a profiled process: strobed runs as root, so
+ * never block (a FIFO), never acquire a controlling tty. */
+#define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/*
+ * Process pid's pid in its own pid namespace (the last NStgid of
+ * /proc/PID/status; 0 if unknown) and, when it lives in another mount
+ * namespace than strobed, an O_PATH handle of its /tmp as it sees it
+ * (resolved in its root, never out of it; -1 otherwise): where its perf
+ * map is, read at its exit, when /proc/PID is gone.  The handle is of the
+ * directory itself, so it still leads to the container's /tmp (a tmpfs of
+ * its own, say) after the container's mount namespace is torn down.
+ */
+static int proc_own_tmp(uint32_t pid, uint32_t *nspid)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char path[64], buf[4096], *l, *save;
+	struct stat a, b;
+	ssize_t n;
+	int fd, root;
+
+	*nspid = 0;
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	if (stat(path, &a) < 0 || stat("/proc/self/ns/mnt", &b) < 0 ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	l = strstr(buf, "\nNStgid:");
+	if (l) {
+		char *end = strchr(l + 1, '\n'), *last = NULL;
+
+		if (end)
+			*end = 0;
+		for (char *t = strtok_r(l + 9, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+			last = t;
+		if (last)
+			*nspid = (uint32_t)strtoul(last, NULL, 10);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, root, "/tmp", &how, sizeof(how));
+	close(root);
+	return fd;
+}
+
+/* The perf map name ("perf-N.map", N its own pid) in tmp, p's /tmp
+ * (proc_own_tmp(), closed here): beneath it, no symlink, no magic link;
+ * then checked and read as jitmap_read() does.  path is how jit_maps
+ * names it. */
+static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *name,
+		       const char *path, struct error *e)
+{
+	struct open_how how = {
+		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	};
+	const char *problem = NULL;
+	struct jitmap m = { 0 };
+	struct error je;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	fd = (int)syscall(SYS_openat2, root, name, &how, sizeof(how));
+	if (fd < 0 && errno == ENOENT) {
+		close(root);
+		return 0;
+	}
+	if (fd < 0) {
+		snprintf(je.msg, sizeof(je.msg), "%s: %s", path, errno == ELOOP ?
+			 "a symbolic link, refused" : strerror(errno));
+		problem = je.msg;
+		rc = -1;
+	} else if (!p->jit_uid_known) {
+		close(fd);
+		problem = "not read: the process's user is unknown (it exited before "
+			  "its executable memory was seen)";
+		rc = -1;
+	} else if (in->stats.bytes_read >= in->limits.bytes_read) {
+		close(fd);
+		problem = "not read: the session has read its limit of bytes";
+		rc = -1;
+	} else {
+		int64_t not_before = p->start_ns > (uint64_t)in->s->start_ns ?
+				     (int64_t)p->start_ns + in->s->wall_offset_ns -
+				     1000000000 : 0;
+
+		rc = jitmap_read_fd(fd, path, p->jit_uid, not_before > 0 ? not_before : 0, &buf,
+				    &len, &je);
+		if (rc < 0)
+			problem = je.msg;
+	}
+	close(root);
+	if (rc > 0) {
+		in->stats.bytes_read += len;
+		jitmap_parse(buf, len, &m);
+		free(buf);
+	}
+	rc = db_jit_map_put(in->db, in->s->id, p->pid, p->start_ns, path, m.nr, m.dropped,
+			    problem, e);
+	if (!rc && m.nr)
+		rc = db_jit_symbols_put(in->db, in->s->id, p->pid, p->start_ns, &m, e);
+	jitmap_free(&m);
+	return rc;
+}
+
 /*
  * Copy the perf map of p, a process that had anonymous executable memory,
  * into the session (schema 10; jitmap.h says what is refused and why).
- * The file is read in strobed's own /tmp: a process in another mount
- * namespace wrote its map in its own, which is not looked at.
+ * The file is read in strobed's own /tmp, or for a process of another
+ * mount namespace, in its own (jit_copy_in(), through the handle of its
+ * /tmp taken by proc_own_tmp() while it ran).
  */
 static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 {
-	char path[64], *buf = NULL;
+	char path[96], *buf = NULL;
 	const char *problem = NULL;
 	struct jitmap m = { 0 };
 	struct error je;
@@ -612,6 +782,17 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 	if (!p->jit)
 		return 0;
 	p->jit = 0;	/* once */
+	if (p->jit_root) {
+		/* in its own mount namespace, named by its own pid */
+		char name[64];
+		int tmp = p->jit_root - 1;
+
+		p->jit_root = 0;
+		in->jit_roots--;
+		snprintf(name, sizeof(name), "perf-%u.map", p->jit_nspid ? p->jit_nspid : p->pid);
+		snprintf(path, sizeof(path), "/proc/%u/root/tmp/%s", p->pid, name);
+		return jit_copy_in(in, p, tmp, name, path, e);
+	}
 	snprintf(path, sizeof(path), JIT_MAP_PATH, p->pid);
 	if (!p->jit_uid_known) {
 		/* its owner cannot be checked: read nothing */
@@ -689,6 +870,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		ret = jit_copy(in, p, e);
 	if (!ret && p->jitdump)
 		ret = jitdump_copy(in, p, e);
+	if (!ret)
+		ret = cgroup_store(in, p, e);
 	proc_remove(in->procs, pid);
 	return ret;
 }
@@ -696,10 +879,6 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 static const char *const special_maps[] = {
 	"[vdso]", "[vsyscall]", "[heap]", "[stack]", "[uprobes]", "[vvar]",
 };
-
-/* Flags for a file named by a profiled process: strobed runs as root, so
- * never block (a FIFO), never acquire a controlling tty. */
-#define OPEN_UNTRUSTED (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 /*
  * The file at path as process pid sees it: path resolved under its root
@@ -1173,6 +1352,18 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 			p->jit_uid_known = 1;
 			p->jit_uid = st.st_uid;
 		}
+		/* a container's: its map is in its own /tmp, by its own pid;
+		 * the handle is kept (bounded) until its exit */
+		if (in->jit_roots < INGEST_JIT_ROOTS_MAX) {
+			int root = proc_own_tmp(m->pid, &p->jit_nspid);
+
+			if (root >= 0) {
+				p->jit_root = root + 1;
+				in->jit_roots++;
+			}
+		} else {
+			in->stats.jit_roots_over++;
+		}
 	}
 	proc_map_add(p, m->start, m->len, special ? m->start : m->pgoff, id);
 	return 0;
@@ -1188,6 +1379,141 @@ static struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu)
 		in->nr_cpus = n;
 	}
 	return &in->cpus[cpu];
+}
+
+int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e)
+{
+	int64_t *slot;
+	size_t n = strnlen(path, CGROUP_PATH_MAX);
+
+	if (!in->cgroup_source || !id || n >= CGROUP_PATH_MAX || path[0] != '/')
+		return 0;
+	slot = strmap_slot(&in->cgroups, path, 0);
+	if (slot && *slot == (int64_t)id)
+		return 0;
+	if (!slot && in->cgroups.nr >= INGEST_CGROUPS_MAX) {
+		in->stats.cgroups_over++;
+		return 0;
+	}
+	if (batch_open(in, e) || db_cgroup_put(in->db, in->s->id, id, path, e) < 0)
+		return -1;
+	if (!slot)
+		in->stats.cgroups++;
+	*strmap_slot(&in->cgroups, path, 1) = (int64_t)id;
+	in->cgroup_dirty = 1;
+	return 0;
+}
+
+static int cgroup_scan_one(void *ctx, uint64_t id, const char *path)
+{
+	void **a = ctx;
+
+	return ingest_cgroup(a[0], id, path, a[1]) < 0 ? -2 : 0;
+}
+
+int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
+			 struct error *e)
+{
+	struct error se;
+	void *a[2] = { in, e };
+	long n = -1;
+
+	in->cgroup_source = from_samples ? CG_SAMPLE : CG_PROC;
+	if (root && !*root)
+		goto stored;	/* "": no scan */
+	if (root)
+		snprintf(in->cgroup_root, sizeof(in->cgroup_root), "%s", root);
+	else if (cgroups_find_root(in->cgroup_root, sizeof(in->cgroup_root)) < 0)
+		goto none;
+	n = cgroups_scan(in->cgroup_root, INGEST_CGROUPS_MAX, cgroup_scan_one, a, &in->stats.cgroups_over,
+			 &se);
+none:
+	if (n == -1) {
+		/* not a cgroup2 mount: no cgroups in this session, said so */
+		in->cgroup_source = CG_NONE;
+		snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "none");
+		return 0;
+	}
+	if (n < 0)
+		return -1;
+stored:
+	/* stored with the session at the next commit */
+	snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "%s",
+		 from_samples ? "sample" : "proc");
+	return 0;
+}
+
+/* The id of process pid's cgroup from /proc/PID/cgroup; 0 if unknown. */
+static uint64_t cgroup_of_proc(struct ingest *in, uint32_t pid, struct error *e, int *fail)
+{
+	char path[CGROUP_PATH_MAX];
+	int64_t *slot;
+	uint64_t id;
+
+	if (cgroups_of_pid(pid, path, sizeof(path)) < 0)
+		return 0;
+	slot = strmap_slot(&in->cgroups, path, 0);
+	if (slot && *slot)
+		return (uint64_t)*slot;
+	id = cgroups_id(in->cgroup_root, path);
+	if (id && ingest_cgroup(in, id, path, e) < 0)
+		*fail = 1;
+	return id;
+}
+
+/* p's cgroup row, when it changed in the open batch */
+static int cgroup_store(struct ingest *in, struct proc *p, struct error *e)
+{
+	if (!p->cgroup_dirty || !p->cgroup_id)
+		return 0;
+	return db_process_cgroup(in->db, in->s->id, p->pid, p->start_ns, p->cgroup_id,
+				 p->cgroup_moves, e);
+}
+
+struct cgroup_store_all {
+	struct ingest *in;
+	struct error *e;
+	int rc;
+};
+
+static void cgroup_store_each(struct proc *p, void *arg)
+{
+	struct cgroup_store_all *a = arg;
+
+	if (!a->rc && cgroup_store(a->in, p, a->e) < 0)
+		a->rc = -1;
+}
+
+/*
+ * A sample of p in cgroup id (0: the sample does not say): p's cgroup is
+ * that of its latest sample; a change is counted in cgroup_moves.  Without
+ * the sample's, /proc/PID/cgroup at the process's first sample, once.
+ */
+static int sample_cgroup(struct ingest *in, struct proc *p, uint64_t id, struct error *e)
+{
+	int fail = 0;
+
+	if (!id && in->cgroup_source == CG_PROC && !p->cgroup_tried) {
+		p->cgroup_tried = 1;
+		id = cgroup_of_proc(in, p->pid, e, &fail);
+		if (fail)
+			return -1;
+		if (!id)
+			in->stats.cgroup_unknown++;
+	}
+	if (!id || id == p->cgroup_id)
+		return 0;
+	if (p->cgroup_id) {
+		if (!p->cgroup_moves)
+			in->stats.cgroup_moved++;
+		p->cgroup_moves++;
+	}
+	/* stored at the commit (or its exit): once per batch however often
+	 * its threads flip between cgroups */
+	p->cgroup_id = id;
+	p->cgroup_dirty = 1;
+	in->cgroup_dirty = 1;
+	return 0;
 }
 
 static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
@@ -1235,6 +1561,8 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	if (p && row.tid != row.pid)
 		proc_thread_seen(p, row.tid);
 	row.comm_id = p ? p->comm_id : 0;
+	if (p && in->cgroup_source && sample_cgroup(in, p, r->sample.cgroup, e) < 0)
+		return -1;
 	if ((row.flags & STROBE_SAMPLE_MODE_MASK) == STROBE_SAMPLE_KERNEL && in->kernel_id) {
 		row.binary_id = in->kernel_id;
 		row.offset = r->sample.ip;
@@ -1457,6 +1785,15 @@ int ingest_commit(struct ingest *in, struct error *e)
 		cs.cpu = (uint32_t)c;
 		memset(cs.tail, 0, sizeof(cs.tail));
 		if (db_cpu_stats_put(in->db, in->s->id, in->nr, &cs, e) < 0) {
+			batch_undo(in);
+			return -1;
+		}
+	}
+	if (in->cgroup_dirty) {
+		struct cgroup_store_all a = { in, e, 0 };
+
+		proc_table_each(in->procs, cgroup_store_each, &a);
+		if (a.rc < 0) {
 			batch_undo(in);
 			return -1;
 		}

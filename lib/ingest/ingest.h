@@ -57,6 +57,27 @@ struct ingest_mmap {
  * file-less executable memory is [anon] at offset = address. */
 int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e);
 
+/*
+ * Cgroups (schema 13).  ingest_cgroups_start() says where the cgroups of
+ * samples come from (from_samples: each sample's record.sample.cgroup,
+ * PERF_SAMPLE_CGROUP; else /proc/PID/cgroup at a process's first sample,
+ * once), stores it as sessions.cgroup_source and stores every cgroup under
+ * root (NULL: cgroups_find_root(); "": none, only those ingest_cgroup()
+ * gives; cgroups.h; no cgroup v2 mount: source "none", no cgroups).
+ * ingest_cgroup() stores a cgroup's path (PERF_RECORD_CGROUP).  A process's
+ * cgroup is that of its latest sample (processes.cgroup_id); a sample in
+ * another cgroup than the one before is counted (processes.cgroup_moves).
+ * At most INGEST_CGROUPS_MAX paths, the rest counted (cgroups_over).
+ */
+#define INGEST_CGROUPS_MAX	65536
+/* Processes of other mount namespaces with JIT code whose root directory
+ * handle is held until their exit (their perf map is in their own /tmp, by
+ * their own pid: /proc/PID/root is gone by the exit) */
+#define INGEST_JIT_ROOTS_MAX	1024
+int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
+			 struct error *e);
+int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e);
+
 /* A sample or a lost report (kind "ring" for STROBE_REC_LOST). */
 int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 /* Lost records of another kind ("samples": dropped before the buffer). */
@@ -139,6 +160,12 @@ struct ingest_stats {
 	uint64_t collisions;		/* build-ids already cached with other bytes */
 	uint64_t unscheduled_ns;	/* sampling groups enabled but not counting */
 	uint64_t uncertain;		/* processes marked by ingest_lost_records */
+	uint64_t cgroups;		/* cgroup paths stored */
+	uint64_t cgroups_over;		/* past INGEST_CGROUPS_MAX or CGROUP_PATH_MAX */
+	uint64_t cgroup_unknown;	/* processes whose /proc/PID/cgroup was unreadable */
+	uint64_t cgroup_moved;		/* processes whose samples changed cgroup */
+	uint64_t jit_roots_over;	/* JIT processes past INGEST_JIT_ROOTS_MAX:
+					 * their perf map looked for in strobed's /tmp */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

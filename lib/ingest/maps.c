@@ -8,6 +8,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "maps.h"
 #include "util.h"
 
@@ -30,6 +31,8 @@ struct proc_table *proc_table_new(void)
 
 static void proc_free(struct proc *p)
 {
+	if (p->jit_root)
+		close(p->jit_root - 1);
 	free(p->maps);
 	free(p->tids);
 	free(p->jitdump);
@@ -134,9 +137,15 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	child->comm_id = 0;
 	child->start_ns = 0;
 	child->jit = child->jit_uid_known = 0;
+	if (child->jit_root)
+		close(child->jit_root - 1);
+	child->jit_root = 0;
+	child->jit_nspid = 0;
 	free(child->jitdump);
 	child->jitdump = NULL;
 	child->jitdump_uid_known = child->jitdump_dev_known = 0;
+	child->cgroup_id = child->cgroup_moves = 0;
+	child->cgroup_tried = child->cgroup_dirty = 0;
 	proc_exec(child);
 	if (!parent)
 		return child;

@@ -45,12 +45,25 @@ struct proc {
 				 * its perf map is looked for at its exit */
 	int jit_uid_known;
 	uint32_t jit_uid;	/* its euid then (the owner of /proc/PID) */
+	int jit_root;		/* 1 + an O_PATH handle of its /tmp (in
+				 * /proc/PID/root) when it lives in another
+				 * mount namespace: its perf map is there;
+				 * 0: none.  Closed with it */
+	uint32_t jit_nspid;	/* its pid in its own pid namespace (the
+				 * name of its map there); 0: as pid */
 	char *jitdump;		/* NULL, or the path of the jit-PID.dump it mapped
 				 * (jitdump.h): read at its exit; not inherited */
 	int jitdump_uid_known, jitdump_dev_known;
 	uint32_t jitdump_uid;	/* its euid when it mapped the file */
 	uint32_t jitdump_maj, jitdump_min;	/* the file's device and inode, */
 	uint64_t jitdump_ino;			/* when the record had them */
+	uint64_t cgroup_id;	/* of its latest sample, as stored; 0: none
+				 * yet.  Not inherited (the child's row has
+				 * its own) */
+	uint64_t cgroup_moves;	/* samples whose cgroup differed from the
+				 * one before */
+	int cgroup_tried;	/* /proc/PID/cgroup read (once) */
+	int cgroup_dirty;	/* its row written by the open batch */
 };
 
 struct proc_table;

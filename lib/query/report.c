@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "cgset.h"
 #include "procset.h"
 #include "report.h"
 #include "resolve.h"
@@ -255,6 +256,9 @@ struct report {
 	struct procset procs;		/* with --pid: the processes of that pid */
 	int split;			/* --pid P, P several processes: a row each */
 	int64_t sel;			/* --pid P@T: the start of the one chosen */
+	int cg;				/* --cgroup or --by cgroup: cgs loaded */
+	struct cgset cgs;
+	struct procset all;		/* and, for raw samples, every process */
 };
 
 static void note_add(struct report *r, const char *fmt, ...)
@@ -451,6 +455,27 @@ static int pid_processes(struct report *r, struct error *e)
 	return 0;
 }
 
+/* What the cgroups of this session are worth (cgset.h, schema 13). */
+static void cgroup_notes(struct report *r)
+{
+	const struct cgset *cs = &r->cgs;
+
+	if (!cs->source[0])
+		note_add(r, "no cgroups were recorded in session %lld (recorded before cgroups "
+			 "were): every process is %s", (long long)r->sum->session.id,
+			 CGSET_UNKNOWN);
+	else if (!strcmp(cs->source, "none"))
+		note_add(r, "no cgroups were recorded in session %lld: no cgroup v2 "
+			 "hierarchy was mounted", (long long)r->sum->session.id);
+	else if (!strcmp(cs->source, "proc"))
+		note_add(r, "cgroups read from /proc/PID/cgroup at each process's first sample "
+			 "(the driver backend, or a kernel without PERF_SAMPLE_CGROUP, Linux "
+			 "5.7): a process that moved later counts in its first cgroup");
+	if (cs->moved)
+		note_add(r, "%lld processes changed cgroup during the session: all their samples "
+			 "count in their latest cgroup", (long long)cs->moved);
+}
+
 static int gather(struct report *r, struct error *e)
 {
 	const struct report_opts *o = r->o;
@@ -519,6 +544,14 @@ static int gather(struct report *r, struct error *e)
 		}
 	}
 
+	if (o->cgroup || o->by == REPORT_BY_CGROUP) {
+		if (cgset_load(r->db, s->id, &r->cgs, e) < 0 ||
+		    (raw && procset_load(r->db, s, PROCSET_ALL, &r->all, e) < 0))
+			goto fail;
+		r->cg = 1;
+		cgroup_notes(r);
+	}
+
 	if (sqlite3_prepare_v2(db_sqlite(r->db), sql.s, -1, &st, NULL)) {
 		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
 		goto fail;
@@ -534,7 +567,18 @@ static int gather(struct report *r, struct error *e)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
 		int64_t bin = sqlite3_column_int64(st, 0), proc = 0;
+		size_t cg = 0;
 		struct loc *l;
+
+		if (r->cg) {
+			/* the row's process's cgroup: by its start, or by time */
+			int64_t pid = sqlite3_column_int64(st, base + r->nev);
+			int64_t x = sqlite3_column_int64(st, base + r->nev + 1);
+
+			cg = cgset_lookup(&r->cgs, pid, raw ? procset_at(&r->all, pid, x) : x);
+			if (o->cgroup && !cgset_match(o->cgroup, r->cgs.names[cg]))
+				continue;
+		}
 
 		if (o->pid >= 0 && r->procs.n > 1) {
 			/* the row's process: the histogram's key, or by time */
@@ -550,7 +594,7 @@ static int gather(struct report *r, struct error *e)
 			       (uint32_t)sqlite3_column_int64(st, 2) & STROBE_SAMPLE_MODE_MASK,
 			       resolver_by_pid(r->res, bin) ?
 			       (uint32_t)sqlite3_column_int64(st, base + r->nev) : 0,
-			       r->split ? proc : 0);
+			       o->by == REPORT_BY_CGROUP ? (int64_t)cg + 1 : r->split ? proc : 0);
 
 		l->samples += n;
 		r->sum->samples += n;
@@ -695,6 +739,10 @@ static void name_and_group(struct report *r)
 		l->bin = r->nbins - 1;
 		b = &r->bins[l->bin];
 		b->samples += l->samples;
+		if (by == REPORT_BY_CGROUP)	/* proc: its cgroup + 1 */
+			g = groupmap_get(&r->groups, 0, l->proc, r->cgs.names[l->proc - 1],
+					 NULL, NULL, NULL);
+		else
 		g = groupmap_get(&r->groups, l->bin, l->proc, b->display,
 				 by == REPORT_BY_BINARY ? NULL : rv.symbol,
 				 by == REPORT_BY_LINE ? rv.source : NULL,
@@ -875,6 +923,7 @@ static const char *by_name(enum report_by by)
 	case REPORT_BY_BINARY: return "binary";
 	case REPORT_BY_SYMBOL: return "symbol";
 	case REPORT_BY_LINE: return "line";
+	case REPORT_BY_CGROUP: return "cgroup";
 	}
 	return "?";
 }
@@ -935,6 +984,8 @@ static void add_meta(struct report *r, struct table *t)
 		sbuf_addf(&f, " binary=%s", o->binary);
 	if (o->mode != REPORT_ALL)
 		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
+	if (o->cgroup)
+		sbuf_addf(&f, " cgroup=%s", o->cgroup);
 	if (o->has_from)
 		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
 	if (o->has_to)
@@ -953,15 +1004,15 @@ static struct table *table_make(struct report *r)
 	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
-	int c_inl = -1;
+	int c_inl = -1, by_cg = r->o->by == REPORT_BY_CGROUP;
 	size_t i, nshow = r->groups.n;
 	int k;
 
-	if (r->split)
+	if (r->split && !by_cg)
 		c_proc = table_add_col(t, "process", COL_STR);
-	c_bin = table_add_col(t, "binary", COL_STR);
-	c_bid = table_add_col(t, "build_id", COL_STR);
-	c_sym = table_add_col(t, "symbol", COL_STR);
+	c_bin = table_add_col(t, by_cg ? "cgroup" : "binary", COL_STR);
+	c_bid = by_cg ? -1 : table_add_col(t, "build_id", COL_STR);
+	c_sym = by_cg ? -1 : table_add_col(t, "symbol", COL_STR);
 	if (r->o->by == REPORT_BY_LINE)
 		c_src = table_add_col(t, "source", COL_STR);
 	c_samples = table_add_col(t, "samples", COL_INT);
@@ -998,8 +1049,10 @@ static struct table *table_make(struct report *r)
 			table_set_str(t, row, c_proc, l);
 		}
 		table_set_str(t, row, c_bin, g->binary);
-		table_set_str(t, row, c_bid, b->build_id);
-		table_set_str(t, row, c_sym, g->symbol);
+		if (c_bid >= 0)
+			table_set_str(t, row, c_bid, b->build_id);
+		if (c_sym >= 0)
+			table_set_str(t, row, c_sym, g->symbol);
 		if (c_src >= 0)
 			table_set_str(t, row, c_src, g->source ? g->source : "");
 		table_set_int(t, row, c_samples, (int64_t)g->samples);
@@ -1031,7 +1084,7 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 		error_set(e, "empty time range: --from is after --to");
 		return NULL;
 	}
-	if (o->inline_chain && o->by == REPORT_BY_BINARY) {
+	if (o->inline_chain && (o->by == REPORT_BY_BINARY || o->by == REPORT_BY_CGROUP)) {
 		error_set(e, "inline chains are of symbols and lines: use --inline with "
 			  "--by symbol or --by line");
 		return NULL;
@@ -1072,6 +1125,8 @@ out:
 	groupmap_free(&r.groups);
 	locmap_free(&r.locs);
 	procset_free(&r.procs);
+	procset_free(&r.all);
+	cgset_free(&r.cgs);
 	resolver_free(r.res);
 	return t;
 }
@@ -1131,6 +1186,8 @@ int report_parse_by(const char *s, enum report_by *by)
 		*by = REPORT_BY_SYMBOL;
 	else if (!strcmp(s, "line"))
 		*by = REPORT_BY_LINE;
+	else if (!strcmp(s, "cgroup"))
+		*by = REPORT_BY_CGROUP;
 	else
 		return -1;
 	return 0;

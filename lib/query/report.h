@@ -18,7 +18,7 @@
 #include "db.h"
 #include "output.h"
 
-enum report_by { REPORT_BY_BINARY, REPORT_BY_SYMBOL, REPORT_BY_LINE };
+enum report_by { REPORT_BY_BINARY, REPORT_BY_SYMBOL, REPORT_BY_LINE, REPORT_BY_CGROUP };
 enum report_mode { REPORT_ALL, REPORT_KERNEL, REPORT_USER };
 
 struct report_opts {
@@ -32,6 +32,8 @@ struct report_opts {
 					 * by pid_at_ns + slack, else the first */
 	const char *comm;		/* NULL: any */
 	const char *binary;		/* NULL: any; matches path or basename */
+	const char *cgroup;		/* NULL: any; a cgroup path, or a subtree
+					 * ending in '/' (cgset.h) */
 	enum report_mode mode;
 	int has_from, has_to;
 	int64_t from_ns, to_ns;		/* relative to the session start */
@@ -67,6 +69,8 @@ struct report_summary {
  * rows are sorted by the same figure.  process ("PID@START", procset.h)
  * is there only when pid was several processes in the session and
  * has_pid_at is not set: each process then has rows of its own.
+ * REPORT_BY_CGROUP: one row per cgroup (its processes' cgroup, cgset.h),
+ * columns cgroup, samples, percent, the events, the metrics.
  */
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);

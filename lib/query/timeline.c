@@ -25,6 +25,7 @@
 #include <sys/types.h>
 #include "resolve.h"
 #include "samplescan.h"
+#include "cgset.h"
 #include "procset.h"
 #include "timeline.h"
 
@@ -130,6 +131,7 @@ int timeline_parse_by(const char *s, enum timeline_by *by)
 	static const struct { const char *name; enum timeline_by by; } t[] = {
 		{ "cpu", TL_BY_CPU }, { "pid", TL_BY_PID },
 		{ "binary", TL_BY_BINARY }, { "symbol", TL_BY_SYMBOL },
+		{ "cgroup", TL_BY_CGROUP },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
@@ -148,6 +150,7 @@ const char *timeline_by_name(enum timeline_by by)
 	case TL_BY_PID: return "pid";
 	case TL_BY_BINARY: return "binary";
 	case TL_BY_SYMBOL: return "symbol";
+	case TL_BY_CGROUP: return "cgroup";
 	}
 	return "?";
 }
@@ -211,6 +214,9 @@ struct build {
 	struct procset procs;		/* --by pid, --pid: pids that were several
 					 * processes (procset.h) */
 	int64_t sel;			/* --pid P@T: the start of the one chosen */
+	int cg;				/* --cgroup or --by cgroup: cgs loaded */
+	struct cgset cgs;
+	struct procset all;		/* and every process (raw rows) */
 };
 
 static void ent_free_buckets(struct build *b)
@@ -804,6 +810,17 @@ static int64_t row_key(struct build *b, const struct trow *r, int64_t *start, in
 		*skip = 1;
 		return 0;
 	}
+	if (b->cg) {
+		/* the row's process's cgroup: by the sums' start, or by time */
+		size_t c = cgset_lookup(&b->cgs, r->pid, r->start ? r->start :
+					procset_at(&b->all, r->pid, r->time));
+
+		if (b->o->cgroup && !cgset_match(b->o->cgroup, b->cgs.names[c])) {
+			*skip = 1;
+			return 0;
+		}
+		si = (ssize_t)c;
+	}
 	if (b->need_locs) {
 		si = loc_symbol(b, r->bin, (uint64_t)r->off);
 		if (si < 0) {
@@ -818,6 +835,7 @@ static int64_t row_key(struct build *b, const struct trow *r, int64_t *start, in
 		return r->pid;
 	case TL_BY_BINARY: return r->bin;
 	case TL_BY_SYMBOL: return (int64_t)si;
+	case TL_BY_CGROUP: return (int64_t)si;	/* need_locs is 0 */
 	case TL_BY_NONE: break;
 	}
 	return 0;
@@ -943,9 +961,27 @@ static void group_name(struct build *b, const struct keyent *k, char *buf, size_
 	case TL_BY_SYMBOL:
 		snprintf(buf, len, "%s", b->sym[k->key].name);
 		break;
+	case TL_BY_CGROUP:
+		snprintf(buf, len, "%s", b->cgs.names[k->key]);
+		break;
 	case TL_BY_NONE:
 		snprintf(buf, len, "all");
 	}
+}
+
+/* What the session's cgroups are worth, in the timeline's note (cgset.h). */
+static void cgroup_note(struct timeline *t, const struct cgset *cs)
+{
+	if (!cs->source[0] || !strcmp(cs->source, "none"))
+		snprintf(t->note, sizeof(t->note), "no cgroups were recorded in session %lld: "
+			 "every process is %s", (long long)t->session.id, CGSET_UNKNOWN);
+	else if (cs->moved)
+		snprintf(t->note, sizeof(t->note), "%lld processes changed cgroup during the "
+			 "session: all their samples count in their latest cgroup",
+			 (long long)cs->moved);
+	else if (!strcmp(cs->source, "proc"))
+		snprintf(t->note, sizeof(t->note), "cgroups read from /proc/PID/cgroup at each "
+			 "process's first sample (no PERF_SAMPLE_CGROUP)");
 }
 
 static void rank(struct build *b)
@@ -1286,6 +1322,8 @@ static int markers(struct build *b)
 static void build_free(struct build *b)
 {
 	procset_free(&b->procs);
+	procset_free(&b->all);
+	cgset_free(&b->cgs);
 	free(b->bins);
 	free(b->filt.s);
 	hmap_free(&b->locs);
@@ -1315,7 +1353,8 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		goto fail;
 	}
 	t->key_noun = o->by == TL_BY_CPU ? "CPUs" : o->by == TL_BY_PID ? "processes" :
-		      o->by == TL_BY_BINARY ? "binaries" : "symbols";
+		      o->by == TL_BY_BINARY ? "binaries" : o->by == TL_BY_CGROUP ? "cgroups" :
+		      "symbols";
 	if (session_end(&b, &end) < 0)
 		goto fail;
 	t->from_ns = s->start_ns + (o->has_from ? o->from_ns : 0);
@@ -1361,6 +1400,13 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 					   s->start_ns + o->pid_at_ns + o->pid_at_slack_ns);
 		}
 	}
+	if (o->cgroup || o->by == TL_BY_CGROUP) {
+		if (cgset_load(db, s->id, &b.cgs, e) < 0 ||
+		    procset_load(db, s, PROCSET_ALL, &b.all, e) < 0)
+			goto fail;
+		b.cg = 1;
+		cgroup_note(t, &b.cgs);
+	}
 	b.need_locs = o->by == TL_BY_SYMBOL || o->symbol;
 	if (b.need_locs && name_locations(&b) < 0)
 		goto fail;
@@ -1386,6 +1432,8 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 			sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
 		if (o->symbol)
 			sbuf_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
+		if (o->cgroup)
+			sbuf_addf(&f, "%scgroup %s", f.n ? ", " : "", o->cgroup);
 		error_set(e, "no samples between %.9g s and %.9g s of session %lld%s%s%s",
 			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
 			  (long long)s->id, f.n ? " with these filters (" : "", f.n ? f.s : "",

@@ -26,7 +26,7 @@
 #define TL_MAXV		(1 + STROBE_MAX_COUNTERS)
 #define TL_TOP_DEFAULT	8
 
-enum timeline_by { TL_BY_NONE, TL_BY_CPU, TL_BY_PID, TL_BY_BINARY, TL_BY_SYMBOL };
+enum timeline_by { TL_BY_NONE, TL_BY_CPU, TL_BY_PID, TL_BY_BINARY, TL_BY_SYMBOL, TL_BY_CGROUP };
 
 struct timeline_opts {
 	int64_t session;		/* 0: the latest */
@@ -38,6 +38,8 @@ struct timeline_opts {
 	const char *comm;		/* NULL: any */
 	const char *binary;		/* NULL: any; path, file name or key */
 	const char *symbol;		/* NULL: any; exact symbol name */
+	const char *cgroup;		/* NULL: any; a cgroup path, or a subtree
+					 * ending in '/' (cgset.h) */
 	int has_from, has_to;
 	int64_t from_ns, to_ns;		/* relative to the session start */
 	int64_t bucket_ns;		/* 0: timeline_default_bucket() */
@@ -50,7 +52,8 @@ struct timeline_opts {
 };
 
 struct timeline_group {
-	char name[256];			/* "CPU 1", "pid 42 (ls)", "libc.so.6", "main (ls)";
+	char name[256];			/* "CPU 1", "pid 42 (ls)", "libc.so.6", "main (ls)",
+					 * "/a/b" (a cgroup's path, cgset.h);
 					 * a pid that was several processes:
 					 * "pid 42@1.250 (ls)" (procset.h) */
 	uint64_t total[TL_MAXV];
@@ -83,7 +86,8 @@ struct timeline {
 	size_t ngroups;
 	struct timeline_group *groups;
 	size_t nkeys;			/* distinct CPUs/pids/binaries/symbols seen */
-	const char *key_noun;		/* "CPUs", "processes", "binaries", "symbols" */
+	const char *key_noun;		/* "CPUs", "processes", "binaries", "symbols",
+					 * "cgroups" */
 	struct timeline_rank {
 		int value;		/* value index ranked by */
 		size_t n;		/* groups in its top, largest total first */
@@ -133,7 +137,7 @@ int64_t timeline_default_bucket(int64_t range_ns);
 /* Number of buckets of bucket_ns covering [0, range_ns): at least 1. */
 size_t timeline_bucket_count(int64_t range_ns, int64_t bucket_ns);
 
-/* Parse "cpu", "pid", "binary" or "symbol". -1 on anything else. */
+/* Parse "cpu", "pid", "binary", "symbol" or "cgroup". -1 on anything else. */
 int timeline_parse_by(const char *s, enum timeline_by *by);
 const char *timeline_by_name(enum timeline_by by);
 

@@ -572,7 +572,7 @@ static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
 	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
 	"first_sample,last_sample,samples,lost,throttled,duration_ns,time_bucket_ns," \
-	"late_samples,late_records,late_max_ns"
+	"late_samples,late_records,late_max_ns,cgroup_source"
 
 static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 {
@@ -618,6 +618,7 @@ static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 		sqlite3_bind_int64(st, i++, s->late_max_ns);
 	else
 		sqlite3_bind_null(st, i++);
+	bind_text_or_null(st, i++, s->cgroup_source[0] ? s->cgroup_source : NULL);
 }
 
 static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
@@ -627,7 +628,7 @@ static int session_write(struct db *db, struct db_session *s, int insert, struct
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
 			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31)", -1, &st, NULL))
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32)", -1, &st, NULL))
 		return sql_error(db, e, "storing the session");
 	session_bind(st, s);
 	if (insert)
@@ -746,6 +747,7 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	s->late_max_ns = sqlite3_column_type(st, i) == SQLITE_NULL ? -1 :
 			 sqlite3_column_int64(st, i);
 	i++;
+	col_text(st, i++, s->cgroup_source, sizeof(s->cgroup_source));
 	sqlite3_finalize(st);
 
 	if (sqlite3_prepare_v2(db->sql, "SELECT idx,name,type,config,config1,config2 FROM "
@@ -1155,4 +1157,45 @@ int db_process_put_uncertain(struct db *db, int64_t session_id, uint32_t pid, ui
 	bind_opt_int(st, 6, (int64_t)exit_ns);
 	bind_opt_int(st, 7, (int64_t)uncertain_ns);
 	return step_done(db, st, e, "storing a process");
+}
+
+/* one statement, prepared for a rare write */
+static int exec_bound(struct db *db, const char *sql, struct error *e, const char *what,
+		      int64_t a, int64_t b, int64_t c, int64_t d, const char *text)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL))
+		return sql_error(db, e, what);
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	sqlite3_bind_int64(st, 3, c);
+	sqlite3_bind_int64(st, 4, d);
+	if (text)
+		sqlite3_bind_text(st, 5, text, -1, SQLITE_STATIC);
+	rc = step_done(db, st, e, what);
+	sqlite3_finalize(st);
+	return rc ? -1 : 0;
+}
+
+int db_cgroup_put(struct db *db, int64_t session_id, uint64_t id, const char *path,
+		  struct error *e)
+{
+	return exec_bound(db, "INSERT OR REPLACE INTO cgroups(session_id,id,path) "
+			  "VALUES(?1,?2,?5)", e, "storing a cgroup", session_id,
+			  (int64_t)id, 0, 0, path);
+}
+
+int db_process_cgroup(struct db *db, int64_t session_id, uint32_t pid, uint64_t start_ns,
+		      uint64_t cgroup_id, uint64_t moves, struct error *e)
+{
+	return exec_bound(db, "UPDATE processes SET cgroup_id=nullif(?4,0) "
+			  "WHERE session_id=?1 AND pid=?2 AND "
+			  "start_ns=?3", e, "storing a process's cgroup", session_id, pid,
+			  (int64_t)start_ns, (int64_t)cgroup_id, NULL) < 0 ? -1 :
+	       moves ? exec_bound(db, "UPDATE processes SET cgroup_moves=?4 WHERE "
+				  "session_id=?1 AND pid=?2 AND start_ns=?3", e,
+				  "storing a process's cgroup", session_id, pid,
+				  (int64_t)start_ns, (int64_t)moves, NULL) : 0;
 }

@@ -96,6 +96,9 @@ struct db_session {
 	/* schema 9: records the merge handed out after a younger one, and the
 	 * largest lateness (-1: not counted, sessions from before schema 9) */
 	int64_t late_records, late_max_ns;
+	/* schema 13: where its processes' cgroups came from: "sample",
+	 * "proc", "none"; "" before schema 13 (doc/SCHEMA.md) */
+	char cgroup_source[16];
 	/* counting events, in column order c0.. */
 	int nr_events;
 	struct db_event {
@@ -252,5 +255,13 @@ int db_process_put(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppi
 int db_process_put_uncertain(struct db *db, int64_t session_id, uint32_t pid, uint32_t ppid,
 			     int64_t comm_id, uint64_t start_ns, uint64_t exit_ns,
 			     uint64_t uncertain_ns, struct error *e);
+
+/* Schema 13: cgroup id's path in session (an id stored again keeps the
+ * latest path); process (pid, start_ns)'s cgroup (0: unknown, NULL) and
+ * how many times its samples changed cgroup. */
+int db_cgroup_put(struct db *db, int64_t session_id, uint64_t id, const char *path,
+		  struct error *e);
+int db_process_cgroup(struct db *db, int64_t session_id, uint32_t pid, uint64_t start_ns,
+		      uint64_t cgroup_id, uint64_t moves, struct error *e);
 
 #endif

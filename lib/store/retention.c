@@ -294,6 +294,8 @@ static const char *const session_tables[] = {
 	"(SELECT rowid FROM jit_maps WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM jit_symbols WHERE rowid IN "
 	"(SELECT rowid FROM jit_symbols WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM cgroups WHERE (session_id,id) IN "
+	"(SELECT session_id,id FROM cgroups WHERE session_id=?1 LIMIT ?2)",
 };
 
 /* Delete what budget allows of session id; 1 when it is gone. */

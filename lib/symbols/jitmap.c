@@ -13,20 +13,28 @@
 int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, size_t *len,
 		struct error *e)
 {
-	struct stat st;
-	size_t done = 0;
-	char *b;
-	int fd;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
 	*buf = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
 		return error_set(e, "%s: %s", path, errno == ELOOP ?
 				 "a symbolic link, refused" : strerror(errno));
 	}
+	return jitmap_read_fd(fd, path, uid, not_before_ns, buf, len, e);
+}
+
+int jitmap_read_fd(int fd, const char *path, uid_t uid, int64_t not_before_ns, char **buf,
+		   size_t *len, struct error *e)
+{
+	struct stat st;
+	size_t done = 0;
+	char *b;
+
+	*buf = NULL;
+	*len = 0;
 	if (fstat(fd, &st) < 0) {
 		error_set(e, "%s: %s", path, strerror(errno));
 		goto fail;

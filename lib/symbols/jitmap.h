@@ -53,6 +53,11 @@ struct jitmap {
 int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, size_t *len,
 		struct error *e);
 
+/* The same for a file already opened (fd, without following a symlink or
+ * blocking; path names it in messages); fd is closed. */
+int jitmap_read_fd(int fd, const char *path, uid_t uid, int64_t not_before_ns, char **buf,
+		   size_t *len, struct error *e);
+
 /* Parse len bytes of buf (need not be NUL-terminated) into m; never fails
  * (bad lines are counted in m->dropped).  jitmap_free() releases it. */
 void jitmap_parse(const char *buf, size_t len, struct jitmap *m);

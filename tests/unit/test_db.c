@@ -114,7 +114,7 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 12);	/* schema/001 to 012 */
+	assert_int_equal(db_schema_version(), 13);	/* schema/001 to 013 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -122,6 +122,12 @@ static void test_fresh(void **state)
 				"'session_probes','unscheduled','jit_maps','jit_symbols')"), 9);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM pragma_table_info('jit_symbols') "
 				"WHERE name='load_ns'"), 1);
+	/* schema 13: cgroups */
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name='cgroups'"), 1);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM pragma_table_info('processes') "
+				"WHERE name IN ('cgroup_id','cgroup_moves')"), 2);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM pragma_table_info('sessions') "
+				"WHERE name='cgroup_source'"), 1);
 	db_close(db);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);

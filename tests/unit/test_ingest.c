@@ -10,7 +10,9 @@
  * attributed to the next sample on each CPU, per-CPU tails and the
  * histogram; ids of binaries and comms of a batch whose commit failed are
  * not used again; a binary of another mount namespace read through the
- * process's own root.  The mapped files are real ELF files of the build
+ * process's own root; cgroups (schema 13): a process's cgroup is its latest
+ * sample's, changes counted, paths stored, read back through cgset.h.
+ * The mapped files are real ELF files of the build
  * (tests/workloads/split603010 and pagetouch; STROBE_BUILD, else found
  * from this program's path).
  */
@@ -40,6 +42,8 @@
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
+#include "cgroups.h"
+#include "cgset.h"
 #include "ingest.h"
 #include "report.h"
 #include "vdso.h"
@@ -1126,6 +1130,104 @@ static void test_jit_map(void **state)
 	fix_free(f);
 }
 
+/*
+ * A JIT process in a container: its own mount namespace with a tmpfs on
+ * /tmp, its own pid namespace (it is pid 1 there).  Its perf map is its
+ * /tmp/perf-1.map, read through the handle of its /tmp taken when its
+ * executable anonymous memory was seen, after the process and its mount
+ * namespace are gone; never strobed's /tmp/perf-HOSTPID.map (a decoy
+ * here).  Needs CAP_SYS_ADMIN: skipped without.
+ */
+static void test_jit_map_container(void **state)
+{
+	struct fix *f;
+	char decoy[64];
+	int pfd[2];
+	pid_t child;
+	uint32_t gc = 0;
+	FILE *m;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t g;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "size=64k") < 0)
+			_exit(1);
+		g = fork();	/* pid 1 of the new pid namespace */
+		if (g < 0)
+			_exit(1);
+		if (g == 0) {
+			FILE *o = fopen("/tmp/perf-1.map", "w");
+
+			if (!o || fprintf(o, "7f0000001000 40 in_container\n") < 0 || fclose(o))
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		{
+			uint32_t v = (uint32_t)g;	/* its pid in ours */
+
+			usleep(100000);	/* its map written */
+			if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
+				_exit(1);
+		}
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &gc, sizeof(gc)) != sizeof(gc)) {
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+		skip();	/* no mount or pid namespaces here */
+	}
+	close(pfd[0]);
+	snprintf(decoy, sizeof(decoy), "/tmp/perf-%u.map", gc);
+	m = fopen(decoy, "w");
+	assert_non_null(m);
+	fprintf(m, "7f0000001000 40 on_the_host\n");
+	assert_int_equal(fclose(m), 0);
+
+	f = fix_new(0);
+	comm(f, gc, gc, "contained", 1, 100);
+	mmap_dev(f, gc, 0x7f0000000000ULL, 0x10000, 0, "//anon", 110, 0, 0, 0);
+	sample(f, 0, 120, gc, gc, 0x7f0000001010ULL, 0, NULL);
+	/* the container goes: its /tmp is kept by the handle alone */
+	kill(child, SIGKILL);
+	kill((pid_t)gc, SIGKILL);
+	waitpid(child, NULL, 0);
+	usleep(100000);
+	exit_(f, gc, gc, 200);
+	commit(f);
+	unlink(decoy);
+	{
+		sqlite3_stmt *st;
+		char want[96];
+
+		snprintf(want, sizeof(want), "/proc/%u/root/tmp/perf-1.map", gc);
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+			"SELECT m.path, coalesce(m.problem,''), s.name FROM jit_maps AS m "
+			"LEFT JOIN jit_symbols AS s ON s.pid = m.pid WHERE m.pid = ?1",
+			-1, &st, NULL), SQLITE_OK);
+		sqlite3_bind_int64(st, 1, gc);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		assert_string_equal((const char *)sqlite3_column_text(st, 0), want);
+		assert_string_equal((const char *)sqlite3_column_text(st, 1), "");
+		assert_string_equal((const char *)sqlite3_column_text(st, 2), "in_container");
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+	}
+	fix_free(f);
+}
+
 /* A jitdump of pid at path: a header, a load of name at addr stamped ts
  * and one stamped 90 (before the process's start at 100: an earlier
  * process's). */
@@ -1262,6 +1364,99 @@ static void test_limits(void **state)
 	fix_free(f);
 }
 
+static void sample_cg(struct fix *f, uint64_t t, uint32_t pid, uint64_t cgroup)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.time_ns = t;
+	r.sample.ip = 0x1000;
+	r.sample.pid = r.sample.tid = pid;
+	r.sample.flags = STROBE_SAMPLE_USER;
+	r.sample.cgroup = cgroup;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+static void test_cgroups(void **state)
+{
+	struct fix *f = fix_new(0);
+	struct cgset cs;
+	struct error e;
+
+	(void)state;
+	assert_int_equal(ingest_cgroups_start(f->in, 1, "", &e), 0);
+	assert_int_equal(ingest_cgroup(f->in, 11, "/a", &e), 0);
+	assert_int_equal(ingest_cgroup(f->in, 12, "/b", &e), 0);
+	assert_int_equal(ingest_cgroup(f->in, 12, "/b2", &e), 0);	/* id reused */
+	assert_int_equal(ingest_cgroup(f->in, 13, "no-slash", &e), 0);	/* refused */
+	comm(f, P1, P1, "one", 1, 100);
+	comm(f, P2, P2, "two", 1, 100);
+	sample_cg(f, 110, P1, 11);
+	sample_cg(f, 120, P1, 11);
+	sample_cg(f, 130, P1, 12);	/* moved */
+	sample_cg(f, 140, P1, 11);	/* and back */
+	sample_cg(f, 150, P2, 0);	/* not known */
+	sample_cg(f, 160, 0, 1);	/* idle: no processes row */
+	comm(f, P3, P3, "brief", 1, 100);
+	sample_cg(f, 170, P3, 12);
+	exit_(f, P3, P3, 180);		/* stored at its exit, before the commit */
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P3), 12);
+	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P1), 11);
+	assert_int_equal(q_int(f, "SELECT cgroup_moves FROM processes WHERE pid=?", (int64_t)P1), 2);
+	assert_int_equal(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)P2), -1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM cgroups WHERE id=12 AND path='/b2'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM cgroups"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE cgroup_source='sample'"), 1);
+
+	assert_int_equal(cgset_load(f->db, f->s.id, &cs, &e), 0);
+	assert_string_equal(cs.names[cgset_lookup(&cs, P1, 100)], "/a");
+	assert_string_equal(cs.names[cgset_lookup(&cs, P1, 0)], "/a");	/* its one process */
+	assert_string_equal(cs.names[cgset_lookup(&cs, P2, 100)], CGSET_UNKNOWN);
+	assert_string_equal(cs.names[cgset_lookup(&cs, 0, 0)], "/");	/* idle */
+	assert_string_equal(cs.names[cgset_lookup(&cs, 99999, 0)], CGSET_UNKNOWN);
+	assert_int_equal(cs.moved, 1);
+	assert_string_equal(cs.source, "sample");
+	cgset_free(&cs);
+}
+
+/* Without the sample's cgroup (the driver, kernels before 5.7): the
+ * process's own /proc/PID/cgroup at its first sample, once. */
+static void test_cgroups_proc(void **state)
+{
+	struct fix *f;
+	struct error e;
+	char root[256], path[CGROUP_PATH_MAX], full[CGROUP_PATH_MAX + 256];
+	struct stat st;
+	uint32_t me = (uint32_t)getpid();
+
+	(void)state;
+	if (cgroups_find_root(root, sizeof(root)) < 0 ||
+	    cgroups_of_pid(me, path, sizeof(path)) < 0) {
+		print_message("no cgroup v2 here: /proc/PID/cgroup is not tested\n");
+		return;
+	}
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	if (stat(full, &st) < 0) {
+		print_message("%s: not in this mount namespace's view: not tested\n", full);
+		return;
+	}
+	f = fix_new(0);
+	assert_int_equal(ingest_cgroups_start(f->in, 0, root, &e), 0);
+	comm(f, me, me, "self", 1, 100);
+	sample_cg(f, 110, me, 0);
+	sample_cg(f, 120, me, 0);
+	commit(f);
+	assert_true(q_int(f, "SELECT cgroup_id FROM processes WHERE pid=?", (int64_t)me) ==
+		    (int64_t)st.st_ino);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM cgroups WHERE id=? AND path LIKE '/%'",
+			       (int64_t)st.st_ino), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE cgroup_source='proc'"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1283,6 +1478,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_vdso, teardown),
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
+		cmocka_unit_test_teardown(test_jit_map_container, teardown),
+		cmocka_unit_test_teardown(test_cgroups, teardown),
+		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
 	};
 
 	if (find_fixtures()) {

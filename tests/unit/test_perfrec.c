@@ -3,7 +3,9 @@
  * built here field by field: samples with a group read (values matched by
  * id in any order), registers and a user stack copy; MMAP2 with and
  * without a build-id; COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE,
- * UNTHROTTLE with their sample_id_all trailer; records wrapping the
+ * UNTHROTTLE with their sample_id_all trailer; a sample's cgroup id
+ * (PERF_SAMPLE_CGROUP, after the user stack) and PERF_RECORD_CGROUP;
+ * records wrapping the
  * ring's end; and sizes that do not add up, which must be refused.
  */
 #include <stdarg.h>
@@ -457,6 +459,85 @@ static void test_lost_throttle(void **state)
 	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
 }
 
+/* PERF_SAMPLE_CGROUP: the last field here, after the registers and stack */
+static void test_sample_cgroup(void **state)
+{
+	struct perfrec_format f;
+	const uint64_t vals[2][2] = { { 7, SID }, { 8, 10 } };
+	struct perfrec p;
+	struct rb r;
+
+	assert_int_equal(perfrec_format_init(&f, LEADER_TYPE | PERF_SAMPLE_CGROUP, LEADER_READ,
+					     0), 0);
+	/* the trailer does not change: no cgroup in sample_id_all */
+	assert_int_equal(f.trailer_size, 32);
+	leader_sample(&r, vals, 2);
+	u64(&r, 0xc6c6c6c6c6ULL);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_true(p.sample.cgroup == 0xc6c6c6c6c6ULL);
+	assert_true(p.sample.nr_values == 2 && p.sample.period == 100003);
+	/* without its cgroup: too short */
+	r.n -= 8;
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+	/* not asked: 0, and the same bytes decode as before */
+	f = leader();
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_true(p.sample.cgroup == 0);
+
+	/* after registers and a stack copy */
+	assert_int_equal(perfrec_format_init(&f, PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER |
+					     PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CGROUP, 0,
+					     0x3), 0);
+	hdr(&r, PERF_RECORD_SAMPLE, 0);
+	u32x2(&r, PID, TID);
+	u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	u64(&r, 11);
+	u64(&r, 22);
+	u64(&r, 16);		/* stack size */
+	u64(&r, 0x1111);
+	u64(&r, 0x2222);
+	u64(&r, 8);		/* dyn_size */
+	u64(&r, 4242);		/* cgroup */
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_true(p.sample.stack_size == 16 && p.sample.stack_dyn_size == 8);
+	assert_true(p.sample.cgroup == 4242);
+}
+
+/* PERF_RECORD_CGROUP: id, path, the trailer */
+static void test_cgroup_record(void **state)
+{
+	struct perfrec_format f = leader();
+	struct perfrec p;
+	struct rb r;
+
+	hdr(&r, PERF_RECORD_CGROUP, 0);
+	u64(&r, 77);
+	str(&r, "/strobe-test/a b");
+	trailer(&r, TIME + 40);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_int_equal(p.type, PERF_RECORD_CGROUP);
+	assert_true(p.cgroup.id == 77);
+	assert_string_equal(p.cgroup.path, "/strobe-test/a b");
+	assert_true(p.time == TIME + 40);
+	assert_int_equal(p.pid, PID);
+	/* a path without its NUL inside the record */
+	hdr(&r, PERF_RECORD_CGROUP, 0);
+	u64(&r, 77);
+	put(&r, "/abcdefg", 8);
+	trailer(&r, TIME);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+	/* no room for the id */
+	hdr(&r, PERF_RECORD_CGROUP, 0);
+	trailer(&r, TIME);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+}
+
 static void test_bad_sizes(void **state)
 {
 	struct perfrec_format f = leader();
@@ -617,6 +698,8 @@ int main(void)
 		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_fork_exit),
 		cmocka_unit_test(test_lost_throttle),
+		cmocka_unit_test(test_sample_cgroup),
+		cmocka_unit_test(test_cgroup_record),
 		cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_ring_wrap),
 		cmocka_unit_test(test_ring_bad_header),

@@ -400,7 +400,10 @@ static void test_migrate(void **state)
 		"ALTER TABLE processes DROP COLUMN uncertain_ns;"
 		"ALTER TABLE sessions DROP COLUMN late_records;"
 		"ALTER TABLE sessions DROP COLUMN late_max_ns;"
-		"DROP TABLE jit_maps; DROP TABLE jit_symbols;"
+		"DROP TABLE jit_maps; DROP TABLE jit_symbols; DROP TABLE cgroups;"
+		"ALTER TABLE processes DROP COLUMN cgroup_id;"
+		"ALTER TABLE processes DROP COLUMN cgroup_moves;"
+		"ALTER TABLE sessions DROP COLUMN cgroup_source;"
 		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 
