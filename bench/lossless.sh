@@ -147,11 +147,14 @@ run_perf() {	# rate round
 		perf report -q -i "$f" --sort sym >/dev/null 2>&1
 	rep_rc=$?
 	rep=$(tail -n 1 "$tmp/rep.time" | awk '{ print $1 + $2 }')
-	perf report -D -i "$f" 2>/dev/null >"$tmp/perf.dump"
-	s=$(grep -c "PERF_RECORD_SAMPLE(IP" "$tmp/perf.dump")
-	l=$(awk '/PERF_RECORD_LOST: / { sub(/.*lost:/, ""); n += $1 }
-		 /PERF_RECORD_LOST_SAMPLES: / { sub(/.*lost samples :/, ""); n += $1 }
-		 END { print n + 0 }' "$tmp/perf.dump")
+	# counted as the dump streams by: written to a file, it was ~1.5 kB a
+	# sample (9 GB at 50 kHz), and the page cache it filled slowed the
+	# next run down by whoever ran next
+	read -r s l < <(perf report -D -i "$f" 2>/dev/null |
+		awk '/PERF_RECORD_SAMPLE\(IP/ { s++ }
+		     /PERF_RECORD_LOST: / { sub(/.*lost:/, ""); n += $1 }
+		     /PERF_RECORD_LOST_SAMPLES: / { sub(/.*lost samples :/, ""); n += $1 }
+		     END { print s + 0, n + 0 }')
 	# the group's leader samples; the members' are in the same records
 	awk -v r="$1" -v k="$2" -v s="$s" -v l="$l" -v w="$(echo "$t2 - $t1" | bc)" \
 	    -v cap="$cap" -v rep="$rep" -v b="$(stat -c %s "$f")" -v cut=$((rep_rc == 124)) \
@@ -159,14 +162,18 @@ run_perf() {	# rate round
 		     cap, cut ? ">" : " ", cap + rep, s ? b / s : 0 }'
 }
 
+# before each run: the page cache of the one before written back and
+# dropped, so that no run pays for another's files
+settle() { sync; echo 3 > /proc/sys/vm/drop_caches; sleep 1; }
+
 for r in ${rates//,/ }; do
 	for k in $(seq "$rounds"); do
 		if [ -n "$noperf" ]; then
-			run_strobe "$r" "$k"
+			settle; run_strobe "$r" "$k"
 		elif [ $((k % 2)) = 1 ]; then
-			run_strobe "$r" "$k"; run_perf "$r" "$k"
+			settle; run_strobe "$r" "$k"; settle; run_perf "$r" "$k"
 		else
-			run_perf "$r" "$k"; run_strobe "$r" "$k"
+			settle; run_perf "$r" "$k"; settle; run_strobe "$r" "$k"
 		fi
 	done
 done
