@@ -667,9 +667,9 @@ static void thread_stop(struct session *s)
 {
 	if (!s->thread_on)
 		return;
-	pthread_mutex_lock(&s->lock);
+	session_lock(s);	/* waiting: the thread yields between passes */
 	s->quit = 1;
-	pthread_mutex_unlock(&s->lock);
+	session_unlock(s);
 	efd_post(s->wake_fd);
 	pthread_join(s->thread, NULL);
 	s->thread_on = 0;
