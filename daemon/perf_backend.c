@@ -1275,8 +1275,7 @@ struct dev_ctx {
 static int dev_record(void *ctx, const struct record *rec, struct error *e)
 {
 	struct dev_ctx *c = ctx;
-	size_t len = rec->type == STROBE_REC_SAMPLE ?
-		     STROBE_SAMPLE_SIZE(rec->sample.nr_counters) : sizeof(struct strobe_lost);
+	size_t len = record_size(rec);
 
 	(void)e;
 	if (rec->type == STROBE_REC_LOST)

@@ -289,6 +289,7 @@ static void strobe_overflow(struct perf_event *event,
 		s->flags = flags;
 		s->nr_counters = pc->nr_counters;
 		s->reserved0 = 0;
+		s->nr_ips = 0;
 		s->reserved1 = 0;
 		/* set by the PMU before it calls us (perf_sample_data_init) */
 		s->period = data->period;

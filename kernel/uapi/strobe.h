@@ -23,8 +23,12 @@
  * a refused counting event, hotplug records, STATS has hotplug counts.
  * 3: strobe_sample.period; the control page says its ABI version;
  *    STROBE_REC_UNSCHED.
+ * 4: call stacks: strobe_sample.nr_ips, callchain entries and a user
+ *    register and stack copy after the counters (STROBE_SAMPLE_CALLCHAIN,
+ *    STROBE_SAMPLE_USTACK); strobe_config.flags.  A version-3 record has
+ *    nr_ips 0 and neither flag: consumers read both.
  */
-#define STROBE_ABI_VERSION	3
+#define STROBE_ABI_VERSION	4
 
 /* Most counting events per session, besides the sampling event. */
 #define STROBE_MAX_COUNTERS	8
@@ -58,6 +62,20 @@ struct strobe_rec_header {
  * lost-interval counts (session_cpus.lost_c<i>), not charged to the sample.
  */
 #define STROBE_SAMPLE_AFTER_LOSS	(1U << 9)
+/*
+ * Call stacks (ABI 4).  CALLCHAIN: nr_ips __u64 entries follow counters[],
+ * in perf's PERF_SAMPLE_CALLCHAIN layout: leaf first, each context's
+ * addresses after a PERF_CONTEXT_KERNEL / PERF_CONTEXT_USER marker
+ * (values >= PERF_CONTEXT_MAX as unsigned), callers as return addresses.
+ * USTACK: after those entries, a struct strobe_ustack: the user registers
+ * and a copy of the top of the user stack, for unwinding by the consumer
+ * (perf's --call-graph dwarf).
+ */
+#define STROBE_SAMPLE_CALLCHAIN	(1U << 10)
+#define STROBE_SAMPLE_USTACK	(1U << 11)
+
+/* Most callchain entries of one sample, context markers included. */
+#define STROBE_MAX_IPS		512
 
 struct strobe_sample {
 	struct strobe_rec_header hdr;	/* type STROBE_REC_SAMPLE */
@@ -69,7 +87,9 @@ struct strobe_sample {
 	__u16	flags;		/* STROBE_SAMPLE_* */
 	__u8	nr_counters;	/* <= STROBE_MAX_COUNTERS */
 	__u8	reserved0;
-	__u32	reserved1;
+	__u16	nr_ips;		/* callchain entries after counters[] (CALLCHAIN),
+				 * <= STROBE_MAX_IPS; 0 without the flag */
+	__u16	reserved1;
 	/*
 	 * The sampling event's period that ended at this sample: how many of
 	 * its events this sample stands for (ns for cpu-clock).  Constant
@@ -79,6 +99,25 @@ struct strobe_sample {
 	 */
 	__u64	period;
 	__u64	counters[];	/* nr_counters running totals, in -e order */
+	/* then __u64 ips[nr_ips] (CALLCHAIN), then struct strobe_ustack (USTACK) */
+};
+
+/*
+ * A sample's user registers and stack copy (STROBE_SAMPLE_USTACK): regs
+ * are nr_regs values in ascending bit order of regs_mask (the arch's
+ * PERF_REG_* numbers, as perf_event_attr.sample_regs_user), then come
+ * stack_size bytes copied from the user stack pointer upwards, padded with
+ * zeroes to a multiple of 8.  abi 0 (PERF_SAMPLE_REGS_ABI_NONE): the task
+ * had no user state (a kernel thread); nr_regs and stack_size are then 0.
+ * The record's size (a __u16) bounds the copy: a producer truncates the
+ * stack to fit, never the registers.
+ */
+struct strobe_ustack {
+	__u32	abi;		/* PERF_SAMPLE_REGS_ABI_* */
+	__u32	nr_regs;	/* popcount(regs_mask) when abi != 0 */
+	__u64	regs_mask;
+	__u64	stack_size;	/* valid bytes of the stack copy */
+	__u64	regs[];		/* nr_regs values, then the stack copy */
 };
 
 struct strobe_lost {
@@ -165,8 +204,15 @@ struct strobe_config {
 	__u32	buffer_pages;	/* per-CPU data pages, power of two */
 	__u64	cpu_mask[4];	/* CPUs to sample; all zero = all online */
 	__u32	refused;	/* out: see below */
-	__u32	reserved;	/* zero */
+	__u32	flags;		/* STROBE_CONFIG_* (ABI 4; was reserved, zero) */
 };
+
+/*
+ * strobe_config.flags.  CALLCHAIN: samples carry the kernel callchain and
+ * the user callchain walked by frame pointers (STROBE_SAMPLE_CALLCHAIN).
+ * A driver that cannot fails CONFIG with EOPNOTSUPP.
+ */
+#define STROBE_CONFIG_CALLCHAIN	(1U << 0)
 
 /*
  * CONFIG fails with EOPNOTSUPP and sets strobe_config.refused to 1 + the index

@@ -5,6 +5,55 @@
 #include <string.h>
 #include "record.h"
 
+/* The callchain and user stack of sample s (size bytes at buf) into out:
+ * exactly what the flags say, filling the record to its end; -1 if not. */
+static int sample_tail(const void *buf, size_t size, const struct strobe_sample *s,
+		       struct record *out)
+{
+	const unsigned char *p = (const unsigned char *)buf + STROBE_SAMPLE_SIZE(s->nr_counters);
+	const unsigned char *end = (const unsigned char *)buf + size;
+
+	out->sample.nr_ips = 0;
+	out->sample.ips = NULL;
+	out->sample.regs_abi = out->sample.nr_regs = 0;
+	out->sample.regs_mask = out->sample.stack_size = 0;
+	out->sample.regs = out->sample.stack = NULL;
+	if (s->flags & STROBE_SAMPLE_CALLCHAIN) {
+		if (s->nr_ips > STROBE_MAX_IPS || (size_t)(end - p) < s->nr_ips * 8u)
+			return -1;
+		out->sample.nr_ips = s->nr_ips;
+		out->sample.ips = p;
+		p += s->nr_ips * 8u;
+	} else if (s->nr_ips) {
+		return -1;
+	}
+	if (s->flags & STROBE_SAMPLE_USTACK) {
+		struct strobe_ustack u;
+		uint64_t padded;
+
+		if ((size_t)(end - p) < sizeof(u))
+			return -1;
+		memcpy(&u, p, sizeof(u));
+		p += sizeof(u);
+		if (u.nr_regs > 64 || (uint64_t)__builtin_popcountll(u.regs_mask) != u.nr_regs ||
+		    (u.abi == 0 && (u.nr_regs || u.stack_size)) ||
+		    (size_t)(end - p) < u.nr_regs * 8u)
+			return -1;
+		out->sample.regs_abi = u.abi;
+		out->sample.nr_regs = u.nr_regs;
+		out->sample.regs_mask = u.regs_mask;
+		out->sample.regs = p;
+		p += u.nr_regs * 8u;
+		padded = (u.stack_size + 7) & ~7ULL;
+		if (u.stack_size > (uint64_t)(end - p) || padded != (uint64_t)(end - p))
+			return -1;
+		out->sample.stack_size = u.stack_size;
+		out->sample.stack = u.stack_size ? p : NULL;
+		p += padded;
+	}
+	return p == end ? 0 : -1;
+}
+
 enum record_status record_decode(const void *buf, size_t len, struct record *out,
 				 size_t *consumed)
 {
@@ -35,8 +84,9 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 		if (h.size < sizeof(s))
 			return RECORD_BAD;
 		memcpy(&s, buf, sizeof(s));
-		if (s.nr_counters > STROBE_MAX_COUNTERS ||
-		    h.size != STROBE_SAMPLE_SIZE(s.nr_counters))
+		if (s.nr_counters > STROBE_MAX_COUNTERS || h.size < STROBE_SAMPLE_SIZE(s.nr_counters))
+			return RECORD_BAD;
+		if (sample_tail(buf, h.size, &s, out) < 0)
 			return RECORD_BAD;
 		out->time_ns = s.time_ns;
 		out->sample.tsc = s.tsc;
@@ -92,15 +142,50 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 	return RECORD_OK;
 }
 
+size_t record_size(const struct record *r)
+{
+	size_t size;
+
+	switch (r->type) {
+	case STROBE_REC_SAMPLE:
+		if (r->sample.nr_counters > STROBE_MAX_COUNTERS)
+			return 0;
+		size = STROBE_SAMPLE_SIZE(r->sample.nr_counters);
+		if (r->sample.flags & STROBE_SAMPLE_CALLCHAIN) {
+			if (r->sample.nr_ips > STROBE_MAX_IPS)
+				return 0;
+			size += r->sample.nr_ips * 8u;
+		}
+		if (r->sample.flags & STROBE_SAMPLE_USTACK) {
+			if (r->sample.nr_regs > 64 ||
+			    (uint64_t)__builtin_popcountll(r->sample.regs_mask) != r->sample.nr_regs ||
+			    r->sample.stack_size > RECORD_MAX_SIZE)
+				return 0;
+			size += sizeof(struct strobe_ustack) + r->sample.nr_regs * 8u +
+				((r->sample.stack_size + 7) & ~7ULL);
+		}
+		return size <= RECORD_MAX_SIZE ? size : 0;
+	case STROBE_REC_LOST:
+		return sizeof(struct strobe_lost);
+	case STROBE_REC_UNSCHED:
+		return sizeof(struct strobe_unsched);
+	case STROBE_REC_CPU_OFFLINE:
+	case STROBE_REC_CPU_ONLINE:
+		return sizeof(struct strobe_cpu_rec);
+	}
+	return 0;
+}
+
 size_t record_encode(const struct record *r, void *buf, size_t cap)
 {
 	switch (r->type) {
 	case STROBE_REC_SAMPLE: {
 		struct strobe_sample s;
 		size_t n = r->sample.nr_counters;
-		size_t size = STROBE_SAMPLE_SIZE(n);
+		size_t size = record_size(r);
+		unsigned char *p;
 
-		if (n > STROBE_MAX_COUNTERS || size > cap)
+		if (!size || size > cap)
 			return 0;
 		memset(&s, 0, sizeof(s));
 		s.hdr.type = STROBE_REC_SAMPLE;
@@ -114,8 +199,37 @@ size_t record_encode(const struct record *r, void *buf, size_t cap)
 		s.tid = r->sample.tid;
 		s.flags = r->sample.flags;
 		s.nr_counters = n;
+		if (r->sample.flags & STROBE_SAMPLE_CALLCHAIN)
+			s.nr_ips = r->sample.nr_ips;
 		memcpy(buf, &s, sizeof(s));
-		memcpy((char *)buf + sizeof(s), r->sample.counters, n * sizeof(uint64_t));
+		p = (unsigned char *)buf + sizeof(s);
+		memcpy(p, r->sample.counters, n * sizeof(uint64_t));
+		p += n * sizeof(uint64_t);
+		if ((r->sample.flags & STROBE_SAMPLE_CALLCHAIN) && s.nr_ips) {
+			memcpy(p, r->sample.ips, s.nr_ips * 8u);
+			p += s.nr_ips * 8u;
+		}
+		if (r->sample.flags & STROBE_SAMPLE_USTACK) {
+			struct strobe_ustack u;
+			size_t pad = ((r->sample.stack_size + 7) & ~7ULL) - r->sample.stack_size;
+
+			memset(&u, 0, sizeof(u));
+			u.abi = r->sample.regs_abi;
+			u.nr_regs = r->sample.nr_regs;
+			u.regs_mask = r->sample.regs_mask;
+			u.stack_size = r->sample.stack_size;
+			memcpy(p, &u, sizeof(u));
+			p += sizeof(u);
+			if (u.nr_regs) {
+				memcpy(p, r->sample.regs, u.nr_regs * 8u);
+				p += u.nr_regs * 8u;
+			}
+			if (u.stack_size) {
+				memcpy(p, r->sample.stack, u.stack_size);
+				p += u.stack_size;
+			}
+			memset(p, 0, pad);
+		}
 		return size;
 	}
 	case STROBE_REC_LOST: {

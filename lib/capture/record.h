@@ -33,6 +33,18 @@ struct record {
 			 * unknown; not in the strobe record: the perf
 			 * backend carries it beside it */
 			uint64_t cgroup;
+			/* STROBE_SAMPLE_CALLCHAIN: nr_ips u64 entries
+			 * (perf's layout: strobe.h), unaligned, pointing
+			 * into the decoded buffer; else 0 / NULL */
+			uint16_t nr_ips;
+			const unsigned char *ips;
+			/* STROBE_SAMPLE_USTACK: the registers (nr_regs u64
+			 * in ascending bit order of regs_mask) and
+			 * stack_size bytes of stack copy, unaligned, into
+			 * the decoded buffer; else all 0 / NULL */
+			uint32_t regs_abi, nr_regs;
+			uint64_t regs_mask, stack_size;
+			const unsigned char *regs, *stack;
 			uint64_t counters[STROBE_MAX_COUNTERS];
 		} sample;
 		struct {
@@ -52,11 +64,22 @@ enum record_status {
 	RECORD_BAD = -1,	/* malformed: bad type, size or counter count */
 };
 
-/* Decode the record at buf (len bytes available). */
+/* Decode the record at buf (len bytes available).  A sample's ips, regs
+ * and stack point into buf: valid as long as buf is. */
 enum record_status record_decode(const void *buf, size_t len,
 				 struct record *out, size_t *consumed);
 
-/* Encode r into buf (cap bytes); returns bytes written, 0 if it won't fit. */
+/* Bytes record_encode() writes for r (a sample's grow with its counters,
+ * callchain and stack copy); 0 if r cannot be encoded (too many counters
+ * or ips, or larger than a record may be: 65528 bytes). */
+size_t record_size(const struct record *r);
+
+/* Encode r into buf (cap bytes); returns bytes written, 0 if it won't fit.
+ * A sample's flags say whether the callchain (CALLCHAIN: nr_ips entries at
+ * ips) and the user stack (USTACK) are written. */
 size_t record_encode(const struct record *r, void *buf, size_t cap);
+
+/* The largest record: its header's size is a __u16 multiple of 8. */
+#define RECORD_MAX_SIZE	65528
 
 #endif

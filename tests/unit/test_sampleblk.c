@@ -404,6 +404,8 @@ static void test_migrate(void **state)
 		"ALTER TABLE processes DROP COLUMN cgroup_id;"
 		"ALTER TABLE processes DROP COLUMN cgroup_moves;"
 		"ALTER TABLE sessions DROP COLUMN cgroup_source;"
+		"DROP TABLE stacks; DROP TABLE stack_agg; DROP TABLE unwind_errors;"
+		"DROP TABLE raw_stacks; ALTER TABLE sessions DROP COLUMN call_graph;"
 		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 

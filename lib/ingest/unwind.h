@@ -1,0 +1,83 @@
+/*
+ * unwind.h - user-space call stacks from a sample's registers and stack
+ * copy (perf's --call-graph dwarf: PERF_SAMPLE_REGS_USER and
+ * PERF_SAMPLE_STACK_USER), unwound at ingest with elfutils libdw from the
+ * CFI (.eh_frame, .eh_frame_hdr, .debug_frame) of the binaries the process
+ * had mapped: the binary cache's copies, and their separate debug files
+ * (debuginfo.h) for .debug_frame.
+ *
+ * Nothing is read from the process: memory outside the stack copy is read
+ * only from the mapped binaries' files; an address in neither stops the
+ * unwinding.  Every stop before the outermost frame is a result the
+ * caller counts per binary (schema 014 unwind_errors), never a guess: a
+ * frame is added only when its CFI says where its caller's return address
+ * is.
+ *
+ * The unwinder keeps a libdw session per process, built from the maps the
+ * caller passes and rebuilt when they differ from those it was built
+ * from.  One thread at a time; no global state.
+ */
+#ifndef STROBE_UNWIND_H
+#define STROBE_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+#include "maps.h"
+#include "util.h"
+
+/* The user registers to ask for (perf_event_attr.sample_regs_user): what
+ * libdw needs on this architecture; 0 where dwarf unwinding is not built. */
+uint64_t unwind_regs_mask(void);
+
+struct unwind_ops {
+	void *ctx;
+	/*
+	 * A read-only fd of binary_id's ELF file (the binary cache's copy,
+	 * opened as bincache.h says), which the unwinder owns and closes;
+	 * -1 when there is none (frames in it stop the unwinding:
+	 * UNWIND_NO_BINARY).
+	 */
+	int (*open_binary)(void *ctx, int64_t binary_id);
+	/* Optional (NULL): an fd of the separate debug file of binary_id
+	 * (for .debug_frame), owned by the unwinder; -1: none. */
+	int (*open_debug)(void *ctx, int64_t binary_id);
+};
+
+struct unwinder;
+
+struct unwinder *unwinder_new(const struct unwind_ops *ops, struct error *e);
+void unwinder_free(struct unwinder *u);
+
+/* Forget what is kept for process (pid, start_ns): it exited. */
+void unwinder_forget(struct unwinder *u, uint32_t pid, uint64_t start_ns);
+
+enum unwind_result {
+	UNWIND_OK = 0,		/* reached the outermost frame */
+	UNWIND_DEPTH,		/* stopped at max frames */
+	UNWIND_NO_CFI,		/* no CFI covers a frame's address */
+	UNWIND_NO_MAP,		/* an address in no mapping of the process */
+	UNWIND_NO_BINARY,	/* a mapping whose binary could not be read */
+	UNWIND_STACK,		/* the CFI reads outside the stack copy */
+	UNWIND_NO_REGS,		/* no user registers (a kernel thread) */
+	UNWIND_ERROR,		/* anything else libdw reports */
+};
+
+/* "no CFI", "no mapping", ... as stored in unwind_errors.reason. */
+const char *unwind_result_name(enum unwind_result r);
+
+/*
+ * Unwind process p's user stack: regs (nr_regs u64, ascending bit order of
+ * regs_mask, the perf ABI abi), stack (stack_size bytes copied from the
+ * user stack pointer up).  ips[0] is the user IP of regs, then the return
+ * addresses of the callers, innermost first: *nr of them (at most max).
+ * *stop_binary is the binary_id of the frame where unwinding stopped (0
+ * when none: UNWIND_OK, or an address in no mapping).  Unaligned regs and
+ * stack are fine.
+ */
+enum unwind_result unwind_user(struct unwinder *u, const struct proc *p, uint32_t abi,
+			       uint64_t regs_mask, const unsigned char *regs, uint32_t nr_regs,
+			       const unsigned char *stack, uint64_t stack_size, uint64_t *ips,
+			       size_t max, size_t *nr, int64_t *stop_binary);
+
+#endif
