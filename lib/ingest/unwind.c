@@ -94,6 +94,14 @@ struct umod {
 	struct unwinder *u;	/* for find_debuginfo */
 };
 
+/* What the CFI says at an address (uproc_cfi). */
+#define UNWIND_MEMO_BITS	10
+struct cfi_memo {
+	uint64_t lookup;
+	int64_t binary_id;	/* of the mapping at lookup, 0: none */
+	uint8_t valid, result, signal, ra_undefined;
+};
+
 /* A process's Dwfl and, while a sample is unwound, that sample. */
 struct uproc {
 	uint32_t pid;
@@ -106,6 +114,7 @@ struct uproc {
 	struct umod *mods;
 	size_t nr_mods;
 	size_t nr_files;	/* modules holding a file open */
+	struct cfi_memo *memo;	/* 1 << UNWIND_MEMO_BITS, by address hash */
 
 	/* the sample */
 	Dwarf_Word regs[64];	/* by perf register number */
@@ -193,6 +202,7 @@ static void uproc_clear(struct unwinder *u, struct uproc *up)
 	u->nr_files -= up->nr_files;
 	free(up->maps);
 	free(up->mods);
+	free(up->memo);
 	memset(up, 0, sizeof(*up));
 }
 
@@ -404,6 +414,7 @@ static void uproc_build(struct unwinder *u, struct uproc *up, const struct proc 
 	up->maps = xmalloc((p->nr_maps ? p->nr_maps : 1) * sizeof(*up->maps));
 	if (p->nr_maps)
 		memcpy(up->maps, p->maps, p->nr_maps * sizeof(*up->maps));
+	up->memo = xcalloc(1u << UNWIND_MEMO_BITS, sizeof(*up->memo));
 	up->dwfl = dwfl_begin(&u->callbacks);
 	if (!up->dwfl)
 		return;
@@ -479,53 +490,74 @@ done:
 	return up;
 }
 
-/* The CFI frame of up at lookup (the address a frame is looked up at):
- * UNWIND_OK with *frame (to free), or why there is none. */
-static enum unwind_result uproc_cfi(struct uproc *up, uint64_t lookup, Dwarf_Frame **frame,
-				    int64_t *binary)
+/*
+ * What the CFI of up says at lookup (the address a frame is looked up
+ * at), as libdw looks (.eh_frame, then .debug_frame): whether a rule
+ * covers it (else why not), and then whether it is a signal frame's and
+ * whether it leaves the return address undefined (the outermost frame).
+ * Kept in up->memo: a process's stacks go through the same addresses.
+ */
+static const struct cfi_memo *uproc_cfi(struct uproc *up, uint64_t lookup)
 {
-	const struct map *m = uproc_map(up, lookup);
+	struct cfi_memo *c = &up->memo[(lookup * 0x9E3779B97F4A7C15ULL) >> (64 - UNWIND_MEMO_BITS)];
+	const struct map *m;
 	const struct umod *um;
+	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi;
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	bool signal = false;
+	int ra;
 
-	*binary = 0;
-	if (!m)
-		return UNWIND_NO_MAP;
-	*binary = m->binary_id;
+	if (c->valid && c->lookup == lookup)
+		return c;
+	memset(c, 0, sizeof(*c));
+	c->valid = 1;
+	c->lookup = lookup;
+	m = uproc_map(up, lookup);
+	if (!m) {
+		c->result = UNWIND_NO_MAP;
+		return c;
+	}
+	c->binary_id = m->binary_id;
 	um = uproc_mod(up, m->binary_id);
-	if (!um || !um->mod)
-		return UNWIND_NO_BINARY;
-	/* as libdw looks: .eh_frame, then .debug_frame */
+	if (!um || !um->mod) {
+		c->result = UNWIND_NO_BINARY;
+		return c;
+	}
 	cfi = dwfl_module_eh_cfi(um->mod, &bias);
-	if (cfi && !dwarf_cfi_addrframe(cfi, lookup - bias, frame))
-		return UNWIND_OK;
-	cfi = dwfl_module_dwarf_cfi(um->mod, &bias);
-	if (cfi && !dwarf_cfi_addrframe(cfi, lookup - bias, frame))
-		return UNWIND_OK;
-	return UNWIND_NO_CFI;
+	if (!cfi || dwarf_cfi_addrframe(cfi, lookup - bias, &frame)) {
+		cfi = dwfl_module_dwarf_cfi(um->mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, lookup - bias, &frame)) {
+			c->result = UNWIND_NO_CFI;
+			return c;
+		}
+	}
+	c->result = UNWIND_OK;
+	ra = dwarf_frame_info(frame, NULL, NULL, &signal);
+	c->signal = signal;
+	c->ra_undefined = ra >= 0 && !dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) &&
+			  nops == 0 && ops == ops_mem;
+	free(frame);
+	return c;
 }
 
 /* Check the frame below the current one (w->prev_lookup): its CFI must
- * exist, else the current frame was guessed.  Notes whether it is a
- * signal frame.  0: fine. */
-static int walk_check_prev(struct walk *w, Dwarf_Frame **framep)
+ * exist, else the current frame was guessed.  0: fine, and *cp says more. */
+static int walk_check_prev(struct walk *w, const struct cfi_memo **cp)
 {
-	Dwarf_Frame *frame = NULL;
-	bool signal = false;
-	enum unwind_result r = uproc_cfi(w->up, w->prev_lookup, &frame, &w->stop_binary);
+	const struct cfi_memo *c = uproc_cfi(w->up, w->prev_lookup);
 
-	if (r != UNWIND_OK) {
-		w->result = r;
+	w->stop_binary = c->binary_id;
+	if (c->result != UNWIND_OK) {
+		w->result = c->result;
 		w->stopped = 1;
 		return -1;
 	}
-	dwarf_frame_info(frame, NULL, NULL, &signal);
-	w->prev_signal = signal;
-	if (framep)
-		*framep = frame;
-	else
-		free(frame);
+	w->prev_signal = c->signal;
+	if (cp)
+		*cp = c;
 	return 0;
 }
 
@@ -560,23 +592,14 @@ static int walk_frame(Dwfl_Frame *state, void *arg)
  * (-1). */
 static enum unwind_result walk_end(struct walk *w, int ret)
 {
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Op ops_mem[3], *ops;
-	size_t nops;
-	int ra;
+	const struct cfi_memo *c;
 
 	if (!w->nr)
 		return UNWIND_ERROR;
-	if (walk_check_prev(w, &frame))
+	if (walk_check_prev(w, &c))
 		return w->result;
-	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
-	if (ret == 0 && ra >= 0 && !dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) &&
-	    nops == 0 && ops == ops_mem) {
-		/* the CFI says: no caller, the outermost frame */
-		free(frame);
-		return UNWIND_OK;
-	}
-	free(frame);
+	if (ret == 0 && c->ra_undefined)
+		return UNWIND_OK;	/* the CFI says: no caller */
 	return w->up->read_failed ? UNWIND_STACK : UNWIND_ERROR;
 }
 

@@ -5,6 +5,8 @@
  * after the chain returned (only the copy and the files are used) with
  * maps read from /proc/self/maps; a frame in a library without CFI
  * (nocfi.c) stops the unwinding there with "no CFI" and no caller made up;
+ * one whose CFI is in .debug_frame in a separate debug file (the same
+ * source) is unwound through only when that file is given;
  * the depth limit; hostile inputs (a truncated stack, garbage and zero
  * registers, maps without the IP, a binary that is no ELF, a wrong ABI or
  * register mask); maps that change rebuild the process's session; many
@@ -423,6 +425,71 @@ static void test_no_cfi(void **state)
 #endif
 }
 
+static int open_debug(void *ctx, int64_t id)
+{
+	char path[4200];
+
+	if (id < 1 || (size_t)id > nr_paths)
+		return -1;
+	snprintf(path, sizeof(path), "%s.debug", paths[id - 1]);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* A library whose CFI is in .debug_frame, in its separate debug file:
+ * unwound through with ops.open_debug, "no CFI" without. */
+static void test_debug_frame(void **state)
+{
+#if HAVE_CAPTURE
+	struct capture *c = xcalloc(1, sizeof(*c));
+	struct unwind_ops ops = { NULL, open_binary, open_debug };
+	struct unwinder *u = new_unwinder(open_binary), *ud;
+	uint64_t ips[MAX_FRAMES];
+	size_t nr;
+	int64_t stop;
+	struct proc p;
+	enum unwind_result r;
+	char exe[4096], lib[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct error e;
+	void *h;
+	int (*mid)(int (*)(void *), void *);
+
+	skip_if_unbuilt();
+	assert_true(n > 0);
+	exe[n] = 0;
+	snprintf(lib, sizeof(lib), "%s/libdbgframe.so", dirname(exe));
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fail_msg("%s", dlerror());
+	mid = (int (*)(int (*)(void *), void *))dlsym(h, "nocfi_mid");
+	assert_non_null(mid);
+	g1(mid, c);
+	read_maps(&p);
+	r = unwind_capture(u, &p, c, ips, MAX_FRAMES, &nr, &stop);
+	print_frames("debug file not given", r, ips, nr);
+	assert_int_equal(r, UNWIND_NO_CFI);
+	assert_int_equal(nr, 2);
+	assert_string_equal(paths[stop - 1], lib);
+
+	ud = unwinder_new(&ops, &e);
+	assert_non_null(ud);
+	r = unwind_capture(ud, &p, c, ips, MAX_FRAMES, &nr, &stop);
+	print_frames("with its debug file", r, ips, nr);
+	assert_int_equal(r, UNWIND_OK);
+	assert_true(nr >= 5);
+	assert_true(frame_in(ips, 0, (void *)f3));
+	assert_true(frame_in(ips, 1, (void *)mid));
+	assert_true(frame_in(ips, 2, (void *)g1));
+	unwinder_free(ud);
+	unwinder_free(u);
+	dlclose(h);
+	free(p.maps);
+	free(c);
+#else
+	skip_if_unbuilt();
+#endif
+}
+
 static void test_hostile(void **state)
 {
 #if HAVE_CAPTURE
@@ -638,6 +705,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_no_cfi),
+		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_cost),
 	};
