@@ -583,6 +583,19 @@ static void test_hostile(void **state)
 	assert_int_equal(r, UNWIND_NO_MAP);
 	assert_int_equal(nr, 1);
 
+	/* each mapping names another mapping's binary, or a file offset
+	 * past its end: no crash, no reads outside the buffers */
+	for (i = 0; i < p.nr_maps; i++) {
+		q.maps[i] = p.maps[i];
+		q.maps[i].binary_id = p.maps[(i + 1) % p.nr_maps].binary_id;
+		if (i % 2)
+			q.maps[i].pgoff += 1ULL << 40;
+	}
+	q.nr_maps = p.nr_maps;
+	q.pid++;
+	r = unwind_capture(u, &q, c, ips, MAX_FRAMES, &nr, &stop);
+	assert_true(nr >= 1 && nr <= MAX_FRAMES);
+
 	/* the binaries are no ELF files */
 	u2 = new_unwinder(open_not_elf);
 	r = unwind_capture(u2, &p, c, ips, MAX_FRAMES, &nr, &stop);
