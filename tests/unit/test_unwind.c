@@ -2,7 +2,8 @@
  * test_unwind.c - dwarf unwinding (unwind.h) of this program's own stack:
  * its registers and a copy of its stack taken inside a known chain of
  * functions built without frame pointers (f3 called by f2 by f1), unwound
- * after the chain returned (only the copy and the files are used) with
+ * after the chain returned (only the copy and the files are used; also
+ * when taken in a child process that exited) with
  * maps read from /proc/self/maps; a frame in a library without CFI
  * (nocfi.c) stops the unwinding there with "no CFI" and no caller made up;
  * one whose CFI is in .debug_frame in a separate debug file (the same
@@ -22,6 +23,8 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +449,53 @@ static void test_no_cfi(void **state)
 #endif
 }
 
+/* A stack taken in another process (a child, gone by then), unwound with
+ * only the copy and the files. */
+void test_other_process(void **state);
+
+void test_other_process(void **state)
+{
+#if HAVE_CAPTURE
+	struct capture *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct unwinder *u = new_unwinder(open_binary);
+	uint64_t ips[MAX_FRAMES];
+	size_t nr;
+	int64_t stop;
+	struct proc p;
+	enum unwind_result r;
+	pid_t child;
+	int status;
+
+	skip_if_unbuilt();
+	assert_true(c != MAP_FAILED);
+	read_maps(&p);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		f1(c);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && !WEXITSTATUS(status));
+	assert_true(c->stack_size > 0);
+	p.pid = (uint32_t)child;
+	r = unwind_capture(u, &p, c, ips, MAX_FRAMES, &nr, &stop);
+	print_frames("taken in a child that exited", r, ips, nr);
+	assert_int_equal(r, UNWIND_OK);
+	assert_true(nr >= 5);
+	assert_true(frame_in(ips, 0, (void *)f3));
+	assert_true(frame_in(ips, 1, (void *)f2));
+	assert_true(frame_in(ips, 2, (void *)f1));
+	assert_true(frame_in(ips, 3, (void *)test_other_process));
+	unwinder_free(u);
+	free(p.maps);
+	munmap(c, sizeof(*c));
+#else
+	skip_if_unbuilt();
+#endif
+}
+
 static void test_signal(void **state)
 {
 #if HAVE_CAPTURE
@@ -782,6 +832,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_signal),
 		cmocka_unit_test(test_no_cfi),
 		cmocka_unit_test(test_debug_frame),
