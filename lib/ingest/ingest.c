@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <link.h>
 #include <linux/openat2.h>
+#include "callgraph.h"
 #include "cgroups.h"
 #include "hashkey.h"
 #include "ingest.h"
@@ -304,6 +305,10 @@ struct ingest {
 	char cgroup_root[256];		/* the cgroup2 mount */
 	struct strmap cgroups;
 	int cgroup_dirty;
+	/* ingest_call_graph(): 0 none, 1 fp, 2 dwarf (enum callgraph_mode);
+	 * dwarf's raw stacks kept */
+	int call_graph;
+	int keep_stacks;
 };
 
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
@@ -1440,6 +1445,24 @@ stored:
 	/* stored with the session at the next commit */
 	snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "%s",
 		 from_samples ? "sample" : "proc");
+	return 0;
+}
+
+int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks,
+		      struct error *e)
+{
+	struct callgraph cg;
+	char spelled[32];
+
+	if (callgraph_parse(call_graph, &cg, e) < 0)
+		return error_prefix(e, "call graph");
+	if (keep_stacks && cg.mode != CALLGRAPH_DWARF)
+		return error_set(e, "keeping stacks needs --call-graph dwarf");
+	callgraph_format(&cg, spelled, sizeof(spelled));
+	if (db_session_set_call_graph(in->db, in->s->id, spelled[0] ? spelled : NULL, e) < 0)
+		return -1;
+	in->call_graph = cg.mode;
+	in->keep_stacks = keep_stacks;
 	return 0;
 }
 

@@ -78,6 +78,16 @@ int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
 			 struct error *e);
 int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e);
 
+/*
+ * How the session's samples carry call stacks (schema 14): call_graph as
+ * callgraph_parse() reads it ("fp", "dwarf", "dwarf,BYTES"; NULL or "":
+ * none), stored in sessions.call_graph as callgraph_format() spells it.
+ * keep_stacks (dwarf only): the samples' raw register and stack copies
+ * are kept (raw_stacks) after unwinding.  Called once, before records.
+ */
+int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks,
+		      struct error *e);
+
 /* A sample or a lost report (kind "ring" for STROBE_REC_LOST). */
 int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 /* Lost records of another kind ("samples": dropped before the buffer). */

@@ -1269,6 +1269,13 @@ static int exec_bound(struct db *db, const char *sql, struct error *e, const cha
 	return rc ? -1 : 0;
 }
 
+int db_session_set_call_graph(struct db *db, int64_t id, const char *call_graph,
+			      struct error *e)
+{
+	return exec_bound(db, "UPDATE sessions SET call_graph=?5 WHERE id=?1", e,
+			  "storing the session's call graph mode", id, 0, 0, 0, call_graph);
+}
+
 int db_cgroup_put(struct db *db, int64_t session_id, uint64_t id, const char *path,
 		  struct error *e)
 {

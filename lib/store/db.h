@@ -117,6 +117,10 @@ int db_session_update(struct db *db, const struct db_session *s, struct error *e
 /* Load session id, or the latest when id is 0. Fails with a clear
  * message when there is none.  Sessions being deleted do not exist. */
 int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e);
+/* Schema 14: store how session id's stacks were recorded ("fp",
+ * "dwarf,BYTES"; NULL: none) in sessions.call_graph. */
+int db_session_set_call_graph(struct db *db, int64_t id, const char *call_graph,
+			      struct error *e);
 /* The largest session id (0: none). */
 int db_session_max_id(struct db *db, int64_t *id, struct error *e);
 /* Is s stored whole: its rowid range final and sample_agg, session_cpus
