@@ -601,6 +601,11 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		reply_error(fd, "%s", e.msg);
 		return;
 	}
+	if (session_parse_call_graph(&p, proto_get(req, "call_graph"),
+				     proto_get(req, "keep_stacks"), &e) < 0) {
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
 	/* marker0, marker1, ...: the USDT probes to record */
 	for (; nm <= SESSION_MAX_MARKERS; nm++) {
 		char key[16];

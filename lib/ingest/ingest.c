@@ -1549,6 +1549,8 @@ int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks
 	callgraph_format(&cg, spelled, sizeof(spelled));
 	if (db_session_set_call_graph(in->db, in->s->id, spelled[0] ? spelled : NULL, e) < 0)
 		return -1;
+	/* and kept by the session's next writes (db_session_update) */
+	snprintf(in->s->call_graph, sizeof(in->s->call_graph), "%s", spelled);
 	in->call_graph = cg.mode;
 	in->keep_stacks = keep_stacks;
 	return 0;

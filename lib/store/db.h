@@ -99,6 +99,9 @@ struct db_session {
 	/* schema 13: where its processes' cgroups came from: "sample",
 	 * "proc", "none"; "" before schema 13 (doc/SCHEMA.md) */
 	char cgroup_source[16];
+	/* schema 14: how its samples' stacks were recorded: "fp",
+	 * "dwarf,BYTES"; "" none (NULL in the table) */
+	char call_graph[32];
 	/* counting events, in column order c0.. */
 	int nr_events;
 	struct db_event {
@@ -112,13 +115,15 @@ struct db_session {
 int db_session_insert(struct db *db, struct db_session *s, struct error *e);
 /* Write back the mutable fields: state, end_ns, tsc_*, kernel/kallsyms,
  * first/last_sample, samples, lost, throttled, duration_ns,
- * time_bucket_ns, late_samples, late_records, late_max_ns. */
+ * time_bucket_ns, late_samples, late_records, late_max_ns, cgroup_source,
+ * call_graph. */
 int db_session_update(struct db *db, const struct db_session *s, struct error *e);
 /* Load session id, or the latest when id is 0. Fails with a clear
  * message when there is none.  Sessions being deleted do not exist. */
 int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e);
 /* Schema 14: store how session id's stacks were recorded ("fp",
- * "dwarf,BYTES"; NULL: none) in sessions.call_graph. */
+ * "dwarf,BYTES"; NULL: none) in sessions.call_graph at once (the row's
+ * other writes keep db_session.call_graph). */
 int db_session_set_call_graph(struct db *db, int64_t id, const char *call_graph,
 			      struct error *e);
 /* The largest session id (0: none). */
