@@ -1655,6 +1655,94 @@ static void test_stacks_rollback(void **state)
 	fix_free(f);
 }
 
+/* A --call-graph dwarf sample: kernel callchain ips[0..n), user
+ * registers and stack copy (abi 0: none). */
+static void sample_dwarf(struct fix *f, uint64_t t, uint32_t pid, uint16_t mode, uint64_t ip,
+			 const uint64_t *ips, size_t n, uint32_t abi, uint64_t mask,
+			 const uint64_t *regs, const unsigned char *stack, uint64_t stack_size)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.time_ns = t;
+	r.sample.ip = ip;
+	r.sample.period = 10;
+	r.sample.pid = r.sample.tid = pid;
+	r.sample.flags = mode | STROBE_SAMPLE_USTACK | (n ? STROBE_SAMPLE_CALLCHAIN : 0);
+	r.sample.nr_ips = (uint16_t)n;
+	r.sample.ips = (const unsigned char *)ips;
+	r.sample.regs_abi = abi;
+	r.sample.regs_mask = mask;
+	r.sample.nr_regs = (uint32_t)__builtin_popcountll(mask);
+	r.sample.regs = (const unsigned char *)regs;
+	r.sample.stack = stack;
+	r.sample.stack_size = stack_size;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+/*
+ * --call-graph dwarf: a kernel thread's sample (no user registers) has its
+ * kernel frames and is complete; a user sample without registers is
+ * incomplete and counted in unwind_errors ('no registers', no binary), at
+ * the commit; one whose registers the unwinder cannot use is counted too
+ * and keeps frame 0; --keep-stacks stores the register and stack bytes by
+ * the sample's rowid.
+ */
+static void test_stacks_dwarf(void **state)
+{
+	struct fix *f = fix_new(0);
+	const uint64_t K = (uint64_t)PERF_CONTEXT_KERNEL, KA = 0xffffffff81001000ULL;
+	uint64_t kips[] = { K, KA, KA + 0x300 };
+	uint64_t regs[2] = { 0x1234, 0x5678 };
+	unsigned char stack[24] = { 1, 2, 3, 4, 5 };
+	struct ingest_stats st;
+	struct error e;
+	int have_kernel = ingest_kernel(f->in, &e) == 0;
+
+	if (ingest_call_graph(f->in, "dwarf", 1, &e))
+		fail_msg("ingest_call_graph: %s", e.msg);
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, LEN, PGOFF, elf_a, 110);
+	sample_dwarf(f, 200, 0, STROBE_SAMPLE_KERNEL, KA, kips, 3, 0, 0, NULL, NULL, 0);
+	sample_dwarf(f, 201, P1, STROBE_SAMPLE_USER, BASE + 0x10, NULL, 0, 0, 0, NULL, NULL, 0);
+	sample_dwarf(f, 202, P1, STROBE_SAMPLE_USER, BASE + 0x10, NULL, 0, 1, 0x3, regs, stack,
+		     sizeof(stack) - 3);
+	commit(f);
+
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 200)), 2);
+	check_frame(f, 200, 1, have_kernel ? "[kernel.kallsyms]" : "[unknown]", KA + 0x2ff);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 200)), 0);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 201)), 1);
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 201)), 1);
+	check_frame(f, 202, 0, elf_a, PGOFF + 0x10);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 202)), 1);
+	assert_int_equal(q_int(f, "SELECT count FROM unwind_errors WHERE binary_id IS NULL AND "
+			       "reason = 'no registers'"), 1);
+	assert_int_equal(q_int(f, "SELECT sum(count) FROM unwind_errors"), 2);
+	ingest_get_stats(f->in, &st);
+	assert_int_equal(st.unwind_failures, 2);
+	/* raw_stacks: struct strobe_ustack, the registers, the stack bytes */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM raw_stacks"), 3);
+	assert_int_equal(q_int(f, "SELECT length(ustack) FROM raw_stacks r JOIN samples s ON "
+			       "s.rowid = r.sample_row WHERE s.time_ns = 202"),
+			 sizeof(struct strobe_ustack) + 16 + sizeof(stack) - 3);
+	assert_int_equal(q_int(f, "SELECT instr(ustack, X'3412000000000000785600000000000001020304"
+			       "05000000000000000000000000') FROM raw_stacks r JOIN samples s ON "
+			       "s.rowid = r.sample_row WHERE s.time_ns = 202"),
+			 sizeof(struct strobe_ustack) + 1);
+	/* counted again in the next batch: added to the same row */
+	sample_dwarf(f, 203, P1, STROBE_SAMPLE_USER, BASE + 0x10, NULL, 0, 0, 0, NULL, NULL, 0);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count FROM unwind_errors WHERE binary_id IS NULL AND "
+			       "reason = 'no registers'"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM unwind_errors WHERE reason = "
+			       "'no registers'"), 1);
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1681,6 +1769,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
 		cmocka_unit_test_teardown(test_stacks, teardown),
 		cmocka_unit_test_teardown(test_stacks_rollback, teardown),
+		cmocka_unit_test_teardown(test_stacks_dwarf, teardown),
 	};
 
 	if (find_fixtures()) {
