@@ -3,8 +3,8 @@
  * otable.h).
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
-#include <xxhash.h>
 #include "otable.h"
 #include "util.h"
 
@@ -24,9 +24,31 @@ void otable_free(struct otable *t)
 	t->cap = t->nr = 0;
 }
 
+/* A multiply-xorshift over the key's 8-byte words (a key's size is a
+ * multiple of 8, otable_init() checks), a few bytes at the end otherwise:
+ * as cheap as the per-table hashes it replaced.  Not keyed: a caller whose
+ * keys an adversary picks hashes them first (ingest's stack keys are a
+ * secret-seeded hash). */
+static uint64_t key_hash(const unsigned char *k, size_t n)
+{
+	uint64_t h = 0x632BE59BD9B4E019ULL ^ n;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ k[i]) * 0x100000001B3ULL;
+	return h ^ (h >> 32);
+}
+
 static size_t slot_of(const struct otable *t, const void *key)
 {
-	size_t i = (size_t)XXH3_64bits(key, t->key_size) & (t->cap - 1);
+	size_t i = (size_t)key_hash(key, t->key_size) & (t->cap - 1);
 
 	while (t->used[i] && memcmp(t->ent + i * t->size, key, t->key_size))
 		i = (i + 1) & (t->cap - 1);

@@ -4,7 +4,8 @@
  * its stack ids and its unwinding failure counts.
  *
  * An entry is a struct whose first key_size bytes are its key: compared
- * byte for byte and hashed with XXH3, so a caller zeroes the key's padding
+ * byte for byte and hashed (not keyed: see otable.c), so a caller zeroes
+ * the key's padding
  * (memset before filling the fields) or, better, lays the key out with
  * none.  Linear probing in a power-of-two array at most half full; no
  * removal but otable_clear() and otable_filter().  No allocation once the
