@@ -1,9 +1,13 @@
 /*
  * otable.c - open-addressing hash table of fixed-size entries (see
  * otable.h).
+ *
+ * A slot is an 8-byte word, the key's hash with bit 0 set (0: empty),
+ * followed by the entry: a probe reads one place in memory, and compares
+ * keys only when the hashes agree.
  */
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "otable.h"
 #include "util.h"
@@ -13,20 +17,21 @@ void otable_init(struct otable *t, size_t size, size_t key_size, size_t min_cap)
 	memset(t, 0, sizeof(*t));
 	t->size = size;
 	t->key_size = key_size;
-	t->min_cap = min_cap >= 16 ? min_cap : 16;
+	t->stride = 8 + ((size + 7) & ~(size_t)7);
+	t->min_cap = 16;
+	while (t->min_cap < min_cap)
+		t->min_cap *= 2;
 }
 
 void otable_free(struct otable *t)
 {
 	free(t->ent);
-	free(t->used);
-	t->ent = t->used = NULL;
+	t->ent = NULL;
 	t->cap = t->nr = 0;
 }
 
-/* A multiply-xorshift over the key's 8-byte words (a key's size is a
- * multiple of 8, otable_init() checks), a few bytes at the end otherwise:
- * as cheap as the per-table hashes it replaced.  Not keyed: a caller whose
+/* A multiply-xorshift over the key's 8-byte words, bytewise for the rest:
+ * as cheap as the per-table hashes of ingest.c.  Not keyed: a caller whose
  * keys an adversary picks hashes them first (ingest's stack keys are a
  * secret-seeded hash). */
 static uint64_t key_hash(const unsigned char *k, size_t n)
@@ -43,16 +48,25 @@ static uint64_t key_hash(const unsigned char *k, size_t n)
 	}
 	for (; i < n; i++)
 		h = (h ^ k[i]) * 0x100000001B3ULL;
-	return h ^ (h >> 32);
+	return (h ^ (h >> 32)) | 1;
 }
 
-static size_t slot_of(const struct otable *t, const void *key)
+static uint64_t *slot_at(const struct otable *t, size_t i)
 {
-	size_t i = (size_t)key_hash(key, t->key_size) & (t->cap - 1);
+	return (uint64_t *)(t->ent + i * t->stride);
+}
 
-	while (t->used[i] && memcmp(t->ent + i * t->size, key, t->key_size))
-		i = (i + 1) & (t->cap - 1);
-	return i;
+/* The slot of key (hash h): its own, or the empty one where it goes. */
+static size_t slot_of(const struct otable *t, const void *key, uint64_t h)
+{
+	size_t i = (size_t)(h >> 1) & (t->cap - 1);
+
+	for (;; i = (i + 1) & (t->cap - 1)) {
+		uint64_t *s = slot_at(t, i);
+
+		if (!*s || (*s == h && !memcmp(s + 1, key, t->key_size)))
+			return i;
+	}
 }
 
 static void grow(struct otable *t, size_t cap)
@@ -60,54 +74,52 @@ static void grow(struct otable *t, size_t cap)
 	struct otable old = *t;
 
 	t->cap = cap;
-	t->ent = xcalloc(cap, t->size);
-	t->used = xcalloc(cap, 1);
+	t->ent = xcalloc(cap, t->stride);
 	for (size_t j = 0; j < old.cap; j++) {
-		size_t i;
+		uint64_t *s = slot_at(&old, j);
 
-		if (!old.used[j])
-			continue;
-		i = slot_of(t, old.ent + j * t->size);
-		memcpy(t->ent + i * t->size, old.ent + j * t->size, t->size);
-		t->used[i] = 1;
+		if (*s)
+			memcpy(slot_at(t, slot_of(t, s + 1, *s)), s, t->stride);
 	}
 	free(old.ent);
-	free(old.used);
 }
 
 void *otable_find(const struct otable *t, const void *key)
 {
-	size_t i;
+	uint64_t h;
+	uint64_t *s;
 
 	if (!t->nr)
 		return NULL;
-	i = slot_of(t, key);
-	return t->used[i] ? t->ent + i * t->size : NULL;
+	h = key_hash(key, t->key_size);
+	s = slot_at(t, slot_of(t, key, h));
+	return *s ? s + 1 : NULL;
 }
 
 void *otable_get(struct otable *t, const void *key, int *added)
 {
-	size_t i;
+	uint64_t h = key_hash(key, t->key_size);
+	uint64_t *s;
 
 	if ((t->nr + 1) * 2 > t->cap)
 		grow(t, t->cap ? t->cap * 2 : t->min_cap);
-	i = slot_of(t, key);
-	*added = !t->used[i];
+	s = slot_at(t, slot_of(t, key, h));
+	*added = !*s;
 	if (*added) {
-		unsigned char *p = t->ent + i * t->size;
+		unsigned char *p = (unsigned char *)(s + 1);
 
+		*s = h;
 		memcpy(p, key, t->key_size);
 		memset(p + t->key_size, 0, t->size - t->key_size);
-		t->used[i] = 1;
 		t->nr++;
 	}
-	return t->ent + i * t->size;
+	return s + 1;
 }
 
 void otable_clear(struct otable *t)
 {
 	if (t->nr)
-		memset(t->used, 0, t->cap);
+		memset(t->ent, 0, t->cap * t->stride);
 	t->nr = 0;
 }
 
@@ -118,32 +130,27 @@ void otable_filter(struct otable *t, int (*keep)(void *arg, const void *entry), 
 	if (!t->nr)
 		return;
 	/* reinserted: probing chains stay unbroken */
-	t->ent = xcalloc(t->cap, t->size);
-	t->used = xcalloc(t->cap, 1);
+	t->ent = xcalloc(t->cap, t->stride);
 	t->nr = 0;
 	for (size_t j = 0; j < old.cap; j++) {
-		const unsigned char *p = old.ent + j * t->size;
-		size_t i;
+		uint64_t *s = slot_at(&old, j);
 
-		if (!old.used[j] || !keep(arg, p))
+		if (!*s || !keep(arg, s + 1))
 			continue;
-		i = slot_of(t, p);
-		memcpy(t->ent + i * t->size, p, t->size);
-		t->used[i] = 1;
+		memcpy(slot_at(t, slot_of(t, s + 1, *s)), s, t->stride);
 		t->nr++;
 	}
 	free(old.ent);
-	free(old.used);
 }
 
 void *otable_next(const struct otable *t, void *prev)
 {
-	size_t i = prev ? (size_t)((unsigned char *)prev - t->ent) / t->size + 1 : 0;
+	size_t i = prev ? (size_t)((unsigned char *)prev - 8 - t->ent) / t->stride + 1 : 0;
 
 	if (!t->nr)
 		return NULL;
 	for (; i < t->cap; i++)
-		if (t->used[i])
-			return t->ent + i * t->size;
+		if (*slot_at(t, i))
+			return slot_at(t, i) + 1;
 	return NULL;
 }

@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 struct otable {
-	unsigned char *ent;	/* cap entries of size bytes */
-	unsigned char *used;	/* cap flags */
-	size_t size, key_size;
+	unsigned char *ent;	/* cap slots of stride bytes: a hash word
+				 * (0: empty), then the entry (8-byte aligned) */
+	size_t size, key_size, stride;
 	size_t cap, nr;
 	size_t min_cap;		/* the first allocation, a power of two */
 };

@@ -20,6 +20,7 @@
  * with the committed samples, also in a session whose strobed died.
  */
 #include "config.h"
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1645,27 +1646,28 @@ static int sample_cgroup(struct ingest *in, struct proc *p, uint64_t id, struct 
 struct stack_build {
 	unsigned char *frames;
 	uint32_t nr, flags;
+	const struct map *last;		/* of the last user frame */
 };
 
 static void frame_put(struct stack_build *b, int64_t binary_id, uint64_t offset)
 {
-	unsigned char *f;
-	uint64_t v[2] = { (uint64_t)binary_id, offset };
+	uint64_t v[2] = { htole64((uint64_t)binary_id), htole64(offset) };
 
 	if (b->nr >= INGEST_STACK_FRAMES) {
 		b->flags |= STACK_INCOMPLETE;
 		return;
 	}
-	f = b->frames + 16 * (size_t)b->nr++;
-	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < 8; i++)
-			f[8 * k + i] = (unsigned char)(v[k] >> (8 * i));
+	memcpy(b->frames + 16 * (size_t)b->nr++, v, 16);
 }
 
 static void frame_user(struct ingest *in, struct stack_build *b, const struct proc *p,
 		       uint64_t addr)
 {
-	const struct map *m = p ? proc_map_find(p, addr) : NULL;
+	const struct map *m = b->last;
+
+	/* callers are often in the mapping of the frame before */
+	if (!m || addr < m->start || addr >= m->end)
+		m = b->last = p ? proc_map_find(p, addr) : NULL;
 
 	if (m)
 		frame_put(b, m->binary_id, addr - m->start + m->pgoff);
@@ -1785,6 +1787,7 @@ static int stack_build(struct ingest *in, const struct record *r, const struct p
 	b->frames = in->frames;
 	b->nr = 0;
 	b->flags = 0;
+	b->last = NULL;
 	frame_put(b, binary_id, offset);
 	b->flags |= kernel_mode && binary_id == in->kernel_id && in->kernel_id ? STACK_KERNEL :
 		    STACK_USER;
