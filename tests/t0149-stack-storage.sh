@@ -76,8 +76,14 @@ def check(sid, pid, what):
     return stacks, n
 
 check(int(sys.argv[5]), int(sys.argv[6]), "dwarf")
-print("dwarf unwinding failures:", q("SELECT coalesce(sum(count),0) FROM unwind_errors WHERE session_id=?",
-                                     int(sys.argv[5]))[0][0])
+for path, reason, count in q("SELECT coalesce(b.path, '(none)'), u.reason, u.count FROM unwind_errors u "
+                             "LEFT JOIN binaries b ON b.id = u.binary_id WHERE u.session_id=? "
+                             "ORDER BY u.count DESC LIMIT 8", int(sys.argv[5])):
+    print(f"dwarf: {count} unwinding failures: {reason} in {path}")
+mine_fail = q("SELECT count(*) FROM stacks k JOIN samples s ON s.session_id = k.session_id AND "
+              "s.stack_id = k.id WHERE k.session_id=? AND s.pid=? AND k.flags & 1",
+              int(sys.argv[5]), int(sys.argv[6]))[0][0]
+print(f"dwarf: {mine_fail} of the workload's samples have an incomplete stack")
 sid, pid = int(sys.argv[2]), int(sys.argv[3])
 stacks, n = check(sid, pid, "fp")
 # bytes per sample: the database's growth over the session (its samples,
