@@ -194,9 +194,13 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 	if (varint_get(&p, end, &n) || n != nr || varint_get(&p, end, &ncols))
 		return -1;
 	/* version 1: 17 columns (no period), modes 0-2; version 2: mode 3, and
-	 * at least SAMPLEBLK_COLS columns, any more skipped by their length */
+	 * at least 18 columns (no stack); version 3: at least SAMPLEBLK_COLS.
+	 * Columns past those known are skipped by their length; known columns
+	 * a block lacks are NULL */
 	if (version == 1 && ncols == SB_PERIOD)
 		max_mode = 2;
+	else if (version == 2 && ncols >= SB_STACK && ncols <= 64)
+		max_mode = 3;
 	else if (version == SAMPLEBLK_VERSION && ncols >= SAMPLEBLK_COLS && ncols <= 64)
 		max_mode = 3;
 	else
@@ -211,7 +215,8 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 		uint8_t mode;
 
 		if (c >= (int)ncols) {
-			/* a column the block lacks (period in version 1): NULL, 0 */
+			/* a column the block lacks (period in version 1,
+			 * stack before version 3): NULL, 0 */
 			for (size_t i = 0; i < nr; i++) {
 				rows[i].v[c] = 0;
 				rows[i].null |= 1u << c;
