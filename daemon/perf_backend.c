@@ -451,8 +451,16 @@ static int dev_open(struct backend *b, struct error *e)
 	const struct backend_config *cfg = &b->cfg;
 	struct perf_event_attr s = cfg->sampler.attr, c[STROBE_MAX_COUNTERS];
 	const char *names[STROBE_MAX_COUNTERS];
-	int *cpus = xcalloc(b->nr, sizeof(*cpus));
+	uint32_t flags = 0;
+	int *cpus;
 
+	/* the driver walks frame pointers in its handler; nothing copies stacks */
+	if (cfg->call_graph == CALLGRAPH_DWARF)
+		return error_set(e, "the driver records frame-pointer call stacks only: "
+				 "use --call-graph fp, or --backend perf for --call-graph dwarf");
+	if (cfg->call_graph == CALLGRAPH_FP)
+		flags |= STROBE_CONFIG_CALLCHAIN;
+	cpus = xcalloc(b->nr, sizeof(*cpus));
 	s.size = sizeof(s);
 	if (cfg->period) {
 		s.freq = 0;
@@ -471,8 +479,7 @@ static int dev_open(struct backend *b, struct error *e)
 		cpus[i] = b->rings[i].cpu;
 	b->dev = strobe_dev_open(cfg->device ? cfg->device : STROBE_DEV_PATH, &s,
 				 cfg->sampler.name, c, names, cfg->nr_events, cpus, b->nr,
-				 cfg->buffer_pages,
-				 cfg->call_graph == CALLGRAPH_FP ? STROBE_CONFIG_CALLCHAIN : 0, e);
+				 cfg->buffer_pages, flags, e);
 	free(cpus);
 	if (!b->dev)
 		return -1;

@@ -5,6 +5,12 @@
  *
  *   callchain [--sample cpu-clock|cycles|instructions] [--period N | --freq HZ]
  *             [other reader options, ignored]
+ *   callchain --workload SECONDS
+ *
+ * --workload: only run the tree for SECONDS, without the device (strobed
+ * records it, 45-strobed-callchain.sh), after printing "pid PID" and, per
+ * function, "range NAME LO HI": the file offsets of its code in this
+ * binary, which is what strobe's stacks store.
  *
  * The workload runs two trees on the main thread, each function in its own
  * ELF section so that an address says which function it is in:
@@ -433,6 +439,41 @@ static void phase(unsigned long long *t, unsigned long long want)
 	phase_end = now_ns() + PHASE_TIMEOUT_NS;
 }
 
+/* "range NAME LO HI": [lo, hi) as file offsets, from /proc/self/maps */
+static void print_range(const char *name, uintptr_t lo, uintptr_t hi)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long start, end, off;
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %llx", &start, &end, &off) != 3)
+			continue;
+		if (lo >= start && lo < end) {
+			printf("range %s %llu %llu\n", name, lo - start + off, hi - start + off);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static int workload_only(int seconds)
+{
+	static unsigned long long never;
+
+	printf("pid %d\n", (int)getpid());
+	print_range("leaf", (uintptr_t)__start_cc_leaf, (uintptr_t)__stop_cc_leaf);
+	print_range("outer_a", (uintptr_t)__start_cc_outer_a, (uintptr_t)__stop_cc_outer_a);
+	print_range("outer_b", (uintptr_t)__start_cc_outer_b, (uintptr_t)__stop_cc_outer_b);
+	print_range("root", (uintptr_t)__start_cc_root, (uintptr_t)__stop_cc_root);
+	fflush(stdout);
+	phase_tally = &never;
+	phase_want = 1;
+	phase_end = now_ns() + seconds * 1000000000ULL;
+	return root() == 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct perf_event_attr s, c;
@@ -449,6 +490,8 @@ int main(int argc, char **argv)
 	int r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--workload"))
+		return workload_only(atoi(argv[2]));
 	for (a = 1; a + 1 < argc; a += 2) {
 		if (!strcmp(argv[a], "--sample")) {
 			if (!strcmp(argv[a + 1], "cycles"))
