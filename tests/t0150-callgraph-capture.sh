@@ -8,8 +8,13 @@
 # start request on its socket).  A 'strobe record -g' session stores
 # sessions.call_graph 'fp', '--call-graph dwarf,4096 --keep-stacks' stores
 # 'dwarf,4096', plain 'dwarf' 'dwarf,8192' and none NULL, and each has
-# the workload's samples.  With the driver backend (where /dev/strobe
-# exists) dwarf is refused.
+# the workload's samples.  The stored stacks of calltree-fp (-g) and
+# calltree-nofp (--call-graph dwarf) decode, frame by frame through the
+# workload's symbol table, to leaf <- outer_a|outer_b <- main for at least
+# 95% of the samples in leaf, outer_a's share as perf -g (or perf
+# --call-graph dwarf) gives it for the same run within 4 standard
+# deviations of two proportions, and near the known 60%.  With the driver
+# backend (where /dev/strobe exists) dwarf is refused.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -89,6 +94,88 @@ for want in "fp|fp" "dw4|dwarf,4096" "dw|dwarf,8192" "none|" "fp2|fp"; do
 	[ "${n:-0}" -gt 0 ] || fail "session $name: no samples, or not done"
 done
 ok "sessions.call_graph says how each session recorded stacks"
+
+# The stacks of calltree's samples, decoded into the workload's symbols:
+# shares of the samples in leaf whose caller is outer_a (the rest:
+# outer_b), with main above, against perf -g recording the same run.
+# check_tree NAME PROG OPTIONS...: strobe OPTIONS and perf (PERF_CG) on PROG
+check_tree() {
+	name=$1 prog=$2
+	shift 2
+	"$STROBE" record --sample-event cpu-clock -F 1000 --name "$name" "$@" \
+		-- perf record -q "$(perf_bid)" -a $PERF_CG -e cpu-clock -F 1000 \
+		-o "$tmp/$name.data" -- sh -c 'echo $$ >"$1"; exec "$2" 2' sh "$tmp/$name.pid" \
+		"$WL/$prog" >"$tmp/rec.out" 2>"$tmp/rec.err" || fail "record $*: $(cat "$tmp/rec.err")"
+	perf script -i "$tmp/$name.data" --pid "$(cat "$tmp/$name.pid")" -F ip,sym \
+		>"$tmp/$name.txt" 2>"$tmp/script.err" || fail "perf script: $(cat "$tmp/script.err")"
+	python3 - "$STROBE_DB" "$name" "$(cat "$tmp/$name.pid")" "$WL/$prog" "$tmp/$name.txt" \
+		<<'PY' || fail "$name: stacks of $prog"
+import os, sqlite3, struct, subprocess, sys
+import strobedb
+dbf, name, pid, prog, perff = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+# file offset -> symbol of the workload (PIE: through its LOAD segments)
+loads = []
+for l in subprocess.run(["readelf", "-lW", prog], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD":
+        loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))	# offset, vaddr, filesz
+syms = sorted((int(a, 16), n) for a, t, n in (l.split() for l in subprocess.run(
+    ["nm", prog], capture_output=True, text=True).stdout.splitlines() if len(l.split()) == 3)
+    if t in "tT")
+def sym(off):
+    for o, v, sz in loads:
+        if o <= off < o + sz:
+            a = v + off - o
+            return max((s for s in syms if s[0] <= a), default=(0, "?"))[1]
+    return "?"
+db = strobedb.connect(dbf)
+q = lambda sql, *a: db.execute(sql, a).fetchall()
+sid, = q("SELECT id FROM sessions WHERE name=?", name)[0]
+prog_ids = {i for i, p in q("SELECT id, path FROM binaries") if p and os.path.realpath(p) == os.path.realpath(prog)}
+assert prog_ids, f"{prog} not among the session's binaries"
+stacks = {}
+for i, nr, frames in q("SELECT id, nr, frames FROM stacks WHERE session_id=?", sid):
+    assert len(frames) == 16 * nr, f"stack {i}: {len(frames)} bytes for {nr} frames"
+    stacks[i] = [sym(o) if b in prog_ids else "-" for b, o in
+                 (struct.unpack_from("<qq", frames, 16 * k) for k in range(nr))]
+n = a = b = other = 0
+for (st,) in q("SELECT stack_id FROM samples WHERE session_id=? AND pid=?", sid, pid):
+    fr = stacks.get(st, [])
+    if not fr or fr[0] != "leaf":
+        continue
+    n += 1
+    if fr[1:3] == ["outer_a", "main"]:
+        a += 1
+    elif fr[1:3] == ["outer_b", "main"]:
+        b += 1
+    else:
+        other += 1
+assert n > 200, f"only {n} samples in leaf with a stack"
+assert other <= n / 20, f"{other} of {n} leaf samples without leaf <- outer_a|outer_b <- main"
+# perf script: blank-line separated samples, "IP SYM" frames, leaf first
+pn = pa = 0
+for blk in open(perff).read().split("\n\n"):
+    fr = [l.split()[1] if len(l.split()) > 1 else "?" for l in blk.strip().splitlines()]
+    if fr and fr[0] == "leaf" and len(fr) > 1 and fr[1] in ("outer_a", "outer_b"):
+        pn += 1
+        pa += fr[1] == "outer_a"
+assert pn > 200, f"perf: only {pn} samples in leaf under outer_a or outer_b"
+sa, pa_ = 100 * a / (a + b), 100 * pa / pn
+# two proportions of some 1,000 samples each: 4 standard deviations
+tol = 4 * 100 * (0.24 / (a + b) + 0.24 / pn) ** 0.5
+print(f"{name}: outer_a {sa:.1f}% of {a + b} strobe samples, perf {pa_:.1f}% of {pn}")
+assert abs(sa - pa_) <= tol, f"outer_a {sa:.1f}% against perf's {pa_:.1f}% (tolerance {tol:.1f})"
+assert abs(sa - 60) <= tol + 3, f"outer_a {sa:.1f}%, not 60%"
+PY
+}
+if command -v perf >/dev/null; then
+	PERF_CG=-g check_tree treefp calltree-fp -g
+	ok "fp: stacks of calltree-fp decode to leaf <- outer_a|outer_b <- main, shares as perf's"
+	PERF_CG="--call-graph dwarf" check_tree treedw calltree-nofp --call-graph dwarf
+	ok "dwarf: stacks of calltree-nofp decode to leaf <- outer_a|outer_b <- main, shares as perf's"
+else
+	echo "SKIP (part) stacks against perf's: perf (linux-perf) is not installed"
+fi
 
 if [ -c /dev/strobe ]; then
 	stop_daemon
