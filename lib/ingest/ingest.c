@@ -960,6 +960,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		ret = db_process_put(in->db, in->s->id, pid, 0, 0, p->start_ns, time_ns, e);
 	in->gone[pid & (GONE_CACHE - 1)].pid = pid;
 	in->gone[pid & (GONE_CACHE - 1)].start_ns = p->start_ns;
+	if (in->unwinder)	/* its libdw session */
+		unwinder_forget(in->unwinder, pid, p->start_ns);
 	if (!ret && p->jit)
 		ret = jit_copy(in, p, e);
 	if (!ret && p->jitdump)
@@ -1753,8 +1755,6 @@ static void stack_unwound(struct ingest *in, struct stack_build *b, const struct
 	for (size_t i = skip_first ? 1 : 0; i < nr; i++)
 		if (in->uips[i])
 			frame_user(in, b, p, in->uips[i] - 1);
-	if (!nr && !skip_first)
-		b->flags |= STACK_USER;
 	if (res != UNWIND_OK) {
 		b->flags |= STACK_INCOMPLETE;
 		unwind_failed(in, stop, res);
@@ -1789,9 +1789,8 @@ static int stack_build(struct ingest *in, const struct record *r, const struct p
 	b->flags = 0;
 	b->last = NULL;
 	frame_put(b, binary_id, offset);
-	b->flags |= kernel_mode && binary_id == in->kernel_id && in->kernel_id ? STACK_KERNEL :
-		    STACK_USER;
-	for (uint32_t i = 0; i < r->sample.nr_ips && r->sample.ips; i++) {
+	b->flags |= kernel_mode ? STACK_KERNEL : STACK_USER;
+	for (uint32_t i = 0; i < MIN(r->sample.nr_ips, STROBE_MAX_IPS) && r->sample.ips; i++) {
 		uint64_t a = u64_at(r->sample.ips + 8 * (size_t)i);
 
 		if (a >= (uint64_t)PERF_CONTEXT_MAX) {

@@ -8,6 +8,14 @@
  * running counter totals into per-CPU increases (the attribution rule of
  * report.h), and writes samples in batched transactions while keeping the
  * per-session histogram in memory for sample_agg.
+ *
+ * Call stacks (schema 14): a sample carrying a callchain
+ * (STROBE_SAMPLE_CALLCHAIN) or a user register and stack copy
+ * (STROBE_SAMPLE_USTACK, unwound with unwind.h) gets a stack, built and
+ * deduplicated as schema/014-stacks.sql says and stored in the batch of its
+ * first sample (samples.stack_id); stack_agg is kept in memory like
+ * sample_agg, unwinding failures are added to unwind_errors at each commit,
+ * and with keep_stacks (ingest_call_graph) the raw copies go to raw_stacks.
  */
 #ifndef STROBE_INGEST_H
 #define STROBE_INGEST_H
