@@ -17,7 +17,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "output.h"
-#include "callgraph.h"
+#include "calltree.h"
 #include "cgset.h"
 #include "procset.h"
 #include "report.h"
@@ -393,7 +393,7 @@ static void print_stack_header(const struct stack_set *set, FILE *f, const char 
 
 /* --children, --callers and --callees: reports of the call stacks. */
 static int report_stacks(struct db *db, const struct report_opts *o, enum output_format fmt,
-			 int children, const char *symbol, enum callgraph_dir dir)
+			 int children, const char *symbol, enum calltree_dir dir)
 {
 	struct report_summary *sum = xcalloc(1, sizeof(*sum));
 	struct calltree *tree = NULL;
@@ -403,10 +403,10 @@ static int report_stacks(struct db *db, const struct report_opts *o, enum output
 	int i, ret = 1, wr;
 
 	set = stacks_load(db, o, &err);
-	if (!set || callgraph_summary(db, set, sum, &err) < 0)
+	if (!set || calltree_summary(db, set, sum, &err) < 0)
 		goto fail;
 	if (children)
-		t = callgraph_children(db, set, o, sum, &err);
+		t = calltree_children(db, set, o, sum, &err);
 	else if ((tree = calltree_build(set, symbol, dir, &err)) && fmt != OUTPUT_JSON)
 		t = calltree_table(tree, fmt);
 	if (!t && !tree)
@@ -453,7 +453,7 @@ int cmd_report(int argc, char **argv)
 	char optbuf[256];
 	int c, i, ret = 0, markers = 0, by_given = 0, children = 0;
 	const char *tree_sym = NULL;
-	enum callgraph_dir dir = CALLGRAPH_CALLERS;
+	enum calltree_dir dir = CALLTREE_CALLERS;
 
 	opterr = 0;
 	optind = 0;
@@ -490,7 +490,7 @@ int cmd_report(int argc, char **argv)
 				return cmd_usage_error("report", "give one of --callers and --callees, "
 						   "once");
 			tree_sym = optarg;
-			dir = c == OPT_CALLERS ? CALLGRAPH_CALLERS : CALLGRAPH_CALLEES;
+			dir = c == OPT_CALLERS ? CALLTREE_CALLERS : CALLTREE_CALLEES;
 			break;
 		case OPT_PID: {
 			int64_t at;

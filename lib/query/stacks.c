@@ -177,26 +177,15 @@ static void qf_note(void *ctx, const char *msg)
 	note_add(ctx, "%s", msg);
 }
 
-static int call_graph_get(struct sload *l, struct error *e)
+static int call_graph_check(struct sload *l, struct error *e)
 {
-	sqlite3_stmt *st;
-	int rc;
+	const struct db_session *s = &l->set->session;
 
-	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT call_graph FROM sessions WHERE id=?1",
-			       -1, &st, NULL))
-		return db_sql_error(l->db, e, "reading the session");
-	sqlite3_bind_int64(st, 1, l->set->session.id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		snprintf(l->set->call_graph, sizeof(l->set->call_graph), "%s",
-			 (const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(l->db, e, "reading the session");
-	if (!l->set->call_graph[0])
+	snprintf(l->set->call_graph, sizeof(l->set->call_graph), "%s", s->call_graph);
+	if (!s->call_graph[0])
 		return error_set(e, "session %lld was recorded without call stacks: record "
 				 "with -g (strobe record -g, or --call-graph fp|dwarf)",
-				 (long long)l->set->session.id);
+				 (long long)s->id);
 	return 0;
 }
 
@@ -745,7 +734,7 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 		error_set(e, "empty time range: --from is after --to");
 		goto fail;
 	}
-	if (db_session_get(db, o->session, &set->session, e) < 0 || call_graph_get(&l, e) < 0)
+	if (db_session_get(db, o->session, &set->session, e) < 0 || call_graph_check(&l, e) < 0)
 		goto fail;
 	l.nev = MIN(s->nr_events, STROBE_MAX_COUNTERS);
 	set->nr_events = l.nev;

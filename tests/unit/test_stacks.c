@@ -1,6 +1,6 @@
 /*
  * test_stacks.c - lib/query/stacks.c (call stacks of a session, named) and
- * lib/query/callgraph.c (report --children, --callers, --callees) on a
+ * lib/query/calltree.c (report --children, --callers, --callees) on a
  * database made through lib/store/db.h (the real schema; no daemon).
  *
  * The fixture: one session recorded with -g counting page-faults and
@@ -35,7 +35,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "dbfix.h"
-#include "callgraph.h"
+#include "calltree.h"
 #include "stacks.h"
 
 #define SPLIT_KEY "buildid:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
@@ -123,7 +123,6 @@ struct fx {
 	char split[PATH_MAX], hot[PATH_MAX];
 	int64_t bin_id[NBIN], comm_id[NCOMM];
 	uint64_t base[NFN];
-	int raw_ok;		/* samples has stack_id (sampleblk v3) */
 };
 
 static struct fx *X;
@@ -171,7 +170,6 @@ static int setup(void **state)
 	struct error e = { "" };
 	struct db_session *s = &x->s;
 	struct db *db;
-	sqlite3_stmt *st;
 	uint64_t sz;
 	size_t i;
 	int k, j;
@@ -218,11 +216,6 @@ static int setup(void **state)
 		snprintf(s->events[k].name, sizeof(s->events[k].name), "%s", evnames[k]);
 	assert_int_equal(db_session_insert(db, s, &e), 0);
 
-	/* does the samples table have stack_id yet (sampleblk v3)? */
-	x->raw_ok = sqlite3_prepare_v2(db_sqlite(db), "SELECT stack_id FROM samples", -1, &st,
-				       NULL) == SQLITE_OK;
-	sqlite3_finalize(st);
-
 	assert_int_equal(db_begin(db, &e), 0);
 	for (j = 1; j < NSTK; j++) {
 		unsigned char blob[16 * MAXF];
@@ -245,6 +238,7 @@ static int setup(void **state)
 				.comm_id = x->comm_id[f->comm],
 				.binary_id = x->bin_id[fn_bin[f0->fn]], .offset = frame_off(f0),
 				.flags = mode, .nr = NEV, .period = PERIOD,
+				.stack_id = f->stack,
 			};
 			struct db_agg agg = {
 				.binary_id = smp.binary_id, .offset = smp.offset, .pid = smp.pid,
@@ -261,13 +255,6 @@ static int setup(void **state)
 				s->first_sample = rowid;
 			s->last_sample = rowid;
 			s->samples++;
-			if (f->stack && x->raw_ok) {
-				char sql[128];
-
-				snprintf(sql, sizeof(sql), "UPDATE samples SET stack_id=%d WHERE "
-					 "rowid=%lld", f->stack, (long long)rowid);
-				exec_ok(db, sql);
-			}
 		}
 		if (f->stack) {
 			char sql[256];
@@ -284,6 +271,7 @@ static int setup(void **state)
 	s->end_ns = START_NS + 20000000;
 	s->duration_ns = 20000000;
 	snprintf(s->state, sizeof(s->state), "done");
+	snprintf(s->call_graph, sizeof(s->call_graph), "fp");
 	assert_int_equal(db_session_update(db, s, &e), 0);
 	assert_int_equal(db_commit(db, &e), 0);
 	exec_ok(db, "UPDATE sessions SET call_graph='fp'");
@@ -387,7 +375,7 @@ struct epath {
 };
 
 /* The expected nodes of the tree around fn: paths as ';'-joined names. */
-static size_t oracle_tree(const struct report_opts *o, enum fn target, enum callgraph_dir dir,
+static size_t oracle_tree(const struct report_opts *o, enum fn target, enum calltree_dir dir,
 			  struct epath *p)
 {
 	size_t np = 0;
@@ -401,11 +389,11 @@ static size_t oracle_tree(const struct report_opts *o, enum fn target, enum call
 		if (!f->stack)
 			continue;
 		for (k = 0; k < s->nr; k++)
-			if (s->f[k].fn == target && (at < 0 || dir == CALLGRAPH_CALLEES))
+			if (s->f[k].fn == target && (at < 0 || dir == CALLTREE_CALLEES))
 				at = k;
 		if (at < 0)
 			continue;
-		for (k = at; k >= 0 && k < s->nr; k += dir == CALLGRAPH_CALLERS ? 1 : -1) {
+		for (k = at; k >= 0 && k < s->nr; k += dir == CALLTREE_CALLERS ? 1 : -1) {
 			size_t q;
 
 			snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s",
@@ -502,10 +490,10 @@ static void check_children(const struct report_opts *o)
 
 	assert_int_equal(set->samples, n);
 	assert_int_equal(set->no_stack, no_stack);
-	assert_int_equal(callgraph_summary(X->f.db, set, &sum, &e), 0);
-	t = callgraph_children(X->f.db, set, o, &sum, &e);
+	assert_int_equal(calltree_summary(X->f.db, set, &sum, &e), 0);
+	t = calltree_children(X->f.db, set, o, &sum, &e);
 	if (!t)
-		fail_msg("callgraph_children: %s", e.msg);
+		fail_msg("calltree_children: %s", e.msg);
 	for (g = 0; g < NFN; g++)
 		rows += want[g].total > 0;
 	if (o->limit && o->limit < rows)
@@ -549,7 +537,7 @@ static void check_children(const struct report_opts *o)
 }
 
 /* The tree around fn for o against the oracle (through the CSV table). */
-static void check_tree(const struct report_opts *o, enum fn fn, enum callgraph_dir dir)
+static void check_tree(const struct report_opts *o, enum fn fn, enum calltree_dir dir)
 {
 	struct stack_set *set = load(o);
 	struct epath want[MAXP];
@@ -578,7 +566,7 @@ static void check_tree(const struct report_opts *o, enum fn fn, enum callgraph_d
 		for (q = 0; q < np && strcmp(want[q].path, path); q++)
 			;
 		if (q == np)
-			fail_msg("%s of %s: unexpected node %s", dir == CALLGRAPH_CALLERS ?
+			fail_msg("%s of %s: unexpected node %s", dir == CALLTREE_CALLERS ?
 				 "callers" : "callees", fn_names[fn], path);
 		for (const char *c = path; *c; c++)
 			depth += *c == ';';
@@ -693,8 +681,8 @@ static void test_children(void **state)
 	 * one; work10 recurses (stack 4: three frames, 9 samples) */
 	o = opts();
 	set = load(&o);
-	assert_int_equal(callgraph_summary(X->f.db, set, &sum, &e), 0);
-	t = callgraph_children(X->f.db, set, &o, &sum, &e);
+	assert_int_equal(calltree_summary(X->f.db, set, &sum, &e), 0);
+	t = calltree_children(X->f.db, set, &o, &sum, &e);
 	assert_non_null(t);
 	assert_string_equal(cell_str(t, 0, "symbol"), "main");
 	assert_int_equal(cell_int(t, 0, "total_samples"), 103 - 2);
@@ -710,7 +698,7 @@ static void test_children(void **state)
 	assert_int_equal(sum.samples, 103);
 	assert_int_equal(sum.total[0], 50 + 40 + 0 + 24 + 20 + 3 + 20 + 4 + 9);
 	table_free(t);
-	assert_null(callgraph_children(X->f.db, set, &(struct report_opts){ .by = REPORT_BY_LINE,
+	assert_null(calltree_children(X->f.db, set, &(struct report_opts){ .by = REPORT_BY_LINE,
 				       .pid = -1 }, &sum, &e));
 	assert_non_null(strstr(e.msg, "--by symbol"));
 	stacks_free(set);
@@ -742,13 +730,13 @@ static void test_trees(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(tree_fns); i++) {
-		check_tree(&o, tree_fns[i], CALLGRAPH_CALLERS);
-		check_tree(&o, tree_fns[i], CALLGRAPH_CALLEES);
+		check_tree(&o, tree_fns[i], CALLTREE_CALLERS);
+		check_tree(&o, tree_fns[i], CALLTREE_CALLEES);
 	}
 	o.pid = 200;
-	check_tree(&o, F_W60, CALLGRAPH_CALLERS);
-	check_tree(&o, F_MAIN, CALLGRAPH_CALLEES);
-	check_tree(&o, F_HOT, CALLGRAPH_CALLERS);	/* none in pid 200 */
+	check_tree(&o, F_W60, CALLTREE_CALLERS);
+	check_tree(&o, F_MAIN, CALLTREE_CALLEES);
+	check_tree(&o, F_HOT, CALLTREE_CALLERS);	/* none in pid 200 */
 }
 
 static void test_tree_anchors(void **state)
@@ -761,7 +749,7 @@ static void test_tree_anchors(void **state)
 	(void)state;
 	/* callers of work60: work30 (stacks 1 and 6: 57) then work10 (20);
 	 * under work30, main (55: stack 6 is incomplete) */
-	t = calltree_build(set, "work60", CALLGRAPH_CALLERS, &e);
+	t = calltree_build(set, "work60", CALLTREE_CALLERS, &e);
 	assert_non_null(t);
 	assert_int_equal(t->n, 5);
 	assert_string_equal(set->syms[t->v[0].sym].symbol, "work60");
@@ -777,7 +765,7 @@ static void test_tree_anchors(void **state)
 	calltree_free(t);
 
 	/* callers of work10 from its innermost frame: the recursion shows */
-	t = calltree_build(set, "work10", CALLGRAPH_CALLERS, &e);
+	t = calltree_build(set, "work10", CALLTREE_CALLERS, &e);
 	assert_non_null(t);
 	assert_int_equal(t->v[0].samples, 32);
 	assert_string_equal(set->syms[t->v[1].sym].symbol, "main");
@@ -787,7 +775,7 @@ static void test_tree_anchors(void **state)
 	calltree_free(t);
 
 	/* nowhere: an error naming it and the report that lists functions */
-	assert_null(calltree_build(set, "no_such_fn", CALLGRAPH_CALLEES, &e));
+	assert_null(calltree_build(set, "no_such_fn", CALLTREE_CALLEES, &e));
 	assert_non_null(strstr(e.msg, "'no_such_fn'"));
 	assert_non_null(strstr(e.msg, "strobe report --by symbol"));
 	stacks_free(set);
@@ -799,7 +787,7 @@ static void test_tree_output(void **state)
 	struct report_opts o = opts();
 	struct stack_set *set = load(&o);
 	struct error e = { "" };
-	struct calltree *t = calltree_build(set, "main", CALLGRAPH_CALLEES, &e);
+	struct calltree *t = calltree_build(set, "main", CALLTREE_CALLEES, &e);
 	struct table *tb;
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0, row = 0;
@@ -874,8 +862,6 @@ static void test_raw(void **state)
 	struct stack_set *a, *b;
 
 	(void)state;
-	if (!X->raw_ok)
-		skip();		/* samples has no stack_id column yet */
 	o.has_from = 1;
 	o.from_ns = 0;
 	check_children(&o);
@@ -890,8 +876,8 @@ static void test_raw(void **state)
 	o.has_to = 1;
 	o.to_ns = 7002000;
 	check_children(&o);
-	check_tree(&o, F_W60, CALLGRAPH_CALLERS);
-	check_tree(&o, F_MAIN, CALLGRAPH_CALLEES);
+	check_tree(&o, F_W60, CALLTREE_CALLERS);
+	check_tree(&o, F_MAIN, CALLTREE_CALLEES);
 	o.pid = 200;
 	check_children(&o);
 	o = opts();
@@ -938,8 +924,6 @@ static void test_scan(void **state)
 	struct error e = { "" };
 
 	(void)state;
-	if (!X->raw_ok)
-		skip();
 	set = load(&o);
 	c.set = set;
 	assert_int_equal(stacks_scan(X->f.db, set, &o, scan_fn, &c, &e), 0);
@@ -972,8 +956,8 @@ static void test_weighted(void **state)
 		w += set->stacks[i].weight;
 	assert_int_equal(set->weight, w);
 	assert_int_equal(w, (103 + 3 * 10) * PERIOD);
-	assert_int_equal(callgraph_summary(X->f.db, set, &sum, &e), 0);
-	t = callgraph_children(X->f.db, set, &o, &sum, &e);
+	assert_int_equal(calltree_summary(X->f.db, set, &sum, &e), 0);
+	t = calltree_children(X->f.db, set, &o, &sum, &e);
 	for (size_t i = 0; i < table_rows(t); i++)
 		if (!strcmp(cell_str(t, i, "symbol"), "work30"))
 			assert_true(fabs(cell_pct(t, i, "total_percent") -

@@ -1,6 +1,6 @@
 /*
- * callgraph.c - inclusive reports and call trees of call stacks (see
- * callgraph.h).
+ * calltree.c - inclusive reports and call trees of call stacks (see
+ * calltree.h).
  *
  * Both walk the set's entries (one per distinct stack, process and comm,
  * stacks.h), so their cost is the number of distinct stacks times their
@@ -13,10 +13,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "callgraph.h"
+#include "calltree.h"
 #include "procset.h"
 
-int callgraph_summary(struct db *db, const struct stack_set *set, struct report_summary *sum,
+int calltree_summary(struct db *db, const struct stack_set *set, struct report_summary *sum,
 		      struct error *e)
 {
 	int i;
@@ -78,7 +78,7 @@ static int int64_cmp(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-struct table *callgraph_children(struct db *db, const struct stack_set *set,
+struct table *calltree_children(struct db *db, const struct stack_set *set,
 				 const struct report_opts *o, const struct report_summary *sum,
 				 struct error *e)
 {
@@ -342,7 +342,7 @@ void calltree_free(struct calltree *t)
 }
 
 struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
-				enum callgraph_dir dir, struct error *e)
+				enum calltree_dir dir, struct error *e)
 {
 	unsigned char *target = xcalloc(set->nr_syms ? set->nr_syms : 1, 1);
 	struct bnode *v = NULL;
@@ -370,7 +370,7 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 
 		/* callers: the innermost occurrence, towards the outermost
 		 * frame; callees: the outermost, towards frame 0 */
-		if (dir == CALLGRAPH_CALLERS) {
+		if (dir == CALLTREE_CALLERS) {
 			for (j = 0; j < se->nr && at == se->nr; j++)
 				if (target[set->locs[se->locs[j]].sym])
 					at = j;
@@ -381,7 +381,7 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 		}
 		if (at == se->nr)
 			continue;
-		step = dir == CALLGRAPH_CALLERS ? 1 : -1;
+		step = dir == CALLTREE_CALLERS ? 1 : -1;
 		for (int64_t f = (int64_t)at; f >= 0 && f < (int64_t)se->nr; f += step) {
 			struct bnode *b;
 			int k;
@@ -492,7 +492,7 @@ struct table *calltree_table(const struct calltree *t, enum output_format fmt)
 				c_ev0 = c;
 		}
 		snprintf(title, sizeof(title), "%s of %s",
-			 t->dir == CALLGRAPH_CALLERS ? "callers" : "callees", t->symbol);
+			 t->dir == CALLTREE_CALLERS ? "callers" : "callees", t->symbol);
 		c_sym = table_add_col(tb, title, COL_STR);
 		cont = xcalloc(maxdepth + 2, sizeof(*cont));
 	} else {
@@ -587,7 +587,7 @@ int calltree_write_json(const struct calltree *t, FILE *f)
 	fputs(",\"call_graph\":", f);
 	json_write_string(f, set->call_graph);
 	fprintf(f, ",\"tree\":\"%s\",\"symbol\":",
-		t->dir == CALLGRAPH_CALLERS ? "callers" : "callees");
+		t->dir == CALLTREE_CALLERS ? "callers" : "callees");
 	json_write_string(f, t->symbol);
 	fprintf(f, ",\"samples\":%" PRIu64 ",\"percent_of\":\"%s\"", set->samples,
 		set->weighted ? "period" : "samples");

@@ -1,5 +1,5 @@
 /*
- * callgraph.h - reports of call stacks (stacks.h): inclusive figures per
+ * calltree.h - reports of call stacks (stacks.h): inclusive figures per
  * function ('strobe report --children') and the call trees around one
  * function ('strobe report --callers SYMBOL', '--callees SYMBOL').
  *
@@ -11,8 +11,8 @@
  * hold it.  Percentages are of all the samples in the set (of their
  * periods when those differ, stack_set.weighted).
  */
-#ifndef STROBE_CALLGRAPH_H
-#define STROBE_CALLGRAPH_H
+#ifndef STROBE_CALLTREE_H
+#define STROBE_CALLTREE_H
 
 #include <stdio.h>
 #include "output.h"
@@ -20,7 +20,7 @@
 #include "stacks.h"
 
 /* The summary report.h's header shows, for the samples of set. */
-int callgraph_summary(struct db *db, const struct stack_set *set, struct report_summary *sum,
+int calltree_summary(struct db *db, const struct stack_set *set, struct report_summary *sum,
 		      struct error *e);
 
 /*
@@ -34,11 +34,11 @@ int callgraph_summary(struct db *db, const struct stack_set *set, struct report_
  * most (0: all).  Meta: report_add_meta()'s, and call_graph,
  * no_stack, incomplete.
  */
-struct table *callgraph_children(struct db *db, const struct stack_set *set,
+struct table *calltree_children(struct db *db, const struct stack_set *set,
 				 const struct report_opts *o, const struct report_summary *sum,
 				 struct error *e);
 
-enum callgraph_dir { CALLGRAPH_CALLERS, CALLGRAPH_CALLEES };
+enum calltree_dir { CALLTREE_CALLERS, CALLTREE_CALLEES };
 
 /* A node of a call tree: one function on the paths from the root. */
 struct calltree_node {
@@ -64,13 +64,13 @@ struct calltree_node {
  */
 struct calltree {
 	const struct stack_set *set;
-	enum callgraph_dir dir;
+	enum calltree_dir dir;
 	char *symbol;
 	struct calltree_node *v;
 	size_t n;
 };
 struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
-				enum callgraph_dir dir, struct error *e);
+				enum calltree_dir dir, struct error *e);
 void calltree_free(struct calltree *t);
 
 /*
