@@ -42,7 +42,7 @@ static void fix_path(char *buf, size_t len, const char *name, int src)
 }
 
 /* 1-based line of the first line of file containing marker; 0: none. */
-static unsigned fix_line_of(const char *file, const char *marker)
+static __attribute__((unused)) unsigned fix_line_of(const char *file, const char *marker)
 {
 	FILE *f = fopen(file, "r");
 	char line[1024];
