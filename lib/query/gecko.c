@@ -71,7 +71,7 @@ struct thread {
 	size_t nr_samples, cap_samples;
 };
 
-struct gk {
+struct gecko {
 	const struct stack_set *set;
 	struct thread *t;
 	size_t nr, cap;
@@ -103,10 +103,10 @@ static uint32_t stack_of(struct thread *t, int64_t prefix, uint32_t frame)
 	return *v - 1;
 }
 
-static int on_sample(void *ctx, int64_t time_ns, uint32_t cpu, uint32_t tid, size_t entry,
-		     struct error *e)
+int gecko_add(void *ctx, int64_t time_ns, uint32_t cpu, uint32_t tid, size_t entry,
+	      struct error *e)
 {
-	struct gk *g = ctx;
+	struct gecko *g = ctx;
 	const struct stack_entry *s;
 	struct thread *t;
 	uint32_t *ti, *si;
@@ -230,18 +230,20 @@ static void write_thread(FILE *f, const struct stack_set *set, const struct thre
 	fputs("]}", f);
 }
 
-int gecko_write(struct db *db, const struct stack_set *set, const struct report_opts *o,
-		FILE *f, struct error *e)
+struct gecko *gecko_new(const struct stack_set *set)
 {
-	struct gk g = { .set = set };
+	struct gecko *g = xcalloc(1, sizeof(*g));
+
+	g->set = set;
+	return g;
+}
+
+int gecko_finish(struct gecko *g, FILE *f, struct error *e)
+{
+	const struct stack_set *set = g->set;
 	const struct db_session *s = &set->session;
 	double interval = 1;
-	int ret = 0;
 
-	if (stacks_scan(db, set, o, on_sample, &g, e) < 0) {
-		ret = -1;
-		goto out;
-	}
 	if (s->sample_freq > 0)
 		interval = 1000.0 / s->sample_freq;
 	else if (s->sample_period > 0 && !strcmp(s->sample_event, "cpu-clock"))
@@ -255,24 +257,42 @@ int gecko_write(struct db *db, const struct stack_set *set, const struct report_
 	      "[\"Other\"]},{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":"
 	      "[\"Other\"]}],\"markerSchema\":[]},\n\"libs\":[],\"processes\":[],"
 	      "\"pausedRanges\":[],\n\"threads\":[\n", f);
-	for (size_t i = 0; i < g.nr; i++) {
+	for (size_t i = 0; i < g->nr; i++) {
 		if (i)
 			fputs(",\n", f);
-		write_thread(f, set, &g.t[i]);
+		write_thread(f, set, &g->t[i]);
 	}
 	fputs("\n]}\n", f);
 	if (ferror(f))
-		ret = error_set(e, "writing the profile failed");
-out:
-	for (size_t i = 0; i < g.nr; i++) {
-		map_free(&g.t[i].frames);
-		map_free(&g.t[i].stacks);
-		map_free(&g.t[i].entries);
-		free(g.t[i].frame_loc);
-		free(g.t[i].stack);
-		free(g.t[i].sample);
+		return error_set(e, "writing the profile failed");
+	return 0;
+}
+
+void gecko_free(struct gecko *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nr; i++) {
+		map_free(&g->t[i].frames);
+		map_free(&g->t[i].stacks);
+		map_free(&g->t[i].entries);
+		free(g->t[i].frame_loc);
+		free(g->t[i].stack);
+		free(g->t[i].sample);
 	}
-	free(g.t);
-	map_free(&g.by_tid);
-	return ret;
+	free(g->t);
+	map_free(&g->by_tid);
+	free(g);
+}
+
+int gecko_write(struct db *db, const struct stack_set *set, const struct report_opts *o,
+		FILE *f, struct error *e)
+{
+	struct gecko *g = gecko_new(set);
+	int ret = stacks_scan(db, set, o, gecko_add, g, e);
+
+	if (ret >= 0)
+		ret = gecko_finish(g, f, e);
+	gecko_free(g);
+	return ret < 0 ? -1 : 0;
 }

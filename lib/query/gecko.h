@@ -30,6 +30,16 @@
 #include "stacks.h"
 #include "util.h"
 
+/* The export in steps: gecko_add() takes each sample (a stacks_sample_fn,
+ * samples in time order), gecko_finish() writes the JSON. */
+struct gecko;
+struct gecko *gecko_new(const struct stack_set *set);
+int gecko_add(void *g, int64_t time_ns, uint32_t cpu, uint32_t tid, size_t entry,
+	      struct error *e);
+int gecko_finish(struct gecko *g, FILE *f, struct error *e);
+void gecko_free(struct gecko *g);
+
+/* All of it: stacks_scan() of set's session with o's filters into f. */
 int gecko_write(struct db *db, const struct stack_set *set, const struct report_opts *o,
 		FILE *f, struct error *e);
 

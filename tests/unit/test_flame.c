@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "flame.h"
+#include "gecko.h"
 #include "pprof.h"
 #include "util.h"
 
@@ -466,8 +467,99 @@ static void test_pprof(void **state)
 		inflateEnd(&z);
 		free(back);
 	}
+	/* a real consumer: go tool pprof's top function is leaf */
+	if (system("go version >/dev/null 2>&1")) {
+		fprintf(stderr, "SKIP: the go tool pprof check needs golang-go\n");
+	} else {
+		char path[] = "/tmp/test_pprof_XXXXXX", cmd[256], out[4096];
+		int fd = mkstemp(path);
+		FILE *p;
+		size_t n;
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, gz, gzlen), (ssize_t)gzlen);
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "go tool pprof -top -nodecount=2 %s 2>&1", path);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+		assert_int_equal(pclose(p), 0);
+		unlink(path);
+		/* flat: leaf 70 + 40 of 113 samples */
+		if (!strstr(out, "of 113 total") || !strstr(out, "110 97.35% 97.35%") ||
+		    !strstr(out, "% leaf\n"))
+			fail_msg("go tool pprof -top:\n%s", out);
+	}
 	free(gz);
 	pb_free(&raw);
+}
+
+/* The gecko JSON: parsed by python3, every sample's stack walked to the
+ * root, the counts and times as added. */
+static void test_gecko(void **state)
+{
+	struct stack_entry e[5];
+	struct stack_set set;
+	struct gecko *g;
+	struct error err;
+	char path[] = "/tmp/test_gecko_XXXXXX", cmd[2048];
+	FILE *f;
+	int fd, n = 0;
+
+	make_set(&set, e, 60, 40);
+	set.session.start_ns = 5000000;
+	set.session.wall_offset_ns = 1700000000000000000ll;
+	g = gecko_new(&set);
+	/* tid 100 runs stacks 0 and 1 alternately, tid 200 of pid 100 stack 1,
+	 * tid 102 the hostile stack */
+	for (int i = 0; i < 50; i++, n++)
+		assert_int_equal(gecko_add(g, i * 1000000ll, 0, 100, i % 2, &err), 0);
+	for (int i = 0; i < 7; i++, n++)
+		assert_int_equal(gecko_add(g, i * 1000000ll + 500, 1, 200, 1, &err), 0);
+	assert_int_equal(gecko_add(g, 3000000, 1, 102, 3, &err), 0);
+	n++;
+	assert_int_equal(gecko_add(g, 3000000, 1, 102, 99, &err), -1);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_int_equal(gecko_finish(g, f, &err), 0);
+	fclose(f);
+	gecko_free(g);
+	if (system("python3 -c 'import json' 2>/dev/null")) {
+		fprintf(stderr, "SKIP: the gecko check needs python3\n");
+		unlink(path);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json, sys\n"
+		 "p = json.load(open(sys.argv[1]))\n"
+		 "m = p[\"meta\"]\n"
+		 "assert m[\"version\"] == 24 and m[\"presymbolicated\"], m\n"
+		 "assert abs(m[\"startTime\"] - 1700000000005.0) < 1e-3, m\n"
+		 "th = {t[\"tid\"]: t for t in p[\"threads\"]}\n"
+		 "assert sorted(th) == [100, 102, 200], th.keys()\n"
+		 "assert sum(len(t[\"samples\"][\"data\"]) for t in th.values()) == int(sys.argv[2])\n"
+		 "def path(t, s):\n"
+		 "    st, fr, strs = t[\"stackTable\"], t[\"frameTable\"], t[\"stringTable\"]\n"
+		 "    out = []\n"
+		 "    while s is not None:\n"
+		 "        pre, f = st[\"data\"][s][st[\"schema\"][\"prefix\"]], st[\"data\"][s][st[\"schema\"][\"frame\"]]\n"
+		 "        out.append(strs[fr[\"data\"][f][fr[\"schema\"][\"location\"]]])\n"
+		 "        s = pre\n"
+		 "    return out\n"
+		 "t = th[100]\n"
+		 "assert t[\"pid\"] == 100 and t[\"name\"] == \"calltree\"\n"
+		 "d = t[\"samples\"][\"data\"]\n"
+		 "assert path(t, d[0][0]) == [\"leaf (in calltree)\", \"outer_a (in calltree)\", \"main (in calltree)\"], path(t, d[0][0])\n"
+		 "assert path(t, d[1][0]) == [\"leaf (in calltree)\", \"outer_b (in calltree)\", \"main (in calltree)\"]\n"
+		 "assert [x[1] for x in d] == [float(i) for i in range(50)]\n"
+		 "x = path(th[102], th[102][\"samples\"][\"data\"][0][0])\n"
+		 "assert x[-1] == \"main (in calltree)\" and x[-2] == \"[unknown] (in libx.so)\", x\n"
+		 "assert x[0] == \"f?????o (in libx.so)\", x\n"
+		 "' %s %d", path, n);
+	assert_int_equal(system(cmd), 0);
+	unlink(path);
 }
 
 static void test_varint(void **state)
@@ -504,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_gecko),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
