@@ -488,7 +488,7 @@ static void test_pprof(void **state)
 		unlink(path);
 		/* flat: leaf 70 + 40 of 113 samples */
 		if (!strstr(out, "of 113 total") || !strstr(out, "110 97.35% 97.35%") ||
-		    !strstr(out, "% leaf\n"))
+		    !strstr(out, "%  leaf\n"))
 			fail_msg("go tool pprof -top:\n%s", out);
 	}
 	free(gz);
