@@ -315,6 +315,15 @@ static void test_svg(void **state)
 		setenv("E", evil, 1);
 		assert_int_equal(system(cmd), 0);
 	}
+	/* the script: zoom, reset, search, in node with a fake DOM */
+	if (system("node --version >/dev/null 2>&1")) {
+		fprintf(stderr, "SKIP: the script check needs node (nodejs)\n");
+	} else {
+		snprintf(cmd, sizeof(cmd), "node %s/tests/unit/flamesvg.js %s '{\"zoom\": "
+			 "\"outer_a\", \"hidden\": \"outer_b\", \"search\": \"leaf|outer\", "
+			 "\"matched\": \"99.12\", \"hits\": 4}'", STROBE_SRCDIR, path);
+		assert_int_equal(system(cmd), 0);
+	}
 	unlink(path);
 	free(buf);
 	flame_tree_free(t);
