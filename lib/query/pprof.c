@@ -232,7 +232,7 @@ void pprof_encode(const struct stack_set *set, struct pb *out)
 
 		pb_uint(&sub, M_ID, m + 1);
 		pb_uint(&sub, M_MEMORY_START, maps[m].lo);
-		pb_uint(&sub, M_MEMORY_LIMIT, maps[m].hi + 1);
+		pb_uint(&sub, M_MEMORY_LIMIT, maps[m].hi == UINT64_MAX ? UINT64_MAX : maps[m].hi + 1);
 		pb_uint(&sub, M_FILE_OFFSET, maps[m].lo);
 		pb_uint(&sub, M_FILENAME, str(&st, sy && sy->binary ? sy->binary : "[unknown]"));
 		if (sy && sy->build_id && *sy->build_id)
@@ -305,6 +305,10 @@ int pprof_write(const struct stack_set *set, FILE *f, struct error *e)
 	int rc, ret = 0;
 
 	pprof_encode(set, &raw);
+	if (raw.n > UINT32_MAX) {
+		pb_free(&raw);
+		return error_set(e, "the profile is too large for one gzip pass (%zu bytes)", raw.n);
+	}
 	memset(&z, 0, sizeof(z));
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
