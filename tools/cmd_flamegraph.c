@@ -37,7 +37,9 @@ static const char usage_text[] =
 	"samples (as given with -e).  --diff SESSION draws a differential flame\n"
 	"graph: widths from this session, colours by how each function's share\n"
 	"changed from SESSION to this one: red grew, blue shrank, white the same.\n"
-	"The filters are report's (strobe report --help), applied to both sessions.\n"
+	"The filters are report's (strobe report --help), applied to both sessions\n"
+	"but --pid, which selects in this session only (pids are one session's):\n"
+	"--comm narrows both.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.\n"
 	"Output: -o FILE, '-o -' for stdout, default flamegraph-SESSION.svg.\n";
 
@@ -158,7 +160,8 @@ int cmd_flamegraph(int argc, char **argv)
 
 		ob = o;
 		ob.session = diff;
-		ob.has_pid_at = 0;	/* a process start is one session's */
+		ob.pid = -1;		/* pids are one session's */
+		ob.has_pid_at = 0;
 		if (!(base = load(db, &ob, &err)))
 			goto out;
 		if (event && (bwhat = flame_event_index(base, event, &err)) < 0)
