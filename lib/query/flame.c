@@ -97,7 +97,7 @@ char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suf
 		       char *buf, size_t len)
 {
 	const struct stack_sym *sym;
-	char raw[1024];
+	char raw[4096];
 
 	if (loc >= set->nr_locs || set->locs[loc].sym >= set->nr_syms) {
 		snprintf(raw, sizeof(raw), "[unknown]");
@@ -234,7 +234,7 @@ static uint64_t entry_value(const struct stack_set *set, const struct stack_entr
 static void tree_add(struct flame_tree *t, const struct stack_set *set, int what, int base)
 {
 	uint32_t *loc_name = xcalloc(set->nr_locs ? set->nr_locs : 1, sizeof(*loc_name));
-	char buf[1024];
+	char buf[4096];
 
 	for (size_t i = 0; i < set->nr_stacks; i++) {
 		const struct stack_entry *s = &set->stacks[i];
