@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <locale.h>
+#include <wchar.h>
 #include <zlib.h>
 #include "flame.h"
 #include "gecko.h"
@@ -259,6 +261,44 @@ static void test_escape(void **state)
 	assert_string_equal(flame_sanitize("a;b c", buf, sizeof(buf)), "a:b c");
 	/* truncation never cuts a character in two */
 	assert_string_equal(flame_sanitize("ab\xe2\x82\xac", buf, 4), "ab");
+}
+
+/* Random bytes come out as valid UTF-8 (glibc's decoder agrees) with no
+ * control character and no ';', never longer than the buffer. */
+static void test_sanitize_random(void **state)
+{
+	char in[64], out[48];
+	unsigned seed = 12345;
+
+	if (!setlocale(LC_CTYPE, "C.UTF-8")) {
+		fprintf(stderr, "SKIP: no C.UTF-8 locale to check against\n");
+		return;
+	}
+	for (int i = 0; i < 20000; i++) {
+		size_t n = rand_r(&seed) % (sizeof(in) - 1), len;
+		mbstate_t ms;
+		const char *p;
+
+		for (size_t k = 0; k < n; k++) {
+			int r = rand_r(&seed);
+
+			/* bias towards UTF-8 lead and continuation bytes */
+			in[k] = (char)(r & 1 ? 0x80 | (r >> 1 & 0x7f) : r >> 1 & 0xff);
+			if (!in[k])
+				in[k] = 'x';
+		}
+		in[n] = 0;
+		flame_sanitize(in, out, sizeof(out));
+		len = strlen(out);
+		assert_true(len < sizeof(out));
+		assert_null(strchr(out, ';'));
+		for (size_t k = 0; k < len; k++)
+			assert_true((unsigned char)out[k] >= 0x20 && out[k] != 0x7f);
+		memset(&ms, 0, sizeof(ms));
+		p = out;
+		assert_true(mbsrtowcs(NULL, &p, 0, &ms) != (size_t)-1);
+	}
+	setlocale(LC_CTYPE, "C");
 }
 
 /* The SVG of the hostile set: well-formed XML with one script, whose
@@ -602,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_sanitize_random),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_pprof),
