@@ -11,7 +11,8 @@
 #    top function is leaf, its total the same samples;
 #  - export --format gecko: JSON whose threads' samples add up to the same,
 #    every stack index valid, times in order;
-#  - --diff against a second -g session: a differential graph;
+#  - --diff against a second -g session, of a copy named <a&b>'";c: a
+#    differential graph, the hostile comm drawn literally (";" as ":");
 #  - bad input: an unknown --event lists the session's events in one line,
 #    a session without -g says "record with -g".
 . "$(dirname "$0")/lib.sh"
@@ -116,15 +117,29 @@ assert {"outer_a", "outer_b", "leaf", "main"} <= seen, seen
 PY
 ok "gecko: $total samples in time order"
 
-# --- a differential flame graph against a second -g session
-"$STROBE" record -g --sample-event cpu-clock -F 1000 --name tree2 -- "$WL/calltree-fp" 1 \
+# --- a second -g session, of a copy with a hostile name (its comm is the
+# root frame): a differential graph against the first, and the name drawn
+# literally, ';' as ':'
+mkdir "$tmp/b"
+hostile="<a&b>'\";c"
+cp "$WL/calltree-fp" "$tmp/b/$hostile"
+"$STROBE" record -g --sample-event cpu-clock -F 1000 --name tree2 -- "$tmp/b/$hostile" 1 \
 	>/dev/null 2>"$tmp/record2.err" || fail "second record: $(cat "$tmp/record2.err")"
 sid2=$("$STROBE" sessions --format csv | awk -F, 'NR > 1 { id = $1 } END { print id }')
-"$STROBE" flamegraph --session "$sid2" --diff "$sid" --comm calltree-fp -o "$tmp/d.svg" 2>"$tmp/err" ||
+"$STROBE" flamegraph --session "$sid2" --diff "$sid" -o "$tmp/d.svg" 2>"$tmp/err" ||
 	fail "flamegraph --diff: $(cat "$tmp/err")"
-python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$tmp/d.svg" || fail "diff SVG"
-grep -q "Differential flame graph: session $sid2 against session $sid" "$tmp/d.svg" || fail "diff title"
-ok "differential flame graph"
+python3 - "$tmp/d.svg" "$sid2" "$sid" <<'PY' || fail "diff SVG"
+import sys, xml.etree.ElementTree as E
+ns = "{http://www.w3.org/2000/svg}"
+r = E.parse(sys.argv[1]).getroot()
+assert len(r.findall(".//" + ns + "script")) == 1
+title = r.find(".//" + ns + "text[@id='title']").text
+assert title.startswith("Differential flame graph: session %s against session %s" % (sys.argv[2], sys.argv[3])), title
+names = [g.find(ns + "title").text for g in r.iter(ns + "g")]
+assert any(n.startswith("<a&b>'\":c (") for n in names), names[:5]
+assert any("outer_a (" in n and "in session " + sys.argv[3] in n for n in names), names[:5]
+PY
+ok "differential flame graph; a hostile comm drawn literally"
 
 # --- bad input
 "$STROBE" flamegraph --session "$sid" --event nope -o "$tmp/x.svg" 2>"$tmp/err" && fail "--event nope accepted"
