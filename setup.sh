@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 PKGS="build-essential autoconf automake libtool pkg-config
 	binutils-dev libsqlite3-dev sqlite3 libpfm4-dev libxxhash-dev liblzma-dev xz-utils libc6-dbg
-	libdebuginfod-dev debuginfod curl
+	libdebuginfod-dev debuginfod curl libdw-dev libelf-dev
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev
 	golang-go nodejs

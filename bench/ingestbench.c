@@ -1,7 +1,7 @@
 /*
  * ingestbench - the daemon's ingest path, without the kernel.
  *
- * Usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS] [-t THREADS]
+ * Usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS] [-t THREADS] [-g CHAINS]
  *
  * Does what strobed does for a session, minus perf_event_open: creates a
  * fresh database (db_open DB_WRITE, in a temporary directory unless -k),
@@ -16,7 +16,10 @@
  * process has THREADS threads, the leader and THREADS - 1 others announced
  * by fork records, and each sample is taken in one of them drawn at random
  * (so the thread changes at almost every sample, the worst case for the
- * per-process thread set).
+ * per-process thread set).  With -g CHAINS each sample carries a user
+ * callchain (as --call-graph fp): its IP, then 15 return addresses, the
+ * callers of one of CHAINS caller chains drawn at random (so a session
+ * has up to OFFSETS x CHAINS distinct stacks, schema 14).
  *
  * Then it opens the database again read-only, as 'strobe report' does,
  * and times report_build(--by symbol) on the session.  That report reads
@@ -53,6 +56,7 @@
 #include "report.h"
 
 #define NR_CPUS		2
+#define BENCH_DEPTH	16	/* -g: frames of a sample's callchain */
 
 static double now_s(void)
 {
@@ -127,7 +131,7 @@ static long long file_size(const char *p)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS] [-t THREADS]\n");
+	fprintf(f, "usage: ingestbench [-n SAMPLES] [-k KEEP_DB_PATH] [-o OFFSETS] [-t THREADS] [-g CHAINS]\n");
 }
 
 int main(int argc, char **argv)
@@ -146,10 +150,11 @@ int main(int argc, char **argv)
 	double t0, t1, t2, c1, c2, tr0, tr1;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL, tns, step, last[NR_CPUS][2] = { { 0 } };
 	uint32_t pid = getpid();
+	uint64_t nchains = 0, ips[1 + BENCH_DEPTH];
 	int c;
 	char *cdir;
 
-	while ((c = getopt(argc, argv, "n:k:o:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:k:o:t:g:h")) != -1) {
 		switch (c) {
 		case 'n': {
 			char *end;
@@ -184,6 +189,17 @@ int main(int argc, char **argv)
 			if (errno || end == optarg || *end || !nthreads || nthreads > 1000000) {
 				fprintf(stderr, "ingestbench: bad thread count '%s' (1 to 1000000)\n",
 					optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'g': {
+			char *end;
+
+			errno = 0;
+			nchains = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || !nchains) {
+				fprintf(stderr, "ingestbench: bad chain count '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -305,6 +321,17 @@ int main(int argc, char **argv)
 		last[cpu][1] += 50000 + (rng >> 52);	/* cycles */
 		r.sample.counters[0] = last[cpu][0];
 		r.sample.counters[1] = last[cpu][1];
+		if (nchains) {
+			uint64_t k = (rng >> 24) % nchains;
+
+			ips[0] = (uint64_t)PERF_CONTEXT_USER;
+			ips[1] = r.sample.ip;
+			for (uint64_t d = 2; d <= BENCH_DEPTH; d++)
+				ips[d] = start + ((k * 7919 + d * 104729) % noffsets) * step + 1;
+			r.sample.flags = STROBE_SAMPLE_USER | STROBE_SAMPLE_CALLCHAIN;
+			r.sample.nr_ips = 1 + BENCH_DEPTH;
+			r.sample.ips = (const unsigned char *)ips;
+		}
 		if (ingest_record(in, &r, &e) < 0)
 			die("ingest_record", &e);
 	}
@@ -325,6 +352,8 @@ int main(int argc, char **argv)
 	printf("samples: %" PRIu64 "\n", ist.samples);
 	printf("offsets: %" PRIu64 " in a %" PRIu64 "-byte mapping\n", noffsets, len);
 	printf("threads: %" PRIu64 "\n", nthreads);
+	printf("stacks: %" PRIu64 " of %" PRIu64 " caller chains, %" PRIu64 " past the limit\n",
+	       ist.stacks, nchains, ist.stacks_over);
 	printf("setup_s: %.3f\n", t1 - t0);
 	printf("ingest_s: %.3f\n", t2 - t1);
 	printf("ingest_cpu_s: %.3f\n", c2 - c1);

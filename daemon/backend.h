@@ -45,6 +45,17 @@ struct backend_config {
 	 * (lower) priority of the thread that ingests and starts it */
 	int drain_nice;
 	int drain_rt;		/* SCHED_FIFO 1 for the drain thread (else drain_nice) */
+	/*
+	 * Call stacks (--call-graph, callgraph.h): 0 none; 1 fp: samples
+	 * carry the kernel's callchain, kernel and user (frame pointers);
+	 * 2 dwarf: the kernel part of the callchain, and the user registers
+	 * (unwind_regs_mask()) with stack_bytes of user stack.  The driver
+	 * does fp only (STROBE_CONFIG_CALLCHAIN).  keep_stacks (dwarf): the
+	 * raw copies are kept after unwinding (ingest's business).
+	 */
+	int call_graph;		/* 0 none, 1 fp, 2 dwarf: enum callgraph_mode */
+	uint32_t stack_bytes;
+	int keep_stacks;
 };
 
 struct backend;

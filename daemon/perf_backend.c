@@ -430,7 +430,7 @@ static int dev_open(struct backend *b, struct error *e)
 		cpus[i] = b->rings[i].cpu;
 	b->dev = strobe_dev_open(cfg->device ? cfg->device : STROBE_DEV_PATH, &s,
 				 cfg->sampler.name, c, names, cfg->nr_events, cpus, b->nr,
-				 cfg->buffer_pages, e);
+				 cfg->buffer_pages, 0, e);
 	free(cpus);
 	if (!b->dev)
 		return -1;

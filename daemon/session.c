@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include "callgraph.h"
 #include "events.h"
 #include "hashkey.h"
 #include "ingest.h"
@@ -161,6 +162,27 @@ int session_parse_request(struct session_params *p, const char *events,
 	for (size_t i = 0; i < n; i++)
 		if (event_probe(&cfg->events[i], e) < 0)
 			return -1;
+	return 0;
+}
+
+int session_parse_call_graph(struct session_params *p, const char *call_graph,
+			     const char *keep_stacks, struct error *e)
+{
+	struct callgraph cg;
+
+	if (callgraph_parse(call_graph, &cg, e) < 0)
+		return error_prefix(e, "--call-graph");
+	p->cfg.call_graph = cg.mode;
+	p->cfg.stack_bytes = cg.stack_bytes;
+	p->cfg.keep_stacks = 0;
+	if (keep_stacks && *keep_stacks && strcmp(keep_stacks, "0")) {
+		if (strcmp(keep_stacks, "1"))
+			return error_set(e, "bad keep_stacks '%.32s': 0 or 1", keep_stacks);
+		if (cg.mode != CALLGRAPH_DWARF)
+			return error_set(e, "--keep-stacks needs --call-graph dwarf: only dwarf "
+					 "samples carry a stack copy");
+		p->cfg.keep_stacks = 1;
+	}
 	return 0;
 }
 
@@ -358,6 +380,14 @@ struct session *session_start(struct db *db, struct bincache *cache,
 		goto fail_row;
 	if (ingest_kernel(s->in, e) < 0)
 		goto fail_row;
+	{
+		struct callgraph cg = { p->cfg.call_graph, p->cfg.stack_bytes };
+		char spelled[32];
+
+		callgraph_format(&cg, spelled, sizeof(spelled));
+		if (ingest_call_graph(s->in, spelled, p->cfg.keep_stacks, e) < 0)
+			goto fail_row;
+	}
 	s->spool = spool_make(p, s->row.id, e);
 	if (!s->spool)
 		goto fail_row;

@@ -44,6 +44,12 @@ int session_parse_request(struct session_params *p, const char *events,
 			  const char *sampler, const char *freq, const char *period,
 			  const char *pages, struct error *e);
 
+/* The --call-graph and --keep-stacks of a start request (NULL or "":
+ * none) into p->cfg; call after session_parse_request.  keep_stacks is
+ * "1" or "0" (NULL: 0). */
+int session_parse_call_graph(struct session_params *p, const char *call_graph,
+			     const char *keep_stacks, struct error *e);
+
 /*
  * Resolve the --marker specs (PATH:PROVIDER:NAME, PATH absolute) of a
  * start request by who into p->sites and p->cfg; call after

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 				   const struct perf_event_attr *counters,
 				   const char *const *counter_names, int nr,
 				   const int *cpus, int nr_cpus, unsigned pages,
-				   struct error *e)
+				   uint32_t config_flags, struct error *e)
 {
 	struct strobe_dev *d = xcalloc(1, sizeof(*d));
 	struct strobe_config cfg;
@@ -108,6 +109,7 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 	cfg.counter_attrs = (uintptr_t)counters;
 	cfg.attr_size = sizeof(struct perf_event_attr);
 	cfg.buffer_pages = pages;
+	cfg.flags = config_flags;
 	for (int i = 0; i < nr_cpus; i++) {
 		if (cpus[i] < 0 || cpus[i] >= (int)sizeof(cfg.cpu_mask) * 8) {
 			error_set(e, "CPU %d is beyond the driver's CPU mask", cpus[i]);
@@ -116,6 +118,18 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 		cfg.cpu_mask[cpus[i] / 64] |= 1ULL << (cpus[i] % 64);
 	}
 	if (ioctl(d->fd, STROBE_IOC_CONFIG, &cfg) < 0) {
+		/* strobe.ko walks stacks on these two only (kernel/README.md) */
+		bool chain_arch = false;
+#if defined(__x86_64__) || defined(__aarch64__)
+		chain_arch = true;
+#endif
+		if ((config_flags & STROBE_CONFIG_CALLCHAIN) && errno == EOPNOTSUPP &&
+		    cfg.refused == 0 && !chain_arch) {
+			error_set(e, "%s cannot record call stacks on this architecture "
+				  "(the driver walks stacks on x86-64 and arm64 only): use "
+				  "--backend perf for -g", path);
+			goto fail;
+		}
 		if (errno == EOPNOTSUPP && cfg.refused >= 1 && cfg.refused <= (uint32_t)nr) {
 			error_set(e, "%s cannot count '%s': the driver reads counters from its "
 				  "overflow handler (an NMI), and this event's PMU cannot be read "

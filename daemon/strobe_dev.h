@@ -19,16 +19,18 @@ struct strobe_dev;
 
 /*
  * Open path, configure one sampling event and nr counting events on the
- * given CPUs with pages of ring each, and map the rings.  Nothing runs
- * until strobe_dev_start().  Errors name the device, the event and what to
- * do (load the module, use --backend perf, ...).
+ * given CPUs with pages of ring each, and map the rings.  config_flags are
+ * strobe_config.flags (STROBE_CONFIG_CALLCHAIN: samples carry the kernel and
+ * the frame-pointer user callchain).  Nothing runs until strobe_dev_start().
+ * Errors name the device, the event and what to do (load the module, use
+ * --backend perf, ...).
  */
 struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_attr *sampler,
 				   const char *sampler_name,
 				   const struct perf_event_attr *counters,
 				   const char *const *counter_names, int nr,
 				   const int *cpus, int nr_cpus, unsigned pages,
-				   struct error *e);
+				   uint32_t config_flags, struct error *e);
 
 /* The pollable fd: readable when a ring passed its watermark, or after stop. */
 int strobe_dev_fd(const struct strobe_dev *d);

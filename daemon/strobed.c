@@ -485,6 +485,14 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.cgroup_unknown,
 		       (unsigned long long)st.ingest.cgroup_moved,
 		       (unsigned long long)st.ingest.jit_roots_over);
+	if (st.ingest.stacks || st.ingest.stacks_over || st.ingest.unwind_failures)
+		daemon_log("session %lld: %llu distinct call stacks, %llu past the limit (their "
+		       "%llu samples stored without a stack), %llu samples whose user stack "
+		       "unwinding stopped early (unwind_errors says where)", (long long)st.id,
+		       (unsigned long long)st.ingest.stacks,
+		       (unsigned long long)st.ingest.stacks_over,
+		       (unsigned long long)st.ingest.samples_no_stack,
+		       (unsigned long long)st.ingest.unwind_failures);
 	if (st.have_handler) {
 		daemon_log("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,
@@ -590,6 +598,11 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	if (session_parse_request(&p, proto_get(req, "events"), proto_get(req, "sample_event"),
 				  proto_get(req, "freq"), proto_get(req, "period"),
 				  proto_get(req, "buffer_pages"), &e) < 0) {
+		reply_error(fd, "%s", e.msg);
+		return;
+	}
+	if (session_parse_call_graph(&p, proto_get(req, "call_graph"),
+				     proto_get(req, "keep_stacks"), &e) < 0) {
 		reply_error(fd, "%s", e.msg);
 		return;
 	}

@@ -47,8 +47,11 @@
 #include <linux/workqueue.h>
 #if defined(CONFIG_X86)
 #include <asm/msr.h>
+#include <asm/unwind.h>
 #elif defined(CONFIG_ARM64)
 #include <asm/arch_timer.h>
+#include <asm/pointer_auth.h>
+#include <linux/stacktrace.h>
 #endif
 
 #include "uapi/strobe.h"
@@ -58,6 +61,31 @@
 /* Refuse sampling frequencies above this (perf's default limit is 100 kHz). */
 #define STROBE_MAX_FREQ		100000
 #define STROBE_NR_MASK_CPUS	(sizeof(((struct strobe_config *)0)->cpu_mask) * 8)
+
+/*
+ * Callchains (STROBE_CONFIG_CALLCHAIN), see strobe_callchain().  At most
+ * STROBE_KSTACK_MAX kernel return addresses after the sampled kernel PC,
+ * and STROBE_USTACK_MAX user entries, the user PC included (perf's default
+ * kernel.perf_event_max_stack is 127).  With the two context markers a
+ * chain has at most STROBE_CHAIN_MAX entries, and the largest sample record
+ * (STROBE_REC_MAX_SIZE) fits in the smallest ring (one 4 KiB page) and in
+ * the header's __u16 size.
+ */
+#if defined(CONFIG_X86) || defined(CONFIG_ARM64)
+#define STROBE_HAVE_CALLCHAIN	1
+#else
+#define STROBE_HAVE_CALLCHAIN	0
+#endif
+#define STROBE_KSTACK_MAX	64
+#define STROBE_USTACK_MAX	127
+#define STROBE_CHAIN_MAX	(2 + 1 + STROBE_KSTACK_MAX + STROBE_USTACK_MAX)
+#define STROBE_REC_MAX_SIZE	STROBE_SAMPLE_SIZE(STROBE_MAX_COUNTERS + STROBE_CHAIN_MAX)
+/*
+ * arm64 walks the whole stack of the handler with stack_trace_save() and
+ * keeps what follows the sampled PC: room for the handler's own frames
+ * (about 20 from the PMU or timer interrupt) and STROBE_KSTACK_MAX more.
+ */
+#define STROBE_KTRACE_MAX	(STROBE_KSTACK_MAX + 64)
 
 struct strobe_cpu {
 	int			cpu;
@@ -95,6 +123,14 @@ struct strobe_cpu {
 	bool			woken;		/* wakeup queued since the ring went past the watermark */
 	bool			in_handler;
 	u64			last_ns;	/* time of the last record */
+	/*
+	 * Callchain scratch, NULL without STROBE_CONFIG_CALLCHAIN: the chain
+	 * is built here before its record is reserved (its length sets the
+	 * record's size).  Only the handler of this CPU uses them, and it
+	 * does not nest (in_handler).
+	 */
+	u64			*ips;		/* STROBE_CHAIN_MAX entries */
+	unsigned long		*ktrace;	/* STROBE_KTRACE_MAX (arm64) */
 
 	/* Statistics: written by the handler only, read by STROBE_IOC_STATS. */
 	u64			samples;
@@ -114,6 +150,7 @@ struct strobe_sess {
 	bool			running;
 	unsigned int		nr_counters;
 	u32			data_size;
+	u32			flags;		/* STROBE_CONFIG_* */
 	struct strobe_cpu	**cpus;		/* nr_cpu_ids entries, NULL = not sampled */
 	wait_queue_head_t	wq;
 	/* what to create when a CPU comes (back) up */
@@ -201,9 +238,10 @@ static __always_inline u64 strobe_ring_free(struct strobe_cpu *pc)
 }
 
 /*
- * Reserve @size bytes (multiple of 8, < data_size) at pc->head, padding to
- * the end of the buffer first if the record would straddle it.  Returns the
- * record's address or NULL if the ring has no room.  Nothing is published.
+ * Reserve @size bytes (multiple of 8, at most STROBE_REC_MAX_SIZE, which is
+ * less than the smallest data_size) at pc->head, padding to the end of the
+ * buffer first if the record would straddle it.  Returns the record's
+ * address or NULL if the ring has no room.  Nothing is published.
  */
 static void *strobe_ring_reserve(struct strobe_cpu *pc, u64 *free, u32 size)
 {
@@ -217,7 +255,7 @@ static void *strobe_ring_reserve(struct strobe_cpu *pc, u64 *free, u32 size)
 			return NULL;
 		pad = (struct strobe_rec_header *)(pc->data + off);
 		pad->type = STROBE_REC_PAD;
-		pad->size = to_end;	/* < size <= 112: fits in __u16 */
+		pad->size = to_end;	/* < size <= STROBE_REC_MAX_SIZE: fits in __u16 */
 		pad->cpu = pc->cpu;
 		pc->head += to_end;
 		*free -= to_end;
@@ -248,6 +286,189 @@ static void strobe_put_lost(struct strobe_cpu *pc, u64 *free, u64 time)
 	pc->pending_lost = 0;
 }
 
+/*
+ * Callchains (STROBE_CONFIG_CALLCHAIN), in perf's PERF_SAMPLE_CALLCHAIN
+ * layout: PERF_CONTEXT_KERNEL, the kernel PC, its callers' return
+ * addresses; then PERF_CONTEXT_USER, the user PC, return addresses found by
+ * following the user frame pointers.  A sample taken in user mode has no
+ * kernel part; a kernel thread's has no user part.
+ *
+ * All of it runs in the overflow handler (NMI, or hard IRQ): only the
+ * kernel's own unwinder, which perf runs in the same place, and user memory
+ * read through copy_from_user_nofault(), which fails instead of faulting
+ * (pagefault_disable()) and on x86 also when the CPU is between two address
+ * spaces (nmi_uaccess_okay()).  Everything read from user memory is
+ * untrusted: the walk stops at a null, misaligned or unreadable frame
+ * pointer, at a frame pointer that does not grow (user stacks grow down, so
+ * callers' frames are at higher addresses: this bounds the walk even
+ * without the entry limit), and at STROBE_USTACK_MAX entries.
+ */
+#if STROBE_HAVE_CALLCHAIN
+
+/* A frame record: x86-64 [rbp] and [rbp + 8], arm64 [x29] and [x29 + 8]. */
+struct strobe_uframe {
+	unsigned long	next;	/* the caller's frame pointer */
+	unsigned long	ret;	/* the return address into the caller */
+};
+
+#if defined(CONFIG_X86)
+/*
+ * The ORC unwinder, as perf_callchain_kernel() uses it.  Real interrupt or
+ * PMI registers (X86_EFLAGS_FIXED is always set in a real flags image)
+ * start at the interrupted frame; the registers perf_fetch_caller_regs()
+ * makes up for software events and tracepoints have no flags, and the walk
+ * starts from their stack pointer.
+ */
+static unsigned int strobe_kernel_callers(struct strobe_cpu *pc, u64 *ips,
+					  unsigned int max, struct pt_regs *regs)
+{
+	struct unwind_state state;
+	unsigned long addr;
+	unsigned int n = 0;
+
+	if (regs->flags & X86_EFLAGS_FIXED)
+		unwind_start(&state, current, regs, NULL);
+	else
+		unwind_start(&state, current, NULL, (unsigned long *)regs->sp);
+	for (; !unwind_done(&state) && n < max; unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		if (!n && addr == regs->ip)	/* made-up regs: ip is a caller */
+			continue;
+		ips[n++] = addr;
+	}
+	return n;
+}
+
+static __always_inline bool strobe_user_fp_mode(struct pt_regs *uregs)
+{
+	return user_64bit_mode(uregs);	/* no walk of 32-bit frames */
+}
+
+static __always_inline unsigned long strobe_user_fp(struct pt_regs *uregs)
+{
+	return uregs->bp;
+}
+
+static __always_inline unsigned long strobe_user_ret(unsigned long ret)
+{
+	return ret;
+}
+#elif defined(CONFIG_ARM64)
+/*
+ * arm64 6.1 exports no unwinder that starts from a pt_regs
+ * (arch_stack_walk() is not exported), but stack_trace_save() is: it walks
+ * the frame records from here, through the handler and the IRQ stack, into
+ * the exception entry, whose frame record holds the interrupted PC (ELR)
+ * and frame pointer.  What follows the first entry equal to the sampled PC
+ * is the interrupted code's callers.  If the PC is not among the entries
+ * (deeper than STROBE_KTRACE_MAX), the kernel part is the PC alone.
+ */
+static unsigned int strobe_kernel_callers(struct strobe_cpu *pc, u64 *ips,
+					  unsigned int max, struct pt_regs *regs)
+{
+	unsigned long ip = instruction_pointer(regs);
+	unsigned int nr, i, n = 0;
+
+	nr = stack_trace_save(pc->ktrace, STROBE_KTRACE_MAX, 0);
+	for (i = 0; i < nr && pc->ktrace[i] != ip; i++)
+		;
+	for (i++; i < nr && n < max; i++)
+		ips[n++] = pc->ktrace[i];
+	return n;
+}
+
+static __always_inline bool strobe_user_fp_mode(struct pt_regs *uregs)
+{
+	return !compat_user_mode(uregs);	/* no walk of AArch32 frames */
+}
+
+static __always_inline unsigned long strobe_user_fp(struct pt_regs *uregs)
+{
+	return uregs->regs[29];
+}
+
+/* A return address signed by pointer authentication, without its PAC. */
+static __always_inline unsigned long strobe_user_ret(unsigned long ret)
+{
+	return ptrauth_strip_insn_pac(ret);
+}
+#endif
+
+/*
+ * The user PC and up to @max - 1 return addresses above it, from the frame
+ * pointer of @uregs.  A frameless function (the leaf, often) does not show
+ * its caller: the return address is in a register or on the stack where no
+ * frame record points.
+ */
+static unsigned int strobe_user_chain(u64 *ips, unsigned int max,
+				      struct pt_regs *uregs)
+{
+	struct strobe_uframe f;
+	unsigned long fp;
+	unsigned int n = 0;
+
+	ips[n++] = instruction_pointer(uregs);
+	if (!strobe_user_fp_mode(uregs))
+		return n;
+	fp = strobe_user_fp(uregs);
+	while (n < max) {
+		if (!fp || (fp & (sizeof(unsigned long) - 1)))
+			break;
+		if (copy_from_user_nofault(&f, (const void __user *)fp, sizeof(f)))
+			break;
+		f.ret = strobe_user_ret(f.ret);
+		if (!f.ret)
+			break;
+		ips[n++] = f.ret;
+		if (f.next <= fp)
+			break;
+		fp = f.next;
+	}
+	return n;
+}
+
+/*
+ * Build the chain of the sample at @regs into pc->ips; returns its length,
+ * at most STROBE_CHAIN_MAX.  The user registers of a sample taken in the
+ * kernel are the ones saved at its entry from user mode (task_pt_regs());
+ * a kernel thread has none (no mm, or PF_KTHREAD: a kthread that borrowed
+ * an mm runs no user code).
+ */
+static unsigned int strobe_callchain(struct strobe_cpu *pc, struct pt_regs *regs)
+{
+	u64 *ips = pc->ips;
+	struct pt_regs *uregs = regs;
+	unsigned int n = 0;
+
+	if (!user_mode(regs)) {
+		ips[n++] = PERF_CONTEXT_KERNEL;
+		ips[n++] = instruction_pointer(regs);
+		n += strobe_kernel_callers(pc, ips + n, STROBE_KSTACK_MAX, regs);
+		uregs = NULL;
+		if (current->mm && !(current->flags & PF_KTHREAD)) {
+			uregs = task_pt_regs(current);
+			if (!user_mode(uregs))
+				uregs = NULL;
+		}
+	}
+	if (uregs) {
+		ips[n++] = PERF_CONTEXT_USER;
+		n += strobe_user_chain(ips + n, STROBE_USTACK_MAX, uregs);
+	}
+	return n;
+}
+
+#else /* !STROBE_HAVE_CALLCHAIN: CONFIG refuses STROBE_CONFIG_CALLCHAIN */
+
+static unsigned int strobe_callchain(struct strobe_cpu *pc, struct pt_regs *regs)
+{
+	return 0;
+}
+
+#endif
+
 static void strobe_overflow(struct perf_event *event,
 			    struct perf_sample_data *data,
 			    struct pt_regs *regs)
@@ -257,10 +478,11 @@ static void strobe_overflow(struct perf_event *event,
 	u16 flags = 0;
 	u64 tsc = strobe_read_tsc(&flags);
 	int cpu = smp_processor_id();
-	u32 size = STROBE_SAMPLE_SIZE(pc->nr_counters);
+	u64 counters[STROBE_MAX_COUNTERS];
+	unsigned int i, nr_ips = 0;
 	struct strobe_sample *s;
 	u64 free, used, head0, t1;
-	unsigned int i;
+	u32 size;
 
 	/*
 	 * A per-CPU event only fires on its CPU; a nested call cannot happen
@@ -271,9 +493,25 @@ static void strobe_overflow(struct perf_event *event,
 		return;
 	}
 	pc->in_handler = true;
+
+	/*
+	 * The counters first, as close to the sample as we can, then the
+	 * callchain, whose length sizes the record.  counter_ev[] and
+	 * counter_base[] do not change under us: they are replaced only while
+	 * this CPU's sampling event is disabled or released
+	 * (strobe_cpu_down(), strobe_cpu_up()).
+	 */
+	for (i = 0; i < pc->nr_counters; i++)
+		counters[i] = pc->counter_base[i] +
+			      strobe_read_counter(pc->counter_ev[i], cpu);
+	if (pc->ips) {
+		nr_ips = strobe_callchain(pc, regs);	/* <= STROBE_CHAIN_MAX */
+		flags |= STROBE_SAMPLE_CALLCHAIN;
+	}
+	size = STROBE_SAMPLE_SIZE(pc->nr_counters + nr_ips);	/* <= STROBE_REC_MAX_SIZE */
+
 	head0 = pc->head;
 	free = strobe_ring_free(pc);
-
 	strobe_put_lost(pc, &free, t0);
 	s = pc->pending_lost ? NULL : strobe_ring_reserve(pc, &free, size);
 	if (s) {
@@ -289,18 +527,14 @@ static void strobe_overflow(struct perf_event *event,
 		s->flags = flags;
 		s->nr_counters = pc->nr_counters;
 		s->reserved0 = 0;
-		s->nr_ips = 0;
+		s->nr_ips = nr_ips;
 		s->reserved1 = 0;
 		/* set by the PMU before it calls us (perf_sample_data_init) */
 		s->period = data->period;
-		/*
-		 * counter_ev[] and counter_base[] do not change under us: they
-		 * are replaced only while this CPU's sampling event is disabled
-		 * or released (strobe_cpu_down(), strobe_cpu_up()).
-		 */
-		for (i = 0; i < pc->nr_counters; i++)
-			s->counters[i] = pc->counter_base[i] +
-					 strobe_read_counter(pc->counter_ev[i], cpu);
+		memcpy(s->counters, counters, pc->nr_counters * sizeof(u64));
+		if (nr_ips)
+			memcpy(s->counters + pc->nr_counters, pc->ips,
+			       nr_ips * sizeof(u64));
 		pc->samples++;
 	} else {
 		pc->pending_lost++;
@@ -651,6 +885,8 @@ static void strobe_free_cpu(struct strobe_cpu *pc)
 	/* Events are gone: no handler can queue the irq_work any more. */
 	irq_work_sync(&pc->wake_work);
 	vfree(pc->ring);
+	kfree(pc->ips);
+	kfree(pc->ktrace);
 	kfree(pc);
 }
 
@@ -767,6 +1003,18 @@ static int strobe_alloc_cpu(struct strobe_sess *sess, int cpu)
 	pc->ctrl->watermark = pc->watermark;
 	pc->ctrl->page_size = PAGE_SIZE;
 	pc->ctrl->abi_version = STROBE_ABI_VERSION;
+
+	if (sess->flags & STROBE_CONFIG_CALLCHAIN) {
+		pc->ips = kcalloc(STROBE_CHAIN_MAX, sizeof(*pc->ips), GFP_KERNEL);
+		if (!pc->ips)
+			return -ENOMEM;
+#if defined(CONFIG_ARM64)
+		pc->ktrace = kcalloc(STROBE_KTRACE_MAX, sizeof(*pc->ktrace),
+				     GFP_KERNEL);
+		if (!pc->ktrace)
+			return -ENOMEM;
+#endif
+	}
 	return 0;
 }
 
@@ -785,6 +1033,10 @@ static long strobe_ioc_config(struct strobe_sess *sess,
 		return -EINVAL;
 	if (sess->configured)
 		return -EBUSY;
+	if (cfg.flags & ~STROBE_CONFIG_CALLCHAIN)
+		return -EINVAL;
+	if ((cfg.flags & STROBE_CONFIG_CALLCHAIN) && !STROBE_HAVE_CALLCHAIN)
+		return -EOPNOTSUPP;
 	if (cfg.nr_counters > STROBE_MAX_COUNTERS)
 		return -E2BIG;
 	if (cfg.attr_size < PERF_ATTR_SIZE_VER0 || cfg.attr_size > PAGE_SIZE ||
@@ -828,6 +1080,7 @@ static long strobe_ioc_config(struct strobe_sess *sess,
 	}
 	sess->nr_counters = cfg.nr_counters;
 	sess->data_size = cfg.buffer_pages * PAGE_SIZE;
+	sess->flags = cfg.flags;
 	for_each_cpu(cpu, mask) {
 		ret = strobe_alloc_cpu(sess, cpu);
 		if (ret)
@@ -1181,6 +1434,10 @@ static struct miscdevice strobe_misc = {
 static int __init strobe_init(void)
 {
 	int ret;
+
+	/* strobe_ring_reserve(): the largest record fits in the smallest ring */
+	BUILD_BUG_ON(STROBE_REC_MAX_SIZE >= 4096);
+	BUILD_BUG_ON(STROBE_CHAIN_MAX > STROBE_MAX_IPS);
 
 	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "strobe:online",
 				      strobe_cpu_online, strobe_cpu_offline);

@@ -7,7 +7,7 @@
 import sqlite3
 
 COLS = ["time_ns", "tsc", "cpu", "pid", "tid", "comm_id", "binary_id", "offset",
-        "flags"] + ["c%d" % i for i in range(8)] + ["period"]
+        "flags"] + ["c%d" % i for i in range(8)] + ["period", "stack_id"]
 
 
 def _varint(b, p):
@@ -22,13 +22,15 @@ def _varint(b, p):
 
 
 def decode_block(data, nr):
-    """The rows of one sample block: a list of nr lists of 18 values (None: NULL)."""
+    """The rows of one sample block: a list of nr lists of 19 values (None: NULL)."""
     version = data[0]
-    assert version in (1, 2), "sample block version %d" % version
+    assert version in (1, 2, 3), "sample block version %d" % version
     n, p = _varint(data, 1)
     ncols, p = _varint(data, p)
-    # version 1: 17 columns, no period; version 2: 18 or more, extra skipped
-    assert n == nr and (ncols == 17 if version == 1 else ncols >= len(COLS))
+    # version 1: 17 columns, no period; version 2: 18 or more (no stack_id),
+    # version 3: 19 or more; columns past those of the version skipped
+    known = {1: 17, 2: 18, 3: 19}[version]
+    assert n == nr and (ncols == 17 if version == 1 else ncols >= known)
     rows = [[None] * len(COLS) for _ in range(nr)]
     for c in range(ncols):
         mode = data[p]
@@ -38,7 +40,7 @@ def decode_block(data, nr):
             continue
         length, p = _varint(data, p)
         end = p + length
-        if c >= len(COLS):
+        if c >= known:
             p = end
             continue
         if mode == 3:

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "callgraph.h"
 #include "cmd.h"
 #include "control.h"
 #include "events.h"
@@ -100,6 +101,24 @@ int start_opts_parse(struct start_opts *o, int c, const char *arg, const char *c
 		return 1;
 	case 'M':
 		return add_marker(o, arg, cmd) < 0 ? -1 : 1;
+	case 'g':
+		o->call_graph = "fp";
+		return 1;
+	case 'G': {
+		struct callgraph cg;
+
+		if (!*arg)
+			error_set(&e, "empty mode (fp or dwarf[,BYTES])");
+		if (!*arg || callgraph_parse(arg, &cg, &e) < 0) {
+			fprintf(stderr, "strobe %s: --call-graph: %s\n", cmd, e.msg);
+			return -1;
+		}
+		o->call_graph = arg;
+		return 1;
+	}
+	case 'K':
+		o->keep_stacks = 1;
+		return 1;
 	}
 	return 0;
 bad_event:
@@ -109,6 +128,11 @@ bad_event:
 
 int start_opts_check(const struct start_opts *o, const char *cmd)
 {
+	if (o->keep_stacks && !(o->call_graph && !strncmp(o->call_graph, "dwarf", 5))) {
+		fprintf(stderr, "strobe %s: --keep-stacks needs --call-graph dwarf: only dwarf "
+			"samples carry a stack copy\n", cmd);
+		return -1;
+	}
 	if (o->freq && o->period) {
 		fprintf(stderr, "strobe %s: -F and -c exclude each other: sample by frequency "
 			"or by period\n", cmd);
@@ -136,6 +160,10 @@ int control_start(const struct start_opts *o, long long *id, struct error *e)
 		proto_add(&req, "name", o->name);
 	if (o->buffer_pages)
 		proto_add(&req, "buffer_pages", o->buffer_pages);
+	if (o->call_graph)
+		proto_add(&req, "call_graph", o->call_graph);
+	if (o->keep_stacks)
+		proto_add(&req, "keep_stacks", "1");
 	for (int i = 0; i < o->nr_markers; i++) {
 		char key[16];
 
@@ -260,7 +288,9 @@ int cmd_start(int argc, char **argv)
 	start_opts_init(&o);
 	while ((c = getopt_long(argc, argv, "+" START_SHORT_OPTIONS "h", start_long, NULL)) != -1) {
 		if (c == 'h') {
-			printf("usage: strobe start " START_USAGE "\n");
+			printf("usage: strobe start " START_USAGE "\n"
+			       "Start a system-wide session in strobed; print its id.\n"
+			       START_HELP);
 			return 0;
 		}
 		r = start_opts_parse(&o, c, optarg, "start");

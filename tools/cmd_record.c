@@ -215,7 +215,12 @@ int cmd_record(int argc, char **argv)
 			continue;
 		}
 		if (c == 'h') {
-			printf("usage: strobe record " START_USAGE " [--db PATH] -- CMD [ARGS...]\n");
+			printf("usage: strobe record " START_USAGE " [--db PATH] -- CMD [ARGS...]\n"
+			       "Record a system-wide session while CMD runs.\n"
+			       START_HELP
+			       "  --db PATH            the database (a private strobed is started "
+			       "on it\n"
+			       "                       when none serves it)\n");
 			return 0;
 		}
 		r = start_opts_parse(&o, c, optarg, "record");

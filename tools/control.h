@@ -19,9 +19,11 @@ struct start_opts {
 	const char *buffer_pages;
 	char *markers[START_MAX_MARKERS];	/* --marker, PATH made absolute */
 	int nr_markers;
+	const char *call_graph;		/* -g (fp), --call-graph MODE, checked */
+	int keep_stacks;		/* --keep-stacks (dwarf only) */
 };
 
-#define START_SHORT_OPTIONS "e:F:c:m:"
+#define START_SHORT_OPTIONS "e:F:c:m:g"
 #define START_LONG_OPTIONS \
 	{ "socket", required_argument, NULL, 'S' }, \
 	{ "event", required_argument, NULL, 'e' }, \
@@ -30,10 +32,30 @@ struct start_opts {
 	{ "period", required_argument, NULL, 'c' }, \
 	{ "name", required_argument, NULL, 'n' }, \
 	{ "buffer-pages", required_argument, NULL, 'm' }, \
-	{ "marker", required_argument, NULL, 'M' }
+	{ "marker", required_argument, NULL, 'M' }, \
+	{ "call-graph", required_argument, NULL, 'G' }, \
+	{ "keep-stacks", no_argument, NULL, 'K' }
 #define START_USAGE "[--socket PATH] [-e EV[,EV...]] [--sample-event EV] " \
 	"[-F HZ | -c PERIOD] [--name NAME] [-m|--buffer-pages PAGES] " \
-	"[--marker PATH:PROVIDER:NAME]..."
+	"[--marker PATH:PROVIDER:NAME]... [-g | --call-graph fp|dwarf[,BYTES]] " \
+	"[--keep-stacks]"
+/* what the start options do, for --help */
+#define START_HELP \
+	"  -e EV[,EV...]        count these events, read at every sample\n" \
+	"  --sample-event EV    sample on EV (default cycles, cpu-clock without a PMU)\n" \
+	"  -F HZ | -c PERIOD    sample HZ times a second, or every PERIOD events\n" \
+	"  --name NAME          name the session\n" \
+	"  -m, --buffer-pages N per-CPU ring of N pages (a power of two)\n" \
+	"  --marker PATH:PROVIDER:NAME  record the hits of a USDT probe\n" \
+	"  -g                   record call stacks by frame pointers (--call-graph fp)\n" \
+	"  --call-graph fp|dwarf[,BYTES]\n" \
+	"                       record call stacks: fp, the kernel walks frame\n" \
+	"                       pointers (kernel and user); dwarf, samples carry the\n" \
+	"                       user registers and BYTES of user stack (default\n" \
+	"                       8192, a multiple of 8), unwound by strobed with the\n" \
+	"                       binaries' CFI (perf backend only)\n" \
+	"  --keep-stacks        with dwarf, keep the raw stack copies after unwinding\n" \
+	"  --socket PATH        strobed's socket\n"
 
 void start_opts_init(struct start_opts *o);
 /* Handle option c; 1 if it was a start option, 0 if not, -1 if bad (printed). */

@@ -14,8 +14,8 @@
 #define SUPPORTED_SAMPLE_TYPE \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
-	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | \
-	 PERF_SAMPLE_CGROUP)
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | \
+	 PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CGROUP)
 #define SUPPORTED_READ_FORMAT \
 	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | \
 	 PERF_FORMAT_GROUP | PERF_FORMAT_LOST)
@@ -210,6 +210,8 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 	s->period = field64(b, f->off_period);
 	s->nr_values = s->time_enabled = s->time_running = 0;
 	s->values = NULL;
+	s->nr_ips = 0;
+	s->ips = NULL;
 	s->regs_abi = 0;
 	s->regs = NULL;
 	s->stack_size = s->stack_dyn_size = 0;
@@ -217,6 +219,15 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 	s->cgroup = 0;
 	if ((st & PERF_SAMPLE_READ) && read_values(f, c, s) < 0)
 		return PERFREC_BAD;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		/* bound nr before multiplying: it comes from the record */
+		if (take64(c, &s->nr_ips) < 0 || s->nr_ips > (uint64_t)(c->end - c->p) / 8)
+			return PERFREC_BAD;
+		s->ips = take(c, 8 * s->nr_ips);
+		if (!s->ips)
+			return PERFREC_BAD;
+	}
+	/* RAW and BRANCH_STACK come between: not supported, so absent */
 	if (st & PERF_SAMPLE_REGS_USER) {
 		if (take64(c, &s->regs_abi) < 0)
 			return PERFREC_BAD;

@@ -72,7 +72,7 @@ struct perfrec_format {
 /*
  * Set f up; -1 if sample_type has a bit this decoder cannot step over
  * (supported: IDENTIFIER IP TID TIME ADDR ID STREAM_ID CPU PERIOD READ
- * REGS_USER STACK_USER CGROUP) or read_format one it does not know.
+ * CALLCHAIN REGS_USER STACK_USER CGROUP) or read_format one it does not know.
  */
 int perfrec_format_init(struct perfrec_format *f, uint64_t sample_type,
 			uint64_t read_format, uint64_t regs_user);
@@ -87,6 +87,10 @@ struct perfrec_sample {
 	uint64_t nr_values;
 	uint64_t time_enabled, time_running;
 	const unsigned char *values;
+	/* CALLCHAIN: nr_ips u64 entries (context markers included), leaf
+	 * first, bounded by the record's size only */
+	uint64_t nr_ips;
+	const unsigned char *ips;
 	/* REGS_USER: abi (0: none were taken), then popcount(mask) registers */
 	uint64_t regs_abi;
 	const unsigned char *regs;

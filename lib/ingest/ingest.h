@@ -78,6 +78,16 @@ int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
 			 struct error *e);
 int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e);
 
+/*
+ * How the session's samples carry call stacks (schema 14): call_graph as
+ * callgraph_parse() reads it ("fp", "dwarf", "dwarf,BYTES"; NULL or "":
+ * none), stored in sessions.call_graph as callgraph_format() spells it.
+ * keep_stacks (dwarf only): the samples' raw register and stack copies
+ * are kept (raw_stacks) after unwinding.  Called once, before records.
+ */
+int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks,
+		      struct error *e);
+
 /* A sample or a lost report (kind "ring" for STROBE_REC_LOST). */
 int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 /* Lost records of another kind ("samples": dropped before the buffer). */
@@ -146,7 +156,16 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e);
  * are counted in ingest_stats.  ingest_new() sets the defaults below. */
 struct ingest_limits {
 	uint64_t binaries, comms, bytes_read;
+	uint64_t stacks;	/* distinct call stacks; 0: INGEST_STACKS_MAX */
 };
+/* Past INGEST_STACKS_MAX distinct stacks (schema 14) a sample with a new
+ * stack is stored without one (stack_id NULL), counted in stacks_over and
+ * samples_no_stack.  A stack has at most INGEST_STACK_FRAMES frames (more:
+ * cut, flagged incomplete).  Unwinding failures are counted for at most
+ * INGEST_UNWIND_ERRORS_MAX (binary, reason) pairs, the rest as no binary. */
+#define INGEST_STACKS_MAX		(1u << 20)
+#define INGEST_STACK_FRAMES		1024
+#define INGEST_UNWIND_ERRORS_MAX	65536
 #define INGEST_BINARIES_MAX	65536
 #define INGEST_COMMS_MAX	65536
 #define INGEST_READ_MAX		(8ULL << 30)
@@ -166,6 +185,12 @@ struct ingest_stats {
 	uint64_t cgroup_moved;		/* processes whose samples changed cgroup */
 	uint64_t jit_roots_over;	/* JIT processes past INGEST_JIT_ROOTS_MAX:
 					 * their perf map looked for in strobed's /tmp */
+	uint64_t stacks;		/* distinct call stacks stored */
+	uint64_t stacks_over;		/* new stacks past the limit, not stored */
+	uint64_t samples_no_stack;	/* samples with a callchain or user stack
+					 * stored without a stack (the limit) */
+	uint64_t unwind_failures;	/* samples whose user stack unwinding
+					 * stopped early (unwind_errors) */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

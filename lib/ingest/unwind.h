@@ -13,9 +13,24 @@
  * frame is added only when its CFI says where its caller's return address
  * is.
  *
+ * libdw's own fallback where no CFI covers an address (the frame-pointer
+ * heuristics of its x86_64 and aarch64 backends) is not trusted: a frame
+ * is kept only when the CFI of the frame below covers that frame's
+ * address (looked up as libdw does: .eh_frame, then .debug_frame), so a
+ * binary built without frame pointers and without unwind tables ends the
+ * stack with UNWIND_NO_CFI, whatever its frame pointer register holds.
+ *
  * The unwinder keeps a libdw session per process, built from the maps the
  * caller passes and rebuilt when they differ from those it was built
- * from.  One thread at a time; no global state.
+ * from (compared whole).  Each binary is reported once per process, at
+ * the load bias its first executable mapping implies (the PT_LOAD
+ * segment holding the mapping's file offset); a file that is no ELF of
+ * this machine's is unreadable (UNWIND_NO_BINARY).  At most 32 processes
+ * are kept, holding at most 256 files open together (each binary of a
+ * session keeps its fd); the least recently used is dropped first.  The
+ * result depends only on the arguments and the files: the stack may be
+ * unwound at any time after it was taken, in another process.
+ * One thread at a time; no global state.
  */
 #ifndef STROBE_UNWIND_H
 #define STROBE_UNWIND_H
@@ -27,7 +42,9 @@
 #include "util.h"
 
 /* The user registers to ask for (perf_event_attr.sample_regs_user): what
- * libdw needs on this architecture; 0 where dwarf unwinding is not built. */
+ * libdw needs on this architecture (x86_64: the general registers and ip,
+ * not flags nor segment registers; arm64: x0-x30, sp, pc); 0 where dwarf
+ * unwinding is not built (other architectures). */
 uint64_t unwind_regs_mask(void);
 
 struct unwind_ops {
@@ -72,8 +89,15 @@ const char *unwind_result_name(enum unwind_result r);
  * user stack pointer up).  ips[0] is the user IP of regs, then the return
  * addresses of the callers, innermost first: *nr of them (at most max).
  * *stop_binary is the binary_id of the frame where unwinding stopped (0
- * when none: UNWIND_OK, or an address in no mapping).  Unaligned regs and
- * stack are fine.
+ * when none: UNWIND_OK, or an address in no mapping; for UNWIND_DEPTH
+ * the binary of the last frame).  Unaligned regs and stack are fine.
+ * abi must be PERF_SAMPLE_REGS_ABI_64 on x86_64 and arm64 (32-bit
+ * processes are UNWIND_ERROR), nr_regs popcount(regs_mask), and regs_mask
+ * must hold the stack pointer and the IP, else UNWIND_ERROR.  ips[0] is
+ * kept whatever stops the unwinding after it (*nr is then 1): only
+ * UNWIND_NO_REGS, UNWIND_ERROR and max 0 give *nr 0.  A frame
+ * interrupted by a signal (the caller of a signal trampoline) holds an
+ * exact IP, not a return address.
  */
 enum unwind_result unwind_user(struct unwinder *u, const struct proc *p, uint32_t abi,
 			       uint64_t regs_mask, const unsigned char *regs, uint32_t nr_regs,

@@ -32,6 +32,11 @@ enum {
 	STMT_COMM_ADD,
 	STMT_PROCESS,
 	STMT_CPU,
+	STMT_STACK,
+	STMT_STACK_AGG,
+	STMT_RAW_STACK,
+	STMT_UNWIND_ERR_SET,
+	STMT_UNWIND_ERR_ADD,
 	NR_STMTS
 };
 
@@ -82,6 +87,22 @@ static const char *const stmt_sql[NR_STMTS] = {
 		     "lost_c0,lost_c1,lost_c2,lost_c3,lost_c4,lost_c5,lost_c6,lost_c7) "
 		     "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
 		     "?13,?14,?15,?16,?17,?18,?19,?20)",
+	[STMT_STACK] = "INSERT INTO stacks(session_id,id,hash,nr,flags,frames) "
+		       "VALUES(?1,?2,?3,?4,?5,?6)",
+	[STMT_STACK_AGG] = "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,"
+			   "samples,period,c0,c1,c2,c3,c4,c5,c6,c7) VALUES(?1,?2,?3,?4,?5,?6,?7,"
+			   "?8,?9,?10,?11,?12,?13,?14,?15) "
+			   "ON CONFLICT(session_id,stack_id,pid,comm_id,start_ns) DO UPDATE SET "
+			   "samples=samples+excluded.samples,period=period+excluded.period,"
+			   "c0=c0+excluded.c0,c1=c1+excluded.c1,"
+			   "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
+			   "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
+	[STMT_RAW_STACK] = "INSERT OR REPLACE INTO raw_stacks(session_id,sample_row,ustack) "
+			   "VALUES(?1,?2,?3)",
+	[STMT_UNWIND_ERR_SET] = "UPDATE unwind_errors SET count=count+?4 WHERE session_id=?1 "
+				"AND binary_id IS ?2 AND reason=?3",
+	[STMT_UNWIND_ERR_ADD] = "INSERT INTO unwind_errors(session_id,binary_id,reason,count) "
+				"VALUES(?1,?2,?3,?4)",
 };
 
 struct db {
@@ -302,8 +323,9 @@ static int pack_legacy_samples(struct db *db, struct error *e)
 			first = rowid;
 			session = sid;
 		}
-		rows[nr].null = 1u << SB_PERIOD;	/* not recorded before schema 8 */
-		rows[nr].v[SB_PERIOD] = 0;
+		/* no period before schema 8, no stack before 14 */
+		rows[nr].null = 1u << SB_PERIOD | 1u << SB_STACK;
+		rows[nr].v[SB_PERIOD] = rows[nr].v[SB_STACK] = 0;
 		for (int c = 0; c < SB_PERIOD; c++) {
 			if (sqlite3_column_type(rd, 2 + c) == SQLITE_NULL)
 				rows[nr].null |= 1u << c;
@@ -572,7 +594,7 @@ static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
 	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
 	"first_sample,last_sample,samples,lost,throttled,duration_ns,time_bucket_ns," \
-	"late_samples,late_records,late_max_ns,cgroup_source"
+	"late_samples,late_records,late_max_ns,cgroup_source,call_graph"
 
 static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 {
@@ -619,6 +641,7 @@ static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 	else
 		sqlite3_bind_null(st, i++);
 	bind_text_or_null(st, i++, s->cgroup_source[0] ? s->cgroup_source : NULL);
+	bind_text_or_null(st, i++, s->call_graph[0] ? s->call_graph : NULL);
 }
 
 static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
@@ -628,7 +651,7 @@ static int session_write(struct db *db, struct db_session *s, int insert, struct
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
 			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32)", -1, &st, NULL))
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33)", -1, &st, NULL))
 		return sql_error(db, e, "storing the session");
 	session_bind(st, s);
 	if (insert)
@@ -748,6 +771,7 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 			 sqlite3_column_int64(st, i);
 	i++;
 	col_text(st, i++, s->cgroup_source, sizeof(s->cgroup_source));
+	col_text(st, i++, s->call_graph, sizeof(s->call_graph));
 	sqlite3_finalize(st);
 
 	if (sqlite3_prepare_v2(db->sql, "SELECT idx,name,type,config,config1,config2 FROM "
@@ -850,6 +874,9 @@ int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error 
 	r->v[SB_PERIOD] = (int64_t)s->period;
 	if (!s->period)
 		r->null |= 1u << SB_PERIOD;	/* unknown */
+	r->v[SB_STACK] = s->stack_id;
+	if (!s->stack_id)
+		r->null |= 1u << SB_STACK;	/* none */
 	if (!db->blk_nr) {
 		db->blk_session = s->session_id;
 		db->blk_min = db->blk_max = (int64_t)s->time_ns;
@@ -900,6 +927,71 @@ int db_time_agg_add(struct db *db, int64_t session_id, int nr, const struct db_t
 	bind_counters(st, 11, nr, a->c);
 	sqlite3_bind_int64(st, 19, (int64_t)a->start_ns);
 	return step_done(db, st, e, "storing the session's time sums");
+}
+
+int db_stack_insert(struct db *db, int64_t session_id, int64_t id, int64_t hash, uint32_t nr,
+		    uint32_t flags, const void *frames, struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_STACK];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, id);
+	sqlite3_bind_int64(st, 3, hash);
+	sqlite3_bind_int64(st, 4, nr);
+	sqlite3_bind_int64(st, 5, flags);
+	sqlite3_bind_blob(st, 6, frames, (int)(nr * 16u), SQLITE_STATIC);
+	return step_done(db, st, e, "storing a call stack");
+}
+
+int db_stack_agg_add(struct db *db, int64_t session_id, int nr, const struct db_stack_agg *a,
+		     struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_STACK_AGG];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, a->stack_id);
+	sqlite3_bind_int64(st, 3, a->pid);
+	sqlite3_bind_int64(st, 4, a->comm_id);
+	sqlite3_bind_int64(st, 5, (int64_t)a->start_ns);
+	sqlite3_bind_int64(st, 6, (int64_t)a->samples);
+	if (a->period_unknown)
+		sqlite3_bind_null(st, 7);	/* a NULL sum stays NULL */
+	else
+		sqlite3_bind_int64(st, 7, (int64_t)a->period);
+	bind_counters(st, 8, nr, a->c);
+	return step_done(db, st, e, "storing the session's stack histogram");
+}
+
+int db_unwind_error_add(struct db *db, int64_t session_id, int64_t binary_id,
+			const char *reason, uint64_t count, struct error *e)
+{
+	for (int i = STMT_UNWIND_ERR_SET; i <= STMT_UNWIND_ERR_ADD; i++) {
+		sqlite3_stmt *st = db->stmt[i];
+
+		sqlite3_bind_int64(st, 1, session_id);
+		if (binary_id)
+			sqlite3_bind_int64(st, 2, binary_id);
+		else
+			sqlite3_bind_null(st, 2);
+		sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (int64_t)count);
+		if (step_done(db, st, e, "storing unwinding failures") < 0)
+			return -1;
+		if (sqlite3_changes(db->sql))
+			return 0;	/* the row was there: added to */
+	}
+	return 0;
+}
+
+int db_raw_stack_insert(struct db *db, int64_t session_id, int64_t rowid, const void *ustack,
+			size_t len, struct error *e)
+{
+	sqlite3_stmt *st = db->stmt[STMT_RAW_STACK];
+
+	sqlite3_bind_int64(st, 1, session_id);
+	sqlite3_bind_int64(st, 2, rowid);
+	sqlite3_bind_blob(st, 3, ustack, (int)len, SQLITE_STATIC);
+	return step_done(db, st, e, "storing a raw user stack");
 }
 
 int db_lost_insert(struct db *db, int64_t session_id, uint32_t cpu, uint64_t time_ns,
@@ -1177,6 +1269,13 @@ static int exec_bound(struct db *db, const char *sql, struct error *e, const cha
 	rc = step_done(db, st, e, what);
 	sqlite3_finalize(st);
 	return rc ? -1 : 0;
+}
+
+int db_session_set_call_graph(struct db *db, int64_t id, const char *call_graph,
+			      struct error *e)
+{
+	return exec_bound(db, "UPDATE sessions SET call_graph=?5 WHERE id=?1", e,
+			  "storing the session's call graph mode", id, 0, 0, 0, call_graph);
 }
 
 int db_cgroup_put(struct db *db, int64_t session_id, uint64_t id, const char *path,

@@ -99,6 +99,9 @@ struct db_session {
 	/* schema 13: where its processes' cgroups came from: "sample",
 	 * "proc", "none"; "" before schema 13 (doc/SCHEMA.md) */
 	char cgroup_source[16];
+	/* schema 14: how its samples' stacks were recorded: "fp",
+	 * "dwarf,BYTES"; "" none (NULL in the table) */
+	char call_graph[32];
 	/* counting events, in column order c0.. */
 	int nr_events;
 	struct db_event {
@@ -112,11 +115,17 @@ struct db_session {
 int db_session_insert(struct db *db, struct db_session *s, struct error *e);
 /* Write back the mutable fields: state, end_ns, tsc_*, kernel/kallsyms,
  * first/last_sample, samples, lost, throttled, duration_ns,
- * time_bucket_ns, late_samples, late_records, late_max_ns. */
+ * time_bucket_ns, late_samples, late_records, late_max_ns, cgroup_source,
+ * call_graph. */
 int db_session_update(struct db *db, const struct db_session *s, struct error *e);
 /* Load session id, or the latest when id is 0. Fails with a clear
  * message when there is none.  Sessions being deleted do not exist. */
 int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error *e);
+/* Schema 14: store how session id's stacks were recorded ("fp",
+ * "dwarf,BYTES"; NULL: none) in sessions.call_graph at once (the row's
+ * other writes keep db_session.call_graph). */
+int db_session_set_call_graph(struct db *db, int64_t id, const char *call_graph,
+			      struct error *e);
 /* The largest session id (0: none). */
 int db_session_max_id(struct db *db, int64_t *id, struct error *e);
 /* Is s stored whole: its rowid range final and sample_agg, session_cpus
@@ -134,6 +143,7 @@ struct db_sample {
 	uint8_t nr;			/* counter columns in use */
 	uint64_t c[STROBE_MAX_COUNTERS];
 	uint64_t period;		/* the sampling event's period; 0: unknown */
+	int64_t stack_id;		/* (schema 14) stacks.id; 0: none (NULL) */
 };
 
 /* Append one sample row; returns its rowid, or -1. Call inside db_begin(). */
@@ -170,6 +180,35 @@ struct db_time_agg {
 };
 int db_time_agg_add(struct db *db, int64_t session_id, int nr, const struct db_time_agg *a,
 		    struct error *e);
+
+/* Schema 14.  A row of stacks: nr frames of 16 bytes (schema/014-stacks.sql). */
+int db_stack_insert(struct db *db, int64_t session_id, int64_t id, int64_t hash, uint32_t nr,
+		    uint32_t flags, const void *frames, struct error *e);
+
+/* One row of stack_agg; added to an existing row with the same key. */
+struct db_stack_agg {
+	int64_t stack_id;
+	uint32_t pid;
+	uint32_t zero;			/* 0: the key has no padding */
+	uint64_t start_ns;		/* as in db_agg */
+	int64_t comm_id;
+	uint64_t samples;
+	uint64_t c[STROBE_MAX_COUNTERS];
+	uint64_t period;
+	int period_unknown;
+};
+int db_stack_agg_add(struct db *db, int64_t session_id, int nr, const struct db_stack_agg *a,
+		     struct error *e);
+
+/* count more samples whose user stack stopped in binary_id (0: no
+ * binary, NULL) for reason (unwind_errors). */
+int db_unwind_error_add(struct db *db, int64_t session_id, int64_t binary_id,
+			const char *reason, uint64_t count, struct error *e);
+
+/* The raw user registers and stack copy of sample rowid (--keep-stacks:
+ * raw_stacks), len bytes. */
+int db_raw_stack_insert(struct db *db, int64_t session_id, int64_t rowid, const void *ustack,
+			size_t len, struct error *e);
 
 /* A row of unscheduled: the interval end_ns - enabled_ns .. end_ns of cpu,
  * kind "multiplexed" or "unschedulable" (schema 8). */

@@ -1,7 +1,9 @@
 /*
  * recover.c - interrupted sessions (see recover.h).
  *
- * The histogram is rebuilt with one INSERT ... SELECT ... GROUP BY over the
+ * The histogram (and the stack histogram stack_agg, schema 14: the
+ * stacks, unwind_errors and raw_stacks rows were stored with each batch)
+ * is rebuilt with one INSERT ... SELECT ... GROUP BY over the
  * session's samples (rowid >= first_sample AND session_id = id: a rowid
  * range search, as reports do for a session that is not complete), the
  * rest with one more pass grouped by CPU and two indexed reads of lost
@@ -50,14 +52,17 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	sqlite3_stmt *st;
 	int rc;
 
-	/* the histogram */
-	if (prepare(db, "DELETE FROM sample_agg WHERE session_id=?1", &st, e))
-		return -1;
-	sqlite3_bind_int64(st, 1, s->id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
+	/* the histograms */
+	for (int i = 0; i < 2; i++) {
+		if (prepare(db, i ? "DELETE FROM stack_agg WHERE session_id=?1" :
+			    "DELETE FROM sample_agg WHERE session_id=?1", &st, e))
+			return -1;
+		sqlite3_bind_int64(st, 1, s->id);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
+	}
 	if (lo > 0) {
 		/* the process of a sample (schema 11): of those with its pid,
 		 * the latest started by its time, else the earliest; 0 when
@@ -81,6 +86,27 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
 			return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
+
+		/* the stack histogram (schema 14), keyed as ingest keys it */
+		if (prepare(db, "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,"
+			    "samples,period,c0,c1,c2,c3,c4,c5,c6,c7) "
+			    "SELECT ?1,stack_id,x.pid,coalesce(comm_id,0),"
+			    "coalesce((SELECT max(p.start_ns) FROM processes AS p WHERE "
+			    "p.session_id=?1 AND p.pid=x.pid AND p.start_ns<=x.time_ns),"
+			    "(SELECT min(p.start_ns) FROM processes AS p WHERE "
+			    "p.session_id=?1 AND p.pid=x.pid),0),count(*),"
+			    "CASE WHEN count(period)=count(*) THEN sum(period) END,"
+			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7) "
+			    "FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
+			    "AND stack_id IS NOT NULL GROUP BY 2,3,4,5", &st, e))
+			return -1;
+		sqlite3_bind_int64(st, 1, s->id);
+		sqlite3_bind_int64(st, 2, lo);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return db_sql_error(db, e, "rebuilding an interrupted session's stack "
+					    "histogram");
 
 		/* per CPU: samples, and the session's rowid range and end */
 		if (prepare(db, "SELECT cpu,count(*),min(rowid),max(rowid),max(time_ns) FROM "

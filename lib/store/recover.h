@@ -28,7 +28,7 @@ struct recover_session {
  * In one transaction, for every session in state 'running' with an id of
  * at most max_id (0: any; a strobed that may have started sessions of its
  * own since it looked passes the largest id it found then): rebuild its
- * sample_agg rows and its session_cpus rows (samples and lost per CPU;
+ * sample_agg and stack_agg rows and its session_cpus rows (samples and lost per CPU;
  * tail_c* 0, no final counter values having been read) from its samples
  * and lost rows, set samples, first_sample, last_sample, lost and
  * throttled from them, end_ns to its last stored record's time (sample,

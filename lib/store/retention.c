@@ -3,7 +3,8 @@
  *
  * Every statement reaches its rows through a key or an index (schema
  * 003): samples through the session's rowid range, sample_agg,
- * sample_time and processes through their primary keys, which start with session_id,
+ * sample_time, processes, stacks, stack_agg and raw_stacks through their
+ * primary keys, which start with session_id, unwind_errors through its index,
  * markers, lost and session_probes through their session_id indexes, and
  * the sessions to remove through sessions_by_state.  A step's DELETEs take
  * their rows with "... IN (SELECT ... LIMIT n)", so one transaction never
@@ -296,6 +297,16 @@ static const char *const session_tables[] = {
 	"(SELECT rowid FROM jit_symbols WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM cgroups WHERE (session_id,id) IN "
 	"(SELECT session_id,id FROM cgroups WHERE session_id=?1 LIMIT ?2)",
+	/* schema 14 */
+	"DELETE FROM stacks WHERE (session_id,id) IN "
+	"(SELECT session_id,id FROM stacks WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM stack_agg WHERE (session_id,stack_id,pid,comm_id,start_ns) IN "
+	"(SELECT session_id,stack_id,pid,comm_id,start_ns FROM stack_agg "
+	"WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM unwind_errors WHERE rowid IN "
+	"(SELECT rowid FROM unwind_errors WHERE session_id=?1 LIMIT ?2)",
+	"DELETE FROM raw_stacks WHERE (session_id,sample_row) IN "
+	"(SELECT session_id,sample_row FROM raw_stacks WHERE session_id=?1 LIMIT ?2)",
 };
 
 /* Delete what budget allows of session id; 1 when it is gone. */
@@ -416,6 +427,49 @@ fail:
 	return -1;
 }
 
+/* Every binary a stored stack's frames name (16 bytes each, the binary id
+ * little-endian first) into temp.gc_keep. */
+static int gc_keep_stack_binaries(struct db *db, struct error *e)
+{
+	sqlite3_stmt *st, *keep;
+	int64_t last = 0;
+	int rc;
+
+	if (prep(db, "SELECT frames FROM stacks", &st, e, "collecting unused binaries"))
+		return -1;
+	if (prep(db, "INSERT OR IGNORE INTO temp.gc_keep VALUES(?1)", &keep, e,
+		 "collecting unused binaries")) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *f = sqlite3_column_blob(st, 0);
+		size_t n = (size_t)sqlite3_column_bytes(st, 0) / 16;
+
+		for (size_t i = 0; f && i < n; i++) {
+			uint64_t id = 0;
+
+			for (int b = 0; b < 8; b++)
+				id |= (uint64_t)f[16 * i + b] << (8 * b);
+			if ((int64_t)id == last)
+				continue;	/* neighbours share binaries */
+			last = (int64_t)id;
+			sqlite3_bind_int64(keep, 1, (int64_t)id);
+			if (sqlite3_step(keep) != SQLITE_DONE) {
+				rc = SQLITE_ERROR;
+				goto out;
+			}
+			sqlite3_reset(keep);
+		}
+	}
+out:
+	sqlite3_finalize(keep);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(db, e, "collecting unused binaries");
+	return 0;
+}
+
 int retention_gc_binaries(struct db *db, int64_t *deleted, struct error *e)
 {
 	sqlite3_stmt *st, *keep;
@@ -461,6 +515,9 @@ int retention_gc_binaries(struct db *db, int64_t *deleted, struct error *e)
 		db_sql_error(db, e, "collecting unused binaries");
 		goto fail;
 	}
+	/* the binaries of stack frames (schema 14), decoded from the blobs */
+	if (gc_keep_stack_binaries(db, e) < 0)
+		goto fail;
 	if (prep(db, "DELETE FROM binaries WHERE "
 		 "NOT EXISTS (SELECT 1 FROM sample_agg WHERE binary_id=binaries.id) AND "
 		 "NOT EXISTS (SELECT 1 FROM sessions WHERE kernel_binary_id=binaries.id) AND "

@@ -187,6 +187,7 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 	const uint8_t *p = data, *end = data + len;
 	uint64_t n, ncols;
 	uint8_t version, max_mode;
+	int known_cols;
 
 	if (nr < 1 || nr > SAMPLEBLK_MAX || len < 1)
 		return -1;
@@ -194,11 +195,15 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 	if (varint_get(&p, end, &n) || n != nr || varint_get(&p, end, &ncols))
 		return -1;
 	/* version 1: 17 columns (no period), modes 0-2; version 2: mode 3, and
-	 * at least SAMPLEBLK_COLS columns, any more skipped by their length */
+	 * at least 18 columns (no stack); version 3: at least SAMPLEBLK_COLS.
+	 * Columns past those known are skipped by their length; known columns
+	 * a block lacks are NULL */
 	if (version == 1 && ncols == SB_PERIOD)
-		max_mode = 2;
+		max_mode = 2, known_cols = SB_PERIOD;
+	else if (version == 2 && ncols >= SB_STACK && ncols <= 64)
+		max_mode = 3, known_cols = SB_STACK;
 	else if (version == SAMPLEBLK_VERSION && ncols >= SAMPLEBLK_COLS && ncols <= 64)
-		max_mode = 3;
+		max_mode = 3, known_cols = SAMPLEBLK_COLS;
 	else
 		return -1;
 	/* the columns the caller skips are NULL, their values left alone:
@@ -206,17 +211,20 @@ int sampleblk_decode_cols(const uint8_t *data, size_t len, size_t nr, uint32_t c
 	for (size_t i = 0; i < nr; i++)
 		rows[i].null = ~cols & SAMPLEBLK_ALL;
 	for (int c = 0; c < (int)ncols || c < SAMPLEBLK_COLS; c++) {
-		int known = c < SAMPLEBLK_COLS, want = known && (cols & (1u << c));
+		int known = c < known_cols, want = known && (cols & (1u << c));
 		uint64_t clen;
 		uint8_t mode;
 
-		if (c >= (int)ncols) {
-			/* a column the block lacks (period in version 1): NULL, 0 */
+		if (c >= known_cols && c < SAMPLEBLK_COLS) {
+			/* a column the block's version lacks (period in version
+			 * 1, stack before version 3): NULL, 0; what the block
+			 * has there is another version's, skipped */
 			for (size_t i = 0; i < nr; i++) {
 				rows[i].v[c] = 0;
 				rows[i].null |= 1u << c;
 			}
-			continue;
+			if (c >= (int)ncols)
+				continue;
 		}
 		if (p >= end)
 			return -1;

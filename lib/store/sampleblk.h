@@ -11,7 +11,8 @@
  *
  * The encoding is column after column.  A block is
  *
- *	u8	SAMPLEBLK_VERSION (2; 1 had 17 columns, no period, no mode 3)
+ *	u8	SAMPLEBLK_VERSION (3; 2 had 18 columns, no stack; 1 had 17,
+ *		no period, no mode 3)
  *	varint	nr of rows (1..SAMPLEBLK_MAX)
  *	varint	nr of columns (SAMPLEBLK_COLS; a reader skips columns past
  *		those it knows by their length)
@@ -39,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLEBLK_VERSION	2
+#define SAMPLEBLK_VERSION	3
 /* Rows of one block at most.  Readers rely on it to find the block that
  * holds a rowid: its first row is at most SAMPLEBLK_MAX - 1 before it. */
 #define SAMPLEBLK_MAX		4096
@@ -50,6 +51,7 @@ enum sampleblk_col {
 	SB_TIME_NS, SB_TSC, SB_CPU, SB_PID, SB_TID, SB_COMM_ID, SB_BINARY_ID,
 	SB_OFFSET, SB_FLAGS, SB_C0, SB_C1, SB_C2, SB_C3, SB_C4, SB_C5, SB_C6, SB_C7,
 	SB_PERIOD,		/* version 2 */
+	SB_STACK,		/* version 3: stacks.id (schema 14); NULL: none */
 	SAMPLEBLK_COLS
 };
 

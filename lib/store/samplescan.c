@@ -41,7 +41,7 @@ static int open_sorted(struct sample_scan *sc, struct error *e)
 	int rc;
 
 	sbuf_addf(&sql, "SELECT rowid,time_ns,tsc,cpu,pid,tid,comm_id,binary_id,offset,flags,"
-		  "c0,c1,c2,c3,c4,c5,c6,c7,period FROM samples WHERE session_id=?1 AND "
+		  "c0,c1,c2,c3,c4,c5,c6,c7,period,stack_id FROM samples WHERE session_id=?1 AND "
 		  "rowid BETWEEN ?2 AND ?3");
 	if (f->has_time)
 		sbuf_addf(&sql, " AND time_ns BETWEEN ?4 AND ?5");

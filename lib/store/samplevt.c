@@ -58,7 +58,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 				  "comm_id INTEGER, binary_id INTEGER, offset INTEGER, "
 				  "flags INTEGER, c0 INTEGER, c1 INTEGER, c2 INTEGER, "
 				  "c3 INTEGER, c4 INTEGER, c5 INTEGER, c6 INTEGER, c7 INTEGER, "
-				  "period INTEGER)");
+				  "period INTEGER, stack_id INTEGER)");
 	if (rc != SQLITE_OK)
 		return rc;
 	t = sqlite3_malloc(sizeof(*t));

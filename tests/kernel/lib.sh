@@ -67,11 +67,13 @@ guest_root()
 	echo 'nogroup:x:65534:' >>"$1/etc/group"
 }
 
-# guest_programs CC ROOT: every tests/kernel/*.c, static, into ROOT/.
+# guest_programs CC ROOT: every tests/kernel/*.c, static, into ROOT/, with
+# frame pointers (callchain.c follows them from the driver's user callchains).
 guest_programs()
 {
 	for _c in "${KTEST:-$HERE}"/*.c; do
-		$1 -static -O2 -g -Wall -Wextra -Werror -o "$2/$(basename "$_c" .c)" "$_c" -lpthread ||
+		$1 -static -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer \
+			-mno-omit-leaf-frame-pointer -o "$2/$(basename "$_c" .c)" "$_c" -lpthread ||
 			return 1
 	done
 }

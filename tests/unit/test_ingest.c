@@ -47,6 +47,7 @@
 #include "ingest.h"
 #include "report.h"
 #include "vdso.h"
+#include <linux/perf_event.h>
 
 /* pids above PID_MAX_LIMIT: /proc never has them, so ingest opens the path */
 #define P1	5000001u
@@ -1457,6 +1458,291 @@ static void test_cgroups_proc(void **state)
 	assert_int_equal(q_int(f, "SELECT count(*) FROM sessions WHERE cgroup_source='proc'"), 1);
 }
 
+/* A sample of pid with callchain ips[0..n) (perf's layout) in mode. */
+static void sample_cc(struct fix *f, uint64_t t, uint32_t pid, uint16_t mode, uint64_t ip,
+		      const uint64_t *ips, size_t n)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.time_ns = t;
+	r.sample.ip = ip;
+	r.sample.period = 10;
+	r.sample.pid = r.sample.tid = pid;
+	r.sample.flags = mode | STROBE_SAMPLE_CALLCHAIN;
+	r.sample.nr_ips = (uint16_t)n;
+	r.sample.ips = (const unsigned char *)ips;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+/* Frame i of the stack of the sample at time t: its binary's path and
+ * offset; the stack's frame count and flags. */
+static void check_frame(struct fix *f, uint64_t t, int i, const char *path, uint64_t offset)
+{
+	sqlite3_stmt *st;
+	const unsigned char *fr;
+	int64_t bid = 0;
+	uint64_t off = 0;
+	char sql[256];
+
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT k.frames FROM samples s JOIN stacks k ON k.session_id = s.session_id "
+		"AND k.id = s.stack_id WHERE s.time_ns = ?1", -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, (int64_t)t);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_true(sqlite3_column_bytes(st, 0) >= 16 * (i + 1));
+	fr = sqlite3_column_blob(st, 0);
+	for (int b = 7; b >= 0; b--) {
+		bid = (int64_t)((uint64_t)bid << 8 | fr[16 * i + b]);
+		off = off << 8 | fr[16 * i + 8 + b];
+	}
+	sqlite3_finalize(st);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM binaries WHERE id = ? AND path = '%s'",
+		 path);
+	if (q_int(f, sql, bid) != 1 || off != offset)
+		fail_msg("sample at %llu frame %d: binary %lld offset %#llx, want %s %#llx",
+			 (unsigned long long)t, i, (long long)bid, (unsigned long long)off, path,
+			 (unsigned long long)offset);
+}
+
+static int64_t stack_of(struct fix *f, uint64_t t)
+{
+	return q_int(f, "SELECT stack_id FROM samples WHERE time_ns = ?", (int64_t)t);
+}
+
+/*
+ * Call stacks (schema 14) from callchains: frame 0 is the sample's own
+ * location, callers are return addresses less one through the maps,
+ * kernel ones through the kernel, [unknown] outside any mapping; markers
+ * skipped; the same stack twice is one row; stack_agg sums them; the
+ * limit of distinct stacks leaves later samples without one; a hostile
+ * callchain breaks nothing.
+ */
+static void test_stacks(void **state)
+{
+	struct fix *f = fix_new(0);
+	const uint64_t U = (uint64_t)PERF_CONTEXT_USER, K = (uint64_t)PERF_CONTEXT_KERNEL;
+	const uint64_t KA = 0xffffffff81001000ULL;
+	int have_kernel;
+	struct error e;
+	struct ingest_stats st;
+
+	have_kernel = ingest_kernel(f->in, &e) == 0;
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, LEN, PGOFF, elf_a, 110);
+	mmap_at(f, P1, BASE + 0x100000, LEN, 0, elf_b, 120);
+	{	/* user: leaf in A, called from B, from A; a return address at the
+		 * start of B's mapping is inside the call before it: unknown */
+		uint64_t ips[] = { U, BASE + 0x10, BASE + 0x100000 + 0x21, BASE + 0x301,
+				   BASE + 0x100000, 0 };
+
+		sample_cc(f, 200, P1, STROBE_SAMPLE_USER, BASE + 0x10, ips, 6);
+		sample_cc(f, 201, P1, STROBE_SAMPLE_USER, BASE + 0x10, ips, 6);	/* the same */
+		sample_cc(f, 202, P1, STROBE_SAMPLE_USER, BASE + 0x10, ips, 4);	/* shorter */
+	}
+	{	/* kernel mode: kernel frames, then the user context */
+		uint64_t ips[] = { K, KA, KA + 0x200, U, BASE + 0x41, BASE + 0x801 };
+
+		sample_cc(f, 300, P1, STROBE_SAMPLE_KERNEL, KA, ips, 6);
+	}
+	{	/* hostile: markers only, unknown markers, garbage, a first
+		 * address that is not the IP */
+		uint64_t ips[STROBE_MAX_IPS];
+
+		for (size_t i = 0; i < STROBE_MAX_IPS; i++)
+			ips[i] = i % 7 == 0 ? (uint64_t)-(int64_t)(i % 4000) : i * 0x9E3779B97F4A7C15ULL;
+		ips[0] = (uint64_t)PERF_CONTEXT_GUEST;
+		ips[1] = U;
+		sample_cc(f, 400, P1, STROBE_SAMPLE_USER, BASE + 0x10, ips, STROBE_MAX_IPS);
+		sample_cc(f, 401, P1, STROBE_SAMPLE_USER, BASE + 0x10, ips, 1);
+		sample_cc(f, 402, P1, STROBE_SAMPLE_KERNEL, KA, ips, 2);
+	}
+	sample(f, 0, 500, P1, P1, BASE + 0x10, 0, NULL);	/* no callchain: no stack */
+	commit(f);
+
+	/* frames */
+	check_frame(f, 200, 0, elf_a, PGOFF + 0x10);
+	check_frame(f, 200, 1, elf_b, 0x20);
+	check_frame(f, 200, 2, elf_a, PGOFF + 0x300);
+	check_frame(f, 200, 3, "[unknown]", BASE + 0x100000 - 1);
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 200)), 4);
+	assert_int_equal(q_int(f, "SELECT flags FROM stacks WHERE id = ?", stack_of(f, 200)), 4);
+	/* dedup: the same stack twice is one row; a shorter one another */
+	assert_int_equal(stack_of(f, 200), stack_of(f, 201));
+	assert_true(stack_of(f, 202) != stack_of(f, 200));
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 202)), 3);
+	/* kernel and user */
+	check_frame(f, 300, 0, have_kernel ? "[kernel.kallsyms]" : "[unknown]", KA);
+	check_frame(f, 300, 1, have_kernel ? "[kernel.kallsyms]" : "[unknown]", KA + 0x1ff);
+	check_frame(f, 300, 2, elf_a, PGOFF + 0x40);
+	check_frame(f, 300, 3, elf_a, PGOFF + 0x800);
+	if (have_kernel)
+		assert_int_equal(q_int(f, "SELECT flags FROM stacks WHERE id = ?", stack_of(f, 300)),
+				 2 | 4);
+	/* the hostile ones are stored, bounded */
+	assert_true(stack_of(f, 400) > 0);
+	assert_true(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 400)) <=
+		    STROBE_MAX_IPS);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 400)), 1);
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 401)), 1);
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 402)), 1);
+	assert_int_equal(stack_of(f, 500), -1);	/* NULL */
+	/* each row's hash is XXH3-64 of its frames: equal frames, equal hash */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM stacks WHERE length(frames) != 16 * nr"), 0);
+	assert_int_equal(q_int(f, "SELECT count(DISTINCT hash) FROM stacks"),
+			 q_int(f, "SELECT count(*) FROM stacks"));
+
+	/* the limit: one more distinct stack, then none */
+	{
+		struct ingest_limits lim = { .binaries = 100, .comms = 100, .bytes_read = 1 << 30 };
+		uint64_t n = (uint64_t)q_int(f, "SELECT count(*) FROM stacks");
+		uint64_t a[] = { U, BASE + 0x10, BASE + 0x1001 }, b[] = { U, BASE + 0x10, BASE + 0x2001 };
+
+		lim.stacks = n + 1;
+		ingest_set_limits(f->in, &lim);
+		sample_cc(f, 600, P1, STROBE_SAMPLE_USER, BASE + 0x10, a, 3);
+		sample_cc(f, 601, P1, STROBE_SAMPLE_USER, BASE + 0x10, b, 3);
+		sample_cc(f, 602, P1, STROBE_SAMPLE_USER, BASE + 0x10, a, 3);	/* known: kept */
+		ingest_get_stats(f->in, &st);
+		assert_int_equal(st.stacks_over, 1);
+		assert_int_equal(st.samples_no_stack, 1);
+		assert_int_equal(st.stacks, n + 1);
+	}
+	if (ingest_finish(f->in, 1000, &e))
+		fail_msg("ingest_finish: %s", e.msg);
+	assert_true(stack_of(f, 600) > 0);
+	assert_int_equal(stack_of(f, 601), -1);
+	assert_int_equal(stack_of(f, 602), stack_of(f, 600));
+	/* stack_agg: every sample with a stack, once */
+	assert_int_equal(q_int(f, "SELECT sum(samples) FROM stack_agg"),
+			 q_int(f, "SELECT count(*) FROM samples WHERE stack_id IS NOT NULL"));
+	assert_int_equal(q_int(f, "SELECT samples FROM stack_agg WHERE stack_id = ?",
+			       stack_of(f, 200)), 2);
+	assert_int_equal(q_int(f, "SELECT period FROM stack_agg WHERE stack_id = ?",
+			       stack_of(f, 200)), 20);
+	fix_free(f);
+}
+
+/* A batch whose commit fails takes its stacks with it: their ids are
+ * given again, and the rows that follow refer to rows that exist. */
+static void test_stacks_rollback(void **state)
+{
+	struct fix *f = fix_new(0);
+	const uint64_t U = (uint64_t)PERF_CONTEXT_USER;
+	uint64_t a[] = { U, BASE + 0x10, BASE + 0x1001 }, b[] = { U, BASE + 0x10, BASE + 0x2001 };
+	struct error e;
+
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, LEN, PGOFF, elf_a, 110);
+	sample_cc(f, 200, P1, STROBE_SAMPLE_USER, BASE + 0x10, a, 3);
+	commit(f);
+	assert_int_equal(ingest_begin(f->in, &e), 0);
+	sample_cc(f, 300, P1, STROBE_SAMPLE_USER, BASE + 0x10, b, 3);
+	/* SQLite rolls the batch back under ingest (as on a full disk) */
+	assert_int_equal(sqlite3_exec(db_sqlite(f->db), "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_not_equal(ingest_commit(f->in, &e), 0);
+	sample_cc(f, 400, P1, STROBE_SAMPLE_USER, BASE + 0x10, b, 3);
+	sample_cc(f, 401, P1, STROBE_SAMPLE_USER, BASE + 0x10, a, 3);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM stacks"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM "
+			       "stacks k WHERE k.id = s.stack_id)"), 0);
+	assert_int_equal(stack_of(f, 401), stack_of(f, 200));
+	assert_int_equal(stack_of(f, 400), 2);
+	fix_free(f);
+}
+
+/* A --call-graph dwarf sample: kernel callchain ips[0..n), user
+ * registers and stack copy (abi 0: none). */
+static void sample_dwarf(struct fix *f, uint64_t t, uint32_t pid, uint16_t mode, uint64_t ip,
+			 const uint64_t *ips, size_t n, uint32_t abi, uint64_t mask,
+			 const uint64_t *regs, const unsigned char *stack, uint64_t stack_size)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.time_ns = t;
+	r.sample.ip = ip;
+	r.sample.period = 10;
+	r.sample.pid = r.sample.tid = pid;
+	r.sample.flags = mode | STROBE_SAMPLE_USTACK | (n ? STROBE_SAMPLE_CALLCHAIN : 0);
+	r.sample.nr_ips = (uint16_t)n;
+	r.sample.ips = (const unsigned char *)ips;
+	r.sample.regs_abi = abi;
+	r.sample.regs_mask = mask;
+	r.sample.nr_regs = (uint32_t)__builtin_popcountll(mask);
+	r.sample.regs = (const unsigned char *)regs;
+	r.sample.stack = stack;
+	r.sample.stack_size = stack_size;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+/*
+ * --call-graph dwarf: a kernel thread's sample (no user registers) has its
+ * kernel frames and is complete; a user sample without registers is
+ * incomplete and counted in unwind_errors ('no registers', no binary), at
+ * the commit; one whose registers the unwinder cannot use is counted too
+ * and keeps frame 0; --keep-stacks stores the register and stack bytes by
+ * the sample's rowid.
+ */
+static void test_stacks_dwarf(void **state)
+{
+	struct fix *f = fix_new(0);
+	const uint64_t K = (uint64_t)PERF_CONTEXT_KERNEL, KA = 0xffffffff81001000ULL;
+	uint64_t kips[] = { K, KA, KA + 0x300 };
+	uint64_t regs[2] = { 0x1234, 0x5678 };
+	unsigned char stack[24] = { 1, 2, 3, 4, 5 };
+	struct ingest_stats st;
+	struct error e;
+	int have_kernel = ingest_kernel(f->in, &e) == 0;
+
+	if (ingest_call_graph(f->in, "dwarf", 1, &e))
+		fail_msg("ingest_call_graph: %s", e.msg);
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, LEN, PGOFF, elf_a, 110);
+	sample_dwarf(f, 200, 0, STROBE_SAMPLE_KERNEL, KA, kips, 3, 0, 0, NULL, NULL, 0);
+	sample_dwarf(f, 201, P1, STROBE_SAMPLE_USER, BASE + 0x10, NULL, 0, 0, 0, NULL, NULL, 0);
+	sample_dwarf(f, 202, P1, STROBE_SAMPLE_USER, BASE + 0x10, NULL, 0, 1, 0x3, regs, stack,
+		     sizeof(stack) - 3);
+	commit(f);
+
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 200)), 2);
+	check_frame(f, 200, 1, have_kernel ? "[kernel.kallsyms]" : "[unknown]", KA + 0x2ff);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 200)), 0);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 201)), 1);
+	assert_int_equal(q_int(f, "SELECT nr FROM stacks WHERE id = ?", stack_of(f, 201)), 1);
+	check_frame(f, 202, 0, elf_a, PGOFF + 0x10);
+	assert_int_equal(q_int(f, "SELECT flags & 1 FROM stacks WHERE id = ?", stack_of(f, 202)), 1);
+	assert_int_equal(q_int(f, "SELECT count FROM unwind_errors WHERE binary_id IS NULL AND "
+			       "reason = 'no registers'"), 1);
+	assert_int_equal(q_int(f, "SELECT sum(count) FROM unwind_errors"), 2);
+	ingest_get_stats(f->in, &st);
+	assert_int_equal(st.unwind_failures, 2);
+	/* raw_stacks: struct strobe_ustack, the registers, the stack bytes */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM raw_stacks"), 3);
+	assert_int_equal(q_int(f, "SELECT length(ustack) FROM raw_stacks r JOIN samples s ON "
+			       "s.rowid = r.sample_row WHERE s.time_ns = 202"),
+			 sizeof(struct strobe_ustack) + 16 + sizeof(stack) - 3);
+	assert_int_equal(q_int(f, "SELECT instr(ustack, X'3412000000000000785600000000000001020304"
+			       "05000000000000000000000000') FROM raw_stacks r JOIN samples s ON "
+			       "s.rowid = r.sample_row WHERE s.time_ns = 202"),
+			 sizeof(struct strobe_ustack) + 1);
+	/* counted again in the next batch: added to the same row */
+	sample_dwarf(f, 203, P1, STROBE_SAMPLE_USER, BASE + 0x10, NULL, 0, 0, 0, NULL, NULL, 0);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count FROM unwind_errors WHERE binary_id IS NULL AND "
+			       "reason = 'no registers'"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM unwind_errors WHERE reason = "
+			       "'no registers'"), 1);
+	fix_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1481,6 +1767,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_jit_map_container, teardown),
 		cmocka_unit_test_teardown(test_cgroups, teardown),
 		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
+		cmocka_unit_test_teardown(test_stacks, teardown),
+		cmocka_unit_test_teardown(test_stacks_rollback, teardown),
+		cmocka_unit_test_teardown(test_stacks_dwarf, teardown),
 	};
 
 	if (find_fixtures()) {

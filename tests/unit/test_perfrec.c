@@ -5,7 +5,9 @@
  * without a build-id; COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE,
  * UNTHROTTLE with their sample_id_all trailer; a sample's cgroup id
  * (PERF_SAMPLE_CGROUP, after the user stack) and PERF_RECORD_CGROUP;
- * records wrapping the
+ * callchains (PERF_SAMPLE_CALLCHAIN, after the read, before the
+ * registers), their entry count checked against the record; records
+ * wrapping the
  * ring's end; and sizes that do not add up, which must be refused.
  */
 #include <stdarg.h>
@@ -96,7 +98,7 @@ static void test_format(void **state)
 	assert_int_equal(f.trailer_cpu, 16);
 	assert_int_equal(f.read_entry, 16);
 	/* a field it cannot step over */
-	assert_int_equal(perfrec_format_init(&f, LEADER_TYPE | PERF_SAMPLE_CALLCHAIN,
+	assert_int_equal(perfrec_format_init(&f, LEADER_TYPE | PERF_SAMPLE_RAW,
 					     LEADER_READ, 0), -1);
 	assert_int_equal(perfrec_format_init(&f, LEADER_TYPE, LEADER_READ | (1u << 10), 0), -1);
 }
@@ -506,6 +508,95 @@ static void test_sample_cgroup(void **state)
 	assert_true(p.sample.cgroup == 4242);
 }
 
+/*
+ * PERF_SAMPLE_CALLCHAIN: nr, then nr u64 (context markers included), after
+ * the group read and before the registers, the stack copy and the cgroup
+ * (--call-graph fp: leader | CALLCHAIN; dwarf: also REGS_USER, STACK_USER)
+ */
+static void test_sample_callchain(void **state)
+{
+	const uint64_t vals[2][2] = { { 7, SID }, { 8, 10 } };
+	const uint64_t chain[5] = { PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL,
+				    PERF_CONTEXT_USER, 0x401234, 0x401567 };
+	struct perfrec_format f;
+	struct perfrec p;
+	struct rb r;
+	size_t nr_at;
+
+	assert_int_equal(perfrec_format_init(&f, LEADER_TYPE | PERF_SAMPLE_CALLCHAIN |
+					     PERF_SAMPLE_CGROUP, LEADER_READ, 0), 0);
+	assert_int_equal(f.trailer_size, 32);	/* no callchain in sample_id_all */
+	leader_sample(&r, vals, 2);
+	nr_at = r.n;
+	u64(&r, 5);
+	for (int i = 0; i < 5; i++)
+		u64(&r, chain[i]);
+	u64(&r, 0xc6c6ULL);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_true(p.sample.nr_ips == 5);
+	assert_non_null(p.sample.ips);
+	assert_memory_equal(p.sample.ips, chain, sizeof(chain));
+	assert_true(perfrec_get64(p.sample.ips + 8) == 0xffffffff81000010ULL);
+	assert_true(p.sample.cgroup == 0xc6c6ULL);
+	assert_true(p.sample.nr_values == 2 && p.sample.period == 100003);
+	/* one entry more than the record holds: the cgroup would be read as
+	 * an entry, and nothing is left for the cgroup */
+	memset(r.b + nr_at, 0, 8);
+	r.b[nr_at] = 6;
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+	r.b[nr_at] = 7;
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+	/* a count whose size in bytes overflows 64 bits */
+	{
+		uint64_t huge = (1ULL << 61) + 1;
+
+		memcpy(r.b + nr_at, &huge, 8);
+		assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+		huge = UINT64_MAX;
+		memcpy(r.b + nr_at, &huge, 8);
+		assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+	}
+	/* an empty chain */
+	leader_sample(&r, vals, 2);
+	u64(&r, 0);
+	u64(&r, 0xc6c6ULL);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_true(p.sample.nr_ips == 0 && p.sample.cgroup == 0xc6c6ULL);
+	/* the count itself cut off */
+	leader_sample(&r, vals, 2);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_BAD);
+
+	/* dwarf's layout: callchain, then registers, stack, cgroup */
+	assert_int_equal(perfrec_format_init(&f, LEADER_TYPE | PERF_SAMPLE_CALLCHAIN |
+					     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+					     PERF_SAMPLE_CGROUP, LEADER_READ, 0x3), 0);
+	leader_sample(&r, vals, 2);
+	u64(&r, 2);
+	u64(&r, PERF_CONTEXT_KERNEL);
+	u64(&r, 0xffffffff81000020ULL);
+	u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	u64(&r, 0x7ffc0000);	/* two registers */
+	u64(&r, 0x401111);
+	u64(&r, 16);		/* stack size */
+	u64(&r, 0x1111);
+	u64(&r, 0x2222);
+	u64(&r, 16);		/* dyn_size */
+	u64(&r, 99);		/* cgroup */
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	assert_true(p.sample.nr_ips == 2);
+	assert_true(perfrec_get64(p.sample.ips + 8) == 0xffffffff81000020ULL);
+	assert_true(p.sample.regs_abi == PERF_SAMPLE_REGS_ABI_64);
+	assert_true(perfrec_get64(p.sample.regs) == 0x7ffc0000 &&
+		    perfrec_get64(p.sample.regs + 8) == 0x401111);
+	assert_true(p.sample.stack_size == 16 && p.sample.stack_dyn_size == 16);
+	assert_true(perfrec_get64(p.sample.stack + 8) == 0x2222);
+	assert_true(p.sample.cgroup == 99);
+}
+
 /* PERF_RECORD_CGROUP: id, path, the trailer */
 static void test_cgroup_record(void **state)
 {
@@ -699,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_fork_exit),
 		cmocka_unit_test(test_lost_throttle),
 		cmocka_unit_test(test_sample_cgroup),
+		cmocka_unit_test(test_sample_callchain),
 		cmocka_unit_test(test_cgroup_record),
 		cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_ring_wrap),

@@ -56,6 +56,129 @@ static void test_sample_round_trip(void **state)
 	}
 }
 
+/* ABI 4: a callchain and a user stack after the counters round-trip, the
+ * stack padded to 8 bytes; every size that does not add up is refused. */
+static void test_stacks_round_trip(void **state)
+{
+	uint64_t ips[5] = { (uint64_t)-128, 0xffffffff81001234ULL, (uint64_t)-512,
+			    0x401000, 0x401234 };
+	uint64_t regs[3] = { 0x7ffc0000, 0x7ffc1000, 0x401000 };
+	unsigned char stack[13], buf[512];
+	struct record in = sample(2), out;
+	size_t n, used;
+
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (unsigned char)(0xa0 + i);
+	in.sample.flags |= STROBE_SAMPLE_CALLCHAIN | STROBE_SAMPLE_USTACK;
+	in.sample.nr_ips = 5;
+	in.sample.ips = (const unsigned char *)ips;
+	in.sample.regs_abi = 2;
+	in.sample.regs_mask = (1ULL << 6) | (1ULL << 7) | (1ULL << 8);
+	in.sample.nr_regs = 3;
+	in.sample.regs = (const unsigned char *)regs;
+	in.sample.stack_size = sizeof(stack);
+	in.sample.stack = stack;
+	n = record_size(&in);
+	assert_int_equal(n, STROBE_SAMPLE_SIZE(2) + 5 * 8 + sizeof(struct strobe_ustack) + 3 * 8 + 16);
+	assert_int_equal(record_encode(&in, buf, sizeof(buf)), n);
+	assert_int_equal(record_encode(&in, buf, n - 1), 0);
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+	assert_int_equal(used, n);
+	assert_int_equal(out.sample.nr_ips, 5);
+	assert_memory_equal(out.sample.ips, ips, sizeof(ips));
+	assert_int_equal(out.sample.regs_abi, 2);
+	assert_int_equal(out.sample.nr_regs, 3);
+	assert_true(out.sample.regs_mask == in.sample.regs_mask);
+	assert_memory_equal(out.sample.regs, regs, sizeof(regs));
+	assert_int_equal(out.sample.stack_size, sizeof(stack));
+	assert_memory_equal(out.sample.stack, stack, sizeof(stack));
+	assert_memory_equal(out.sample.counters, in.sample.counters, 2 * 8);
+	for (size_t i = sizeof(stack); i < 16; i++)	/* the padding */
+		assert_int_equal(buf[n - 16 + i], 0);
+
+	/* a callchain alone, and one of no entry */
+	in.sample.flags &= ~STROBE_SAMPLE_USTACK;
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_int_equal(n, STROBE_SAMPLE_SIZE(2) + 5 * 8);
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+	assert_null(out.sample.regs);
+	in.sample.nr_ips = 0;
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+	assert_int_equal(out.sample.nr_ips, 0);
+
+	/* too many entries, registers that do not match their mask */
+	in.sample.nr_ips = STROBE_MAX_IPS + 1;
+	assert_int_equal(record_size(&in), 0);
+	in.sample.nr_ips = 5;
+	in.sample.flags |= STROBE_SAMPLE_USTACK;
+	in.sample.nr_regs = 2;
+	assert_int_equal(record_size(&in), 0);
+	in.sample.nr_regs = 3;
+	/* larger than a record may be */
+	in.sample.stack_size = RECORD_MAX_SIZE;
+	assert_int_equal(record_size(&in), 0);
+}
+
+/* Stack fields that lie about their sizes are refused, never read past. */
+static void test_stacks_malformed(void **state)
+{
+	uint64_t ips[2] = { (uint64_t)-512, 0x401000 };
+	uint64_t regs[1] = { 0x7ffc0000 };
+	unsigned char stack[8] = { 0 }, buf[512], bad[512];
+	struct record in = sample(1), out;
+	struct strobe_sample s;
+	struct strobe_ustack u;
+	size_t n, used, uoff = STROBE_SAMPLE_SIZE(1) + 2 * 8;
+
+	in.sample.flags |= STROBE_SAMPLE_CALLCHAIN | STROBE_SAMPLE_USTACK;
+	in.sample.nr_ips = 2;
+	in.sample.ips = (const unsigned char *)ips;
+	in.sample.regs_abi = 2;
+	in.sample.regs_mask = 1ULL << 7;
+	in.sample.nr_regs = 1;
+	in.sample.regs = (const unsigned char *)regs;
+	in.sample.stack_size = 8;
+	in.sample.stack = stack;
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_true(n > 0);
+
+	/* nr_ips past the record, or set without the flag */
+	memcpy(bad, buf, n);
+	memcpy(&s, bad, sizeof(s));
+	s.nr_ips = 60;
+	memcpy(bad, &s, sizeof(s));
+	assert_int_equal(record_decode(bad, n, &out, &used), RECORD_BAD);
+	memcpy(bad, buf, n);
+	memcpy(&s, bad, sizeof(s));
+	s.flags &= ~(STROBE_SAMPLE_CALLCHAIN | STROBE_SAMPLE_USTACK);
+	memcpy(bad, &s, sizeof(s));
+	assert_int_equal(record_decode(bad, n, &out, &used), RECORD_BAD);
+	/* a stack longer than the record, a mask of more registers */
+	memcpy(bad, buf, n);
+	memcpy(&u, bad + uoff, sizeof(u));
+	u.stack_size = 4096;
+	memcpy(bad + uoff, &u, sizeof(u));
+	assert_int_equal(record_decode(bad, n, &out, &used), RECORD_BAD);
+	memcpy(bad, buf, n);
+	memcpy(&u, bad + uoff, sizeof(u));
+	u.regs_mask = 3;
+	memcpy(bad + uoff, &u, sizeof(u));
+	assert_int_equal(record_decode(bad, n, &out, &used), RECORD_BAD);
+	/* no user state with a stack */
+	memcpy(bad, buf, n);
+	memcpy(&u, bad + uoff, sizeof(u));
+	u.abi = 0;
+	memcpy(bad + uoff, &u, sizeof(u));
+	assert_int_equal(record_decode(bad, n, &out, &used), RECORD_BAD);
+	/* the flag without the stack's header: the record ends too soon */
+	memcpy(bad, buf, n);
+	memcpy(&s, bad, sizeof(s));
+	s.hdr.size = uoff;
+	memcpy(bad, &s, sizeof(s));
+	assert_int_equal(record_decode(bad, uoff, &out, &used), RECORD_BAD);
+}
+
 static void test_lost_round_trip(void **state)
 {
 	struct record in, out;
@@ -248,6 +371,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sample_round_trip),
+		cmocka_unit_test(test_stacks_round_trip),
+		cmocka_unit_test(test_stacks_malformed),
 		cmocka_unit_test(test_lost_round_trip),
 		cmocka_unit_test(test_cpu_rec_round_trip),
 		cmocka_unit_test(test_unsched_round_trip),

@@ -134,8 +134,19 @@ static void feed(struct fixture *f, int i)
 		assert_int_equal(ingest_fork(f->in, 2, 1, 1, r.time_ns - 5, &e), 0);
 		assert_int_equal(ingest_comm(f->in, 1, 1, "second", 1, r.time_ns - 4, &e), 0);
 	}
-	if (ingest_record(f->in, &r, &e) < 0)
-		fail_msg("ingest_record: %s", e.msg);
+	{
+		/* a call stack (schema 14) for most: 3 callers of 6 shapes */
+		uint64_t ips[] = { (uint64_t)-512 /* PERF_CONTEXT_USER */, r.sample.ip,
+				   0x2001 + i % 6, 0x3001, 0x4001 + (i % 2) * 16 };
+
+		if (i % 7) {
+			r.sample.flags |= STROBE_SAMPLE_CALLCHAIN;
+			r.sample.nr_ips = 5;
+			r.sample.ips = (const unsigned char *)ips;
+		}
+		if (ingest_record(f->in, &r, &e) < 0)
+			fail_msg("ingest_record: %s", e.msg);
+	}
 	if (i % 97 == 5)
 		assert_int_equal(ingest_lost(f->in, cpu, r.time_ns, 3, "ring", &e), 0);
 	if (i % 211 == 7)
@@ -156,6 +167,10 @@ static void test_interrupted(void **state)
 		"SELECT cpu,samples,lost,lost_c0,lost_c1,lost_c2 FROM session_cpus ORDER BY cpu",
 		"SELECT samples,first_sample,last_sample,lost,throttled FROM sessions",
 		"SELECT count(*),sum(c0),sum(c1) FROM samples",
+		"SELECT stack_id,pid,comm_id,start_ns,samples,period,c0,c1,c2,c7 FROM stack_agg "
+		"ORDER BY 1,2,3,4",
+		"SELECT id,hash,nr,flags,hex(frames) FROM stacks ORDER BY id",
+		"SELECT count(stack_id),count(*) FROM samples",
 	};
 
 	fix_open(&a, "crashed.db", 2);
@@ -186,6 +201,7 @@ static void test_interrupted(void **state)
 	a.db = db_open(path_of("crashed.db"), DB_WRITE, &e);
 	assert_non_null(a.db);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM sample_agg"), 0);
+	assert_int_equal(db_int(a.db, "SELECT count(*) FROM stack_agg"), 0);
 	assert_int_equal(db_int(a.db, "SELECT count(*) FROM samples"), 1500);
 	assert_int_equal(recover_interrupted(a.db, 0, out, 4, &n, &e), 0);
 	assert_int_equal(n, 1);

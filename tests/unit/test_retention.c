@@ -86,13 +86,25 @@ static void add_session(struct db *db, int id, const char *state, int owner, int
 		 id, state, owner, (long long)end_wall_s * 1000000000LL, range, n, id,
 		 n, first, id, binary, n, id, state, id, id, id, id, id, id, id, id);
 	exec_ok(db, sql);
+	/* schema 14: a stack of two frames (its binary, then binary + 100),
+	 * its histogram row, an unwinding failure and a raw stack */
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO stacks VALUES(%d,1,0,2,4,"
+		 "X'%02x00000000000000' || zeroblob(8) || X'%02x00000000000000' || zeroblob(8));"
+		 "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,samples) "
+		 "VALUES(%d,1,1,0,5,3);"
+		 "INSERT INTO unwind_errors VALUES(%d,%d,'no CFI',2);"
+		 "INSERT INTO raw_stacks VALUES(%d,%d,zeroblob(40));",
+		 id, binary, binary + 100, id, id, binary, id, first);
+	exec_ok(db, sql);
 }
 
 static int64_t rows_of(struct db *db, int id)
 {
 	/* sample_blocks: a block is the unit retention_step counts */
 	static const char *const t[] = { "sample_blocks", "sample_agg", "processes", "lost", "markers",
-					 "session_cpus", "session_events", "session_probes" };
+					 "session_cpus", "session_events", "session_probes",
+					 "stacks", "stack_agg", "unwind_errors", "raw_stacks" };
 	char sql[128];
 	int64_t n = 0;
 
@@ -288,16 +300,19 @@ static void test_gc_binaries(void **state)
 
 	exec_ok(db, "INSERT INTO binaries(id,key,path,cached) VALUES"
 		"(1,'buildid:aa01','/a',1),(2,'buildid:bb02','/b',1),(3,'buildid:cc03','/c',1),"
-		"(4,'kernel:dd04','[kernel.kallsyms]',1),(5,'buildid:ee05','/e',1)");
+		"(4,'kernel:dd04','[kernel.kallsyms]',1),(5,'buildid:ee05','/e',1),"
+		"(101,'buildid:ff06','/f',1),(105,'buildid:ab07','/g',1)");
 	add_session(db, 1, "done", 0, 100, 20, 1, 1);		/* histogram: 1 */
 	add_session(db, 2, "aborted", 0, 100, 20, 21, 3);	/* samples only: 3 */
 	exec_ok(db, "UPDATE sessions SET kernel_binary_id=4 WHERE id=1");
 	add_session(db, 3, "done", 0, 100, 20, 41, 5);		/* 5, then removed */
 	exec_ok(db, "DELETE FROM samples WHERE session_id=3; DELETE FROM sample_agg WHERE session_id=3;"
-		"DELETE FROM sessions WHERE id=3");
+		"DELETE FROM stacks WHERE session_id=3; DELETE FROM sessions WHERE id=3");
 	assert_int_equal(retention_gc_binaries(db, &deleted, &e), 0);
-	assert_int_equal(deleted, 2);
-	assert_int_equal(db_int(db, "SELECT count(*) FROM binaries WHERE id IN (1,3,4)"), 3);
+	/* 2 and 5 go; 101, a caller's in session 1's stack only, stays; 105
+	 * was session 3's */
+	assert_int_equal(deleted, 3);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM binaries WHERE id IN (1,3,4,101)"), 4);
 	assert_int_equal(retention_gc_binaries(db, &deleted, &e), 0);
 	assert_int_equal(deleted, 0);
 	db_close(db);

@@ -128,13 +128,32 @@ static void test_modes(void **state)
 		assert_int_equal(sampleblk_decode(v2, 27, 1, out), 0);
 		assert_int_equal(out[0].v[SB_TIME_NS], 5);
 		assert_int_equal(out[0].v[SB_PERIOD], 1000);
-		assert_int_equal(out[0].null, ((1u << SB_PERIOD) - 1) & ~1u);
+		/* no stack_id in version 2: its column 18 is not SB_STACK */
+		assert_int_equal(out[0].null, (((1u << SB_PERIOD) - 1) & ~1u) | 1u << SB_STACK);
 		v2[26] = 1, v2[27] = 0;	/* column 18: mode 1, 0 bytes: skipped unread */
 		assert_int_equal(sampleblk_decode(v2, 28, 1, out), 0);
 		v2[27] = 1;		/* its length past the end */
 		assert_int_equal(sampleblk_decode(v2, 28, 1, out), -1);
 		v2[0] = 1, v2[2] = 17;	/* mode 3 is not version 1's */
 		assert_int_equal(sampleblk_decode(v2, 26, 1, out), -1);
+	}
+	{	/* version 3: 19 columns, stack_id 7 in mode 3; 18 are too few */
+		uint8_t v3[30] = { 3, 1, 19, 1, 1, 10 };
+
+		v3[22] = 3, v3[23] = 2, v3[24] = 0xd0, v3[25] = 0x0f;	/* period 1000 */
+		v3[26] = 3, v3[27] = 1, v3[28] = 14;			/* stack 7 */
+		assert_int_equal(sampleblk_decode(v3, 29, 1, out), 0);
+		assert_int_equal(out[0].v[SB_PERIOD], 1000);
+		assert_int_equal(out[0].v[SB_STACK], 7);
+		assert_int_equal(out[0].null, ((1u << SB_PERIOD) - 1) & ~1u);
+		v3[2] = 18;
+		assert_int_equal(sampleblk_decode(v3, 26, 1, out), -1);
+		/* the same bytes as version 2: column 18 skipped, stack NULL */
+		v3[0] = 2, v3[2] = 19;
+		assert_int_equal(sampleblk_decode(v3, 29, 1, out), 0);
+		assert_int_equal(out[0].v[SB_PERIOD], 1000);
+		assert_true(out[0].null & 1u << SB_STACK);
+		assert_int_equal(out[0].v[SB_STACK], 0);
 	}
 }
 
@@ -182,7 +201,7 @@ static void put(struct db *db, int64_t session, uint64_t t, int nr)
 	struct db_sample s = {
 		.session_id = session, .time_ns = t, .tsc = t * 3, .cpu = t % 2, .pid = 100 + t % 5,
 		.tid = 200, .comm_id = 1, .binary_id = 2, .offset = 0xffffffff81000000ULL + t,
-		.flags = 1, .nr = (uint8_t)nr,
+		.flags = 1, .nr = (uint8_t)nr, .stack_id = (int64_t)(t % 4),	/* 0: NULL */
 	};
 	struct error e;
 
@@ -226,6 +245,11 @@ static void test_vtab(void **state)
 			 "AND tsc = 3 * time_ns AND offset = -2130706432 + time_ns"), 10015);
 	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id=1"), 10005);
 	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id=2"), 10);
+	/* schema 14: stack_id, NULL when a sample has none */
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE stack_id IS NULL"),
+			 10015 / 4);
+	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE stack_id = time_ns % 4"),
+			 10015 - 10015 / 4);
 	assert_int_equal(raw_int(s, "SELECT count(*) FROM samples WHERE session_id=2 AND "
 			 "c0 IS NULL AND c1 IS NULL"), 10);
 	assert_int_equal(raw_int(s, "SELECT sum(c1) FROM samples WHERE session_id=1 AND c2 IS NULL"),
@@ -311,6 +335,13 @@ static void check_scan(struct db *db, const struct sample_scan_filter *f, const 
 		n++;
 		rows += row->rowid;
 		times += row->r->v[SB_TIME_NS];
+		if (!f->cols || (f->cols & 1u << SB_STACK)) {
+			/* put()'s stack: time % 4, NULL for 0 */
+			assert_int_equal(!!(row->r->null & 1u << SB_STACK),
+					 row->r->v[SB_TIME_NS] % 4 == 0);
+			if (row->r->v[SB_TIME_NS] % 4)
+				assert_int_equal(row->r->v[SB_STACK], row->r->v[SB_TIME_NS] % 4);
+		}
 		if (f->by_time) {
 			assert_true(row->r->v[SB_TIME_NS] >= prevt);
 			prevt = row->r->v[SB_TIME_NS];

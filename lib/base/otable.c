@@ -1,0 +1,156 @@
+/*
+ * otable.c - open-addressing hash table of fixed-size entries (see
+ * otable.h).
+ *
+ * A slot is an 8-byte word, the key's hash with bit 0 set (0: empty),
+ * followed by the entry: a probe reads one place in memory, and compares
+ * keys only when the hashes agree.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "otable.h"
+#include "util.h"
+
+void otable_init(struct otable *t, size_t size, size_t key_size, size_t min_cap)
+{
+	memset(t, 0, sizeof(*t));
+	t->size = size;
+	t->key_size = key_size;
+	t->stride = 8 + ((size + 7) & ~(size_t)7);
+	t->min_cap = 16;
+	while (t->min_cap < min_cap)
+		t->min_cap *= 2;
+}
+
+void otable_free(struct otable *t)
+{
+	free(t->ent);
+	t->ent = NULL;
+	t->cap = t->nr = 0;
+}
+
+/* A multiply-xorshift over the key's 8-byte words, bytewise for the rest:
+ * as cheap as the per-table hashes of ingest.c.  Not keyed: a caller whose
+ * keys an adversary picks hashes them first (ingest's stack keys are a
+ * secret-seeded hash). */
+static uint64_t key_hash(const unsigned char *k, size_t n)
+{
+	uint64_t h = 0x632BE59BD9B4E019ULL ^ n;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ k[i]) * 0x100000001B3ULL;
+	return (h ^ (h >> 32)) | 1;
+}
+
+static uint64_t *slot_at(const struct otable *t, size_t i)
+{
+	return (uint64_t *)(t->ent + i * t->stride);
+}
+
+/* The slot of key (hash h): its own, or the empty one where it goes. */
+static size_t slot_of(const struct otable *t, const void *key, uint64_t h)
+{
+	size_t i = (size_t)(h >> 1) & (t->cap - 1);
+
+	for (;; i = (i + 1) & (t->cap - 1)) {
+		uint64_t *s = slot_at(t, i);
+
+		if (!*s || (*s == h && !memcmp(s + 1, key, t->key_size)))
+			return i;
+	}
+}
+
+static void grow(struct otable *t, size_t cap)
+{
+	struct otable old = *t;
+
+	t->cap = cap;
+	t->ent = xcalloc(cap, t->stride);
+	for (size_t j = 0; j < old.cap; j++) {
+		uint64_t *s = slot_at(&old, j);
+
+		if (*s)
+			memcpy(slot_at(t, slot_of(t, s + 1, *s)), s, t->stride);
+	}
+	free(old.ent);
+}
+
+void *otable_find(const struct otable *t, const void *key)
+{
+	uint64_t h;
+	uint64_t *s;
+
+	if (!t->nr)
+		return NULL;
+	h = key_hash(key, t->key_size);
+	s = slot_at(t, slot_of(t, key, h));
+	return *s ? s + 1 : NULL;
+}
+
+void *otable_get(struct otable *t, const void *key, int *added)
+{
+	uint64_t h = key_hash(key, t->key_size);
+	uint64_t *s;
+
+	if ((t->nr + 1) * 2 > t->cap)
+		grow(t, t->cap ? t->cap * 2 : t->min_cap);
+	s = slot_at(t, slot_of(t, key, h));
+	*added = !*s;
+	if (*added) {
+		unsigned char *p = (unsigned char *)(s + 1);
+
+		*s = h;
+		memcpy(p, key, t->key_size);
+		memset(p + t->key_size, 0, t->size - t->key_size);
+		t->nr++;
+	}
+	return s + 1;
+}
+
+void otable_clear(struct otable *t)
+{
+	if (t->nr)
+		memset(t->ent, 0, t->cap * t->stride);
+	t->nr = 0;
+}
+
+void otable_filter(struct otable *t, int (*keep)(void *arg, const void *entry), void *arg)
+{
+	struct otable old = *t;
+
+	if (!t->nr)
+		return;
+	/* reinserted: probing chains stay unbroken */
+	t->ent = xcalloc(t->cap, t->stride);
+	t->nr = 0;
+	for (size_t j = 0; j < old.cap; j++) {
+		uint64_t *s = slot_at(&old, j);
+
+		if (!*s || !keep(arg, s + 1))
+			continue;
+		memcpy(slot_at(t, slot_of(t, s + 1, *s)), s, t->stride);
+		t->nr++;
+	}
+	free(old.ent);
+}
+
+void *otable_next(const struct otable *t, void *prev)
+{
+	size_t i = prev ? (size_t)((unsigned char *)prev - 8 - t->ent) / t->stride + 1 : 0;
+
+	if (!t->nr)
+		return NULL;
+	for (; i < t->cap; i++)
+		if (*slot_at(t, i))
+			return slot_at(t, i) + 1;
+	return NULL;
+}

@@ -1,0 +1,48 @@
+/*
+ * otable.h - an open-addressing hash table of fixed-size entries: the one
+ * behind ingest's in-memory sums (sample_agg, sample_time, stack_agg),
+ * its stack ids and its unwinding failure counts.
+ *
+ * An entry is a struct whose first key_size bytes are its key: compared
+ * byte for byte and hashed (not keyed: see otable.c), so a caller zeroes
+ * the key's padding
+ * (memset before filling the fields) or, better, lays the key out with
+ * none.  Linear probing in a power-of-two array at most half full; no
+ * removal but otable_clear() and otable_filter().  No allocation once the
+ * table has grown.
+ */
+#ifndef STROBE_OTABLE_H
+#define STROBE_OTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct otable {
+	unsigned char *ent;	/* cap slots of stride bytes: a hash word
+				 * (0: empty), then the entry (8-byte aligned) */
+	size_t size, key_size, stride;
+	size_t cap, nr;
+	size_t min_cap;		/* the first allocation, a power of two */
+};
+
+/* An empty table of entries of size bytes, keyed by their first key_size. */
+void otable_init(struct otable *t, size_t size, size_t key_size, size_t min_cap);
+void otable_free(struct otable *t);
+
+/* The entry whose key is key's (key points at a whole entry, or at least
+ * at key_size bytes); NULL if none. */
+void *otable_find(const struct otable *t, const void *key);
+/* The same, adding it when missing: a new entry is the key followed by
+ * zeroes, and *added is set (1: new, 0: there).  Pointers into the table
+ * are valid until the next otable_get(). */
+void *otable_get(struct otable *t, const void *key, int *added);
+
+/* Empty the table, keeping its memory. */
+void otable_clear(struct otable *t);
+/* Keep only the entries keep(arg, entry) returns nonzero for. */
+void otable_filter(struct otable *t, int (*keep)(void *arg, const void *entry), void *arg);
+
+/* for (void *p = NULL; (p = otable_next(t, p));): every entry. */
+void *otable_next(const struct otable *t, void *prev);
+
+#endif
