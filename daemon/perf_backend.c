@@ -20,6 +20,17 @@
  * TSC; the per-CPU perf events are then dummy events that only carry the
  * side-band, on the same CLOCK_MONOTONIC clock as the driver's time_ns.
  *
+ * Call stacks (cfg->call_graph, callgraph.h): fp adds PERF_SAMPLE_CALLCHAIN
+ * to the leader's samples, kernel and user, at most
+ * kernel.perf_event_max_stack frames (sample_max_stack); dwarf adds the
+ * user registers unwind_regs_mask() names and cfg->stack_bytes of user
+ * stack (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER) and keeps only the
+ * kernel part of the callchain (exclude_callchain_user, as perf does): the
+ * user part is unwound at ingest.  queue_sample() carries them in the
+ * strobe record (STROBE_SAMPLE_CALLCHAIN, STROBE_SAMPLE_USTACK), the stack
+ * copy cut to fit a record.  The driver records fp callchains itself
+ * (STROBE_CONFIG_CALLCHAIN); dwarf needs this backend.
+ *
  * Draining, in two steps that never wait for each other.  A thread of its
  * own (backend_start) only empties the rings: what each ring holds is
  * copied as one chunk of raw bytes into the spool (spool.h), and after each
@@ -72,12 +83,14 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include "backend.h"
+#include "callgraph.h"
 #include "log.h"
 #include "merge.h"
 #include "perfrec.h"
 #include "record.h"
 #include "spool.h"
 #include "strobe_dev.h"
+#include "unwind.h"
 
 /* Group read of the leader: nr, time enabled, time running, {value, id}... */
 #define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | \
@@ -173,6 +186,11 @@ struct backend {
 	uint64_t bad_chunks;		/* chunks cut short by a malformed record */
 	int cgroups;			/* samples carry PERF_SAMPLE_CGROUP, and
 					 * PERF_RECORD_CGROUP is asked for */
+	/* the leader's sample_type (less CGROUP once the kernel refused it),
+	 * and with dwarf its user register mask */
+	uint64_t sample_type;
+	uint64_t regs_mask;
+	uint16_t max_stack;		/* fp, dwarf: sample_max_stack */
 };
 
 static int perf_open(struct perf_event_attr *a, int cpu, int group)
@@ -287,6 +305,17 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		a.sample_type |= cfg->kind == BACKEND_PERF ? PERF_SAMPLE_CGROUP : 0;
 		a.cgroup = 1;
 	}
+	if (cfg->kind == BACKEND_PERF && cfg->call_graph) {
+		a.sample_type |= b->sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+						   PERF_SAMPLE_STACK_USER);
+		a.sample_max_stack = b->max_stack;
+		a.exclude_callchain_kernel = 0;
+		a.exclude_callchain_user = cfg->call_graph == CALLGRAPH_DWARF;
+		if (cfg->call_graph == CALLGRAPH_DWARF) {
+			a.sample_regs_user = b->regs_mask;
+			a.sample_stack_user = cfg->stack_bytes;
+		}
+	}
 	a.read_format = READ_FORMAT;
 	/*
 	 * Pinned: the group is on its CPU's PMU all the time or not at all,
@@ -328,9 +357,18 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		}
 		if (r->fd >= 0) {
 			b->cgroups = 0;
-			perfrec_format_init(&b->fmt, SAMPLE_TYPE, READ_FORMAT, 0);
+			b->sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
+			perfrec_format_init(&b->fmt, b->sample_type, READ_FORMAT, b->regs_mask);
 		}
 	}
+	if (r->fd < 0 && cfg->kind == BACKEND_PERF && cfg->call_graph)
+		return error_set(e, "cannot open sampling event '%s' with call stacks "
+				 "(--call-graph %s) on CPU %d: %s", cfg->sampler.name,
+				 cfg->call_graph == CALLGRAPH_DWARF ? "dwarf" : "fp", r->cpu,
+				 errno == EOVERFLOW ? "more frames asked than "
+				 "kernel.perf_event_max_stack allows" :
+				 errno == ENOSYS ? "this kernel cannot copy user stacks" :
+				 open_hint(errno));
 	if (r->fd < 0)
 		return error_set(e, "cannot open %s '%s' on CPU %d: %s",
 				 cfg->kind == BACKEND_DRIVER ? "side-band event" : "sampling event",
@@ -344,7 +382,10 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		c.size = sizeof(c);
 		c.disabled = 0;
 		c.read_format = READ_FORMAT;
-		c.sample_type = a.sample_type;
+		/* the trailer's fields; a member never samples, so no stacks */
+		c.sample_type = a.sample_type & ~(uint64_t)(PERF_SAMPLE_CALLCHAIN |
+							    PERF_SAMPLE_REGS_USER |
+							    PERF_SAMPLE_STACK_USER);
 		c.sample_id_all = 1;
 		c.use_clockid = 1;	/* a group shares one clock */
 		c.clockid = CLOCK_MONOTONIC;
@@ -430,7 +471,8 @@ static int dev_open(struct backend *b, struct error *e)
 		cpus[i] = b->rings[i].cpu;
 	b->dev = strobe_dev_open(cfg->device ? cfg->device : STROBE_DEV_PATH, &s,
 				 cfg->sampler.name, c, names, cfg->nr_events, cpus, b->nr,
-				 cfg->buffer_pages, 0, e);
+				 cfg->buffer_pages,
+				 cfg->call_graph == CALLGRAPH_FP ? STROBE_CONFIG_CALLCHAIN : 0, e);
 	free(cpus);
 	if (!b->dev)
 		return -1;
@@ -580,12 +622,64 @@ static int probes_open(struct backend *b, struct cpu_ring *r, struct error *e)
  */
 static unsigned ring_pages_default(const struct backend_config *cfg, long pg)
 {
-	uint64_t bytes = cfg->freq * (72 + 16 * (uint64_t)(cfg->nr_events + 1)) / 2;
+	/* a callchain of some 32 frames; dwarf's registers and stack copy */
+	uint64_t per = 72 + 16 * (uint64_t)(cfg->nr_events + 1) +
+		       (cfg->call_graph ? 8 * 32 : 0) +
+		       (cfg->call_graph == CALLGRAPH_DWARF ? 8 * 24 + cfg->stack_bytes : 0);
+	uint64_t bytes = cfg->freq * per / 2;
 	unsigned pages = 512;
 
 	while (pages < 2048 && (uint64_t)pages * pg < bytes)
 		pages *= 2;
 	return pages;
+}
+
+/* The frames a callchain may have: kernel.perf_event_max_stack, and what
+ * a strobe record holds (STROBE_MAX_IPS, less room for the context
+ * markers the kernel adds besides the frames). */
+static uint16_t max_stack(void)
+{
+	char *s = file_read_all("/proc/sys/kernel/perf_event_max_stack", NULL);
+	uint64_t v = 127;	/* the kernel's default */
+
+	if (s && (parse_u64(strtok(s, "\n"), &v) < 0 || !v))
+		v = 127;
+	free(s);
+	return MIN(v, STROBE_MAX_IPS - 16);
+}
+
+/* What cfg->call_graph adds to the leader's samples. */
+static int call_graph_setup(struct backend *b, struct error *e)
+{
+	const struct backend_config *cfg = &b->cfg;
+
+	switch (cfg->call_graph) {
+	case CALLGRAPH_NONE:
+		return 0;
+	case CALLGRAPH_FP:
+		break;
+	case CALLGRAPH_DWARF:
+		if (cfg->kind == BACKEND_DRIVER)
+			return error_set(e, "--call-graph dwarf needs the perf backend: strobed "
+					 "runs the driver backend (start it with --backend perf), "
+					 "or use -g (frame pointers)");
+		if (!cfg->stack_bytes || cfg->stack_bytes % 8 ||
+		    cfg->stack_bytes > CALLGRAPH_STACK_MAX)
+			return error_set(e, "--call-graph dwarf: bad stack size %u",
+					 cfg->stack_bytes);
+		b->regs_mask = unwind_regs_mask();
+		if (!b->regs_mask)
+			return error_set(e, "--call-graph dwarf is not supported on this "
+					 "architecture: use -g (frame pointers)");
+		b->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		break;
+	default:
+		return error_set(e, "internal error: call graph mode %d", cfg->call_graph);
+	}
+	if (cfg->kind == BACKEND_PERF)
+		b->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	b->max_stack = max_stack();
+	return 0;
 }
 
 struct backend *backend_open(const struct backend_config *cfg, struct error *e)
@@ -597,9 +691,10 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 
 	b->cfg = *cfg;
 	b->cgroups = 1;		/* until the kernel refuses them */
-	if (perfrec_format_init(&b->fmt, SAMPLE_TYPE | (cfg->kind == BACKEND_PERF ?
-							PERF_SAMPLE_CGROUP : 0),
-				READ_FORMAT, 0) < 0) {
+	b->sample_type = SAMPLE_TYPE | (cfg->kind == BACKEND_PERF ? PERF_SAMPLE_CGROUP : 0);
+	if (call_graph_setup(b, e) < 0)
+		goto fail;
+	if (perfrec_format_init(&b->fmt, b->sample_type, READ_FORMAT, b->regs_mask) < 0) {
 		error_set(e, "internal error: sample layout not decodable");
 		goto fail;
 	}
@@ -833,6 +928,39 @@ static void queue_unsched(struct cpu_ring *r, uint64_t now, uint64_t enabled,
 }
 
 /*
+ * A sample's callchain (the first STROBE_MAX_IPS entries; the kernel keeps
+ * to sample_max_stack, below it) and, with dwarf, its user registers and
+ * the valid part of its stack copy (dyn_size), into rec, pointing into
+ * the perf record.  The stack copy is cut to what fits a strobe record;
+ * the registers never are.
+ */
+static void sample_stacks(const struct backend *b, const struct perfrec_sample *s,
+			  struct record *rec)
+{
+	size_t base;
+
+	rec->sample.flags |= STROBE_SAMPLE_CALLCHAIN;
+	rec->sample.nr_ips = MIN(s->nr_ips, STROBE_MAX_IPS);
+	rec->sample.ips = s->ips;
+	if (!(b->sample_type & PERF_SAMPLE_REGS_USER))
+		return;
+	rec->sample.flags |= STROBE_SAMPLE_USTACK;
+	if (!s->regs || s->regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return;		/* no user state (a kernel thread): abi 0 */
+	rec->sample.regs_abi = s->regs_abi;
+	rec->sample.regs_mask = b->regs_mask;
+	rec->sample.nr_regs = __builtin_popcountll(b->regs_mask);
+	rec->sample.regs = s->regs;
+	base = record_size(rec);
+	if (!base || !s->stack || !s->stack_dyn_size)
+		return;
+	rec->sample.stack = s->stack;
+	rec->sample.stack_size = MIN(s->stack_dyn_size, (RECORD_MAX_SIZE - base) & ~(size_t)7);
+	if (!rec->sample.stack_size)
+		rec->sample.stack = NULL;
+}
+
+/*
  * The leader's PERF_RECORD_SAMPLE (len bytes at p) -> struct strobe_sample,
  * the counting events' values picked from the group read by their ids.
  */
@@ -841,6 +969,7 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 {
 	struct perfrec pr;
 	struct record rec;
+	size_t size;
 	void *dst;
 
 	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK ||
@@ -860,13 +989,16 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	perfrec_read_values(&b->fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
 			    rec.sample.counters);
 	queue_unsched(r, rec.time_ns, pr.sample.time_enabled, pr.sample.time_running);
+	if (b->sample_type & PERF_SAMPLE_CALLCHAIN)
+		sample_stacks(b, &pr.sample, &rec);
+	size = record_size(&rec);
+	if (!size)
+		return;		/* cannot happen: sample_stacks() made it fit */
 	/* the cgroup id after the record: deliver() reads it back */
-	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE,
-			       STROBE_SAMPLE_SIZE(b->cfg.nr_events) + (b->cgroups ? 8 : 0));
-	record_encode(&rec, dst, STROBE_SAMPLE_SIZE(b->cfg.nr_events));
+	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, size + (b->cgroups ? 8 : 0));
+	record_encode(&rec, dst, size);
 	if (b->cgroups)
-		memcpy((unsigned char *)dst + STROBE_SAMPLE_SIZE(b->cfg.nr_events),
-		       &pr.sample.cgroup, 8);
+		memcpy((unsigned char *)dst + size, &pr.sample.cgroup, 8);
 }
 
 /* The probe site whose uprobe on r has this sample id, or -1. */

@@ -298,10 +298,16 @@ static int elf_bias(int fd, const struct map *m, uint64_t *bias)
 	for (pass = 0; pass < 2 && ret; pass++)
 		for (i = 0; i < phnum && ret; i++) {
 			GElf_Phdr ph;
+			uint64_t align;
 
 			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
-			    (!(ph.p_flags & PF_X)) != pass ||
-			    m->pgoff < (ph.p_offset & ~(uint64_t)4095) ||
+			    (!(ph.p_flags & PF_X)) != pass)
+				continue;
+			/* the mapping starts at the page holding p_offset, with
+			 * pages of at most p_align bytes (64 KB on some arm64) */
+			align = ph.p_align >= 4096 && !(ph.p_align & (ph.p_align - 1)) ?
+				ph.p_align : 4096;
+			if (m->pgoff < (ph.p_offset & ~(align - 1)) ||
 			    ph.p_filesz > UINT64_MAX - ph.p_offset ||
 			    m->pgoff >= ph.p_offset + ph.p_filesz)
 				continue;

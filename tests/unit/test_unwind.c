@@ -2,12 +2,13 @@
  * test_unwind.c - dwarf unwinding (unwind.h) of this program's own stack:
  * its registers and a copy of its stack taken inside a known chain of
  * functions built without frame pointers (f3 called by f2 by f1), unwound
- * after the chain returned (only the copy and the files are used) with
+ * after the chain returned (only the copy and the files are used; also
+ * when taken in a child process that exited) with
  * maps read from /proc/self/maps; a frame in a library without CFI
  * (nocfi.c) stops the unwinding there with "no CFI" and no caller made up;
  * one whose CFI is in .debug_frame in a separate debug file (the same
  * source) is unwound through only when that file is given;
- * the depth limit; hostile inputs (a truncated stack, garbage and zero
+ * the depth limit; a stack through a signal handler's frame; hostile inputs (a truncated stack, garbage and zero
  * registers, maps without the IP, a binary that is no ELF, a wrong ABI or
  * register mask); maps that change rebuild the process's session; many
  * processes; and the cost per sample, printed (not asserted).
@@ -21,6 +22,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +188,26 @@ int g1(int (*mid)(int (*)(void *), void *), void *arg)
 
 	sink += r;
 	return r + 3;
+}
+
+/* A signal handler's stack: through the kernel's signal frame (libc's
+ * __restore_rt, a signal frame's CFI) to the interrupted function. */
+static struct capture *sig_capture;
+
+void on_signal(int sig);
+
+__attribute__((noinline, noclone)) void on_signal(int sig)
+{
+	f3(sig_capture);
+	sink += sig;
+}
+
+__attribute__((noinline, noclone)) int h1(void *arg)
+{
+	sig_capture = arg;
+	raise(SIGUSR1);
+	sink++;
+	return sink;
 }
 #endif
 
@@ -418,6 +442,97 @@ static void test_no_cfi(void **state)
 	assert_string_equal(paths[stop - 1], lib);
 	unwinder_free(u);
 	dlclose(h);
+	free(p.maps);
+	free(c);
+#else
+	skip_if_unbuilt();
+#endif
+}
+
+/* A stack taken in another process (a child, gone by then), unwound with
+ * only the copy and the files. */
+void test_other_process(void **state);
+
+void test_other_process(void **state)
+{
+#if HAVE_CAPTURE
+	struct capture *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct unwinder *u = new_unwinder(open_binary);
+	uint64_t ips[MAX_FRAMES];
+	size_t nr;
+	int64_t stop;
+	struct proc p;
+	enum unwind_result r;
+	pid_t child;
+	int status;
+
+	skip_if_unbuilt();
+	assert_true(c != MAP_FAILED);
+	read_maps(&p);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		f1(c);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && !WEXITSTATUS(status));
+	assert_true(c->stack_size > 0);
+	p.pid = (uint32_t)child;
+	r = unwind_capture(u, &p, c, ips, MAX_FRAMES, &nr, &stop);
+	print_frames("taken in a child that exited", r, ips, nr);
+	assert_int_equal(r, UNWIND_OK);
+	assert_true(nr >= 5);
+	assert_true(frame_in(ips, 0, (void *)f3));
+	assert_true(frame_in(ips, 1, (void *)f2));
+	assert_true(frame_in(ips, 2, (void *)f1));
+	assert_true(frame_in(ips, 3, (void *)test_other_process));
+	unwinder_free(u);
+	free(p.maps);
+	munmap(c, sizeof(*c));
+#else
+	skip_if_unbuilt();
+#endif
+}
+
+static void test_signal(void **state)
+{
+#if HAVE_CAPTURE
+	struct capture *c = xcalloc(1, sizeof(*c));
+	struct unwinder *u = new_unwinder(open_binary);
+	uint64_t ips[MAX_FRAMES];
+	size_t nr, i, at_handler = 0, at_h1 = 0, at_main = 0;
+	int64_t stop;
+	struct proc p;
+	enum unwind_result r;
+	struct sigaction sa, old;
+
+	skip_if_unbuilt();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	h1(c);
+	sigaction(SIGUSR1, &old, NULL);
+	read_maps(&p);
+	r = unwind_capture(u, &p, c, ips, MAX_FRAMES, &nr, &stop);
+	print_frames("in a signal handler", r, ips, nr);
+	assert_int_equal(r, UNWIND_OK);
+	assert_true(frame_in(ips, 0, (void *)f3));
+	assert_true(frame_in(ips, 1, (void *)on_signal));
+	for (i = 2; i < nr; i++) {
+		if (!at_h1 && frame_in(ips, i, (void *)h1))
+			at_h1 = i;
+		if (!at_main && frame_in(ips, i, (void *)main))
+			at_main = i;
+	}
+	at_handler = 1;
+	/* the trampoline and raise's frames between, then the interrupted
+	 * chain in order */
+	assert_true(at_h1 > at_handler + 1);
+	assert_true(at_main > at_h1);
+	unwinder_free(u);
 	free(p.maps);
 	free(c);
 #else
@@ -717,6 +832,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_other_process),
+		cmocka_unit_test(test_signal),
 		cmocka_unit_test(test_no_cfi),
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_hostile),
