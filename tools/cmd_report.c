@@ -17,10 +17,12 @@
 #include "cmd.h"
 #include "db.h"
 #include "output.h"
+#include "callgraph.h"
 #include "cgset.h"
 #include "procset.h"
 #include "report.h"
 #include "report_markers.h"
+#include "stacks.h"
 #include "filteropt.h"
 
 static const char usage_text[] =
@@ -57,10 +59,29 @@ static const char usage_text[] =
 	"--by cgroup: a row per cgroup (v2, its path from /sys/fs/cgroup: \"/a/b\"),\n"
 	"the cgroup of each process's latest sample; --cgroup PATH keeps the\n"
 	"processes of that cgroup, or with a trailing '/' (\"/a/\") of it and every\n"
-	"cgroup below it.  A process whose cgroup is not known is [unknown].\n";
+	"cgroup below it.  A process whose cgroup is not known is [unknown].\n"
+	"\n"
+	"Call stacks (sessions recorded with -g or --call-graph):\n"
+	"--children (with --by symbol, the default, or --by binary) adds inclusive\n"
+	"figures, as 'perf report --children': columns binary, build_id, symbol,\n"
+	"self_samples, total_samples, self_percent, total_percent, then for each\n"
+	"counting event EV_self and EV_total.  A function's total is every sample\n"
+	"whose stack holds it, counted once however often it recurses; its self\n"
+	"is the samples taken in it.  Rows are sorted by total.\n"
+	"--callers SYMBOL prints the call tree from SYMBOL towards the callers\n"
+	"(who called it, and who called them), --callees SYMBOL the tree from\n"
+	"SYMBOL towards what it called, each node with the samples (and counter\n"
+	"increases) of the stacks through it and their percent of all samples.\n"
+	"Text shows an indented tree; CSV the columns depth, path (the functions\n"
+	"from SYMBOL to the node, joined by ';'), symbol, binary, build_id,\n"
+	"samples, percent and one per counting event; JSON nested children.\n"
+	"Samples recorded without a stack are left out of these (a header line\n"
+	"says how many).  They read the stacks histogram, so they cost the number\n"
+	"of distinct stacks, except with --from/--to, which read the samples.\n";
 
 enum {
 	OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS, OPT_INLINE,
+	OPT_CHILDREN, OPT_CALLERS, OPT_CALLEES,
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +91,9 @@ static const struct option long_opts[] = {
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
 	{ "markers",	no_argument,	   NULL, OPT_MARKERS },
+	{ "children",	no_argument,	   NULL, OPT_CHILDREN },
+	{ "callers",	required_argument, NULL, OPT_CALLERS },
+	{ "callees",	required_argument, NULL, OPT_CALLEES },
 	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -339,6 +363,73 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			(double)(u.first_ns[1] - s->start_ns) / 1e9, u.ns[1] / 1e9);
 }
 
+/* What the call stacks leave out, as header lines (text) or notes. */
+static void print_stack_header(const struct stack_set *set, FILE *f, const char *prefix)
+{
+	uint64_t all = set->samples + set->no_stack;
+
+	if (!strcmp(prefix, "# "))
+		fprintf(f, "# call stacks (%s): %" PRIu64 " samples with a stack\n",
+			set->call_graph, set->samples);
+	if (set->no_stack)
+		fprintf(f, "%s%s%" PRIu64 " samples (%.2f%%) have no call stack and are "
+			"left out\n", prefix, strcmp(prefix, "# ") ? "note: " : "",
+			set->no_stack, 100.0 * set->no_stack / all);
+	if (set->incomplete)
+		fprintf(f, "%s%s%" PRIu64 " samples (%.2f%%) have an incomplete stack "
+			"(unwinding stopped before the outermost frame): their callers are "
+			"missing\n", prefix, strcmp(prefix, "# ") ? "note: " : "",
+			set->incomplete, set->samples ? 100.0 * set->incomplete / set->samples : 0);
+}
+
+/* --children, --callers and --callees: reports of the call stacks. */
+static int report_stacks(struct db *db, const struct report_opts *o, enum output_format fmt,
+			 int children, const char *symbol, enum callgraph_dir dir)
+{
+	struct report_summary *sum = xcalloc(1, sizeof(*sum));
+	struct calltree *tree = NULL;
+	struct stack_set *set;
+	struct table *t = NULL;
+	struct error err = { "" };
+	int i, ret = 1, wr;
+
+	set = stacks_load(db, o, &err);
+	if (!set || callgraph_summary(db, set, sum, &err) < 0)
+		goto fail;
+	if (children)
+		t = callgraph_children(db, set, o, sum, &err);
+	else if ((tree = calltree_build(set, symbol, dir, &err)) && fmt != OUTPUT_JSON)
+		t = calltree_table(tree, fmt);
+	if (!t && !tree)
+		goto fail;
+	if (fmt == OUTPUT_TEXT) {
+		print_header(o, sum, stdout);
+		print_stack_header(set, stdout, "# ");
+		print_warnings(db, &sum->session, stdout, "# ");
+		for (i = 0; i < sum->nr_notes; i++)
+			printf("# note: %s\n", sum->notes[i]);
+	} else {
+		print_stack_header(set, stderr, "strobe report: ");
+		print_warnings(db, &sum->session, stderr, "strobe report: ");
+		for (i = 0; i < sum->nr_notes; i++)
+			fprintf(stderr, "strobe report: note: %s\n", sum->notes[i]);
+	}
+	wr = t ? table_write(t, fmt, stdout) : calltree_write_json(tree, stdout);
+	if (wr < 0 || fflush(stdout) == EOF || ferror(stdout))
+		fprintf(stderr, "strobe report: writing the report: %s\n", strerror(errno));
+	else
+		ret = 0;
+	goto out;
+fail:
+	fprintf(stderr, "strobe report: %s\n", err.msg);
+out:
+	table_free(t);
+	calltree_free(tree);
+	stacks_free(set);
+	free(sum);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .session = 0, .by = REPORT_BY_SYMBOL, .pid = -1,
@@ -351,7 +442,9 @@ int cmd_report(int argc, char **argv)
 	struct db *db;
 	uint64_t v;
 	char optbuf[256];
-	int c, i, ret = 0, markers = 0, by_given = 0;
+	int c, i, ret = 0, markers = 0, by_given = 0, children = 0;
+	const char *tree_sym = NULL;
+	enum callgraph_dir dir = CALLGRAPH_CALLERS;
 
 	opterr = 0;
 	optind = 0;
@@ -374,6 +467,21 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_MARKERS:
 			markers = 1;
+			break;
+		case OPT_CHILDREN:
+			children = 1;
+			break;
+		case OPT_CALLERS:
+		case OPT_CALLEES:
+			if (!*optarg)
+				return cmd_usage_error("report", "%s needs a function name, as 'strobe "
+						   "report --by symbol' shows it", c == OPT_CALLERS ?
+						   "--callers" : "--callees");
+			if (tree_sym)
+				return cmd_usage_error("report", "give one of --callers and --callees, "
+						   "once");
+			tree_sym = optarg;
+			dir = c == OPT_CALLERS ? CALLGRAPH_CALLERS : CALLGRAPH_CALLEES;
 			break;
 		case OPT_FORMAT:
 			if (output_parse_format(optarg, &fmt) < 0)
@@ -410,6 +518,21 @@ int cmd_report(int argc, char **argv)
 			o.cgroup))
 		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
 				   "--binary, --cgroup, --kernel, --user and --inline do not apply");
+	if (markers && (children || tree_sym))
+		return cmd_usage_error("report", "--markers lists markers, not samples: --children, "
+				   "--callers and --callees do not apply");
+	if (children && tree_sym)
+		return cmd_usage_error("report", "--children is a table, --callers and --callees "
+				   "trees: give one of them");
+	if (children && (o.by == REPORT_BY_LINE || o.by == REPORT_BY_CGROUP))
+		return cmd_usage_error("report", "--children sums functions or binaries: give "
+				   "--by symbol or --by binary");
+	if (tree_sym && by_given)
+		return cmd_usage_error("report", "--callers and --callees are trees of functions: "
+				   "--by does not apply");
+	if ((children || tree_sym) && o.inline_chain)
+		return cmd_usage_error("report", "--inline does not apply to call stacks: give "
+				   "--children, --callers or --callees without it");
 	if (o.inline_chain && (o.by == REPORT_BY_BINARY || o.by == REPORT_BY_CGROUP))
 		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
 				   "and lines: give --by symbol or --by line");
@@ -429,6 +552,11 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "strobe report: writing the markers: %s\n", strerror(errno));
 			ret = 1;
 		}
+		db_close(db);
+		return ret;
+	}
+	if (children || tree_sym) {
+		ret = report_stacks(db, &o, fmt, children, tree_sym, dir);
 		db_close(db);
 		return ret;
 	}

@@ -37,6 +37,7 @@
 #include <strings.h>
 #include "cgset.h"
 #include "procset.h"
+#include "qfilter.h"
 #include "report.h"
 #include "resolve.h"
 
@@ -253,12 +254,7 @@ struct report {
 	struct groupmap groups;
 	int dropped_notes;
 	int period_unknown;		/* a sample without its period was read */
-	struct procset procs;		/* with --pid: the processes of that pid */
-	int split;			/* --pid P, P several processes: a row each */
-	int64_t sel;			/* --pid P@T: the start of the one chosen */
-	int cg;				/* --cgroup or --by cgroup: cgs loaded */
-	struct cgset cgs;
-	struct procset all;		/* and, for raw samples, every process */
+	struct qfilter qf;		/* the filters (qfilter.h) */
 };
 
 static void note_add(struct report *r, const char *fmt, ...)
@@ -282,70 +278,6 @@ static void note_add(struct report *r, const char *fmt, ...)
 static int sql_fail(struct report *r, struct error *e, const char *what)
 {
 	return db_sql_error(r->db, e, what);
-}
-
-static const char *path_base(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
-/*
- * Binaries matching --binary: ids appended to sql as "AND binary_id IN
- * (...)".  Returns the number of matches, or -1.
- */
-static int binary_filter_sql(struct report *r, struct sbuf *sql, struct error *e)
-{
-	const char *want = r->o->binary;
-	sqlite3_stmt *st;
-	int rc, n = 0;
-
-	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT id,key,path FROM binaries",
-			       -1, &st, NULL))
-		return sql_fail(r, e, "reading binaries");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *key = (const char *)sqlite3_column_text(st, 1);
-		const char *path = (const char *)sqlite3_column_text(st, 2);
-		int match;
-
-		key = key ? key : "";
-		path = path ? path : "";
-		match = !strcmp(path, want) || !strcmp(path_base(path), want) ||
-			!strcmp(key, want) ||
-			(!strncmp(key, "kernel:", 7) && !strcmp(want, "[kernel.kallsyms]"));
-		if (!match)
-			continue;
-		sbuf_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
-			(long long)sqlite3_column_int64(st, 0));
-		n++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_fail(r, e, "reading binaries");
-	if (n)
-		sbuf_addf(sql, ")");
-	return n;
-}
-
-/* comms.id of name: the id, 0 if the name was never seen, -1 on error. */
-static int64_t comm_lookup(struct report *r, const char *name, struct error *e)
-{
-	sqlite3_stmt *st;
-	int64_t id = 0;
-	int rc;
-
-	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT id FROM comms WHERE name=?1",
-			       -1, &st, NULL))
-		return sql_fail(r, e, "reading comms");
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sql_fail(r, e, "reading comms");
-	return id;
 }
 
 /* Perf maps and jitdumps of JIT code that were refused (jit_maps.problem,
@@ -404,76 +336,9 @@ static int jit_notes(struct report *r, struct error *e)
 	return 0;
 }
 
-/*
- * --pid P: the processes that had pid P.  Several (the kernel reused it):
- * each gets rows of its own (column process, "P@START"), or with P@T only
- * the one that had it at T; a note lists them.
- */
-static int pid_processes(struct report *r, struct error *e)
+static void qf_note(void *ctx, const char *msg)
 {
-	const struct report_opts *o = r->o;
-	const struct db_session *s = &r->sum->session;
-	char when[200] = "";
-	size_t n = 0, nr;
-
-	if (procset_load(r->db, s, o->pid, &r->procs, e) < 0)
-		return -1;
-	nr = r->procs.n;
-	if (o->has_pid_at) {
-		if (!nr)
-			return error_set(e, "--pid %lld@%.9g: no process with pid %lld is "
-					 "recorded in session %lld: give --pid %lld", (long long)o->pid,
-					 o->pid_at_ns / 1e9, (long long)o->pid, (long long)s->id,
-					 (long long)o->pid);
-		r->sel = procset_at(&r->procs, o->pid,
-				    s->start_ns + o->pid_at_ns + o->pid_at_slack_ns);
-	}
-	if (nr < 2)
-		return 0;
-	for (size_t i = 0; i < nr && n < sizeof(when); i++) {
-		char l[64];
-
-		if (i == 4) {
-			snprintf(when + n, sizeof(when) - n, ", ...");
-			break;
-		}
-		procset_label(&r->procs, o->pid, r->procs.v[i].start_ns, l, sizeof(l));
-		n += snprintf(when + n, sizeof(when) - n, "%s%s", i ? ", " : "", l);
-	}
-	if (o->has_pid_at) {
-		char l[64];
-
-		procset_label(&r->procs, o->pid, r->sel, l, sizeof(l));
-		note_add(r, "pid %lld was %zu processes in this session (%s): this report is "
-			 "of %s only", (long long)o->pid, nr, when, l);
-	} else {
-		r->split = 1;
-		note_add(r, "pid %lld was %zu processes in this session (%s, as PID@START "
-			 "seconds): rows are per process (column process); --pid PID@START "
-			 "selects one", (long long)o->pid, nr, when);
-	}
-	return 0;
-}
-
-/* What the cgroups of this session are worth (cgset.h, schema 13). */
-static void cgroup_notes(struct report *r)
-{
-	const struct cgset *cs = &r->cgs;
-
-	if (!cs->source[0])
-		note_add(r, "no cgroups were recorded in session %lld (recorded before cgroups "
-			 "were): every process is %s", (long long)r->sum->session.id,
-			 CGSET_UNKNOWN);
-	else if (!strcmp(cs->source, "none"))
-		note_add(r, "no cgroups were recorded in session %lld: no cgroup v2 "
-			 "hierarchy was mounted", (long long)r->sum->session.id);
-	else if (!strcmp(cs->source, "proc"))
-		note_add(r, "cgroups read from /proc/PID/cgroup at each process's first sample "
-			 "(the driver backend, or a kernel without PERF_SAMPLE_CGROUP, Linux "
-			 "5.7): a process that moved later counts in its first cgroup");
-	if (cs->moved)
-		note_add(r, "%lld processes changed cgroup during the session: all their samples "
-			 "count in their latest cgroup", (long long)cs->moved);
+	note_add(ctx, "%s", msg);
 }
 
 static int gather(struct report *r, struct error *e)
@@ -481,8 +346,8 @@ static int gather(struct report *r, struct error *e)
 	const struct report_opts *o = r->o;
 	const struct db_session *s = &r->sum->session;
 	int raw = o->has_from || o->has_to || !db_session_complete(s);
+	struct qfilter *qf = &r->qf;
 	struct sbuf sql = { 0 };
-	int64_t comm_id = 0;
 	sqlite3_stmt *st;
 	int i, rc, base;
 
@@ -512,45 +377,12 @@ static int gather(struct report *r, struct error *e)
 			sbuf_addf(&sql, ",c%d", i);
 		sbuf_addf(&sql, ",pid,start_ns FROM sample_agg WHERE session_id=?1");
 	}
-	if (o->pid >= 0) {
-		sbuf_addf(&sql, " AND pid=?6");
-		if (pid_processes(r, e) < 0)
-			goto fail;
-	}
-	if (o->comm) {
-		comm_id = comm_lookup(r, o->comm, e);
-		if (comm_id < 0)
-			goto fail;
-		if (!comm_id) {
-			note_add(r, "no process named '%s' was ever seen in this database",
-				 o->comm);
-			goto out;
-		}
-		sbuf_addf(&sql, " AND comm_id=?7");
-	}
-	if (o->mode == REPORT_KERNEL)
-		sbuf_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_KERNEL);
-	else if (o->mode == REPORT_USER)
-		sbuf_addf(&sql, " AND (flags & %u) != 0", STROBE_SAMPLE_USER);
-	if (o->binary) {
-		int n = binary_filter_sql(r, &sql, e);
-
-		if (n < 0)
-			goto fail;
-		if (!n) {
-			note_add(r, "no binary in the database has path or name '%s'",
-				 o->binary);
-			goto out;
-		}
-	}
-
-	if (o->cgroup || o->by == REPORT_BY_CGROUP) {
-		if (cgset_load(r->db, s->id, &r->cgs, e) < 0 ||
-		    (raw && procset_load(r->db, s, PROCSET_ALL, &r->all, e) < 0))
-			goto fail;
-		r->cg = 1;
-		cgroup_notes(r);
-	}
+	if (qfilter_init(qf, r->db, o, s, raw, o->by == REPORT_BY_CGROUP ? QFILTER_CGROUPS : 0,
+			 qf_note, r, e) < 0)
+		goto fail;
+	if (qf->none)
+		goto out;
+	qfilter_sql(qf, &sql, QFILTER_SQL_ALL);
 
 	if (sqlite3_prepare_v2(db_sqlite(r->db), sql.s, -1, &st, NULL)) {
 		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
@@ -561,40 +393,20 @@ static int gather(struct report *r, struct error *e)
 	sqlite3_bind_int64(st, 3, s->last_sample);
 	sqlite3_bind_int64(st, 4, s->start_ns + o->from_ns);
 	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
-	sqlite3_bind_int64(st, 6, o->pid);
-	sqlite3_bind_int64(st, 7, comm_id);
 	base = 5;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
-		int64_t bin = sqlite3_column_int64(st, 0), proc = 0;
-		size_t cg = 0;
+		int64_t bin = sqlite3_column_int64(st, 0), proc;
+		int64_t pid = sqlite3_column_int64(st, base + r->nev);
+		size_t cg;
 		struct loc *l;
 
-		if (r->cg) {
-			/* the row's process's cgroup: by its start, or by time */
-			int64_t pid = sqlite3_column_int64(st, base + r->nev);
-			int64_t x = sqlite3_column_int64(st, base + r->nev + 1);
-
-			cg = cgset_lookup(&r->cgs, pid, raw ? procset_at(&r->all, pid, x) : x);
-			if (o->cgroup && !cgset_match(o->cgroup, r->cgs.names[cg]))
-				continue;
-		}
-
-		if (o->pid >= 0 && r->procs.n > 1) {
-			/* the row's process: the histogram's key, or by time */
-			proc = sqlite3_column_int64(st, base + r->nev + 1);
-			if (raw)
-				proc = procset_at(&r->procs, o->pid, proc);
-			else if (proc && r->procs.n && !procset_has(&r->procs, o->pid, proc))
-				proc = 0;	/* not a process of the session's */
-			if (o->has_pid_at && proc != r->sel)
-				continue;
-		}
+		if (!qfilter_row(qf, pid, sqlite3_column_int64(st, base + r->nev + 1), &proc, &cg))
+			continue;
 		l = locmap_get(&r->locs, bin, (uint64_t)sqlite3_column_int64(st, 1),
 			       (uint32_t)sqlite3_column_int64(st, 2) & STROBE_SAMPLE_MODE_MASK,
-			       resolver_by_pid(r->res, bin) ?
-			       (uint32_t)sqlite3_column_int64(st, base + r->nev) : 0,
-			       o->by == REPORT_BY_CGROUP ? (int64_t)cg + 1 : r->split ? proc : 0);
+			       resolver_by_pid(r->res, bin) ? (uint32_t)pid : 0,
+			       o->by == REPORT_BY_CGROUP ? (int64_t)cg + 1 : qf->split ? proc : 0);
 
 		l->samples += n;
 		r->sum->samples += n;
@@ -622,25 +434,27 @@ fail:
 	return -1;
 }
 
-static int unattributed(struct report *r, struct error *e)
+int report_unattributed(struct db *db, const struct db_session *s, uint64_t *out,
+			struct error *e)
 {
+	int nev = MIN(s->nr_events, STROBE_MAX_COUNTERS);
 	sqlite3_stmt *st;
 	int rc, i;
 
 	/* after the CPU's last sample, and over lost intervals (schema 7) */
-	if (sqlite3_prepare_v2(db_sqlite(r->db), "SELECT "
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT "
 			       "tail_c0+coalesce(lost_c0,0),tail_c1+coalesce(lost_c1,0),"
 			       "tail_c2+coalesce(lost_c2,0),tail_c3+coalesce(lost_c3,0),"
 			       "tail_c4+coalesce(lost_c4,0),tail_c5+coalesce(lost_c5,0),"
 			       "tail_c6+coalesce(lost_c6,0),tail_c7+coalesce(lost_c7,0) "
 			       "FROM session_cpus WHERE session_id=?1", -1, &st, NULL))
-		return sql_fail(r, e, "reading session_cpus");
-	sqlite3_bind_int64(st, 1, r->sum->session.id);
+		return db_sql_error(db, e, "reading session_cpus");
+	sqlite3_bind_int64(st, 1, s->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		for (i = 0; i < r->nev; i++)
-			r->sum->unattributed[i] += (uint64_t)sqlite3_column_int64(st, i);
+		for (i = 0; i < nev; i++)
+			out[i] += (uint64_t)sqlite3_column_int64(st, i);
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_fail(r, e, "reading session_cpus");
+	return rc == SQLITE_DONE ? 0 : db_sql_error(db, e, "reading session_cpus");
 }
 
 static int loc_cmp(const void *pa, const void *pb)
@@ -740,7 +554,7 @@ static void name_and_group(struct report *r)
 		b = &r->bins[l->bin];
 		b->samples += l->samples;
 		if (by == REPORT_BY_CGROUP)	/* proc: its cgroup + 1 */
-			g = groupmap_get(&r->groups, 0, l->proc, r->cgs.names[l->proc - 1],
+			g = groupmap_get(&r->groups, 0, l->proc, r->qf.cgs.names[l->proc - 1],
 					 NULL, NULL, NULL);
 		else
 		g = groupmap_get(&r->groups, l->bin, l->proc, b->display,
@@ -936,10 +750,10 @@ static void meta_int(struct table *t, const char *key, int64_t v)
 	table_add_meta(t, key, buf, 1);
 }
 
-static void add_meta(struct report *r, struct table *t)
+void report_add_meta(struct table *t, const struct report_opts *o,
+		     const struct report_summary *sum)
 {
-	const struct report_opts *o = r->o;
-	const struct db_session *s = &r->sum->session;
+	const struct db_session *s = &sum->session;
 	struct sbuf f = { 0 }, ev = { 0 };
 	char buf[64];
 	int64_t dur = s->duration_ns > 0 ? s->duration_ns :
@@ -959,12 +773,12 @@ static void add_meta(struct report *r, struct table *t)
 		sbuf_addf(&ev, "%s%s", i ? "," : "", s->events[i].name);
 	table_add_meta(t, "events", ev.s ? ev.s : "", 0);
 	meta_int(t, "session_samples", s->samples);
-	meta_int(t, "samples", (int64_t)r->sum->samples);
-	table_add_meta(t, "percent_of", r->sum->weighted ? "period" : "samples", 0);
-	if (r->sum->weighted)
-		meta_int(t, "period", (int64_t)r->sum->weight);
+	meta_int(t, "samples", (int64_t)sum->samples);
+	table_add_meta(t, "percent_of", sum->weighted ? "period" : "samples", 0);
+	if (sum->weighted)
+		meta_int(t, "period", (int64_t)sum->weight);
 	meta_int(t, "lost", s->lost);
-	meta_int(t, "unresolved", (int64_t)r->sum->unresolved);
+	meta_int(t, "unresolved", (int64_t)sum->unresolved);
 	if (dur >= 0) {		/* left out while a session runs */
 		snprintf(buf, sizeof(buf), "%.3f", dur / 1e9);
 		table_add_meta(t, "duration_s", buf, 1);
@@ -1008,7 +822,7 @@ static struct table *table_make(struct report *r)
 	size_t i, nshow = r->groups.n;
 	int k;
 
-	if (r->split && !by_cg)
+	if (r->qf.split && !by_cg)
 		c_proc = table_add_col(t, "process", COL_STR);
 	c_bin = table_add_col(t, by_cg ? "cgroup" : "binary", COL_STR);
 	c_bid = by_cg ? -1 : table_add_col(t, "build_id", COL_STR);
@@ -1031,7 +845,7 @@ static struct table *table_make(struct report *r)
 	}
 	if (r->o->inline_chain)	/* last: the other columns keep their places */
 		c_inl = table_add_col(t, "inline", COL_STR);
-	add_meta(r, t);
+	report_add_meta(t, r->o, r->sum);
 
 	if (r->groups.n)
 		qsort(r->groups.v, r->groups.n, sizeof(*r->groups.v), group_cmp);
@@ -1045,7 +859,7 @@ static struct table *table_make(struct report *r)
 		if (c_proc >= 0) {
 			char l[64];
 
-			procset_label(&r->procs, r->o->pid, g->proc, l, sizeof(l));
+			procset_label(&r->qf.procs, r->o->pid, g->proc, l, sizeof(l));
 			table_set_str(t, row, c_proc, l);
 		}
 		table_set_str(t, row, c_bin, g->binary);
@@ -1112,7 +926,7 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			 "with its last stored batch, and its totals were rebuilt from the "
 			 "stored samples", (long long)sum->session.id);
 
-	if (gather(&r, e) < 0 || unattributed(&r, e) < 0 || jit_notes(&r, e) < 0)
+	if (gather(&r, e) < 0 || report_unattributed(db, &sum->session, sum->unattributed, e) < 0 || jit_notes(&r, e) < 0)
 		goto out;
 	name_and_group(&r);
 	t = table_make(&r);
@@ -1124,9 +938,7 @@ out:
 	free(r.bins);
 	groupmap_free(&r.groups);
 	locmap_free(&r.locs);
-	procset_free(&r.procs);
-	procset_free(&r.all);
-	cgset_free(&r.cgs);
+	qfilter_free(&r.qf);
 	resolver_free(r.res);
 	return t;
 }

@@ -75,6 +75,17 @@ struct report_summary {
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);
 
+/* The report's meta data (JSON "meta": session, its figures, the
+ * filters), as report_build() adds it; for other reports of samples
+ * (callgraph.h) that have the same summary. */
+void report_add_meta(struct table *t, const struct report_opts *o,
+		     const struct report_summary *sum);
+
+/* Add to out[0..s->nr_events) the counter increases of session s that
+ * no sample got: after each CPU's last sample, and over lost intervals. */
+int report_unattributed(struct db *db, const struct db_session *s, uint64_t *out,
+			struct error *e);
+
 /*
  * When the session's sampling groups were enabled but not counting (table
  * unscheduled, schema 8): [0] multiplexed with other events, [1] not

@@ -12,8 +12,12 @@
  * fall in, so that frames of one function compare equal by their sym.
  *
  * Filters apply to the samples, as in report.h (a --binary filter keeps
- * the samples whose own location, frame 0, is in that binary).  Samples
- * recorded without a stack are counted in no_stack and not in the set.
+ * the samples whose own location, frame 0, is in that binary; --kernel
+ * and --user those whose frame 0 is, or is not, in the kernel).  They are
+ * the ones of report.c (qfilter.h).  Samples recorded without a stack are
+ * counted in no_stack and not in the set.  An entry's locs are in the
+ * order of the stored frames; entries of one stack share them (unless the
+ * stack has JIT code named per process).
  */
 #ifndef STROBE_STACKS_H
 #define STROBE_STACKS_H
@@ -37,6 +41,9 @@ struct stack_loc {
 	int64_t binary_id;
 	uint64_t offset;	/* as stored: return addresses less one */
 	uint32_t sym;		/* index in stack_set.syms */
+	uint32_t pid;		/* 0, or the process of JIT code named from its
+				 * perf map (resolver_by_pid(), resolve.h): such
+				 * locations are kept apart by pid */
 };
 
 #define STACK_INCOMPLETE	1u	/* stacks.flags bit 0 (schema 014) */
@@ -71,6 +78,10 @@ struct stack_set {
 	uint64_t no_stack;		/* samples that passed the filters with no stack */
 	uint64_t incomplete;		/* samples whose stack is STACK_INCOMPLETE */
 	char call_graph[32];		/* sessions.call_graph, "" when none */
+	char notes[8][256];		/* problems to show, as report_summary's:
+					 * binaries that could not be named, stacks
+					 * missing, pids that were several processes */
+	int nr_notes;
 };
 
 /* The stacks of o->session (0: the latest) that pass o's filters (o->by,
