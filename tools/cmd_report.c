@@ -17,7 +17,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "output.h"
-#include "callgraph.h"
+#include "stackreport.h"
 #include "cgset.h"
 #include "procset.h"
 #include "report.h"

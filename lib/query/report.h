@@ -77,7 +77,7 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 
 /* The report's meta data (JSON "meta": session, its figures, the
  * filters), as report_build() adds it; for other reports of samples
- * (callgraph.h) that have the same summary. */
+ * (stackreport.h) that have the same summary. */
 void report_add_meta(struct table *t, const struct report_opts *o,
 		     const struct report_summary *sum);
 

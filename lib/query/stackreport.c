@@ -1,6 +1,6 @@
 /*
- * callgraph.c - inclusive reports and call trees of call stacks (see
- * callgraph.h).
+ * stackreport.c - inclusive reports and call trees of call stacks (see
+ * stackreport.h).
  *
  * Both walk the set's entries (one per distinct stack, process and comm,
  * stacks.h), so their cost is the number of distinct stacks times their
@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "callgraph.h"
+#include "stackreport.h"
 #include "procset.h"
 
 int callgraph_summary(struct db *db, const struct stack_set *set, struct report_summary *sum,

@@ -1,5 +1,5 @@
 /*
- * callgraph.h - reports of call stacks (stacks.h): inclusive figures per
+ * stackreport.h - reports of call stacks (stacks.h): inclusive figures per
  * function ('strobe report --children') and the call trees around one
  * function ('strobe report --callers SYMBOL', '--callees SYMBOL').
  *
@@ -11,8 +11,8 @@
  * hold it.  Percentages are of all the samples in the set (of their
  * periods when those differ, stack_set.weighted).
  */
-#ifndef STROBE_CALLGRAPH_H
-#define STROBE_CALLGRAPH_H
+#ifndef STROBE_STACKREPORT_H
+#define STROBE_STACKREPORT_H
 
 #include <stdio.h>
 #include "output.h"
