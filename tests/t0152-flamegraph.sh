@@ -69,9 +69,10 @@ for l in open(sys.argv[1]):
     n = int(n)
     assert n > 0 and stack, l
     fr = stack.split(";")
-    # the root frame is the comm: sh's until the exec
-    assert fr[0] in ("calltree-fp", "sh"), fr[0]
-    assert fr[0] == "calltree-fp" or "outer_a" not in fr, l
+    # the root frame is the comm: strobe's, then sh's until the exec
+    # ([unknown] where a sample came before its process's comm record)
+    assert fr[0] and len(fr) > 1, l
+    assert fr[0] in ("calltree-fp", "[unknown]") or "outer_a" not in fr, l
     tot += n
     a += n if "outer_a" in fr else 0
     b += n if "outer_b" in fr else 0
