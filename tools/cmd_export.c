@@ -1412,6 +1412,8 @@ static int export_stacks(const struct opts *o)
 		goto out;
 	if (!(set = stacks_load(db, &ro, &err)))
 		goto out;
+	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
+		fprintf(stderr, "strobe export: note: %s\n", set->notes[i]);
 	if (!set->call_graph[0]) {
 		error_set(&err, "session %lld has no call stacks: record with -g",
 			  (long long)set->session.id);

@@ -61,6 +61,9 @@ static struct stack_set *load(struct db *db, const struct report_opts *o, struct
 {
 	struct stack_set *set = stacks_load(db, o, e);
 
+	for (int i = 0; set && i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
+		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
+			(long long)set->session.id, set->notes[i]);
 	if (set && !set->call_graph[0]) {
 		error_set(e, "session %lld has no call stacks: record with -g",
 			  (long long)set->session.id);
