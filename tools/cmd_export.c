@@ -1412,8 +1412,6 @@ static int export_stacks(const struct opts *o)
 		goto out;
 	if (!(set = stacks_load(db, &ro, &err)))
 		goto out;
-	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
-		fprintf(stderr, "strobe export: note: %s\n", set->notes[i]);
 	if (!set->call_graph[0]) {
 		error_set(&err, "session %lld has no call stacks: record with -g",
 			  (long long)set->session.id);
@@ -1460,6 +1458,8 @@ static int export_stacks(const struct opts *o)
 			goto out;
 		}
 	}
+	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
+		fprintf(stderr, "strobe export: note: %s\n", set->notes[i]);
 	if (set->no_stack)
 		fprintf(stderr, "strobe export: note: %llu samples that pass the filters have "
 			"no stack and are not exported\n", (unsigned long long)set->no_stack);

@@ -61,9 +61,6 @@ static struct stack_set *load(struct db *db, const struct report_opts *o, struct
 {
 	struct stack_set *set = stacks_load(db, o, e);
 
-	for (int i = 0; set && i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
-		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
-			(long long)set->session.id, set->notes[i]);
 	if (set && !set->call_graph[0]) {
 		error_set(e, "session %lld has no call stacks: record with -g",
 			  (long long)set->session.id);
@@ -259,6 +256,13 @@ int cmd_flamegraph(int argc, char **argv)
 		}
 		fprintf(stderr, "strobe flamegraph: wrote %s\n", out);
 	}
+	/* notes of a graph drawn (after an error they would be noise) */
+	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
+		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
+			(long long)set->session.id, set->notes[i]);
+	for (int i = 0; base && i < base->nr_notes && i < (int)ARRAY_SIZE(base->notes); i++)
+		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
+			(long long)base->session.id, base->notes[i]);
 	ret = 0;
 out:
 	if (ret) {
