@@ -21,7 +21,7 @@ static const struct {
 	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
 	{ "flamegraph", cmd_flamegraph, "call stacks as an interactive SVG flame graph" },
 	{ "plot", cmd_plot, "plot events or metrics over time (gnuplot)" },
-	{ "export", cmd_export, "export samples and markers as CSV or a Chrome trace" },
+	{ "export", cmd_export, "export samples (CSV, Chrome trace) or stacks (folded, pprof, gecko)" },
 	{ "mark", cmd_mark, "drop a marker into the running session" },
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "rm", cmd_rm, "remove recorded sessions" },
