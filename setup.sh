@@ -13,6 +13,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	libdebuginfod-dev debuginfod curl libdw-dev libelf-dev
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev
+	golang-go nodejs
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
 	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 missing=

@@ -170,7 +170,7 @@ ok "filters"
 
 # --- bad input: one line, the right exit status, no file left behind
 refused 1 export "no session 9 in .*fx.db.*strobe sessions" X --session 9 --format csv
-refused 2 export "bad --format 'xml': use csv or chrome-trace" X --format xml
+refused 2 export "bad --format 'xml': use csv, chrome-trace, folded, pprof or gecko" X --format xml
 refused 2 export "give --format" X
 refused 2 export "unknown option '--frmat'" X --frmat csv
 refused 2 export "bad --from" X --format csv --from soon

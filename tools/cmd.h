@@ -18,6 +18,7 @@ int cmd_report(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

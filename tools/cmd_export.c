@@ -58,9 +58,14 @@
 #include "report.h"
 #include "resolve.h"
 #include "samplescan.h"
+#include "flame.h"
+#include "gecko.h"
+#include "pprof.h"
+#include "stacks.h"
 
 static const char usage_text[] =
-	"usage: strobe export [--db PATH] [--session ID] --format csv|chrome-trace\n"
+	"usage: strobe export [--db PATH] [--session ID]\n"
+	"                     --format csv|chrome-trace|folded|pprof|gecko [--event EV]\n"
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
 	"                     [--samples] [--bucket T] [--no-demangle] [--process-start]\n"
 	"                     [--cgroup PATH] [--cgroup-column]\n"
@@ -77,13 +82,23 @@ static const char usage_text[] =
 	"chrome-trace: JSON for the Perfetto UI or chrome://tracing: a counter track\n"
 	"per event per CPU (increase per --bucket, default 1ms), markers, lost\n"
 	"samples; --samples adds every sample as an instant event on its thread.\n"
+	"The call stacks of a session recorded with -g:\n"
+	"folded: one line per distinct stack, \"comm;outer;...;leaf COUNT\", root first,\n"
+	"as FlameGraph's stackcollapse-perf.pl writes them (for flamegraph.pl,\n"
+	"speedscope, ...); COUNT is samples, or with --event EV that event's increases;\n"
+	"kernel functions end in _[k], code no symbol covers is [unknown] (BINARY).\n"
+	"pprof: a gzip-compressed profile.proto for 'go tool pprof': sample types\n"
+	"samples, the sampling event's periods when they varied, one per counting\n"
+	"event; mappings per binary with its build id; labels pid and comm.\n"
+	"gecko: the Firefox Profiler's JSON (profiler.firefox.com, Load a profile from\n"
+	"file): a thread per tid, each sample at its own time.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.  Output goes\n"
 	"to stdout unless -o FILE.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
 	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE, OPT_PROCESS_START, OPT_CGROUP,
-	OPT_CGROUP_COLUMN,
+	OPT_CGROUP_COLUMN, OPT_EVENT,
 };
 
 static const struct option long_opts[] = {
@@ -101,6 +116,7 @@ static const struct option long_opts[] = {
 	{ "cgroup",	required_argument, NULL, OPT_CGROUP },
 	{ "cgroup-column", no_argument,	   NULL, OPT_CGROUP_COLUMN },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
+	{ "event",	required_argument, NULL, OPT_EVENT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -109,10 +125,11 @@ static const struct option long_opts[] = {
  * instant events: PID_MAX_LIMIT (1 << 22), which no Linux pid reaches. */
 #define COUNTERS_PID 4194304
 
-enum fmt { FMT_NONE, FMT_CSV, FMT_CHROME };
+enum fmt { FMT_NONE, FMT_CSV, FMT_CHROME, FMT_FOLDED, FMT_PPROF, FMT_GECKO };
 
 struct opts {
 	const char *dbpath, *out, *comm;
+	const char *event;		/* folded: --event */
 	int64_t session, pid;		/* pid -1: any */
 	enum fmt fmt;
 	int has_from, has_to, samples, no_demangle;
@@ -1273,9 +1290,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->fmt = FMT_CSV;
 			else if (!strcmp(optarg, "chrome-trace") || !strcmp(optarg, "chrome"))
 				o->fmt = FMT_CHROME;
+			else if (!strcmp(optarg, "folded"))
+				o->fmt = FMT_FOLDED;
+			else if (!strcmp(optarg, "pprof"))
+				o->fmt = FMT_PPROF;
+			else if (!strcmp(optarg, "gecko"))
+				o->fmt = FMT_GECKO;
 			else
-				return cmd_usage_error("export", "bad --format '%s': use csv or "
-						       "chrome-trace", optarg);
+				return cmd_usage_error("export", "bad --format '%s': use csv, "
+						       "chrome-trace, folded, pprof or gecko", optarg);
 			break;
 		case 'o':
 			if (!*optarg)
@@ -1300,6 +1323,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_time("--to", optarg, &o->to_ns))
 				return 2;
 			o->has_to = 1;
+			break;
+		case OPT_EVENT:
+			if (!*optarg)
+				return cmd_usage_error("export", "bad --event '': give a counting "
+						       "event of the session, as given with -e");
+			o->event = optarg;
 			break;
 		case OPT_SAMPLES:
 			o->samples = 1;
@@ -1343,7 +1372,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return cmd_usage_error("export", "unexpected argument '%s': see 'strobe export "
 				       "--help'", argv[optind]);
 	if (o->fmt == FMT_NONE)
-		return cmd_usage_error("export", "give --format csv or --format chrome-trace");
+		return cmd_usage_error("export", "give --format csv, chrome-trace, folded, pprof "
+				       "or gecko");
+	if (o->event && o->fmt != FMT_FOLDED)
+		return cmd_usage_error("export", "--event applies to --format folded only");
+	if (o->fmt >= FMT_FOLDED && (o->samples || o->bucket_ns))
+		return cmd_usage_error("export", "%s applies to --format chrome-trace only",
+				       o->samples ? "--samples" : "--bucket");
 	if (o->fmt != FMT_CSV && o->process_start)
 		return cmd_usage_error("export", "--process-start applies to --format csv only");
 	if (o->fmt != FMT_CSV && o->cgroup_column)
@@ -1354,6 +1389,95 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (!o->bucket_ns)
 		o->bucket_ns = 1000000;
 	return 0;
+}
+
+/* folded, pprof, gecko: the call stacks (stacks.h) of the session. */
+static int export_stacks(const struct opts *o)
+{
+	struct report_opts ro = {
+		.session = o->session, .by = REPORT_BY_SYMBOL, .pid = o->pid, .comm = o->comm,
+		.cgroup = o->cgroup, .mode = REPORT_ALL, .has_from = o->has_from,
+		.has_to = o->has_to, .from_ns = o->from_ns, .to_ns = o->to_ns,
+		.no_demangle = o->no_demangle,
+	};
+	struct error err = { "" };
+	struct stack_set *set = NULL;
+	struct flame_tree *t = NULL;
+	struct db *db;
+	FILE *f = NULL;
+	int ret = 1, created = 0, rc = -1;
+
+	db = db_open(o->dbpath ? o->dbpath : cmd_default_db(), DB_READ, &err);
+	if (!db)
+		goto out;
+	if (!(set = stacks_load(db, &ro, &err)))
+		goto out;
+	if (!set->call_graph[0]) {
+		error_set(&err, "session %lld has no call stacks: record with -g",
+			  (long long)set->session.id);
+		goto out;
+	}
+	if (o->fmt == FMT_FOLDED) {
+		int what = FLAME_SAMPLES;
+
+		if (o->event && (what = flame_event_index(set, o->event, &err)) < 0)
+			goto out;
+		if (!(t = flame_tree_build(set, what, &err)))
+			goto out;
+	}
+	if (o->out) {
+		struct stat sb;
+
+		created = stat(o->out, &sb) < 0 || S_ISREG(sb.st_mode);
+		if (!(f = fopen(o->out, "w"))) {
+			error_set(&err, "cannot write %s: %s", o->out, strerror(errno));
+			created = 0;
+			goto out;
+		}
+	} else {
+		f = stdout;
+	}
+	if (o->fmt == FMT_FOLDED)
+		rc = flame_write_folded(t, f, &err);
+	else if (o->fmt == FMT_PPROF)
+		rc = pprof_write(set, f, &err);
+	else
+		rc = gecko_write(db, set, &ro, f, &err);
+	if (rc < 0)
+		goto out;
+	if (fflush(f) == EOF || ferror(f)) {
+		error_set(&err, "writing %s: %s", o->out ? o->out : "the export",
+			  strerror(errno ? errno : EIO));
+		goto out;
+	}
+	if (f != stdout) {
+		rc = fclose(f);
+		f = NULL;
+		if (rc == EOF) {
+			error_set(&err, "writing %s: %s", o->out, strerror(errno));
+			goto out;
+		}
+	}
+	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
+		fprintf(stderr, "strobe export: note: %s\n", set->notes[i]);
+	if (set->no_stack)
+		fprintf(stderr, "strobe export: note: %llu samples that pass the filters have "
+			"no stack and are not exported\n", (unsigned long long)set->no_stack);
+	ret = 0;
+out:
+	if (ret) {
+		fprintf(stderr, "strobe export: %s\n", err.msg);
+		if (f && f != stdout)
+			fclose(f);
+		if (created)
+			unlink(o->out);
+	}
+	flame_tree_free(t);
+	if (set)
+		stacks_free(set);
+	if (db)
+		db_close(db);
+	return ret;
 }
 
 int cmd_export(int argc, char **argv)
@@ -1371,6 +1495,8 @@ int cmd_export(int argc, char **argv)
 			"--to %.9gs\n", o.from_ns / 1e9, o.to_ns / 1e9);
 		return 1;
 	}
+	if (o.fmt >= FMT_FOLDED)
+		return export_stacks(&o);
 
 	x.db = db_open(o.dbpath ? o.dbpath : cmd_default_db(), DB_READ, &err);
 	if (!x.db)

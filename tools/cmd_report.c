@@ -23,6 +23,7 @@
 #include "report.h"
 #include "report_markers.h"
 #include "stacks.h"
+#include "filteropt.h"
 
 static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line|cgroup]\n"
@@ -79,31 +80,21 @@ static const char usage_text[] =
 	"of distinct stacks, except with --from/--to, which read the samples.\n";
 
 enum {
-	OPT_DB = 256, OPT_SESSION, OPT_BY, OPT_PID, OPT_COMM, OPT_BINARY,
-	OPT_KERNEL, OPT_USER, OPT_FROM, OPT_TO, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS,
-	OPT_NO_DEMANGLE, OPT_INLINE, OPT_CGROUP, OPT_CHILDREN, OPT_CALLERS, OPT_CALLEES,
+	OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS, OPT_INLINE,
+	OPT_CHILDREN, OPT_CALLERS, OPT_CALLEES,
 };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
-	{ "session",	required_argument, NULL, OPT_SESSION },
 	{ "by",		required_argument, NULL, OPT_BY },
-	{ "pid",	required_argument, NULL, OPT_PID },
-	{ "comm",	required_argument, NULL, OPT_COMM },
-	{ "binary",	required_argument, NULL, OPT_BINARY },
-	{ "kernel",	no_argument,	   NULL, OPT_KERNEL },
-	{ "user",	no_argument,	   NULL, OPT_USER },
-	{ "from",	required_argument, NULL, OPT_FROM },
-	{ "to",		required_argument, NULL, OPT_TO },
 	{ "format",	required_argument, NULL, OPT_FORMAT },
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
-	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "inline",	no_argument,	   NULL, OPT_INLINE },
-	{ "cgroup",	required_argument, NULL, OPT_CGROUP },
 	{ "markers",	no_argument,	   NULL, OPT_MARKERS },
 	{ "children",	no_argument,	   NULL, OPT_CHILDREN },
 	{ "callers",	required_argument, NULL, OPT_CALLERS },
 	{ "callees",	required_argument, NULL, OPT_CALLEES },
+	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -458,15 +449,15 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		int f = filteropt_parse("report", c, optarg, argv[optind - 1], &o);
+
+		if (f == 2)
+			return 2;
+		if (f)
+			continue;
 		switch (c) {
 		case OPT_DB:
 			dbpath = optarg;
-			break;
-		case OPT_SESSION:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
-				return cmd_usage_error("report", "bad --session '%s': give a session id "
-						   "('strobe sessions' lists them)", optarg);
-			o.session = (int64_t)v;
 			break;
 		case OPT_BY:
 			if (report_parse_by(optarg, &o.by) < 0)
@@ -492,68 +483,10 @@ int cmd_report(int argc, char **argv)
 			tree_sym = optarg;
 			dir = c == OPT_CALLERS ? CALLTREE_CALLERS : CALLTREE_CALLEES;
 			break;
-		case OPT_PID: {
-			int64_t at;
-
-			if (procset_parse_pid(optarg, &o.pid, &at, &o.pid_at_slack_ns) < 0)
-				return cmd_usage_error("report", "bad --pid '%s': give a process id, "
-						       "or PID@START as the report's process column "
-						       "shows it (seconds since the session start)",
-						       optarg);
-			o.has_pid_at = at >= 0;
-			o.pid_at_ns = at;
-			break;
-		}
-		case OPT_COMM:
-			o.comm = optarg;
-			break;
-		case OPT_CGROUP:
-			if (cgset_check_filter(optarg) < 0)
-				return cmd_usage_error("report", "bad --cgroup '%s': give a cgroup path "
-						   "from the cgroup root, like /system.slice/x.service, "
-						   "or a subtree like /system.slice/", optarg);
-			o.cgroup = optarg;
-			break;
-		case OPT_BINARY:
-			if (!*optarg)
-				return cmd_usage_error("report", "bad --binary '%s': give a path or file name",
-						   optarg);
-			o.binary = optarg;
-			break;
-		case OPT_KERNEL:
-		case OPT_USER:
-			if (o.mode != REPORT_ALL &&
-			    o.mode != (c == OPT_KERNEL ? REPORT_KERNEL : REPORT_USER))
-				return cmd_usage_error("report", "%s: --kernel and --user exclude each "
-						   "other: give one of them", argv[optind - 1]);
-			o.mode = c == OPT_KERNEL ? REPORT_KERNEL : REPORT_USER;
-			break;
-		case OPT_FROM:
-		case OPT_TO: {
-			int64_t ns;
-
-			if (parse_duration_ns(optarg, &ns) < 0 || ns < 0)
-				return cmd_usage_error("report", c == OPT_FROM ?
-						   "bad --from '%s': give a time since the "
-						   "session start like 1.5, 1.5s or 250ms" :
-						   "bad --to '%s': give a time since the "
-						   "session start like 1.5, 1.5s or 250ms", optarg);
-			if (c == OPT_FROM) {
-				o.has_from = 1;
-				o.from_ns = ns;
-			} else {
-				o.has_to = 1;
-				o.to_ns = ns;
-			}
-			break;
-		}
 		case OPT_FORMAT:
 			if (output_parse_format(optarg, &fmt) < 0)
 				return cmd_usage_error("report", "bad --format '%s': use text, csv or json",
 						   optarg);
-			break;
-		case OPT_NO_DEMANGLE:
-			o.no_demangle = 1;
 			break;
 		case OPT_INLINE:
 			o.inline_chain = 1;
@@ -578,13 +511,8 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error("report", "unexpected argument '%s': see 'strobe report --help'",
 				   argv[optind]);
-	if (o.has_from && o.has_to && o.from_ns > o.to_ns) {
-		char buf[128];
-
-		snprintf(buf, sizeof(buf), "--from %.9gs is after --to %.9gs: give "
-			 "--from <= --to", o.from_ns / 1e9, o.to_ns / 1e9);
-		return cmd_usage_error("report", "%s", buf);
-	}
+	if (filteropt_check("report", &o))
+		return 2;
 
 	if (markers && (by_given || o.binary || o.mode != REPORT_ALL || o.inline_chain ||
 			o.cgroup))

@@ -19,8 +19,9 @@ static const struct {
 	{ "status", cmd_status, "show the running session" },
 	{ "record", cmd_record, "profile the whole system while a command runs" },
 	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
+	{ "flamegraph", cmd_flamegraph, "call stacks as an interactive SVG flame graph" },
 	{ "plot", cmd_plot, "plot events or metrics over time (gnuplot)" },
-	{ "export", cmd_export, "export samples and markers as CSV or a Chrome trace" },
+	{ "export", cmd_export, "export samples (CSV, Chrome trace) or stacks (folded, pprof, gecko)" },
 	{ "mark", cmd_mark, "drop a marker into the running session" },
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "rm", cmd_rm, "remove recorded sessions" },
@@ -68,7 +69,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: strobe COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\n'strobe COMMAND --help' describes each command.\n");
 }
 

@@ -1,0 +1,698 @@
+/*
+ * flame.c - the merged call tree of a stack_set, written as folded stacks
+ * or as an interactive SVG flame graph (flame.h).
+ *
+ * The SVG carries no data in its script: every name is XML-escaped text
+ * in the document (a <title> per frame), and the script reads the names
+ * back from the DOM, so that no name can end the script or a JavaScript
+ * string.  Widths are laid out here; the script only rescales them when
+ * zooming and colours the frames a search matches.
+ */
+#include "config.h"
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "flame.h"
+
+#define FRAME_H		16	/* pixels per level */
+#define FONT_SIZE	12
+#define XPAD		10
+#define TOP_H		60	/* title, subtitle, buttons */
+#define BOTTOM_H	30	/* details line */
+#define MIN_W		0.1	/* narrower frames are not drawn */
+
+/* ---- names ---- */
+
+/* Length of the valid UTF-8 sequence at p (XML-legal code point), or 0. */
+static int utf8_seq(const unsigned char *p)
+{
+	uint32_t c;
+	int n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff)
+		return 0;
+	return n;
+}
+
+static char *sanitize(const char *s, char *buf, size_t len, int semi)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	while (*p && o + 1 < len) {
+		int n = utf8_seq(p);
+
+		if (n <= 1) {
+			unsigned char c = *p;
+
+			if (!n || c < 0x20 || c == 0x7f)
+				c = '?';
+			else if (semi && c == ';')
+				c = ':';
+			buf[o++] = (char)c;
+			p++;
+			continue;
+		}
+		if (o + n >= len)
+			break;
+		memcpy(buf + o, p, n);
+		o += n;
+		p += n;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+char *flame_sanitize(const char *s, char *buf, size_t len)
+{
+	return sanitize(s, buf, len, 1);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b && b[1] ? b + 1 : path;
+}
+
+char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suffix,
+		       char *buf, size_t len)
+{
+	const struct stack_sym *sym;
+	char raw[4096];
+
+	if (loc >= set->nr_locs || set->locs[loc].sym >= set->nr_syms) {
+		snprintf(raw, sizeof(raw), "[unknown]");
+	} else {
+		sym = &set->syms[set->locs[loc].sym];
+		if (!sym->symbol || !*sym->symbol || !strcmp(sym->symbol, "[unknown]"))
+			snprintf(raw, sizeof(raw), "[unknown] (%s)",
+				 sym->binary && *sym->binary ? base_name(sym->binary) : "?");
+		else
+			snprintf(raw, sizeof(raw), "%s%s", sym->symbol,
+				 sym->kernel && kernel_suffix ? "_[k]" : "");
+	}
+	return flame_sanitize(raw, buf, len);
+}
+
+/* ---- the tree ---- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static void name_rehash(struct flame_tree *t)
+{
+	size_t n = t->nr_slots ? t->nr_slots * 2 : 256;
+
+	free(t->name_slot);
+	t->name_slot = xcalloc(n, sizeof(*t->name_slot));
+	t->nr_slots = n;
+	for (size_t i = 0; i < t->nr_names; i++) {
+		size_t s = str_hash(t->names[i]) & (n - 1);
+
+		while (t->name_slot[s])
+			s = (s + 1) & (n - 1);
+		t->name_slot[s] = (uint32_t)i + 1;
+	}
+}
+
+static uint32_t name_intern(struct flame_tree *t, const char *name)
+{
+	size_t s;
+
+	if ((t->nr_names + 1) * 2 > t->nr_slots)
+		name_rehash(t);
+	s = str_hash(name) & (t->nr_slots - 1);
+	while (t->name_slot[s]) {
+		uint32_t i = t->name_slot[s] - 1;
+
+		if (!strcmp(t->names[i], name))
+			return i;
+		s = (s + 1) & (t->nr_slots - 1);
+	}
+	ARRAY_GROW(t->names, t->cap_names, t->nr_names + 1);
+	t->names[t->nr_names] = xstrdup(name);
+	t->name_slot[s] = (uint32_t)t->nr_names + 1;
+	return (uint32_t)t->nr_names++;
+}
+
+static size_t node_hash(uint32_t parent, uint32_t name, size_t n)
+{
+	return hash_mix64((uint64_t)parent << 32 | name) & (n - 1);
+}
+
+static void node_rehash(struct flame_tree *t)
+{
+	size_t n = t->nr_node_slots ? t->nr_node_slots * 2 : 1024;
+
+	free(t->node_slot);
+	t->node_slot = xcalloc(n, sizeof(*t->node_slot));
+	t->nr_node_slots = n;
+	for (size_t i = 1; i < t->nr_nodes; i++) {
+		size_t s = node_hash(t->nodes[i].parent, t->nodes[i].name, n);
+
+		while (t->node_slot[s])
+			s = (s + 1) & (n - 1);
+		t->node_slot[s] = (uint32_t)i;
+	}
+}
+
+/* The child of parent named name, made when missing. */
+static uint32_t node_child(struct flame_tree *t, uint32_t parent, uint32_t name)
+{
+	struct flame_node *nd;
+	size_t s;
+
+	if ((t->nr_nodes + 1) * 2 > t->nr_node_slots)
+		node_rehash(t);
+	s = node_hash(parent, name, t->nr_node_slots);
+	while (t->node_slot[s]) {
+		uint32_t i = t->node_slot[s];
+
+		if (t->nodes[i].parent == parent && t->nodes[i].name == name)
+			return i;
+		s = (s + 1) & (t->nr_node_slots - 1);
+	}
+	ARRAY_GROW(t->nodes, t->cap_nodes, t->nr_nodes + 1);
+	nd = &t->nodes[t->nr_nodes];
+	memset(nd, 0, sizeof(*nd));
+	nd->name = name;
+	nd->parent = parent;
+	nd->depth = t->nodes[parent].depth + 1;
+	nd->next = t->nodes[parent].child;
+	t->nodes[parent].child = (uint32_t)t->nr_nodes;
+	if (nd->depth > t->max_depth)
+		t->max_depth = nd->depth;
+	t->node_slot[s] = (uint32_t)t->nr_nodes;
+	return (uint32_t)t->nr_nodes++;
+}
+
+static int check_what(const struct stack_set *set, int what, struct error *e)
+{
+	if (what == FLAME_WEIGHT || what == FLAME_SAMPLES)
+		return 0;
+	if (what < 0 || what >= set->nr_events || what >= STROBE_MAX_COUNTERS)
+		return error_set(e, "no counting event %d in session %lld", what,
+				 (long long)set->session.id);
+	return 0;
+}
+
+static uint64_t entry_value(const struct stack_set *set, const struct stack_entry *s, int what)
+{
+	if (what == FLAME_SAMPLES)
+		return s->samples;
+	if (what == FLAME_WEIGHT)
+		return set->weighted ? s->weight : s->samples;
+	return s->c[what];
+}
+
+/* Add set's stacks to t: into value/self, or into base. */
+static void tree_add(struct flame_tree *t, const struct stack_set *set, int what, int base)
+{
+	uint32_t *loc_name = xcalloc(set->nr_locs ? set->nr_locs : 1, sizeof(*loc_name));
+	char buf[4096];
+
+	for (size_t i = 0; i < set->nr_stacks; i++) {
+		const struct stack_entry *s = &set->stacks[i];
+		uint64_t v = entry_value(set, s, what);
+		uint32_t n;
+
+		if (!v)
+			continue;
+		flame_sanitize(s->comm ? s->comm : "[unknown]", buf, sizeof(buf));
+		n = node_child(t, 0, name_intern(t, buf));
+		if (base)
+			t->nodes[0].base += v, t->nodes[n].base += v;
+		else
+			t->nodes[0].value += v, t->nodes[n].value += v;
+		for (uint32_t k = s->nr; k-- > 0; ) {
+			uint32_t l = s->locs[k];
+			uint32_t nm;
+
+			if (l < set->nr_locs && loc_name[l]) {
+				nm = loc_name[l] - 1;
+			} else {
+				nm = name_intern(t, flame_frame_name(set, l, 1, buf, sizeof(buf)));
+				if (l < set->nr_locs)
+					loc_name[l] = nm + 1;
+			}
+			n = node_child(t, n, nm);
+			if (base)
+				t->nodes[n].base += v;
+			else
+				t->nodes[n].value += v;
+		}
+		if (!base)
+			t->nodes[n].self += v;
+	}
+	free(loc_name);
+}
+
+struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struct error *e)
+{
+	struct flame_tree *t;
+
+	if (check_what(set, what, e) < 0)
+		return NULL;
+	t = xcalloc(1, sizeof(*t));
+	ARRAY_GROW(t->nodes, t->cap_nodes, 1);
+	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
+	t->nodes[0].name = name_intern(t, "all");
+	t->nr_nodes = 1;
+	tree_add(t, set, what, 0);
+	return t;
+}
+
+int flame_tree_diff(struct flame_tree *t, const struct stack_set *base, int what,
+		    struct error *e)
+{
+	if (check_what(base, what, e) < 0)
+		return -1;
+	tree_add(t, base, what, 1);
+	t->diff = 1;
+	t->base_total = t->nodes[0].base;
+	return 0;
+}
+
+void flame_tree_free(struct flame_tree *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nr_names; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->nodes);
+	free(t->name_slot);
+	free(t->node_slot);
+	free(t);
+}
+
+int flame_event_index(const struct stack_set *set, const char *name, struct error *e)
+{
+	char list[512] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < set->nr_events && i < STROBE_MAX_COUNTERS; i++) {
+		if (!strcmp(set->events[i], name))
+			return i;
+		n += snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
+			      i ? ", " : "", set->events[i]);
+		if (n >= sizeof(list))
+			n = sizeof(list) - 1;
+	}
+	if (!set->nr_events)
+		return error_set(e, "no event '%s' in session %lld: it counted no events "
+				 "(record with -e EVENT)", name, (long long)set->session.id);
+	return error_set(e, "no event '%s' in session %lld: its events are %s", name,
+			 (long long)set->session.id, list);
+}
+
+/* ---- folded ---- */
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int flame_write_folded(const struct flame_tree *t, FILE *f, struct error *e)
+{
+	char **lines = NULL;
+	size_t nr = 0, cap = 0;
+	uint32_t *path = xmalloc((t->max_depth + 1) * sizeof(*path));
+	int ret = 0;
+
+	for (size_t i = 1; i < t->nr_nodes; i++) {
+		struct sbuf b = { 0 };
+		uint32_t d = 0, n = (uint32_t)i;
+
+		if (!t->nodes[i].self)
+			continue;
+		while (n) {
+			path[d++] = n;
+			n = t->nodes[n].parent;
+		}
+		while (d-- > 0)
+			sbuf_addf(&b, "%s%s", t->names[t->nodes[path[d]].name], d ? ";" : "");
+		sbuf_addf(&b, " %" PRIu64 "\n", t->nodes[i].self);
+		ARRAY_GROW(lines, cap, nr + 1);
+		lines[nr++] = b.s;
+	}
+	if (nr)
+		qsort(lines, nr, sizeof(*lines), line_cmp);
+	for (size_t i = 0; i < nr; i++) {
+		if (fputs(lines[i], f) == EOF && !ret)
+			ret = error_set(e, "writing the folded stacks failed");
+		free(lines[i]);
+	}
+	free(lines);
+	free(path);
+	return ret;
+}
+
+/* ---- SVG ---- */
+
+void flame_xml_write(FILE *f, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *buf = xmalloc(len);
+
+	sanitize(s, buf, len, 0);
+	for (const char *p = buf; *p; p++) {
+		switch (*p) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default: fputc(*p, f);
+		}
+	}
+	free(buf);
+}
+
+static uint32_t name_hash32(const char *s)
+{
+	uint64_t h = str_hash(s);
+
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* FlameGraph's warm palette, the same colour for the same name. */
+static void node_colour(const struct flame_tree *t, const struct flame_node *nd,
+			double max_delta, char *buf, size_t len)
+{
+	const char *name = t->names[nd->name];
+	uint32_t h = name_hash32(name);
+	double v1 = (h & 0xff) / 255.0, v2 = (h >> 8 & 0xff) / 255.0;
+	size_t nl = strlen(name);
+
+	if (t->diff) {
+		double a = t->nodes[0].value ? (double)nd->value / t->nodes[0].value : 0;
+		double b = t->base_total ? (double)nd->base / t->base_total : 0;
+		double r = max_delta > 0 ? (a - b) / max_delta : 0;
+		int c = (int)(255 - 200 * (r < 0 ? -r : r));
+
+		if (r > 0)
+			snprintf(buf, len, "rgb(255,%d,%d)", c, c);
+		else
+			snprintf(buf, len, "rgb(%d,%d,255)", c, c);
+		return;
+	}
+	if (nd->depth <= 1)		/* all, and the commands */
+		snprintf(buf, len, "rgb(%d,%d,%d)", 190 + (int)(30 * v1), 190 + (int)(30 * v1),
+			 200 + (int)(30 * v2));
+	else if (nl > 4 && !strcmp(name + nl - 4, "_[k]"))
+		snprintf(buf, len, "rgb(%d,%d,%d)", 230 + (int)(25 * v1), 130 + (int)(60 * v2),
+			 30 + (int)(30 * v1));
+	else if (!strncmp(name, "[unknown]", 9))
+		snprintf(buf, len, "rgb(%d,%d,%d)", 170 + (int)(30 * v1), 170 + (int)(30 * v1),
+			 170 + (int)(30 * v1));
+	else
+		snprintf(buf, len, "rgb(%d,%d,%d)", 205 + (int)(50 * v1), (int)(230 * v2),
+			 (int)(55 * v1));
+}
+
+static const char svg_script[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"\"use strict\";\n"
+	"var frames = [], zoomed = null, searching = false, W, XP;\n"
+	"function $(id) { return document.getElementById(id); }\n"
+	"function nameOf(fr) {\n"
+	"  var t = fr.g.getElementsByTagName('title')[0].textContent;\n"
+	"  var i = t.lastIndexOf(' (');\n"
+	"  return i < 0 ? t : t.substring(0, i);\n"
+	"}\n"
+	"function label(fr, w) {\n"
+	"  var cw = " "7.1" ", n = Math.floor((w - 6) / cw), s = fr.name;\n"
+	"  if (n < 3) return '';\n"
+	"  return s.length <= n ? s : s.substring(0, n - 2) + '..';\n"
+	"}\n"
+	"function place(fr, x, w) {\n"
+	"  fr.rect.setAttribute('x', x.toFixed(1));\n"
+	"  fr.rect.setAttribute('width', w.toFixed(1));\n"
+	"  fr.text.setAttribute('x', (x + 3).toFixed(1));\n"
+	"  fr.text.textContent = label(fr, w);\n"
+	"}\n"
+	"function zoom(fr) {\n"
+	"  var s = (W - 2 * XP) / fr.w;\n"
+	"  zoomed = fr;\n"
+	"  $('unzoom').style.opacity = 1;\n"
+	"  frames.forEach(function (o) {\n"
+	"    var g = o.g;\n"
+	"    if (o.y > fr.y && o.x <= fr.x + 1e-6 && o.x + o.w >= fr.x + fr.w - 1e-6) {\n"
+	"      g.style.display = ''; g.style.opacity = 0.6; place(o, XP, W - 2 * XP);\n"
+	"    } else if (o.y <= fr.y && o.x >= fr.x - 1e-6 && o.x + o.w <= fr.x + fr.w + 1e-6) {\n"
+	"      g.style.display = ''; g.style.opacity = 1;\n"
+	"      place(o, XP + (o.x - fr.x) * s, o.w * s);\n"
+	"    } else {\n"
+	"      g.style.display = 'none';\n"
+	"    }\n"
+	"  });\n"
+	"}\n"
+	"function unzoom() {\n"
+	"  zoomed = null;\n"
+	"  $('unzoom').style.opacity = 0;\n"
+	"  frames.forEach(function (o) {\n"
+	"    o.g.style.display = ''; o.g.style.opacity = 1; place(o, o.x, o.w);\n"
+	"  });\n"
+	"}\n"
+	"function unsearch() {\n"
+	"  searching = false;\n"
+	"  frames.forEach(function (o) { o.rect.setAttribute('fill', o.fill); });\n"
+	"  $('matched').textContent = '';\n"
+	"  $('search').textContent = 'Search';\n"
+	"}\n"
+	"function search() {\n"
+	"  if (searching) { unsearch(); return; }\n"
+	"  var term = prompt('Search for (a regular expression):', '');\n"
+	"  if (term === null || term === '') return;\n"
+	"  var re;\n"
+	"  try { re = new RegExp(term); } catch (e) { alert('bad expression: ' + e.message); return; }\n"
+	"  var spans = [];\n"
+	"  frames.forEach(function (o) {\n"
+	"    if (o.y < frames[0].y && re.test(o.name)) {\n"
+	"      o.rect.setAttribute('fill', 'rgb(230,0,230)');\n"
+	"      spans.push([o.x, o.x + o.w]);\n"
+	"    }\n"
+	"  });\n"
+	"  spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
+	"  var covered = 0, end = -1;\n"
+	"  spans.forEach(function (s) {\n"
+	"    if (s[0] >= end) { covered += s[1] - s[0]; end = s[1]; }\n"
+	"    else if (s[1] > end) { covered += s[1] - end; end = s[1]; }\n"
+	"  });\n"
+	"  searching = true;\n"
+	"  $('search').textContent = 'Reset Search';\n"
+	"  $('matched').textContent = 'Matched: ' +\n"
+	"    (100 * covered / frames[0].w).toFixed(2) + '%';\n"
+	"}\n"
+	"function init() {\n"
+	"  var svg = document.documentElement;\n"
+	"  W = parseFloat(svg.getAttribute('width'));\n"
+	"  XP = " "10" ";\n"
+	"  var gs = document.querySelectorAll('g.f');\n"
+	"  for (var i = 0; i < gs.length; i++) {\n"
+	"    var g = gs[i], r = g.getElementsByTagName('rect')[0];\n"
+	"    var fr = { g: g, rect: r, text: g.getElementsByTagName('text')[0],\n"
+	"               x: parseFloat(r.getAttribute('x')), w: parseFloat(r.getAttribute('width')),\n"
+	"               y: parseFloat(r.getAttribute('y')), fill: r.getAttribute('fill') };\n"
+	"    fr.name = nameOf(fr);\n"
+	"    frames.push(fr);\n"
+	"    (function (fr) {\n"
+	"      g.addEventListener('click', function () { zoom(fr); });\n"
+	"      g.addEventListener('mouseover', function () {\n"
+	"        $('details').textContent = fr.g.getElementsByTagName('title')[0].textContent;\n"
+	"      });\n"
+	"      g.addEventListener('mouseout', function () { $('details').textContent = ' '; });\n"
+	"    })(fr);\n"
+	"  }\n"
+	"  $('unzoom').addEventListener('click', unzoom);\n"
+	"  $('search').addEventListener('click', search);\n"
+	"  window.addEventListener('keydown', function (ev) {\n"
+	"    if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); search(); }\n"
+	"    else if (ev.key === 'Escape') { unzoom(); if (searching) unsearch(); }\n"
+	"  });\n"
+	"}\n"
+	"window.addEventListener('load', init);\n"
+	"]]></script>\n";
+
+struct kid {
+	const char *name;
+	uint32_t node;
+};
+
+static int kid_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kid *)a)->name, ((const struct kid *)b)->name);
+}
+
+static void write_frame(const struct flame_tree *t, const struct flame_svg_opts *o,
+			const struct flame_node *nd, double x, double w, double y,
+			double max_delta, FILE *f)
+{
+	const char *name = t->names[nd->name];
+	uint64_t total = t->nodes[0].value;
+	char colour[48];
+	int maxc = (int)((w - 6) / 7.1);
+
+	node_colour(t, nd, max_delta, colour, sizeof(colour));
+	fputs("<g class=\"f\"><title>", f);
+	flame_xml_write(f, name);
+	fprintf(f, " (%" PRIu64 " ", nd->value);
+	flame_xml_write(f, o->unit ? o->unit : "samples");
+	fprintf(f, ", %.2f%%", total ? 100.0 * nd->value / total : 0.0);
+	if (t->diff) {
+		double a = total ? 100.0 * nd->value / total : 0;
+		double b = t->base_total ? 100.0 * nd->base / t->base_total : 0;
+
+		fprintf(f, "; %.2f%% in ", b);
+		flame_xml_write(f, o->base_name ? o->base_name : "the baseline");
+		fprintf(f, ", %+.2f", a - b);
+	}
+	fprintf(f, ")</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+		"fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w, FRAME_H - 1,
+		colour, x + 3, y + FRAME_H - 4.5);
+	if (maxc >= 3) {
+		size_t nl = strlen(name);
+
+		if ((int)nl <= maxc) {
+			flame_xml_write(f, name);
+		} else {
+			/* cut on a character boundary */
+			size_t cut = (size_t)maxc - 2;
+			char *s = xstrdup(name);
+
+			while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+				cut--;
+			s[cut] = 0;
+			flame_xml_write(f, s);
+			fputs("..", f);
+			free(s);
+		}
+	}
+	fputs("</text></g>\n", f);
+}
+
+int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, FILE *f,
+		    struct error *e)
+{
+	int width = o->width > 0 ? o->width : 1200;
+	int height = TOP_H + (int)(t->max_depth + 1) * FRAME_H + BOTTOM_H;
+	uint64_t total = t->nodes[0].value;
+	double scale = total ? (width - 2.0 * XPAD) / total : 0;
+	double max_delta = 0;
+	struct { uint32_t node; double x; } *todo;
+	size_t nr_todo = 0;
+	struct kid *kids = NULL;
+	size_t cap_kids = 0;
+
+	if (t->diff) {
+		for (size_t i = 1; i < t->nr_nodes; i++) {
+			double a = total ? (double)t->nodes[i].value / total : 0;
+			double b = t->base_total ? (double)t->nodes[i].base / t->base_total : 0;
+			double d = a > b ? a - b : b - a;
+
+			if (t->nodes[i].value && d > max_delta)
+				max_delta = d;
+		}
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", width, height, width, height);
+	fputs("<!-- strobe flamegraph: click a frame to zoom, Ctrl-F or Search to "
+	      "search, Escape to reset -->\n", f);
+	fprintf(f, "<style type=\"text/css\">\n"
+		"text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }\n"
+		"g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; cursor: pointer; }\n"
+		"g.f text { pointer-events: none; }\n"
+		"#title { font-size: 17px; }\n"
+		".button { cursor: pointer; fill: rgb(0,0,180); }\n"
+		"</style>\n", FONT_SIZE);
+	fputs(svg_script, f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(250,250,245)\"/>\n",
+		width, height);
+	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", width / 2);
+	flame_xml_write(f, o->title ? o->title : "Flame Graph");
+	fputs("</text>\n", f);
+	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">", width / 2);
+	flame_xml_write(f, o->subtitle ? o->subtitle : "");
+	fputs("</text>\n", f);
+	fprintf(f, "<text id=\"unzoom\" class=\"button\" x=\"%d\" y=\"22\" "
+		"style=\"opacity:0\">Reset Zoom</text>\n", XPAD);
+	fprintf(f, "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" "
+		"text-anchor=\"end\">Search</text>\n", width - XPAD);
+	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n",
+		width - XPAD, height - 10);
+	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", XPAD, height - 10);
+
+	/* depth first from the root, children by name, so that x grows */
+	todo = xmalloc(t->nr_nodes * sizeof(*todo));
+	todo[nr_todo].node = 0;
+	todo[nr_todo++].x = XPAD;
+	while (nr_todo) {
+		uint32_t n = todo[--nr_todo].node;
+		double x = todo[nr_todo].x;
+		const struct flame_node *nd = &t->nodes[n];
+		double w = nd->value * scale;
+		double y = height - BOTTOM_H - (nd->depth + 1.0) * FRAME_H;
+		size_t nk = 0;
+
+		if (w < MIN_W || !nd->value)
+			continue;
+		write_frame(t, o, nd, x, w, y, max_delta, f);
+		for (uint32_t c = nd->child; c; c = t->nodes[c].next) {
+			ARRAY_GROW(kids, cap_kids, nk + 1);
+			kids[nk].name = t->names[t->nodes[c].name];
+			kids[nk++].node = c;
+		}
+		if (nk > 1)
+			qsort(kids, nk, sizeof(*kids), kid_cmp);
+		/* pushed last first, so the first by name comes out first */
+		{
+			double cx = x;
+			size_t first = nr_todo;
+
+			for (size_t k = 0; k < nk; k++) {
+				todo[nr_todo].node = kids[k].node;
+				todo[nr_todo++].x = cx;
+				cx += t->nodes[kids[k].node].value * scale;
+			}
+			for (size_t a = first, b = nr_todo; a + 1 < b; a++, b--) {
+				__typeof__(*todo) tmp = todo[a];
+
+				todo[a] = todo[b - 1];
+				todo[b - 1] = tmp;
+			}
+		}
+	}
+	free(kids);
+	free(todo);
+	fputs("</svg>\n", f);
+	if (ferror(f))
+		return error_set(e, "writing the flame graph failed");
+	return 0;
+}

@@ -1,0 +1,284 @@
+/*
+ * cmd_flamegraph.c - "strobe flamegraph": a session's call stacks as an
+ * interactive SVG flame graph (lib/query/flame.h draws it; this parses
+ * options, loads the stacks and names the output).
+ */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "db.h"
+#include "filteropt.h"
+#include "flame.h"
+#include "stacks.h"
+
+static const char usage_text[] =
+	"usage: strobe flamegraph [--db PATH] [--session ID] [-o FILE.svg] [--event EV]\n"
+	"                         [--diff SESSION] [--samples] [--width PIXELS]\n"
+	"                         [--pid PID[@START]] [--comm NAME] [--binary PATH]\n"
+	"                         [--kernel|--user] [--cgroup PATH] [--from T] [--to T]\n"
+	"                         [--no-demangle]\n"
+	"\n"
+	"Write the call stacks of a session recorded with -g (default: the latest)\n"
+	"as an interactive SVG flame graph: each box a function, its width the\n"
+	"samples of the stacks through it, its callers below it, the command name\n"
+	"(comm) at the root.  Open it in a browser: hover a box for its figures,\n"
+	"click it to zoom, Search (or Ctrl-F) highlights the functions matching a\n"
+	"regular expression and shows the share they cover, Escape resets.\n"
+	"Kernel functions end in _[k]; code no symbol covers is [unknown] (BINARY).\n"
+	"Widths are samples, or the summed periods when they varied (-F on an\n"
+	"event whose rate varies, as report's percent); --samples forces samples;\n"
+	"--event EV uses the increases of the counting event EV attributed to the\n"
+	"samples (as given with -e).  --diff SESSION draws a differential flame\n"
+	"graph: widths from this session, colours by how each function's share\n"
+	"changed from SESSION to this one: red grew, blue shrank, white the same.\n"
+	"The filters are report's (strobe report --help), applied to both sessions\n"
+	"but --pid, which selects in this session only (pids are one session's):\n"
+	"--comm narrows both.\n"
+	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.\n"
+	"Output: -o FILE, '-o -' for stdout, default flamegraph-SESSION.svg.\n";
+
+enum { OPT_DB = 256, OPT_EVENT, OPT_DIFF, OPT_SAMPLES, OPT_WIDTH };
+
+static const struct option long_opts[] = {
+	{ "db",		required_argument, NULL, OPT_DB },
+	{ "output",	required_argument, NULL, 'o' },
+	{ "event",	required_argument, NULL, OPT_EVENT },
+	{ "diff",	required_argument, NULL, OPT_DIFF },
+	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
+	{ "width",	required_argument, NULL, OPT_WIDTH },
+	FILTEROPT_LONG_OPTS,
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static struct stack_set *load(struct db *db, const struct report_opts *o, struct error *e)
+{
+	struct stack_set *set = stacks_load(db, o, e);
+
+	if (set && !set->call_graph[0]) {
+		error_set(e, "session %lld has no call stacks: record with -g",
+			  (long long)set->session.id);
+		stacks_free(set);
+		return NULL;
+	}
+	return set;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct report_opts ob;
+	const char *dbpath = NULL, *out = NULL, *event = NULL;
+	struct stack_set *set = NULL, *base = NULL;
+	struct flame_tree *t = NULL;
+	struct error err = { "" };
+	struct db *db = NULL;
+	char optbuf[256], title[512], sub[512], base_name[64], *path = NULL;
+	int64_t diff = 0;
+	int c, what = FLAME_WEIGHT, width = 0, ret = 1, created = 0;
+	uint64_t v;
+	FILE *f = NULL;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
+		int r = filteropt_parse("flamegraph", c, optarg, argv[optind - 1], &o);
+
+		if (r == 2)
+			return 2;
+		if (r)
+			continue;
+		switch (c) {
+		case OPT_DB:
+			dbpath = optarg;
+			break;
+		case 'o':
+			if (!*optarg)
+				return cmd_usage_error("flamegraph", "bad -o '': give a file name, "
+						       "or - for stdout");
+			out = optarg;
+			break;
+		case OPT_EVENT:
+			if (!*optarg)
+				return cmd_usage_error("flamegraph", "bad --event '': give a counting "
+						       "event of the session, as given with -e");
+			event = optarg;
+			break;
+		case OPT_SAMPLES:
+			what = FLAME_SAMPLES;
+			break;
+		case OPT_DIFF:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
+				return cmd_usage_error("flamegraph", "bad --diff '%s': give the id of "
+						       "the session to compare with ('strobe "
+						       "sessions' lists them)", optarg);
+			diff = (int64_t)v;
+			break;
+		case OPT_WIDTH:
+			if (parse_u64(optarg, &v) < 0 || v < 200 || v > 100000)
+				return cmd_usage_error("flamegraph", "bad --width '%s': give a width "
+						       "in pixels from 200 to 100000", optarg);
+			width = (int)v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_usage_error("flamegraph", "option %s needs a value: see "
+					       "'strobe flamegraph --help'",
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		default:
+			return cmd_usage_error("flamegraph", "unknown option '%s': see 'strobe "
+					       "flamegraph --help'",
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("flamegraph", "unexpected argument '%s': see 'strobe "
+				       "flamegraph --help'", argv[optind]);
+	if (filteropt_check("flamegraph", &o))
+		return 2;
+	if (event && what == FLAME_SAMPLES)
+		return cmd_usage_error("flamegraph", "--event and --samples exclude each other: "
+				       "give one of them");
+
+	db = db_open(dbpath ? dbpath : cmd_default_db(), DB_READ, &err);
+	if (!db)
+		goto out;
+	if (!(set = load(db, &o, &err)))
+		goto out;
+	if (event && (what = flame_event_index(set, event, &err)) < 0)
+		goto out;
+	if (diff) {
+		int bwhat = what;
+
+		ob = o;
+		ob.session = diff;
+		ob.pid = -1;		/* pids are one session's */
+		ob.has_pid_at = 0;
+		if (!(base = load(db, &ob, &err)))
+			goto out;
+		if (event && (bwhat = flame_event_index(base, event, &err)) < 0)
+			goto out;
+		if (base->session.id == set->session.id) {
+			error_set(&err, "--diff %lld is the session itself: give another session",
+				  (long long)diff);
+			goto out;
+		}
+		if (!(t = flame_tree_build(set, what, &err)) ||
+		    flame_tree_diff(t, base, bwhat, &err) < 0)
+			goto out;
+	} else if (!(t = flame_tree_build(set, what, &err))) {
+		goto out;
+	}
+	if (!t->nodes[0].value) {
+		error_set(&err, "nothing to draw: no %s%s in session %lld%s",
+			  event ? "increase of " : "samples with a stack",
+			  event ? event : "", (long long)set->session.id,
+			  set->no_stack ? " (its samples that pass the filters have no stack)" : "");
+		goto out;
+	}
+
+	if (diff)
+		snprintf(title, sizeof(title), "Differential flame graph: session %lld against "
+			 "session %lld (red: grew, blue: shrank)", (long long)set->session.id,
+			 (long long)base->session.id);
+	else
+		snprintf(title, sizeof(title), "Flame graph: session %lld%s%s%s",
+			 (long long)set->session.id, set->session.name[0] ? " \"" : "",
+			 set->session.name, set->session.name[0] ? "\"" : "");
+	{
+		size_t n = 0;
+
+		n += snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s", set->session.sample_event,
+			      event ? set->total[what] : what == FLAME_SAMPLES || !set->weighted ?
+			      set->samples : set->weight,
+			      event ? event : what == FLAME_SAMPLES || !set->weighted ?
+			      "samples" : "summed periods");
+		if (set->incomplete && n < sizeof(sub))
+			n += snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " samples (%.1f%%) "
+				      "with incomplete stacks", set->incomplete,
+				      set->samples ? 100.0 * set->incomplete / set->samples : 0);
+		if (set->no_stack && n < sizeof(sub))
+			n += snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " without a stack "
+				      "(not drawn)", set->no_stack);
+		if (diff && n < sizeof(sub))
+			snprintf(sub + n, sizeof(sub) - n, "; widths: session %lld",
+				 (long long)set->session.id);
+	}
+	snprintf(base_name, sizeof(base_name), "session %lld",
+		 (long long)(base ? base->session.id : 0));
+
+	if (!out) {
+		path = xasprintf("flamegraph-%lld.svg", (long long)set->session.id);
+		out = path;
+	}
+	if (!strcmp(out, "-")) {
+		f = stdout;
+	} else {
+		struct stat sb;
+
+		created = stat(out, &sb) < 0 || S_ISREG(sb.st_mode);
+		if (!(f = fopen(out, "w"))) {
+			error_set(&err, "cannot write %s: %s", out, strerror(errno));
+			created = 0;
+			goto out;
+		}
+	}
+	{
+		struct flame_svg_opts so = {
+			.title = title, .subtitle = sub, .width = width,
+			.unit = event ? event : what == FLAME_SAMPLES || !set->weighted ?
+				"samples" : "periods",
+			.base_name = base_name,
+		};
+
+		if (flame_write_svg(t, &so, f, &err) < 0)
+			goto out;
+	}
+	if (fflush(f) == EOF || ferror(f)) {
+		error_set(&err, "writing %s: %s", out, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	if (f != stdout) {
+		int rc = fclose(f);
+
+		f = NULL;
+		if (rc == EOF) {
+			error_set(&err, "writing %s: %s", out, strerror(errno));
+			goto out;
+		}
+		fprintf(stderr, "strobe flamegraph: wrote %s\n", out);
+	}
+	/* notes of a graph drawn (after an error they would be noise) */
+	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
+		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
+			(long long)set->session.id, set->notes[i]);
+	for (int i = 0; base && i < base->nr_notes && i < (int)ARRAY_SIZE(base->notes); i++)
+		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
+			(long long)base->session.id, base->notes[i]);
+	ret = 0;
+out:
+	if (ret) {
+		fprintf(stderr, "strobe flamegraph: %s\n", err.msg);
+		if (f && f != stdout)
+			fclose(f);
+		if (created)
+			unlink(out);
+	}
+	flame_tree_free(t);
+	if (set)
+		stacks_free(set);
+	if (base)
+		stacks_free(base);
+	if (db)
+		db_close(db);
+	free(path);
+	return ret;
+}

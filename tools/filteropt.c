@@ -1,0 +1,95 @@
+/*
+ * filteropt.c - the session and sample filter options of report and
+ * flamegraph (filteropt.h): parsed once, with report's messages.
+ */
+#include "config.h"
+#include <stdio.h>
+#include <stdint.h>
+#include "cmd.h"
+#include "cgset.h"
+#include "filteropt.h"
+#include "procset.h"
+#include "util.h"
+
+int filteropt_parse(const char *cmd, int c, const char *arg, const char *spelled,
+		    struct report_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case FOPT_SESSION:
+		if (parse_u64(arg, &v) < 0 || v == 0 || v > INT64_MAX)
+			return cmd_usage_error(cmd, "bad --session '%s': give a session id "
+					       "('strobe sessions' lists them)", arg);
+		o->session = (int64_t)v;
+		return 1;
+	case FOPT_PID: {
+		int64_t at;
+
+		if (procset_parse_pid(arg, &o->pid, &at, &o->pid_at_slack_ns) < 0)
+			return cmd_usage_error(cmd, "bad --pid '%s': give a process id, "
+					       "or PID@START as the report's process column "
+					       "shows it (seconds since the session start)", arg);
+		o->has_pid_at = at >= 0;
+		o->pid_at_ns = at;
+		return 1;
+	}
+	case FOPT_COMM:
+		o->comm = arg;
+		return 1;
+	case FOPT_CGROUP:
+		if (cgset_check_filter(arg) < 0)
+			return cmd_usage_error(cmd, "bad --cgroup '%s': give a cgroup path "
+					       "from the cgroup root, like /system.slice/x.service, "
+					       "or a subtree like /system.slice/", arg);
+		o->cgroup = arg;
+		return 1;
+	case FOPT_BINARY:
+		if (!*arg)
+			return cmd_usage_error(cmd, "bad --binary '%s': give a path or file name",
+					       arg);
+		o->binary = arg;
+		return 1;
+	case FOPT_KERNEL:
+	case FOPT_USER:
+		if (o->mode != REPORT_ALL &&
+		    o->mode != (c == FOPT_KERNEL ? REPORT_KERNEL : REPORT_USER))
+			return cmd_usage_error(cmd, "%s: --kernel and --user exclude each "
+					       "other: give one of them", spelled);
+		o->mode = c == FOPT_KERNEL ? REPORT_KERNEL : REPORT_USER;
+		return 1;
+	case FOPT_FROM:
+	case FOPT_TO: {
+		int64_t ns;
+
+		if (parse_duration_ns(arg, &ns) < 0 || ns < 0)
+			return cmd_usage_error(cmd, "bad %s '%s': give a time since the "
+					       "session start like 1.5, 1.5s or 250ms",
+					       c == FOPT_FROM ? "--from" : "--to", arg);
+		if (c == FOPT_FROM) {
+			o->has_from = 1;
+			o->from_ns = ns;
+		} else {
+			o->has_to = 1;
+			o->to_ns = ns;
+		}
+		return 1;
+	}
+	case FOPT_NO_DEMANGLE:
+		o->no_demangle = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int filteropt_check(const char *cmd, const struct report_opts *o)
+{
+	if (o->has_from && o->has_to && o->from_ns > o->to_ns) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "--from %.9gs is after --to %.9gs: give "
+			 "--from <= --to", o->from_ns / 1e9, o->to_ns / 1e9);
+		return cmd_usage_error(cmd, "%s", buf);
+	}
+	return 0;
+}
