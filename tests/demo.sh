@@ -1,6 +1,7 @@
 #!/bin/sh
 # demo.sh - the main job: a real system-wide session over the bundled
-# workloads, then the hot-spot reports and a timeline image.  Run by
+# workloads with call stacks, then the hot-spot reports, a timeline image
+# and a flame graph.  Run by
 # 'make demo' (as root).  STROBE_DEMO_DIR chooses where the image goes.
 set -e
 top=${STROBE_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -17,11 +18,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "== strobe record: a system-wide session while the bundled workloads run"
 echo "   (split603010: work60/work30/work10 do 60/30/10 of the CPU work;"
+echo "    calltree-fp: a known call tree, with frame pointers;"
 echo "    pagetouch: exactly 200000 first-touch page faults in one burst;"
 echo "    tlbwalk: walks of 22..41 pages, a USDT marker per size)"
-"$strobe" record --db "$db" --name demo -e page-faults,context-switches \
+"$strobe" record --db "$db" --name demo -g -e page-faults,context-switches \
 	--marker "$wl/tlbwalk:tlbwalk:size" -- \
-	sh -c "'$wl/split603010' 3 & sleep 0.5; '$wl/pagetouch' 200000 --phases >/dev/null;
+	sh -c "'$wl/split603010' 3 & '$wl/calltree-fp' 2 & sleep 0.5; '$wl/pagetouch' 200000 --phases >/dev/null;
 	       '$wl/tlbwalk' 22 41 -P 100000 >/dev/null; wait"
 echo
 echo "== strobe report --by binary"
@@ -30,6 +32,13 @@ echo
 echo "== strobe report --by symbol (the hot spots)"
 "$strobe" report --db "$db" --by symbol --limit 12
 echo
+echo "== strobe report --children (inclusive figures from the call stacks, -g)"
+echo "   (calltree-fp: main -> outer_a -> leaf does 60% of its work, main -> outer_b -> leaf 40%)"
+"$strobe" report --db "$db" --children --comm calltree-fp --limit 5
+echo
+echo "== strobe report --callers leaf"
+"$strobe" report --db "$db" --callers leaf --comm calltree-fp
+echo
 echo "== strobe report --markers (the tlbwalk probe hits)"
 "$strobe" report --db "$db" --markers --format csv | head -n 6
 echo
@@ -37,6 +46,8 @@ echo "== strobe plot: when did the page faults happen? (the timeline)"
 "$strobe" plot --db "$db" --event page-faults -o "$out/timeline.png"
 "$strobe" plot --db "$db" --event samples --by binary --top 3 --term --size 100x24
 echo "timeline image: $out/timeline.png"
+"$strobe" flamegraph --db "$db" -o "$out/flamegraph.svg"
+echo "flame graph (open in a browser): $out/flamegraph.svg"
 echo
 echo "== strobe sessions"
 "$strobe" sessions --db "$db"

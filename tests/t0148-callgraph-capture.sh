@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0150-callgraph-capture: the capture side of call stacks (issue 12).
+# t0148-callgraph-capture: the capture side of call stacks (issue 12).
 # 'strobe record' and 'strobe start' refuse a bad --call-graph (unknown
 # mode, a stack size that is not a positive multiple of 8 or is too big,
 # an empty one) and --keep-stacks without dwarf, each with one line
