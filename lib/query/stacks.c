@@ -722,6 +722,51 @@ static void name_locs(struct sload *l, struct resolver *res)
 	free(slot);
 }
 
+/*
+ * Where user stacks could not be unwound to their outermost frame
+ * (unwind_errors, --call-graph dwarf), as one note: the samples of the
+ * whole session, the worst (binary, reason) pairs first.
+ */
+static int unwind_note(struct sload *l, struct error *e)
+{
+	char buf[200] = "";
+	size_t len = 0;
+	uint64_t all = 0;
+	int rc, n = 0;
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT coalesce(b.path, '[no mapping]'), "
+			       "u.reason, sum(u.count) AS c FROM unwind_errors AS u LEFT JOIN "
+			       "binaries AS b ON b.id = u.binary_id WHERE u.session_id = ?1 "
+			       "GROUP BY u.binary_id, u.reason ORDER BY c DESC, 1, 2", -1, &st,
+			       NULL))
+		return db_sql_error(l->db, e, "reading unwind_errors");
+	sqlite3_bind_int64(st, 1, l->set->session.id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *path = (const char *)sqlite3_column_text(st, 0);
+		const char *reason = (const char *)sqlite3_column_text(st, 1);
+		const char *base = path ? strrchr(path, '/') : NULL;
+		int64_t c = sqlite3_column_int64(st, 2);
+
+		all += c > 0 ? (uint64_t)c : 0;
+		if (n++ < 3 && len < sizeof(buf)) {
+			int w = snprintf(buf + len, sizeof(buf) - len, "%s%s: %s (%lld)",
+					 n > 1 ? ", " : "", base ? base + 1 : path ? path : "?",
+					 reason ? reason : "?", (long long)c);
+
+			len += w > 0 ? (size_t)w : 0;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(l->db, e, "reading unwind_errors");
+	if (all)
+		note_add(l, "unwinding stopped before the outermost frame in %" PRIu64
+			 " samples of the session: %s%s (table unwind_errors has them all)",
+			 all, buf, n > 3 ? ", ..." : "");
+	return 0;
+}
+
 struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct error *e)
 {
 	struct stacks_priv *p = xcalloc(1, sizeof(*p));
@@ -761,6 +806,8 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 	}
 	weigh(&l);
 	name_locs(&l, p->res);
+	if (unwind_note(&l, e) < 0)
+		goto fail;
 	if (l.dropped_notes)
 		snprintf(set->notes[NR_NOTES - 1], sizeof(set->notes[0]), "%d more notes left out",
 			 l.dropped_notes + 1);
