@@ -5,7 +5,7 @@
 # it with -g while perf record -g records the same run.  Checked: the
 # --children CSV header; outer_a's and outer_b's total_percent (of the
 # workload's samples, --pid) within 3 points of 60/40 and of what
-# 'perf report --children' gives for the same run; main's total near
+# 'perf report --children' gives for the same run (as shares of main's); main's total near
 # 100% and above its self; --callers leaf (CSV) gives the nodes
 # leaf;outer_a and leaf;outer_b with ~60/40 of leaf's samples, and the
 # text tree indents them under leaf; --callees main reaches leaf through
@@ -47,9 +47,12 @@ assert abs(tot["outer_b"] - 40) <= 3, tot
 assert tot["main"] >= 95 and tot["leaf"] >= 95, tot
 assert int(rows["main"]["total_samples"]) > int(rows["main"]["self_samples"])
 assert int(rows["outer_a"]["total_samples"]) > 100, rows["outer_a"]
+# perf report --pid gives percent of all the samples (other processes
+# included): both compared as shares of main's inclusive samples
 for f in ("outer_a", "outer_b"):
-    assert f in perf, f"perf report has no {f}"
-    assert abs(tot[f] - perf[f]) <= 3, f"{f}: {tot[f]} against perf's {perf[f]}"
+    assert f in perf and perf.get("main"), f"perf report has no {f} or main"
+    ours, theirs = 100 * tot[f] / tot["main"], 100 * perf[f] / perf["main"]
+    assert abs(ours - theirs) <= 3, f"{f}: {ours:.2f}% of main against perf's {theirs:.2f}%"
 PY
 ok "--children: outer_a/outer_b inclusive shares as known and as perf report --children's"
 
@@ -103,3 +106,38 @@ grep -q "recorded without call stacks" "$tmp/err" || fail "$(cat "$tmp/err")"
 "$STROBE" report --children --by line >/dev/null 2>"$tmp/err" && fail "--children --by line"
 grep -q "give --by symbol or --by binary" "$tmp/err" || fail "$(cat "$tmp/err")"
 ok "errors: an unknown function, a session without -g, --children --by line"
+
+# The same tree without frame pointers (calltree-nofp), unwound by CFI:
+# strobe --call-graph dwarf and perf record --call-graph dwarf over the
+# same run; --children within 3 points of 60/40 and of perf's.
+"$STROBE" record --sample-event cpu-clock -F 1000 --name dwarfkids --call-graph dwarf \
+	-- perf record -q "$(perf_bid)" --call-graph dwarf -e cpu-clock -F 1000 -o "$tmp/dw.data" \
+	-- sh -c 'echo $$ >"$1"; exec "$2" 3' sh "$tmp/pid2" "$WL/calltree-nofp" \
+	>"$tmp/rec2.out" 2>"$tmp/rec2.err" || fail "record dwarf: $(cat "$tmp/rec2.err")"
+pid2=$(cat "$tmp/pid2")
+"$STROBE" report --children --pid "$pid2" --format csv >"$tmp/dw.csv" 2>"$tmp/err" ||
+	fail "report --children (dwarf): $(cat "$tmp/err")"
+perf report -i "$tmp/dw.data" --children --pid "$pid2" --stdio -F overhead_children,overhead,sym \
+	--percent-limit 0 -g none >"$tmp/dwperf.txt" 2>"$tmp/err" || fail "perf report (dwarf): $(cat "$tmp/err")"
+python3 - "$tmp/dw.csv" "$tmp/dwperf.txt" <<'PY' || fail "inclusive shares with --call-graph dwarf"
+import csv, re, sys
+rows = {r["symbol"]: r for r in csv.DictReader(open(sys.argv[1]))}
+for f in ("main", "outer_a", "outer_b", "leaf"):
+    assert f in rows, f"no row for {f}: {sorted(rows)[:20]}"
+tot = {f: float(rows[f]["total_percent"]) for f in ("main", "outer_a", "outer_b", "leaf")}
+perf = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+    if m and m.group(3) in ("outer_a", "outer_b", "main", "leaf"):
+        perf.setdefault(m.group(3), float(m.group(1)))
+print(f"dwarf: strobe total: {tot}; perf children: {perf}")
+assert abs(tot["outer_a"] - 60) <= 3 and abs(tot["outer_b"] - 40) <= 3, tot
+assert tot["main"] >= 95, tot
+# perf report --pid gives percent of all the samples (other processes
+# included): both compared as shares of main's inclusive samples
+for f in ("outer_a", "outer_b"):
+    assert f in perf and perf.get("main"), f"perf report has no {f} or main"
+    ours, theirs = 100 * tot[f] / tot["main"], 100 * perf[f] / perf["main"]
+    assert abs(ours - theirs) <= 3, f"{f}: {ours:.2f}% of main against perf's {theirs:.2f}%"
+PY
+ok "--children with --call-graph dwarf: outer_a/outer_b as known and as perf's dwarf unwinding"
