@@ -17,6 +17,36 @@ need_root
 command -v perf >/dev/null || skip "perf (linux-perf) is not installed"
 start_daemon
 
+# shares CSV PERF-TXT LABEL: outer_a/outer_b's total_percent in strobe's
+# --children CSV within 3 points of 60/40 and of perf report --children's
+# figures (as shares of main's: perf report --pid gives percent of all the
+# samples, other processes included); main and leaf near 100%
+shares() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import csv, re, sys
+rows = {r["symbol"]: r for r in csv.DictReader(open(sys.argv[1]))}
+for f in ("main", "outer_a", "outer_b", "leaf"):
+    assert f in rows, f"no row for {f}: {sorted(rows)[:20]}"
+tot = {f: float(rows[f]["total_percent"]) for f in ("main", "outer_a", "outer_b", "leaf")}
+perf = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+    if m and m.group(3) in ("outer_a", "outer_b", "main", "leaf"):
+        perf.setdefault(m.group(3), float(m.group(1)))
+print(f"{sys.argv[3]}: strobe total: {tot}; perf children: {perf}")
+assert abs(tot["outer_a"] - 60) <= 3, tot
+assert abs(tot["outer_b"] - 40) <= 3, tot
+assert tot["main"] >= 95 and tot["leaf"] >= 95, tot
+assert int(rows["main"]["total_samples"]) > int(rows["main"]["self_samples"])
+assert int(rows["outer_a"]["total_samples"]) > 100, rows["outer_a"]
+for f in ("outer_a", "outer_b"):
+    assert f in perf and perf.get("main"), f"perf report has no {f} or main"
+    ours, theirs = 100 * tot[f] / tot["main"], 100 * perf[f] / perf["main"]
+    assert abs(ours - theirs) <= 3, f"{f}: {ours:.2f}% of main against perf's {theirs:.2f}%"
+PY
+}
+
+
 "$STROBE" record --sample-event cpu-clock -F 1000 --name kids -g \
 	-- perf record -q "$(perf_bid)" -a -g -e cpu-clock -F 1000 -o "$tmp/kids.data" \
 	-- sh -c 'echo $$ >"$1"; exec "$2" 3' sh "$tmp/pid" "$WL/calltree-fp" \
@@ -30,30 +60,7 @@ head -1 "$tmp/kids.csv" | grep -q '^binary,build_id,symbol,self_samples,total_sa
 perf report -i "$tmp/kids.data" --children --pid "$pid" --stdio -F overhead_children,overhead,sym \
 	--percent-limit 0 -g none >"$tmp/perf.txt" 2>"$tmp/err" || fail "perf report: $(cat "$tmp/err")"
 
-python3 - "$tmp/kids.csv" "$tmp/perf.txt" <<'PY' || fail "inclusive shares"
-import csv, re, sys
-rows = {r["symbol"]: r for r in csv.DictReader(open(sys.argv[1]))}
-for f in ("main", "outer_a", "outer_b", "leaf"):
-    assert f in rows, f"no row for {f}: {sorted(rows)[:20]}"
-tot = {f: float(rows[f]["total_percent"]) for f in ("main", "outer_a", "outer_b", "leaf")}
-perf = {}
-for line in open(sys.argv[2]):
-    m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(\S+)", line)
-    if m and m.group(3) in ("outer_a", "outer_b", "main", "leaf"):
-        perf.setdefault(m.group(3), float(m.group(1)))
-print(f"strobe total: {tot}; perf children: {perf}")
-assert abs(tot["outer_a"] - 60) <= 3, tot
-assert abs(tot["outer_b"] - 40) <= 3, tot
-assert tot["main"] >= 95 and tot["leaf"] >= 95, tot
-assert int(rows["main"]["total_samples"]) > int(rows["main"]["self_samples"])
-assert int(rows["outer_a"]["total_samples"]) > 100, rows["outer_a"]
-# perf report --pid gives percent of all the samples (other processes
-# included): both compared as shares of main's inclusive samples
-for f in ("outer_a", "outer_b"):
-    assert f in perf and perf.get("main"), f"perf report has no {f} or main"
-    ours, theirs = 100 * tot[f] / tot["main"], 100 * perf[f] / perf["main"]
-    assert abs(ours - theirs) <= 3, f"{f}: {ours:.2f}% of main against perf's {theirs:.2f}%"
-PY
+shares "$tmp/kids.csv" "$tmp/perf.txt" fp || fail "inclusive shares"
 ok "--children: outer_a/outer_b inclusive shares as known and as perf report --children's"
 
 "$STROBE" report --callers leaf --pid "$pid" --format csv >"$tmp/callers.csv" 2>"$tmp/err" ||
@@ -119,25 +126,5 @@ pid2=$(cat "$tmp/pid2")
 	fail "report --children (dwarf): $(cat "$tmp/err")"
 perf report -i "$tmp/dw.data" --children --pid "$pid2" --stdio -F overhead_children,overhead,sym \
 	--percent-limit 0 -g none >"$tmp/dwperf.txt" 2>"$tmp/err" || fail "perf report (dwarf): $(cat "$tmp/err")"
-python3 - "$tmp/dw.csv" "$tmp/dwperf.txt" <<'PY' || fail "inclusive shares with --call-graph dwarf"
-import csv, re, sys
-rows = {r["symbol"]: r for r in csv.DictReader(open(sys.argv[1]))}
-for f in ("main", "outer_a", "outer_b", "leaf"):
-    assert f in rows, f"no row for {f}: {sorted(rows)[:20]}"
-tot = {f: float(rows[f]["total_percent"]) for f in ("main", "outer_a", "outer_b", "leaf")}
-perf = {}
-for line in open(sys.argv[2]):
-    m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(\S+)", line)
-    if m and m.group(3) in ("outer_a", "outer_b", "main", "leaf"):
-        perf.setdefault(m.group(3), float(m.group(1)))
-print(f"dwarf: strobe total: {tot}; perf children: {perf}")
-assert abs(tot["outer_a"] - 60) <= 3 and abs(tot["outer_b"] - 40) <= 3, tot
-assert tot["main"] >= 95, tot
-# perf report --pid gives percent of all the samples (other processes
-# included): both compared as shares of main's inclusive samples
-for f in ("outer_a", "outer_b"):
-    assert f in perf and perf.get("main"), f"perf report has no {f} or main"
-    ours, theirs = 100 * tot[f] / tot["main"], 100 * perf[f] / perf["main"]
-    assert abs(ours - theirs) <= 3, f"{f}: {ours:.2f}% of main against perf's {theirs:.2f}%"
-PY
+shares "$tmp/dw.csv" "$tmp/dwperf.txt" dwarf || fail "inclusive shares with --call-graph dwarf"
 ok "--children with --call-graph dwarf: outer_a/outer_b as known and as perf's dwarf unwinding"

@@ -154,6 +154,19 @@ struct sload {
 	uint64_t missing;	/* samples whose stack is not stored */
 };
 
+/* What stacks_load() held while loading (not the set it returns). */
+static void sload_free(struct sload *l)
+{
+	qfilter_free(&l->qf);
+	free(l->g);
+	k4map_free(&l->gmap);
+	free(l->stks);
+	free(l->locs);
+	k4map_free(&l->lmap);
+	free(l->entry_lo);
+	k4map_free(&l->cmap);
+}
+
 static void note_add(struct sload *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -811,24 +824,10 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 	if (l.dropped_notes)
 		snprintf(set->notes[NR_NOTES - 1], sizeof(set->notes[0]), "%d more notes left out",
 			 l.dropped_notes + 1);
-	qfilter_free(&l.qf);
-	free(l.g);
-	k4map_free(&l.gmap);
-	free(l.stks);
-	free(l.locs);
-	k4map_free(&l.lmap);
-	free(l.entry_lo);
-	k4map_free(&l.cmap);
+	sload_free(&l);
 	return set;
 fail:
-	qfilter_free(&l.qf);
-	free(l.g);
-	k4map_free(&l.gmap);
-	free(l.stks);
-	free(l.locs);
-	k4map_free(&l.lmap);
-	free(l.entry_lo);
-	k4map_free(&l.cmap);
+	sload_free(&l);
 	stacks_free(set);
 	return NULL;
 }
