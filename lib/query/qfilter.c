@@ -43,18 +43,17 @@ static int id_cmp(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-/* The binaries --binary matches, by path, file name or key. */
-static int binaries_load(struct qinit *q, struct error *e)
+int qfilter_binaries(struct db *db, const char *want, int64_t **ids, size_t *n,
+		     struct error *e)
 {
-	struct qfilter *f = q->f;
-	const char *want = f->o->binary;
 	size_t cap = 0;
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db_sqlite(q->db), "SELECT id,key,path FROM binaries",
-			       -1, &st, NULL))
-		return db_sql_error(q->db, e, "reading binaries");
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id,key,path FROM binaries", -1, &st, NULL))
+		return db_sql_error(db, e, "reading binaries");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *key = (const char *)sqlite3_column_text(st, 1);
 		const char *path = (const char *)sqlite3_column_text(st, 2);
@@ -64,15 +63,27 @@ static int binaries_load(struct qinit *q, struct error *e)
 		if (strcmp(path, want) && strcmp(path_base(path), want) && strcmp(key, want) &&
 		    (strncmp(key, "kernel:", 7) || strcmp(want, "[kernel.kallsyms]")))
 			continue;
-		ARRAY_GROW(f->bins, cap, f->nbins + 1);
-		f->bins[f->nbins++] = sqlite3_column_int64(st, 0);
+		ARRAY_GROW(*ids, cap, *n + 1);
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db_sql_error(q->db, e, "reading binaries");
-	if (f->nbins)
-		qsort(f->bins, f->nbins, sizeof(*f->bins), id_cmp);
+	if (rc != SQLITE_DONE) {
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return db_sql_error(db, e, "reading binaries");
+	}
+	if (*n)
+		qsort(*ids, *n, sizeof(**ids), id_cmp);
 	return 0;
+}
+
+/* The binaries --binary matches. */
+static int binaries_load(struct qinit *q, struct error *e)
+{
+	struct qfilter *f = q->f;
+
+	return qfilter_binaries(q->db, f->o->binary, &f->bins, &f->nbins, e);
 }
 
 /* comms.id of name: the id, 0 if the name was never seen, -1 on error. */

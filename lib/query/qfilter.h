@@ -36,6 +36,12 @@
 #define QFILTER_SQL_BINARY	8u	/* binary_id IN (those that match o->binary) */
 #define QFILTER_SQL_ALL		15u
 
+/* The binaries a --binary WANT names (binaries.path, its file name, or
+ * binaries.key; "[kernel.kallsyms]" every kernel), their ids sorted into
+ * *ids (malloc'ed; NULL when none) and *n. */
+int qfilter_binaries(struct db *db, const char *want, int64_t **ids, size_t *n,
+		     struct error *e);
+
 typedef void (*qfilter_note_fn)(void *ctx, const char *msg);
 
 struct qfilter {

@@ -27,6 +27,7 @@
 #include "samplescan.h"
 #include "cgset.h"
 #include "procset.h"
+#include "qfilter.h"
 #include "timeline.h"
 
 /* ---- a string buffer ---- */
@@ -278,44 +279,15 @@ static void binary_display(struct build *b, int64_t id, char *buf, size_t len)
 }
 
 /* " AND binary_id IN (...)" for --binary; the number of binaries, or -1. */
-static int i64_cmp(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, c = *(const int64_t *)pb;
-
-	return (a > c) - (a < c);
-}
-
 static int binary_filter(struct build *b, struct sbuf *sql)
 {
-	const char *want = b->o->binary;
-	sqlite3_stmt *st;
-	int rc, n = 0;
-
-	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT id,key,path FROM binaries",
-			       -1, &st, NULL))
-		return sql_fail(b, "reading binaries");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *key = (const char *)sqlite3_column_text(st, 1);
-		const char *path = (const char *)sqlite3_column_text(st, 2);
-
-		key = key ? key : "";
-		path = path ? path : "";
-		if (strcmp(path, want) && strcmp(path_base(path), want) && strcmp(key, want) &&
-		    (strncmp(key, "kernel:", 7) || strcmp(want, "[kernel.kallsyms]")))
-			continue;
-		sbuf_addf(sql, "%s%lld", n ? "," : " AND binary_id IN (",
-			(long long)sqlite3_column_int64(st, 0));
-		b->bins = xrealloc(b->bins, (b->nbins + 1) * sizeof(*b->bins));
-		b->bins[b->nbins++] = sqlite3_column_int64(st, 0);
-		n++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_fail(b, "reading binaries");
-	if (n)
+	if (qfilter_binaries(b->db, b->o->binary, &b->bins, &b->nbins, b->e) < 0)
+		return -1;
+	for (size_t i = 0; i < b->nbins; i++)
+		sbuf_addf(sql, "%s%lld", i ? "," : " AND binary_id IN (", (long long)b->bins[i]);
+	if (b->nbins)
 		sbuf_addf(sql, ")");
-	qsort(b->bins, b->nbins, sizeof(*b->bins), i64_cmp);
-	return n;
+	return (int)b->nbins;
 }
 
 /* Time of the sample at rowid, or -1. */
