@@ -42,6 +42,23 @@ static struct cpu_row *cpu_find(struct cpu_row **rows, size_t *n, size_t *cap, u
 	return &(*rows)[(*n)++];
 }
 
+/* Run sql with ?1 = sid and ?2 = lo (when it has it) to its end. */
+static int run(struct db *db, const char *sql, int64_t sid, int64_t lo, const char *what,
+	       struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (prepare(db, sql, &st, e))
+		return -1;
+	sqlite3_bind_int64(st, 1, sid);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		sqlite3_bind_int64(st, 2, lo);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_sql_error(db, e, what);
+}
+
 /* One session, inside the caller's transaction. */
 static int rebuild(struct db *db, struct db_session *s, struct error *e)
 {
@@ -53,21 +70,16 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	int rc;
 
 	/* the histograms */
-	for (int i = 0; i < 2; i++) {
-		if (prepare(db, i ? "DELETE FROM stack_agg WHERE session_id=?1" :
-			    "DELETE FROM sample_agg WHERE session_id=?1", &st, e))
-			return -1;
-		sqlite3_bind_int64(st, 1, s->id);
-		rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (rc != SQLITE_DONE)
-			return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
-	}
+	if (run(db, "DELETE FROM sample_agg WHERE session_id=?1", s->id, 0,
+		"rebuilding an interrupted session's histogram", e) < 0 ||
+	    run(db, "DELETE FROM stack_agg WHERE session_id=?1", s->id, 0,
+		"rebuilding an interrupted session's histogram", e) < 0)
+		return -1;
 	if (lo > 0) {
 		/* the process of a sample (schema 11): of those with its pid,
 		 * the latest started by its time, else the earliest; 0 when
 		 * none (as ingest keys them, db.h) */
-		if (prepare(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
+		if (run(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
 			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7,period,start_ns) "
 			    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),x.pid,"
 			    "coalesce(comm_id,0),flags&15,count(*),"
@@ -78,17 +90,12 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 			    "(SELECT min(p.start_ns) FROM processes AS p WHERE "
 			    "p.session_id=?1 AND p.pid=x.pid),0) "
 			    "FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
-			    "GROUP BY 2,3,4,5,6,17", &st, e))
+			    "GROUP BY 2,3,4,5,6,17",
+			s->id, lo, "rebuilding an interrupted session's histogram", e) < 0)
 			return -1;
-		sqlite3_bind_int64(st, 1, s->id);
-		sqlite3_bind_int64(st, 2, lo);
-		rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (rc != SQLITE_DONE)
-			return db_sql_error(db, e, "rebuilding an interrupted session's histogram");
 
 		/* the stack histogram (schema 14), keyed as ingest keys it */
-		if (prepare(db, "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,"
+		if (run(db, "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,"
 			    "samples,period,c0,c1,c2,c3,c4,c5,c6,c7) "
 			    "SELECT ?1,stack_id,x.pid,coalesce(comm_id,0),"
 			    "coalesce((SELECT max(p.start_ns) FROM processes AS p WHERE "
@@ -98,15 +105,9 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 			    "CASE WHEN count(period)=count(*) THEN sum(period) END,"
 			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7) "
 			    "FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
-			    "AND stack_id IS NOT NULL GROUP BY 2,3,4,5", &st, e))
+			    "AND stack_id IS NOT NULL GROUP BY 2,3,4,5",
+			s->id, lo, "rebuilding an interrupted session's stack histogram", e) < 0)
 			return -1;
-		sqlite3_bind_int64(st, 1, s->id);
-		sqlite3_bind_int64(st, 2, lo);
-		rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (rc != SQLITE_DONE)
-			return db_sql_error(db, e, "rebuilding an interrupted session's stack "
-					    "histogram");
 
 		/* per CPU: samples, and the session's rowid range and end */
 		if (prepare(db, "SELECT cpu,count(*),min(rowid),max(rowid),max(time_ns) FROM "
