@@ -4,7 +4,7 @@
 # and bytes on disk per sample, at several sampling rates.
 #
 # Usage: bench/lossless.sh [-d SECONDS] [-r RATES] [-n ROUNDS] [-e EVENTS] [-t SECONDS] [-m PAGES]
-#                          [-s STROBED-OPTIONS] [-P]
+#                          [-s STROBED-OPTIONS] [-g MODE] [-P]
 #   -d  seconds of work per CPU, unprofiled (default 10)
 #   -r  comma-separated rates per CPU in Hz (default 1000,10000,20000,50000)
 #   -n  rounds per rate, the two tools alternating (default 1)
@@ -12,6 +12,7 @@
 #   -t  stop 'perf report' after SECONDS (its CPU then shows as '>N')
 #   -m  ring pages per CPU for both tools (default: each tool's own default)
 #   -s  options for strobed (e.g. '--ingest-nice idle')
+#   -g  call stacks for both tools: --call-graph MODE (fp, dwarf[,BYTES])
 #   -P  strobe only, no perf runs
 #
 # Workload: one bench/spin per CPU, each a fixed amount of work calibrated
@@ -40,10 +41,10 @@ STROBE=${STROBE:-$top/tools/strobe}
 STROBED=${STROBED:-$top/daemon/strobed}
 SPIN=$top/bench/spin
 secs=10 rates=1000,10000,20000,50000 rounds=1 rep_max=0
-events=page-faults,context-switches,cpu-migrations,minor-faults pages= dopts= noperf=
+events=page-faults,context-switches,cpu-migrations,minor-faults pages= dopts= noperf= cg=
 
-usage() { sed -n '6,15s/^# \{0,1\}//p' "$0"; }
-while getopts d:r:n:e:t:m:s:Ph o; do
+usage() { sed -n '6,16s/^# \{0,1\}//p' "$0"; }
+while getopts d:r:n:e:t:m:s:g:Ph o; do
 	case $o in
 	d) secs=$OPTARG ;;
 	r) rates=$OPTARG ;;
@@ -52,6 +53,7 @@ while getopts d:r:n:e:t:m:s:Ph o; do
 	t) rep_max=$OPTARG ;;
 	m) pages=$OPTARG ;;
 	s) dopts=$OPTARG ;;
+	g) cg=$OPTARG ;;
 	P) noperf=1 ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -102,7 +104,7 @@ for i in $(seq 50); do "$STROBE" status >/dev/null 2>&1 && break; sleep 0.1; don
 
 echo "# strobe vs perf under load, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $ncpu CPUs," \
      "$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# workload: $ncpu x spin $n ($secs s each unprofiled); cpu-clock + $events${pages:+; rings of $pages pages}${dopts:+; strobed $dopts}"
+echo "# workload: $ncpu x spin $n ($secs s each unprofiled); cpu-clock + $events${pages:+; rings of $pages pages}${dopts:+; strobed $dopts}${cg:+; --call-graph $cg}"
 printf "%-6s %6s %6s %9s %9s %7s %9s %9s %7s\n" tool rate round samples lost wall_s cap_cpu_s tot_cpu_s B/sample
 
 run_strobe() {	# rate round
@@ -110,7 +112,8 @@ run_strobe() {	# rate round
 	b0=$(dusize "$STROBE_DB" "$STROBE_DB-wal" "$STROBE_DB.cache")
 	c0=$(ticks "$dpid")
 	t0=$(date +%s.%N)
-	"$STROBE" start --sample-event cpu-clock -F "$1" -e "$events" ${pages:+-m "$pages"} >/dev/null 2>"$tmp/err" ||
+	"$STROBE" start --sample-event cpu-clock -F "$1" -e "$events" ${pages:+-m "$pages"} \
+		${cg:+--call-graph "$cg"} >/dev/null 2>"$tmp/err" ||
 		{ echo "strobe start: $(cat "$tmp/err")" >&2; return; }
 	t1=$(date +%s.%N)
 	workload
@@ -131,7 +134,7 @@ run_strobe() {	# rate round
 run_perf() {	# rate round
 	local f=$tmp/perf.data t1 t2 s l cap rep
 	rm -f "$f"
-	/usr/bin/time -f "%U %S" -o "$tmp/perf.time" perf record -q --buildid-mmap -a ${pages:+-m "$pages"} \
+	/usr/bin/time -f "%U %S" -o "$tmp/perf.time" perf record -q --buildid-mmap -a ${pages:+-m "$pages"} ${cg:+--call-graph "$cg"} \
 		-F "$1" -e "{cpu-clock,$events}:S" -o "$f" >/dev/null 2>"$tmp/perf.err" &
 	local ppid=$!
 	sleep 0.5
