@@ -95,6 +95,24 @@ for want in "fp|fp" "dw4|dwarf,4096" "dw|dwarf,8192" "none|" "fp2|fp"; do
 done
 ok "sessions.call_graph says how each session recorded stacks"
 
+# --keep-stacks: the raw copy of every sample that had one (user samples of
+# the workload: abi 2, its 4096-byte stack), by the sample's row; none
+# without it
+raw() { sqlq "$STROBE_DB" "SELECT $2 FROM raw_stacks AS r JOIN samples AS x ON
+	x.rowid = r.sample_row AND x.session_id = r.session_id JOIN sessions AS s ON
+	s.id = r.session_id WHERE s.name = '$1'"; }
+kept=$(raw dw4 "count(*)")
+user=$(sqlq "$STROBE_DB" "SELECT count(*) FROM samples AS x JOIN sessions AS s ON s.id = x.session_id
+	WHERE s.name = 'dw4' AND x.flags & 15 = 1")
+[ "${kept:-0}" -gt 0 ] && [ "$kept" -ge "$user" ] ||
+	fail "--keep-stacks: $kept raw stacks for $user user samples"
+# struct strobe_ustack: abi (u32) 2 = PERF_SAMPLE_REGS_ABI_64 first, for
+# every sample taken in user mode (kernel threads have none: abi 0)
+abi2=$(raw dw4 "sum(x.flags & 15 = 1 AND substr(hex(ustack), 1, 8) = '02000000')")
+[ "$abi2" = "$user" ] || fail "--keep-stacks: $abi2 of $user user samples have abi 2"
+[ "$(raw dw "count(*)")" = 0 ] || fail "raw stacks kept without --keep-stacks"
+ok "--keep-stacks keeps each sample's registers and stack copy"
+
 # The stacks of calltree's samples, decoded into the workload's symbols:
 # shares of the samples in leaf whose caller is outer_a (the rest:
 # outer_b), with main above, against perf -g recording the same run.
