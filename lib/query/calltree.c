@@ -48,10 +48,10 @@ struct children {
 	const struct cgroup *g;
 };
 
-static const struct children *sort_ctx;	/* qsort has no context argument */
-
-static int cgroup_cmp(const void *pa, const void *pb)
+/* qsort_r: ctx is the struct children */
+static int cgroup_cmp(const void *pa, const void *pb, void *ctx)
 {
+	const struct children *sort_ctx = ctx;
 	const struct cgroup *a = pa, *b = pb;
 	const struct stack_sym *x = &sort_ctx->set->syms[a->sym], *y = &sort_ctx->set->syms[b->sym];
 	int c;
@@ -175,10 +175,8 @@ struct table *calltree_children(struct db *db, const struct stack_set *set,
 		if (g[i].total_samples || g[i].total_weight)
 			g[j++] = g[i];
 	ng = j;
-	sort_ctx = &cx;
 	if (ng)
-		qsort(g, ng, sizeof(*g), cgroup_cmp);
-	sort_ctx = NULL;
+		qsort_r(g, ng, sizeof(*g), cgroup_cmp, &cx);
 
 	t = table_new();
 	if (split)
@@ -312,13 +310,17 @@ static size_t bnode_get(struct bmap *m, struct bnode **v, size_t *n, size_t *cap
 	return *n - 1;
 }
 
-static const struct stack_set *node_set;	/* qsort context */
-static const struct bnode *node_v;
+/* What child_cmp() compares by (qsort_r's context). */
+struct child_ctx {
+	const struct stack_set *set;
+	const struct bnode *v;
+};
 
-static int child_cmp(const void *pa, const void *pb)
+static int child_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const struct bnode *a = &node_v[*(const size_t *)pa], *b = &node_v[*(const size_t *)pb];
-	const struct stack_sym *x = &node_set->syms[a->key[1]], *y = &node_set->syms[b->key[1]];
+	const struct child_ctx *cc = ctx;
+	const struct bnode *a = &cc->v[*(const size_t *)pa], *b = &cc->v[*(const size_t *)pb];
+	const struct stack_sym *x = &cc->set->syms[a->key[1]], *y = &cc->set->syms[b->key[1]];
 	int c;
 
 	if (a->weight != b->weight)
@@ -349,6 +351,7 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 	size_t n = 0, cap = 0, i, ntarget = 0, nroots = 0;
 	size_t *order, *kids, *stack, nkids, sp;
 	struct bmap m = { 0 };
+	struct child_ctx cc;
 	struct calltree *t;
 	int nev = set->nr_events;
 
@@ -417,10 +420,10 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 			kids[nroots++] = i - 1;
 		}
 	}
-	node_set = set;
-	node_v = v;
+	cc.set = set;
+	cc.v = v;
 	if (nroots)
-		qsort(kids, nroots, sizeof(*kids), child_cmp);
+		qsort_r(kids, nroots, sizeof(*kids), child_cmp, &cc);
 	/* a stack of nodes to visit, the next on top */
 	sp = 0;
 	for (i = nroots; i > 0; i--)
@@ -443,12 +446,10 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 		for (nkids = 0, c = b->first; c; c = v[c - 1].next)
 			kids[nkids++] = c - 1;
 		if (nkids)
-			qsort(kids, nkids, sizeof(*kids), child_cmp);
+			qsort_r(kids, nkids, sizeof(*kids), child_cmp, &cc);
 		for (c = nkids; c > 0; c--)
 			stack[sp++] = kids[c - 1];
 	}
-	node_set = NULL;
-	node_v = NULL;
 	free(order);
 	free(kids);
 	free(stack);
