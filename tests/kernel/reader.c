@@ -281,26 +281,6 @@ static void *drain_thread(void *arg)
 
 /* ------------------------------------------------------------------ */
 
-static void attr_init(struct perf_event_attr *a, uint32_t type, unsigned long long config)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = type;
-	a->config = config;
-}
-
-static void cfg_init(struct strobe_config *c, struct perf_event_attr *s,
-		     struct perf_event_attr *ctr, unsigned n, unsigned pages)
-{
-	memset(c, 0, sizeof(*c));
-	c->size = sizeof(*c);
-	c->nr_counters = n;
-	c->sample_attr = (uintptr_t)s;
-	c->counter_attrs = (uintptr_t)ctr;
-	c->attr_size = sizeof(*s);
-	c->buffer_pages = pages;
-}
-
 static void invalid_ioctls(int fd)
 {
 	struct perf_event_attr s, c[STROBE_MAX_COUNTERS + 1];

@@ -151,14 +151,6 @@ static struct sess *sess_new(void)
 	return S;
 }
 
-static void attr_init(struct perf_event_attr *a, uint32_t type, unsigned long long config)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = type;
-	a->config = config;
-}
-
 /* open + CONFIG; returns 0 or -errno (the fd stays open on CONFIG failure) */
 static int sess_config(struct sess *S, const struct perf_event_attr *sa,
 		       const struct perf_event_attr *ca, unsigned n, unsigned pages)
