@@ -15,13 +15,21 @@ need_root
 
 NB=100000 NT=10000 USEC=100
 want=$(awk -v a=$NB -v b=$NT 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
-"$STROBE" record --sample-event page-faults -F 400 --name period \
-	-- "$WL/faultmix" $NB $NT $USEC 2>"$tmp/record.err" ||
-	fail "record: $(cat "$tmp/record.err")"
+# The kernel lowers the period for the trickle only at its timer ticks; on
+# a loaded machine it may not have done so before the trickle ended (no
+# sample there at all: nothing to weigh).  Such a run is said and run
+# again, at most twice; a wrong weighing fails whatever the run.
+for try in 1 2 3; do
+	"$STROBE" record --sample-event page-faults -F 400 --name period \
+		-- "$WL/faultmix" $NB $NT $USEC 2>"$tmp/record.err" ||
+		fail "record: $(cat "$tmp/record.err")"
+	"$STROBE" report --comm faultmix --format csv >"$tmp/r.csv" || fail "report csv"
+	grep -q ",trickle_pages," "$tmp/r.csv" && break
+	echo "note: run $try: no sample in trickle_pages (the kernel kept the burst's period): again"
+done
 "$STROBE" report --comm faultmix >"$tmp/r.txt" || fail "report"
 grep -q "^# percent: of page-faults's count" "$tmp/r.txt" ||
 	fail "the report does not say it weighs by period: $(head -n 12 "$tmp/r.txt")"
-"$STROBE" report --comm faultmix --format csv >"$tmp/r.csv" || fail "report csv"
 head -n 1 "$tmp/r.csv" | grep -q '^binary,build_id,symbol,samples,percent$' ||
 	fail "CSV header changed: $(head -n 1 "$tmp/r.csv")"
 res=$(python3 - "$tmp/r.csv" <<'PY'
@@ -58,9 +66,13 @@ if ! command -v perf >/dev/null; then
 	ok "weighed share $1% (want $want%); perf not installed: no comparison"
 	exit 0
 fi
-perf record -q -e page-faults -F 400 -o "$tmp/perf.data" -- "$WL/faultmix" $NB $NT $USEC \
-	>/dev/null 2>&1 || fail "perf record failed"
-perf report -i "$tmp/perf.data" --stdio --sort sym 2>/dev/null >"$tmp/perf.txt"
+for try in 1 2 3; do
+	perf record -q "$(perf_bid)" -e page-faults -F 400 -o "$tmp/perf.data" -- "$WL/faultmix" \
+		$NB $NT $USEC >/dev/null 2>&1 || fail "perf record failed"
+	perf report -i "$tmp/perf.data" --stdio --sort sym 2>/dev/null >"$tmp/perf.txt"
+	grep -q "trickle_pages" "$tmp/perf.txt" && break
+	echo "note: perf run $try: no sample in trickle_pages: again"
+done
 pshare=$(awk '/burst_pages/ { b = $1 } /trickle_pages/ { t = $1 }
 	END { sub("%", "", b); sub("%", "", t); if (b + t > 0) printf "%.2f", 100 * b / (b + t) }' \
 	"$tmp/perf.txt")

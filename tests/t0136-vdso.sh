@@ -32,7 +32,7 @@ open(sys.argv[2], "w").write("\n".join(r["symbol"] for r in vd) + "\n")
 PY
 # perf names the same image: its top [vdso] symbol is one strobe names
 if command -v perf >/dev/null; then
-	perf record -q -o "$tmp/perf.data" -e cpu-clock -F 1000 -- "$WL/vdsoloop" 0.5 \
+	perf record -q "$(perf_bid)" -o "$tmp/perf.data" -e cpu-clock -F 1000 -- "$WL/vdsoloop" 0.5 \
 		>/dev/null 2>"$tmp/perf.err" || fail "perf record: $(cat "$tmp/perf.err")"
 	top=$(perf report -i "$tmp/perf.data" --stdio --sort dso,sym 2>/dev/null |
 		awk '$2 == "[vdso]" { print $4; exit }')

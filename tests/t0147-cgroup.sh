@@ -52,7 +52,7 @@ sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$3" && exec "$2" 300' sh "$B/inne
 SH
 export A B SPIN tmp
 perf=0
-if perf record -q -a --all-cgroups -e cpu-clock -F 1000 -o "$tmp/probe.data" -- true \
+if perf record -q -a --all-cgroups $(perf_bid) -e cpu-clock -F 1000 -o "$tmp/probe.data" -- true \
 	>/dev/null 2>&1; then
 	# perf starts the command once its events are on: it sees all of it
 	perf=1

@@ -65,10 +65,7 @@ int main(int argc, char **argv)
 		return 1;
 	end = wl_now() + seconds;
 	do {
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
-		u = U / 2 + rng % U;
+		u = wl_round_unit(&rng, U);
 		x = outer70(7 * u, x);
 		x = outer30(3 * u, x);
 	} while (wl_now() < end);

@@ -103,10 +103,7 @@ int main(int argc, char **argv)
 		return 1;
 	end = wl_now() + seconds;
 	do {
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
-		u = U / 2 + rng % U;
+		u = wl_round_unit(&rng, U);
 		x = work60(6 * u, x);
 		x = work30(3 * u, x);
 		x = work10(1 * u, x);

@@ -23,6 +23,17 @@ static inline double wl_now(void)
 
 /* The optional SECONDS argument of "PROG [SECONDS]": 0, or -1 after one
  * line on stderr. */
+/* A round's unit of work: unit, give or take up to 50%, drawn afresh from
+ * the xorshift64 state *rng (so a sampling timer cannot lock onto the
+ * round's period). */
+static inline uint64_t wl_round_unit(uint64_t *rng, uint64_t unit)
+{
+	*rng ^= *rng << 13;
+	*rng ^= *rng >> 7;
+	*rng ^= *rng << 17;
+	return unit / 2 + *rng % unit;
+}
+
 static inline int wl_seconds_arg(int argc, char **argv, const char *prog, double *seconds)
 {
 	char *e;
