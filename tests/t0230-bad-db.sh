@@ -61,14 +61,16 @@ ok "a newer schema"
 head -c 262144 /dev/urandom >"$tmp/random.db"
 all_refuse "$tmp/random.db" "random.db is corrupt"
 cp "$tmp/good.db" "$tmp/mid.db"
-# four b-tree leaf pages from the middle of the sample blocks (where the
+# up to four b-tree leaf pages from the middle of the sample blocks (where the
 # middle of the file is depends on the schema and the run): the raw
 # samples cross them
 psize=$(sqlq "$tmp/mid.db" "PRAGMA page_size")
 leaves=$(sqlq "$tmp/mid.db" "SELECT pageno FROM dbstat WHERE name='sample_blocks' AND pagetype='leaf' ORDER BY pageno")
 n=$(echo "$leaves" | grep -c .)
-[ "$n" -ge 8 ] || fail "good.db has only $n leaf pages of sample blocks"
-for pg in $(echo "$leaves" | sed -n "$((n / 2 - 1)),$((n / 2 + 2))p"); do
+[ "$n" -ge 1 ] || fail "good.db has no leaf page of sample blocks"
+first=1
+[ "$n" -gt 4 ] && first=$((n / 2 - 1))
+for pg in $(echo "$leaves" | sed -n "$first,$((first + 3))p"); do
 	dd if=/dev/urandom of="$tmp/mid.db" bs="$psize" seek=$((pg - 1)) count=1 conv=notrunc 2>/dev/null
 done
 s0=$(sum "$tmp/mid.db")
