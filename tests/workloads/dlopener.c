@@ -10,6 +10,11 @@
  * hot_in_lib(HOT_S).  The library stays loaded until exit.  Use with
  * tests/workloads/libhot.so.
  *
+ * Prints one line to stdout before calling hot_in_lib:
+ * "spin_start_ns=S dlopen_ns=D", CLOCK_MONOTONIC (strobe's time_ns) at the
+ * start of the spin and just after dlopen returned, so a test can place its
+ * windows around the real moments however late a loaded machine started it.
+ *
  * Known answer: for the first DELAY_S seconds ~DELAY_S seconds of samples
  * in before_dlopen (dlopener) and none in the library, then ~HOT_S seconds
  * of samples in hot_in_lib (libhot.so).  Exits 0; on errors prints one
@@ -43,6 +48,7 @@ int main(int argc, char **argv)
 	double delay, hot;
 	void *lib, *sym;
 	void (*fn)(double);
+	double t_spin, t_open;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: dlopener LIBPATH DELAY_S HOT_S\n");
@@ -56,12 +62,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlopener: bad HOT_S '%s'\n", argv[3]);
 		return 1;
 	}
+	t_spin = wl_now();
 	before_dlopen(delay);
 	lib = dlopen(argv[1], RTLD_NOW);
 	if (!lib) {
 		fprintf(stderr, "dlopener: %s\n", dlerror());
 		return 1;
 	}
+	t_open = wl_now();
 	dlerror();
 	sym = dlsym(lib, "hot_in_lib");
 	if (!sym) {
@@ -74,6 +82,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(&fn, &sym, sizeof(fn));	/* object to function pointer */
+	printf("spin_start_ns=%.0f dlopen_ns=%.0f\n", t_spin * 1e9, t_open * 1e9);
+	fflush(stdout);
 	fn(hot);
 	return 0;
 }
