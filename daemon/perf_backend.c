@@ -132,11 +132,34 @@ struct cpu_ring {
 	uint64_t size;		/* data bytes, power of two */
 	struct merge_queue q;	/* its records waiting for the merge */
 	unsigned char *tmp;	/* PERFREC_MAX_SIZE: a record that wraps the ring end */
+	unsigned char *dtmp;	/* the same, for the drain thread */
 	int *pfds;		/* per probe site: its uprobe event, or -1 */
 	uint64_t *pids;		/* and that event's id */
 	/* the group's time enabled and running at its last sample, and when
 	 * that was (backend_drain's side) */
 	uint64_t seen_enabled, seen_running, seen_ns;
+};
+
+/*
+ * The users of processes whose mappings ingest reads a file for
+ * (ingest_mmap_wants_owner(): a JIT's perf map or jitdump), looked up by
+ * the drain thread when it copies the MMAP2 record out of the ring, while
+ * the process surely runs; ingest, seconds behind under load, would find it
+ * gone or its pid reused.  A ring of the latest OWNERS_MAX, under a mutex
+ * (the drain thread puts, backend_drain's side takes); one that is
+ * overwritten before its record is delivered leaves ingest to look itself.
+ */
+#define OWNERS_MAX	1024
+
+struct owner_seen {
+	uint64_t time;		/* the record's */
+	uint32_t pid, uid;
+};
+
+struct owners {
+	pthread_mutex_t lock;
+	struct owner_seen seen[OWNERS_MAX];
+	uint64_t next;		/* entries put so far */
 };
 
 /* The open file of a probe site, as the uprobe PMU is given it. */
@@ -191,6 +214,7 @@ struct backend {
 	uint64_t sample_type;
 	uint64_t regs_mask;
 	uint16_t max_stack;		/* fp, dwarf: sample_max_stack */
+	struct owners owners;
 };
 
 static int perf_open(struct perf_event_attr *a, int cpu, int group)
@@ -274,6 +298,7 @@ static void ring_close(struct backend *b, struct cpu_ring *r)
 		close(r->fd);
 	merge_queue_free(&r->q);
 	free(r->tmp);
+	free(r->dtmp);
 }
 
 static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
@@ -690,6 +715,8 @@ static int call_graph_setup(struct backend *b, struct error *e)
 struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 {
 	struct backend *b = xcalloc(1, sizeof(*b));
+
+	pthread_mutex_init(&b->owners.lock, NULL);
 	long pg = sysconf(_SC_PAGESIZE);
 	int *cpus = NULL;
 	int n;
@@ -723,6 +750,7 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 			r->cfds[j] = -1;
 		r->size = (uint64_t)b->cfg.buffer_pages * pg;
 		r->tmp = xmalloc(PERFREC_MAX_SIZE);
+		r->dtmp = xmalloc(PERFREC_MAX_SIZE);
 		b->nr++;
 		if (ring_open(b, r, e) < 0 || probes_open(b, r, e) < 0)
 			goto fail;
@@ -878,6 +906,7 @@ void backend_close(struct backend *b)
 	free(b->site_stack);
 	free(b->site_fmt);
 	free(b->site_files);
+	pthread_mutex_destroy(&b->owners.lock);
 	free(b);
 }
 
@@ -1122,6 +1151,56 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+/* The drain thread's look at an MMAP2 record at ring offset off (h its
+ * header): the user of its process, if ingest will want it. */
+static void owner_note(struct backend *b, struct cpu_ring *r, uint64_t off,
+		       const struct perf_event_header *h)
+{
+	const unsigned char *p = r->data + (off & (r->size - 1));
+	uint64_t first = r->size - (off & (r->size - 1));
+	struct owner_seen *o;
+	struct perfrec pr;
+	char proc_dir[32];
+	struct stat st;
+
+	if (h->size > r->size)
+		return;		/* malformed: decoding says so later */
+	if (h->size > first) {
+		memcpy(r->dtmp, p, first);
+		memcpy(r->dtmp + first, r->data, h->size - first);
+		p = r->dtmp;
+	}
+	if (perfrec_decode(&b->fmt, p, h->size, &pr) != PERFREC_OK ||
+	    !ingest_mmap_wants_owner(pr.mmap2.pid, pr.mmap2.prot, pr.mmap2.filename))
+		return;
+	snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", pr.mmap2.pid);
+	if (stat(proc_dir, &st) < 0)
+		return;		/* gone already: ingest says so */
+	pthread_mutex_lock(&b->owners.lock);
+	o = &b->owners.seen[b->owners.next++ % OWNERS_MAX];
+	*o = (struct owner_seen){ .time = pr.time, .pid = pr.mmap2.pid, .uid = st.st_uid };
+	pthread_mutex_unlock(&b->owners.lock);
+}
+
+/* What owner_note() saw for pid's record of time t: 1 and *uid, or 0. */
+static int owner_find(struct backend *b, uint32_t pid, uint64_t t, uint32_t *uid)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&b->owners.lock);
+	for (uint64_t i = b->owners.next; i > 0 && b->owners.next - i < OWNERS_MAX; i--) {
+		const struct owner_seen *o = &b->owners.seen[(i - 1) % OWNERS_MAX];
+
+		if (o->pid == pid && o->time == t) {
+			*uid = o->uid;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&b->owners.lock);
+	return found;
+}
+
 /*
  * The drain thread's copy of ring r: what it holds, as one chunk of the
  * spool, or as many whole records of it as the spool has room for.
@@ -1153,6 +1232,8 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 			break;
 		n++;
 		samples += h.type == PERF_RECORD_SAMPLE;
+		if (h.type == PERF_RECORD_MMAP2)
+			owner_note(b, r, end, &h);	/* rare: side-band */
 		end += h.size;
 	}
 	if (end == tail)
@@ -1340,6 +1421,8 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 		m.prot = pr.mmap2.prot;
 		m.filename = pr.mmap2.filename;
 		m.time_ns = pr.time;
+		if (ingest_mmap_wants_owner(m.pid, m.prot, m.filename))
+			m.owner_known = owner_find(b, m.pid, pr.time, &m.owner_uid);
 		return ingest_mmap(in, &m, e);
 	}
 	case PERF_RECORD_COMM:

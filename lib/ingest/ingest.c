@@ -1380,40 +1380,74 @@ static int64_t binary_vdso(struct ingest *in, uint64_t len, struct error *e)
 	return id;
 }
 
+/* What ingest_mmap() makes of a mapping's name: one of special_maps,
+ * "[anon]" for file-less executable memory, or NULL for a file. */
+static const char *mmap_special(const char *filename)
+{
+	if (filename[0] == '[') {
+		for (size_t i = 0; i < ARRAY_SIZE(special_maps); i++)
+			if (!strcmp(filename, special_maps[i]))
+				return special_maps[i];
+		return "[anon]";
+	}
+	if (filename[0] != '/' || !strcmp(filename, "//anon") ||
+	    !strncmp(filename, "/memfd:", 7) || !strncmp(filename, "/dev/zero", 9) ||
+	    !strncmp(filename, "/SYSV", 5))
+		return "[anon]";
+	return NULL;
+}
+
+int ingest_mmap_wants_owner(uint32_t pid, uint32_t prot, const char *filename)
+{
+	const char *special;
+
+	if (!(prot & PROT_EXEC))
+		return 0;
+	special = mmap_special(filename);
+	if (special)
+		return !strcmp(special, "[anon]");
+	return jitdump_name_matches(filename, pid);
+}
+
+/* The user of m's process: the backend's look (m->owner_known), else the
+ * owner of its /proc/PID now.  0: unknown. */
+static int mmap_owner(const struct ingest_mmap *m, uid_t *uid)
+{
+	char proc_dir[32];
+	struct stat st;
+
+	if (m->owner_known) {
+		*uid = m->owner_uid;
+		return 1;
+	}
+	snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", m->pid);
+	if (stat(proc_dir, &st) < 0)
+		return 0;
+	*uid = st.st_uid;
+	return 1;
+}
+
 int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 {
 	struct proc *p;
 	int64_t id;
-	const char *special = NULL;
+	const char *special;
+	uid_t uid;
 
 	if (!(m->prot & PROT_EXEC))
 		return 0;
 	if (batch_open(in, e))
 		return -1;
-	if (m->filename[0] == '[') {
-		special = "[anon]";
-		for (size_t i = 0; i < ARRAY_SIZE(special_maps); i++)
-			if (!strcmp(m->filename, special_maps[i]))
-				special = special_maps[i];
-	} else if (m->filename[0] != '/' || !strcmp(m->filename, "//anon") ||
-		   !strncmp(m->filename, "/memfd:", 7) ||
-		   !strncmp(m->filename, "/dev/zero", 9) ||
-		   !strncmp(m->filename, "/SYSV", 5)) {
-		special = "[anon]";
-	}
+	special = mmap_special(m->filename);
 	if (!special && jitdump_name_matches(m->filename, m->pid) &&
 	    strlen(m->filename) < PATH_MAX) {
-		char proc_dir[32];
-		struct stat st;
-
 		/* a JIT's jitdump (jitdump.h), mapped only to be seen here:
 		 * read at its exit, never a binary of its own */
 		p = proc_get(in->procs, m->pid, 1);
 		free(p->jitdump);
 		p->jitdump = xstrdup(m->filename);
-		snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", m->pid);
-		p->jitdump_uid_known = stat(proc_dir, &st) == 0;
-		p->jitdump_uid = p->jitdump_uid_known ? st.st_uid : 0;
+		p->jitdump_uid_known = mmap_owner(m, &uid);
+		p->jitdump_uid = p->jitdump_uid_known ? uid : 0;
 		p->jitdump_dev_known = !m->build_id;
 		p->jitdump_maj = m->maj;
 		p->jitdump_min = m->min;
@@ -1436,17 +1470,13 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 		return -1;
 	p = proc_get(in->procs, m->pid, 1);
 	if (special && !strcmp(special, "[anon]") && !p->jit) {
-		char proc_dir[32];
-		struct stat st;
-
 		/* JIT code, perhaps: its perf map is read at its exit, if
 		 * owned by its user, who owns /proc/PID while it runs (root
 		 * when it is not dumpable: then only root's file is taken) */
 		p->jit = 1;
-		snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", m->pid);
-		if (stat(proc_dir, &st) == 0) {
+		if (mmap_owner(m, &uid)) {
 			p->jit_uid_known = 1;
-			p->jit_uid = st.st_uid;
+			p->jit_uid = uid;
 		}
 		/* a container's: its map is in its own /tmp, by its own pid;
 		 * the handle is kept (bounded) until its exit */

@@ -59,7 +59,19 @@ struct ingest_mmap {
 	uint64_t ino, ino_generation;
 	const char *filename;
 	uint64_t time_ns;
+	/* The owner of /proc/PID when the capture backend copied the record
+	 * out of the kernel (owner_known), for the mappings that
+	 * ingest_mmap_wants_owner() names: a look taken then, while the
+	 * process surely ran, where ingest's own look (its /proc/PID when
+	 * the record is ingested, perhaps seconds behind) finds a process
+	 * that has exited since, or another that reused its pid. */
+	int owner_known;
+	uint32_t owner_uid;
 };
+/* Whether ingest_mmap() would read a file on behalf of the process that
+ * made this mapping (its perf map or jitdump: executable anonymous memory,
+ * or jit-PID.dump), so that it needs the process's user (owner_known). */
+int ingest_mmap_wants_owner(uint32_t pid, uint32_t prot, const char *filename);
 /* A [vdso] mapping as long as strobed's own is given strobed's vDSO image
  * (vdso.h), cached once, at offset ip - start; //anon, memfd: and other
  * file-less executable memory is [anon] at offset = address. */
