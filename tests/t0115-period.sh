@@ -10,6 +10,12 @@
 # the period of a CPU's sample also counts other processes' faults on that
 # CPU, and faults after the last sample are in none); and perf report on
 # the same workload agrees.
+# Weighing by period is exact only up to the samples at the trickle's ends:
+# its first sample's period may hold faults of the burst, and faults after
+# its last sample are in no sample (the period then running).  On a loaded
+# machine the kernel may lower the period late, so both can be large: the
+# tolerance is 5 points or those two periods' share of the faults, plus 1
+# point, whichever is wider (read off the run's own samples).
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -21,7 +27,8 @@ want=$(awk -v a=$NB -v b=$NT 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
 # again, at most twice; a wrong weighing fails whatever the run.
 for try in 1 2 3; do
 	"$STROBE" record --sample-event page-faults -F 400 --name period \
-		-- "$WL/faultmix" $NB $NT $USEC 2>"$tmp/record.err" ||
+		-- sh -c 'echo $$ >"$1"; exec "$2" $3 $4 $5' sh "$tmp/pid" "$WL/faultmix" $NB $NT $USEC \
+		2>"$tmp/record.err" ||
 		fail "record: $(cat "$tmp/record.err")"
 	"$STROBE" report --comm faultmix --format csv >"$tmp/r.csv" || fail "report csv"
 	grep -q ",trickle_pages," "$tmp/r.csv" && break
@@ -32,20 +39,33 @@ grep -q "^# percent: of page-faults's count" "$tmp/r.txt" ||
 	fail "the report does not say it weighs by period: $(head -n 12 "$tmp/r.txt")"
 head -n 1 "$tmp/r.csv" | grep -q '^binary,build_id,symbol,samples,percent$' ||
 	fail "CSV header changed: $(head -n 1 "$tmp/r.csv")"
-res=$(python3 - "$tmp/r.csv" <<'PY'
+# each trickle_pages sample's time (export) and period (samples table)
+pid=$(cat "$tmp/pid")
+"$STROBE" export --pid "$pid" --format csv -o "$tmp/x.csv" || fail "export"
+sqlq -readonly -csv "$STROBE_DB" "SELECT time_ns, period FROM samples WHERE pid=$pid AND
+	session_id=(SELECT max(id) FROM sessions)" >"$tmp/periods.csv" || fail "reading the periods"
+res=$(python3 - "$tmp/r.csv" "$tmp/x.csv" "$tmp/periods.csv" $NB $NT <<'PY'
 import csv, sys
 rows = {r["symbol"]: r for r in csv.DictReader(open(sys.argv[1]))}
 b, t = rows.get("burst_pages"), rows.get("trickle_pages")
 assert b and t, "burst_pages or trickle_pages missing: %s" % sorted(rows)
 pb, pt = float(b["percent"]), float(t["percent"])
 nb, nt = int(b["samples"]), int(t["samples"])
-print("%.2f %.2f %d %d" % (100 * pb / (pb + pt), 100 * nb / (nb + nt), nb, nt))
+period = {int(r[0]): int(r[1]) for r in csv.reader(open(sys.argv[3])) if r[1]}
+times = sorted(int(r["time_ns"]) for r in csv.DictReader(open(sys.argv[2]))
+               if r["symbol"] == "trickle_pages")
+assert times and all(x in period for x in times), "trickle_pages samples without a period"
+ends = period[times[0]] + period[times[-1]]
+tol = max(5.0, 100.0 * ends / (int(sys.argv[4]) + int(sys.argv[5])) + 1)
+print("%.2f %.2f %d %d %d %d %.2f" % (100 * pb / (pb + pt), 100 * nb / (nb + nt), nb, nt,
+                                      period[times[0]], period[times[-1]], tol))
 PY
 ) || fail "reading the CSV: $(cat "$tmp/r.csv")"
 set -- $res
-echo "burst_pages: weighed $1% (want $want%), by sample count $2% ($3 and $4 samples)"
-awk -v g=$1 -v w=$want 'BEGIN { exit !(g - w < 5 && w - g < 5) }' ||
-	fail "weighed share of burst_pages $1%, want $want% within 5 points"
+echo "burst_pages: weighed $1% (want $want%), by sample count $2% ($3 and $4 samples);" \
+	"trickle_pages's first and last periods $5 and $6: tolerance $7 points"
+awk -v g=$1 -v w=$want -v t=$7 'BEGIN { exit !(g - w <= t && w - g <= t) }' ||
+	fail "weighed share of burst_pages $1%, want $want% within $7 points"
 # the samples' periods cover the process's faults (exec and libc add ~100)
 nper=$(sqlq -readonly "$STROBE_DB" "SELECT count(DISTINCT s.period) FROM samples s JOIN comms c
 	ON c.id=s.comm_id WHERE c.name='faultmix' AND s.session_id=(SELECT max(id) FROM sessions)")
@@ -81,6 +101,9 @@ for try in 1 2 3; do
 done
 [ -n "$pshare" ] || fail "perf report has no burst_pages/trickle_pages: $(head -n 20 "$tmp/perf.txt")"
 echo "perf report: burst_pages $pshare% of the two"
-awk -v g=$1 -v p=$pshare 'BEGIN { exit !(g - p < 5 && p - g < 5) }' ||
-	fail "strobe weighs burst_pages $1%, perf report $pshare%: more than 5 points apart"
+# 5 points; or, when strobe's run had long periods at the trickle's ends
+# (tolerance over 5), that tolerance plus perf's own 5
+cmp=$(awk -v t=$7 'BEGIN { print (t > 5 ? t + 5 : 5) }')
+awk -v g=$1 -v p=$pshare -v c=$cmp 'BEGIN { exit !(g - p <= c && p - g <= c) }' ||
+	fail "strobe weighs burst_pages $1%, perf report $pshare%: more than $cmp points apart"
 ok "weighed share of burst_pages: strobe $1%, perf $pshare%, want $want%"
