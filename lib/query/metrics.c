@@ -12,6 +12,7 @@
 #include "events.h"
 #include "expr.h"
 #include "metrics.h"
+#include "output.h"
 
 static const struct metric catalogue[] = {
 #define METRIC(name, expr, scale, unit, group, desc) \
@@ -203,4 +204,41 @@ double metric_eval(const struct metric *m, double (*value)(void *ctx, const char
 		v = expr_eval(c.x, c.vars) * m->scale;
 	expr_free(c.x);
 	return v;
+}
+
+char *metric_expr_scaled(const struct metric *m)
+{
+	if (m->scale == 1)
+		return xstrdup(m->expr);
+	return xasprintf("%.15g * (%s)", m->scale, m->expr);
+}
+
+struct table *metrics_table(void)
+{
+	struct table *t = table_new();
+	int c_name = table_add_col(t, "name", COL_STR);
+	int c_group = table_add_col(t, "group", COL_STR);
+	int c_unit = table_add_col(t, "unit", COL_STR);
+	int c_ok = table_add_col(t, "computable", COL_STR);
+	int c_expr = table_add_col(t, "expression", COL_STR);
+	int c_desc = table_add_col(t, "description", COL_STR);
+	int c_why = table_add_col(t, "why_not", COL_STR);
+
+	for (size_t i = 0; i < ARRAY_SIZE(catalogue); i++) {
+		const struct metric *m = &catalogue[i];
+		size_t row = table_add_row(t);
+		struct error e = { "" };
+		int ok = !metric_check(m, &e);
+		char *expr = metric_expr_scaled(m);
+
+		table_set_str(t, row, c_name, m->name);
+		table_set_str(t, row, c_group, m->group);
+		table_set_str(t, row, c_unit, m->unit);
+		table_set_str(t, row, c_ok, ok ? "yes" : "no");
+		table_set_str(t, row, c_expr, expr);
+		table_set_str(t, row, c_desc, m->desc);
+		table_set_str(t, row, c_why, ok ? "" : e.msg);
+		free(expr);
+	}
+	return t;
 }

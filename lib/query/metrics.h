@@ -80,4 +80,19 @@ int metric_event_is(const char *catalogue_name, const char *recorded_name);
 int metric_covered(const struct metric *m, int (*have)(void *ctx, const char *name),
 		   void *ctx, const char *what, struct error *e);
 
+struct table;
+
+/*
+ * The catalogue as a table for 'strobe list --metrics', one row per metric
+ * in the data file's order: name, group, unit, expression (the scale
+ * written into it: "1000 * (...)"), computable ("yes"/"no", by
+ * metric_check on this machine), description, why_not (metric_check's
+ * message, empty when computable).
+ */
+struct table *metrics_table(void);
+
+/* The expression with its scale, as plot and list show it: "instructions /
+ * cycles", "100 * (branch-misses / branches)".  Freed by the caller. */
+char *metric_expr_scaled(const struct metric *m);
+
 #endif
