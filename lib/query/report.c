@@ -839,6 +839,10 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 		snprintf(buf, sizeof(buf), "%.3f", dur / 1e9);
 		table_add_meta(t, "duration_s", buf, 1);
 	}
+	if (o->nr_metrics) {	/* -M: what "seconds" was */
+		snprintf(buf, sizeof(buf), "%.9g", report_metric_seconds(s, o));
+		table_add_meta(t, "metric_seconds", strcmp(buf, "nan") ? buf : "null", 1);
+	}
 	table_add_meta(t, "by", by_name(o->by), 0);
 	if (o->inline_chain)
 		table_add_meta(t, "inline", "chains", 0);
