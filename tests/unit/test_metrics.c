@@ -53,6 +53,12 @@ static void test_catalogue_parses(void **state)
 		for (j = i + 1; j < n; j++)
 			if (!strcasecmp(m->name, all[j].name))
 				fail_msg("metric name '%s' twice", m->name);
+		{
+			struct event_desc ev;
+
+			if (!event_parse(m->name, &ev, NULL))
+				fail_msg("metric name '%s' is also an event name", m->name);
+		}
 	}
 }
 
