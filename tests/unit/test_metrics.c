@@ -265,6 +265,32 @@ static void test_check(void **state)
 	assert_non_null(strstr(e.msg, "needs 'cpu/topdown-retiring/', which this machine lacks"));
 }
 
+/* event_probe_group (events.h), what metric_check opens a metric's
+ * events with: software events group; a hardware member without a PMU is
+ * named, with its leader. */
+static void test_probe_group(void **state)
+{
+	struct event_desc evs[3];
+	struct error e = { "" };
+	size_t bad = 99;
+
+	(void)state;
+	assert_int_equal(event_parse("page-faults", &evs[0], &e), 0);
+	assert_int_equal(event_parse("context-switches", &evs[1], &e), 0);
+	assert_int_equal(event_parse("cycles", &evs[2], &e), 0);
+	if (event_probe_group(evs, 2, &bad, &e))
+		fail_msg("page-faults,context-switches: %s", e.msg);
+	assert_int_equal(event_probe_group(evs, 0, &bad, &e), 0);
+	if (event_have_hw_pmu()) {
+		print_message("[   SKIP   ] hardware PMU present: a refused member is not checked\n");
+		return;
+	}
+	assert_int_equal(event_probe_group(evs, 3, &bad, &e), -1);
+	assert_int_equal(bad, 2);
+	assert_non_null(strstr(e.msg, "event 'cycles' is not supported on this machine in a "
+			       "group led by 'page-faults' ("));
+}
+
 /* report -M: seconds is the session's length, or the --from/--to range's
  * within it; a session's events by alias cover a metric. */
 static void test_report_seconds(void **state)
@@ -319,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_event_is),
 		cmocka_unit_test(test_covered),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_probe_group),
 		cmocka_unit_test(test_report_seconds),
 	};
 
