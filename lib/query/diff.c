@@ -268,6 +268,12 @@ int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
 		note_add(d, "A samples %s, B %s: their shares are of different events",
 			 s[0].sample_event, s[1].sample_event);
 	for (side = 0; side < 2; side++)
+		if (s[side].lost > 0)
+			note_add(d, "%s (session %lld): %lld samples lost (see 'strobe report "
+				 "--session %lld'): its percentages are of the samples kept",
+				 side ? "B" : "A", (long long)s[side].id, (long long)s[side].lost,
+				 (long long)s[side].id);
+	for (side = 0; side < 2; side++)
 		for (i = 0; i < s[side].nr_events && i < STROBE_MAX_COUNTERS; i++) {
 			for (j = 0; j < d->nev && strcmp(d->evname[j], names[side][i]); j++)
 				;
