@@ -15,6 +15,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_plot(int argc, char **argv);

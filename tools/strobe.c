@@ -19,6 +19,7 @@ static const struct {
 	{ "status", cmd_status, "show the running session" },
 	{ "record", cmd_record, "profile the whole system while a command runs" },
 	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
+	{ "diff", cmd_diff, "compare the hot spots of two sessions" },
 	{ "flamegraph", cmd_flamegraph, "call stacks as an interactive SVG flame graph" },
 	{ "plot", cmd_plot, "plot events or metrics over time (gnuplot)" },
 	{ "export", cmd_export, "export samples (CSV, Chrome trace) or stacks (folded, pprof, gecko)" },

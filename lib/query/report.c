@@ -820,6 +820,31 @@ static void meta_int(struct table *t, const char *key, int64_t v)
 	table_add_meta(t, key, buf, 1);
 }
 
+void report_filters_str(const struct report_opts *o, struct sbuf *out)
+{
+	struct sbuf f = { 0 };
+
+	if (o->pid >= 0 && o->has_pid_at)
+		sbuf_addf(&f, " pid=%lld@%.9gs", (long long)o->pid, o->pid_at_ns / 1e9);
+	else if (o->pid >= 0)
+		sbuf_addf(&f, " pid=%lld", (long long)o->pid);
+	if (o->comm)
+		sbuf_addf(&f, " comm=%s", o->comm);
+	if (o->binary)
+		sbuf_addf(&f, " binary=%s", o->binary);
+	if (o->mode != REPORT_ALL)
+		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
+	if (o->cgroup)
+		sbuf_addf(&f, " cgroup=%s", o->cgroup);
+	if (o->has_from)
+		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
+	if (o->has_to)
+		sbuf_addf(&f, " to=%.9gs", o->to_ns / 1e9);
+	if (f.s)
+		sbuf_addf(out, "%s", f.s + 1);
+	free(f.s);
+}
+
 void report_add_meta(struct table *t, const struct report_opts *o,
 		     const struct report_summary *sum)
 {
@@ -861,24 +886,8 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 	if (o->inline_chain)
 		table_add_meta(t, "inline", "chains", 0);
 
-	/* filters: "pid=42 comm=ls binary=/usr/bin/ls mode=kernel from=1.5s to=2s" */
-	if (o->pid >= 0 && o->has_pid_at)
-		sbuf_addf(&f, " pid=%lld@%.9gs", (long long)o->pid, o->pid_at_ns / 1e9);
-	else if (o->pid >= 0)
-		sbuf_addf(&f, " pid=%lld", (long long)o->pid);
-	if (o->comm)
-		sbuf_addf(&f, " comm=%s", o->comm);
-	if (o->binary)
-		sbuf_addf(&f, " binary=%s", o->binary);
-	if (o->mode != REPORT_ALL)
-		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
-	if (o->cgroup)
-		sbuf_addf(&f, " cgroup=%s", o->cgroup);
-	if (o->has_from)
-		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
-	if (o->has_to)
-		sbuf_addf(&f, " to=%.9gs", o->to_ns / 1e9);
-	table_add_meta(t, "filters", f.s ? f.s + 1 : "", 0);
+	report_filters_str(o, &f);
+	table_add_meta(t, "filters", f.s ? f.s : "", 0);
 	if (o->limit)
 		meta_int(t, "limit", (int64_t)o->limit);
 	free(f.s);

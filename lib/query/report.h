@@ -106,6 +106,11 @@ double report_metric_seconds(const struct db_session *s, const struct report_opt
 void report_add_meta(struct table *t, const struct report_opts *o,
 		     const struct report_summary *sum);
 
+/* Append o's filters to out as the JSON meta "filters" spells them:
+ * "pid=42 comm=ls binary=/usr/bin/ls mode=kernel cgroup=/a from=1.5s
+ * to=2s" (only those given; nothing when none is). */
+void report_filters_str(const struct report_opts *o, struct sbuf *out);
+
 /* Add to out[0..s->nr_events) the counter increases of session s that
  * no sample got: after each CPU's last sample, and over lost intervals. */
 int report_unattributed(struct db *db, const struct db_session *s, uint64_t *out,
