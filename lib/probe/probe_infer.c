@@ -79,18 +79,21 @@ size_t probe_find_steps(const double *x, const double *y, size_t n, double thr,
 
 unsigned long probe_infer_line(const double *d, const double *y, size_t n)
 {
-	double best = 0;
-	size_t at = 0;
+	double base = INFINITY;
 
 	for (size_t i = 0; i < n; i++)
 		if (!(y[i] > 0))
 			return 0;
-	for (size_t i = 1; i < n; i++)
-		if (y[i] / y[i - 1] > best) {
-			best = y[i] / y[i - 1];
-			at = i;
-		}
-	return n >= 2 && best >= 1.15 ? (unsigned long)d[at] : 0;
+	for (size_t i = 1; i < n; i++) {
+		size_t j;
+
+		base = fmin(base, y[i - 1]);
+		for (j = i; j < n && y[j] >= base * 1.15; j++)
+			;
+		if (j == n)
+			return (unsigned long)d[i];
+	}
+	return 0;
 }
 
 unsigned long probe_infer_ways(const double *k, const double *y, size_t n,

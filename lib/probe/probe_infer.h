@@ -36,8 +36,10 @@ size_t probe_find_steps(const double *x, const double *y, size_t n, double thr,
  * pairs of dependent accesses d[i] bytes apart (d increasing), the far one
  * first, in blocks that miss the level; below the line size the second
  * access hits the line the first brought in, from the line size on it
- * misses too.  Returns the d[i] where the curve rises most (the largest
- * y[i] / y[i-1]), or 0 when no rise reaches 15%.
+ * misses too.  Returns the smallest d[i] from which every point lies 15%
+ * or more above the lowest point before d[i] (a prefetcher's later rise,
+ * e.g. at an adjacent-line pair, does not move it), or 0 when there is no
+ * such rise.
  */
 unsigned long probe_infer_line(const double *d, const double *y, size_t n);
 
