@@ -23,7 +23,8 @@ refused 2 probe "bad --error '-1': give a percentage above 0" "$STROBE" probe --
 refused 2 probe "bad --error 'x'" "$STROBE" probe --error x
 refused 2 probe "bad --max-size 'lots': give a size in bytes or with K, M, G or T" \
 	"$STROBE" probe --max-size lots
-refused 2 probe "bad --max-size '1K': give a size from 64K to 16G" "$STROBE" probe --max-size 1K
+refused 2 probe "bad --max-size '1K': give a size from 64K to 1G" "$STROBE" probe --max-size 1K
+refused 2 probe "bad --max-size '2G': give a size from 64K to 1G" "$STROBE" probe --max-size 2G
 refused 2 probe "bad --format 'xml': use text, csv or json" "$STROBE" probe --format xml
 refused 2 probe "bad --cpu '100000': give a CPU number from 0 to" "$STROBE" probe --cpu 100000
 refused 2 probe "unknown option '--bogus'" "$STROBE" probe --bogus
@@ -31,7 +32,8 @@ refused 2 probe "unexpected argument 'extra'" "$STROBE" probe extra
 [ -e "$XDG_CACHE_HOME" ] && fail "a refused probe saved something"
 ok "bad input: one line, exit 2"
 
-cpu=0
+# the first CPU this test may run on
+cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 sys=/sys/devices/system/cpu/cpu$cpu/cache
 l1=
 for d in "$sys"/index*; do

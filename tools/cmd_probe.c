@@ -40,8 +40,10 @@ static const char usage_text[] =
 	"                 (kinds L1d, L2, L3, dTLB; a dTLB's line_bytes is the page\n"
 	"                 size, its latency_ns the extra time of an access beyond\n"
 	"                 its reach, its pages the reach in pages)\n"
-	"  --max-size S   the largest working set, in bytes or with K, M, G\n"
-	"                 (default: 2 x the largest cache sysfs lists, else 64M)\n"
+	"  --max-size S   the largest working set, in bytes or with K, M, G, from\n"
+	"                 64K to 1G (default: 2 x the largest cache sysfs lists, at\n"
+	"                 most 1G, else 64M).  Memory used: the largest of S, 8M\n"
+	"                 and 24 to 64 x the L2's size (its ways test; up to 256M)\n"
 	"  --error PCT    the error bound in percent, above 0 and at most 50\n"
 	"                 (default 2)\n"
 	"  --cpu N        run on CPU N (default: the CPU it starts on)\n"
@@ -116,9 +118,9 @@ int cmd_probe(int argc, char **argv)
 		case OPT_MAX_SIZE:
 			if (retention_parse_size(optarg, &o.max_size, &err) < 0)
 				return cmd_usage_error("probe", "%s", err.msg);
-			if (o.max_size < 64 * 1024 || o.max_size > (16ull << 30))
+			if (o.max_size < 64 * 1024 || o.max_size > (1ull << 30))
 				return cmd_usage_error("probe", "bad --max-size '%s': give a size from "
-						       "64K to 16G, e.g. --max-size 64M", optarg);
+						       "64K to 1G, e.g. --max-size 64M", optarg);
 			break;
 		case OPT_ERROR: {
 			char *end;

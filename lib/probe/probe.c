@@ -103,13 +103,13 @@ static __attribute__((noinline)) void **chase(void **p, size_t n)
 	return p;
 }
 
-static void *volatile sink;
-
 struct meter {
 	double min_ns;		/* each sample lasts at least this long */
 	double error_pct;
 	unsigned max_reps;
 	unsigned measurements, unbounded;
+	void *volatile sink;	/* where each chase ended: keeps it from being
+				 * optimised away */
 };
 
 /* mean and 95% error of the samples, leaving out those over 1.5 x the
@@ -172,7 +172,7 @@ static double measure(struct meter *m, void **start, size_t warm, double *err_pc
 	}
 	if (n < 5)
 		stats(v, n, &mean, &err);
-	sink = p;
+	m->sink = p;
 	m->measurements++;
 	if (!(err < m->error_pct))
 		m->unbounded++;
@@ -315,7 +315,7 @@ static double pair_point(struct ctx *c, size_t nb, size_t d, double *err)
 static double conflict_point(struct ctx *c, size_t stride, size_t k, double *err)
 {
 	for (size_t i = 0; i < k; i++)
-		c->at[i] = (void **)(c->buf + i * stride + (i % 8) * 8);
+		c->at[i] = (void **)(c->buf + i * stride);
 	return measure(&c->m, link_cycle(c->at, k, &c->seed), k * 16, err);
 }
 
@@ -336,6 +336,15 @@ static void notef(struct probe_row *row, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(row->note + n, sizeof(row->note) - n, fmt, ap);
 	va_end(ap);
+}
+
+/* lines in one set the ways experiment tries: 24, or past twice the ways
+ * sysfs claims (at most 64) */
+static size_t ways_kmax(unsigned sysfs_ways)
+{
+	size_t k = 2 * (size_t)sysfs_ways + 2;
+
+	return k < 24 ? 24 : k > 64 ? 64 : k;
 }
 
 static int pin(int cpu, struct error *e)
@@ -455,10 +464,13 @@ int probe_run(const struct probe_opts *o, struct probe_result *r, struct error *
 	c.m.min_ns = fmax(r->timer_res_ns * (1 + o->error_pct / 100) / (o->error_pct / 100), 20e3);
 	c.seed = 0x9e3779b97f4a7c15ull;
 	c.buflen = (size_t)r->max_size;
-	/* the ways experiments need up to 24 x the L2 size */
-	if (sys.sysfs[1].have && 24 * sys.sysfs[1].size_bytes > c.buflen &&
-	    24 * sys.sysfs[1].size_bytes <= (256u << 20))
-		c.buflen = (size_t)(24 * sys.sysfs[1].size_bytes);
+	/* the L2's ways experiment needs ways_kmax() x its size */
+	if (sys.sysfs[1].have) {
+		uint64_t need = ways_kmax(sys.sysfs[1].ways) * sys.sysfs[1].size_bytes;
+
+		if (need > c.buflen && need <= (256u << 20))
+			c.buflen = (size_t)need;
+	}
 	if (c.buflen < (8u << 20))	/* the L1d's pair experiment */
 		c.buflen = 8u << 20;
 	c.buf = region(c.buflen, 1, &map, &maplen);
@@ -562,14 +574,12 @@ int probe_run(const struct probe_opts *o, struct probe_result *r, struct error *
 	for (size_t l = 0; l < r->nrows && l < 2; l++) {
 		struct probe_row *row = &r->rows[l];
 		double kk[64], yy[64], ee[64], next;
-		size_t kmax = 24;
+		size_t kmax = ways_kmax(row->sysfs.ways);
 
 		if (!row->size_bytes || isnan(row->latency_ns))
 			continue;
 		next = l + 1 < r->nrows && !isnan(r->rows[l + 1].latency_ns) ?
 			r->rows[l + 1].latency_ns : nst > l ? st[l].after : NAN;
-		if (row->sysfs.ways && 2 * row->sysfs.ways + 2 > kmax)
-			kmax = 2 * row->sysfs.ways + 2 > 64 ? 64 : 2 * row->sysfs.ways + 2;
 		if (kmax * row->size_bytes > c.buflen) {
 			notef(row, "ways not measured: needs %llu bytes (a larger --max-size)",
 			      (unsigned long long)(kmax * row->size_bytes));
