@@ -66,7 +66,7 @@ done
 
 good=0
 for try in 1 2 3; do
-	P --cpu $cpu --max-size $max --format csv -o "$tmp/p.csv" 2>"$tmp/p.err" ||
+	P --cpu $cpu --max-size $max --format csv -o "$tmp/p.csv" --curves "$tmp/c.csv" 2>"$tmp/p.err" ||
 		fail "probe: $(cat "$tmp/p.err")"
 	got=$(python3 - "$tmp/p.csv" <<'PY'
 import csv, sys
@@ -111,6 +111,21 @@ for r in rows:
         assert "size: sysfs %s, measured %s" % (r["sysfs_size_bytes"], r["size_bytes"]) in r["check"], r
 PY
 ok "CSV: header, kinds, latencies growing with the level, cross-check"
+
+# --curves: every measurement; the L1d's size is where the size curve steps
+python3 - "$tmp/c.csv" "$tmp/p.csv" <<'PY' || fail "--curves: $(head -5 "$tmp/c.csv")"
+import csv, sys
+pts = list(csv.DictReader(open(sys.argv[1])))
+rows = {r["kind"]: r for r in csv.DictReader(open(sys.argv[2]))}
+assert {p["experiment"] for p in pts} >= {"size", "line", "ways", "dtlb"}, {p["experiment"] for p in pts}
+size = {float(p["x"]): float(p["ns"]) for p in pts if p["experiment"] == "size"}
+l1 = float(rows["L1d"]["size_bytes"])
+assert l1 in size and min(size) == 4096, sorted(size)
+after = min(x for x in size if x > l1)
+assert size[after] > size[l1] * 1.3, (l1, size[l1], after, size[after])
+assert abs(float(rows["L1d"]["latency_ns"]) - size[4096]) < 0.3 * size[4096], (rows["L1d"], size[4096])
+PY
+ok "--curves: the size curve steps after the L1d's size"
 
 # JSON (and the file it saved) with the same kinds; text names them too
 P --max-size 256K --format json >"$tmp/p.json" 2>"$tmp/p.err" || fail "probe json: $(cat "$tmp/p.err")"

@@ -4,7 +4,7 @@
  * miss fractions past each capacity, multiplicative noise, one outlier),
  * the line size of a pair curve, the ways of a conflict curve, curves with
  * no step, the error bound's arithmetic, the saved file's parser, and the
- * cross-check against sysfs and CPUID.
+ * cross-check against sysfs and CPUID, and sysfs read from a fake tree.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +19,7 @@
 #include "probe.h"
 #include "probe_file.h"
 #include "probe_infer.h"
+#include "probe_sys.h"
 #include "output.h"
 
 static uint64_t seed = 88172645463325252ull;
@@ -276,6 +277,58 @@ static void test_file_roundtrip(void **state)
 	assert_int_equal(probe_file_parse("{\"rows\":[{\"size_bytes\":1}]}", &back, &e), -1);
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* sysfs as probe_sys_read finds it: a fake tree with an instruction cache
+ * (left out), K and M sizes, and a gap; then a CPU without cache entries */
+static void test_sysfs(void **state)
+{
+	char root[] = "/tmp/test_probe_sys.XXXXXX", dir[512], cmd[600];
+	static const char *const idx[][6] = {
+		/* index, level, type, size, line, ways */
+		{ "0", "1\n", "Data\n", "48K\n", "64\n", "12\n" },
+		{ "1", "1\n", "Instruction\n", "32K\n", "64\n", "8\n" },
+		{ "2", "2\n", "Unified\n", "1280K\n", "64\n", "10\n" },
+		{ "3", "3\n", "Unified\n", "30M\n", "64\n", "12\n" },
+	};
+	struct probe_sys s;
+
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(dir, sizeof(dir), "%s/cpu3/cache/index%s", root, idx[i][0]);
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+		assert_int_equal(system(cmd), 0);
+		put(dir, "level", idx[i][1]);
+		put(dir, "type", idx[i][2]);
+		put(dir, "size", idx[i][3]);
+		put(dir, "coherency_line_size", idx[i][4]);
+		put(dir, "ways_of_associativity", idx[i][5]);
+	}
+	probe_sys_read(&s, root, 3);
+	assert_string_equal(s.sysfs_note, "");
+	assert_true(s.sysfs[0].have && s.sysfs[0].size_bytes == 48 * 1024 &&
+		    s.sysfs[0].line_bytes == 64 && s.sysfs[0].ways == 12);
+	assert_true(s.sysfs[1].have && s.sysfs[1].size_bytes == 1280 * 1024 &&
+		    s.sysfs[1].ways == 10);
+	assert_true(s.sysfs[2].have && s.sysfs[2].size_bytes == 30u << 20);
+	assert_false(s.sysfs[3].have);
+	probe_sys_read(&s, root, 0);
+	assert_false(s.sysfs[0].have);
+	assert_non_null(strstr(s.sysfs_note, "sysfs has no cache information"));
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_error_bound),
 		cmocka_unit_test(test_crosscheck),
 		cmocka_unit_test(test_file_roundtrip),
+		cmocka_unit_test(test_sysfs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
