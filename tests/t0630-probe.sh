@@ -2,7 +2,7 @@
 # t0630-probe: 'strobe probe' on this machine.  Its L1d size and line size
 # equal what sysfs says (of the CPU it ran on); a loaded machine can hide
 # the L1d's last ways for a whole run (a neighbour on the core), so up to
-# three runs are made and one must agree (a broken inference agrees in
+# five runs are made and one must agree (a broken inference agrees in
 # none).  The CSV header starts with the contract's columns, every kind is
 # L1d, L2, L3 or dTLB, the JSON parses and has the same rows, the latencies
 # grow with the level, the dTLB row has its pages, the check column shows
@@ -65,7 +65,7 @@ done
 [ "$max" -gt $((8 << 20)) ] && max=$((8 << 20))
 
 good=0
-for try in 1 2 3; do
+for try in 1 2 3 4 5; do
 	P --cpu $cpu --max-size $max --format csv -o "$tmp/p.csv" --curves "$tmp/c.csv" 2>"$tmp/p.err" ||
 		fail "probe: $(cat "$tmp/p.err")"
 	got=$(python3 - "$tmp/p.csv" <<'PY'
@@ -82,7 +82,7 @@ PY
 	fi
 	cat "$tmp/p.csv"
 done
-[ $good = 1 ] || fail "the L1d is not $size bytes with $line-byte lines in 3 runs"
+[ $good = 1 ] || fail "the L1d is not $size bytes with $line-byte lines in 5 runs"
 ok "L1d size and line size equal sysfs"
 
 python3 - "$tmp/p.csv" "$size" "$line" <<'PY' || fail "CSV: $(cat "$tmp/p.csv")"
