@@ -9,7 +9,8 @@
  * script into a private temporary directory, runs gnuplot there, and moves
  * the result into place only when gnuplot succeeded, so a failed plot never
  * leaves a file behind.  Lost intervals are shaded rectangles, markers are
- * labelled vertical lines; see "Plots" in doc/DESIGN.md.
+ * labelled vertical lines, --expect adds the saved probe's expectations
+ * (lib/probe/probe_expect.c); see "Plots" in doc/DESIGN.md.
  */
 #include "config.h"
 #include <errno.h>
@@ -1168,7 +1169,8 @@ int cmd_plot(int argc, char **argv)
 			p->to.no_demangle = 1;
 			break;
 		case OPT_EXPECT:
-			p->probe = xcalloc(1, sizeof(*p->probe));
+			if (!p->probe)
+				p->probe = xcalloc(1, sizeof(*p->probe));
 			break;
 		case OPT_DATA:
 			if (!*optarg)
