@@ -68,7 +68,7 @@ static const char usage_text[] =
 	"and, where the session's USDT markers carry working-set sizes (PROVIDER:size\n"
 	"with the pages as first argument, as tests/workloads/tlbwalk fires; or\n"
 	"PROVIDER:bytes with bytes), a line where the working sets pass the dTLB's\n"
-	"reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n";
+	"or the L2 TLB's reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,

@@ -254,6 +254,7 @@ struct ctx {
 	struct probe_result *r;
 	char *buf;		/* the size sweep's region, max_size bytes */
 	size_t buflen;
+	int huge;		/* buf is on huge pages */
 	void ***at;		/* node pointers, scratch */
 	uint64_t seed;
 };
@@ -430,6 +431,71 @@ static void probe_dtlb(struct ctx *c, struct probe_result *r, const struct probe
 	}
 }
 
+/*
+ * The second-level TLB: one line per 4 KiB page over 256 .. STLB_MAX pages
+ * (4 counts per octave) against a control, the same lines at the same
+ * offsets in the huge-page region (a few TLB entries cover it all), so the
+ * caches see the same footprint and the difference is the TLB's cost: an
+ * L2 TLB hit within its reach, a page walk past it.  The reach is where the
+ * difference steps up.
+ */
+#define STLB_MAX 16384
+
+static void probe_stlb(struct ctx *c, struct probe_row *row, const struct probe_sys *sys)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t maxp = STLB_MAX, n = 0;
+	double x[MAX_POINTS], y[MAX_POINTS], er[MAX_POINTS], ctl[MAX_POINTS], cer[MAX_POINTS];
+	double d[MAX_POINTS];
+	struct probe_step st[2];
+	void *map;
+	size_t maplen;
+	char *b;
+
+	if (maxp * (size_t)pg > c->buflen)
+		maxp = c->buflen / (size_t)pg;
+	if (maxp < 1024 || !c->huge) {
+		notef(row, "L2 TLB not measured: %s", !c->huge ? "no transparent huge pages for "
+		      "the control" : "needs a --max-size of 4M or more");
+		return;
+	}
+	b = region(maxp * pg, 0, &map, &maplen);
+	if (!b) {
+		notef(row, "L2 TLB not measured: no memory for %zu pages", maxp);
+		return;
+	}
+	for (size_t p = 256; p <= maxp && n < MAX_POINTS; p += (1ul << (63 - __builtin_clzl(p))) / 4) {
+		x[n] = (double)p;
+		y[n] = er[n] = ctl[n] = cer[n] = INFINITY;
+		n++;
+	}
+	for (int round = 0, gained = 0; round == 0 || more_rounds(round - 1, &gained); round++)
+		for (size_t k = 0; k < n; k++) {
+			size_t p = (size_t)x[k];
+			double v, e;
+
+			for (size_t i = 0; i < p; i++)
+				c->at[i] = (void **)(b + i * pg + (i * 64) % pg);
+			v = measure(&c->m, link_cycle(c->at, p, &c->seed), p, &e);
+			best(&y[k], &er[k], v, e, &gained);
+			for (size_t i = 0; i < p; i++)
+				c->at[i] = (void **)(c->buf + i * pg + (i * 64) % pg);
+			v = measure(&c->m, link_cycle(c->at, p, &c->seed), p, &e);
+			best(&ctl[k], &cer[k], v, e, &gained);
+		}
+	munmap(map, maplen);
+	for (size_t k = 0; k < n; k++) {
+		keep(c, "stlb", "dTLB", x[k], y[k], er[k]);
+		keep(c, "stlb-ctl", "dTLB", x[k], ctl[k], cer[k]);
+		d[k] = fmax(y[k] - ctl[k], 0.05);
+	}
+	if (probe_find_steps(x, d, n, 0.5, st, 2) >= 1)
+		row->l2_pages = (uint64_t)x[st[0].last];
+	else
+		notef(row, "L2 TLB: no step up to %zu pages", maxp);
+	row->cpuid_l2_pages = sys->cpuid_l2_dtlb_entries;
+}
+
 int probe_run(const struct probe_opts *o, struct probe_result *r, struct error *e)
 {
 	struct probe_sys sys;
@@ -477,7 +543,7 @@ int probe_run(const struct probe_opts *o, struct probe_result *r, struct error *
 	if (!c.buf)
 		return error_set(e, "cannot map %zu bytes for the working sets: %s", c.buflen,
 				 strerror(errno));
-	r->huge_pages = is_huge(c.buf, c.buflen);
+	r->huge_pages = c.huge = is_huge(c.buf, c.buflen);
 	nodes = c.buflen / SLOT;
 	if (nodes < 4096)
 		nodes = 4096;
@@ -624,6 +690,7 @@ int probe_run(const struct probe_opts *o, struct probe_result *r, struct error *
 
 	/* 4. the data TLB */
 	probe_dtlb(&c, r, &sys);
+	probe_stlb(&c, &r->rows[r->nrows - 1], &sys);
 
 	for (size_t l = 0; l < r->nrows; l++) {
 		probe_crosscheck(&r->rows[l]);
@@ -670,6 +737,8 @@ void probe_crosscheck(struct probe_row *row)
 			       row->line_bytes);
 		checkf(row->check, sizeof(row->check), "ways", name[i], src[i]->ways, row->ways);
 	}
+	checkf(row->check, sizeof(row->check), "L2 TLB pages", "CPUID", row->cpuid_l2_pages,
+	       row->l2_pages);
 }
 
 struct table *probe_table(const struct probe_result *r)
@@ -682,12 +751,14 @@ struct table *probe_table(const struct probe_result *r)
 	int clat = table_add_col(t, "latency_ns", COL_FLOAT);
 	int cerr = table_add_col(t, "error_pct", COL_FLOAT);
 	int cp = table_add_col(t, "pages", COL_INT);
+	int cp2 = table_add_col(t, "l2_tlb_pages", COL_INT);
 	int ss = table_add_col(t, "sysfs_size_bytes", COL_INT);
 	int sl = table_add_col(t, "sysfs_line_bytes", COL_INT);
 	int sw = table_add_col(t, "sysfs_ways", COL_INT);
 	int is = table_add_col(t, "cpuid_size_bytes", COL_INT);
 	int il = table_add_col(t, "cpuid_line_bytes", COL_INT);
 	int iw = table_add_col(t, "cpuid_ways", COL_INT);
+	int ip2 = table_add_col(t, "cpuid_l2_tlb_pages", COL_INT);
 	int cc = table_add_col(t, "check", COL_STR);
 	int cn = table_add_col(t, "note", COL_STR);
 	char buf[64];
@@ -709,6 +780,10 @@ struct table *probe_table(const struct probe_result *r)
 			table_set_float(t, k, cerr, row->error_pct);
 		if (row->pages)
 			table_set_int(t, k, cp, (int64_t)row->pages);
+		if (row->l2_pages)
+			table_set_int(t, k, cp2, (int64_t)row->l2_pages);
+		if (row->cpuid_l2_pages)
+			table_set_int(t, k, ip2, (int64_t)row->cpuid_l2_pages);
 		if (row->sysfs.have) {
 			if (row->sysfs.size_bytes)
 				table_set_int(t, k, ss, (int64_t)row->sysfs.size_bytes);
@@ -725,8 +800,10 @@ struct table *probe_table(const struct probe_result *r)
 			if (row->cpuid.ways)
 				table_set_int(t, k, iw, row->cpuid.ways);
 		}
+		/* "agrees" only where something was measured and said */
 		table_set_str(t, k, cc, row->check[0] ? row->check :
-			      row->sysfs.have || row->cpuid.have ? "agrees" : "");
+			      (row->size_bytes || row->line_bytes || row->ways) &&
+			      (row->sysfs.have || row->cpuid.have) ? "agrees" : "");
 		table_set_str(t, k, cn, row->note);
 	}
 	snprintf(buf, sizeof(buf), "%d", r->cpu);

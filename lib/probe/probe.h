@@ -34,6 +34,8 @@ struct probe_row {
 				 * ns per access beyond its reach; NAN: unknown */
 	double error_pct;	/* the achieved error of latency_ns (95% CI) */
 	uint64_t pages;		/* dTLB: reach in pages */
+	uint64_t l2_pages;	/* dTLB: the second-level TLB's reach in pages */
+	uint64_t cpuid_l2_pages;	/* dTLB: CPUID's L2 TLB entries (4 KiB) */
 	struct probe_sys_cache sysfs, cpuid;	/* what the machine says */
 	char check[300];	/* disagreements: "size: sysfs 32768, measured
 				 * 24576; ..." or "" when all agree */

@@ -31,6 +31,10 @@ void probe_expect_summary(const struct probe_result *r, char *buf, size_t len)
 			if (row->pages)
 				n += (size_t)snprintf(buf + n, len - n, "%s dTLB reach %" PRIu64
 						      " pages", i ? "," : "", row->pages);
+			if (row->l2_pages && n < len)
+				n += (size_t)snprintf(buf + n, len - n, "%s L2 TLB %" PRIu64
+						      " pages", i || row->pages ? "," : "",
+						      row->l2_pages);
 			continue;
 		}
 		if (!row->size_bytes)
@@ -97,6 +101,12 @@ size_t probe_expect_onsets(const struct probe_result *r, const struct probe_mark
 				out[n].time_ns = at;
 				snprintf(out[n++].label, sizeof(out->label), "dTLB reach %" PRIu64
 					 " pages", row->pages);
+			}
+			if (row->l2_pages && n < max &&
+			    onset(m, nm, ":size", row->l2_pages, &at)) {
+				out[n].time_ns = at;
+				snprintf(out[n++].label, sizeof(out->label), "L2 TLB reach %" PRIu64
+					 " pages", row->l2_pages);
 			}
 		} else if (row->size_bytes && onset(m, nm, ":bytes", row->size_bytes, &at)) {
 			out[n].time_ns = at;

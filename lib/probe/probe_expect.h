@@ -5,7 +5,8 @@
  *
  * Marker conventions (USDT probes, first argument):
  *   PROVIDER:size   arg0 = pages walked (tests/workloads/tlbwalk): the onset
- *                   of dTLB misses is where the walks pass the dTLB's reach;
+ *                   of dTLB misses is where the walks pass the dTLB's reach
+ *                   (and of page walks where they pass the L2 TLB's);
  *   PROVIDER:bytes  arg0 = working-set bytes: the onset of each cache
  *                   level's misses is where the working sets pass its size.
  * A marker fires when its working set is done, so the onset is drawn at the
@@ -27,7 +28,7 @@ struct probe_marker {
 
 struct probe_expect_line {
 	int64_t time_ns;
-	char label[96];		/* "dTLB reach 64 pages" */
+	char label[96];		/* "dTLB reach 64 pages", "L2 TLB reach 1280 pages" */
 };
 
 /* The onsets among markers m[0..nm) (in time order); fills at most max and
@@ -35,7 +36,8 @@ struct probe_expect_line {
 size_t probe_expect_onsets(const struct probe_result *r, const struct probe_marker *m,
 			   size_t nm, struct probe_expect_line *out, size_t max);
 
-/* "probe: L1d 32 KiB 1.23 ns, L2 320 KiB 3.72 ns, ..., dTLB reach 64 pages" */
+/* "probe: L1d 32 KiB 1.23 ns, L2 320 KiB 3.72 ns, ..., dTLB reach 64 pages,
+ * L2 TLB 1280 pages" */
 void probe_expect_summary(const struct probe_result *r, char *buf, size_t len);
 
 #endif

@@ -140,6 +140,8 @@ static void set_field(struct probe_row *row, const char *key, double v)
 		row->error_pct = v;
 	else if (!strcmp(key, "pages"))
 		row->pages = (uint64_t)v;
+	else if (!strcmp(key, "l2_tlb_pages"))
+		row->l2_pages = (uint64_t)v;
 }
 
 int probe_file_parse(const char *text, struct probe_result *r, struct error *e)

@@ -21,7 +21,7 @@ int probe_file_path(char *buf, size_t len, struct error *e);
 int probe_file_save(const struct probe_result *r, struct error *e);
 
 /* Read the rows back (kind, size_bytes, line_bytes, ways, latency_ns,
- * error_pct, pages).  1 when read, 0 when there is no file, -1 (e set)
+ * error_pct, pages, l2_tlb_pages, note).  1 when read, 0 when there is no file, -1 (e set)
  * when it cannot be read or parsed. */
 int probe_file_load(const char *path, struct probe_result *r, struct error *e);
 

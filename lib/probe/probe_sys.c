@@ -107,6 +107,10 @@ static void read_cpuid(struct probe_sys *s)
 			__cpuid(0x80000005, a, b, c, d);
 			s->cpuid_dtlb_entries = (b >> 16) & 0xff;
 		}
+		if (ext >= 0x80000006) {
+			__cpuid(0x80000006, a, b, c, d);
+			s->cpuid_l2_dtlb_entries = (b >> 16) & 0xfff;
+		}
 		leaf = 0x8000001D;
 		if (ext < leaf) {
 			snprintf(s->cpuid_note, sizeof(s->cpuid_note),

@@ -26,6 +26,7 @@ struct probe_sys {
 	int have_cpuid;			/* x86 and the leaf exists */
 	int hypervisor;			/* CPUID says we run in a VM */
 	unsigned cpuid_dtlb_entries;	/* L1 dTLB entries for 4K pages, 0: unknown */
+	unsigned cpuid_l2_dtlb_entries;	/* L2 dTLB entries for 4K pages, 0: unknown */
 	char cpuid_note[128];		/* why CPUID says nothing, or "" */
 	char sysfs_note[160];		/* why sysfs says nothing, or "" */
 };

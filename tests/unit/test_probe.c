@@ -3,8 +3,9 @@
  * curves with noise: the steps of a three-level working-set curve (LRU
  * miss fractions past each capacity, multiplicative noise, one outlier),
  * the line size of a pair curve, the ways of a conflict curve, curves with
- * no step, the error bound's arithmetic, the saved file's parser, and the
- * cross-check against sysfs and CPUID, and sysfs read from a fake tree.
+ * no step, the error bound's arithmetic, the saved file's parser, the
+ * cross-check against sysfs and CPUID, sysfs read from a fake tree, and
+ * the onsets 'plot --expect' draws.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "probe_file.h"
 #include "probe_infer.h"
 #include "probe_sys.h"
+#include "probe_expect.h"
 #include "output.h"
 
 static uint64_t seed = 88172645463325252ull;
@@ -248,6 +250,7 @@ static void test_file_roundtrip(void **state)
 	r.rows[1].size_bytes = 64 * 4096;
 	r.rows[1].line_bytes = 4096;
 	r.rows[1].pages = 64;
+	r.rows[1].l2_pages = 1280;
 	r.rows[1].latency_ns = 2.5;
 	r.rows[1].error_pct = NAN;
 	f = fdopen(fd, "w");
@@ -264,6 +267,7 @@ static void test_file_roundtrip(void **state)
 	assert_string_equal(back.rows[0].note, r.rows[0].note);
 	assert_string_equal(back.rows[1].kind, "dTLB");
 	assert_true(back.rows[1].pages == 64 && back.rows[1].size_bytes == 64 * 4096);
+	assert_true(back.rows[1].l2_pages == 1280);
 	assert_true(isnan(back.rows[1].error_pct));
 	text = file_read_all(path, &len);
 	assert_non_null(text);
@@ -329,6 +333,55 @@ static void test_sysfs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* the onsets plot --expect draws: the last marker within each reach */
+static void test_expect(void **state)
+{
+	struct probe_result r;
+	struct probe_marker m[40];
+	struct probe_expect_line out[8];
+	char args[40][32], sum[300];
+	size_t n = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.nrows = 3;
+	strcpy(r.rows[0].kind, "L1d");
+	r.rows[0].size_bytes = 32768;
+	r.rows[0].latency_ns = 1.234;
+	strcpy(r.rows[1].kind, "L3");	/* nothing measured: left out */
+	r.rows[1].latency_ns = NAN;
+	strcpy(r.rows[2].kind, "dTLB");
+	r.rows[2].pages = 64;
+	r.rows[2].l2_pages = 70;
+	probe_expect_summary(&r, sum, sizeof(sum));
+	assert_string_equal(sum, "probe: L1d 32 KiB 1.23 ns, dTLB reach 64 pages, L2 TLB 70 pages");
+	/* tlbwalk 60 .. 75, a mark in between, and bytes markers 16K .. 64K */
+	for (int i = 60; i <= 75; i++) {
+		snprintf(args[n], sizeof(args[n]), "%d,500,12345", i);
+		m[n] = (struct probe_marker){ 1000 * i, "tlbwalk:size", args[n] };
+		n++;
+		if (i == 62)
+			m[n++] = (struct probe_marker){ 1000 * i + 1, "warm", "" };
+	}
+	for (int kb = 16; kb <= 64; kb += 8) {
+		snprintf(args[n], sizeof(args[n]), "%d", kb * 1024);
+		m[n] = (struct probe_marker){ 100000 + kb, "app:bytes", args[n] };
+		n++;
+	}
+	assert_int_equal(probe_expect_onsets(&r, m, n, out, 8), 3);
+	/* in the rows' order */
+	assert_true(out[0].time_ns == 100000 + 32);
+	assert_string_equal(out[0].label, "L1d size 32 KiB");
+	assert_true(out[1].time_ns == 64000);
+	assert_string_equal(out[1].label, "dTLB reach 64 pages");
+	assert_true(out[2].time_ns == 70000);
+	assert_string_equal(out[2].label, "L2 TLB reach 70 pages");
+	/* walks that never pass a reach, or start past it: no line */
+	r.rows[2].pages = 100;
+	r.rows[2].l2_pages = 10;
+	r.rows[0].size_bytes = 0;
+	assert_int_equal(probe_expect_onsets(&r, m, n, out, 8), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_crosscheck),
 		cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_sysfs),
+		cmocka_unit_test(test_expect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
