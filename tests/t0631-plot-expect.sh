@@ -3,7 +3,7 @@
 # expectations.  Under a temporary XDG_CACHE_HOME: without a saved probe it
 # refuses in one line; with a probe file written here (dTLB reach 64 pages)
 # and a session of 'tlbwalk 58 70' with its tlbwalk:size markers, the
-# gnuplot script gets the probe's summary label and a line labelled "dTLB
+# gnuplot script gets the probe's summary as a key entry and a line labelled "dTLB
 # reach 64 pages" at the marker of the 64-page walk (the last within the
 # reach); a reach of 60 moves it to the 60-page marker; a reach outside the
 # walked sizes draws no line and says so; the script without --expect is
@@ -70,8 +70,8 @@ grep -q "probe:" "$tmp/plain.gp" && fail "a plot without --expect has the probe'
 	fail "plot --expect: $(cat "$tmp/exp.err")"
 [ -s "$tmp/exp.err" ] && fail "plot --expect wrote to stderr: $(cat "$tmp/exp.err")"
 cp "$tmp/saved.gp" "$tmp/exp.gp"
-grep -Fq "set label 'probe: L1d 32 KiB 1.25 ns, L2 320 KiB 3.70 ns, dTLB reach 64 pages' at graph" \
-	"$tmp/exp.gp" || fail "no summary label: $(grep label "$tmp/exp.gp")"
+grep -Fq "keyentry with lines  title 'probe: L1d 32 KiB 1.25 ns, L2 320 KiB 3.70 ns, dTLB reach 64 pages'" \
+	"$tmp/exp.gp" || fail "no summary key entry: $(grep -A3 '^plot' "$tmp/exp.gp")"
 m64=$(label_x "tlbwalk:size 64")
 e64=$(label_x "dTLB reach 64 pages")
 [ -n "$m64" ] || fail "no marker for the 64-page walk: $(grep label "$tmp/exp.gp" | head -20)"
@@ -81,16 +81,18 @@ grep -q "^set arrow from $e64, graph 0 to $e64, graph 1 nohead front" "$tmp/exp.
 # --expect only adds lines
 python3 - "$tmp/plain.gp" "$tmp/exp.gp" <<'PY' || fail "--expect changed more than its own lines"
 import sys
-# the output goes to each run's own temporary directory
+# the output goes to each run's own temporary directory; a key entry
+# continues the plot command's last line
 keep = lambda l: not l.startswith("set output ")
-a = [l for l in open(sys.argv[1]).read().splitlines() if keep(l)]
-b = [l for l in open(sys.argv[2]).read().splitlines() if keep(l)]
+norm = lambda l: l[:-3] if l.endswith(", \\") else l
+a = [norm(l) for l in open(sys.argv[1]).read().splitlines() if keep(l)]
+b = [norm(l) for l in open(sys.argv[2]).read().splitlines() if keep(l)]
 import difflib
 ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
 assert all(op == "equal" or op == "insert" for op, *_ in ops), \
     "\n".join(difflib.unified_diff(a, b, lineterm=""))
 extra = [l for op, i1, i2, j1, j2 in ops if op == "insert" for l in b[j1:j2]]
-assert len(extra) == 3, extra       # summary, arrow, label (no line style on a terminal)
+assert len(extra) == 3, extra       # arrow, label, key entry (no line style on a terminal)
 PY
 grep -q "dTLB reach 64 pages" "$tmp/exp" || fail "the terminal plot does not show the label"
 ok "--expect: summary and the dTLB line at the 64-page walk's marker"

@@ -64,7 +64,7 @@ static const char usage_text[] =
 	"-o writes a PNG, SVG or PDF (--size in pixels, default 1000x500) or the\n"
 	"series as CSV; --term draws on the terminal (--size in characters); --data\n"
 	"also writes the CSV ('-': stdout).  Needs gnuplot (gnuplot-nox) except for CSV.\n"
-	"--expect draws what the latest 'strobe probe' expects: its levels as a label,\n"
+	"--expect draws what the latest 'strobe probe' expects: its levels in the key,\n"
 	"and, where the session's USDT markers carry working-set sizes (PROVIDER:size\n"
 	"with the pages as first argument, as tests/workloads/tlbwalk fires; or\n"
 	"PROVIDER:bytes with bytes), a line where the working sets pass the dTLB's\n"
@@ -492,21 +492,16 @@ static size_t expect_onsets(const struct plot *p, struct probe_expect_line *out,
 }
 
 /*
- * --expect: the probe's summary at the top left, and a solid red vertical
- * line with its label at each expected onset (after the markers, so it
- * is drawn over their dashed lines).
+ * --expect: a solid red vertical line with its label at each expected
+ * onset (after the markers, so it is drawn over their dashed lines); the
+ * probe's summary is a key entry (write_expect_key), below the plot where
+ * it hides nothing.
  */
 static void write_expect(const struct plot *p, FILE *f)
 {
 	struct probe_expect_line on[PROBE_MAX_ROWS];
 	size_t n = expect_onsets(p, on, PROBE_MAX_ROWS);
-	char sum[400];
 
-	probe_expect_summary(p->probe, sum, sizeof(sum));
-	fputs("set label ", f);
-	gnuplot_write_string(f, sum);
-	fprintf(f, " at graph 0.01, graph 0.94 left front%s\n",
-		p->fmt == FMT_TERM ? "" : " textcolor rgb \"#c02020\" font \",8\"");
 	if (p->fmt != FMT_TERM)
 		fputs("set style line 101 lc rgb \"#c02020\" dt 1 lw 2\n", f);
 	for (size_t i = 0; i < n; i++) {
@@ -522,6 +517,15 @@ static void write_expect(const struct plot *p, FILE *f)
 			fprintf(f, " at %.9f, graph 0.5 rotate by 90 center front offset "
 				"character 1.2,0 textcolor rgb \"#c02020\"\n", x);
 	}
+}
+
+static void write_expect_key(const struct plot *p, FILE *f)
+{
+	char sum[400];
+
+	probe_expect_summary(p->probe, sum, sizeof(sum));
+	fprintf(f, ", \\\n     keyentry with lines %s title ", p->fmt == FMT_TERM ? "" : "ls 101");
+	gnuplot_write_string(f, sum);
 }
 
 static int write_script(const struct plot *p, const char *dat, const char *out, FILE *f)
@@ -694,6 +698,8 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		fputs(", \\\n     keyentry with boxes fc rgb \"#b0b0b0\" fs pattern 4 title ", f);
 		gnuplot_write_string(f, ut);
 	}
+	if (p->probe)
+		write_expect_key(p, f);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }
