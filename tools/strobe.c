@@ -27,6 +27,7 @@ static const struct {
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "rm", cmd_rm, "remove recorded sessions" },
 	{ "list", cmd_list, "list the events this machine supports" },
+	{ "probe", cmd_probe, "measure the caches and the data TLB by timing" },
 };
 
 const char *cmd_default_db(void)
