@@ -26,12 +26,13 @@
 #include "cmd.h"
 #include "db.h"
 #include "expr.h"
+#include "metrics.h"
 #include "procset.h"
 #include "cgset.h"
 #include "timeline.h"
 
 static const char usage_text[] =
-	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric EXPR)\n"
+	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric NAME|EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol|cgroup] [--top N] [--pid PID[@START]]\n"
 	"                   [--comm NAME] [--binary PATH] [--symbol NAME] [--cgroup PATH]\n"
 	"                   [--from T] [--to T] [--bucket MS]\n"
@@ -46,6 +47,10 @@ static const char usage_text[] =
 	"page-faults/samples, instructions/cycles, page-faults/seconds ('seconds' is\n"
 	"the bucket's length); write a minus with spaces (a - b: a-b is one name) and\n"
 	"other names in double quotes (\"msr/tsc/\"); a division by zero leaves a gap.\n"
+	"--metric NAME takes a metric of the catalogue by name (IPC, dTLB-MPKI,\n"
+	"page-faults-per-sec, ...: 'strobe list --metrics' lists them): its expression\n"
+	"and scale, its unit on the y axis; the session must have counted its events\n"
+	"(-e of strobe record; an alias such as faults for page-faults will do).\n"
 	"--by splits each series into the top N (--top, default 8) CPUs, processes,\n"
 	"binaries or symbols and 'other'; a pid that was several processes is a\n"
 	"series per process, 'pid PID@START', and --pid PID@START keeps one.\n"
@@ -112,6 +117,8 @@ struct series {
 struct plot {
 	/* options */
 	const char *dbpath, *metric_src, *output, *data, *title;
+	const struct metric *catalog;	/* --metric NAME of the catalogue */
+	char *metric_text;		/* its expression, scale written in */
 	char *events[MAX_EVENTS];
 	int nevents;
 	struct timeline_opts to;
@@ -212,11 +219,28 @@ static int event_value(const struct db_session *s, const char *name)
 	return -1;
 }
 
+/* A catalogue metric's event name: the session's event it is, by name or
+ * alias (metrics.h: metric_event_is), as a value index, or -1. */
+static int catalog_value(const struct db_session *s, const char *name)
+{
+	int v = event_value(s, name);
+
+	for (int i = 0; v < 0 && i < s->nr_events; i++)
+		if (metric_event_is(name, s->events[i].name))
+			v = 1 + i;
+	return v;
+}
+
+static int catalog_has(void *ctx, const char *name)
+{
+	return catalog_value(ctx, name) >= 0;
+}
+
 /* Metric names: event values, and "seconds" as index nv (the bucket length). */
 static int metric_lookup(void *ctx, const char *name)
 {
 	const struct plot *p = ctx;
-	int v = event_value(&p->session, name);
+	int v = p->catalog ? catalog_value(&p->session, name) : event_value(&p->session, name);
 
 	if (v < 0 && !strcasecmp(name, "seconds"))
 		return 1 + p->session.nr_events;
@@ -504,7 +528,10 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		if (s->name[0])
 			n += (size_t)snprintf(title + n, sizeof(title) - MIN(n, sizeof(title)),
 					      " \"%s\"", s->name);
-		if (p->metric)
+		if (p->catalog)
+			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
+				 ": %s = %s", p->catalog->name, p->metric_text);
+		else if (p->metric)
 			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
 				 ": %s", p->metric_src);
 		else
@@ -554,7 +581,12 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 			(long long)s->id);
 	}
 	fputs("set ylabel ", f);
-	if (p->metric) {
+	if (p->catalog) {
+		char yl[160];
+
+		snprintf(yl, sizeof(yl), "%s (%s)", p->catalog->name, p->catalog->unit);
+		gnuplot_write_string(f, yl);
+	} else if (p->metric) {
 		gnuplot_write_string(f, p->metric_src);
 	} else {
 		char yl[64];
@@ -900,9 +932,19 @@ static int plot_main(struct plot *p)
 	p->to.session = p->session.id;
 	events_list(&p->session, evs, sizeof(evs));
 
+	if (p->catalog) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "session %lld", (long long)p->session.id);
+		if (metric_covered(p->catalog, catalog_has, &p->session, what, &err) < 0) {
+			fail("%s", err.msg);
+			return 2;
+		}
+	}
 	if (p->metric) {
 		if (expr_bind(p->metric, metric_lookup, p, &err) < 0)
-			return fail("--metric: %s: session %lld has %s, and 'seconds'",
+			return fail("--metric: %s: session %lld has %s, and 'seconds' (metrics "
+				    "by name: 'strobe list --metrics')",
 				    err.msg, (long long)p->session.id, evs);
 		p->to.nrank = 1;
 		p->to.rank[0] = TL_SAMPLES;
@@ -984,6 +1026,16 @@ int cmd_plot(int argc, char **argv)
 			if (p->metric)
 				return cmd_usage_error("plot", "--metric given twice: plot one metric "
 						       "at a time");
+			p->catalog = metric_find(optarg);
+			if (p->catalog) {
+				p->metric_text = metric_expr_scaled(p->catalog);
+				p->metric = expr_parse(p->metric_text, &err);
+				if (!p->metric)
+					return cmd_usage_error("plot", "--metric %s: %s",
+							       p->catalog->name, err.msg);
+				p->metric_src = p->catalog->name;
+				break;
+			}
 			p->metric = expr_parse(optarg, &err);
 			if (!p->metric)
 				return cmd_usage_error("plot", "bad --metric '%s': %s", optarg, err.msg);
@@ -1147,6 +1199,7 @@ int cmd_plot(int argc, char **argv)
 	for (int e = 0; e < p->nevents; e++)
 		free(p->events[e]);
 	expr_free(p->metric);
+	free(p->metric_text);
 	timeline_free(p->t);
 	if (p->db)
 		db_close(p->db);

@@ -541,6 +541,11 @@ int event_probe(const struct event_desc *ev, struct error *e)
 			 ev->name, why);
 }
 
+int event_probe_self(const struct event_desc *ev)
+{
+	return probe_self(&ev->attr);
+}
+
 int event_have_hw_pmu(void)
 {
 	struct perf_event_attr attr = {

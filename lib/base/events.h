@@ -40,6 +40,11 @@ int event_parse_list(const char *list, struct event_desc *out, size_t max,
  * machine (REASON): run 'strobe list' ...". */
 int event_probe(const struct event_desc *ev, struct error *e);
 
+/* Whether this process can open the event on itself counting user space
+ * only, which needs no privilege (perf_event_paranoid up to 2): 1 or 0.
+ * What tells a machine lacking an event from a user lacking root. */
+int event_probe_self(const struct event_desc *ev);
+
 /* 1 if the machine has a usable hardware PMU (cycles can be opened). */
 int event_have_hw_pmu(void);
 

@@ -59,4 +59,40 @@ int metric_check(const struct metric *m, struct error *e);
 double metric_eval(const struct metric *m, double (*value)(void *ctx, const char *name),
 		   void *ctx, double seconds);
 
+/* 1 if m's expression uses "seconds" (a rate: per-second metrics). */
+int metric_uses_seconds(const struct metric *m);
+
+/*
+ * Whether an event name as recorded (a session's -e, a count's -e) is the
+ * catalogue's event name: equal ignoring case, or both parse (events.h) to
+ * the same type and config (config1, config2), so "faults" is
+ * "page-faults" and "cycles:u" is "cycles" (modifiers are not compared).
+ */
+int metric_event_is(const char *catalogue_name, const char *recorded_name);
+
+/*
+ * Whether the events have(ctx, name) says were counted cover m.  0: yes;
+ * -1: no, with e saying, in one line, "metric IPC needs 'cycles' and
+ * 'instructions', which WHAT did not count: record with -e
+ * cycles,instructions" (what: "session 3").  have() is given catalogue
+ * names (metric_event_is helps match them).
+ */
+int metric_covered(const struct metric *m, int (*have)(void *ctx, const char *name),
+		   void *ctx, const char *what, struct error *e);
+
+struct table;
+
+/*
+ * The catalogue as a table for 'strobe list --metrics', one row per metric
+ * in the data file's order: name, group, unit, expression (the scale
+ * written into it: "1000 * (...)"), computable ("yes"/"no", by
+ * metric_check on this machine), description, why_not (metric_check's
+ * message, empty when computable).
+ */
+struct table *metrics_table(void);
+
+/* The expression with its scale, as plot and list show it: "instructions /
+ * cycles", "100 * (branch-misses / branches)".  Freed by the caller. */
+char *metric_expr_scaled(const struct metric *m);
+
 #endif

@@ -31,6 +31,7 @@
 #define _GNU_SOURCE 1	/* strcasestr */
 #endif
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include "procset.h"
 #include "qfilter.h"
 #include "report.h"
+#include "metrics.h"
 #include "resolve.h"
 
 #define NR_NOTES ((int)(sizeof(((struct report_summary *)0)->notes) / \
@@ -630,7 +632,7 @@ static int group_cmp(const void *pa, const void *pb)
 
 /* ---- derived metrics ---- */
 
-struct metric {
+struct derived {
 	char name[300];
 	enum col_type type;
 	int num, den;
@@ -657,7 +659,7 @@ static int has_suffix(const char *s, const char *suffix, size_t *prefix_len)
 
 /* Miss rate for event i if its reference event exists: X-load-misses /
  * X-loads and the like. */
-static int miss_rate(const struct db_session *s, int i, struct metric *mt)
+static int miss_rate(const struct db_session *s, int i, struct derived *mt)
 {
 	static const struct { const char *miss, *ref, *rate; } fam[] = {
 		{ "-load-misses", "-loads", "-load-miss_rate" },
@@ -697,7 +699,7 @@ static int miss_rate(const struct db_session *s, int i, struct metric *mt)
 	return 1;
 }
 
-static int metrics_list(const struct db_session *s, struct metric *mt, int max)
+static int metrics_list(const struct db_session *s, struct derived *mt, int max)
 {
 	int instr = event_find(s, "instructions"), cyc = event_find(s, "cycles");
 	int n = 0, i;
@@ -727,6 +729,60 @@ static int metrics_list(const struct db_session *s, struct metric *mt, int max)
 		if (miss_rate(s, i, &mt[n]))
 			n++;
 	return n;
+}
+
+/* ---- catalogue metrics (-M) ---- */
+
+/* The session's event a catalogue event name is (by name or alias), or -1. */
+static int catalog_event(const struct db_session *s, const char *name)
+{
+	int i = event_find(s, name);
+
+	for (int k = 0; i < 0 && k < s->nr_events; k++)
+		if (metric_event_is(name, s->events[k].name))
+			i = k;
+	return i < STROBE_MAX_COUNTERS ? i : -1;
+}
+
+static int catalog_has(void *ctx, const char *name)
+{
+	return catalog_event(ctx, name) >= 0;
+}
+
+int report_metrics_check(const struct db_session *s, const struct report_opts *o,
+			 struct error *e)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "session %lld", (long long)s->id);
+	for (int i = 0; i < o->nr_metrics; i++)
+		if (metric_covered(o->metrics[i], catalog_has, (void *)s, what, e) < 0)
+			return -1;
+	return 0;
+}
+
+double report_metric_seconds(const struct db_session *s, const struct report_opts *o)
+{
+	int64_t dur = s->duration_ns > 0 ? s->duration_ns :
+		      s->end_ns > s->start_ns ? s->end_ns - s->start_ns : -1;
+	int64_t from = o->has_from ? MAX(o->from_ns, 0) : 0;
+	int64_t to = o->has_to ? (dur >= 0 ? MIN(o->to_ns, dur) : o->to_ns) : dur;
+
+	return to > from ? (to - from) / 1e9 : NAN;
+}
+
+/* A row's count of a catalogue event: its sum of the session's event. */
+struct row_counts {
+	const struct db_session *s;
+	const uint64_t *c;
+};
+
+static double row_value(void *ctx, const char *name)
+{
+	const struct row_counts *rc = ctx;
+	int i = catalog_event(rc->s, name);
+
+	return i >= 0 ? (double)rc->c[i] : NAN;
 }
 
 /* ---- the table ---- */
@@ -814,11 +870,12 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 static struct table *table_make(struct report *r)
 {
 	const struct db_session *s = &r->sum->session;
-	struct metric mt[3 * STROBE_MAX_COUNTERS + 1];
+	struct derived mt[3 * STROBE_MAX_COUNTERS + 1];
 	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
-	int c_inl = -1, by_cg = r->o->by == REPORT_BY_CGROUP;
+	int c_inl = -1, c_cm0 = 0, by_cg = r->o->by == REPORT_BY_CGROUP;
+	double seconds = report_metric_seconds(s, r->o);
 	size_t i, nshow = r->groups.n;
 	int k;
 
@@ -845,6 +902,13 @@ static struct table *table_make(struct report *r)
 	}
 	if (r->o->inline_chain)	/* last: the other columns keep their places */
 		c_inl = table_add_col(t, "inline", COL_STR);
+	for (k = 0; k < r->o->nr_metrics; k++) {	/* -M: after all the others */
+		int c = table_add_col(t, r->o->metrics[k]->name,
+				      !strcmp(r->o->metrics[k]->unit, "%") ? COL_PCT : COL_FLOAT);
+
+		if (!k)
+			c_cm0 = c;
+	}
 	report_add_meta(t, r->o, r->sum);
 
 	if (r->groups.n)
@@ -883,6 +947,13 @@ static struct table *table_make(struct report *r)
 		}
 		if (c_inl >= 0)
 			table_set_str(t, row, c_inl, g->inl ? g->inl : "");
+		for (k = 0; k < r->o->nr_metrics; k++) {
+			struct row_counts rc = { s, g->c };
+			double v = metric_eval(r->o->metrics[k], row_value, &rc, seconds);
+
+			if (!isnan(v))	/* a zero denominator: null */
+				table_set_float(t, row, c_cm0 + k, v);
+		}
 	}
 	return t;
 }
@@ -903,7 +974,8 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			  "--by symbol or --by line");
 		return NULL;
 	}
-	if (db_session_get(db, o->session, &sum->session, e) < 0)
+	if (db_session_get(db, o->session, &sum->session, e) < 0 ||
+	    report_metrics_check(&sum->session, o, e) < 0)
 		return NULL;
 	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
 	if ((r.res = resolver_new(db, &sum->session, e))) {
