@@ -17,11 +17,12 @@
 #include "counter.h"
 #include "countfmt.h"
 #include "countrun.h"
+#include "metrics.h"
 
 static const char count_usage[] =
-	"usage: strobe count [-e EV,...] [-a | -p PID | -t TID] [-I MS] [-A | --per-core |\n"
-	"                    --per-socket | --per-thread] [-r N] [-x SEP | -j] [-o FILE]\n"
-	"                    [-- CMD [ARGS...]]\n"
+	"usage: strobe count [-e EV,...] [-M METRIC,...] [-a | -p PID | -t TID] [-I MS]\n"
+	"                    [-A | --per-core | --per-socket | --per-thread] [-r N]\n"
+	"                    [-x SEP | -j] [-o FILE] [-- CMD [ARGS...]]\n"
 	"Count events while CMD runs (or in a process, a thread, or every CPU), like\n"
 	"perf stat.  The counts go to stderr (or -o FILE), so CMD's output is untouched;\n"
 	"the exit status is CMD's.\n"
@@ -30,6 +31,10 @@ static const char count_usage[] =
 	"                          task-clock, context-switches, cpu-migrations,\n"
 	"                          page-faults, and with a hardware PMU cycles,\n"
 	"                          instructions, branches, branch-misses\n"
+	"  -M, --metrics METRIC,...  also count the events these metrics need and\n"
+	"                          show each metric in the metric column of its first\n"
+	"                          event ('strobe list --metrics'); without -e, only\n"
+	"                          the metrics' events are counted\n"
 	"  -a, --all-cpus          count on every CPU (system wide), while CMD runs or\n"
 	"                          until Ctrl-C; needs kernel.perf_event_paranoid <= 0,\n"
 	"                          CAP_PERFMON or root\n"
@@ -69,6 +74,8 @@ struct count_ctx {
 	struct counter_set *cs;
 	const struct count_cpu_topo *topo;
 	size_t ntopo;
+	const struct metric *const *metrics;
+	size_t nm;
 	struct count_value *prev;
 	double prev_t;
 };
@@ -79,7 +86,8 @@ static int print_rows(struct count_ctx *c, double t, const struct count_value *v
 	struct count_row *rows;
 	size_t n;
 
-	if (count_rows_build(c->cs, c->fmt.aggr, c->topo, c->ntopo, vals, seconds, &rows, &n, e) < 0)
+	if (count_rows_build(c->cs, c->fmt.aggr, c->topo, c->ntopo, vals, seconds, c->metrics,
+			     c->nm, &rows, &n, e) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		countfmt_row(c->out, &c->fmt, t, &rows[i]);
@@ -141,12 +149,54 @@ static int exit_status(int status)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * -M: look each metric up, check this machine can compute it, and add the
+ * events it needs that ev[] lacks.
+ */
+static int add_metrics(char *list, const struct metric **metrics, size_t *nm,
+		       struct event_desc *ev, size_t *nev, struct error *e)
+{
+	char *save = NULL;
+
+	for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		const struct metric *m = metric_find(name);
+		char names[METRIC_EVENTS_MAX][128];
+		size_t ne;
+
+		if (!m)
+			return error_set(e, "unknown metric '%s': run 'strobe list --metrics'", name);
+		if (metric_check(m, e) < 0)
+			return error_prefix(e, "metric '%s'", m->name);
+		if (*nm >= COUNT_EVENTS_MAX)
+			return error_set(e, "too many metrics: at most %d", COUNT_EVENTS_MAX);
+		metrics[(*nm)++] = m;
+		if (metric_events(m, names, METRIC_EVENTS_MAX, &ne, e) < 0)
+			return -1;
+		for (size_t i = 0; i < ne; i++) {
+			size_t j;
+
+			for (j = 0; j < *nev; j++)
+				if (metric_event_is(names[i], ev[j].name))
+					break;
+			if (j < *nev)
+				continue;
+			if (*nev >= COUNT_EVENTS_MAX)
+				return error_set(e, "too many events: at most %d", COUNT_EVENTS_MAX);
+			if (event_parse(names[i], &ev[*nev], e) < 0)
+				return -1;
+			(*nev)++;
+		}
+	}
+	return 0;
+}
+
 enum { OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_SOCKET };
 
 int cmd_count(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "event", required_argument, NULL, 'e' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -162,7 +212,9 @@ int cmd_count(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sbuf evlist = { 0 };
+	struct sbuf evlist = { 0 }, mlist = { 0 };
+	const struct metric *metrics[COUNT_EVENTS_MAX];
+	size_t nm = 0;
 	struct event_desc *ev = NULL;
 	struct count_target tgt = { .kind = COUNT_TARGET_CMD };
 	struct countfmt fmt = { .mode = COUNTFMT_TEXT, .aggr = COUNT_AGGR_GLOBAL, .runs = 1 };
@@ -180,10 +232,13 @@ int cmd_count(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:ap:t:I:Ar:x:jo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:ap:t:I:Ar:x:jo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			sbuf_addf(&evlist, "%s%s", evlist.n ? "," : "", optarg);
+			break;
+		case 'M':
+			sbuf_addf(&mlist, "%s%s", mlist.n ? "," : "", optarg);
 			break;
 		case 'a':
 			tgt.kind = COUNT_TARGET_SYSTEM;
@@ -287,15 +342,23 @@ int cmd_count(int argc, char **argv)
 		return cmd_usage_error("count", "-r and -I do not go together: pick one");
 	}
 	ev = xcalloc(COUNT_EVENTS_MAX, sizeof(*ev));
-	if (event_parse_list(evlist.n ? evlist.s : count_default_events(
+	if ((evlist.n || !mlist.n) &&
+	    event_parse_list(evlist.n ? evlist.s : count_default_events(
 				     tgt.kind == COUNT_TARGET_SYSTEM, event_have_hw_pmu()),
 			     ev, COUNT_EVENTS_MAX, &nev, &e) < 0) {
 		free(evlist.s);
+		free(mlist.s);
 		free(ev);
 		return cmd_usage_error("count", "%s", e.msg);
 	}
 	free(evlist.s);
 	evlist.s = NULL;
+	if (mlist.n && add_metrics(mlist.s, metrics, &nm, ev, &nev, &e) < 0) {
+		free(mlist.s);
+		free(ev);
+		return cmd_usage_error("count", "%s", e.msg);
+	}
+	free(mlist.s);
 	if (fmt.aggr == COUNT_AGGR_CORE || fmt.aggr == COUNT_AGGR_SOCKET) {
 		if (read_topology(&topo, &ntopo, &e) < 0) {
 			fprintf(stderr, "strobe count: %s\n", e.msg);
@@ -375,6 +438,8 @@ int cmd_count(int argc, char **argv)
 		ctx.cs = &cs;
 		ctx.topo = topo;
 		ctx.ntopo = ntopo;
+		ctx.metrics = metrics;
+		ctx.nm = nm;
 		ctx.prev = xcalloc(nev * cs.nunits + 1, sizeof(*ctx.prev));
 		ro.cs = &cs;
 		ro.cmd = have_cmd ? &cmd : NULL;
@@ -398,7 +463,7 @@ int cmd_count(int argc, char **argv)
 		el_m2 += d * (res.elapsed - el_mean);
 		if (!fmt.interval) {
 			if (count_rows_build(&cs, fmt.aggr, topo, ntopo, res.total, res.elapsed,
-					     &rows, &nrows, &e) < 0 ||
+					     metrics, nm, &rows, &nrows, &e) < 0 ||
 			    count_runs_add(&runs, rows, nrows, &e) < 0) {
 				free(res.total);
 				counter_close(&cs);

@@ -92,15 +92,82 @@ static void shadow_metrics(const struct counter_set *cs, const size_t *evidx, st
 	}
 }
 
+/* metric_eval's view of one aggregate's rows: a catalogue name's count */
+struct agg_view {
+	const struct counter_set *cs;
+	const struct count_row *rows;
+	const size_t *evidx;
+	size_t n;
+};
+
+static double agg_value(void *ctx, const char *name)
+{
+	const struct agg_view *v = ctx;
+
+	for (size_t i = 0; i < v->n; i++)
+		if (metric_event_is(name, v->cs->ev[v->evidx[i]].name) ||
+		    metric_event_is(name, v->rows[i].event)) {
+			if (v->rows[i].status != COUNT_OK)
+				return NAN;
+			/* a clock's row is in msec, the catalogue's in ns */
+			return v->rows[i].unit[0] ? v->rows[i].value * 1e6 : v->rows[i].value;
+		}
+	return NAN;
+}
+
+/* The -M metrics of one aggregate's rows sub[k]: into the row of each
+ * metric's first event, or a metric-only row after it.  out gets the rows
+ * (at most k + nm). */
+static size_t add_metrics(const struct counter_set *cs, const size_t *subev, struct count_row *sub,
+			  size_t k, double seconds, const struct metric *const *metrics, size_t nm,
+			  struct count_row *out)
+{
+	struct agg_view v = { cs, sub, subev, k };
+	int *taken = xcalloc(k + 1, sizeof(int));
+	size_t n = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		out[n++] = sub[i];
+		for (size_t m = 0; m < nm; m++) {
+			char names[METRIC_EVENTS_MAX][128];
+			size_t ne = 0;
+			struct count_row *r;
+
+			if (metric_events(metrics[m], names, METRIC_EVENTS_MAX, &ne, NULL) < 0 || !ne ||
+			    !(metric_event_is(names[0], cs->ev[subev[i]].name) ||
+			      metric_event_is(names[0], sub[i].event)))
+				continue;
+			if (!taken[i]) {
+				taken[i] = 1;
+				r = &out[n - 1];
+			} else {
+				r = &out[n++];
+				memset(r, 0, sizeof(*r));
+				snprintf(r->id, sizeof(r->id), "%s", sub[i].id);
+				r->nr = sub[i].nr;
+				r->status = COUNT_OK;
+				r->stddev_pct = -1;
+			}
+			r->has_metric = 1;
+			r->metric = metric_eval(metrics[m], agg_value, &v, seconds);
+			snprintf(r->metric_unit, sizeof(r->metric_unit), "%s %s", metrics[m]->unit,
+				 metrics[m]->name);
+		}
+	}
+	free(taken);
+	return n;
+}
+
 int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		     const struct count_cpu_topo *topo, size_t ntopo,
 		     const struct count_value *vals, double seconds,
+		     const struct metric *const *metrics, size_t nm,
 		     struct count_row **rowsp, size_t *nrowsp, struct error *e)
 {
 	size_t nu = cs->nunits ? cs->nunits : 1, ng = 0, n = 0;
 	struct count_group *g = xcalloc(cs->nev * nu, sizeof(*g));
-	struct count_row *rows;
-	size_t *evidx, *gidx;
+	struct count_row *rows, *final;
+	size_t *evidx, *gidx, nf = 0;
 	struct count_unit none = { .cpu = -1, .tid = -1 };
 	struct count_value zero = { 0, 0, 0 };
 
@@ -121,6 +188,7 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		ng = (size_t)r;	/* the same units for every event: the same groups */
 	}
 	rows = xcalloc(cs->nev * ng + 1, sizeof(*rows));
+	final = xcalloc((cs->nev + nm) * ng + 1, sizeof(*final));
 	evidx = xcalloc(cs->nev * ng + 1, sizeof(*evidx));
 	gidx = xcalloc(cs->nev * ng + 1, sizeof(*gidx));
 	for (size_t a = 0; a < (aggr == COUNT_AGGR_CPU ? cs->nev : ng); a++)
@@ -147,10 +215,11 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 			gidx[n] = gi;
 			n++;
 		}
-	/* the default metric column, aggregate by aggregate */
+	/* the metric column, aggregate by aggregate */
 	for (size_t gi = 0; gi < ng; gi++) {
 		struct count_row *sub = xcalloc(cs->nev + 1, sizeof(*sub));
-		size_t *subev = xcalloc(cs->nev + 1, sizeof(*subev)), k = 0;
+		struct count_row *withm = xcalloc(cs->nev + nm + 1, sizeof(*withm));
+		size_t *subev = xcalloc(cs->nev + 1, sizeof(*subev)), k = 0, km;
 
 		for (size_t i = 0; i < n; i++)
 			if (gidx[i] == gi) {
@@ -158,12 +227,57 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 				subev[k++] = evidx[i];
 			}
 		shadow_metrics(cs, subev, sub, 0, k, seconds);
-		k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (gidx[i] == gi)
-				rows[i] = sub[k++];
+		km = add_metrics(cs, subev, sub, k, seconds, metrics, nm, withm);
+		if (aggr == COUNT_AGGR_CPU) {
+			/* event-major: put each back in its place */
+			k = 0;
+			for (size_t i = 0; i < n; i++)
+				if (gidx[i] == gi)
+					rows[i] = sub[k++];
+			for (size_t i = 0; i < km; i++)
+				if (!withm[i].event[0])
+					withm[i].nr = -1;	/* placed below */
+			memcpy(&final[nf], withm, km * sizeof(*withm));
+			nf += km;
+		} else {
+			memcpy(&final[nf], withm, km * sizeof(*withm));
+			nf += km;
+		}
 		free(sub);
+		free(withm);
 		free(subev);
+	}
+	if (aggr == COUNT_AGGR_CPU) {
+		/* -A: the rows event by event over the CPUs, each metric-only
+		 * line after its event's CPU's */
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < nf; j++)
+				if (final[j].event[0] && !strcmp(final[j].event, rows[i].event) &&
+				    !strcmp(final[j].id, rows[i].id)) {
+					rows[i] = final[j];
+					break;
+				}
+		}
+		/* metric-only rows: appended after all (rare: two -M metrics on
+		 * one first event with -A) */
+		for (size_t j = 0; j < nf; j++)
+			if (!final[j].event[0])
+				m++;
+		if (m) {
+			rows = xrealloc(rows, (n + m + 1) * sizeof(*rows));
+			for (size_t j = 0; j < nf; j++)
+				if (!final[j].event[0]) {
+					final[j].nr = 1;
+					rows[n++] = final[j];
+				}
+		}
+		free(final);
+	} else {
+		free(rows);
+		rows = final;
+		n = nf;
 	}
 	free(g);
 	free(evidx);
@@ -297,11 +411,15 @@ static void write_csv(FILE *f, const struct countfmt *fmt, double t, const struc
 		if (fmt->aggr == COUNT_AGGR_CORE || fmt->aggr == COUNT_AGGR_SOCKET)
 			fprintf(f, "%d%s", r->nr, s);
 	}
-	value_str(r, v, sizeof(v));
-	fprintf(f, "%s%s%s%s%s%s", v, s, r->unit, s, r->event, s);
-	if (fmt->runs > 1)
-		fprintf(f, "%.2f%%%s", r->stddev_pct < 0 ? 0 : r->stddev_pct, s);
-	fprintf(f, "%llu%s%.2f%s", (unsigned long long)r->run_ns, s, r->pct, s);
+	if (!r->event[0]) {	/* a metric-only line: the count fields empty */
+		fprintf(f, "%s%s%s%s%s", s, s, s, s, fmt->runs > 1 ? s : "");
+	} else {
+		value_str(r, v, sizeof(v));
+		fprintf(f, "%s%s%s%s%s%s", v, s, r->unit, s, r->event, s);
+		if (fmt->runs > 1)
+			fprintf(f, "%.2f%%%s", r->stddev_pct < 0 ? 0 : r->stddev_pct, s);
+		fprintf(f, "%llu%s%.2f%s", (unsigned long long)r->run_ns, s, r->pct, s);
+	}
 	if (r->has_metric && isfinite(r->metric))
 		fprintf(f, "%.3f%s%s\n", r->metric, s, r->metric_unit);
 	else
@@ -326,18 +444,20 @@ static void write_json(FILE *f, const struct countfmt *fmt, double t, const stru
 		if (fmt->aggr == COUNT_AGGR_CORE || fmt->aggr == COUNT_AGGR_SOCKET)
 			fprintf(f, "\"aggregate-number\" : %d, ", r->nr);
 	}
-	if (r->status == COUNT_OK)
-		snprintf(v, sizeof(v), "%f", r->value);
-	else
-		value_str(r, v, sizeof(v));
-	fprintf(f, "\"counter-value\" : \"%s\", \"unit\" : ", v);
-	json_write_string(f, r->unit);
-	fputs(", \"event\" : ", f);
-	json_write_string(f, r->event);
-	if (fmt->runs > 1)
-		fprintf(f, ", \"variance\" : %.2f", r->stddev_pct < 0 ? 0 : r->stddev_pct);
-	fprintf(f, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f, ",
-		(unsigned long long)r->run_ns, r->pct);
+	if (r->event[0]) {	/* not a metric-only line */
+		if (r->status == COUNT_OK)
+			snprintf(v, sizeof(v), "%f", r->value);
+		else
+			value_str(r, v, sizeof(v));
+		fprintf(f, "\"counter-value\" : \"%s\", \"unit\" : ", v);
+		json_write_string(f, r->unit);
+		fputs(", \"event\" : ", f);
+		json_write_string(f, r->event);
+		if (fmt->runs > 1)
+			fprintf(f, ", \"variance\" : %.2f", r->stddev_pct < 0 ? 0 : r->stddev_pct);
+		fprintf(f, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f, ",
+			(unsigned long long)r->run_ns, r->pct);
+	}
 	if (r->has_metric && isfinite(r->metric)) {
 		fprintf(f, "\"metric-value\" : %f, \"metric-unit\" : ", r->metric);
 		json_write_string(f, r->metric_unit);
@@ -370,15 +490,18 @@ static void write_text(FILE *f, const struct countfmt *fmt, double t, const stru
 		sbuf_addf(&b, "%24s ", id);
 		break;
 	}
-	value_str(r, v, sizeof(v));
+	if (r->event[0])
+		value_str(r, v, sizeof(v));
+	else
+		v[0] = 0;
 	sbuf_addf(&b, "%18s %-4s %-32s", v, r->unit, r->event);
 	if (has_metric)
 		sbuf_addf(&b, " # %8.3f %-24s", r->metric, r->metric_unit);
 	else if (fmt->runs > 1)
 		sbuf_addf(&b, "%36s", "");
-	if (fmt->runs > 1 && r->status == COUNT_OK)
+	if (fmt->runs > 1 && r->status == COUNT_OK && r->event[0])
 		sbuf_addf(&b, "  ( +- %5.2f%% )", r->stddev_pct < 0 ? 0 : r->stddev_pct);
-	if (r->status == COUNT_OK && r->pct < 99.995)
+	if (r->status == COUNT_OK && r->event[0] && r->pct < 99.995)
 		sbuf_addf(&b, "  (%.2f%%)", r->pct);
 	while (b.n && b.s[b.n - 1] == ' ')	/* no trailing blanks */
 		b.s[--b.n] = 0;

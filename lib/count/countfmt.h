@@ -8,7 +8,11 @@
  * count_rows_build, which also fills the metric column perf stat fills by
  * default (task-clock: CPUs utilized; software events: a rate per second
  * of task-clock; instructions: per cycle; branch-misses: % of branches;
- * cycles: GHz).  -r N averages N runs' rows with count_runs_*.
+ * cycles: GHz), and the -M metrics (metrics.h): each in the row of the
+ * first event it needs (instead of the default metric), or on a
+ * metric-only line after it when that row has one already; its unit
+ * column is "UNIT NAME" ("insn/cycle IPC").  -r N averages N runs' rows
+ * with count_runs_*.
  *
  * -x SEP fields, in perf stat's order:
  *   [interval SEP] [aggregate id SEP [units SEP]] value SEP unit SEP event
@@ -26,13 +30,15 @@
 
 #include <stdio.h>
 #include "counter.h"
+#include "metrics.h"
 
 #define COUNT_UNIT_MAX 32
 
 struct count_row {
 	char id[COUNT_ID_MAX];		/* the aggregate's id, "" when global */
 	int nr;				/* units summed */
-	char event[EVENT_NAME_MAX];	/* "" for a metric-only line */
+	char event[EVENT_NAME_MAX];	/* "" for a metric-only line (a second -M
+					 * metric whose first event has one) */
 	enum count_status status;
 	double value;			/* scaled count; a clock's in msec */
 	char unit[8];			/* "msec" or "" */
@@ -57,13 +63,15 @@ struct countfmt {
 /*
  * The rows of one reading: vals[cs->nev * cs->nunits] (totals, or an
  * interval's deltas), aggregated by fmt->aggr (topo[ntopo] for --per-core
- * and --per-socket), seconds the reading's wall-clock length.  -A lists
- * each event over every CPU, the other modes each aggregate's events
- * together.  *rows is malloc'd.
+ * and --per-socket), seconds the reading's wall-clock length, metrics[nm]
+ * the -M metrics (their events among cs's).  -A lists each event over
+ * every CPU, the other modes each aggregate's events together.  *rows is
+ * malloc'd.
  */
 int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		     const struct count_cpu_topo *topo, size_t ntopo,
 		     const struct count_value *vals, double seconds,
+		     const struct metric *const *metrics, size_t nm,
 		     struct count_row **rows, size_t *nrows, struct error *e);
 
 /*

@@ -133,7 +133,9 @@ int count_run(const struct count_run_opts *o, struct count_run_result *res, stru
 
 	memset(res, 0, sizeof(*res));
 	memset(&ru, 0, sizeof(ru));
-	if (!o->cmd && counter_enable(cs, e) < 0)
+	/* a command's own counters start at its exec (enable_on_exec); the
+	 * others (-a, -p, -t) before it is let go */
+	if (cs->kind != COUNT_TARGET_CMD && counter_enable(cs, e) < 0)
 		goto fail;
 	t0 = clock_monotonic_ns();
 	if (o->cmd) {
@@ -144,8 +146,6 @@ int count_run(const struct count_run_opts *o, struct count_run_result *res, stru
 			o->cmd->pid = -1;
 			goto fail;
 		}
-		if (o->cmd->pid > 0 && cs->kind != COUNT_TARGET_CMD && counter_enable(cs, e) < 0)
-			goto fail;
 		pidfd = pidfd_open_(o->cmd->pid);
 	} else if (o->watch_pid > 0) {
 		pidfd = pidfd_open_(o->watch_pid);	/* fails for a non-leader thread */
