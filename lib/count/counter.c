@@ -14,7 +14,6 @@
 #include <unistd.h>
 #include "counter.h"
 
-#define RIGHTS_HINT "or run as root or with CAP_PERFMON"
 
 enum count_status count_scale(const struct count_value *v, double *scaled, double *pct)
 {
@@ -337,9 +336,9 @@ static int rights_error(const struct count_target *t, struct error *e)
 
 	if (t->kind == COUNT_TARGET_SYSTEM)
 		return error_set(e, "system-wide counting (-a) is not allowed: it needs "
-				 "kernel.perf_event_paranoid <= 0 (it is %d) " RIGHTS_HINT, p);
+				 "kernel.perf_event_paranoid <= 0 (it is %d), CAP_PERFMON or root", p);
 	return error_set(e, "counting %s %d is not allowed: it must be yours and "
-			 "kernel.perf_event_paranoid <= 2 (it is %d), " RIGHTS_HINT,
+			 "kernel.perf_event_paranoid <= 2 (it is %d), or it needs CAP_PERFMON or root",
 			 t->kind == COUNT_TARGET_TID ? "thread" : "process", (int)t->pid, p);
 }
 
