@@ -175,6 +175,30 @@ b=$(field "$tmp/t.csv" page-faults 1)
 within "$b" $NB 2 0 && [ "$b" -ge $NB ] || { cat "$tmp/t.csv"; fail "-t tt-b counted $b, it takes $NB"; }
 ok "-t: tt-b alone $b (takes $NB)"
 
+# --- --per-thread of a command: each thread's own count as it exits ---
+rm -f "$tmp/tt.out"
+"$STROBE" count --per-thread -x, -e page-faults,task-clock -o "$tmp/ct.csv" -- \
+	"$WL/twothreads" $NA $NB >"$tmp/tt.out" &
+sp=$!
+i=0
+until grep -q ready "$tmp/tt.out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt 400 ] && fail "twothreads under strobe count did not start"
+	sleep 0.05
+done
+set -- $(cat "$tmp/tt.out")
+kill -USR1 "$2"
+wait $sp || fail "strobe count --per-thread -- twothreads failed"
+a=$(awk -F, -v t="tt-a-$3" '$1 == t && $4 == "page-faults" { print $2 }' "$tmp/ct.csv")
+b=$(awk -F, -v t="tt-b-$4" '$1 == t && $4 == "page-faults" { print $2 }' "$tmp/ct.csv")
+m=$(awk -F, -v t="twothreads-$2" '$1 == t && $4 == "page-faults" { print $2 }' "$tmp/ct.csv")
+[ -n "$a" ] && [ -n "$b" ] && [ -n "$m" ] ||
+	{ cat "$tmp/ct.csv"; fail "--per-thread -- CMD: no line for the main thread, tt-a or tt-b"; }
+within "$a" $NA 2 0 && [ "$a" -ge $NA ] || { cat "$tmp/ct.csv"; fail "-- CMD: tt-a counted $a, it takes $NA"; }
+within "$b" $NB 2 0 && [ "$b" -ge $NB ] || { cat "$tmp/ct.csv"; fail "-- CMD: tt-b counted $b, it takes $NB"; }
+[ "$m" -lt $NA ] || { cat "$tmp/ct.csv"; fail "-- CMD: the main thread counted $m (it touches none of the pages)"; }
+ok "--per-thread -- CMD: main $m, tt-a $a (takes $NA), tt-b $b (takes $NB)"
+
 # --- -M: a catalogue metric in the metric column ---
 "$STROBE" count -x, -M page-faults-per-sec -o "$tmp/m.csv" -- "$WL/pagetouch" 1000 ||
 	fail "-M page-faults-per-sec failed"
@@ -232,7 +256,8 @@ bad "no process 999999999" -p 999999999
 bad "-I below 10 ms" -I 5 -- true
 bad "-x and --json" -x, --json -- true
 bad "nothing to count" -e page-faults
-bad "--per-thread needs" --per-thread -- true
+bad "--per-thread goes with" -a --per-thread -- true
+bad "--per-thread with a command does not go with -I" --per-thread -I 100 -- true
 if "$STROBE" list --metrics --format csv 2>/dev/null | grep -q '^IPC,.*,no,'; then
 	bad "metric 'IPC': needs" -M IPC -- true
 	ok "bad input: one line each, exit 2 (and IPC without a hardware PMU)"

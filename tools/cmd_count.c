@@ -47,7 +47,9 @@ static const char count_usage[] =
 	"  -A, --no-aggr           with -a: one line per CPU\n"
 	"      --per-core          with -a: one line per core (S<socket>-D<die>-C<core>)\n"
 	"      --per-socket        with -a: one line per socket\n"
-	"      --per-thread        with -p or -t: one line per thread (comm-TID)\n"
+	"      --per-thread        one line per thread (comm-TID): of -p PID, or of\n"
+	"                          CMD (each thread's and child process's own count\n"
+	"                          as it exits; not with -I or -r)\n"
 	"  -r, --repeat N          run CMD N times; print the mean and its standard\n"
 	"                          error (+- %%)\n"
 	"  -x, --field-separator SEP  perf stat's CSV: [time,][id,[cpus,]]value,unit,\n"
@@ -322,12 +324,18 @@ int cmd_count(int argc, char **argv)
 		return cmd_usage_error("count", "-A, --per-core and --per-socket need -a "
 				       "(counting per CPU)");
 	}
-	if (fmt.aggr == COUNT_AGGR_THREAD && tgt.kind != COUNT_TARGET_PID &&
-	    tgt.kind != COUNT_TARGET_TID) {
+	if (fmt.aggr == COUNT_AGGR_THREAD && tgt.kind == COUNT_TARGET_SYSTEM) {
 		free(evlist.s);
-		return cmd_usage_error("count", "--per-thread needs -p PID or -t TID (like perf "
-				       "stat, a command's threads are counted together)");
+		return cmd_usage_error("count", "--per-thread goes with -p PID, -t TID or a "
+				       "command, not -a");
 	}
+	if (fmt.aggr == COUNT_AGGR_THREAD && tgt.kind == COUNT_TARGET_CMD &&
+	    (interval_ms || repeat > 1)) {
+		free(evlist.s);
+		return cmd_usage_error("count", "--per-thread with a command does not go with -I "
+				       "or -r: a thread's own count is known when it exits");
+	}
+	tgt.per_thread = fmt.aggr == COUNT_AGGR_THREAD;
 	if (tgt.kind == COUNT_TARGET_CMD && !have_cmd) {
 		free(evlist.s);
 		return cmd_usage_error("count", "nothing to count: give a command (strobe count "
@@ -421,6 +429,7 @@ int cmd_count(int argc, char **argv)
 		size_t nrows;
 		double d;
 		int r;
+		struct counter_set *view = NULL;
 
 		if (have_cmd && count_cmd_prepare(&cmd, argv + optind, &e) < 0)
 			goto fail;
@@ -461,11 +470,40 @@ int cmd_count(int argc, char **argv)
 		d = res.elapsed - el_mean;
 		el_mean += d / (double)(run + 1);
 		el_m2 += d * (res.elapsed - el_mean);
+		if (cs.per_thread) {
+			/* the command's threads, from their exit records */
+			struct count_unit *tu;
+			size_t ntu;
+			struct count_value *tv;
+			uint64_t lost;
+
+			if (counter_threads(&cs, res.total, &tu, &ntu, &tv, &lost, &e) < 0) {
+				free(res.total);
+				counter_close(&cs);
+				free(ctx.prev);
+				goto fail;
+			}
+			if (lost)
+				fprintf(stderr, "strobe count: %llu thread exit records were lost "
+					"(too many threads): their counts are in the first "
+					"thread's line\n", (unsigned long long)lost);
+			/* a view of the set with the threads as its units */
+			view = xmalloc(sizeof(*view));
+			*view = cs;
+			view->units = tu;
+			view->nunits = ntu;
+			free(res.total);
+			res.total = tv;
+		}
 		if (!fmt.interval) {
-			if (count_rows_build(&cs, fmt.aggr, topo, ntopo, res.total, res.elapsed,
-					     metrics, nm, &rows, &nrows, &e) < 0 ||
+			if (count_rows_build(view ? view : &cs, fmt.aggr, topo, ntopo, res.total,
+					     res.elapsed, metrics, nm, &rows, &nrows, &e) < 0 ||
 			    count_runs_add(&runs, rows, nrows, &e) < 0) {
 				free(res.total);
+				if (view) {
+					free(view->units);
+					free(view);
+				}
 				counter_close(&cs);
 				free(ctx.prev);
 				goto fail;
@@ -474,6 +512,10 @@ int cmd_count(int argc, char **argv)
 		}
 		free(res.total);
 		free(ctx.prev);
+		if (view) {
+			free(view->units);
+			free(view);
+		}
 		counter_close(&cs);
 		if (stop_flag)
 			break;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "counter.h"
@@ -231,6 +232,11 @@ int count_event_is_clock(const struct event_desc *ev)
 		ev->attr.config == PERF_COUNT_SW_CPU_CLOCK);
 }
 
+/* Ring pages per descriptor for --per-thread: a thread's READ record is 40
+ * bytes, so 2 pages hold ~200 exits; small, as unprivileged users may lock
+ * only kernel.perf_event_mlock_kb (516 KiB) of them. */
+#define COUNT_RING_PAGES 2
+
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -282,6 +288,17 @@ static int units_for_target(struct counter_set *cs, const struct count_target *t
 
 	switch (t->kind) {
 	case COUNT_TARGET_CMD:
+		if (t->per_thread) {
+			int *cpus;
+			size_t n;
+
+			if (count_online_cpus("", &cpus, &n, e) < 0)
+				return -1;
+			for (size_t i = 0; i < n; i++)
+				unit_add(cs, &cap, cpus[i], t->pid, "");
+			free(cpus);
+			return 0;
+		}
 		unit_add(cs, &cap, -1, t->pid, "");
 		return 0;
 	case COUNT_TARGET_TID:
@@ -345,12 +362,15 @@ static int rights_error(const struct count_target *t, struct error *e)
 int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev,
 		 const struct count_target *t, struct error *e)
 {
+	int user_only[COUNT_EVENTS_MAX] = { 0 };
+
 	memset(cs, 0, sizeof(*cs));
 	if (nev > COUNT_EVENTS_MAX)
 		return error_set(e, "too many events (%zu): at most %d", nev, COUNT_EVENTS_MAX);
 	cs->nev = nev;
 	cs->kind = t->kind;
 	cs->pid = t->pid;
+	cs->per_thread = t->kind == COUNT_TARGET_CMD && t->per_thread;
 	memcpy(cs->ev, ev, nev * sizeof(*ev));
 	if (units_for_target(cs, t, e) < 0) {
 		counter_close(cs);
@@ -359,22 +379,48 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 	cs->fd = xmalloc(nev * cs->nunits * sizeof(int));
 	for (size_t i = 0; i < nev * cs->nunits; i++)
 		cs->fd[i] = -1;
-	for (size_t i = 0; i < nev; i++) {
-		struct perf_event_attr attr = cs->ev[i].attr;
-		int user_only = 0;
-
-		attr.size = sizeof(attr);
-		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-		attr.disabled = 1;
-		attr.inherit = t->kind != COUNT_TARGET_SYSTEM;
-		attr.enable_on_exec = t->kind == COUNT_TARGET_CMD;
-		attr.sample_period = 0;
-		attr.sample_type = 0;
+	if (cs->per_thread) {
+		cs->ring = xcalloc(nev * cs->nunits, sizeof(*cs->ring));
+		cs->ring_len = (size_t)(1 + COUNT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+	}
+	/*
+	 * Unit by unit, each unit's events in order: with --per-thread the
+	 * kernel pairs a task's events with another's in list order when it
+	 * swaps their contexts (inherit_stat), and an inherited context lists
+	 * them by CPU first, so the parent must too.
+	 */
+	for (size_t i = 0; i < nev; i++)
 		cs->open_status[i] = COUNT_OK;
-		for (size_t u = 0; u < cs->nunits; u++) {
-			const struct count_unit *un = &cs->units[u];
+	for (size_t u = 0; u < cs->nunits; u++) {
+		const struct count_unit *un = &cs->units[u];
+
+		for (size_t i = 0; i < nev; i++) {
+			struct perf_event_attr attr = cs->ev[i].attr;
 			int fd, err;
 
+			if (cs->open_status[i] == COUNT_NOT_SUPPORTED)
+				continue;
+			attr.size = sizeof(attr);
+			attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+					   PERF_FORMAT_TOTAL_TIME_RUNNING;
+			attr.disabled = 1;
+			attr.inherit = t->kind != COUNT_TARGET_SYSTEM;
+			attr.enable_on_exec = t->kind == COUNT_TARGET_CMD;
+			attr.sample_period = 0;
+			attr.sample_type = 0;
+			if (cs->per_thread) {
+				/* a PERF_RECORD_READ of each exiting thread's
+				 * own count; the first event also names the
+				 * threads and sees them start */
+				attr.inherit_stat = 1;
+				attr.comm = i == 0;
+				attr.comm_exec = i == 0;
+				attr.task = i == 0;
+			}
+			if (user_only[i]) {
+				attr.exclude_kernel = 1;
+				attr.exclude_hv = 1;
+			}
 			fd = perf_open(&attr, un->tid, un->cpu);
 			err = errno;
 			if (fd < 0 && (err == EACCES || err == EPERM) &&
@@ -383,9 +429,23 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 				 * kernel, count user space only (NAME:u) */
 				attr.exclude_kernel = 1;
 				attr.exclude_hv = 1;
-				user_only = 1;
+				user_only[i] = 1;
 				fd = perf_open(&attr, un->tid, un->cpu);
 				err = errno;
+			}
+			if (fd >= 0 && cs->per_thread) {
+				void *m = mmap(NULL, cs->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+					       fd, 0);
+
+				if (m == MAP_FAILED) {
+					error_set(e, "--per-thread: mapping the ring buffer of event "
+						  "'%s': %s%s", cs->ev[i].name, strerror(errno),
+						  errno == EPERM ? " (over kernel.perf_event_mlock_kb: "
+						  "count fewer events)" : "");
+					close(fd);
+					goto fail;
+				}
+				cs->ring[i * cs->nunits + u] = m;
 			}
 			if (fd >= 0) {
 				cs->fd[i * cs->nunits + u] = fd;
@@ -415,15 +475,21 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 					 strerror(err));
 				break;
 			}
-			break;
 		}
+	}
+	for (size_t i = 0; i < nev; i++) {
 		if (cs->open_status[i] == COUNT_NOT_SUPPORTED) {
-			for (size_t u = 0; u < cs->nunits; u++)
+			for (size_t u = 0; u < cs->nunits; u++) {
+				if (cs->ring && cs->ring[i * cs->nunits + u]) {
+					munmap(cs->ring[i * cs->nunits + u], cs->ring_len);
+					cs->ring[i * cs->nunits + u] = NULL;
+				}
 				if (cs->fd[i * cs->nunits + u] >= 0) {
 					close(cs->fd[i * cs->nunits + u]);
 					cs->fd[i * cs->nunits + u] = -1;
 				}
-		} else if (user_only && strlen(cs->ev[i].name) + 2 < EVENT_NAME_MAX &&
+			}
+		} else if (user_only[i] && strlen(cs->ev[i].name) + 2 < EVENT_NAME_MAX &&
 			   !strchr(cs->ev[i].name, ':') && !strchr(cs->ev[i].name, '/')) {
 			strcat(cs->ev[i].name, ":u");
 		}
@@ -477,6 +543,12 @@ int counter_read(struct counter_set *cs, struct count_value *out, struct error *
 
 void counter_close(struct counter_set *cs)
 {
+	if (cs->ring && cs->fd)
+		for (size_t i = 0; i < cs->nev * cs->nunits; i++)
+			if (cs->ring[i])
+				munmap(cs->ring[i], cs->ring_len);
+	free(cs->ring);
+	cs->ring = NULL;
 	if (cs->fd)
 		for (size_t i = 0; i < cs->nev * cs->nunits; i++)
 			if (cs->fd[i] >= 0)
@@ -486,4 +558,157 @@ void counter_close(struct counter_set *cs)
 	cs->fd = NULL;
 	cs->units = NULL;
 	cs->nunits = 0;
+}
+
+/* The unit of tid in *units (added, named "?-tid", when new). */
+static size_t thread_unit(struct count_unit **units, size_t *n, size_t *cap, pid_t tid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*units)[i].tid == tid)
+			return i;
+	ARRAY_GROW(*units, *cap, *n + 1);
+	(*units)[*n].cpu = -1;
+	(*units)[*n].tid = tid;
+	snprintf((*units)[*n].name, sizeof((*units)[*n].name), "?-%d", (int)tid);
+	return (*n)++;
+}
+
+struct thread_read {
+	size_t ev, cpu_unit;
+	pid_t tid;
+	struct count_value v;
+};
+
+int counter_threads(const struct counter_set *cs, const struct count_value *total,
+		    struct count_unit **unitsp, size_t *nunitsp, struct count_value **valsp,
+		    uint64_t *lost, struct error *e)
+{
+	struct count_unit *units = NULL;
+	struct thread_read *reads = NULL;
+	size_t n = 0, cap = 0, nr = 0, rcap = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t data_len = cs->ring_len - page;
+	struct count_value *vals, *first;
+	int *has;
+
+	*lost = 0;
+	if (!cs->per_thread || !cs->ring)
+		return error_set(e, "per-thread counts need a command's counter set");
+	thread_unit(&units, &n, &cap, cs->pid);	/* the command's first thread */
+	for (size_t d = 0; d < cs->nev * cs->nunits; d++) {
+		struct perf_event_mmap_page *mp = cs->ring[d];
+		size_t i = d / cs->nunits;
+		const unsigned char *data;
+		uint64_t head, tail;
+
+		if (!mp)
+			continue;
+		data = (const unsigned char *)mp + page;
+		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+		tail = mp->data_tail;
+		if (head - tail > data_len)
+			return error_set(e, "--per-thread: the ring buffer of '%s' is inconsistent",
+					 cs->ev[i].name);
+		while (tail + sizeof(struct perf_event_header) <= head) {
+			unsigned char rec[256];
+			struct perf_event_header h;
+			size_t len;
+
+			for (size_t k = 0; k < sizeof(h); k++)
+				((unsigned char *)&h)[k] = data[(tail + k) % data_len];
+			if (h.size < sizeof(h) || tail + h.size > head)
+				break;
+			len = MIN((size_t)h.size, sizeof(rec));
+			for (size_t k = 0; k < len; k++)
+				rec[k] = data[(tail + k) % data_len];
+			tail += h.size;
+			if (h.type == PERF_RECORD_READ && len >= sizeof(h) + 8 + 24) {
+				uint32_t pt[2];
+				uint64_t v[3];
+
+				memcpy(pt, rec + sizeof(h), 8);
+				memcpy(v, rec + sizeof(h) + 8, 24);
+				ARRAY_GROW(reads, rcap, nr + 1);
+				reads[nr].ev = i;
+				reads[nr].cpu_unit = d % cs->nunits;
+				reads[nr].tid = (pid_t)pt[1];
+				reads[nr].v.val = v[0];
+				reads[nr].v.ena = v[1];
+				reads[nr].v.run = v[2];
+				nr++;
+				thread_unit(&units, &n, &cap, (pid_t)pt[1]);
+			} else if (h.type == PERF_RECORD_COMM && len > sizeof(h) + 8) {
+				uint32_t pt[2];
+				size_t u;
+				char name[17];
+
+				memcpy(pt, rec + sizeof(h), 8);
+				snprintf(name, sizeof(name), "%.*s", (int)MIN(len - sizeof(h) - 8, 16),
+					 (const char *)rec + sizeof(h) + 8);
+				u = thread_unit(&units, &n, &cap, (pid_t)pt[1]);
+				snprintf(units[u].name, sizeof(units[u].name), "%s-%d", name,
+					 (int)pt[1]);
+			} else if ((h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) &&
+				   len >= sizeof(h) + 16) {
+				uint32_t f[4];	/* pid, ppid, tid, ptid */
+
+				memcpy(f, rec + sizeof(h), 16);
+				thread_unit(&units, &n, &cap, (pid_t)f[2]);
+			} else if (h.type == PERF_RECORD_LOST && len >= sizeof(h) + 16) {
+				uint64_t l[2];
+
+				memcpy(l, rec + sizeof(h), 16);
+				*lost += l[1];
+			}
+		}
+	}
+	/*
+	 * A thread's count is split over its per-CPU events: the counts and
+	 * running times add up.  Their enabled times are not comparable (the
+	 * kernel swaps the contexts of tasks with cloned ones, inherit_stat
+	 * moving counts and times with them), so a thread's line is not
+	 * scaled: its enabled time is taken to be its running time.  What no
+	 * record reports (the total less all records, CPU by CPU) is the count
+	 * of the one thread that ended holding the original events: the first
+	 * thread seen (FORK, COMM, READ records; the command's first) without
+	 * a record of that event.
+	 */
+	vals = xcalloc(cs->nev * n + 1, sizeof(*vals));
+	first = xcalloc(cs->nev * cs->nunits + 1, sizeof(*first));
+	has = xcalloc(cs->nev * n + 1, sizeof(*has));
+	memcpy(first, total, cs->nev * cs->nunits * sizeof(*first));
+	for (size_t r = 0; r < nr; r++) {
+		size_t u = thread_unit(&units, &n, &cap, reads[r].tid);
+		struct count_value *f = &first[reads[r].ev * cs->nunits + reads[r].cpu_unit];
+		struct count_value *t = &vals[reads[r].ev * n + u];
+
+		has[reads[r].ev * n + u] = 1;
+		t->val += reads[r].v.val;
+		t->run += reads[r].v.run;
+		t->ena = t->run;
+		f->val -= MIN(f->val, reads[r].v.val);
+		f->run -= MIN(f->run, reads[r].v.run);
+	}
+	for (size_t i = 0; i < cs->nev; i++) {
+		size_t holder = 0;
+		struct count_value *t;
+
+		for (size_t u = 0; u < n; u++)
+			if (!has[i * n + u]) {
+				holder = u;
+				break;
+			}
+		t = &vals[i * n + holder];
+		for (size_t u = 0; u < cs->nunits; u++) {
+			t->val += first[i * cs->nunits + u].val;
+			t->run += first[i * cs->nunits + u].run;
+		}
+		t->ena = t->run;
+	}
+	free(first);
+	free(has);
+	free(reads);
+	*unitsp = units;
+	*nunitsp = n;
+	*valsp = vals;
+	return 0;
 }

@@ -100,7 +100,8 @@ int count_aggregate(enum count_aggr mode, const struct count_unit *units, size_t
 		    const struct count_value *vals, struct count_group *out, struct error *e);
 
 enum count_target_kind {
-	COUNT_TARGET_CMD,	/* a forked command: inherit, enable_on_exec */
+	COUNT_TARGET_CMD,	/* a forked command: inherit, enable_on_exec
+				 * (per_thread: one unit per CPU) */
 	COUNT_TARGET_PID,	/* every thread of a process (-p) */
 	COUNT_TARGET_TID,	/* one thread (-t) */
 	COUNT_TARGET_SYSTEM,	/* every CPU (-a) */
@@ -109,6 +110,7 @@ enum count_target_kind {
 struct count_target {
 	enum count_target_kind kind;
 	pid_t pid;		/* CMD: the forked child (stopped before exec); PID, TID */
+	int per_thread;		/* CMD: also each thread's own count (counter_threads) */
 };
 
 struct counter_set {
@@ -120,6 +122,9 @@ struct counter_set {
 	int *fd;				/* [event * nunits + unit], -1 unsupported */
 	enum count_target_kind kind;
 	pid_t pid;
+	int per_thread;
+	void **ring;				/* per_thread: each descriptor's ring buffer */
+	size_t ring_len;			/* its mapping's length */
 };
 
 /*
@@ -141,6 +146,23 @@ int counter_disable(struct counter_set *cs, struct error *e);
 int counter_read(struct counter_set *cs, struct count_value *out, struct error *e);
 
 void counter_close(struct counter_set *cs);
+
+/*
+ * A command's per-thread counts (a set opened with per_thread): each event
+ * is opened on the command once per CPU (the kernel maps no ring buffer of
+ * an inherited per-task event) with inherit_stat and a small ring buffer,
+ * and the kernel writes a PERF_RECORD_READ with a thread's own count into
+ * each when the thread (or a child process) exits, plus PERF_RECORD_COMM
+ * for its name.  After the command has ended: one unit per thread that
+ * exited ("comm-tid"), the command's first thread first, whose count is the
+ * total minus the others'.  *units and *vals (nev * *nunits) are
+ * malloc'd; *lost counts records the kernel could not write (a full ring:
+ * about 200 thread exits), whose counts then stay in the first thread's
+ * line.
+ */
+int counter_threads(const struct counter_set *cs, const struct count_value *total,
+		    struct count_unit **units, size_t *nunits, struct count_value **vals,
+		    uint64_t *lost, struct error *e);
 
 /*
  * The events 'strobe count' counts without -e, like perf stat's default:
