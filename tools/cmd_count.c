@@ -17,12 +17,14 @@
 #include "counter.h"
 #include "countfmt.h"
 #include "countrun.h"
+#include "countsave.h"
 #include "metrics.h"
+#include "proto.h"
 
 static const char count_usage[] =
 	"usage: strobe count [-e EV,...] [-M METRIC,...] [-a | -p PID | -t TID] [-I MS]\n"
 	"                    [-A | --per-core | --per-socket | --per-thread] [-r N]\n"
-	"                    [-x SEP | -j] [-o FILE] [-- CMD [ARGS...]]\n"
+	"                    [-x SEP | -j] [-o FILE] [--save NAME] [-- CMD [ARGS...]]\n"
 	"Count events while CMD runs (or in a process, a thread, or every CPU), like\n"
 	"perf stat.  The counts go to stderr (or -o FILE), so CMD's output is untouched;\n"
 	"the exit status is CMD's.\n"
@@ -56,6 +58,11 @@ static const char count_usage[] =
 	"                          event,[stddev%%,]run ns,%% running,metric,metric unit\n"
 	"  -j, --json              one JSON object per count (perf stat -j's keys)\n"
 	"  -o, --output FILE       write the counts to FILE instead of stderr\n"
+	"      --save NAME         also store the counts (each -I interval, or the run\n"
+	"                          as one) in strobed's database as a count session\n"
+	"                          NAME: 'strobe sessions' lists it, 'strobe plot\n"
+	"                          --session ID --event EV' plots it (at most 8\n"
+	"                          events; not with -r)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"A count multiplexed with others is scaled to its enabled time and shows the\n"
@@ -80,7 +87,99 @@ struct count_ctx {
 	size_t nm;
 	struct count_value *prev;
 	double prev_t;
+	struct saved *save;	/* --save: the rows kept */
 };
+
+/* --save: every row of every interval (or of the run), for strobed. */
+struct saved {
+	struct count_saved *v;
+	size_t n, cap;
+};
+
+static void save_rows(struct saved *sv, enum count_aggr aggr, double t,
+		      const struct count_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct count_row *r = &rows[i];
+		struct count_saved *c;
+
+		if (r->ev < 0 || r->status == COUNT_NOT_SUPPORTED)
+			continue;
+		ARRAY_GROW(sv->v, sv->cap, sv->n + 1);
+		c = &sv->v[sv->n++];
+		memset(c, 0, sizeof(*c));
+		c->t_ns = (int64_t)(t * 1e9 + 0.5);
+		c->idx = r->ev;
+		snprintf(c->unit, sizeof(c->unit), "%s%s", aggr == COUNT_AGGR_CPU ? "CPU" : "",
+			 r->id);
+		/* the count in the event's own unit: a clock's in ns */
+		c->value = r->status != COUNT_OK ? NAN : r->unit[0] ? r->value * 1e6 : r->value;
+		c->pct = r->pct < 0 ? 0 : r->pct > 100 ? 100 : r->pct;
+	}
+}
+
+/* Send the kept rows to strobed as count session NAME; its id in *id. */
+static int save_send(const char *name, const struct counter_set *cs, const struct saved *sv,
+		     uint64_t start_ns, double elapsed, int64_t *id, struct error *e)
+{
+	const char *sock = cmd_default_socket();
+	struct proto_msg req, resp;
+	const char *sid;
+	size_t i = 0;
+
+	proto_init(&req, "count-begin");
+	proto_add(&req, "name", name);
+	proto_addf(&req, "start_ns", "%llu", (unsigned long long)start_ns);
+	proto_addf(&req, "wall_offset_ns", "%lld",
+		   (long long)(clock_realtime_ns() - clock_monotonic_ns()));
+	for (size_t k = 0; k < cs->nev; k++) {
+		struct sbuf b = { 0 };
+		char key[32];
+
+		snprintf(key, sizeof(key), "ev%zu", k);
+		countsave_event_encode(&cs->ev[k], &b);
+		proto_add(&req, key, b.s);
+		free(b.s);
+	}
+	if (proto_call(sock, &req, &resp, e) < 0) {
+		proto_free(&req);
+		return error_prefix(e, "--save: strobed on %s", sock);
+	}
+	proto_free(&req);
+	sid = proto_get(&resp, "session");
+	*id = sid ? strtoll(sid, NULL, 10) : 0;
+	proto_free(&resp);
+	if (*id <= 0)
+		return error_set(e, "--save: strobed gave no session id");
+	do {
+		struct sbuf b = { 0 };
+
+		i = countsave_encode(sv->v, sv->n, i, COUNTSAVE_MAX_BYTES, &b);
+		if (!b.s)
+			break;
+		proto_init(&req, "count-data");
+		proto_addf(&req, "session", "%lld", (long long)*id);
+		proto_add(&req, "values", b.s);
+		free(b.s);
+		if (proto_call(sock, &req, &resp, e) < 0) {
+			proto_free(&req);
+			return error_prefix(e, "--save: storing the counts of session %lld",
+					    (long long)*id);
+		}
+		proto_free(&req);
+		proto_free(&resp);
+	} while (i < sv->n);
+	proto_init(&req, "count-end");
+	proto_addf(&req, "session", "%lld", (long long)*id);
+	proto_addf(&req, "end_ns", "%llu", (unsigned long long)(start_ns + (uint64_t)(elapsed * 1e9)));
+	if (proto_call(sock, &req, &resp, e) < 0) {
+		proto_free(&req);
+		return error_prefix(e, "--save: ending session %lld", (long long)*id);
+	}
+	proto_free(&req);
+	proto_free(&resp);
+	return 0;
+}
 
 static int print_rows(struct count_ctx *c, double t, const struct count_value *vals,
 		      double seconds, struct error *e)
@@ -94,6 +193,8 @@ static int print_rows(struct count_ctx *c, double t, const struct count_value *v
 	for (size_t i = 0; i < n; i++)
 		countfmt_row(c->out, &c->fmt, t, &rows[i]);
 	fflush(c->out);
+	if (c->save)
+		save_rows(c->save, c->fmt.aggr, t, rows, n);
 	free(rows);
 	return 0;
 }
@@ -192,7 +293,7 @@ static int add_metrics(char *list, const struct metric **metrics, size_t *nm,
 	return 0;
 }
 
-enum { OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_SOCKET };
+enum { OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_SOCKET, OPT_SAVE };
 
 int cmd_count(int argc, char **argv)
 {
@@ -211,6 +312,7 @@ int cmd_count(int argc, char **argv)
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -223,10 +325,12 @@ int cmd_count(int argc, char **argv)
 	struct count_cpu_topo *topo = NULL;
 	struct count_runs runs;
 	struct sigaction sa;
-	const char *outpath = NULL, *sep = NULL;
+	const char *outpath = NULL, *sep = NULL, *save_name = NULL;
+	struct saved saved = { 0 };
 	char what[512], bad[64];
 	size_t nev = 0, ntopo = 0;
-	int c, json = 0, naggr = 0, ntarget = 0, ret = 1, status = 0, have_cmd;
+	int c, json = 0, naggr = 0, ntarget = 0, ret = 1, status = 0, have_cmd, save_failed = 0;
+	long long saved_id = 0;
 	uint64_t interval_ms = 0, repeat = 1;
 	double el_mean = 0, el_m2 = 0, user = 0, sys = 0;
 	FILE *out = stderr;
@@ -296,6 +400,12 @@ int cmd_count(int argc, char **argv)
 			break;
 		case 'o':
 			outpath = optarg;
+			break;
+		case OPT_SAVE:
+			if (!*optarg || strlen(optarg) > 127)
+				return cmd_usage_error("count", "bad --save '%s': want a session name "
+						       "of 1 to 127 bytes", optarg);
+			save_name = optarg;
 			break;
 		case 'h':
 			printf(count_usage);
@@ -367,6 +477,12 @@ int cmd_count(int argc, char **argv)
 		return cmd_usage_error("count", "%s", e.msg);
 	}
 	free(mlist.s);
+	if (save_name && (repeat > 1 || nev > STROBE_MAX_COUNTERS)) {
+		free(ev);
+		return cmd_usage_error("count", repeat > 1 ? "--save does not go with -r: save one "
+				       "run" : "--save keeps at most %d events: count fewer",
+				       STROBE_MAX_COUNTERS);
+	}
 	if (fmt.aggr == COUNT_AGGR_CORE || fmt.aggr == COUNT_AGGR_SOCKET) {
 		if (read_topology(&topo, &ntopo, &e) < 0) {
 			fprintf(stderr, "strobe count: %s\n", e.msg);
@@ -449,6 +565,7 @@ int cmd_count(int argc, char **argv)
 		ctx.ntopo = ntopo;
 		ctx.metrics = metrics;
 		ctx.nm = nm;
+		ctx.save = save_name ? &saved : NULL;
 		ctx.prev = xcalloc(nev * cs.nunits + 1, sizeof(*ctx.prev));
 		ro.cs = &cs;
 		ro.cmd = have_cmd ? &cmd : NULL;
@@ -499,6 +616,7 @@ int cmd_count(int argc, char **argv)
 			if (count_rows_build(view ? view : &cs, fmt.aggr, topo, ntopo, res.total,
 					     res.elapsed, metrics, nm, &rows, &nrows, &e) < 0 ||
 			    count_runs_add(&runs, rows, nrows, &e) < 0) {
+				free(rows);
 				free(res.total);
 				if (view) {
 					free(view->units);
@@ -508,7 +626,18 @@ int cmd_count(int argc, char **argv)
 				free(ctx.prev);
 				goto fail;
 			}
+			if (save_name)
+				save_rows(&saved, fmt.aggr, res.elapsed, rows, nrows);
 			free(rows);
+		}
+		if (save_name) {
+			int64_t sid = 0;
+
+			if (save_send(save_name, view ? view : &cs, &saved, res.start_ns,
+				      res.elapsed, &sid, &e) < 0)
+				save_failed = 1;
+			else
+				saved_id = sid;
 		}
 		free(res.total);
 		free(ctx.prev);
@@ -533,6 +662,13 @@ int cmd_count(int argc, char **argv)
 				have_cmd, user, sys);
 	}
 	ret = have_cmd ? exit_status(status) : 0;
+	if (save_failed) {
+		fprintf(stderr, "strobe count: %s\n", e.msg);
+		ret = 1;
+	} else if (save_name) {
+		fprintf(stderr, "strobe count: saved as count session %lld ('strobe plot --session "
+			"%lld --event EVENT')\n", (long long)saved_id, (long long)saved_id);
+	}
 	goto out;
 usage_free:
 	free(evlist.s);
@@ -542,6 +678,7 @@ fail:
 	ret = 1;
 out:
 	count_runs_free(&runs);
+	free(saved.v);
 	if (out != stderr && fclose(out) != 0 && ret == 0) {
 		fprintf(stderr, "strobe count: writing %s: %s\n", outpath, strerror(errno));
 		ret = 1;

@@ -145,6 +145,7 @@ static size_t add_metrics(const struct counter_set *cs, const size_t *subev, str
 				memset(r, 0, sizeof(*r));
 				snprintf(r->id, sizeof(r->id), "%s", sub[i].id);
 				r->nr = sub[i].nr;
+				r->ev = -1;
 				r->status = COUNT_OK;
 				r->stddev_pct = -1;
 			}
@@ -200,6 +201,7 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 			snprintf(r->id, sizeof(r->id), "%s", gr->id);
 			r->nr = gr->nr;
 			snprintf(r->event, sizeof(r->event), "%s", cs->ev[ev].name);
+			r->ev = (int)ev;
 			r->status = cs->open_status[ev] == COUNT_NOT_SUPPORTED ? COUNT_NOT_SUPPORTED :
 				    gr->status;
 			r->value = gr->scaled;

@@ -39,6 +39,7 @@ struct count_row {
 	int nr;				/* units summed */
 	char event[EVENT_NAME_MAX];	/* "" for a metric-only line (a second -M
 					 * metric whose first event has one) */
+	int ev;				/* its index in the counter set; -1: metric-only */
 	enum count_status status;
 	double value;			/* scaled count; a clock's in msec */
 	char unit[8];			/* "msec" or "" */

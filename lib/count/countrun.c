@@ -204,6 +204,7 @@ int count_run(const struct count_run_opts *o, struct count_run_result *res, stru
 	if (pidfd >= 0)
 		close(pidfd);
 	res->status = status;
+	res->start_ns = t0;
 	res->elapsed = secs(now - t0);
 	res->end_t = secs(now - t0);
 	res->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;

@@ -44,6 +44,7 @@ struct count_run_result {
 	double elapsed;			/* seconds, counting's start to its end */
 	double user, sys;		/* the command's CPU time */
 	double end_t;			/* the time of the last interval's end */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC when counting started */
 	struct count_value *total;	/* malloc'd, cs->nev * cs->nunits */
 };
 
