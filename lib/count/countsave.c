@@ -117,6 +117,8 @@ int countsave_decode(const char *s, struct count_saved **out, size_t *n, size_t 
 				goto bad;
 		ARRAY_GROW(*out, cap, *n + 1);
 		(*out)[(*n)++] = c;
+		if (*end && !end[1])
+			goto bad;	/* a ';' with no entry after it */
 		p = *end ? end + 1 : end;
 	}
 	return 0;

@@ -17,6 +17,9 @@
 #include <unistd.h>
 #include "counter.h"
 #include "countfmt.h"
+#include "countsave.h"
+#include "countstore.h"
+#include "db.h"
 
 static void test_scale(void **state)
 {
@@ -387,6 +390,136 @@ static void test_metric_column(void **state)
 	free(rows);
 }
 
+static void test_save_encode_decode(void **state)
+{
+	struct count_saved v[3] = {
+		{ .t_ns = 100, .idx = 0, .unit = "", .value = 53, .pct = 100 },
+		{ .t_ns = 100, .idx = 1, .unit = "a,b;c\td-7", .value = NAN, .pct = 0 },
+		{ .t_ns = 200, .idx = 1, .unit = "CPU3", .value = 1.5e9, .pct = 50.25 },
+	};
+	struct count_saved *out;
+	struct sbuf b = { 0 };
+	struct error e;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(countsave_encode(v, 3, 0, 1000, &b), 3);
+	assert_string_equal(b.s, "100,0,,53,100.0000;100,1,a?b?c?d-7,-,0.0000;"
+				 "200,1,CPU3,1500000000,50.2500");
+	assert_int_equal(countsave_decode(b.s, &out, &n, 10, &e), 0);
+	assert_int_equal(n, 3);
+	assert_true(out[0].t_ns == 100 && out[0].idx == 0 && out[0].value == 53);
+	assert_string_equal(out[1].unit, "a?b?c?d-7");
+	assert_true(isnan(out[1].value));
+	assert_true(out[2].value == 1.5e9 && out[2].pct == 50.25);
+	free(out);
+	/* a byte budget: only what fits */
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(countsave_encode(v, 3, 0, 20, &b), 1);
+	free(b.s);
+
+	/* hostile input: each refused with one message */
+	static const char *const bad[] = {
+		"1,2,3", "1,2,u,4,5,6", "-1,0,,1,100", "1,-1,,1,100", "1,0,,-5,100",
+		"1,0,,nan,100", "1,0,,inf,100", "1,0,,1,101", "1,0,,1,x", "x,0,,1,100",
+		"1,0,,1e999,100", "1,0,,1,100;", "1,0,a\001b,1,100",
+		"1,0,0123456789012345678901234567890123456789012345678901234567890123456789,1,1",
+		"99999999999999999999999,0,,1,1", "1,2000,,1,1",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		for (char *p = buf; *p; p++)
+			if (*p == '\\' && p[1] == '0') {	/* "\001": a control byte */
+				*p = 1;
+				memmove(p + 1, p + 4, strlen(p + 4) + 1);
+			}
+		if (countsave_decode(buf, &out, &n, 10, &e) == 0)
+			fail_msg("'%s' was accepted", bad[i]);
+	}
+	/* too many entries */
+	assert_int_equal(countsave_decode("1,0,,1,1;2,0,,1,1;3,0,,1,1", &out, &n, 2, &e), -1);
+	assert_non_null(strstr(e.msg, "too many"));
+}
+
+static void test_save_event(void **state)
+{
+	struct event_desc ev;
+	struct sbuf b = { 0 };
+	struct error e;
+	char name[128];
+	uint32_t type;
+	uint64_t c, c1, c2;
+
+	(void)state;
+	assert_int_equal(event_parse("page-faults", &ev, &e), 0);
+	countsave_event_encode(&ev, &b);
+	assert_int_equal(countsave_event_decode(b.s, name, sizeof(name), &type, &c, &c1, &c2, &e), 0);
+	assert_string_equal(name, "page-faults");
+	assert_true(type == PERF_TYPE_SOFTWARE && c == PERF_COUNT_SW_PAGE_FAULTS);
+	free(b.s);
+	assert_int_equal(countsave_event_decode("1:2:3:x", name, sizeof(name), &type, &c, &c1,
+						&c2, &e), -1);
+	assert_int_equal(countsave_event_decode("1:2:3:4:", name, sizeof(name), &type, &c, &c1,
+						&c2, &e), -1);
+	assert_int_equal(countsave_event_decode("99999999999:2:3:4:x", name, sizeof(name), &type,
+						&c, &c1, &c2, &e), -1);
+	assert_int_equal(countsave_event_decode("-1:2:3:4:x", name, sizeof(name), &type, &c, &c1,
+						&c2, &e), -1);
+	assert_int_equal(countsave_event_decode("1:2:3:4:a\nb", name, sizeof(name), &type, &c,
+						&c1, &c2, &e), -1);
+}
+
+static void test_store(void **state)
+{
+	char dir[] = "/tmp/test_count_db.XXXXXX", path[300], cmd[400];
+	struct db *db;
+	struct db_session s;
+	struct count_saved v[2] = {
+		{ .t_ns = 100, .idx = 0, .unit = "", .value = 7, .pct = 100 },
+		{ .t_ns = 200, .idx = 0, .unit = "CPU1", .value = 5, .pct = 100 },
+	};
+	struct error e;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	memset(&s, 0, sizeof(s));
+	s.owner_uid = 1000;
+	s.start_ns = 1000;
+	s.nr_cpus = 2;
+	s.nr_events = 1;
+	snprintf(s.events[0].name, sizeof(s.events[0].name), "page-faults");
+	s.events[0].type = PERF_TYPE_SOFTWARE;
+	s.events[0].config = PERF_COUNT_SW_PAGE_FAULTS;
+	assert_int_equal(countstore_begin(db, &s, &e), 0);
+	/* not the owner */
+	assert_int_equal(countstore_add(db, s.id, 1001, v, 2, &e), -1);
+	assert_non_null(strstr(e.msg, "not yours"));
+	/* an event the session does not have */
+	v[1].idx = 1;
+	assert_int_equal(countstore_add(db, s.id, 1000, v, 2, &e), -1);
+	v[1].idx = 0;
+	assert_int_equal(countstore_add(db, s.id, 1000, v, 2, &e), 0);
+	assert_int_equal(countstore_add(db, s.id, 0, v, 1, &e), 0);	/* root may */
+	assert_int_equal(countstore_end(db, s.id, 1000, 500, &e), -1);	/* before its start */
+	assert_int_equal(countstore_end(db, s.id, 1000, 2000, &e), 0);
+	assert_int_equal(countstore_add(db, s.id, 1000, v, 1, &e), -1);
+	assert_non_null(strstr(e.msg, "ended"));
+	/* a sampling session is not a count session */
+	assert_int_equal(db_session_get(db, s.id, &s, &e), 0);
+	assert_string_equal(s.backend, "count");
+	assert_int_equal(s.end_ns, 2000);
+	db_close(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +533,9 @@ int main(void)
 		cmocka_unit_test(test_csv_json),
 		cmocka_unit_test(test_aggr_fields),
 		cmocka_unit_test(test_metric_column),
+		cmocka_unit_test(test_save_encode_decode),
+		cmocka_unit_test(test_save_event),
+		cmocka_unit_test(test_store),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
