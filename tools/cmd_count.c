@@ -19,7 +19,6 @@
 #include "countrun.h"
 #include "countsave.h"
 #include "metrics.h"
-#include "proto.h"
 
 static const char count_usage[] =
 	"usage: strobe count [-e EV,...] [-M METRIC,...] [-a | -p PID | -t TID] [-I MS]\n"
@@ -87,99 +86,8 @@ struct count_ctx {
 	size_t nm;
 	struct count_value *prev;
 	double prev_t;
-	struct saved *save;	/* --save: the rows kept */
+	struct countsave_rows *save;	/* --save: the rows kept */
 };
-
-/* --save: every row of every interval (or of the run), for strobed. */
-struct saved {
-	struct count_saved *v;
-	size_t n, cap;
-};
-
-static void save_rows(struct saved *sv, enum count_aggr aggr, double t,
-		      const struct count_row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct count_row *r = &rows[i];
-		struct count_saved *c;
-
-		if (r->ev < 0 || r->status == COUNT_NOT_SUPPORTED)
-			continue;
-		ARRAY_GROW(sv->v, sv->cap, sv->n + 1);
-		c = &sv->v[sv->n++];
-		memset(c, 0, sizeof(*c));
-		c->t_ns = (int64_t)(t * 1e9 + 0.5);
-		c->idx = r->ev;
-		snprintf(c->unit, sizeof(c->unit), "%s%s", aggr == COUNT_AGGR_CPU ? "CPU" : "",
-			 r->id);
-		/* the count in the event's own unit: a clock's in ns */
-		c->value = r->status != COUNT_OK ? NAN : r->unit[0] ? r->value * 1e6 : r->value;
-		c->pct = r->pct < 0 ? 0 : r->pct > 100 ? 100 : r->pct;
-	}
-}
-
-/* Send the kept rows to strobed as count session NAME; its id in *id. */
-static int save_send(const char *name, const struct counter_set *cs, const struct saved *sv,
-		     uint64_t start_ns, double elapsed, int64_t *id, struct error *e)
-{
-	const char *sock = cmd_default_socket();
-	struct proto_msg req, resp;
-	const char *sid;
-	size_t i = 0;
-
-	proto_init(&req, "count-begin");
-	proto_add(&req, "name", name);
-	proto_addf(&req, "start_ns", "%llu", (unsigned long long)start_ns);
-	proto_addf(&req, "wall_offset_ns", "%lld",
-		   (long long)(clock_realtime_ns() - clock_monotonic_ns()));
-	for (size_t k = 0; k < cs->nev; k++) {
-		struct sbuf b = { 0 };
-		char key[32];
-
-		snprintf(key, sizeof(key), "ev%zu", k);
-		countsave_event_encode(&cs->ev[k], &b);
-		proto_add(&req, key, b.s);
-		free(b.s);
-	}
-	if (proto_call(sock, &req, &resp, e) < 0) {
-		proto_free(&req);
-		return error_prefix(e, "--save: strobed on %s", sock);
-	}
-	proto_free(&req);
-	sid = proto_get(&resp, "session");
-	*id = sid ? strtoll(sid, NULL, 10) : 0;
-	proto_free(&resp);
-	if (*id <= 0)
-		return error_set(e, "--save: strobed gave no session id");
-	do {
-		struct sbuf b = { 0 };
-
-		i = countsave_encode(sv->v, sv->n, i, COUNTSAVE_MAX_BYTES, &b);
-		if (!b.s)
-			break;
-		proto_init(&req, "count-data");
-		proto_addf(&req, "session", "%lld", (long long)*id);
-		proto_add(&req, "values", b.s);
-		free(b.s);
-		if (proto_call(sock, &req, &resp, e) < 0) {
-			proto_free(&req);
-			return error_prefix(e, "--save: storing the counts of session %lld",
-					    (long long)*id);
-		}
-		proto_free(&req);
-		proto_free(&resp);
-	} while (i < sv->n);
-	proto_init(&req, "count-end");
-	proto_addf(&req, "session", "%lld", (long long)*id);
-	proto_addf(&req, "end_ns", "%llu", (unsigned long long)(start_ns + (uint64_t)(elapsed * 1e9)));
-	if (proto_call(sock, &req, &resp, e) < 0) {
-		proto_free(&req);
-		return error_prefix(e, "--save: ending session %lld", (long long)*id);
-	}
-	proto_free(&req);
-	proto_free(&resp);
-	return 0;
-}
 
 static int print_rows(struct count_ctx *c, double t, const struct count_value *vals,
 		      double seconds, struct error *e)
@@ -194,7 +102,7 @@ static int print_rows(struct count_ctx *c, double t, const struct count_value *v
 		countfmt_row(c->out, &c->fmt, t, &rows[i]);
 	fflush(c->out);
 	if (c->save)
-		save_rows(c->save, c->fmt.aggr, t, rows, n);
+		countsave_keep(c->save, c->fmt.aggr, t, rows, n);
 	free(rows);
 	return 0;
 }
@@ -326,7 +234,7 @@ int cmd_count(int argc, char **argv)
 	struct count_runs runs;
 	struct sigaction sa;
 	const char *outpath = NULL, *sep = NULL, *save_name = NULL;
-	struct saved saved = { 0 };
+	struct countsave_rows saved = { 0 };
 	char what[512], bad[64];
 	size_t nev = 0, ntopo = 0;
 	int c, json = 0, naggr = 0, ntarget = 0, ret = 1, status = 0, have_cmd, save_failed = 0;
@@ -627,14 +535,14 @@ int cmd_count(int argc, char **argv)
 				goto fail;
 			}
 			if (save_name)
-				save_rows(&saved, fmt.aggr, res.elapsed, rows, nrows);
+				countsave_keep(&saved, fmt.aggr, res.elapsed, rows, nrows);
 			free(rows);
 		}
 		if (save_name) {
 			int64_t sid = 0;
 
-			if (save_send(save_name, view ? view : &cs, &saved, res.start_ns,
-				      res.elapsed, &sid, &e) < 0)
+			if (countsave_send(cmd_default_socket(), save_name, view ? view : &cs,
+					   &saved, res.start_ns, res.elapsed, &sid, &e) < 0)
 				save_failed = 1;
 			else
 				saved_id = sid;

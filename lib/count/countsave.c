@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "countsave.h"
+#include "proto.h"
 
 size_t countsave_encode(const struct count_saved *v, size_t n, size_t from, size_t max_bytes,
 			struct sbuf *out)
@@ -164,5 +165,89 @@ int countsave_event_decode(const char *s, char *name, size_t len, uint32_t *type
 	*config1 = v[2];
 	*config2 = v[3];
 	snprintf(name, len, "%s", p);
+	return 0;
+}
+
+void countsave_keep(struct countsave_rows *sv, enum count_aggr aggr, double t,
+		    const struct count_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct count_row *r = &rows[i];
+		struct count_saved *c;
+
+		if (r->ev < 0 || r->status == COUNT_NOT_SUPPORTED)
+			continue;
+		ARRAY_GROW(sv->v, sv->cap, sv->n + 1);
+		c = &sv->v[sv->n++];
+		memset(c, 0, sizeof(*c));
+		c->t_ns = (int64_t)(t * 1e9 + 0.5);
+		c->idx = r->ev;
+		snprintf(c->unit, sizeof(c->unit), "%s%s", aggr == COUNT_AGGR_CPU ? "CPU" : "",
+			 r->id);
+		/* the count in the event's own unit: a clock's in ns */
+		c->value = r->status != COUNT_OK ? NAN : r->unit[0] ? r->value * 1e6 : r->value;
+		c->pct = r->pct < 0 ? 0 : r->pct > 100 ? 100 : r->pct;
+	}
+}
+
+int countsave_send(const char *sock, const char *name, const struct counter_set *cs,
+		   const struct countsave_rows *sv, uint64_t start_ns, double elapsed, int64_t *id,
+		   struct error *e)
+{
+	struct proto_msg req, resp;
+	const char *sid;
+	size_t i = 0;
+
+	proto_init(&req, "count-begin");
+	proto_add(&req, "name", name);
+	proto_addf(&req, "start_ns", "%llu", (unsigned long long)start_ns);
+	proto_addf(&req, "wall_offset_ns", "%lld",
+		   (long long)(clock_realtime_ns() - clock_monotonic_ns()));
+	for (size_t k = 0; k < cs->nev; k++) {
+		struct sbuf b = { 0 };
+		char key[32];
+
+		snprintf(key, sizeof(key), "ev%zu", k);
+		countsave_event_encode(&cs->ev[k], &b);
+		proto_add(&req, key, b.s);
+		free(b.s);
+	}
+	if (proto_call(sock, &req, &resp, e) < 0) {
+		proto_free(&req);
+		return error_prefix(e, "--save: strobed on %s", sock);
+	}
+	proto_free(&req);
+	sid = proto_get(&resp, "session");
+	*id = sid ? strtoll(sid, NULL, 10) : 0;
+	proto_free(&resp);
+	if (*id <= 0)
+		return error_set(e, "--save: strobed gave no session id");
+	do {
+		struct sbuf b = { 0 };
+
+		i = countsave_encode(sv->v, sv->n, i, COUNTSAVE_MAX_BYTES, &b);
+		if (!b.s)
+			break;
+		proto_init(&req, "count-data");
+		proto_addf(&req, "session", "%lld", (long long)*id);
+		proto_add(&req, "values", b.s);
+		free(b.s);
+		if (proto_call(sock, &req, &resp, e) < 0) {
+			proto_free(&req);
+			return error_prefix(e, "--save: storing the counts of session %lld",
+					    (long long)*id);
+		}
+		proto_free(&req);
+		proto_free(&resp);
+	} while (i < sv->n);
+	proto_init(&req, "count-end");
+	proto_addf(&req, "session", "%lld", (long long)*id);
+	proto_addf(&req, "end_ns", "%llu", (unsigned long long)(start_ns + (uint64_t)(elapsed * 1e9)));
+	if (proto_call(sock, &req, &resp, e) < 0) {
+		proto_free(&req);
+		return error_prefix(e, "--save: ending session %lld", (long long)*id);
+	}
+	proto_free(&req);
+	proto_free(&resp);
 	return 0;
 }

@@ -78,4 +78,4 @@ build expr "query/expr.c base/util.c" "-lm"
 build usdt "capture/usdt.c base/util.c" "" bigalloc
 build hashkey "symbols/hashkey.c base/util.c" "-lxxhash" bigalloc
 build jitdump "symbols/jitdump.c symbols/jitmap.c base/util.c" ""
-build countsave "count/countsave.c base/util.c" "-lm"
+build countsave "count/countsave.c base/proto.c base/util.c" "-lm"
