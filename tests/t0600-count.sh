@@ -52,6 +52,24 @@ rc=$?
 [ $rc = 7 ] || fail "exit status $rc, the command's was 7"
 ok "stdout untouched, counts on stderr, exit status passed on"
 
+# --- the default events: perf stat's, the hardware ones only with a PMU ---
+"$STROBE" count -x, -o "$tmp/def.csv" -- true || fail "count without -e failed"
+for ev in task-clock context-switches cpu-migrations page-faults; do
+	grep -q ",$ev," "$tmp/def.csv" || { cat "$tmp/def.csv"; fail "default events lack $ev"; }
+done
+if "$STROBE" count -x, -e cycles -o "$tmp/hw.csv" -- true && ! grep -q '<not supported>' "$tmp/hw.csv"; then
+	for ev in cycles instructions branches branch-misses; do
+		grep -q ",$ev," "$tmp/def.csv" || { cat "$tmp/def.csv"; fail "default events lack $ev"; }
+	done
+	ins=$(awk -F, '$3 == "instructions" { print $7 }' "$tmp/def.csv")
+	[ "$ins" = "insn per cycle" ] || fail "instructions' metric unit is '$ins'"
+	ok "default events: perf stat's, with the hardware PMU's"
+else
+	grep -q ',cycles,' "$tmp/def.csv" && fail "default events name cycles without a hardware PMU"
+	echo "SKIP-part: no hardware PMU here: the default hardware events and their metrics are not run (tests/unit/test_count checks the metrics)"
+	ok "default events: perf stat's software ones (no hardware PMU)"
+fi
+
 # --- -x fields in perf stat's order ---
 "$STROBE" count -x';' -e page-faults,task-clock -o "$tmp/x.csv" -- "$WL/pagetouch" 1000 ||
 	fail "count -x failed"

@@ -390,6 +390,46 @@ static void test_metric_column(void **state)
 	free(rows);
 }
 
+/* perf stat's default metric column for hardware events: GHz, insn per
+ * cycle, % of all branches (pure: no PMU needed) */
+static void test_hw_shadow_metrics(void **state)
+{
+	static const char *const names[] = { "task-clock", "cycles", "instructions", "branches",
+					     "branch-misses" };
+	struct counter_set cs;
+	struct count_unit unit = { -1, 1234, "" };
+	/* 2 ms of task-clock, 4M cycles, 6M instructions, 1M branches, 20k misses */
+	struct count_value v[] = { { 2000000, 9, 9 }, { 4000000, 9, 9 }, { 6000000, 9, 9 },
+				   { 1000000, 9, 9 }, { 20000, 9, 9 } };
+	struct count_row *rows;
+	struct error e;
+	size_t n;
+
+	(void)state;
+	memset(&cs, 0, sizeof(cs));
+	cs.nev = 5;
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(event_parse(names[i], &cs.ev[i], &e), 0);
+	cs.units = &unit;
+	cs.nunits = 1;
+	assert_int_equal(count_rows_build(&cs, COUNT_AGGR_GLOBAL, NULL, 0, v, 0.004, NULL, 0,
+					  &rows, &n, &e), 0);
+	assert_int_equal(n, 5);
+	assert_true(fabs(rows[0].metric - 0.5) < 1e-9);		/* 2 ms in 4 ms */
+	assert_string_equal(rows[1].metric_unit, "GHz");
+	assert_true(fabs(rows[1].metric - 2.0) < 1e-9);		/* 4M cycles in 2 ms */
+	assert_string_equal(rows[2].metric_unit, "insn per cycle");
+	assert_true(fabs(rows[2].metric - 1.5) < 1e-9);
+	assert_string_equal(rows[4].metric_unit, "of all branches");
+	assert_true(fabs(rows[4].metric - 2.0) < 1e-9);		/* 2% */
+	assert_string_equal(rows[3].metric_unit, "");		/* branches: none */
+	free(rows);
+	/* the defaults name them only with a hardware PMU */
+	assert_non_null(strstr(count_default_events(0, 1), "cycles,instructions,branches,branch-misses"));
+	assert_null(strstr(count_default_events(0, 0), "cycles"));
+	assert_non_null(strstr(count_default_events(1, 0), "cpu-clock"));
+}
+
 static void test_save_encode_decode(void **state)
 {
 	struct count_saved v[3] = {
@@ -533,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_csv_json),
 		cmocka_unit_test(test_aggr_fields),
 		cmocka_unit_test(test_metric_column),
+		cmocka_unit_test(test_hw_shadow_metrics),
 		cmocka_unit_test(test_save_encode_decode),
 		cmocka_unit_test(test_save_event),
 		cmocka_unit_test(test_store),
