@@ -403,7 +403,9 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 			attr.size = sizeof(attr);
 			attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 					   PERF_FORMAT_TOTAL_TIME_RUNNING;
-			attr.disabled = 1;
+			/* a command's count starts at its exec; the others
+			 * count from the moment they are open */
+			attr.disabled = t->kind == COUNT_TARGET_CMD;
 			attr.inherit = t->kind != COUNT_TARGET_SYSTEM;
 			attr.enable_on_exec = t->kind == COUNT_TARGET_CMD;
 			attr.sample_period = 0;

@@ -128,8 +128,9 @@ struct counter_set {
 };
 
 /*
- * Open ev[nev] for target t, disabled (CMD: enabled by the kernel at the
- * child's exec).  An event the kernel does not support is kept as
+ * Open ev[nev] for target t: a command's disabled until the kernel
+ * enables them at its exec; the others counting at once (so a caller
+ * that sees the descriptors knows counting has begun).  An event the kernel does not support is kept as
  * NOT_SUPPORTED (perf's "<not supported>"); a refusal for lack of rights
  * (-a, or another user's process) fails naming kernel.perf_event_paranoid,
  * CAP_PERFMON and root; a missing process or thread fails "no process

@@ -134,7 +134,8 @@ int count_run(const struct count_run_opts *o, struct count_run_result *res, stru
 	memset(res, 0, sizeof(*res));
 	memset(&ru, 0, sizeof(ru));
 	/* a command's own counters start at its exec (enable_on_exec); the
-	 * others (-a, -p, -t) before it is let go */
+	 * others (-a, -p, -t) count since they were opened (enabling them
+	 * again changes nothing) */
 	if (cs->kind != COUNT_TARGET_CMD && counter_enable(cs, e) < 0)
 		goto fail;
 	t0 = clock_monotonic_ns();
