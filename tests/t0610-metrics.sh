@@ -5,7 +5,8 @@
 # the per-second metrics of software events are, and without a hardware PMU
 # (perf stat: cycles <not supported>) every metric over hardware events is
 # not, saying "needs 'EVENT', which this machine lacks: no hardware PMU"
-# with EVENT one of its events.  Bad options: one line, exit status 2.
+# with EVENT one of its events; nobody (no root) sees the same.  Bad
+# options: one line, exit status 2.
 . "$(dirname "$0")/lib.sh"
 
 "$STROBE" list --metrics >"$tmp/m.txt" 2>"$tmp/err" || fail "list --metrics: $(cat "$tmp/err")"
@@ -75,6 +76,19 @@ perf stat -x, -e page-faults true 2>&1 | grep -q ',page-faults,' ||
 	fail "perf stat cannot count page-faults here"
 grep -q '^page-faults-per-sec .* yes ' "$tmp/m.txt" || fail "page-faults-per-sec not computable"
 grep -q '^context-switches-per-sec .* yes ' "$tmp/m.txt" || fail "context-switches-per-sec not computable"
+
+# without root: what the machine has, not what the user may count system-wide
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
+   setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$STROBE" list --metrics \
+	--format csv >"$tmp/nobody.csv" 2>"$tmp/nobody.err"; then
+	cut -d, -f1,4 "$tmp/m.csv" >"$tmp/root.ok"
+	cut -d, -f1,4 "$tmp/nobody.csv" >"$tmp/nobody.ok"
+	cmp -s "$tmp/root.ok" "$tmp/nobody.ok" ||
+		fail "computable differs for nobody: $(diff "$tmp/root.ok" "$tmp/nobody.ok")"
+	ok "as nobody: the same metrics are computable"
+else
+	echo "SKIP-PART: cannot run strobe as nobody here (not root, no setpriv, or the build is not readable): $(cat "$tmp/nobody.err" 2>/dev/null)"
+fi
 
 # bad input: one line on stderr, exit 2, nothing on stdout
 bad() {

@@ -4,8 +4,10 @@
  * catalogue (metrics.h) and which metrics this machine can compute.
  */
 #include "config.h"
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include "cmd.h"
 #include "events.h"
 #include "metrics.h"
@@ -82,8 +84,10 @@ int cmd_list(int argc, char **argv)
 				       "drop one");
 	if (metrics) {
 		struct table *t = metrics_table();
-		int ret = table_write(t, fmt, stdout);
+		int ret = table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout);
 
+		if (ret)
+			fprintf(stderr, "strobe list: writing the list: %s\n", strerror(errno));
 		table_free(t);
 		return ret ? 1 : 0;
 	}

@@ -634,6 +634,10 @@ int cmd_report(int argc, char **argv)
 
 	if (fmt == OUTPUT_TEXT) {
 		print_header(&o, sum, stdout);
+		if (o.nr_metrics)
+			printf("# metrics: seconds = %.3f s, the length of the %s\n",
+			       report_metric_seconds(&sum->session, &o),
+			       o.has_from || o.has_to ? "--from/--to range" : "session");
 		print_warnings(db, &sum->session, stdout, "# ");
 		for (i = 0; i < sum->nr_notes; i++)
 			printf("# note: %s\n", sum->notes[i]);

@@ -103,35 +103,53 @@ static int pmu_missing(const struct metric *m, const char *name, struct error *e
 			 " (TopDown level 1 needs Intel perf metrics: Ice Lake or later)" : "");
 }
 
+/* Whether name is a PMU's slots event ("cpu/slots/"), which must lead the
+ * group of Intel's TopDown events. */
+static int is_slots(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	return slash && !strcmp(slash, "/slots/");
+}
+
 int metric_check(const struct metric *m, struct error *e)
 {
 	char names[METRIC_EVENTS_MAX][128];
-	struct event_desc ev;
+	struct event_desc evs[METRIC_EVENTS_MAX];
 	struct error pe;
-	size_t i, n;
+	size_t i, n, bad = 0;
 
 	if (metric_events(m, names, METRIC_EVENTS_MAX, &n, e))
 		return -1;
 	for (i = 0; i < n; i++) {
 		uint32_t type;
 
-		if (event_parse(names[i], &ev, &pe)) {
+		if (event_parse(names[i], &evs[i], &pe)) {
 			if (strchr(names[i], '/'))
 				return pmu_missing(m, names[i], e);
 			return error_set(e, "needs '%s', which this machine lacks: %s",
 					 names[i], pe.msg);
 		}
-		type = ev.attr.type;
+		type = evs[i].attr.type;
 		if ((type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE ||
 		     type == PERF_TYPE_RAW) && !event_have_hw_pmu())
 			return error_set(e, "needs '%s', which this machine lacks: "
 					 "no hardware PMU", names[i]);
-		/* Counting system-wide needs root; a user who lacks it can
-		 * still tell whether the machine has the event. */
-		if (event_probe(&ev, &pe) && !event_probe_self(&ev))
-			return error_set(e, "needs '%s', which this machine cannot count: %s",
-					 names[i], pe.msg);
 	}
+	/* The events open as one group, as a count of the metric opens them:
+	 * slots leads (TopDown events count only in its group). */
+	for (i = 1; i < n; i++) {
+		if (is_slots(evs[i].name)) {
+			struct event_desc t = evs[0];
+
+			evs[0] = evs[i];
+			evs[i] = t;
+			break;
+		}
+	}
+	if (event_probe_group(evs, n, &bad, &pe))
+		return error_set(e, "needs '%s', which this machine cannot count: %s",
+				 evs[bad].name, pe.msg);
 	return 0;
 }
 

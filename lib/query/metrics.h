@@ -44,8 +44,10 @@ int metric_events(const struct metric *m, char names[][128], size_t max, size_t 
 		  struct error *e);
 
 /*
- * Whether this machine can compute m: every event it needs parses and
- * opens (event_probe).  0: yes; -1: no, with e saying why in one line
+ * Whether this machine can compute m: every event it needs parses and they
+ * open as one group, a PMU's slots event leading (event_probe_group:
+ * system-wide as strobed opens them, else on this process in user space,
+ * so that it answers for the machine without root).  0: yes; -1: no, with e saying why in one line
  * naming the first missing event ("needs 'cycles', which this machine
  * lacks: no hardware PMU").
  */
@@ -72,9 +74,10 @@ int metric_event_is(const char *catalogue_name, const char *recorded_name);
 
 /*
  * Whether the events have(ctx, name) says were counted cover m.  0: yes;
- * -1: no, with e saying, in one line, "metric IPC needs 'cycles' and
- * 'instructions', which WHAT did not count: record with -e
- * cycles,instructions" (what: "session 3").  have() is given catalogue
+ * -1: no, with e saying, in one line, "metric IPC needs 'instructions'
+ * and 'cycles', which WHAT did not count: record with -e
+ * instructions,cycles" (what: "session 3"; the events in metric_events'
+ * order).  have() is given catalogue
  * names (metric_event_is helps match them).
  */
 int metric_covered(const struct metric *m, int (*have)(void *ctx, const char *name),

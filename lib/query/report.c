@@ -771,18 +771,32 @@ double report_metric_seconds(const struct db_session *s, const struct report_opt
 	return to > from ? (to - from) / 1e9 : NAN;
 }
 
-/* A row's count of a catalogue event: its sum of the session's event. */
+/* A metric's events as the session's counter indices, found once per
+ * report (matching an alias parses event names), and a row's counts. */
 struct row_counts {
-	const struct db_session *s;
+	char names[METRIC_EVENTS_MAX][128];
+	int idx[METRIC_EVENTS_MAX];
+	size_t n;
 	const uint64_t *c;
 };
+
+static void row_counts_init(struct row_counts *rc, const struct metric *m,
+			    const struct db_session *s)
+{
+	if (metric_events(m, rc->names, METRIC_EVENTS_MAX, &rc->n, NULL))
+		rc->n = 0;
+	for (size_t i = 0; i < rc->n; i++)
+		rc->idx[i] = catalog_event(s, rc->names[i]);
+}
 
 static double row_value(void *ctx, const char *name)
 {
 	const struct row_counts *rc = ctx;
-	int i = catalog_event(rc->s, name);
 
-	return i >= 0 ? (double)rc->c[i] : NAN;
+	for (size_t i = 0; i < rc->n; i++)
+		if (!strcmp(rc->names[i], name))
+			return rc->idx[i] >= 0 ? (double)rc->c[rc->idx[i]] : NAN;
+	return NAN;
 }
 
 /* ---- the table ---- */
@@ -839,6 +853,10 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 		snprintf(buf, sizeof(buf), "%.3f", dur / 1e9);
 		table_add_meta(t, "duration_s", buf, 1);
 	}
+	if (o->nr_metrics) {	/* -M: what "seconds" was */
+		snprintf(buf, sizeof(buf), "%.9g", report_metric_seconds(s, o));
+		table_add_meta(t, "metric_seconds", strcmp(buf, "nan") ? buf : "null", 1);
+	}
 	table_add_meta(t, "by", by_name(o->by), 0);
 	if (o->inline_chain)
 		table_add_meta(t, "inline", "chains", 0);
@@ -876,6 +894,7 @@ static struct table *table_make(struct report *r)
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
 	int c_inl = -1, c_cm0 = 0, by_cg = r->o->by == REPORT_BY_CGROUP;
 	double seconds = report_metric_seconds(s, r->o);
+	struct row_counts rcs[REPORT_METRICS_MAX];
 	size_t i, nshow = r->groups.n;
 	int k;
 
@@ -908,6 +927,7 @@ static struct table *table_make(struct report *r)
 
 		if (!k)
 			c_cm0 = c;
+		row_counts_init(&rcs[k], r->o->metrics[k], s);
 	}
 	report_add_meta(t, r->o, r->sum);
 
@@ -948,8 +968,10 @@ static struct table *table_make(struct report *r)
 		if (c_inl >= 0)
 			table_set_str(t, row, c_inl, g->inl ? g->inl : "");
 		for (k = 0; k < r->o->nr_metrics; k++) {
-			struct row_counts rc = { s, g->c };
-			double v = metric_eval(r->o->metrics[k], row_value, &rc, seconds);
+			double v;
+
+			rcs[k].c = g->c;
+			v = metric_eval(r->o->metrics[k], row_value, &rcs[k], seconds);
 
 			if (!isnan(v))	/* a zero denominator: null */
 				table_set_float(t, row, c_cm0 + k, v);

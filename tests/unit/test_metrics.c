@@ -3,7 +3,9 @@
  * every expression parses, every event in it is a name events.h accepts,
  * names are unique regardless of case, lookup ignores case, values from
  * known counts (scale, "seconds", division by zero and unknown counts as
- * NaN), the one-line messages for a machine or a session lacking events.
+ * NaN), the one-line messages for a machine or a session lacking events,
+ * and what "seconds" is in 'strobe report -M' and whether a session's
+ * events (by name or alias) cover a metric there.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 #include "events.h"
 #include "expr.h"
 #include "metrics.h"
+#include "report.h"
 #include "util.h"
 
 static void test_catalogue_parses(void **state)
@@ -53,6 +56,12 @@ static void test_catalogue_parses(void **state)
 		for (j = i + 1; j < n; j++)
 			if (!strcasecmp(m->name, all[j].name))
 				fail_msg("metric name '%s' twice", m->name);
+		{
+			struct event_desc ev;
+
+			if (!event_parse(m->name, &ev, NULL))
+				fail_msg("metric name '%s' is also an event name", m->name);
+		}
 	}
 }
 
@@ -256,6 +265,75 @@ static void test_check(void **state)
 	assert_non_null(strstr(e.msg, "needs 'cpu/topdown-retiring/', which this machine lacks"));
 }
 
+/* event_probe_group (events.h), what metric_check opens a metric's
+ * events with: software events group; a hardware member without a PMU is
+ * named, with its leader. */
+static void test_probe_group(void **state)
+{
+	struct event_desc evs[3];
+	struct error e = { "" };
+	size_t bad = 99;
+
+	(void)state;
+	assert_int_equal(event_parse("page-faults", &evs[0], &e), 0);
+	assert_int_equal(event_parse("context-switches", &evs[1], &e), 0);
+	assert_int_equal(event_parse("cycles", &evs[2], &e), 0);
+	if (event_probe_group(evs, 2, &bad, &e))
+		fail_msg("page-faults,context-switches: %s", e.msg);
+	assert_int_equal(event_probe_group(evs, 0, &bad, &e), 0);
+	if (event_have_hw_pmu()) {
+		print_message("[   SKIP   ] hardware PMU present: a refused member is not checked\n");
+		return;
+	}
+	assert_int_equal(event_probe_group(evs, 3, &bad, &e), -1);
+	assert_int_equal(bad, 2);
+	assert_non_null(strstr(e.msg, "event 'cycles' is not supported on this machine in a "
+			       "group led by 'page-faults' ("));
+}
+
+/* report -M: seconds is the session's length, or the --from/--to range's
+ * within it; a session's events by alias cover a metric. */
+static void test_report_seconds(void **state)
+{
+	struct db_session s;
+	struct report_opts o;
+	struct error e = { "" };
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(&o, 0, sizeof(o));
+	s.id = 7;
+	s.start_ns = 1000000000;
+	s.end_ns = 3500000000;
+	s.duration_ns = 2500000000;
+	assert_float_equal(report_metric_seconds(&s, &o), 2.5, 1e-12);
+	o.has_from = 1;
+	o.from_ns = 500000000;
+	assert_float_equal(report_metric_seconds(&s, &o), 2.0, 1e-12);
+	o.has_to = 1;
+	o.to_ns = 1500000000;
+	assert_float_equal(report_metric_seconds(&s, &o), 1.0, 1e-12);
+	o.to_ns = 9000000000;	/* past the end: cut there */
+	assert_float_equal(report_metric_seconds(&s, &o), 2.0, 1e-12);
+	o.from_ns = 3000000000;	/* after the end: nothing */
+	assert_true(isnan(report_metric_seconds(&s, &o)));
+	memset(&o, 0, sizeof(o));
+	s.duration_ns = 0;	/* running: no length yet */
+	s.end_ns = 0;
+	assert_true(isnan(report_metric_seconds(&s, &o)));
+
+	s.nr_events = 2;
+	snprintf(s.events[0].name, sizeof(s.events[0].name), "faults");
+	snprintf(s.events[1].name, sizeof(s.events[1].name), "CS");
+	o.metrics[o.nr_metrics++] = metric_find("page-faults-per-sec");
+	o.metrics[o.nr_metrics++] = metric_find("context-switches-per-sec");
+	assert_int_equal(report_metrics_check(&s, &o, &e), 0);
+	o.metrics[o.nr_metrics++] = metric_find("CPI");
+	assert_int_equal(report_metrics_check(&s, &o, &e), -1);
+	assert_string_equal(e.msg, "metric CPI needs 'cycles' and 'instructions', which session 7 "
+			    "did not count: record with -e cycles,instructions");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +345,8 @@ int main(void)
 		cmocka_unit_test(test_event_is),
 		cmocka_unit_test(test_covered),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_probe_group),
+		cmocka_unit_test(test_report_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
