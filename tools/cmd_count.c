@@ -568,7 +568,7 @@ int cmd_count(int argc, char **argv)
 		free(mean);
 		countfmt_footer(out, &fmt, el_mean,
 				runs.n > 1 ? sqrt(el_m2 / (double)(runs.n - 1) / (double)runs.n) : 0,
-				have_cmd, user, sys);
+				have_cmd && tgt.kind == COUNT_TARGET_CMD, user, sys);
 	}
 	ret = have_cmd ? exit_status(status) : 0;
 	if (save_failed) {

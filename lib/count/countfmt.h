@@ -102,8 +102,9 @@ void countfmt_row(FILE *f, const struct countfmt *fmt, double t, const struct co
  * heading, or -I's column heading (printed once). */
 void countfmt_header(FILE *f, const struct countfmt *fmt, const char *what);
 
-/* Text only: the elapsed time (with its +- under -r) and, when a command
- * ran (have_cmd), its user and system time. */
+/* Text only: the elapsed time (with its +- under -r) and, when the
+ * command counted is the one that ran (have_cmd: not -a, -p or -t), its
+ * user and system time, as perf stat shows them. */
 void countfmt_footer(FILE *f, const struct countfmt *fmt, double elapsed, double elapsed_stddev,
 		     int have_cmd, double user, double sys);
 
