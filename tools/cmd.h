@@ -15,6 +15,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
@@ -22,6 +23,7 @@ int cmd_flamegraph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 /* Defaults, overridden by STROBE_DB and STROBE_SOCKET. */
 #define STROBE_DEFAULT_DB	"/var/lib/strobe/strobe.db"

@@ -9,7 +9,8 @@
  * script into a private temporary directory, runs gnuplot there, and moves
  * the result into place only when gnuplot succeeded, so a failed plot never
  * leaves a file behind.  Lost intervals are shaded rectangles, markers are
- * labelled vertical lines; see "Plots" in doc/DESIGN.md.
+ * labelled vertical lines, --expect adds the saved probe's expectations
+ * (lib/probe/probe_expect.c); see "Plots" in doc/DESIGN.md.
  */
 #include "config.h"
 #include <errno.h>
@@ -26,17 +27,21 @@
 #include "cmd.h"
 #include "db.h"
 #include "expr.h"
+#include "metrics.h"
 #include "procset.h"
 #include "cgset.h"
 #include "timeline.h"
+#include "probe_expect.h"
+#include "probe_file.h"
 
 static const char usage_text[] =
-	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric EXPR)\n"
+	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric NAME|EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol|cgroup] [--top N] [--pid PID[@START]]\n"
 	"                   [--comm NAME] [--binary PATH] [--symbol NAME] [--cgroup PATH]\n"
 	"                   [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
+	"                   [--expect]\n"
 	"\n"
 	"Plot counting events, or a metric over them, per time bucket of a recorded\n"
 	"session (default: the latest).  An event's series is the sum of its counter\n"
@@ -46,6 +51,10 @@ static const char usage_text[] =
 	"page-faults/samples, instructions/cycles, page-faults/seconds ('seconds' is\n"
 	"the bucket's length); write a minus with spaces (a - b: a-b is one name) and\n"
 	"other names in double quotes (\"msr/tsc/\"); a division by zero leaves a gap.\n"
+	"--metric NAME takes a metric of the catalogue by name (IPC, dTLB-MPKI,\n"
+	"page-faults-per-sec, ...: 'strobe list --metrics' lists them): its expression\n"
+	"and scale, its unit on the y axis; the session must have counted its events\n"
+	"(-e of strobe record; an alias such as faults for page-faults will do).\n"
 	"--by splits each series into the top N (--top, default 8) CPUs, processes,\n"
 	"binaries or symbols and 'other'; a pid that was several processes is a\n"
 	"series per process, 'pid PID@START', and --pid PID@START keeps one.\n"
@@ -59,13 +68,18 @@ static const char usage_text[] =
 	"Intervals where samples were lost are shaded, markers are labelled lines.\n"
 	"-o writes a PNG, SVG or PDF (--size in pixels, default 1000x500) or the\n"
 	"series as CSV; --term draws on the terminal (--size in characters); --data\n"
-	"also writes the CSV ('-': stdout).  Needs gnuplot (gnuplot-nox) except for CSV.\n";
+	"also writes the CSV ('-': stdout).  Needs gnuplot (gnuplot-nox) except for CSV.\n"
+	"--expect draws what the latest 'strobe probe' expects: its levels in the key,\n"
+	"and, where the session's USDT markers carry working-set sizes (PROVIDER:size\n"
+	"with the pages as first argument, as tests/workloads/tlbwalk fires; or\n"
+	"PROVIDER:bytes with bytes), a line where the working sets pass the dTLB's\n"
+	"or the L2 TLB's reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
 	OPT_COMM, OPT_BINARY, OPT_SYMBOL, OPT_FROM, OPT_TO, OPT_BUCKET, OPT_WALL,
 	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN,
-	OPT_NO_DEMANGLE, OPT_CGROUP,
+	OPT_NO_DEMANGLE, OPT_CGROUP, OPT_EXPECT,
 };
 
 static const struct option long_opts[] = {
@@ -93,6 +107,7 @@ static const struct option long_opts[] = {
 	 * time sums could give them (tests and benchmarks compare the two) */
 	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
 	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
+	{ "expect",	no_argument,	   NULL, OPT_EXPECT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -112,11 +127,14 @@ struct series {
 struct plot {
 	/* options */
 	const char *dbpath, *metric_src, *output, *data, *title;
+	const struct metric *catalog;	/* --metric NAME of the catalogue */
+	char *metric_text;		/* its expression, scale written in */
 	char *events[MAX_EVENTS];
 	int nevents;
 	struct timeline_opts to;
 	enum fmt fmt;
 	int wall, width, height;
+	struct probe_result *probe;	/* --expect: the saved probe */
 	/* results */
 	struct db *db;
 	struct db_session session;
@@ -212,11 +230,28 @@ static int event_value(const struct db_session *s, const char *name)
 	return -1;
 }
 
+/* A catalogue metric's event name: the session's event it is, by name or
+ * alias (metrics.h: metric_event_is), as a value index, or -1. */
+static int catalog_value(const struct db_session *s, const char *name)
+{
+	int v = event_value(s, name);
+
+	for (int i = 0; v < 0 && i < s->nr_events; i++)
+		if (metric_event_is(name, s->events[i].name))
+			v = 1 + i;
+	return v;
+}
+
+static int catalog_has(void *ctx, const char *name)
+{
+	return catalog_value(ctx, name) >= 0;
+}
+
 /* Metric names: event values, and "seconds" as index nv (the bucket length). */
 static int metric_lookup(void *ctx, const char *name)
 {
 	const struct plot *p = ctx;
-	int v = event_value(&p->session, name);
+	int v = p->catalog ? catalog_value(&p->session, name) : event_value(&p->session, name);
 
 	if (v < 0 && !strcasecmp(name, "seconds"))
 		return 1 + p->session.nr_events;
@@ -463,6 +498,60 @@ static void filters_text(const struct plot *p, char *buf, size_t len)
 #undef ADD
 }
 
+/* The probe's onsets among the session's markers. */
+static size_t expect_onsets(const struct plot *p, struct probe_expect_line *out, size_t max)
+{
+	const struct timeline *t = p->t;
+	struct probe_marker *m = xcalloc(t->nmarkers + 1, sizeof(*m));
+	size_t n;
+
+	for (size_t i = 0; i < t->nmarkers; i++) {
+		m[i].time_ns = t->markers[i].time_ns;
+		m[i].name = t->markers[i].name;
+		m[i].args = t->markers[i].args;
+	}
+	n = probe_expect_onsets(p->probe, m, t->nmarkers, out, max);
+	free(m);
+	return n;
+}
+
+/*
+ * --expect: a solid red vertical line with its label at each expected
+ * onset (after the markers, so it is drawn over their dashed lines); the
+ * probe's summary is a key entry (write_expect_key), below the plot where
+ * it hides nothing.
+ */
+static void write_expect(const struct plot *p, FILE *f)
+{
+	struct probe_expect_line on[PROBE_MAX_ROWS];
+	size_t n = expect_onsets(p, on, PROBE_MAX_ROWS);
+
+	if (p->fmt != FMT_TERM)
+		fputs("set style line 101 lc rgb \"#c02020\" dt 1 lw 2\n", f);
+	for (size_t i = 0; i < n; i++) {
+		double x = xval(p, on[i].time_ns);
+
+		fprintf(f, "set arrow from %.9f, graph 0 to %.9f, graph 1 nohead front %s\n",
+			x, x, p->fmt == FMT_TERM ? "" : "ls 101");
+		fputs("set label ", f);
+		gnuplot_write_string(f, on[i].label);
+		if (p->fmt == FMT_TERM)
+			fprintf(f, " at %.9f, graph 0.5 left front offset character 1,0\n", x);
+		else
+			fprintf(f, " at %.9f, graph 0.5 rotate by 90 center front offset "
+				"character 1.2,0 textcolor rgb \"#c02020\"\n", x);
+	}
+}
+
+static void write_expect_key(const struct plot *p, FILE *f)
+{
+	char sum[400];
+
+	probe_expect_summary(p->probe, sum, sizeof(sum));
+	fprintf(f, ", \\\n     keyentry with lines %s title ", p->fmt == FMT_TERM ? "" : "ls 101");
+	gnuplot_write_string(f, sum);
+}
+
 static int write_script(const struct plot *p, const char *dat, const char *out, FILE *f)
 {
 	const struct timeline *t = p->t;
@@ -504,7 +593,10 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		if (s->name[0])
 			n += (size_t)snprintf(title + n, sizeof(title) - MIN(n, sizeof(title)),
 					      " \"%s\"", s->name);
-		if (p->metric)
+		if (p->catalog)
+			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
+				 ": %s = %s", p->catalog->name, p->metric_text);
+		else if (p->metric)
 			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
 				 ": %s", p->metric_src);
 		else
@@ -554,7 +646,12 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 			(long long)s->id);
 	}
 	fputs("set ylabel ", f);
-	if (p->metric) {
+	if (p->catalog) {
+		char yl[160];
+
+		snprintf(yl, sizeof(yl), "%s (%s)", p->catalog->name, p->catalog->unit);
+		gnuplot_write_string(f, yl);
+	} else if (p->metric) {
 		gnuplot_write_string(f, p->metric_src);
 	} else {
 		char yl[64];
@@ -600,6 +697,9 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		}
 	}
 
+	if (p->probe)
+		write_expect(p, f);
+
 	fputs("plot ", f);
 	for (i = 0; i < p->nseries; i++) {
 		fprintf(f, "%s", i ? ", \\\n     " : "");
@@ -630,6 +730,8 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 		fputs(", \\\n     keyentry with boxes fc rgb \"#b0b0b0\" fs pattern 4 title ", f);
 		gnuplot_write_string(f, ut);
 	}
+	if (p->probe)
+		write_expect_key(p, f);
 	fputc('\n', f);
 	return ferror(f) ? -1 : 0;
 }
@@ -900,9 +1002,19 @@ static int plot_main(struct plot *p)
 	p->to.session = p->session.id;
 	events_list(&p->session, evs, sizeof(evs));
 
+	if (p->catalog) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "session %lld", (long long)p->session.id);
+		if (metric_covered(p->catalog, catalog_has, &p->session, what, &err) < 0) {
+			fail("%s", err.msg);
+			return 2;
+		}
+	}
 	if (p->metric) {
 		if (expr_bind(p->metric, metric_lookup, p, &err) < 0)
-			return fail("--metric: %s: session %lld has %s, and 'seconds'",
+			return fail("--metric: %s: session %lld has %s, and 'seconds' (metrics "
+				    "by name: 'strobe list --metrics')",
 				    err.msg, (long long)p->session.id, evs);
 		p->to.nrank = 1;
 		p->to.rank[0] = TL_SAMPLES;
@@ -930,6 +1042,18 @@ static int plot_main(struct plot *p)
 	if (p->t->debuginfod_note[0])
 		fprintf(stderr, "strobe plot: note: %s\n", p->t->debuginfod_note);
 	make_series(p);
+	if (p->probe) {
+		struct probe_expect_line on[PROBE_MAX_ROWS];
+
+		if (p->fmt == FMT_CSV || (p->fmt == FMT_NONE && p->data))
+			fprintf(stderr, "strobe plot: note: --expect draws on a plot only: the CSV "
+				"is the same without it\n");
+		else if (!expect_onsets(p, on, PROBE_MAX_ROWS))
+			fprintf(stderr, "strobe plot: note: --expect: no markers of session %lld "
+				"pass the probe's sizes (PROVIDER:size with pages, PROVIDER:bytes "
+				"with bytes): only the probe's summary is drawn\n",
+				(long long)p->session.id);
+	}
 
 	snprintf(p->tmpdir, sizeof(p->tmpdir), "/tmp/strobe-plot.XXXXXX");
 	if (!mkdtemp(p->tmpdir)) {
@@ -984,6 +1108,16 @@ int cmd_plot(int argc, char **argv)
 			if (p->metric)
 				return cmd_usage_error("plot", "--metric given twice: plot one metric "
 						       "at a time");
+			p->catalog = metric_find(optarg);
+			if (p->catalog) {
+				p->metric_text = metric_expr_scaled(p->catalog);
+				p->metric = expr_parse(p->metric_text, &err);
+				if (!p->metric)
+					return cmd_usage_error("plot", "--metric %s: %s",
+							       p->catalog->name, err.msg);
+				p->metric_src = p->catalog->name;
+				break;
+			}
 			p->metric = expr_parse(optarg, &err);
 			if (!p->metric)
 				return cmd_usage_error("plot", "bad --metric '%s': %s", optarg, err.msg);
@@ -1092,6 +1226,10 @@ int cmd_plot(int argc, char **argv)
 		case OPT_NO_DEMANGLE:
 			p->to.no_demangle = 1;
 			break;
+		case OPT_EXPECT:
+			if (!p->probe)
+				p->probe = xcalloc(1, sizeof(*p->probe));
+			break;
 		case OPT_DATA:
 			if (!*optarg)
 				return cmd_usage_error("plot", "bad --data '': give a CSV file name or -");
@@ -1137,6 +1275,20 @@ int cmd_plot(int argc, char **argv)
 		p->height = term ? 35 : 500;
 	}
 
+	if (p->probe) {
+		char path[4200];
+		int got;
+
+		if (probe_file_path(path, sizeof(path), &err) < 0)
+			return fail("--expect: %s", err.msg);
+		got = probe_file_load(path, p->probe, &err);
+		if (got < 0)
+			return fail("--expect: %s: run 'strobe probe' again", err.msg);
+		if (!got)
+			return fail("no probe saved: run 'strobe probe' first (--expect reads %s)",
+				    path);
+	}
+
 	ret = plot_main(p);
 
 	if (p->tmpdir[0])
@@ -1147,6 +1299,8 @@ int cmd_plot(int argc, char **argv)
 	for (int e = 0; e < p->nevents; e++)
 		free(p->events[e]);
 	expr_free(p->metric);
+	free(p->metric_text);
+	free(p->probe);
 	timeline_free(p->t);
 	if (p->db)
 		db_close(p->db);

@@ -24,13 +24,14 @@
 #include "report_markers.h"
 #include "stacks.h"
 #include "filteropt.h"
+#include "metrics.h"
 
 static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line|cgroup]\n"
 	"                     [--pid PID[@START]] [--comm NAME] [--binary PATH] [--kernel|--user]\n"
 	"                     [--cgroup PATH]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
-	"                     [--no-demangle] [--inline]\n"
+	"                     [--no-demangle] [--inline] [-M METRIC[,METRIC...]]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
@@ -60,6 +61,13 @@ static const char usage_text[] =
 	"the cgroup of each process's latest sample; --cgroup PATH keeps the\n"
 	"processes of that cgroup, or with a trailing '/' (\"/a/\") of it and every\n"
 	"cgroup below it.  A process whose cgroup is not known is [unknown].\n"
+	"-M, --metrics METRIC[,METRIC...] adds a column per metric of the catalogue\n"
+	"('strobe list --metrics': IPC, dTLB-MPKI, page-faults-per-sec, ...), after\n"
+	"all the others and named by the metric: its value from the row's sums of\n"
+	"the counting events (-e of strobe record; aliases such as faults will do),\n"
+	"empty where it divides by zero.  'seconds' in a metric is the session's\n"
+	"length, or with --from/--to the range's.  The session must have counted\n"
+	"every event of each metric.  Not with --markers, --children or the trees.\n"
 	"\n"
 	"Call stacks (sessions recorded with -g or --call-graph):\n"
 	"--children (with --by symbol, the default, or --by binary) adds inclusive\n"
@@ -84,6 +92,39 @@ enum {
 	OPT_CHILDREN, OPT_CALLERS, OPT_CALLEES,
 };
 
+/* -M NAME[,NAME...]: catalogue metrics into o; 2 (after the message) on a
+ * name the catalogue lacks. */
+static int parse_metrics(const char *arg, struct report_opts *o)
+{
+	char *copy = xstrdup(arg), *save = NULL, *tok;
+	int ret = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		const struct metric *m = metric_find(tok);
+		int dup = 0;
+
+		if (!m) {
+			ret = cmd_usage_error("report", "unknown metric '%s' in -M: 'strobe list "
+					      "--metrics' lists them", tok);
+			break;
+		}
+		for (int i = 0; i < o->nr_metrics; i++)
+			dup |= o->metrics[i] == m;
+		if (dup)
+			continue;
+		if (o->nr_metrics == REPORT_METRICS_MAX)
+			ret = cmd_usage_error("report", "too many metrics in -M: at most %d",
+					      REPORT_METRICS_MAX);
+		else
+			o->metrics[o->nr_metrics++] = m;
+	}
+	if (!ret && !o->nr_metrics)
+		ret = cmd_usage_error("report", "empty -M '%s': give metric names separated "
+				      "by commas ('strobe list --metrics' lists them)", arg);
+	free(copy);
+	return ret;
+}
+
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
 	{ "by",		required_argument, NULL, OPT_BY },
@@ -94,6 +135,7 @@ static const struct option long_opts[] = {
 	{ "children",	no_argument,	   NULL, OPT_CHILDREN },
 	{ "callers",	required_argument, NULL, OPT_CALLERS },
 	{ "callees",	required_argument, NULL, OPT_CALLEES },
+	{ "metrics",	required_argument, NULL, 'M' },
 	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -448,7 +490,7 @@ int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hM:", long_opts, NULL)) != -1) {
 		int f = filteropt_parse("report", c, optarg, argv[optind - 1], &o);
 
 		if (f == 2)
@@ -497,6 +539,10 @@ int cmd_report(int argc, char **argv)
 						   "(0: all)", optarg);
 			o.limit = (size_t)v;
 			break;
+		case 'M':
+			if (parse_metrics(optarg, &o))
+				return 2;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -536,6 +582,9 @@ int cmd_report(int argc, char **argv)
 	if (o.inline_chain && (o.by == REPORT_BY_BINARY || o.by == REPORT_BY_CGROUP))
 		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
 				   "and lines: give --by symbol or --by line");
+	if (o.nr_metrics && (markers || children || tree_sym))
+		return cmd_usage_error("report", "-M adds metric columns to the hot-spot table: "
+				   "--markers, --children, --callers and --callees do not take it");
 
 	if (!dbpath)
 		dbpath = cmd_default_db();
@@ -555,6 +604,20 @@ int cmd_report(int argc, char **argv)
 		db_close(db);
 		return ret;
 	}
+	if (o.nr_metrics) {	/* a session that lacks a metric's events: usage */
+		struct db_session s;
+
+		if (db_session_get(db, o.session, &s, &err) < 0) {
+			fprintf(stderr, "strobe report: %s\n", err.msg);
+			db_close(db);
+			return 1;
+		}
+		if (report_metrics_check(&s, &o, &err) < 0) {
+			cmd_usage_error("report", "%s", err.msg);
+			db_close(db);
+			return 2;
+		}
+	}
 	if (children || tree_sym) {
 		ret = report_stacks(db, &o, fmt, children, tree_sym, dir);
 		db_close(db);
@@ -571,6 +634,10 @@ int cmd_report(int argc, char **argv)
 
 	if (fmt == OUTPUT_TEXT) {
 		print_header(&o, sum, stdout);
+		if (o.nr_metrics)
+			printf("# metrics: seconds = %.3f s, the length of the %s\n",
+			       report_metric_seconds(&sum->session, &o),
+			       o.has_from || o.has_to ? "--from/--to range" : "session");
 		print_warnings(db, &sum->session, stdout, "# ");
 		for (i = 0; i < sum->nr_notes; i++)
 			printf("# note: %s\n", sum->notes[i]);

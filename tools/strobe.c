@@ -19,6 +19,7 @@ static const struct {
 	{ "status", cmd_status, "show the running session" },
 	{ "record", cmd_record, "profile the whole system while a command runs" },
 	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
+	{ "diff", cmd_diff, "compare the hot spots of two sessions" },
 	{ "flamegraph", cmd_flamegraph, "call stacks as an interactive SVG flame graph" },
 	{ "plot", cmd_plot, "plot events or metrics over time (gnuplot)" },
 	{ "export", cmd_export, "export samples (CSV, Chrome trace) or stacks (folded, pprof, gecko)" },
@@ -26,6 +27,7 @@ static const struct {
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "rm", cmd_rm, "remove recorded sessions" },
 	{ "list", cmd_list, "list the events this machine supports" },
+	{ "probe", cmd_probe, "measure the caches and the data TLB by timing" },
 };
 
 const char *cmd_default_db(void)

@@ -512,33 +512,89 @@ int event_parse_list(const char *list, struct event_desc *out, size_t max,
 	}
 }
 
+/* Why perf_event_open failed with err, in words. */
+static const char *probe_why(int err)
+{
+	switch (err) {
+	case ENOENT:
+		return "no such event on this CPU's PMU";
+	case EACCES:
+	case EPERM:
+		return "permission denied: run as root or lower "
+		       "/proc/sys/kernel/perf_event_paranoid";
+	case EOPNOTSUPP:
+		return "the PMU cannot do this (e.g. sampling not supported)";
+	default:
+		return strerror(err);
+	}
+}
+
 int event_probe(const struct event_desc *ev, struct error *e)
 {
 	struct perf_event_attr attr = ev->attr;
-	const char *why;
 	int fd = perf_open(&attr, -1, 0);
 
 	if (fd >= 0) {
 		close(fd);
 		return 0;
 	}
-	switch (errno) {
-	case ENOENT:
-		why = "no such event on this CPU's PMU";
-		break;
-	case EACCES:
-	case EPERM:
-		why = "permission denied: run as root or lower "
-		      "/proc/sys/kernel/perf_event_paranoid";
-		break;
-	case EOPNOTSUPP:
-		why = "the PMU cannot do this (e.g. sampling not supported)";
-		break;
-	default:
-		why = strerror(errno);
-	}
 	return error_set(e, "event '%s' is not supported on this machine (%s): " HINT,
-			 ev->name, why);
+			 ev->name, probe_why(errno));
+}
+
+/* Open evs as one group, system-wide on CPU 0 or (self) on this process
+ * counting user space only, and close it.  0, or -1 with *bad the index of
+ * the event that failed and *err its errno. */
+static int open_group(const struct event_desc *evs, size_t n, int self, size_t *bad,
+		      int *err)
+{
+	int fds[EVENT_GROUP_MAX], ret = 0;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		struct perf_event_attr a = evs[i].attr;
+
+		if (self) {
+			a.exclude_kernel = 1;
+			a.exclude_hv = 1;
+		}
+		a.size = sizeof(a);
+		a.disabled = !i;
+		fds[i] = syscall(SYS_perf_event_open, &a, self ? 0 : -1, self ? -1 : 0,
+				 i ? fds[0] : -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[i] < 0) {
+			*bad = i;
+			*err = errno;
+			ret = -1;
+			break;
+		}
+	}
+	for (k = 0; k < i; k++)
+		close(fds[k]);
+	return ret;
+}
+
+int event_probe_group(const struct event_desc *evs, size_t n, size_t *failed,
+		      struct error *e)
+{
+	size_t bad = 0, bad_self = 0;
+	char led[EVENT_NAME_MAX + 32] = "";
+	int err = 0, err_self = 0;
+
+	if (n > EVENT_GROUP_MAX)
+		return error_set(e, "too many events in one group: at most %d", EVENT_GROUP_MAX);
+	if (!n || !open_group(evs, n, 0, &bad, &err) || !open_group(evs, n, 1, &bad_self, &err_self))
+		return 0;
+	if (err == EACCES || err == EPERM) {	/* the user's lack, not the machine's */
+		bad = bad_self;
+		err = err_self;
+	}
+	if (failed)
+		*failed = bad;
+	if (bad)
+		snprintf(led, sizeof(led), " in a group led by '%s'", evs[0].name);
+	return error_set(e, "event '%s' is not supported on this machine%s (%s): " HINT,
+			 evs[bad].name, led, probe_why(err));
 }
 
 int event_have_hw_pmu(void)

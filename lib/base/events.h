@@ -40,6 +40,17 @@ int event_parse_list(const char *list, struct event_desc *out, size_t max,
  * machine (REASON): run 'strobe list' ...". */
 int event_probe(const struct event_desc *ev, struct error *e);
 
+/* Check that the kernel accepts evs[0..n) counted as one group, evs[0]
+ * leading (e.g. Intel's TopDown events, which count only in a group led by
+ * slots): opens and closes them, system-wide on CPU 0 as strobed does, or if
+ * that fails, on this process counting user space only, which needs no
+ * privilege.  Fails naming the first event the kernel refused, as
+ * event_probe, and setting *failed (if not NULL) to its index.  At most
+ * EVENT_GROUP_MAX events. */
+#define EVENT_GROUP_MAX 16
+int event_probe_group(const struct event_desc *evs, size_t n, size_t *failed,
+		      struct error *e);
+
 /* 1 if the machine has a usable hardware PMU (cycles can be opened). */
 int event_have_hw_pmu(void);
 

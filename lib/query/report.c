@@ -31,6 +31,7 @@
 #define _GNU_SOURCE 1	/* strcasestr */
 #endif
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include "procset.h"
 #include "qfilter.h"
 #include "report.h"
+#include "metrics.h"
 #include "resolve.h"
 
 #define NR_NOTES ((int)(sizeof(((struct report_summary *)0)->notes) / \
@@ -630,7 +632,7 @@ static int group_cmp(const void *pa, const void *pb)
 
 /* ---- derived metrics ---- */
 
-struct metric {
+struct derived {
 	char name[300];
 	enum col_type type;
 	int num, den;
@@ -657,7 +659,7 @@ static int has_suffix(const char *s, const char *suffix, size_t *prefix_len)
 
 /* Miss rate for event i if its reference event exists: X-load-misses /
  * X-loads and the like. */
-static int miss_rate(const struct db_session *s, int i, struct metric *mt)
+static int miss_rate(const struct db_session *s, int i, struct derived *mt)
 {
 	static const struct { const char *miss, *ref, *rate; } fam[] = {
 		{ "-load-misses", "-loads", "-load-miss_rate" },
@@ -697,7 +699,7 @@ static int miss_rate(const struct db_session *s, int i, struct metric *mt)
 	return 1;
 }
 
-static int metrics_list(const struct db_session *s, struct metric *mt, int max)
+static int metrics_list(const struct db_session *s, struct derived *mt, int max)
 {
 	int instr = event_find(s, "instructions"), cyc = event_find(s, "cycles");
 	int n = 0, i;
@@ -729,6 +731,74 @@ static int metrics_list(const struct db_session *s, struct metric *mt, int max)
 	return n;
 }
 
+/* ---- catalogue metrics (-M) ---- */
+
+/* The session's event a catalogue event name is (by name or alias), or -1. */
+static int catalog_event(const struct db_session *s, const char *name)
+{
+	int i = event_find(s, name);
+
+	for (int k = 0; i < 0 && k < s->nr_events; k++)
+		if (metric_event_is(name, s->events[k].name))
+			i = k;
+	return i < STROBE_MAX_COUNTERS ? i : -1;
+}
+
+static int catalog_has(void *ctx, const char *name)
+{
+	return catalog_event(ctx, name) >= 0;
+}
+
+int report_metrics_check(const struct db_session *s, const struct report_opts *o,
+			 struct error *e)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "session %lld", (long long)s->id);
+	for (int i = 0; i < o->nr_metrics; i++)
+		if (metric_covered(o->metrics[i], catalog_has, (void *)s, what, e) < 0)
+			return -1;
+	return 0;
+}
+
+double report_metric_seconds(const struct db_session *s, const struct report_opts *o)
+{
+	int64_t dur = s->duration_ns > 0 ? s->duration_ns :
+		      s->end_ns > s->start_ns ? s->end_ns - s->start_ns : -1;
+	int64_t from = o->has_from ? MAX(o->from_ns, 0) : 0;
+	int64_t to = o->has_to ? (dur >= 0 ? MIN(o->to_ns, dur) : o->to_ns) : dur;
+
+	return to > from ? (to - from) / 1e9 : NAN;
+}
+
+/* A metric's events as the session's counter indices, found once per
+ * report (matching an alias parses event names), and a row's counts. */
+struct row_counts {
+	char names[METRIC_EVENTS_MAX][128];
+	int idx[METRIC_EVENTS_MAX];
+	size_t n;
+	const uint64_t *c;
+};
+
+static void row_counts_init(struct row_counts *rc, const struct metric *m,
+			    const struct db_session *s)
+{
+	if (metric_events(m, rc->names, METRIC_EVENTS_MAX, &rc->n, NULL))
+		rc->n = 0;
+	for (size_t i = 0; i < rc->n; i++)
+		rc->idx[i] = catalog_event(s, rc->names[i]);
+}
+
+static double row_value(void *ctx, const char *name)
+{
+	const struct row_counts *rc = ctx;
+
+	for (size_t i = 0; i < rc->n; i++)
+		if (!strcmp(rc->names[i], name))
+			return rc->idx[i] >= 0 ? (double)rc->c[rc->idx[i]] : NAN;
+	return NAN;
+}
+
 /* ---- the table ---- */
 
 static const char *by_name(enum report_by by)
@@ -748,6 +818,31 @@ static void meta_int(struct table *t, const char *key, int64_t v)
 
 	snprintf(buf, sizeof(buf), "%lld", (long long)v);
 	table_add_meta(t, key, buf, 1);
+}
+
+void report_filters_str(const struct report_opts *o, struct sbuf *out)
+{
+	struct sbuf f = { 0 };
+
+	if (o->pid >= 0 && o->has_pid_at)
+		sbuf_addf(&f, " pid=%lld@%.9gs", (long long)o->pid, o->pid_at_ns / 1e9);
+	else if (o->pid >= 0)
+		sbuf_addf(&f, " pid=%lld", (long long)o->pid);
+	if (o->comm)
+		sbuf_addf(&f, " comm=%s", o->comm);
+	if (o->binary)
+		sbuf_addf(&f, " binary=%s", o->binary);
+	if (o->mode != REPORT_ALL)
+		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
+	if (o->cgroup)
+		sbuf_addf(&f, " cgroup=%s", o->cgroup);
+	if (o->has_from)
+		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
+	if (o->has_to)
+		sbuf_addf(&f, " to=%.9gs", o->to_ns / 1e9);
+	if (f.s)
+		sbuf_addf(out, "%s", f.s + 1);
+	free(f.s);
 }
 
 void report_add_meta(struct table *t, const struct report_opts *o,
@@ -783,28 +878,16 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 		snprintf(buf, sizeof(buf), "%.3f", dur / 1e9);
 		table_add_meta(t, "duration_s", buf, 1);
 	}
+	if (o->nr_metrics) {	/* -M: what "seconds" was */
+		snprintf(buf, sizeof(buf), "%.9g", report_metric_seconds(s, o));
+		table_add_meta(t, "metric_seconds", strcmp(buf, "nan") ? buf : "null", 1);
+	}
 	table_add_meta(t, "by", by_name(o->by), 0);
 	if (o->inline_chain)
 		table_add_meta(t, "inline", "chains", 0);
 
-	/* filters: "pid=42 comm=ls binary=/usr/bin/ls mode=kernel from=1.5s to=2s" */
-	if (o->pid >= 0 && o->has_pid_at)
-		sbuf_addf(&f, " pid=%lld@%.9gs", (long long)o->pid, o->pid_at_ns / 1e9);
-	else if (o->pid >= 0)
-		sbuf_addf(&f, " pid=%lld", (long long)o->pid);
-	if (o->comm)
-		sbuf_addf(&f, " comm=%s", o->comm);
-	if (o->binary)
-		sbuf_addf(&f, " binary=%s", o->binary);
-	if (o->mode != REPORT_ALL)
-		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
-	if (o->cgroup)
-		sbuf_addf(&f, " cgroup=%s", o->cgroup);
-	if (o->has_from)
-		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
-	if (o->has_to)
-		sbuf_addf(&f, " to=%.9gs", o->to_ns / 1e9);
-	table_add_meta(t, "filters", f.s ? f.s + 1 : "", 0);
+	report_filters_str(o, &f);
+	table_add_meta(t, "filters", f.s ? f.s : "", 0);
 	if (o->limit)
 		meta_int(t, "limit", (int64_t)o->limit);
 	free(f.s);
@@ -814,11 +897,13 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 static struct table *table_make(struct report *r)
 {
 	const struct db_session *s = &r->sum->session;
-	struct metric mt[3 * STROBE_MAX_COUNTERS + 1];
+	struct derived mt[3 * STROBE_MAX_COUNTERS + 1];
 	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
-	int c_inl = -1, by_cg = r->o->by == REPORT_BY_CGROUP;
+	int c_inl = -1, c_cm0 = 0, by_cg = r->o->by == REPORT_BY_CGROUP;
+	double seconds = report_metric_seconds(s, r->o);
+	struct row_counts rcs[REPORT_METRICS_MAX];
 	size_t i, nshow = r->groups.n;
 	int k;
 
@@ -845,6 +930,14 @@ static struct table *table_make(struct report *r)
 	}
 	if (r->o->inline_chain)	/* last: the other columns keep their places */
 		c_inl = table_add_col(t, "inline", COL_STR);
+	for (k = 0; k < r->o->nr_metrics; k++) {	/* -M: after all the others */
+		int c = table_add_col(t, r->o->metrics[k]->name,
+				      !strcmp(r->o->metrics[k]->unit, "%") ? COL_PCT : COL_FLOAT);
+
+		if (!k)
+			c_cm0 = c;
+		row_counts_init(&rcs[k], r->o->metrics[k], s);
+	}
 	report_add_meta(t, r->o, r->sum);
 
 	if (r->groups.n)
@@ -883,6 +976,15 @@ static struct table *table_make(struct report *r)
 		}
 		if (c_inl >= 0)
 			table_set_str(t, row, c_inl, g->inl ? g->inl : "");
+		for (k = 0; k < r->o->nr_metrics; k++) {
+			double v;
+
+			rcs[k].c = g->c;
+			v = metric_eval(r->o->metrics[k], row_value, &rcs[k], seconds);
+
+			if (!isnan(v))	/* a zero denominator: null */
+				table_set_float(t, row, c_cm0 + k, v);
+		}
 	}
 	return t;
 }
@@ -903,7 +1005,8 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 			  "--by symbol or --by line");
 		return NULL;
 	}
-	if (db_session_get(db, o->session, &sum->session, e) < 0)
+	if (db_session_get(db, o->session, &sum->session, e) < 0 ||
+	    report_metrics_check(&sum->session, o, e) < 0)
 		return NULL;
 	r.nev = MIN(sum->session.nr_events, STROBE_MAX_COUNTERS);
 	if ((r.res = resolver_new(db, &sum->session, e))) {

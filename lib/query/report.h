@@ -18,6 +18,10 @@
 #include "db.h"
 #include "output.h"
 
+#define REPORT_METRICS_MAX 16	/* -M metrics in one report */
+
+struct metric;
+
 enum report_by { REPORT_BY_BINARY, REPORT_BY_SYMBOL, REPORT_BY_LINE, REPORT_BY_CGROUP };
 enum report_mode { REPORT_ALL, REPORT_KERNEL, REPORT_USER };
 
@@ -41,6 +45,9 @@ struct report_opts {
 	int no_demangle;		/* 1: raw (mangled) symbol names */
 	int inline_chain;		/* 1: rows split by inline chain, and an
 					 * inline column (--by symbol or line only) */
+	const struct metric *metrics[REPORT_METRICS_MAX];	/* -M: catalogue
+					 * metrics (metrics.h), a column each */
+	int nr_metrics;
 };
 
 struct report_summary {
@@ -71,15 +78,38 @@ struct report_summary {
  * has_pid_at is not set: each process then has rows of its own.
  * REPORT_BY_CGROUP: one row per cgroup (its processes' cgroup, cgset.h),
  * columns cgroup, samples, percent, the events, the metrics.
+ * Then, last, one column per catalogue metric of o->metrics (-M), named by
+ * the metric, its value from the row's sums of the session's counting
+ * events with "seconds" = report_metric_seconds(); null where it divides
+ * by zero.  Fails, as report_metrics_check, if the session did not count
+ * a metric's events.
  */
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);
+
+/*
+ * Whether session s counted the events of every metric in o->metrics
+ * (by name or alias, metrics.h: metric_event_is).  -1 with e saying, in
+ * one line, which events a metric needs that s did not count.
+ */
+int report_metrics_check(const struct db_session *s, const struct report_opts *o,
+			 struct error *e);
+
+/* What "seconds" is in a report's metrics: the session's length, or with
+ * --from/--to the length of that range within the session; NaN while the
+ * session runs and no --to bounds it. */
+double report_metric_seconds(const struct db_session *s, const struct report_opts *o);
 
 /* The report's meta data (JSON "meta": session, its figures, the
  * filters), as report_build() adds it; for other reports of samples
  * (calltree.h) that have the same summary. */
 void report_add_meta(struct table *t, const struct report_opts *o,
 		     const struct report_summary *sum);
+
+/* Append o's filters to out as the JSON meta "filters" spells them:
+ * "pid=42 comm=ls binary=/usr/bin/ls mode=kernel cgroup=/a from=1.5s
+ * to=2s" (only those given; nothing when none is). */
+void report_filters_str(const struct report_opts *o, struct sbuf *out);
 
 /* Add to out[0..s->nr_events) the counter increases of session s that
  * no sample got: after each CPU's last sample, and over lost intervals. */

@@ -22,7 +22,12 @@
  *
  * Known answer: of the samples in this process, work60 : work30 : work10
  * = 60 : 30 : 10 (within sampling noise; main and the clock read once per
- * round are well under 0.1%).  Prints nothing, exits 0 (1 after one line
+ * round are well under 0.1%).
+ *
+ * split306010 is this file built with -DSPLIT_60=3 -DSPLIT_30=6: the same
+ * functions (same names, same code) called 3u, 6u and 1u times a round,
+ * so work60 : work30 : work10 = 30 : 60 : 10 (a "changed" program for
+ * 'strobe diff').  Prints nothing, exits 0 (1 after one line
  * on stderr when the arguments are bad or the unlink/rename fails).
  */
 #include <errno.h>
@@ -35,6 +40,17 @@
 #include <time.h>
 #include <unistd.h>
 #include "workload.h"
+
+/* Units of work per round of each function (split306010 swaps the first two). */
+#ifndef SPLIT_60
+#define SPLIT_60 6
+#endif
+#ifndef SPLIT_30
+#define SPLIT_30 3
+#endif
+#ifndef SPLIT_10
+#define SPLIT_10 1
+#endif
 
 /* Iterations per unit; 10*U iterations take ~1 ms at ~1.4 ns each. */
 #define U 70000ULL
@@ -104,9 +120,9 @@ int main(int argc, char **argv)
 	end = wl_now() + seconds;
 	do {
 		u = wl_round_unit(&rng, U);
-		x = work60(6 * u, x);
-		x = work30(3 * u, x);
-		x = work10(1 * u, x);
+		x = work60(SPLIT_60 * u, x);
+		x = work30(SPLIT_30 * u, x);
+		x = work10(SPLIT_10 * u, x);
 	} while (wl_now() < end);
 	sink = x;
 	return 0;

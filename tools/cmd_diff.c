@@ -1,0 +1,241 @@
+/*
+ * cmd_diff.c - "strobe diff A B": two recorded sessions' hot spots side by
+ * side, with the differences of their shares (lib/query/diff.h does the
+ * work; this parses options and prints).
+ *
+ * Text output starts with '#' header lines (the two sessions, the
+ * filters, notes), then the table, then a footnote on the noise mark.
+ * CSV and JSON carry only the table; notes go to stderr.
+ */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "db.h"
+#include "diff.h"
+#include "filteropt.h"
+#include "output.h"
+#include "report.h"
+
+static const char usage_text[] =
+	"usage: strobe diff [--db PATH] [--by binary|symbol|line] [--pid PID[@START]]\n"
+	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--cgroup PATH]\n"
+	"                   [--from T] [--to T] [--no-demangle] [--format text|csv|json]\n"
+	"                   [--limit N] A B\n"
+	"\n"
+	"Compare the hot spots of two recorded sessions, A and B (session ids, as\n"
+	"'strobe sessions' lists them): for each row, its samples and percent in\n"
+	"A and in B as 'strobe report' computes them (percent of the samples that\n"
+	"pass the filters, or of their periods when the session weighs samples\n"
+	"by period), and delta_percent = B's percent - A's, in points.  Rows are\n"
+	"matched by name, not by address or build-id: the binary's path as the\n"
+	"report shows it, the symbol, and with --by line the source file:line; so\n"
+	"a program rebuilt at the same path still matches.  A row found in one\n"
+	"session only has 0 in the other.  Rows are sorted by |delta_percent|,\n"
+	"largest first.  For each counting event both sessions counted (-e, by\n"
+	"name), columns a_EV, b_EV and delta_EV (B - A) hold the counts\n"
+	"attributed to the row; events only one session counted are left out\n"
+	"(a note says which).\n"
+	"\n"
+	"Sampling noise: a difference is within noise when\n"
+	"  |pB - pA| <= 2 * sqrt(p * (1 - p) * (1/nA + 1/nB)),\n"
+	"p = (pA*nA + pB*nB) / (nA + nB), with pA, pB the row's shares (0..1)\n"
+	"and nA, nB the sessions' samples that pass the filters (the two-\n"
+	"proportion test at two standard errors: about 1 in 20 rows whose share\n"
+	"did not change is still outside it).  Text marks such rows \"~\" in the\n"
+	"column noise; CSV and JSON have within_noise, 1 or 0.\n"
+	"\n"
+	"Columns: binary, symbol (empty with --by binary), a_samples, b_samples,\n"
+	"a_percent, b_percent, delta_percent, within_noise, then a_EV, b_EV,\n"
+	"delta_EV per common event, then with --by line source (file:line).\n"
+	"\n"
+	"Options:\n"
+	"  --db PATH           the database (default $STROBE_DB, else\n"
+	"                      /var/lib/strobe/strobe.db)\n"
+	"  --by binary|symbol|line\n"
+	"                      what a row is (default symbol)\n"
+	"  --format text|csv|json\n"
+	"                      text (default: '#' header lines, the table, a\n"
+	"                      footnote), CSV, or JSON {\"meta\": ..., \"rows\": [...]}\n"
+	"  --limit N           the N largest differences (default 0: all rows)\n"
+	"The filters are 'strobe report's, applied to both sessions alike:\n"
+	"  --pid PID[@START]   samples of that process (@START: the one started\n"
+	"                      last by START seconds after each session's start)\n"
+	"  --comm NAME         samples of processes of that command name\n"
+	"  --binary PATH       samples in that binary (a path or a file name)\n"
+	"  --kernel | --user   kernel-mode or user-mode samples only\n"
+	"  --cgroup PATH       processes of that cgroup (PATH/: and below it)\n"
+	"  --from T, --to T    samples in that time since each session's start\n"
+	"                      (1.5, 1.5s, 250ms, 20us; both ends included)\n"
+	"  --no-demangle       keep C++ and Rust symbol names raw\n"
+	"  -h, --help          this text\n"
+	"A session still running cannot be compared: stop it first.  Usage\n"
+	"errors (a bad option, A or B not a finished session, A equal to B) exit\n"
+	"2 after one line on stderr; a database that cannot be read exits 1.\n";
+
+enum { OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT };
+
+static const struct option long_opts[] = {
+	{ "db",		required_argument, NULL, OPT_DB },
+	{ "by",		required_argument, NULL, OPT_BY },
+	{ "format",	required_argument, NULL, OPT_FORMAT },
+	{ "limit",	required_argument, NULL, OPT_LIMIT },
+	FILTEROPT_LONG_OPTS,
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_session(const char *arg, const char *which, int64_t *id)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) < 0 || v == 0 || v > INT64_MAX)
+		return cmd_usage_error("diff", "bad session %s '%s': give a session id "
+				       "('strobe sessions' lists them)", which, arg);
+	*id = (int64_t)v;
+	return 0;
+}
+
+static void print_header(const struct diff *d, FILE *f)
+{
+	for (int s = 0; s < 2; s++) {
+		const struct report_summary *sum = d->sum[s];
+		const struct db_session *ss = &sum->session;
+
+		fprintf(f, "# %s: session %lld", s ? "B" : "A", (long long)ss->id);
+		if (ss->name[0])
+			fprintf(f, " \"%s\"", ss->name);
+		fprintf(f, " (%s), sampling %s: %" PRIu64 " samples", ss->state,
+			ss->sample_event, sum->samples);
+		if (ss->samples > 0 && sum->samples != (uint64_t)ss->samples)
+			fprintf(f, " of %lld pass the filters", (long long)ss->samples);
+		if (sum->weighted)
+			fprintf(f, "; percent of %s's count, %" PRIu64, ss->sample_event,
+				sum->weight);
+		fputc('\n', f);
+	}
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct report_opts o = { .session = 0, .by = REPORT_BY_SYMBOL, .pid = -1,
+				 .mode = REPORT_ALL };
+	enum output_format fmt = OUTPUT_TEXT;
+	const char *dbpath = NULL;
+	struct error err = { "" };
+	struct diff *d = NULL;
+	struct table *t;
+	struct db *db;
+	int64_t a = 0, b = 0;
+	uint64_t v;
+	size_t limit = 0;
+	char optbuf[256];
+	int c, i, rc, ret = 0;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		int f;
+
+		if (c == FOPT_SESSION)
+			return cmd_usage_error("diff", "--session does not apply: give the two "
+					       "sessions as A B ('strobe diff 3 4')");
+		f = filteropt_parse("diff", c, optarg, argv[optind - 1], &o);
+		if (f == 2)
+			return 2;
+		if (f)
+			continue;
+		switch (c) {
+		case OPT_DB:
+			dbpath = optarg;
+			break;
+		case OPT_BY:
+			if (report_parse_by(optarg, &o.by) < 0 || o.by == REPORT_BY_CGROUP)
+				return cmd_usage_error("diff", "bad --by '%s': use binary, symbol "
+						       "or line", optarg);
+			break;
+		case OPT_FORMAT:
+			if (output_parse_format(optarg, &fmt) < 0)
+				return cmd_usage_error("diff", "bad --format '%s': use text, csv "
+						       "or json", optarg);
+			break;
+		case OPT_LIMIT:
+			if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
+				return cmd_usage_error("diff", "bad --limit '%s': give a number of "
+						       "rows (0: all)", optarg);
+			limit = (size_t)v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case ':':
+			return cmd_usage_error("diff", "option %s needs a value: see 'strobe diff "
+					       "--help'", cmd_bad_option(argc, argv, optbuf,
+									 sizeof(optbuf)));
+		default:
+			return cmd_usage_error("diff", "unknown option '%s': see 'strobe diff "
+					       "--help'", cmd_bad_option(argc, argv, optbuf,
+									 sizeof(optbuf)));
+		}
+	}
+	if (argc - optind != 2)
+		return cmd_usage_error("diff", "%s: give two session ids, A B ('strobe "
+				       "sessions' lists them)", argc - optind < 2 ?
+				       "missing session" : "too many arguments");
+	if (parse_session(argv[optind], "A", &a) || parse_session(argv[optind + 1], "B", &b))
+		return 2;
+	if (filteropt_check("diff", &o))
+		return 2;
+
+	if (!dbpath)
+		dbpath = cmd_default_db();
+	db = db_open(dbpath, DB_READ, &err);
+	if (!db) {
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
+	}
+	rc = diff_build(db, a, b, o.by, &o, &d, &err);
+	db_close(db);
+	if (rc == -2)
+		return cmd_usage_error("diff", "%s", err.msg);
+	if (rc < 0) {
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
+	}
+
+	t = diff_table(d, &o, fmt, limit);
+	if (fmt == OUTPUT_TEXT) {
+		print_header(d, stdout);
+		if (o.pid >= 0 || o.comm || o.binary || o.cgroup || o.mode != REPORT_ALL ||
+		    o.has_from || o.has_to) {
+			struct sbuf f = { 0 };
+
+			report_filters_str(&o, &f);
+			printf("# filter (both sessions): %s\n", f.s ? f.s : "");
+			free(f.s);
+		}
+		for (i = 0; i < d->nr_notes; i++)
+			printf("# note: %s\n", d->notes[i]);
+	} else {
+		for (i = 0; i < d->nr_notes; i++)
+			fprintf(stderr, "strobe diff: note: %s\n", d->notes[i]);
+	}
+	if (table_write(t, fmt, stdout) < 0) {
+		ret = 1;
+	} else if (fmt == OUTPUT_TEXT) {
+		printf("# delta_percent: B's percent - A's, in points; ~: within sampling "
+		       "noise (|delta| <= %g standard errors of the difference of two "
+		       "shares of %" PRIu64 " and %" PRIu64 " samples)\n", DIFF_NOISE_SE,
+		       d->total[0], d->total[1]);
+	}
+	if (ret || fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "strobe diff: writing the comparison: %s\n", strerror(errno));
+		ret = 1;
+	}
+	table_free(t);
+	diff_free(d);
+	return ret;
+}
