@@ -102,7 +102,7 @@ struct db_session {
 	/* schema 14: how its samples' stacks were recorded: "fp",
 	 * "dwarf,BYTES"; "" none (NULL in the table) */
 	char call_graph[32];
-	/* schema 15: "exact" (--attribution exact); "" sample (NULL) */
+	/* schema 16: "exact" (--attribution exact); "" sample (NULL) */
 	char attribution[16];
 	/* counting events, in column order c0.. */
 	int nr_events;

@@ -1,4 +1,4 @@
--- 015: how a session splits the counting events' increases among threads
+-- 016: how a session splits the counting events' increases among threads
 -- (strobe start/record --attribution, doc/DESIGN.md "Exact attribution").
 -- 'exact': the counters were also read at every context switch, so each
 -- thread's samples carry exactly its own increases, and the increases of a
