@@ -38,10 +38,13 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include "bincache.h"
 #include "cachegc.h"
+#include "countsave.h"
+#include "countstore.h"
 #include "db.h"
 #include "dblock.h"
 #include "lockinfo.h"
@@ -737,6 +740,141 @@ static void handle_rm(struct daemon *d, int fd, const struct proto_msg *req,
 	reply(fd, &m);
 }
 
+/* A session id, a start or an end time from a request: -1 when bad. */
+static int request_i64(const struct proto_msg *req, const char *key, int64_t *v)
+{
+	const char *s = proto_get(req, key);
+	uint64_t u;
+
+	if (!s || s[0] < '0' || s[0] > '9' || parse_u64(s, &u) < 0 || u > INT64_MAX)
+		return -1;
+	*v = (int64_t)u;
+	return 0;
+}
+
+/*
+ * strobe count --save (proto.h): count-begin makes a count session of the
+ * caller's, count-data adds values to it, count-end ends it.  Everything
+ * is checked (countsave_decode, countstore_add): the client is any member
+ * of the strobe group.
+ */
+static void handle_count(struct daemon *d, int fd, const struct proto_msg *req,
+			 const struct ucred *cr)
+{
+	struct proto_msg m;
+	struct error e;
+	int64_t id = 0;
+	int r;
+
+	if (!strcmp(req->verb, "count-begin")) {
+		struct db_session s;
+		struct utsname u;
+		const char *name = proto_get(req, "name");
+		int64_t wall = 0;
+
+		memset(&s, 0, sizeof(s));
+		if (request_i64(req, "start_ns", &s.start_ns) < 0 ||
+		    request_i64(req, "wall_offset_ns", &wall) < 0) {
+			reply_error(fd, "malformed request: count-begin needs start_ns= and "
+				    "wall_offset_ns=");
+			return;
+		}
+		s.wall_offset_ns = wall;
+		if (name) {
+			if (strlen(name) >= sizeof(s.name)) {
+				reply_error(fd, "session name too long: at most %zu bytes",
+					    sizeof(s.name) - 1);
+				return;
+			}
+			for (const char *p = name; *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+					reply_error(fd, "session name with a control character");
+					return;
+				}
+			snprintf(s.name, sizeof(s.name), "%s", name);
+		}
+		for (int i = 0; i < STROBE_MAX_COUNTERS; i++) {
+			char key[16];
+			const char *ev;
+			struct db_event *de = &s.events[i];
+
+			snprintf(key, sizeof(key), "ev%d", i);
+			if (!(ev = proto_get(req, key)))
+				break;
+			if (countsave_event_decode(ev, de->name, sizeof(de->name), &de->type,
+						   &de->config, &de->config1, &de->config2, &e) < 0) {
+				reply_error(fd, "%s", e.msg);
+				return;
+			}
+			s.nr_events = i + 1;
+		}
+		if (!s.nr_events) {
+			reply_error(fd, "malformed request: count-begin needs ev0= (at most %d events)",
+				    STROBE_MAX_COUNTERS);
+			return;
+		}
+		s.owner_uid = cr->uid;
+		if (uname(&u) == 0) {
+			snprintf(s.hostname, sizeof(s.hostname), "%s", u.nodename);
+			snprintf(s.kernel_release, sizeof(s.kernel_release), "%s", u.release);
+		}
+		s.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (d->session)
+			session_lock(d->session);
+		r = countstore_begin(d->db, &s, &e);
+		if (d->session)
+			session_unlock(d->session);
+		if (r < 0) {
+			lock_error(d, fd, &e);
+			return;
+		}
+		daemon_log("uid %u saves count session %lld", (unsigned)cr->uid, (long long)s.id);
+		proto_init(&m, "ok");
+		proto_addf(&m, "session", "%lld", (long long)s.id);
+		reply(fd, &m);
+		return;
+	}
+	if (request_i64(req, "session", &id) < 0 || id <= 0) {
+		reply_error(fd, "malformed request: %s needs session=ID", req->verb);
+		return;
+	}
+	if (!strcmp(req->verb, "count-data")) {
+		struct count_saved *v;
+		size_t n;
+		const char *vals = proto_get(req, "values");
+
+		if (!vals || countsave_decode(vals, &v, &n, COUNTSAVE_MAX_BYTES / 10, &e) < 0) {
+			reply_error(fd, "%s", vals ? e.msg : "malformed request: count-data needs values=");
+			return;
+		}
+		if (d->session)
+			session_lock(d->session);
+		r = countstore_add(d->db, id, cr->uid, v, n, &e);
+		if (d->session)
+			session_unlock(d->session);
+		free(v);
+	} else {
+		int64_t end;
+
+		if (request_i64(req, "end_ns", &end) < 0) {
+			reply_error(fd, "malformed request: count-end needs end_ns=");
+			return;
+		}
+		if (d->session)
+			session_lock(d->session);
+		r = countstore_end(d->db, id, cr->uid, end, &e);
+		if (d->session)
+			session_unlock(d->session);
+	}
+	if (r < 0) {
+		lock_error(d, fd, &e);
+		return;
+	}
+	proto_init(&m, "ok");
+	proto_addf(&m, "session", "%lld", (long long)id);
+	reply(fd, &m);
+}
+
 /* The complete request line c->buf[0..n) (its newline included, or the
  * reason it is not complete) of client c: answered, then the client is
  * done.  Returns 1 when the reply is deferred and the caller must keep
@@ -821,6 +959,9 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		}
 	} else if (!strcmp(req.verb, "rm")) {
 		handle_rm(d, fd, &req, &cr);
+	} else if (!strcmp(req.verb, "count-begin") || !strcmp(req.verb, "count-data") ||
+		   !strcmp(req.verb, "count-end")) {
+		handle_count(d, fd, &req, &cr);
 	} else if (!strcmp(req.verb, "status")) {
 		proto_init(&m, "ok");
 		if (d->session) {

@@ -24,6 +24,7 @@ int cmd_export(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_count(int argc, char **argv);
 
 /* Defaults, overridden by STROBE_DB and STROBE_SOCKET. */
 #define STROBE_DEFAULT_DB	"/var/lib/strobe/strobe.db"

@@ -17,6 +17,7 @@ static const struct {
 	{ "start", cmd_start, "start a system-wide session in strobed" },
 	{ "stop", cmd_stop, "stop the running session" },
 	{ "status", cmd_status, "show the running session" },
+	{ "count", cmd_count, "count events while a command runs (like perf stat)" },
 	{ "record", cmd_record, "profile the whole system while a command runs" },
 	{ "report", cmd_report, "hot spots by binary, symbol or source line" },
 	{ "diff", cmd_diff, "compare the hot spots of two sessions" },

@@ -6,13 +6,19 @@
  * VERB and keys are [a-z0-9_-]; values are percent-encoded (%XX) wherever
  * they hold '%', '=', space, control or non-ASCII bytes.  The client sends
  * one request and reads one reply, "ok ..." or "error msg=...".
- * Requests: start, stop, status, mark, rm, ping, shutdown.
+ * Requests: start, stop, status, mark, rm, ping, shutdown, count-begin,
+ * count-data, count-end.
  *   start  events= sample_event= freq= period= name= buffer_pages=
  *          marker0= marker1= ... (USDT probes, PATH:PROVIDER:NAME)
  *          call_graph= (fp, dwarf, dwarf,BYTES) keep_stacks= (0, 1)
  *          attribution= (exact, sample)
  *   mark   text= time_ns= (the client's CLOCK_MONOTONIC when it was run)
  *   rm     sessions=ID,ID,... (replies removed=ID,ID,...)
+ *   count-begin  name= start_ns= wall_offset_ns= ev0= ev1= ... (at most 8,
+ *          TYPE:CONFIG:CONFIG1:CONFIG2:NAME): a count session of the
+ *          caller's ('strobe count --save'); replies session=
+ *   count-data   session= values= (countsave.h: T_NS,IDX,UNIT,VALUE,PCT;...)
+ *   count-end    session= end_ns=
  * status replies running=0|1 and, while a session runs, session= samples=
  * lost= throttled= elapsed_ns= rate=; stopping=1 while a stop waits for
  * the database; blocked_ms= and lock_holder= while another process holds

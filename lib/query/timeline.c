@@ -26,6 +26,7 @@
 #include "resolve.h"
 #include "samplescan.h"
 #include "cgset.h"
+#include "countstore.h"
 #include "procset.h"
 #include "qfilter.h"
 #include "timeline.h"
@@ -1309,6 +1310,70 @@ static void build_free(struct build *b)
 	free(b->ent);
 }
 
+/* A count session's values, summed per bucket: each interval's count in
+ * the bucket of the interval's end. */
+struct count_fill {
+	struct timeline *t;
+	int64_t start_ns;
+	uint64_t n;
+};
+
+static void count_value(void *ctx, int64_t t_ns, int idx, double value)
+{
+	struct count_fill *f = ctx;
+	struct timeline *t = f->t;
+	int64_t at = f->start_ns + t_ns;
+	size_t b;
+
+	if (at <= t->from_ns || at > t->to_ns || idx < 0 || 1 + idx >= t->nv)
+		return;
+	b = (size_t)((at - 1 - t->from_ns) / t->bucket_ns);
+	if (b >= t->nbuckets)
+		return;
+	t->all.v[b * (size_t)t->nv + 1 + (size_t)idx] += value;
+	t->all.total[1 + idx] += (uint64_t)(value + 0.5);
+	f->n++;
+}
+
+/*
+ * A count session ('strobe count --save', backend 'count'): no samples,
+ * only its events' counts per interval (countstore.h); no split and no
+ * filter, which need samples.
+ */
+static int count_timeline(struct db *db, const struct timeline_opts *o, struct timeline *t,
+			  struct error *e)
+{
+	const struct db_session *s = &t->session;
+	int64_t end = s->end_ns > s->start_ns ? s->end_ns : s->start_ns + 1;
+	struct count_fill f = { t, s->start_ns, 0 };
+
+	if (o->by != TL_BY_NONE || o->pid >= 0 || o->comm || o->binary || o->symbol || o->cgroup)
+		return error_set(e, "session %lld is a count session ('strobe count --save'): it "
+				 "has counts, not samples, so no --by and no process, binary, "
+				 "symbol or cgroup filter", (long long)s->id);
+	t->from_ns = s->start_ns + (o->has_from ? o->from_ns : 0);
+	t->to_ns = o->has_to ? MIN(s->start_ns + o->to_ns, end) : end;
+	if (t->to_ns <= t->from_ns)
+		return error_set(e, "empty time range in count session %lld (%.3f s long)",
+				 (long long)s->id, (end - s->start_ns) / 1e9);
+	t->bucket_ns = o->bucket_ns > 0 ? o->bucket_ns :
+		       timeline_default_bucket(t->to_ns - t->from_ns);
+	t->nbuckets = timeline_bucket_count(t->to_ns - t->from_ns, t->bucket_ns);
+	if (t->nbuckets > TL_MAX_BUCKETS)
+		return error_set(e, "too many buckets (%zu, at most %d): give a bigger --bucket",
+				 t->nbuckets, TL_MAX_BUCKETS);
+	t->all.v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
+	snprintf(t->all.name, sizeof(t->all.name), "all");
+	if (countstore_each(db, s->id, count_value, &f, e) < 0)
+		return -1;
+	if (!f.n)
+		return error_set(e, "count session %lld has no counts in this range",
+				 (long long)s->id);
+	snprintf(t->note, sizeof(t->note), "count session: each interval's count is in the "
+		 "bucket of its end");
+	return 0;
+}
+
 struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 				struct error *e)
 {
@@ -1320,6 +1385,11 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	if (db_session_get(db, o->session, &t->session, e) < 0)
 		goto fail;
 	t->nv = 1 + s->nr_events;
+	if (!strcmp(s->backend, "count")) {
+		if (count_timeline(db, o, t, e) < 0)
+			goto fail;
+		return t;
+	}
 	if (s->first_sample <= 0) {
 		error_set(e, "session %lld has no samples", (long long)s->id);
 		goto fail;

@@ -307,6 +307,9 @@ static const char *const session_tables[] = {
 	"(SELECT rowid FROM unwind_errors WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM raw_stacks WHERE (session_id,sample_row) IN "
 	"(SELECT session_id,sample_row FROM raw_stacks WHERE session_id=?1 LIMIT ?2)",
+	/* schema 15 */
+	"DELETE FROM count_values WHERE (session_id,t_ns,event_idx,unit) IN "
+	"(SELECT session_id,t_ns,event_idx,unit FROM count_values WHERE session_id=?1 LIMIT ?2)",
 };
 
 /* Delete what budget allows of session id; 1 when it is gone. */

@@ -19,7 +19,7 @@ OBJCOPY=${OBJCOPY:-objcopy}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -fsanitize=fuzzer $SAN"
 CPPFLAGS="-I$top/kernel/uapi -I$build"
-for d in base capture ingest store symbols query; do CPPFLAGS="$CPPFLAGS -I$top/lib/$d"; done
+for d in base capture ingest store symbols query count; do CPPFLAGS="$CPPFLAGS -I$top/lib/$d"; done
 [ -f "$build/config.h" ] || { echo "build.sh: no $build/config.h: run ./configure" >&2; exit 1; }
 
 # clang that links libFuzzer (a trivial harness), else install it (root)
@@ -78,3 +78,4 @@ build expr "query/expr.c base/util.c" "-lm"
 build usdt "capture/usdt.c base/util.c" "" bigalloc
 build hashkey "symbols/hashkey.c base/util.c" "-lxxhash" bigalloc
 build jitdump "symbols/jitdump.c symbols/jitmap.c base/util.c" ""
+build countsave "count/countsave.c base/proto.c base/util.c" "-lm"

@@ -94,8 +94,10 @@ static void add_session(struct db *db, int id, const char *state, int owner, int
 		 "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,samples) "
 		 "VALUES(%d,1,1,0,5,3);"
 		 "INSERT INTO unwind_errors VALUES(%d,%d,'no CFI',2);"
-		 "INSERT INTO raw_stacks VALUES(%d,%d,zeroblob(40));",
-		 id, binary, binary + 100, id, id, binary, id, first);
+		 "INSERT INTO raw_stacks VALUES(%d,%d,zeroblob(40));"
+		 /* schema 15: a count session's value (any session's is removed) */
+		 "INSERT INTO count_values VALUES(%d,10,0,'',5.0,100.0);",
+		 id, binary, binary + 100, id, id, binary, id, first, id);
 	exec_ok(db, sql);
 }
 
@@ -104,7 +106,8 @@ static int64_t rows_of(struct db *db, int id)
 	/* sample_blocks: a block is the unit retention_step counts */
 	static const char *const t[] = { "sample_blocks", "sample_agg", "processes", "lost", "markers",
 					 "session_cpus", "session_events", "session_probes",
-					 "stacks", "stack_agg", "unwind_errors", "raw_stacks" };
+					 "stacks", "stack_agg", "unwind_errors", "raw_stacks",
+					 "count_values" };
 	char sql[128];
 	int64_t n = 0;
 
