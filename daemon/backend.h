@@ -56,6 +56,13 @@ struct backend_config {
 	int call_graph;		/* 0 none, 1 fp, 2 dwarf: enum callgraph_mode */
 	uint32_t stack_bytes;
 	int keep_stacks;
+	/*
+	 * --attribution exact (perf backend only): the group is read at every
+	 * context switch too, by a context-switches member of the sampling
+	 * group with period 1 whose samples (group reads, in the thread
+	 * switched out) are delivered as records flagged STROBE_SAMPLE_SWITCH.
+	 */
+	int exact;
 };
 
 struct backend;

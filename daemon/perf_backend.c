@@ -133,6 +133,8 @@ struct cpu_ring {
 	struct merge_queue q;	/* its records waiting for the merge */
 	unsigned char *tmp;	/* PERFREC_MAX_SIZE: a record that wraps the ring end */
 	unsigned char *dtmp;	/* the same, for the drain thread */
+	int swfd;		/* --attribution exact: its context-switches member, or -1 */
+	uint64_t swid;		/* and that member's id */
 	int *pfds;		/* per probe site: its uprobe event, or -1 */
 	uint64_t *pids;		/* and that event's id */
 	/* the group's time enabled and running at its last sample, and when
@@ -214,6 +216,7 @@ struct backend {
 	uint64_t sample_type;
 	uint64_t regs_mask;
 	uint16_t max_stack;		/* fp, dwarf: sample_max_stack */
+	struct perfrec_format sw_fmt;	/* --attribution exact: its members' samples */
 	struct owners owners;
 };
 
@@ -292,6 +295,8 @@ static void ring_close(struct backend *b, struct cpu_ring *r)
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		if (r->cfds[i] >= 0)
 			close(r->cfds[i]);
+	if (r->swfd >= 0)
+		close(r->swfd);
 	if (r->page)
 		munmap(r->page, (r->size + sysconf(_SC_PAGESIZE)));
 	if (r->fd >= 0)
@@ -299,6 +304,49 @@ static void ring_close(struct backend *b, struct cpu_ring *r)
 	merge_queue_free(&r->q);
 	free(r->tmp);
 	free(r->dtmp);
+}
+
+/*
+ * --attribution exact: a context-switches member of r's group with period
+ * 1.  The kernel counts a switch in perf_event_task_sched_out(), in the
+ * thread going out, so each of its samples is a group read taken as that
+ * thread stops running on r's CPU: the counters' increases since the
+ * CPU's previous read are that thread's.  Its samples go to the leader's
+ * ring (PERF_EVENT_IOC_SET_OUTPUT), in the layout b->sw_fmt (the leader's,
+ * less stacks).  leader: the leader's attr, for its clock and trailer.
+ */
+static int switch_open(struct backend *b, struct cpu_ring *r,
+		       const struct perf_event_attr *leader, struct error *e)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.sample_period = 1;
+	a.sample_type = leader->sample_type & ~(uint64_t)(PERF_SAMPLE_CALLCHAIN |
+							  PERF_SAMPLE_REGS_USER |
+							  PERF_SAMPLE_STACK_USER);
+	a.read_format = READ_FORMAT;
+	a.sample_id_all = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.cgroup = 0;
+	r->swfd = perf_open(&a, r->cpu, r->fd);
+	if (r->swfd < 0)
+		return error_set(e, "--attribution exact: cannot add a context-switches "
+				 "reader to the group of '%s' on CPU %d: %s",
+				 b->cfg.sampler.name, r->cpu, open_hint(errno));
+	if (ioctl(r->swfd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0)
+		return error_set(e, "--attribution exact: PERF_EVENT_IOC_SET_OUTPUT on "
+				 "CPU %d: %s", r->cpu, strerror(errno));
+	if (ioctl(r->swfd, PERF_EVENT_IOC_ID, &r->swid) < 0)
+		return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+	if (r == b->rings &&
+	    perfrec_format_init(&b->sw_fmt, a.sample_type, READ_FORMAT, 0) < 0)
+		return error_set(e, "internal error: switch sample layout not decodable");
+	return 0;
 }
 
 static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
@@ -429,6 +477,8 @@ static int ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 				 r->size / 1024, r->cpu, strerror(errno));
 	r->page = m;
 	r->data = (unsigned char *)m + pg;
+	if (cfg->kind == BACKEND_PERF && cfg->exact)
+		return switch_open(b, r, &a, e);
 	return 0;
 }
 
@@ -746,6 +796,7 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 
 		r->cpu = cpus[i];
 		r->fd = -1;
+		r->swfd = -1;
 		for (int j = 0; j < STROBE_MAX_COUNTERS; j++)
 			r->cfds[j] = -1;
 		r->size = (uint64_t)b->cfg.buffer_pages * pg;
@@ -1006,8 +1057,9 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	size_t size;
 	void *dst;
 
+	/* the leader, the counting events, and with exact the switch reader */
 	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK ||
-	    pr.sample.nr_values > STROBE_MAX_COUNTERS + 1)
+	    pr.sample.nr_values > STROBE_MAX_COUNTERS + 2)
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = STROBE_REC_SAMPLE;
@@ -1029,6 +1081,41 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	if (!size)
 		return;		/* cannot happen: sample_stacks() made it fit */
 	/* the cgroup id after the record: deliver() reads it back */
+	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, size + (b->cgroups ? 8 : 0));
+	record_encode(&rec, dst, size);
+	if (b->cgroups)
+		memcpy((unsigned char *)dst + size, &pr.sample.cgroup, 8);
+}
+
+/* A context-switches member's sample (--attribution exact): a record
+ * flagged STROBE_SAMPLE_SWITCH with the group's values. */
+static void queue_switch(struct backend *b, struct cpu_ring *r, const unsigned char *p,
+			 size_t len)
+{
+	struct perfrec pr;
+	struct record rec;
+	size_t size;
+	void *dst;
+
+	if (perfrec_decode(&b->sw_fmt, p, len, &pr) != PERFREC_OK ||
+	    pr.sample.nr_values > STROBE_MAX_COUNTERS + 2)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = STROBE_REC_SAMPLE;
+	rec.sample.ip = pr.sample.ip;
+	rec.sample.pid = pr.sample.pid;
+	rec.sample.tid = pr.sample.tid;
+	rec.time_ns = pr.sample.time;
+	rec.cpu = pr.sample.cpu;
+	rec.sample.flags = sample_mode(pr.misc) | STROBE_SAMPLE_SWITCH;
+	rec.sample.tsc = tsc_from_ns(&b->tsc, rec.time_ns);
+	rec.sample.nr_counters = b->cfg.nr_events;
+	perfrec_read_values(&b->sw_fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
+			    rec.sample.counters);
+	size = record_size(&rec);
+	if (!size)
+		return;
+	/* the cgroup id after the record, as queue_sample() puts it */
 	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, size + (b->cgroups ? 8 : 0));
 	record_encode(&rec, dst, size);
 	if (b->cgroups)
@@ -1106,12 +1193,14 @@ static uint64_t records_read(struct backend *b, struct cpu_ring *r, const unsign
 	while (perfrec_ring_next(data, size, tail, head, r->tmp, &h, &p) == PERFREC_OK) {
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE: {
-			uint64_t id;
+			uint64_t id = 0;
 			int site = perfrec_sample_identifier(p, h.size, &id) == 0 ?
 				   probe_site(b, r, id) : -1;
 
 			if (site >= 0)
 				queue_probe(b, r, site, p, h.size);
+			else if (r->swfd >= 0 && id == r->swid)
+				queue_switch(b, r, p, h.size);
 			else
 				queue_sample(b, r, p, h.size);
 			break;

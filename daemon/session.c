@@ -186,6 +186,25 @@ int session_parse_call_graph(struct session_params *p, const char *call_graph,
 	return 0;
 }
 
+int session_parse_attribution(struct session_params *p, const char *attribution,
+			      enum backend_kind kind, struct error *e)
+{
+	p->cfg.exact = 0;
+	if (!attribution || !*attribution || !strcmp(attribution, "sample"))
+		return 0;
+	if (strcmp(attribution, "exact"))
+		return error_set(e, "bad --attribution '%.32s': exact or sample", attribution);
+	if (kind == BACKEND_DRIVER)
+		return error_set(e, "--attribution exact needs the perf backend: the driver "
+				 "does not read its counters at context switches (start strobed "
+				 "with --backend perf)");
+	if (!p->cfg.nr_events)
+		return error_set(e, "--attribution exact needs counting events (-e): it splits "
+				 "their increases at context switches");
+	p->cfg.exact = 1;
+	return 0;
+}
+
 /*
  * May uid, not root, place probes in the file open as fd?  Not in a setuid
  * or setgid program, nor one with file capabilities: it runs with
@@ -361,6 +380,8 @@ struct session *session_start(struct db *db, struct bincache *cache,
 		goto fail;
 	fill_row(&s->row, p, backend_nr_cpus(s->b));
 	snprintf(s->row.backend, sizeof(s->row.backend), "%s", backend_name(s->b));
+	snprintf(s->row.attribution, sizeof(s->row.attribution), "%s",
+		 p->cfg.exact ? "exact" : "");
 	tc = backend_tsc(s->b);
 	s->row.tsc_mult = tc->mult;
 	s->row.tsc_shift = tc->shift;

@@ -50,6 +50,12 @@ int session_parse_request(struct session_params *p, const char *events,
 int session_parse_call_graph(struct session_params *p, const char *call_graph,
 			     const char *keep_stacks, struct error *e);
 
+/* The --attribution of a start request ("exact", "sample"; NULL or "":
+ * sample) into p->cfg.exact; call after session_parse_request.  kind: the
+ * backend (exact needs perf's, and counting events). */
+int session_parse_attribution(struct session_params *p, const char *attribution,
+			      enum backend_kind kind, struct error *e);
+
 /*
  * Resolve the --marker specs (PATH:PROVIDER:NAME, PATH absolute) of a
  * start request by who into p->sites and p->cfg; call after

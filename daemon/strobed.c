@@ -496,6 +496,11 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.stacks_over,
 		       (unsigned long long)st.ingest.samples_no_stack,
 		       (unsigned long long)st.ingest.unwind_failures);
+	if (st.ingest.switch_reads)
+		daemon_log("session %lld: --attribution exact: %llu counter reads at context "
+		       "switches, %llu threads' last runs stored after their last sample",
+		       (long long)st.id, (unsigned long long)st.ingest.switch_reads,
+		       (unsigned long long)st.ingest.exact_tails);
 	if (st.have_handler) {
 		daemon_log("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st.id,
@@ -605,7 +610,8 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		return;
 	}
 	if (session_parse_call_graph(&p, proto_get(req, "call_graph"),
-				     proto_get(req, "keep_stacks"), &e) < 0) {
+				     proto_get(req, "keep_stacks"), &e) < 0 ||
+	    session_parse_attribution(&p, proto_get(req, "attribution"), d->backend, &e) < 0) {
 		reply_error(fd, "%s", e.msg);
 		return;
 	}

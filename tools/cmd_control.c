@@ -119,6 +119,14 @@ int start_opts_parse(struct start_opts *o, int c, const char *arg, const char *c
 	case 'K':
 		o->keep_stacks = 1;
 		return 1;
+	case 'X':
+		if (strcmp(arg, "exact") && strcmp(arg, "sample")) {
+			fprintf(stderr, "strobe %s: bad --attribution '%s': exact or sample\n",
+				cmd, arg);
+			return -1;
+		}
+		o->attribution = arg;
+		return 1;
 	}
 	return 0;
 bad_event:
@@ -131,6 +139,11 @@ int start_opts_check(const struct start_opts *o, const char *cmd)
 	if (o->keep_stacks && !(o->call_graph && !strncmp(o->call_graph, "dwarf", 5))) {
 		fprintf(stderr, "strobe %s: --keep-stacks needs --call-graph dwarf: only dwarf "
 			"samples carry a stack copy\n", cmd);
+		return -1;
+	}
+	if (o->attribution && !strcmp(o->attribution, "exact") && !o->events) {
+		fprintf(stderr, "strobe %s: --attribution exact needs counting events (-e): "
+			"it splits their increases at context switches\n", cmd);
 		return -1;
 	}
 	if (o->freq && o->period) {
@@ -164,6 +177,8 @@ int control_start(const struct start_opts *o, long long *id, struct error *e)
 		proto_add(&req, "call_graph", o->call_graph);
 	if (o->keep_stacks)
 		proto_add(&req, "keep_stacks", "1");
+	if (o->attribution)
+		proto_add(&req, "attribution", o->attribution);
 	for (int i = 0; i < o->nr_markers; i++) {
 		char key[16];
 

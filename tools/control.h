@@ -21,6 +21,7 @@ struct start_opts {
 	int nr_markers;
 	const char *call_graph;		/* -g (fp), --call-graph MODE, checked */
 	int keep_stacks;		/* --keep-stacks (dwarf only) */
+	const char *attribution;	/* --attribution exact|sample, checked */
 };
 
 #define START_SHORT_OPTIONS "e:F:c:m:g"
@@ -34,11 +35,12 @@ struct start_opts {
 	{ "buffer-pages", required_argument, NULL, 'm' }, \
 	{ "marker", required_argument, NULL, 'M' }, \
 	{ "call-graph", required_argument, NULL, 'G' }, \
-	{ "keep-stacks", no_argument, NULL, 'K' }
+	{ "keep-stacks", no_argument, NULL, 'K' }, \
+	{ "attribution", required_argument, NULL, 'X' }
 #define START_USAGE "[--socket PATH] [-e EV[,EV...]] [--sample-event EV] " \
 	"[-F HZ | -c PERIOD] [--name NAME] [-m|--buffer-pages PAGES] " \
 	"[--marker PATH:PROVIDER:NAME]... [-g | --call-graph fp|dwarf[,BYTES]] " \
-	"[--keep-stacks]"
+	"[--keep-stacks] [--attribution exact|sample]"
 /* what the start options do, for --help */
 #define START_HELP \
 	"  -e EV[,EV...]        count these events, read at every sample\n" \
@@ -55,6 +57,12 @@ struct start_opts {
 	"                       8192, a multiple of 8), unwound by strobed with the\n" \
 	"                       binaries' CFI (perf backend only)\n" \
 	"  --keep-stacks        with dwarf, keep the raw stack copies after unwinding\n" \
+	"  --attribution exact|sample\n" \
+	"                       how the -e counts are split among threads: sample\n" \
+	"                       (default) gives a CPU's increases to its next sample;\n" \
+	"                       exact also reads them at every context switch, so\n" \
+	"                       each thread gets exactly its own (perf backend only;\n" \
+	"                       costs a read per switch: doc/PERFORMANCE.md)\n" \
 	"  --socket PATH        strobed's socket\n"
 
 void start_opts_init(struct start_opts *o);

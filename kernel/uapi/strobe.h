@@ -73,6 +73,15 @@ struct strobe_rec_header {
  */
 #define STROBE_SAMPLE_CALLCHAIN	(1U << 10)
 #define STROBE_SAMPLE_USTACK	(1U << 11)
+/*
+ * Not a sample: the counters read at a context switch (exact attribution,
+ * --attribution exact).  pid/tid: the thread switched out; ip: where it
+ * was (in the scheduler); period 0; no callchain.  Its counters' increases
+ * since the previous record of this CPU are that thread's.  Produced by the
+ * perf backend only (a context-switches member of the sampling group with
+ * period 1); the driver does not read at switches.
+ */
+#define STROBE_SAMPLE_SWITCH	(1U << 12)
 
 /* Most callchain entries of one sample, context markers included. */
 #define STROBE_MAX_IPS		512

@@ -11,6 +11,7 @@
  *   start  events= sample_event= freq= period= name= buffer_pages=
  *          marker0= marker1= ... (USDT probes, PATH:PROVIDER:NAME)
  *          call_graph= (fp, dwarf, dwarf,BYTES) keep_stacks= (0, 1)
+ *          attribution= (exact, sample)
  *   mark   text= time_ns= (the client's CLOCK_MONOTONIC when it was run)
  *   rm     sessions=ID,ID,... (replies removed=ID,ID,...)
  *   count-begin  name= start_ns= wall_offset_ns= ev0= ev1= ... (at most 8,

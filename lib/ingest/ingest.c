@@ -325,6 +325,9 @@ struct ingest {
 	uint64_t stack_seed;
 	struct otable stack_agg, stack_pending;	/* struct db_stack_agg */
 	struct otable unwind_errs;	/* struct unwind_err */
+	/* --attribution exact: switch records seen; struct exact_thread */
+	int exact;
+	struct otable exact_threads;
 	struct unwinder *unwinder;
 	int unwinder_failed;		/* unwinder_new() failed: NO_BINARY */
 	unsigned char *frames;		/* INGEST_STACK_FRAMES * 16 bytes */
@@ -335,6 +338,28 @@ struct ingest {
 struct stack_key {
 	uint64_t h[2];			/* XXH3-128 of frames and flags, seeded */
 	int64_t id;
+};
+
+/*
+ * --attribution exact (STROBE_SAMPLE_SWITCH records, doc/DESIGN.md): per
+ * thread, the counter increases read when it was switched out after its
+ * last sample (added to its next sample), the keys of its last sample
+ * (where the increases of its last run go once it has exited: the tail),
+ * and whether its exit was seen (its next switch is its last).  cur as of
+ * now, saved as of the last commit (batch_undo() puts it back); gone: its
+ * tail was stored, the entry is dropped at the next commit.
+ */
+struct exact_state {
+	uint64_t c[STROBE_MAX_COUNTERS];
+	struct db_agg akey;
+	struct db_time_agg tkey;
+	int have_key, exited, gone;
+};
+
+struct exact_thread {
+	uint32_t tid;			/* the key */
+	uint32_t pid;
+	struct exact_state cur, saved;
 };
 
 /* unwind_errs: failures of (binary, reason) counted, and as committed */
@@ -428,6 +453,32 @@ static int stack_committed_keep(void *arg, const void *entry)
 	return ((const struct stack_key *)entry)->id <= *(const int64_t *)arg;
 }
 
+/* otable_filter() of exact_threads at a commit: drop the stored tails. */
+static int exact_keep(void *arg, const void *entry)
+{
+	const struct exact_thread *t = entry;
+
+	(void)arg;
+	return !t->cur.gone;
+}
+
+/* Thread tid's exact_thread, added if missing (or its tail stored). */
+static struct exact_thread *exact_get(struct ingest *in, uint32_t tid, uint32_t pid)
+{
+	struct exact_thread key = { .tid = tid }, *t;
+	int added;
+
+	t = otable_get(&in->exact_threads, &key, &added);
+	if (added || t->cur.gone || t->pid != pid) {
+		/* new, or a thread of that tid whose tail went already */
+		memset(&t->cur, 0, sizeof(t->cur));
+		if (added)
+			memset(&t->saved, 0, sizeof(t->saved));
+		t->pid = pid;
+	}
+	return t;
+}
+
 /* The open batch is stored: it is what a failed batch goes back to. */
 static void batch_committed(struct ingest *in)
 {
@@ -452,6 +503,11 @@ static void batch_committed(struct ingest *in)
 	stack_agg_merge(&in->stack_agg, &in->stack_pending);
 	for (struct unwind_err *u = NULL; (u = otable_next(&in->unwind_errs, u));)
 		u->committed = u->count;
+	if (in->exact) {
+		for (struct exact_thread *t = NULL; (t = otable_next(&in->exact_threads, t));)
+			t->saved = t->cur;
+		otable_filter(&in->exact_threads, exact_keep, NULL);
+	}
 	for (size_t c = 0; c < in->nr_cpus; c++)
 		in->cpus[c].committed = in->cpus[c].now;
 	if (in->cgroup_dirty)
@@ -471,6 +527,8 @@ static void batch_undo(struct ingest *in)
 	otable_clear(&in->stack_pending);
 	for (struct unwind_err *u = NULL; (u = otable_next(&in->unwind_errs, u));)
 		u->count = u->committed;
+	for (struct exact_thread *t = NULL; (t = otable_next(&in->exact_threads, t));)
+		t->cur = t->saved;
 	if (in->stack_max > in->stack_committed) {
 		/* the stacks of the batch are gone: their ids are given again */
 		otable_filter(&in->stack_ids, stack_committed_keep, &in->stack_committed);
@@ -566,6 +624,8 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 		    offsetof(struct db_stack_agg, samples), 1024);
 	otable_init(&in->unwind_errs, sizeof(struct unwind_err),
 		    offsetof(struct unwind_err, count), 64);
+	otable_init(&in->exact_threads, sizeof(struct exact_thread),
+		    offsetof(struct exact_thread, pid), 256);
 	/* a stack's key is secret: a process cannot make its stacks collide
 	 * with another's */
 	if (getrandom(&in->stack_seed, sizeof(in->stack_seed), GRND_NONBLOCK) !=
@@ -602,6 +662,7 @@ void ingest_free(struct ingest *in)
 	otable_free(&in->stack_agg);
 	otable_free(&in->stack_pending);
 	otable_free(&in->unwind_errs);
+	otable_free(&in->exact_threads);
 	unwinder_free(in->unwinder);
 	free(in->frames);
 	free(in->uips);
@@ -951,6 +1012,10 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 	struct proc *p;
 	int ret = 0;
 
+	if (in->exact) {
+		/* its next switch out is its last: its tail is stored then */
+		exact_get(in, tid, pid)->cur.exited = 1;
+	}
 	p = proc_get(in->procs, pid, 0);
 	if (!p || !proc_thread_exit(p, tid))
 		return 0;	/* other threads still use the address space */
@@ -1906,6 +1971,119 @@ static int raw_stack_store(struct ingest *in, const struct record *r, int64_t ro
 	return rc;
 }
 
+/*
+ * The increases of r's counters since the previous record of its CPU
+ * (sample or, with exact attribution, switch read), into c; the CPU's
+ * baseline moves to r.  After lost records they span the lost interval:
+ * they are kept as the CPU's lost-interval counts, c is all zero, and 1 is
+ * returned.
+ */
+static int counter_increase(struct ingest *in, struct cpu_counts *cs, const struct record *r,
+			    uint64_t *c)
+{
+	int nr = MIN((int)r->sample.nr_counters, in->nr);
+
+	for (int i = 0; i < in->nr; i++) {
+		uint64_t v = i < nr ? r->sample.counters[i] : 0;
+
+		c[i] = cs->seen && v >= cs->last[i] ? v - cs->last[i] : (cs->seen ? 0 : v);
+		cs->last[i] = v;
+	}
+	cs->seen = 1;
+	if (!cs->after_loss)
+		return 0;
+	/* what the counters did over the lost interval is no record's */
+	for (int i = 0; i < in->nr; i++) {
+		cs->st.lost_inc[i] += c[i];
+		c[i] = 0;
+	}
+	cs->after_loss = 0;
+	return 1;
+}
+
+/*
+ * Store t's tail: the increases of its last run after its last sample
+ * (read at its last switch out, or at the session's end), added to
+ * sample_agg and sample_time under its last sample's keys with no
+ * sample (the rows are upserted: they add to that sample's).  A thread
+ * never sampled has them under [unknown] at offset 0 in its process.
+ * In the open batch: a rollback takes them back with it.
+ */
+static int exact_flush(struct ingest *in, struct exact_thread *t, uint32_t cpu, uint64_t time_ns,
+		       struct error *e)
+{
+	struct db_agg a;
+	struct db_time_agg ta;
+	int any = 0;
+
+	for (int i = 0; i < in->nr; i++)
+		any |= t->cur.c[i] != 0;
+	t->cur.gone = 1;
+	if (!any)
+		return 0;
+	if (t->cur.have_key) {
+		a = t->cur.akey;
+		ta = t->cur.tkey;
+	} else {
+		struct proc *p = proc_get(in->procs, t->pid, 0);
+		int64_t rel = (int64_t)time_ns - in->s->start_ns;
+
+		memset(&a, 0, sizeof(a));
+		a.binary_id = in->unknown_id;
+		a.pid = t->pid;
+		a.start_ns = p ? p->start_ns : 0;
+		a.comm_id = p ? p->comm_id : 0;
+		a.flags = STROBE_SAMPLE_USER;
+		memset(&ta, 0, sizeof(ta));
+		ta.bucket = rel / INGEST_TIME_BUCKET_NS - (rel % INGEST_TIME_BUCKET_NS < 0);
+		ta.cpu = cpu;
+		ta.pid = a.pid;
+		ta.start_ns = a.start_ns;
+		ta.comm_id = a.comm_id;
+		ta.binary_id = a.binary_id;
+		ta.min_ns = ta.max_ns = (int64_t)time_ns;
+	}
+	a.samples = 0;
+	a.period = 0;
+	a.period_unknown = 0;
+	ta.samples = 0;
+	ta.last_row = 0;
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++) {
+		a.c[i] = i < in->nr ? t->cur.c[i] : 0;
+		ta.c[i] = a.c[i];
+		t->cur.c[i] = 0;
+	}
+	in->stats.exact_tails++;
+	if (db_agg_add(in->db, in->s->id, in->nr, &a, e) < 0)
+		return -1;
+	return db_time_agg_add(in->db, in->s->id, in->nr, &ta, e);
+}
+
+/*
+ * A switch read (STROBE_SAMPLE_SWITCH): the increases since the CPU's
+ * previous record are the outgoing thread's, after its last sample; kept
+ * for its next sample, or stored as its tail if its exit was seen.
+ */
+static int ingest_switch(struct ingest *in, const struct record *r, struct error *e)
+{
+	struct cpu_counts *cs = &cpu_state(in, r->cpu)->now;
+	uint64_t c[STROBE_MAX_COUNTERS];
+	struct exact_thread *t;
+
+	if (batch_open(in, e))
+		return -1;
+	in->exact = 1;
+	in->stats.switch_reads++;
+	if (counter_increase(in, cs, r, c))
+		return 0;
+	t = exact_get(in, r->sample.tid, r->sample.pid);
+	for (int i = 0; i < in->nr; i++)
+		t->cur.c[i] += c[i];
+	if (t->cur.exited)
+		return exact_flush(in, t, r->cpu, r->time_ns, e);
+	return 0;
+}
+
 static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
 {
 	struct cpu_counts *cs = &cpu_state(in, r->cpu)->now;
@@ -1916,7 +2094,6 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	int64_t rel;
 	struct proc *p;
 	int64_t rowid;
-	int nr = MIN((int)r->sample.nr_counters, in->nr);
 
 	if (batch_open(in, e))
 		return -1;
@@ -1929,23 +2106,17 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	row.flags = r->sample.flags;
 	row.period = r->sample.period;
 	row.nr = in->nr;
-	for (int i = 0; i < in->nr; i++) {
-		uint64_t v = i < nr ? r->sample.counters[i] : 0;
-
-		/* the increase since the previous sample on this CPU */
-		row.c[i] = cs->seen && v >= cs->last[i] ? v - cs->last[i] : (cs->seen ? 0 : v);
-		cs->last[i] = v;
-	}
-	cs->seen = 1;
 	cs->st.samples++;
-	if (cs->after_loss) {
-		/* what the counters did over the lost interval is no sample's */
-		for (int i = 0; i < in->nr; i++) {
-			cs->st.lost_inc[i] += row.c[i];
-			row.c[i] = 0;
-		}
+	if (counter_increase(in, cs, r, row.c))
 		row.flags |= STROBE_SAMPLE_AFTER_LOSS;
-		cs->after_loss = 0;
+	if (in->exact) {
+		/* its increases of earlier runs, read at its switches out */
+		struct exact_thread *t = exact_get(in, row.tid, row.pid);
+
+		for (int i = 0; i < in->nr; i++) {
+			row.c[i] += t->cur.c[i];
+			t->cur.c[i] = 0;
+		}
 	}
 
 	p = proc_get(in->procs, row.pid, 0);
@@ -2047,6 +2218,15 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 		ta->min_ns = (int64_t)row.time_ns;
 	for (int i = 0; i < in->nr; i++)
 		ta->c[i] += row.c[i];
+	if (in->exact) {
+		/* where its tail goes, should it exit before its next sample */
+		struct exact_thread *t = exact_get(in, row.tid, row.pid);
+
+		t->cur.akey = key;
+		t->cur.tkey = tkey;
+		t->cur.tkey.min_ns = t->cur.tkey.max_ns = (int64_t)row.time_ns;
+		t->cur.have_key = 1;
+	}
 
 	if (++in->batch_rows >= BATCH_ROWS && !in->held)
 		return ingest_commit(in, e);
@@ -2154,6 +2334,8 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e)
 {
 	switch (r->type) {
 	case STROBE_REC_SAMPLE:
+		if (r->sample.flags & STROBE_SAMPLE_SWITCH)
+			return ingest_switch(in, r, e);
 		return ingest_sample(in, r, e);
 	case STROBE_REC_LOST:
 		return ingest_lost(in, r->cpu, r->time_ns, r->lost.lost, "ring", e);
@@ -2254,6 +2436,10 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 	proc_table_each(in->procs, jit_copy_each, &ja);
 	if (ja.rc < 0)
 		goto fail;
+	/* exact attribution: the tails of threads still running */
+	for (struct exact_thread *t = NULL; (t = otable_next(&in->exact_threads, t));)
+		if (!t->cur.gone && exact_flush(in, t, 0, end_ns, e) < 0)
+			goto fail;
 	agg_merge(&in->agg, &in->pending);
 	for (size_t i = 0; i < in->agg.cap; i++) {
 		if (in->agg.ent[i].samples &&

@@ -211,6 +211,11 @@ struct ingest_stats {
 					 * stored without a stack (the limit) */
 	uint64_t unwind_failures;	/* samples whose user stack unwinding
 					 * stopped early (unwind_errors) */
+	uint64_t switch_reads;		/* --attribution exact: counter reads at
+					 * context switches (STROBE_SAMPLE_SWITCH) */
+	uint64_t exact_tails;		/* and threads' last runs stored with no
+					 * sample after them (sample_agg rows
+					 * with samples 0 added) */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
 

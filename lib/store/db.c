@@ -594,7 +594,7 @@ static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
 	"sample_event,sample_freq,sample_period,start_ns,end_ns,wall_offset_ns," \
 	"tsc_mult,tsc_shift,tsc_ref,tsc_ref_ns,tsc_source,kernel_binary_id,kallsyms_key," \
 	"first_sample,last_sample,samples,lost,throttled,duration_ns,time_bucket_ns," \
-	"late_samples,late_records,late_max_ns,cgroup_source,call_graph"
+	"late_samples,late_records,late_max_ns,cgroup_source,call_graph,attribution"
 
 static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 {
@@ -642,6 +642,7 @@ static void session_bind(sqlite3_stmt *st, const struct db_session *s)
 		sqlite3_bind_null(st, i++);
 	bind_text_or_null(st, i++, s->cgroup_source[0] ? s->cgroup_source : NULL);
 	bind_text_or_null(st, i++, s->call_graph[0] ? s->call_graph : NULL);
+	bind_text_or_null(st, i++, s->attribution[0] ? s->attribution : NULL);
 }
 
 static int session_write(struct db *db, struct db_session *s, int insert, struct error *e)
@@ -651,7 +652,7 @@ static int session_write(struct db *db, struct db_session *s, int insert, struct
 
 	if (sqlite3_prepare_v2(db->sql, "INSERT OR REPLACE INTO sessions(" SESSION_COLS ") "
 			       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33)", -1, &st, NULL))
+			       "?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34)", -1, &st, NULL))
 		return sql_error(db, e, "storing the session");
 	session_bind(st, s);
 	if (insert)
@@ -772,6 +773,7 @@ int db_session_get(struct db *db, int64_t id, struct db_session *s, struct error
 	i++;
 	col_text(st, i++, s->cgroup_source, sizeof(s->cgroup_source));
 	col_text(st, i++, s->call_graph, sizeof(s->call_graph));
+	col_text(st, i++, s->attribution, sizeof(s->attribution));
 	sqlite3_finalize(st);
 
 	if (sqlite3_prepare_v2(db->sql, "SELECT idx,name,type,config,config1,config2 FROM "

@@ -102,6 +102,8 @@ struct db_session {
 	/* schema 14: how its samples' stacks were recorded: "fp",
 	 * "dwarf,BYTES"; "" none (NULL in the table) */
 	char call_graph[32];
+	/* schema 16: "exact" (--attribution exact); "" sample (NULL) */
+	char attribution[16];
 	/* counting events, in column order c0.. */
 	int nr_events;
 	struct db_event {

@@ -114,7 +114,7 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 15);	/* schema/001 to 015 */
+	assert_int_equal(db_schema_version(), 16);	/* schema/001 to 016 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
