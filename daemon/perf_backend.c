@@ -1047,24 +1047,26 @@ static void sample_stacks(const struct backend *b, const struct perfrec_sample *
 
 /*
  * The leader's PERF_RECORD_SAMPLE (len bytes at p) -> struct strobe_sample,
- * the counting events' values picked from the group read by their ids.
+ * the counting events' values picked from the group read by their ids; or,
+ * is_switch, a sample of the context-switches member (--attribution exact,
+ * laid out as b->sw_fmt): the same with STROBE_SAMPLE_SWITCH.
  */
 static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned char *p,
-			 size_t len)
+			 size_t len, int is_switch)
 {
+	const struct perfrec_format *fmt = is_switch ? &b->sw_fmt : &b->fmt;
 	struct perfrec pr;
 	struct record rec;
 	size_t size;
 	void *dst;
 
 	/* the leader, the counting events, and with exact the switch reader */
-	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK ||
+	if (perfrec_decode(fmt, p, len, &pr) != PERFREC_OK ||
 	    pr.sample.nr_values > STROBE_MAX_COUNTERS + 2)
 		return;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = STROBE_REC_SAMPLE;
 	rec.sample.ip = pr.sample.ip;
-	rec.sample.period = pr.sample.period;
 	rec.sample.pid = pr.sample.pid;
 	rec.sample.tid = pr.sample.tid;
 	rec.time_ns = pr.sample.time;
@@ -1072,50 +1074,21 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	rec.sample.flags = sample_mode(pr.misc);
 	rec.sample.tsc = tsc_from_ns(&b->tsc, rec.time_ns);
 	rec.sample.nr_counters = b->cfg.nr_events;
-	perfrec_read_values(&b->fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
+	perfrec_read_values(fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
 			    rec.sample.counters);
-	queue_unsched(r, rec.time_ns, pr.sample.time_enabled, pr.sample.time_running);
-	if (b->sample_type & PERF_SAMPLE_CALLCHAIN)
-		sample_stacks(b, &pr.sample, &rec);
+	if (is_switch) {
+		/* a switch read: no period of the sampling event, no stacks */
+		rec.sample.flags |= STROBE_SAMPLE_SWITCH;
+	} else {
+		rec.sample.period = pr.sample.period;
+		queue_unsched(r, rec.time_ns, pr.sample.time_enabled, pr.sample.time_running);
+		if (b->sample_type & PERF_SAMPLE_CALLCHAIN)
+			sample_stacks(b, &pr.sample, &rec);
+	}
 	size = record_size(&rec);
 	if (!size)
 		return;		/* cannot happen: sample_stacks() made it fit */
 	/* the cgroup id after the record: deliver() reads it back */
-	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, size + (b->cgroups ? 8 : 0));
-	record_encode(&rec, dst, size);
-	if (b->cgroups)
-		memcpy((unsigned char *)dst + size, &pr.sample.cgroup, 8);
-}
-
-/* A context-switches member's sample (--attribution exact): a record
- * flagged STROBE_SAMPLE_SWITCH with the group's values. */
-static void queue_switch(struct backend *b, struct cpu_ring *r, const unsigned char *p,
-			 size_t len)
-{
-	struct perfrec pr;
-	struct record rec;
-	size_t size;
-	void *dst;
-
-	if (perfrec_decode(&b->sw_fmt, p, len, &pr) != PERFREC_OK ||
-	    pr.sample.nr_values > STROBE_MAX_COUNTERS + 2)
-		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.type = STROBE_REC_SAMPLE;
-	rec.sample.ip = pr.sample.ip;
-	rec.sample.pid = pr.sample.pid;
-	rec.sample.tid = pr.sample.tid;
-	rec.time_ns = pr.sample.time;
-	rec.cpu = pr.sample.cpu;
-	rec.sample.flags = sample_mode(pr.misc) | STROBE_SAMPLE_SWITCH;
-	rec.sample.tsc = tsc_from_ns(&b->tsc, rec.time_ns);
-	rec.sample.nr_counters = b->cfg.nr_events;
-	perfrec_read_values(&b->sw_fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
-			    rec.sample.counters);
-	size = record_size(&rec);
-	if (!size)
-		return;
-	/* the cgroup id after the record, as queue_sample() puts it */
 	dst = merge_queue_push(&r->q, rec.time_ns, Q_STROBE, size + (b->cgroups ? 8 : 0));
 	record_encode(&rec, dst, size);
 	if (b->cgroups)
@@ -1199,10 +1172,8 @@ static uint64_t records_read(struct backend *b, struct cpu_ring *r, const unsign
 
 			if (site >= 0)
 				queue_probe(b, r, site, p, h.size);
-			else if (r->swfd >= 0 && id == r->swid)
-				queue_switch(b, r, p, h.size);
 			else
-				queue_sample(b, r, p, h.size);
+				queue_sample(b, r, p, h.size, r->swfd >= 0 && id == r->swid);
 			break;
 		}
 		case PERF_RECORD_MMAP2:
