@@ -370,6 +370,16 @@ static uint64_t default_max(const struct probe_sys *s)
 	return big > (1u << 30) ? 1u << 30 : big < (1u << 20) ? 1u << 20 : big;
 }
 
+/* The latency of a random cycle through one line in each of p pages from
+ * base, the line moving by 64 bytes from page to page (so no cache set
+ * gets them all). */
+static double measure_pages(struct ctx *c, char *base, size_t p, long pg, double *e)
+{
+	for (size_t i = 0; i < p; i++)
+		c->at[i] = (void **)(base + i * pg + (i * 64) % pg);
+	return measure(&c->m, link_cycle(c->at, p, &c->seed), p, e);
+}
+
 /* The dTLB: one line per 4 KiB page over n pages (8 sizes per octave up to
  * 256 pages, which stay within a 32 KiB L1d: each page's line in another
  * set); the reach is the page count where the latency steps up. */
@@ -402,12 +412,9 @@ static void probe_dtlb(struct ctx *c, struct probe_result *r, const struct probe
 	}
 	for (int round = 0, gained = 0; round == 0 || more_rounds(round - 1, &gained); round++)
 		for (size_t k = 0; k < n; k++) {
-			size_t p = (size_t)x[k];
 			double v, e;
 
-			for (size_t i = 0; i < p; i++)
-				c->at[i] = (void **)(b + i * pg + (i * 64) % pg);
-			v = measure(&c->m, link_cycle(c->at, p, &c->seed), p, &e);
+			v = measure_pages(c, b, (size_t)x[k], pg, &e);
 			best(&y[k], &er[k], v, e, &gained);
 		}
 	for (size_t k = 0; k < n; k++)
@@ -471,16 +478,11 @@ static void probe_stlb(struct ctx *c, struct probe_row *row, const struct probe_
 	}
 	for (int round = 0, gained = 0; round == 0 || more_rounds(round - 1, &gained); round++)
 		for (size_t k = 0; k < n; k++) {
-			size_t p = (size_t)x[k];
 			double v, e;
 
-			for (size_t i = 0; i < p; i++)
-				c->at[i] = (void **)(b + i * pg + (i * 64) % pg);
-			v = measure(&c->m, link_cycle(c->at, p, &c->seed), p, &e);
+			v = measure_pages(c, b, (size_t)x[k], pg, &e);
 			best(&y[k], &er[k], v, e, &gained);
-			for (size_t i = 0; i < p; i++)
-				c->at[i] = (void **)(c->buf + i * pg + (i * 64) % pg);
-			v = measure(&c->m, link_cycle(c->at, p, &c->seed), p, &e);
+			v = measure_pages(c, c->buf, (size_t)x[k], pg, &e);
 			best(&ctl[k], &cer[k], v, e, &gained);
 		}
 	munmap(map, maplen);
