@@ -437,7 +437,7 @@ static void test_migrate(void **state)
 		"ALTER TABLE sessions DROP COLUMN cgroup_source;"
 		"DROP TABLE stacks; DROP TABLE stack_agg; DROP TABLE unwind_errors;"
 		"DROP TABLE raw_stacks; ALTER TABLE sessions DROP COLUMN call_graph;"
-		"DROP TABLE count_values;"
+		"DROP TABLE count_values; ALTER TABLE sessions DROP COLUMN attribution;"
 		"PRAGMA user_version=5;", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
 
