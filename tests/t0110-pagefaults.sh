@@ -8,7 +8,9 @@ need_root
 
 # Counters are per CPU: a fault counted on a CPU goes to the next sample
 # there, so pagetouch must have its CPU to itself while it runs: a real-time
-# priority keeps other (busy) processes from preempting it.
+# priority keeps other (busy) processes from preempting it.  (With
+# --attribution exact it needs no such priority: t0112 runs it against a
+# spinner on one CPU.)
 rt=
 command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt="chrt -f 10"
 N=200000
