@@ -153,7 +153,8 @@ static void usage(FILE *f)
 	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
 	      "[--backend auto|perf|driver]\n"
 	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
-	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N|idle]\n", f);
+	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N|idle]\n"
+	      "       strobed --version | --help\n", f);
 }
 
 /*
@@ -1693,6 +1694,7 @@ int main(int argc, char **argv)
 		{ "spool-disk", required_argument, NULL, 'D' },
 		{ "ingest-nice", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
@@ -1766,6 +1768,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("strobed %s\n", PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
