@@ -140,7 +140,8 @@ int conffile_read(const char *path, int flags, conffile_fn fn, void *arg, struct
 	if (fd < 0 && errno == ENOENT && (flags & CONFFILE_MISSING_OK))
 		return 1;
 	if (fd < 0)
-		return error_set(e, "%s: cannot read: %s", path, strerror(errno));
+		return error_set(e, "%s: cannot read: %s: give the path of a readable "
+				 "configuration file", path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return error_set(e, "%s: not a regular file: give the path of a "
