@@ -138,7 +138,7 @@ done
 wait $rec || fail "record with the installed strobe: $(cat "$tmp/rec.err")"
 [ -n "$seen" ] || fail "strobe record did not run the installed strobed ($dest/usr/sbin/strobed)"
 "$dest/usr/bin/strobe" report --format csv >"$tmp/r.csv" 2>"$tmp/r.err" || fail "report: $(cat "$tmp/r.err")"
-grep -q ",work60," "$tmp/r.csv" || fail "the report of $tmp/inst.db lacks work60: $(head -5 "$tmp/r.csv")"
+grep -q "^$WL/split603010,[^,]*,work60," "$tmp/r.csv" || fail "the report of $tmp/inst.db lacks $WL/split603010 work60: $(head -5 "$tmp/r.csv")"
 unset STROBE_CONFIG
 ok "the installed strobe started the installed strobed (pid $seen) with every default uncommented; the report names work60"
 
