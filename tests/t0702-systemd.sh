@@ -30,7 +30,8 @@
 need_root
 need_users
 command -v capsh >/dev/null || skip "capsh (libcap2-bin) is not installed: ./setup.sh installs it"
-MAX_EXPOSURE=4.0
+# doc/INSTALL.md: 3.4 with systemd 252; a weaker unit fails
+MAX_EXPOSURE=3.5
 unit=$top/dist/systemd/strobed.service.in
 
 # 1. systemd-analyze
