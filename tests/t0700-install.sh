@@ -9,7 +9,9 @@
 # of the other parts of the install), with the right modes, and nothing on
 # the live system (the same paths there unchanged, the post-install step
 # skipped); the installed strobe and strobed print configure's version;
-# the unit runs the installed strobed; the configuration file's keys are
+# the unit runs the installed strobed; sysusers.d and tmpfiles.d, applied
+# to a scratch root, make group strobe and the directories with their
+# modes; the configuration file's keys are
 # exactly strobed's options that take a value (from its --help) and every
 # commented default is a value strobed accepts: the installed strobe
 # records with the file's defaults uncommented, starting the installed
@@ -103,6 +105,27 @@ grep -q '@[a-z]*@' "$dest$unitdir/strobed.service" && fail "unsubstituted @var@ 
 "$dest/usr/sbin/strobed" --help | grep -q "/etc/strobe/strobed.conf" ||
 	fail "the installed strobed's default configuration file is not /etc/strobe/strobed.conf: $("$dest/usr/sbin/strobed" --help | grep -A2 -- --config)"
 ok "the unit runs /usr/sbin/strobed; strobed reads /etc/strobe/strobed.conf"
+
+# the installed sysusers.d and tmpfiles.d files, applied to a scratch root
+if command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null; then
+	sr=$tmp/sysroot
+	mkdir -p "$sr/etc" "$sr/usr/lib/sysusers.d" "$sr/usr/lib/tmpfiles.d"
+	cp "$dest/usr/lib/sysusers.d/strobe.conf" "$sr/usr/lib/sysusers.d/"
+	cp "$dest/usr/lib/tmpfiles.d/strobe.conf" "$sr/usr/lib/tmpfiles.d/"
+	systemd-sysusers --root="$sr" >"$tmp/sysusers.log" 2>&1 || fail "systemd-sysusers: $(cat "$tmp/sysusers.log")"
+	sgid=$(sed -n 's/^strobe:x:\([0-9]*\):$/\1/p' "$sr/etc/group")
+	[ -n "$sgid" ] || fail "sysusers.d made no group strobe: $(cat "$sr/etc/group")"
+	[ "$sgid" -lt 1000 ] || fail "group strobe is not a system group: gid $sgid"
+	systemd-tmpfiles --root="$sr" --create >"$tmp/tmpfiles.log" 2>&1 ||
+		fail "systemd-tmpfiles: $(cat "$tmp/tmpfiles.log")"
+	[ "$(stat -c '%a %u:%g' "$sr/var/lib/strobe")" = "750 0:$sgid" ] ||
+		fail "/var/lib/strobe from tmpfiles.d: $(stat -c '%a %u:%g' "$sr/var/lib/strobe"), not 750 0:$sgid"
+	[ "$(stat -c '%a %u:%g' "$sr/run/strobe")" = "755 0:0" ] ||
+		fail "/run/strobe from tmpfiles.d: $(stat -c '%a %u:%g' "$sr/run/strobe")"
+	ok "sysusers.d makes system group strobe ($sgid); tmpfiles.d /var/lib/strobe 0750 root:strobe, /run/strobe 0755"
+else
+	echo "not checked: systemd-sysusers or systemd-tmpfiles is not installed (package systemd)"
+fi
 
 # the file's keys: strobed's options with a value, but --config
 "$dest/usr/sbin/strobed" --help | sed -n 's/^  \(-., \)\{0,1\}--\([a-z-]*\) [^ ].*/\2/p' |
