@@ -11,7 +11,10 @@
 # skipped); the installed strobe and strobed print configure's version;
 # the unit runs the installed strobed; sysusers.d and tmpfiles.d, applied
 # to a scratch root, make group strobe and the directories with their
-# modes; the configuration file's keys are
+# modes; the post-install step (its programs replaced by stubs) runs
+# systemd-sysusers and systemd-tmpfiles on the installed files, else
+# groupadd and install -d, and never fails (nor runs for another prefix, as
+# distcheck's); the configuration file's keys are
 # exactly strobed's options that take a value (from its --help) and every
 # commented default is a value strobed accepts: the installed strobe
 # records with the file's defaults uncommented, starting the installed
@@ -126,6 +129,39 @@ if command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/n
 else
 	echo "not checked: systemd-sysusers or systemd-tmpfiles is not installed (package systemd)"
 fi
+
+# the post-install step of a real install (root, no DESTDIR), with every
+# program it may run replaced by one that only says how it was called
+stubs=$tmp/stubs
+mkdir "$stubs"
+for p in systemd-sysusers systemd-tmpfiles groupadd install getent; do
+	printf '#!/bin/sh\necho "%s $*" >>"%s"\n%s\n' "$p" "$tmp/calls" \
+		"$([ $p = getent ] && echo 'exit 2' || echo 'exit 0')" >"$stubs/$p"
+	chmod +x "$stubs/$p"
+done
+PATH=$stubs:$PATH make -C "$build" install-data-hook DESTDIR= >"$tmp/hook.log" 2>&1 ||
+	fail "the post-install step failed: $(cat "$tmp/hook.log")"
+printf '%s\n' "systemd-sysusers /usr/lib/sysusers.d/strobe.conf" \
+	"systemd-tmpfiles --create /usr/lib/tmpfiles.d/strobe.conf" >"$tmp/calls.want"
+cmp -s "$tmp/calls" "$tmp/calls.want" || fail "the post-install step with systemd ran: $(cat "$tmp/calls")"
+rm "$tmp/calls"
+PATH=$stubs:$PATH make -C "$build" install-data-hook DESTDIR= prefix="$tmp/pfx" >"$tmp/hook.log" 2>&1 ||
+	fail "the post-install step failed: $(cat "$tmp/hook.log")"
+[ -e "$tmp/calls" ] && fail "the post-install step ran for prefix $tmp/pfx: $(cat "$tmp/calls")"
+grep -q "prefix $tmp/pfx is not /usr or /usr/local" "$tmp/hook.log" ||
+	fail "the post-install step did not say why it did nothing: $(cat "$tmp/hook.log")"
+rm "$stubs/systemd-sysusers" "$stubs/systemd-tmpfiles"
+PATH=$stubs /bin/sh "$src/dist/post-install.sh" /usr/lib/sysusers.d/strobe.conf \
+	/usr/lib/tmpfiles.d/strobe.conf >"$tmp/hook.log" 2>&1 || fail "post-install.sh failed: $(cat "$tmp/hook.log")"
+printf '%s\n' "getent group strobe" "groupadd --system strobe" \
+	"install -d -m 0750 -o root -g strobe /var/lib/strobe" >"$tmp/calls.want"
+cmp -s "$tmp/calls" "$tmp/calls.want" || fail "the post-install step without systemd ran: $(cat "$tmp/calls")"
+printf '#!/bin/sh\nexit 1\n' >"$stubs/groupadd"
+PATH=$stubs /bin/sh "$src/dist/post-install.sh" /usr/lib/sysusers.d/strobe.conf \
+	/usr/lib/tmpfiles.d/strobe.conf >"$tmp/hook.log" 2>&1 || fail "post-install.sh failed when groupadd did"
+grep -q "post-install: not done; as root, run: groupadd --system strobe" "$tmp/hook.log" ||
+	fail "post-install.sh did not say what is left to do: $(cat "$tmp/hook.log")"
+ok "post-install step: systemd-sysusers and systemd-tmpfiles, else groupadd and install -d; never failing"
 
 # the file's keys: strobed's options with a value, but --config
 "$dest/usr/sbin/strobed" --help | sed -n 's/^  \(-., \)\{0,1\}--\([a-z-]*\) [^ ].*/\2/p' |
