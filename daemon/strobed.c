@@ -19,16 +19,22 @@
  * Between drains the timer tick removes sessions marked for removal in
  * bounded batches (retention.h), applies --keep and --max-size, keeps the
  * WAL under --max-wal when it can, and records the database's stamp.
+ *
+ * Settings come from the configuration file (--config, STROBE_CONFIG or
+ * STROBE_CONFIG_PATH: lib/base/conffile.h), then STROBE_DB/STROBE_SOCKET,
+ * then the options; one function (apply_option) checks them all.  Under
+ * systemd (dist/systemd/strobed.socket) the listening socket is passed in
+ * as fd 3 and strobed neither binds nor removes it.
  */
 #include "config.h"
 #include <dirent.h>
-#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -175,7 +181,8 @@ static void help(void)
 	       "                       options --db to --ingest-nice (default: env STROBE_CONFIG,\n"
 	       "                       else %s if it exists)\n", STROBE_CONFIG_PATH);
 	fputs("  --db PATH            the database (default " DEFAULT_DB ")\n"
-	      "  --socket PATH        the control socket (default " DEFAULT_SOCKET ")\n"
+	      "  --socket PATH        the control socket (default " DEFAULT_SOCKET "; ignored when\n"
+	      "                       systemd passes it, strobed.socket)\n"
 	      "  -f, --foreground     stay in the foreground and log to stderr (default: detach, log to DB.log)\n"
 	      "  --backend auto|perf|driver  capture with perf_event_open or the strobe driver\n"
 	      "                       (" STROBE_DEV_PATH "); auto (default): the driver when it is loaded\n"
