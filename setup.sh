@@ -1,6 +1,7 @@
 #!/bin/sh
 # setup.sh - install everything strobe needs to build, run and test on Debian 12
-# (the last two lines of packages are for make check-kernel's QEMU guests;
+# (systemd, libcap2-bin and git: t0700-t0702, the install and the units;
+# the last two lines of packages are for make check-kernel's QEMU guests;
 # tests/kernel/run-arm64.sh fetches Debian's arm64 kernel itself).
 # Run as root. Safe to run again.
 set -e
@@ -13,6 +14,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	libdebuginfod-dev debuginfod curl libdw-dev libelf-dev
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev
+	systemd libcap2-bin git
 	golang-go nodejs
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
 	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"

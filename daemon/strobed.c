@@ -19,6 +19,12 @@
  * Between drains the timer tick removes sessions marked for removal in
  * bounded batches (retention.h), applies --keep and --max-size, keeps the
  * WAL under --max-wal when it can, and records the database's stamp.
+ *
+ * Settings come from the configuration file (--config, STROBE_CONFIG or
+ * STROBE_CONFIG_PATH: lib/base/conffile.h), then STROBE_DB/STROBE_SOCKET,
+ * then the options; one function (apply_option) checks them all.  Under
+ * systemd (dist/systemd/strobed.socket) the listening socket is passed in
+ * as fd 3 and strobed neither binds nor removes it.
  */
 #include "config.h"
 #include <dirent.h>
@@ -28,6 +34,7 @@
 #include <grp.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -43,6 +50,7 @@
 #include <unistd.h>
 #include "bincache.h"
 #include "cachegc.h"
+#include "conffile.h"
 #include "countsave.h"
 #include "countstore.h"
 #include "db.h"
@@ -57,6 +65,10 @@
 
 #define DEFAULT_DB	"/var/lib/strobe/strobe.db"
 #define DEFAULT_SOCKET	"/run/strobe/strobed.sock"
+/* the configuration file read when neither --config nor STROBE_CONFIG names one */
+#ifndef STROBE_CONFIG_PATH
+#define STROBE_CONFIG_PATH "/etc/strobe/strobed.conf"
+#endif
 #define CLIENT_TIMEOUT_MS 2000
 /* SQLite's wait for a lock, once started: the event loop must not sleep in
  * it (no other process has a reason to hold the write lock) */
@@ -150,11 +162,41 @@ static void tracefs_ensure(void)
 
 static void usage(FILE *f)
 {
-	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
-	      "[--backend auto|perf|driver]\n"
-	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
-	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N|idle]\n"
+	fputs("usage: strobed [--config FILE] [--db PATH] [--socket PATH] [--foreground]\n"
+	      "               [--backend auto|perf|driver] [--keep DAYS] [--max-size SIZE]\n"
+	      "               [--max-wal SIZE] [--spool-mem SIZE] [--spool-disk SIZE]\n"
+	      "               [--ingest-nice N|idle]\n"
 	      "       strobed --version | --help\n", f);
+}
+
+/* --help: every option, one per line (doc/man/strobed.8.scd follows it). */
+static void help(void)
+{
+	usage(stdout);
+	fputs("The strobe daemon: runs system-wide profiling sessions for the 'strobe' command\n"
+	      "and stores them in a SQLite database.  Runs as root; root and members of group\n"
+	      "strobe may use its socket.  Options override the configuration file; STROBE_DB and\n"
+	      "STROBE_SOCKET override the file's db and socket.\n", stdout);
+	printf("  --config FILE        read settings from FILE: lines 'key = value', the keys the\n"
+	       "                       options --db to --ingest-nice (default: env STROBE_CONFIG,\n"
+	       "                       else %s if it exists)\n", STROBE_CONFIG_PATH);
+	fputs("  --db PATH            the database (default " DEFAULT_DB ")\n"
+	      "  --socket PATH        the control socket (default " DEFAULT_SOCKET "; ignored when\n"
+	      "                       systemd passes it, strobed.socket)\n"
+	      "  -f, --foreground     stay in the foreground and log to stderr (default: detach, log to DB.log)\n"
+	      "  --backend auto|perf|driver  capture with perf_event_open or the strobe driver\n"
+	      "                       (" STROBE_DEV_PATH "); auto (default): the driver when it is loaded\n"
+	      "  --keep DAYS          remove finished sessions that ended more than DAYS ago (default: keep)\n"
+	      "  --max-size SIZE      remove the oldest finished sessions while the database and its\n"
+	      "                       cache take more than SIZE (500M, 2G; default: no limit)\n"
+	      "  --max-wal SIZE       keep the write-ahead log under SIZE when it can (default 64M)\n"
+	      "  --spool-mem SIZE     memory for records ingest has not caught up with (default 256M;\n"
+	      "                       0: none)\n"
+	      "  --spool-disk SIZE    disk (DB.spool/) for them once memory is full (default 4G; 0: none)\n"
+	      "  --ingest-nice N|idle nice of ingest above strobed's own, 0 to 19 (default 19), or idle\n"
+	      "                       (SCHED_IDLE)\n"
+	      "  -h, --help           show this help\n"
+	      "  --version            print strobed's version\n", stdout);
 }
 
 /*
@@ -1680,110 +1722,227 @@ static void log_recovered(const struct recover_session *r, size_t n, size_t show
 		       took_ns / 1e6);
 }
 
+/* Settings before they take effect: from the configuration file, the
+ * environment, then the command line, each overriding the one before. */
+struct settings {
+	struct daemon *d;
+	const char *db;
+	const char *backend;
+	int foreground;
+};
+
+static const struct option opts[] = {
+	{ "db", required_argument, NULL, 'd' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "backend", required_argument, NULL, 'b' },
+	{ "keep", required_argument, NULL, 'k' },
+	{ "max-size", required_argument, NULL, 'M' },
+	{ "max-wal", required_argument, NULL, 'W' },
+	{ "spool-mem", required_argument, NULL, 'S' },
+	{ "spool-disk", required_argument, NULL, 'D' },
+	{ "ingest-nice", required_argument, NULL, 'N' },
+	{ "config", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The options a configuration file may set: those that take a value and
+ * say how strobed runs (not --foreground, --config, --help, --version). */
+#define FILE_KEYS "db, socket, backend, keep, max-size, max-wal, spool-mem, spool-disk, ingest-nice"
+
+/*
+ * Apply option c with argument arg (from the command line or, by its long
+ * name, from the configuration file): 0, or -1 with e saying what is
+ * wrong with the value and what to give instead.  arg must outlive strobed.
+ */
+static int apply_option(struct settings *o, int c, const char *arg, struct error *e)
+{
+	struct daemon *d = o->d;
+
+	switch (c) {
+	case 'd': o->db = arg; break;
+	case 's': d->socket_path = arg; break;
+	case 'f': o->foreground = 1; break;
+	case 'b':
+		if (strcmp(arg, "auto") && strcmp(arg, "perf") && strcmp(arg, "driver"))
+			return error_set(e, "unknown backend '%s': use auto, perf or driver", arg);
+		o->backend = arg;
+		break;
+	case 'k':
+		return retention_parse_days(arg, &d->policy.keep_ns, e);
+	case 'M':
+		return retention_parse_size(arg, &d->policy.max_bytes, e);
+	case 'W':
+		if (retention_parse_size(arg, &d->max_wal, e) < 0)
+			return error_set(e, "bad --max-wal '%s': give a size in bytes or with K, "
+					 "M, G or T, e.g. --max-wal 64M", arg);
+		break;
+	case 'S':
+	case 'D':
+		/* 0: none (no disk: loss once memory is full) */
+		if (!strcmp(arg, "0"))
+			*(c == 'S' ? &d->spool.mem_max : &d->spool.disk_max) = 0;
+		else if (retention_parse_size(arg, c == 'S' ? &d->spool.mem_max :
+					      &d->spool.disk_max, e) < 0)
+			return error_set(e, "bad --spool-%s '%s': give a size in bytes or with "
+					 "K, M, G or T, e.g. --spool-%s 1G", c == 'S' ? "mem" : "disk",
+					 arg, c == 'S' ? "mem" : "disk");
+		break;
+	case 'N': {
+		char *end;
+		long v = strtol(arg, &end, 10);
+
+		if (!strcmp(arg, "idle")) {
+			d->ingest_idle = 1;
+			break;
+		}
+		if (end == arg || *end || v < 0 || v > 19)
+			return error_set(e, "bad --ingest-nice '%s': give a number from 0 (ingest "
+					 "competes with the workload as an equal) to 19, or idle "
+					 "(SCHED_IDLE: only CPU time nothing else wants)", arg);
+		d->ingest_nice = (int)v;
+		d->ingest_idle = 0;
+		break;
+	}
+	default:
+		return error_set(e, "unknown option");
+	}
+	return 0;
+}
+
+/* One key = value of the configuration file: the option of that name. */
+static int apply_key(void *arg, const char *key, const char *value, struct error *e)
+{
+	for (const struct option *o = opts; o->name; o++)
+		if (!strcmp(o->name, key) && o->has_arg == required_argument && o->val != 'C')
+			return apply_option(arg, o->val, xstrdup(value), e);
+	return error_set(e, "unknown key '%s': the keys are " FILE_KEYS, key);
+}
+
+/*
+ * A listening socket systemd passed (socket activation, sd_listen_fds(3)):
+ * LISTEN_PID is this process and LISTEN_FDS one fd, 3, which must be a
+ * listening AF_UNIX stream socket.  1 when there is one (d->listen_fd set,
+ * d->socket_path its address), 0 when none was passed, -1 with e set when
+ * what was passed is not usable.  The variables are removed either way, so
+ * that no child takes the fd for its own.
+ */
+#define LISTEN_FDS_START 3
+
+static int inherited_socket(struct daemon *d, struct error *e)
+{
+	const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(int), salen = sizeof(sa);
+	int type = 0, domain = 0, listening = 0, fd = LISTEN_FDS_START;
+	char *end;
+	long pid, n;
+
+	if (!pid_s || !fds_s)
+		return 0;
+	pid = strtol(pid_s, &end, 10);
+	if (*end || pid != getpid())
+		return 0;	/* meant for another process */
+	n = strtol(fds_s, &end, 10);
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (*end || n < 1)
+		return 0;
+	if (n != 1)
+		return error_set(e, "socket activation passed %ld sockets: strobed takes one "
+				 "(ListenStream= once in strobed.socket)", n);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
+		return error_set(e, "socket activation: fd %d is not a socket: %s", fd,
+				 strerror(errno));
+	if (domain != AF_UNIX || type != SOCK_STREAM || !listening)
+		return error_set(e, "socket activation: fd %d is not a listening unix stream "
+				 "socket: strobed.socket must say ListenStream=PATH", fd);
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return error_set(e, "socket activation: fd %d: %s", fd, strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 &&
+	    salen > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0])
+		d->socket_path = xasprintf("%.*s", (int)strnlen(sa.sun_path,
+				salen - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
+	else
+		d->socket_path = "(socket passed by systemd)";
+	d->listen_fd = fd;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "backend", required_argument, NULL, 'b' },
-		{ "keep", required_argument, NULL, 'k' },
-		{ "max-size", required_argument, NULL, 'M' },
-		{ "max-wal", required_argument, NULL, 'W' },
-		{ "spool-mem", required_argument, NULL, 'S' },
-		{ "spool-disk", required_argument, NULL, 'D' },
-		{ "ingest-nice", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
 			    .ingest_nice = DEFAULT_INGEST_NICE,
 			    .spool = { SPOOL_MEM_DEFAULT, SPOOL_DISK_DEFAULT } };
+	struct settings set = { .d = &d, .backend = "auto" };
 	struct client clients[MAX_CLIENTS];
 	struct recover_session rec[16];
 	struct start_wait wait = { 0 };
-	const char *db_path_arg = getenv("STROBE_DB");
-	const char *backend = "auto";
+	const char *db_path_arg, *config = NULL, *env;
+	const char *backend;
 	uint64_t started = now_ns(), rec_ns;
-	int foreground = 0, c, trusted, existed;
+	int foreground, c, trusted, existed, activated, nargs = 0;
+	int *argc_opt = xcalloc(argc + 1, sizeof(int));
+	char **argv_opt = xcalloc(argc + 1, sizeof(char *));
 	size_t nrec = 0;
 	struct group *g;
 	struct error e;
 	char *dir, stamp[DBLOCK_STAMP_MAX];
 
-	d.socket_path = getenv("STROBE_SOCKET");
+	/* the command line first, applied last: it overrides the file */
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': db_path_arg = optarg; break;
-		case 's': d.socket_path = optarg; break;
-		case 'f': foreground = 1; break;
-		case 'b': backend = optarg; break;
-		case 'k':
-			if (retention_parse_days(optarg, &d.policy.keep_ns, &e) < 0)
-				goto bad_option;
-			break;
-		case 'M':
-			if (retention_parse_size(optarg, &d.policy.max_bytes, &e) < 0)
-				goto bad_option;
-			break;
-		case 'W':
-			if (retention_parse_size(optarg, &d.max_wal, &e) < 0) {
-				snprintf(e.msg, sizeof(e.msg), "bad --max-wal '%s': give a size in "
-					 "bytes or with K, M, G or T, e.g. --max-wal 64M", optarg);
-				goto bad_option;
-			}
-			break;
-		case 'S':
-		case 'D':
-			/* 0: none (no disk: loss once memory is full) */
-			if (!strcmp(optarg, "0"))
-				*(c == 'S' ? &d.spool.mem_max : &d.spool.disk_max) = 0;
-			else if (retention_parse_size(optarg, c == 'S' ? &d.spool.mem_max :
-						      &d.spool.disk_max, &e) < 0) {
-				snprintf(e.msg, sizeof(e.msg), "bad --spool-%s '%s': give a size in "
-					 "bytes or with K, M, G or T, e.g. --spool-%s 1G",
-					 c == 'S' ? "mem" : "disk", optarg,
-					 c == 'S' ? "mem" : "disk");
-				goto bad_option;
-			}
-			break;
-		case 'N': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (!strcmp(optarg, "idle")) {
-				d.ingest_idle = 1;
-				break;
-			}
-			if (end == optarg || *end || v < 0 || v > 19) {
-				snprintf(e.msg, sizeof(e.msg), "bad --ingest-nice '%s': give a "
-					 "number from 0 (ingest competes with the workload as "
-					 "an equal) to 19, or idle (SCHED_IDLE: only CPU time "
-					 "nothing else wants)", optarg);
-				goto bad_option;
-			}
-			d.ingest_nice = (int)v;
-			d.ingest_idle = 0;
-			break;
-		}
-		case 'h': usage(stdout); return 0;
+		case 'C': config = optarg; break;
+		case 'h': help(); return 0;
 		case 'V': printf("strobed %s\n", PACKAGE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case '?': usage(stderr); return 2;
+		default:
+			argc_opt[nargs] = c;
+			argv_opt[nargs++] = optarg;
 		}
 	}
 	if (optind < argc) {
 		usage(stderr);
 		return 2;
 	}
+	if (!config && (env = getenv("STROBE_CONFIG")) && *env)
+		config = env;
+	if (config && !*config) {
+		fprintf(stderr, "strobed: --config: empty file name: give the path of a "
+			"configuration file\n");
+		return 2;
+	}
+	/* an explicit file must exist; the default one may not */
+	if (conffile_read(config ? config : STROBE_CONFIG_PATH,
+			  CONFFILE_STRICT | (config ? 0 : CONFFILE_MISSING_OK), apply_key, &set,
+			  &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 2;
+	}
+	if ((env = getenv("STROBE_DB")) && *env)
+		set.db = env;
+	if ((env = getenv("STROBE_SOCKET")) && *env)
+		d.socket_path = env;
+	for (int i = 0; i < nargs; i++)
+		if (apply_option(&set, argc_opt[i], argv_opt[i], &e) < 0) {
+			fprintf(stderr, "strobed: %s\n", e.msg);
+			return 2;
+		}
+	free(argc_opt);
+	free(argv_opt);
+	db_path_arg = set.db;
+	backend = set.backend;
+	foreground = set.foreground;
 	if (!db_path_arg || !*db_path_arg)
 		db_path_arg = DEFAULT_DB;
 	if (!d.socket_path || !*d.socket_path)
 		d.socket_path = DEFAULT_SOCKET;
-	if (strcmp(backend, "auto") && strcmp(backend, "perf") && strcmp(backend, "driver")) {
-		fprintf(stderr, "strobed: unknown backend '%s': use auto, perf or driver\n", backend);
-		return 2;
-	}
 	/* auto: the driver when its device exists, perf_event_open otherwise */
 	if (!strcmp(backend, "driver") ||
 	    (!strcmp(backend, "auto") && access(STROBE_DEV_PATH, F_OK) == 0))
@@ -1795,6 +1954,12 @@ int main(int argc, char **argv)
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "strobed: must run as root: system-wide profiling needs it\n");
+		return 1;
+	}
+	/* systemd's socket, when started by strobed.socket: --socket is moot */
+	activated = inherited_socket(&d, &e);
+	if (activated < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
 	/*
@@ -1899,7 +2064,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
-	if (listen_socket(&d, &e) < 0) {
+	if (!activated && listen_socket(&d, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);
 		return 1;
 	}
@@ -1943,13 +2108,14 @@ int main(int argc, char **argv)
 		daemon_log("sessions a strobed that died left running cannot be marked interrupted "
 		       "yet: the database is locked by %s; retrying every 100 ms", who);
 	}
-	daemon_log("listening on %s, database %s, backend %s (started in %.1f ms%s)", d.socket_path,
-	       db_path(d.db), d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf",
+	daemon_log("listening on %s%s, database %s, backend %s (started in %.1f ms%s)",
+	       d.socket_path, activated ? " (passed by systemd)" : "", db_path(d.db), d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf",
 	       (now_ns() - started) / 1e6, !existed || trusted ? "" :
 	       ", the database checked whole: strobed did not leave it as it is");
 	c = run(&d);
 	close(d.listen_fd);
-	unlink(d.socket_path);
+	if (!activated)		/* systemd's socket stays, to start the next strobed */
+		unlink(d.socket_path);
 	bincache_close(&d.cache);
 	db_close(d.db);
 	/* the checkpoint at close wrote the file: its stamp for the next strobed */
@@ -1959,7 +2125,4 @@ int main(int argc, char **argv)
 	free(d.cache_dir);
 	daemon_log("exiting");
 	return c < 0 ? 1 : 0;
-bad_option:
-	fprintf(stderr, "strobed: %s\n", e.msg);
-	return 2;
 }

@@ -26,7 +26,8 @@ int cmd_rm(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 
-/* Defaults, overridden by STROBE_DB and STROBE_SOCKET. */
+/* Defaults, overridden by strobed's configuration file (its db and socket;
+ * STROBE_CONFIG names another file), then by STROBE_DB and STROBE_SOCKET. */
 #define STROBE_DEFAULT_DB	"/var/lib/strobe/strobe.db"
 #define STROBE_DEFAULT_SOCKET	"/run/strobe/strobed.sock"
 const char *cmd_default_db(void);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "conffile.h"
 
 static const struct {
 	const char *name;
@@ -31,18 +32,68 @@ static const struct {
 	{ "probe", cmd_probe, "measure the caches and the data TLB by timing" },
 };
 
+#ifndef STROBE_CONFIG_PATH
+#define STROBE_CONFIG_PATH "/etc/strobe/strobed.conf"
+#endif
+
+/* strobed's configuration file, read once: its db and socket (the other
+ * keys are strobed's to check). */
+static struct {
+	int read;
+	char *db, *socket;
+} conf;
+
+static int conf_key(void *arg, const char *key, const char *value, struct error *e)
+{
+	if (!strcmp(key, "db"))
+		conf.db = xstrdup(value);
+	else if (!strcmp(key, "socket"))
+		conf.socket = xstrdup(value);
+	return 0;
+}
+
+/*
+ * The file STROBE_CONFIG names, else strobed's default one if it exists.
+ * A file that cannot be read or holds a malformed line ends the command
+ * (exit 2): its defaults would be wrong.
+ */
+static void conf_load(void)
+{
+	const char *path = getenv("STROBE_CONFIG");
+	int explicit = path && *path;
+	struct error e;
+
+	if (conf.read)
+		return;
+	conf.read = 1;
+	if (conffile_read(explicit ? path : STROBE_CONFIG_PATH,
+			  explicit ? 0 : CONFFILE_MISSING_OK, conf_key, NULL, &e) < 0) {
+		fprintf(stderr, "strobe: %s%s\n", e.msg, explicit ? " (the file STROBE_CONFIG "
+			"names: fix it or unset STROBE_CONFIG)" : "");
+		exit(2);
+	}
+}
+
+/* Precedence: the command's option (the caller), STROBE_DB or
+ * STROBE_SOCKET, strobed's configuration file, the built-in default. */
 const char *cmd_default_db(void)
 {
 	const char *s = getenv("STROBE_DB");
 
-	return s && *s ? s : STROBE_DEFAULT_DB;
+	if (s && *s)
+		return s;
+	conf_load();
+	return conf.db ? conf.db : STROBE_DEFAULT_DB;
 }
 
 const char *cmd_default_socket(void)
 {
 	const char *s = getenv("STROBE_SOCKET");
 
-	return s && *s ? s : STROBE_DEFAULT_SOCKET;
+	if (s && *s)
+		return s;
+	conf_load();
+	return conf.socket ? conf.socket : STROBE_DEFAULT_SOCKET;
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
