@@ -150,7 +150,7 @@ static void tracefs_ensure(void)
 
 static void usage(FILE *f)
 {
-	fputs("usage: strobed [--db PATH] [--socket PATH] [--foreground] "
+	fputs("usage: strobed [--db PATH] [--socket PATH] [-f|--foreground] "
 	      "[--backend auto|perf|driver]\n"
 	      "               [--keep DAYS] [--max-size SIZE] [--max-wal SIZE]\n"
 	      "               [--spool-mem SIZE] [--spool-disk SIZE] [--ingest-nice N|idle]\n"
