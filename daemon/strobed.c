@@ -162,7 +162,7 @@ static void tracefs_ensure(void)
 
 static void usage(FILE *f)
 {
-	fputs("usage: strobed [--config FILE] [--db PATH] [--socket PATH] [--foreground]\n"
+	fputs("usage: strobed [--config FILE] [--db PATH] [--socket PATH] [-f|--foreground]\n"
 	      "               [--backend auto|perf|driver] [--keep DAYS] [--max-size SIZE]\n"
 	      "               [--max-wal SIZE] [--spool-mem SIZE] [--spool-disk SIZE]\n"
 	      "               [--ingest-nice N|idle]\n"

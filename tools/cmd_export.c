@@ -93,7 +93,7 @@ static const char usage_text[] =
 	"gecko: the Firefox Profiler's JSON (profiler.firefox.com, Load a profile from\n"
 	"file): a thread per tid, each sample at its own time.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.  Output goes\n"
-	"to stdout unless -o FILE.\n";
+	"to stdout unless -o FILE (--output FILE).\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,

@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"but --pid, which selects in this session only (pids are one session's):\n"
 	"--comm narrows both.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.\n"
-	"Output: -o FILE, '-o -' for stdout, default flamegraph-SESSION.svg.\n";
+	"Output: -o FILE (--output FILE), '-o -' for stdout, default\n"
+	"flamegraph-SESSION.svg.\n";
 
 enum { OPT_DB = 256, OPT_EVENT, OPT_DIFF, OPT_SAMPLES, OPT_WIDTH };
 

@@ -43,9 +43,11 @@ struct start_opts {
 	"[--keep-stacks] [--attribution exact|sample]"
 /* what the start options do, for --help */
 #define START_HELP \
-	"  -e EV[,EV...]        count these events, read at every sample\n" \
+	"  -e, --event EV[,EV...]\n" \
+	"                       count these events, read at every sample\n" \
 	"  --sample-event EV    sample on EV (default cycles, cpu-clock without a PMU)\n" \
-	"  -F HZ | -c PERIOD    sample HZ times a second, or every PERIOD events\n" \
+	"  -F, --freq HZ | -c, --period PERIOD\n" \
+	"                       sample HZ times a second, or every PERIOD events\n" \
 	"  --name NAME          name the session\n" \
 	"  -m, --buffer-pages N per-CPU ring of N pages (a power of two)\n" \
 	"  --marker PATH:PROVIDER:NAME  record the hits of a USDT probe\n" \

@@ -125,6 +125,7 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\n'strobe COMMAND --help' describes each command.\n");
+	fprintf(f, "'strobe --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)
