@@ -12,6 +12,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	binutils-dev libsqlite3-dev sqlite3 libpfm4-dev libxxhash-dev liblzma-dev xz-utils libc6-dbg
 	libdebuginfod-dev debuginfod curl libdw-dev libelf-dev
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
+	bash-completion
 	systemtap-sdt-dev
 	golang-go nodejs
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
