@@ -15,6 +15,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev scdoc groff-base man-db
 	systemd libcap2-bin git
+	bash-completion
 	golang-go nodejs
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
 	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"

@@ -89,6 +89,14 @@ int backend_disable(struct backend *b);
 size_t backend_fds(struct backend *b, const int **fds);
 /* Number of CPUs the session covers. */
 int backend_nr_cpus(const struct backend *b);
+/* The number of its i-th CPU (0 <= i < backend_nr_cpus), in ascending order. */
+int backend_cpu(const struct backend *b, int i);
+/* The samples of its i-th CPU the drain thread has taken from the rings
+ * into the spool so far (the sampling event's: not --attribution exact's
+ * switch reads nor --marker probe hits), which ingest, at its lower
+ * priority, may store seconds later: what a status shows as sampled now.
+ * Callable from any thread while the drain thread runs. */
+uint64_t backend_cpu_samples(const struct backend *b, int i);
 /* The TSC conversion the backend uses for its records. */
 const struct tsc_conv *backend_tsc(const struct backend *b);
 

@@ -140,6 +140,10 @@ struct cpu_ring {
 	/* the group's time enabled and running at its last sample, and when
 	 * that was (backend_drain's side) */
 	uint64_t seen_enabled, seen_running, seen_ns;
+	/* the samples (the sampling event's: not switch reads nor probe hits)
+	 * the drain thread has put into the spool: written by it alone,
+	 * read by backend_cpu_samples (atomic) */
+	uint64_t taken;
 };
 
 /*
@@ -930,6 +934,16 @@ int backend_nr_cpus(const struct backend *b)
 	return b->nr;
 }
 
+int backend_cpu(const struct backend *b, int i)
+{
+	return b->rings[i].cpu;
+}
+
+uint64_t backend_cpu_samples(const struct backend *b, int i)
+{
+	return __atomic_load_n(&b->rings[i].taken, __ATOMIC_RELAXED);
+}
+
 const struct tsc_conv *backend_tsc(const struct backend *b)
 {
 	return &b->tsc;
@@ -1272,7 +1286,7 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 {
 	struct perf_event_mmap_page *pc = r->page;
 	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pc->data_tail, n = 0, samples = 0, off, first, end, room;
+	uint64_t tail = pc->data_tail, n = 0, samples = 0, leader = 0, off, first, end, room;
 
 	if (head == tail)
 		return 0;
@@ -1292,6 +1306,12 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 			break;
 		n++;
 		samples += h.type == PERF_RECORD_SAMPLE;
+		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 8) {
+			uint64_t id;	/* PERF_SAMPLE_IDENTIFIER: first, 8-aligned */
+
+			memcpy(&id, r->data + ((end + sizeof(h)) & (r->size - 1)), sizeof(id));
+			leader += id == r->ids[0];
+		}
 		if (h.type == PERF_RECORD_MMAP2)
 			owner_note(b, r, end, &h);	/* rare: side-band */
 		end += h.size;
@@ -1303,22 +1323,28 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 	if (spool_put(b->spool, src, now, r->data + off, first, r->data,
 		      end - tail - first, n, samples) != 0)
 		return -1;
+	__atomic_store_n(&r->taken, r->taken + leader, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->data_tail, end, __ATOMIC_RELEASE);
 	return end == head ? 1 : 2;
 }
 
 struct dev_put {
 	struct backend *b;
+	struct cpu_ring *r;	/* of the driver's ring's CPU */
 	uint32_t src;
 	uint64_t now;
 };
 
+/* The driver's rings hold its samples only (strobe_dev_copy counts them). */
 static int dev_put(void *ctx, const void *a, size_t alen, const void *bb, size_t blen,
 		   uint64_t records, uint64_t samples)
 {
 	struct dev_put *p = ctx;
 
-	return spool_put(p->b->spool, p->src, p->now, a, alen, bb, blen, records, samples);
+	if (spool_put(p->b->spool, p->src, p->now, a, alen, bb, blen, records, samples) != 0)
+		return -1;
+	__atomic_store_n(&p->r->taken, p->r->taken + samples, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /*
@@ -1368,7 +1394,7 @@ static void *drain_thread(void *arg)
 			if (r < 0 || r == 2)
 				spool_short(b->spool);
 			if (b->dev) {
-				struct dev_put p = { b, b->nr + i, start };
+				struct dev_put p = { b, &b->rings[i], b->nr + i, start };
 
 				r = strobe_dev_copy(b->dev, i, spool_room(b->spool), dev_put, &p);
 				put |= r > 0;

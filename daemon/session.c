@@ -66,6 +66,10 @@ struct session {
 	struct spool_stats pub_spool;
 	uint64_t pub_late, pub_late_max_ns;
 	uint64_t pub_ns;	/* when it was copied */
+	/* and the lost records per CPU, of the first nr_pub_cpus CPUs of the
+	 * backend's */
+	int nr_pub_cpus;
+	uint64_t *pub_cpu_lost;
 	struct pending_mark {	/* 'strobe mark': stored by the next pass */
 		uint64_t time_ns;
 		int64_t pid;
@@ -379,6 +383,8 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	if (!s->b)
 		goto fail;
 	fill_row(&s->row, p, backend_nr_cpus(s->b));
+	s->nr_pub_cpus = MIN(backend_nr_cpus(s->b), SESSION_STATUS_MAX_CPUS);
+	s->pub_cpu_lost = xcalloc(s->nr_pub_cpus, sizeof(*s->pub_cpu_lost));
 	snprintf(s->row.backend, sizeof(s->row.backend), "%s", backend_name(s->b));
 	snprintf(s->row.attribution, sizeof(s->row.attribution), "%s",
 		 p->cfg.exact ? "exact" : "");
@@ -447,6 +453,7 @@ fail:
 		close(s->done_fd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->pub_lock);
+	free(s->pub_cpu_lost);
 	free(s);
 	return NULL;
 }
@@ -467,6 +474,7 @@ static void session_free(struct session *s, int keep_spool)
 	close(s->done_fd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->pub_lock);
+	free(s->pub_cpu_lost);
 	free(s);
 }
 
@@ -558,6 +566,8 @@ static void publish(struct session *s, int result, const struct error *e)
 	spool_get_stats(s->spool, &sp);
 	backend_merge_stats(s->b, &late, &late_max);
 	pthread_mutex_lock(&s->pub_lock);
+	for (int i = 0; i < s->nr_pub_cpus; i++)
+		s->pub_cpu_lost[i] = ingest_cpu_lost(s->in, backend_cpu(s->b, i));
 	s->pub_ingest = is;
 	s->pub_spool = sp;
 	s->pub_late = late;
@@ -762,7 +772,21 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->spool = s->pub_spool;
 	st->late = s->pub_late;
 	st->late_max_ns = s->pub_late_max_ns;
+	st->nr_cpu_counts = s->nr_pub_cpus;
+	for (int i = 0; i < s->nr_pub_cpus; i++)
+		st->cpu_lost[i] = s->pub_cpu_lost[i];
 	pthread_mutex_unlock(&s->pub_lock);
+	st->nr_cpus = backend_nr_cpus(s->b);
+	st->taken = 0;
+	for (int i = 0; i < st->nr_cpus; i++) {
+		uint64_t n = backend_cpu_samples(s->b, i);
+
+		if (i < st->nr_cpu_counts) {
+			st->cpu[i] = backend_cpu(s->b, i);
+			st->cpu_samples[i] = n;
+		}
+		st->taken += n;
+	}
 	/* the counters and bytes as they are now, the oldest chunk's time as
 	 * of the last pass: when the spool was empty then, what waits came
 	 * after it, and its age is at most the time since */

@@ -137,9 +137,29 @@ int64_t session_status_id(const struct session *s);
 /* The uid that started the session (SO_PEERCRED of its 'start'). */
 uint32_t session_owner_uid(const struct session *s);
 
+/*
+ * The CPUs whose samples and lost records a status gives one by one: the
+ * first this many of the session's.  The status reply carries them as
+ * three lists of numbers (strobed.c), which must fit in one protocol line
+ * (PROTO_MAX_LINE, 64 KiB) with the other fields: 1024 CPUs of two
+ * 20-digit counts and a CPU number each take about 48 KiB.
+ */
+#define SESSION_STATUS_MAX_CPUS	1024
+
 struct session_status {
 	int64_t id;
 	uint64_t samples, lost, throttled;
+	/*
+	 * Per CPU: the samples taken from its ring so far (backend_cpu_samples:
+	 * sampled, maybe not stored yet), and its records lost as counted in
+	 * lost (by ingest, as of its last pass).  Over all the session's
+	 * CPUs they sum to taken (read with them) and to lost.
+	 */
+	uint64_t taken;
+	int nr_cpus;		/* the session's CPUs */
+	int nr_cpu_counts;	/* of them in cpu[] (at most SESSION_STATUS_MAX_CPUS) */
+	int cpu[SESSION_STATUS_MAX_CPUS];
+	uint64_t cpu_samples[SESSION_STATUS_MAX_CPUS], cpu_lost[SESSION_STATUS_MAX_CPUS];
 	uint64_t elapsed_ns;
 	double rate;		/* samples/s over the last status interval */
 	/* driver backend, after stop: overflow handler cost */

@@ -324,6 +324,41 @@ static void reply(int fd, struct proto_msg *m)
 	proto_free(m);
 }
 
+/* key=N,N,...: n numbers (unsigned, or CPU numbers when cpus is set). */
+static void add_list(struct proto_msg *m, const char *key, const uint64_t *v,
+		     const int *cpus, int n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	for (int i = 0; i < n; i++)
+		fprintf(f, i ? ",%llu" : "%llu",
+			cpus ? (unsigned long long)cpus[i] : (unsigned long long)v[i]);
+	if (fclose(f) == 0)
+		proto_add(m, key, buf);
+	free(buf);
+}
+
+/* The database's size on disk as its file and WAL (st_size; a file that is
+ * not there counts 0), for status: its caller may not be able to stat it. */
+static void add_db_size(struct proto_msg *m, const char *path)
+{
+	char *wal = xasprintf("%s-wal", path);
+	struct stat st;
+	uint64_t db = 0, w = 0;
+
+	if (stat(path, &st) == 0)
+		db = (uint64_t)st.st_size;
+	if (stat(wal, &st) == 0)
+		w = (uint64_t)st.st_size;
+	free(wal);
+	proto_addf(m, "db_bytes", "%llu", (unsigned long long)(db + w));
+	proto_addf(m, "db_wal_bytes", "%llu", (unsigned long long)w);
+}
+
 static void reply_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply_error(int fd, const char *fmt, ...)
 {
@@ -1025,6 +1060,15 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 			proto_addf(&m, "spool_mem_max", "%llu", (unsigned long long)d->spool.mem_max);
 			proto_addf(&m, "spool_disk_max", "%llu", (unsigned long long)d->spool.disk_max);
 			proto_addf(&m, "spool_refused", "%llu", (unsigned long long)st.spool.refused);
+			/* samples taken from the rings (stored or not), and per
+			 * CPU, in the order of cpus= (the first
+			 * SESSION_STATUS_MAX_CPUS of nr_cpus=), those and the
+			 * lost records */
+			proto_addf(&m, "taken", "%llu", (unsigned long long)st.taken);
+			proto_addf(&m, "nr_cpus", "%d", st.nr_cpus);
+			add_list(&m, "cpus", NULL, st.cpu, st.nr_cpu_counts);
+			add_list(&m, "cpu_samples", st.cpu_samples, NULL, st.nr_cpu_counts);
+			add_list(&m, "cpu_lost", st.cpu_lost, NULL, st.nr_cpu_counts);
 			if (d->stop_pending)
 				proto_add(&m, "stopping", "1");
 		} else {
@@ -1038,6 +1082,7 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		if (d->reaping)
 			proto_add(&m, "removing", "1");
 		proto_add(&m, "db", db_path(d->db));
+		add_db_size(&m, db_path(d->db));
 		reply(fd, &m);
 	} else if (!strcmp(req.verb, "shutdown") && cr.uid != 0) {
 		reply_error(fd, "permission denied: only root may shut strobed down");

@@ -3,6 +3,7 @@
  * The start options are shared with 'strobe record' (control_parse_start).
  */
 #include "config.h"
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "callgraph.h"
 #include "cmd.h"
@@ -390,15 +392,418 @@ static void size_text(char *buf, size_t len, const char *bytes)
 	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
+/*
+ * strobe status --watch: a status every interval, with the rates over the
+ * interval computed from two snapshots (the counts strobed's ingest has
+ * stored, and strobed's clock, elapsed_ns, as of the same reply).
+ */
+struct snap {
+	int running;
+	long long session;
+	double elapsed;			/* s since the session's start */
+	uint64_t samples, stored, lost;	/* samples: taken from the rings */
+	uint64_t lag_records, lag_ns, spool_mem, spool_disk, spool_mem_max, spool_disk_max;
+	uint64_t db_bytes, db_wal_bytes;
+	int have_db_bytes;
+	int nr_cpus;			/* the session's; of them nr listed */
+	int nr;
+	long *cpu;
+	uint64_t *cpu_samples, *cpu_lost;
+	char *db;
+	char *note;			/* stopping, blocked, removing: or NULL */
+};
+
+static void snap_free(struct snap *s)
+{
+	free(s->cpu);
+	free(s->cpu_samples);
+	free(s->cpu_lost);
+	free(s->db);
+	free(s->note);
+	memset(s, 0, sizeof(*s));
+}
+
+static uint64_t get_u64(const struct proto_msg *m, const char *key)
+{
+	const char *v = proto_get(m, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* A list "N,N,..." of at most max numbers into v; the count. */
+static int parse_list(const char *s, uint64_t *v, int max)
+{
+	int n = 0;
+
+	while (s && *s && n < max) {
+		char *end;
+
+		v[n++] = strtoull(s, &end, 10);
+		if (*end != ',')
+			break;
+		s = end + 1;
+	}
+	return n;
+}
+
+static void snap_take(struct snap *s, const struct proto_msg *m)
+{
+	const char *v;
+	int max = 1;
+
+	memset(s, 0, sizeof(*s));
+	v = proto_get(m, "running");
+	s->running = v && !strcmp(v, "1");
+	s->db = xstrdup(proto_get(m, "db") ? proto_get(m, "db") : "?");
+	s->have_db_bytes = proto_get(m, "db_bytes") != NULL;
+	s->db_bytes = get_u64(m, "db_bytes");
+	s->db_wal_bytes = get_u64(m, "db_wal_bytes");
+	if (proto_get(m, "stopping"))
+		s->note = xstrdup("stopping: the stop waits until the session can be stored");
+	else if (proto_get(m, "blocked_ms"))
+		s->note = xasprintf("database locked for %.1f s by %s",
+				    get_u64(m, "blocked_ms") / 1e3,
+				    proto_get(m, "lock_holder") ? proto_get(m, "lock_holder") : "?");
+	else if (proto_get(m, "removing"))
+		s->note = xstrdup("removing sessions: their rows are being deleted");
+	if (!s->running)
+		return;
+	s->session = atoll(proto_get(m, "session") ? proto_get(m, "session") : "0");
+	s->elapsed = get_u64(m, "elapsed_ns") / 1e9;
+	s->stored = get_u64(m, "samples");
+	/* a strobed without taken= (older): what it stored */
+	s->samples = proto_get(m, "taken") ? get_u64(m, "taken") : s->stored;
+	s->lost = get_u64(m, "lost");
+	s->lag_records = get_u64(m, "lag_records");
+	s->lag_ns = get_u64(m, "lag_ns");
+	s->spool_mem = get_u64(m, "spool_mem");
+	s->spool_disk = get_u64(m, "spool_disk");
+	s->spool_mem_max = get_u64(m, "spool_mem_max");
+	s->spool_disk_max = get_u64(m, "spool_disk_max");
+	s->nr_cpus = (int)get_u64(m, "nr_cpus");
+	for (v = proto_get(m, "cpus"); v && *v; v++)
+		max += *v == ',';
+	s->cpu = xcalloc(max, sizeof(*s->cpu));
+	s->cpu_samples = xcalloc(max, sizeof(*s->cpu_samples));
+	s->cpu_lost = xcalloc(max, sizeof(*s->cpu_lost));
+	{
+		uint64_t *tmp = xcalloc(max, sizeof(*tmp));
+		int n = parse_list(proto_get(m, "cpus"), tmp, max);
+
+		for (int i = 0; i < n; i++)
+			s->cpu[i] = (long)tmp[i];
+		free(tmp);
+		/* a strobed that sends no per-CPU counts: none shown */
+		if (parse_list(proto_get(m, "cpu_samples"), s->cpu_samples, max) != n ||
+		    parse_list(proto_get(m, "cpu_lost"), s->cpu_lost, max) != n)
+			n = 0;
+		s->nr = n;
+	}
+}
+
+/* The rates of cur over the interval since prev: since the session's
+ * start when prev is not the same session. */
+struct rates {
+	double dt;			/* s */
+	double samples;			/* per s */
+	int64_t lost;			/* in the interval */
+	double *cpu_samples;		/* per CPU of cur, per s */
+	int64_t *cpu_lost;
+};
+
+static void rates_get(struct rates *r, const struct snap *prev, const struct snap *cur)
+{
+	int same = prev->running && prev->session == cur->session &&
+		   cur->elapsed > prev->elapsed;
+
+	r->dt = same ? cur->elapsed - prev->elapsed : cur->elapsed;
+	r->samples = r->dt > 0 ? ((double)cur->samples - (same ? (double)prev->samples : 0)) / r->dt
+			       : 0;
+	r->lost = (int64_t)(cur->lost - (same ? prev->lost : 0));
+	r->cpu_samples = xcalloc(cur->nr + 1, sizeof(*r->cpu_samples));
+	r->cpu_lost = xcalloc(cur->nr + 1, sizeof(*r->cpu_lost));
+	for (int i = 0; i < cur->nr; i++) {
+		uint64_t ps = 0, pl = 0;
+
+		for (int j = 0; same && j < prev->nr; j++)
+			if (prev->cpu[j] == cur->cpu[i]) {
+				ps = prev->cpu_samples[j];
+				pl = prev->cpu_lost[j];
+				break;
+			}
+		r->cpu_samples[i] = r->dt > 0 ? ((double)cur->cpu_samples[i] - (double)ps) / r->dt
+					      : 0;
+		r->cpu_lost[i] = (int64_t)(cur->cpu_lost[i] - pl);
+	}
+}
+
+static void rates_free(struct rates *r)
+{
+	free(r->cpu_samples);
+	free(r->cpu_lost);
+}
+
+static void bytes_text(char *buf, size_t len, uint64_t bytes)
+{
+	char n[32];
+
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)bytes);
+	size_text(buf, len, n);
+}
+
+static volatile sig_atomic_t watch_quit;
+
+static void watch_signal(int sig)
+{
+	(void)sig;
+	watch_quit = 1;
+}
+
+/* Local wall-clock time as 2026-01-31T12:34:56.789. */
+static void wall_text(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char s[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03d", s, (int)(ts.tv_nsec / 1000000));
+}
+
+/* The terminal form: the whole screen again, as watch(1) draws it. */
+static void watch_draw(const struct snap *cur, const struct rates *r, double interval)
+{
+	char when[64], a[32], b[32], c[32], d[32];
+
+	wall_text(when, sizeof(when));
+	printf("\033[H\033[2J");
+	printf("strobe status --watch: every %g s (Ctrl-C ends)    %s\n\n", interval, when);
+	if (!cur->running) {
+		printf("no session running (strobed on database %s)\n", cur->db);
+	} else {
+		printf("session %lld running for %.1f s\n", cur->session, cur->elapsed);
+		printf("samples: %.1f/s over the last %.1f s, %llu in all (%llu stored)\n",
+		       r->samples, r->dt, (unsigned long long)cur->samples,
+		       (unsigned long long)cur->stored);
+		printf("lost: %lld over the last %.1f s, %llu in all\n", (long long)r->lost, r->dt,
+		       (unsigned long long)cur->lost);
+		printf("ingest: %llu records behind (%.2f s)\n",
+		       (unsigned long long)cur->lag_records, cur->lag_ns / 1e9);
+		bytes_text(a, sizeof(a), cur->spool_mem);
+		bytes_text(b, sizeof(b), cur->spool_mem_max);
+		bytes_text(c, sizeof(c), cur->spool_disk);
+		bytes_text(d, sizeof(d), cur->spool_disk_max);
+		printf("spool: %s of %s in memory, %s of %s on disk\n", a, b, c, d);
+	}
+	if (cur->have_db_bytes) {
+		bytes_text(a, sizeof(a), cur->db_bytes);
+		bytes_text(b, sizeof(b), cur->db_wal_bytes);
+		printf("database: %s on disk (of it %s WAL): %s\n", a, b, cur->db);
+	}
+	if (cur->note)
+		printf("%s\n", cur->note);
+	if (cur->running && cur->nr) {
+		printf("\n%5s %12s %12s %12s\n", "CPU", "samples/s", "lost", "lost in all");
+		for (int i = 0; i < cur->nr; i++)
+			printf("%5ld %12.1f %12lld %12llu\n", cur->cpu[i], r->cpu_samples[i],
+			       (long long)r->cpu_lost[i], (unsigned long long)cur->cpu_lost[i]);
+		if (cur->nr_cpus > cur->nr)
+			printf("(%d more CPUs: strobed lists the first %d)\n",
+			       cur->nr_cpus - cur->nr, cur->nr);
+	}
+}
+
+#define WATCH_HEADER "time session elapsed_s samples/s lost lost_total lag_records lag_s " \
+	"spool_mem spool_disk db_bytes cpus cpu_samples/s cpu_lost"
+
+/* The log form: one line per refresh, the columns of WATCH_HEADER; the
+ * per-CPU columns are lists, one number per CPU of cpus. */
+static void watch_line(const struct snap *cur, const struct rates *r)
+{
+	char when[64];
+
+	wall_text(when, sizeof(when));
+	if (!cur->running) {
+		printf("%s no session running (strobed on database %s)\n", when, cur->db);
+		return;
+	}
+	printf("%s %lld %.3f %.1f %lld %llu %llu %.3f %llu %llu %llu ", when, cur->session,
+	       cur->elapsed, r->samples, (long long)r->lost, (unsigned long long)cur->lost,
+	       (unsigned long long)cur->lag_records, cur->lag_ns / 1e9,
+	       (unsigned long long)cur->spool_mem, (unsigned long long)cur->spool_disk,
+	       (unsigned long long)cur->db_bytes);
+	for (int i = 0; i < cur->nr; i++)
+		printf(i ? ",%ld" : "%ld", cur->cpu[i]);
+	printf(cur->nr ? " " : "- ");
+	for (int i = 0; i < cur->nr; i++)
+		printf(i ? ",%.1f" : "%.1f", r->cpu_samples[i]);
+	printf(cur->nr ? " " : "- ");
+	for (int i = 0; i < cur->nr; i++)
+		printf(i ? ",%lld" : "%lld", (long long)r->cpu_lost[i]);
+	printf(cur->nr ? "\n" : "-\n");
+}
+
+static int status_watch(const char *socket, double interval, long count)
+{
+	struct sigaction sa = { .sa_handler = watch_signal };
+	struct snap prev = { 0 }, cur;
+	struct proto_msg resp;
+	struct timespec next;
+	struct error e;
+	int tty = isatty(1);
+	long shown = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: the sleep ends */
+	sigaction(SIGTERM, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (int first = 1; !watch_quit; first = 0) {
+		struct rates r;
+
+		if (control_simple(socket, "status", &resp, &e) < 0) {
+			if (watch_quit)
+				break;
+			fprintf(stderr, "strobe status: %s\n", e.msg);
+			snap_free(&prev);
+			return 1;
+		}
+		snap_take(&cur, &resp);
+		proto_free(&resp);
+		if (first) {
+			if (tty) {
+				printf("\033[H\033[2J");
+				printf("strobe status --watch: every %g s (Ctrl-C ends): the first "
+				       "figures in %g s\n", interval, interval);
+			} else {
+				printf("%s\n", WATCH_HEADER);
+			}
+		} else {
+			rates_get(&r, &prev, &cur);
+			if (tty)
+				watch_draw(&cur, &r, interval);
+			else
+				watch_line(&cur, &r);
+			rates_free(&r);
+			shown++;
+		}
+		fflush(stdout);
+		snap_free(&prev);
+		prev = cur;
+		if (count && shown >= count)
+			break;
+		next.tv_sec += (time_t)interval;
+		next.tv_nsec += (long)((interval - (time_t)interval) * 1e9 + 0.5);
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		while (!watch_quit && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL))
+			;
+	}
+	snap_free(&prev);
+	return 0;
+}
+
+static const char status_usage[] =
+	"usage: strobe status [--socket PATH] [--watch [-i|--interval SECONDS] [-n|--count N]]\n"
+	"Show the running session: its id, how long it has run, its samples and\n"
+	"lost records, how far ingest is behind, the spool, the database.\n"
+	"\n"
+	"  --socket PATH          strobed's socket\n"
+	"  -w, --watch            show it again every interval until Ctrl-C: the\n"
+	"                         samples/s and lost records over the last interval\n"
+	"                         (from two snapshots) and in all, the ingest lag\n"
+	"                         (records, seconds), the spool in memory and on\n"
+	"                         disk, the database's size on disk (file and WAL),\n"
+	"                         and per CPU its samples/s and lost records.  On a\n"
+	"                         terminal the screen is redrawn in place; otherwise\n"
+	"                         a header line, then one line per refresh: time\n"
+	"                         (local, ISO 8601), session, elapsed_s, samples/s,\n"
+	"                         lost (in the interval), lost_total, lag_records,\n"
+	"                         lag_s, spool_mem, spool_disk, db_bytes (bytes),\n"
+	"                         then per CPU, as lists N,N,...: cpus (their\n"
+	"                         numbers), cpu_samples/s, cpu_lost (in the interval)\n"
+	"  -i, --interval SECONDS with --watch: seconds between refreshes, 0.1 or\n"
+	"                         more, decimals allowed (default 1)\n"
+	"  -n, --count N          with --watch: stop after N refreshes\n"
+	"  -h, --help             show this help\n"
+	"With --watch, strobed going away ends it with exit 1; with no session\n"
+	"running it says so at each refresh and goes on watching.\n";
+
 int cmd_status(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, 'S' },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct proto_msg resp;
-	const char *socket, *running;
+	const char *socket = cmd_default_socket(), *running;
+	const char *interval_arg = NULL, *count_arg = NULL;
+	double interval = 1.0;
+	long count = 0;
+	char optbuf[64];
 	struct error e;
-	int r = socket_only(argc, argv, &socket);
+	int watch = 0, c;
 
-	if (r)
-		return r == 1 ? 0 : r;
+	optind = 0;	/* glibc: restart scanning for this subcommand */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":wi:n:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			socket = optarg;
+			break;
+		case 'w':
+			watch = 1;
+			break;
+		case 'i': {
+			char *end;
+
+			interval_arg = optarg;
+			errno = 0;
+			interval = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(interval >= 0.1) ||
+			    interval > 86400)
+				return cmd_usage_error("status", "bad --interval '%s': give seconds "
+						       "from 0.1 to 86400, e.g. 0.5", optarg);
+			break;
+		}
+		case 'n': {
+			uint64_t v;
+
+			count_arg = optarg;
+			if (parse_u64(optarg, &v) < 0 || !v || v > LONG_MAX)
+				return cmd_usage_error("status", "bad --count '%s': give a "
+						       "positive number of refreshes", optarg);
+			count = (long)v;
+			break;
+		}
+		case 'h':
+			fputs(status_usage, stdout);
+			return 0;
+		case ':':
+			return cmd_usage_error("status", "option %s needs a value: see "
+					       "'strobe status --help'",
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		default:
+			return cmd_usage_error("status", "unknown option '%s': see "
+					       "'strobe status --help'",
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("status", "unexpected argument '%s': see "
+				       "'strobe status --help'", argv[optind]);
+	if (!watch && (interval_arg || count_arg))
+		return cmd_usage_error("status", "%s applies to --watch only: add --watch",
+				       interval_arg ? "--interval" : "--count");
+	if (watch)
+		return status_watch(socket, interval, count);
 	if (control_simple(socket, "status", &resp, &e) < 0) {
 		fprintf(stderr, "strobe status: %s\n", e.msg);
 		return 1;

@@ -20,9 +20,12 @@
  *   count-data   session= values= (countsave.h: T_NS,IDX,UNIT,VALUE,PCT;...)
  *   count-end    session= end_ns=
  * status replies running=0|1 and, while a session runs, session= samples=
- * lost= throttled= elapsed_ns= rate=; stopping=1 while a stop waits for
- * the database; blocked_ms= and lock_holder= while another process holds
- * a lock on the database; removing=1 while removed sessions' rows go.
+ * lost= throttled= elapsed_ns= rate=, taken= (samples taken from the
+ * rings, stored or not), nr_cpus= and per CPU, as lists N,N,... of the
+ * first 1024: cpus= cpu_samples= (taken) cpu_lost=; stopping=1 while a
+ * stop waits for the database; blocked_ms= and lock_holder= while another
+ * process holds a lock on the database; removing=1 while removed
+ * sessions' rows go; always db= and db_bytes= (file and WAL) db_wal_bytes=.
  */
 #ifndef STROBE_PROTO_H
 #define STROBE_PROTO_H

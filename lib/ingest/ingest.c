@@ -2478,3 +2478,8 @@ void ingest_get_stats(const struct ingest *in, struct ingest_stats *st)
 {
 	*st = in->stats;
 }
+
+uint64_t ingest_cpu_lost(const struct ingest *in, uint32_t cpu)
+{
+	return cpu < in->nr_cpus ? in->cpus[cpu].now.st.lost : 0;
+}

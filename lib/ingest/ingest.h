@@ -218,5 +218,8 @@ struct ingest_stats {
 					 * with samples 0 added) */
 };
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
+/* The records lost on CPU cpu so far (in the open batch too, as in
+ * ingest_get_stats: summed over the CPUs, its lost); 0 for a CPU not seen. */
+uint64_t ingest_cpu_lost(const struct ingest *in, uint32_t cpu);
 
 #endif
