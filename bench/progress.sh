@@ -3,7 +3,8 @@
 # 'strobe export --format csv -o /dev/null' of a large session, under a
 # pseudo-terminal (script(1)) with the meter drawing (after its usual
 # delay, and from the start with STROBE_PROGRESS_DELAY_MS=0) and with it
-# turned off (STROBE_PROGRESS=0), the three alternating, RUNS rounds.
+# turned off (STROBE_PROGRESS=0), the three alternating (in an order that
+# turns every round), RUNS rounds.
 #
 # Usage (from anywhere):
 #     bench/progress.sh BUILD [SAMPLES [RUNS]]     (default 10000000 5)
@@ -21,7 +22,8 @@ dir=${BENCH_DIR:-/tmp/strobe-progress}
 mkdir -p "$dir"
 db=$dir/progress-$n.db
 [ -f "$db" ] || "$build/bench/ingestbench" -n "$n" -k "$db" >/dev/null
-command -v script >/dev/null || { echo "progress.sh: script(1) is missing: install util-linux" >&2; exit 1; }
+command -v script >/dev/null || { echo "progress.sh: script(1) is missing: install bsdutils" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "progress.sh: /usr/bin/time is missing: apt-get install time" >&2; exit 1; }
 
 # one MODE ENV: one export on a pseudo-terminal, its times in $dir/t.MODE
 one() {
@@ -29,16 +31,26 @@ one() {
 		'$build/tools/strobe' export --db '$db' --format csv -o /dev/null" /dev/null \
 		>/dev/null </dev/null
 	read -r wall user sys <"$dir/t.now"
-	cpu=$(echo "$user + $sys" | bc)
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 	echo "$wall $cpu" >>"$dir/t.$1"
 	printf '%-5s| %s s wall | %s s cpu\n' "$1" "$wall" "$cpu"
 }
 
 rm -f "$dir/t.on" "$dir/t.now0" "$dir/t.off"
+# the order turns every round, so that none always runs first
 for i in $(seq "$runs"); do
-	one on STROBE_PROGRESS=1
-	one now0 STROBE_PROGRESS_DELAY_MS=0
-	one off STROBE_PROGRESS=0
+	case $((i % 3)) in
+	1) set -- on now0 off ;;
+	2) set -- now0 off on ;;
+	0) set -- off on now0 ;;
+	esac
+	for m; do
+		case $m in
+		on) one on STROBE_PROGRESS=1 ;;
+		now0) one now0 STROBE_PROGRESS_DELAY_MS=0 ;;
+		off) one off STROBE_PROGRESS=0 ;;
+		esac
+	done
 done
 # median and least of column C of file F
 stat() {
