@@ -13,6 +13,8 @@
 #   - without a terminal, stderr stays empty
 #   - STROBE_PROGRESS=0, or a delay the command does not outlast, draws
 #     nothing on the terminal
+#   - a session whose samples SQLite sorts (late_samples): the meter of
+#     the blocks read, then of the sorted rows; the same file
 . "${STROBE_TOP:-$(dirname "$0")/..}/tests/lib.sh"
 
 N=1000000
@@ -103,6 +105,39 @@ script -qec "env STROBE_PROGRESS_DELAY_MS=0 '$STROBE' export --format csv --to 1
 	>"$tmp/stdout.tty" 2>&1 </dev/null || fail "export to the terminal failed"
 grep -q "strobe export:" "$tmp/stdout.tty" && fail "a meter was drawn over an export to the terminal"
 ok "an export to the terminal itself draws no meter"
+
+# --- a session with samples stored late: SQLite sorts them by time ---
+# the meter counts the blocks read for the sort, then the sorted rows
+# (ingestbench's times grow with the rowids: the same rows, in the same
+# order; the session is marked so in place, where its binary cache is)
+sqlite3 "$tmp/big.db" "UPDATE sessions SET late_samples = 1" || fail "cannot mark the session late"
+on_tty sorted STROBE_PROGRESS_DELAY_MS=0 -- "$STROBE" export --format csv -o "$tmp/l1.csv" ||
+	{ cat "$tmp/sorted.tty"; fail "export of the late session on a terminal failed"; }
+sqlite3 "$tmp/big.db" "UPDATE sessions SET late_samples = 0" || fail "cannot unmark the session"
+cmp -s "$tmp/l1.csv" "$tmp/f2.csv" || fail "the export sorted by SQLite differs from the one in rowid order"
+python3 - "$tmp/sorted.tty" <<'PY' || fail "the sorted export's meter is wrong (above)"
+import re, sys
+data = open(sys.argv[1], 'rb').read().decode('utf-8', 'replace')
+phases = []
+for chunk in data.split('\r'):
+    chunk = chunk.replace('\x1b[K', '').strip()
+    if not chunk:
+        continue
+    m = re.match(r'strobe export: (\d+)% \S+(?: \w)? of 1\.0 M (samples|sorted samples), ', chunk)
+    if not m:
+        print('unexpected on the terminal: %r' % chunk)
+        sys.exit(1)
+    phases.append((m.group(2) == 'sorted samples', int(m.group(1))))
+# the reading, then the sorted rows, each with non-decreasing percentages
+if not phases or phases != sorted(phases) or not phases[-1][0]:
+    print('phases and percentages: %s' % phases)
+    sys.exit(1)
+if not data.replace('\n', '').endswith('\r\x1b[K'):
+    print('the line is not erased at the end')
+    sys.exit(1)
+print('%d progress lines: %s' % (len(phases), phases))
+PY
+ok "a session sorted by SQLite: its reading, then its sorted rows on the meter; the same file"
 
 # --- plot --by symbol (raw scans) ---
 on_tty plot STROBE_PROGRESS_DELAY_MS=0 -- "$STROBE" plot --event cycles --by symbol -o "$tmp/p1.csv" ||

@@ -18,6 +18,7 @@ struct sample_scan {
 	uint32_t cols;			/* columns decoded */
 	struct sample_scan_row cur;
 	struct sampleblk_row sorted;	/* the current row of the sorted query */
+	uint64_t nsorted;		/* its rows returned so far */
 };
 
 uint64_t sample_scan_total(struct db *db, const struct sample_scan_filter *f)
@@ -187,6 +188,18 @@ static int next_sorted(struct sample_scan *sc, struct error *e)
 		return 0;
 	if (rc != SQLITE_ROW)
 		return db_sql_error(sc->db, e, "reading samples");
+	/* the first step read and sorted every row (the progress counted
+	 * the blocks): then the rows returned, as many as were read but
+	 * for those of the edge blocks out of the time range, unless rows
+	 * are filtered (the total is not known then) */
+	if (!sc->nsorted++) {
+		struct progress *p = db_progress(sc->db);
+
+		if (p)
+			progress_phase(p, sc->f.has_pid || sc->f.has_comm || sc->f.nbinaries ? 0 :
+				       p->done, "sorted samples");
+	}
+	progress_update(db_progress(sc->db), sc->nsorted);
 	sc->cur.rowid = sqlite3_column_int64(sc->st, 0);
 	sc->cur.r = r;
 	r->null = 0;
