@@ -18,7 +18,9 @@
 #include "diff.h"
 #include "filteropt.h"
 #include "output.h"
+#include "progress.h"
 #include "report.h"
+#include <unistd.h>
 
 static const char usage_text[] =
 	"usage: strobe diff [--db PATH] [--by binary|symbol|line] [--pid PID[@START]]\n"
@@ -129,6 +131,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff *d = NULL;
 	struct table *t;
 	struct db *db;
+	struct progress prog;
 	int64_t a = 0, b = 0;
 	uint64_t v;
 	size_t limit = 0;
@@ -197,7 +200,12 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "strobe diff: %s\n", err.msg);
 		return 1;
 	}
+	/* on stderr, when it is a terminal and this takes long */
+	progress_init(&prog, "strobe diff", STDERR_FILENO, 0, "samples");
+	o.progress = &prog;
 	rc = diff_build(db, a, b, o.by, &o, &d, &err);
+	progress_done(&prog);
+	o.progress = NULL;
 	db_close(db);
 	if (rc == -2)
 		return cmd_usage_error("diff", "%s", err.msg);

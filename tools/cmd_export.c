@@ -61,6 +61,7 @@
 #include "flame.h"
 #include "gecko.h"
 #include "pprof.h"
+#include "progress.h"
 #include "stacks.h"
 
 static const char usage_text[] =
@@ -525,6 +526,7 @@ struct exp {
 	int cg;				/* --cgroup or --cgroup-column: loaded */
 	struct cgset cgs;
 	struct procset all;		/* every process, to find a sample's */
+	struct progress prog;		/* of the reading, on stderr */
 };
 
 /* The cgroup of the sample's process (cgset.h). */
@@ -598,6 +600,10 @@ static int samples_open(struct exp *x, struct error *e)
 	int rc;
 
 	sample_scan_range(s, &f.row_lo, &f.row_hi);
+	if (x->prog.on) {
+		progress_phase(&x->prog, sample_scan_total(x->db, &f), "samples");
+		db_set_progress(x->db, &x->prog);
+	}
 	x->sc = sample_scan_open(x->db, &f, e);
 	if (!x->sc)
 		return -1;
@@ -1392,6 +1398,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 }
 
 /* folded, pprof, gecko: the call stacks (stacks.h) of the session. */
+/* A progress meter on stderr, when it is a terminal (progress.h), unless
+ * the export itself goes to that terminal. */
+static void progress_start(struct progress *p, const struct opts *o)
+{
+	progress_init(p, "strobe export", STDERR_FILENO, 0, "samples");
+	if (!o->out && isatty(STDOUT_FILENO))
+		p->on = 0;
+}
+
 static int export_stacks(const struct opts *o)
 {
 	struct report_opts ro = {
@@ -1403,6 +1418,7 @@ static int export_stacks(const struct opts *o)
 	struct error err = { "" };
 	struct stack_set *set = NULL;
 	struct flame_tree *t = NULL;
+	struct progress prog = { 0 };
 	struct db *db;
 	FILE *f = NULL;
 	int ret = 1, created = 0, rc = -1;
@@ -1410,6 +1426,8 @@ static int export_stacks(const struct opts *o)
 	db = db_open(o->dbpath ? o->dbpath : cmd_default_db(), DB_READ, &err);
 	if (!db)
 		goto out;
+	progress_start(&prog, o);
+	ro.progress = &prog;
 	if (!(set = stacks_load(db, &ro, &err)))
 		goto out;
 	if (!set->call_graph[0]) {
@@ -1443,6 +1461,7 @@ static int export_stacks(const struct opts *o)
 		rc = pprof_write(set, f, &err);
 	else
 		rc = gecko_write(db, set, &ro, f, &err);
+	progress_done(&prog);
 	if (rc < 0)
 		goto out;
 	if (fflush(f) == EOF || ferror(f)) {
@@ -1465,6 +1484,7 @@ static int export_stacks(const struct opts *o)
 			"no stack and are not exported\n", (unsigned long long)set->no_stack);
 	ret = 0;
 out:
+	progress_done(&prog);
 	if (ret) {
 		fprintf(stderr, "strobe export: %s\n", err.msg);
 		if (f && f != stdout)
@@ -1527,6 +1547,7 @@ int cmd_export(int argc, char **argv)
 				"the session: all their samples count in their latest cgroup\n",
 				(long long)x.cgs.moved);
 	}
+	progress_start(&x.prog, &o);
 	rc = samples_open(&x, &err);
 	if (rc <= 0)
 		goto out;
@@ -1548,6 +1569,8 @@ int cmd_export(int argc, char **argv)
 	x.ob.buf = xmalloc(x.ob.cap);
 
 	rc = o.fmt == FMT_CSV ? export_csv(&x, &err) : export_chrome(&x, &err);
+	progress_done(&x.prog);
+	db_set_progress(x.db, NULL);
 	ob_flush(&x.ob);
 	if (!x.ob.err && fflush(x.ob.f) == EOF)
 		x.ob.err = errno;
@@ -1567,6 +1590,7 @@ int cmd_export(int argc, char **argv)
 	if (resolver_debuginfod_summary(x.res))
 		fprintf(stderr, "strobe export: note: %s\n", resolver_debuginfod_summary(x.res));
 out:
+	progress_done(&x.prog);
 	if (ret) {
 		fprintf(stderr, "strobe export: %s\n", err.msg);
 		if (created && x.ob.buf)	/* no half-written file left behind */

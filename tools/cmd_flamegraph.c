@@ -15,6 +15,7 @@
 #include "db.h"
 #include "filteropt.h"
 #include "flame.h"
+#include "progress.h"
 #include "stacks.h"
 
 static const char usage_text[] =
@@ -80,6 +81,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct flame_tree *t = NULL;
 	struct error err = { "" };
 	struct db *db = NULL;
+	struct progress prog = { 0 };	/* progress_done() does nothing with it */
 	char optbuf[256], title[512], sub[512], base_name[64], *path = NULL;
 	int64_t diff = 0;
 	int c, what = FLAME_WEIGHT, width = 0, ret = 1, created = 0;
@@ -152,6 +154,9 @@ int cmd_flamegraph(int argc, char **argv)
 	db = db_open(dbpath ? dbpath : cmd_default_db(), DB_READ, &err);
 	if (!db)
 		goto out;
+	/* on stderr, when it is a terminal and this takes long */
+	progress_init(&prog, "strobe flamegraph", STDERR_FILENO, 0, "samples");
+	o.progress = &prog;
 	if (!(set = load(db, &o, &err)))
 		goto out;
 	if (event && (what = flame_event_index(set, event, &err)) < 0)
@@ -178,6 +183,7 @@ int cmd_flamegraph(int argc, char **argv)
 	} else if (!(t = flame_tree_build(set, what, &err))) {
 		goto out;
 	}
+	progress_done(&prog);
 	if (!t->nodes[0].value) {
 		error_set(&err, "nothing to draw: no %s%s in session %lld%s",
 			  event ? "increase of " : "samples with a stack",
@@ -266,6 +272,7 @@ int cmd_flamegraph(int argc, char **argv)
 			(long long)base->session.id, base->notes[i]);
 	ret = 0;
 out:
+	progress_done(&prog);
 	if (ret) {
 		fprintf(stderr, "strobe flamegraph: %s\n", err.msg);
 		if (f && f != stdout)

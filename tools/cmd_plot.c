@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "procset.h"
 #include "cgset.h"
+#include "progress.h"
 #include "timeline.h"
 #include "probe_expect.h"
 #include "probe_file.h"
@@ -991,6 +992,7 @@ static int parse_events(struct plot *p, const char *arg)
 static int plot_main(struct plot *p)
 {
 	struct error err = { "" };
+	struct progress prog;
 	char evs[1200];
 	int ret;
 
@@ -1034,7 +1036,12 @@ static int plot_main(struct plot *p)
 			}
 		}
 	}
+	/* on stderr, when it is a terminal and this takes long */
+	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
+	p->to.progress = &prog;
 	p->t = timeline_build(p->db, &p->to, &err);
+	progress_done(&prog);
+	p->to.progress = NULL;
 	if (!p->t)
 		return fail("%s", err.msg);
 	if (p->t->note[0])

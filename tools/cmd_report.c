@@ -25,6 +25,8 @@
 #include "stacks.h"
 #include "filteropt.h"
 #include "metrics.h"
+#include "progress.h"
+#include <unistd.h>
 
 static const char usage_text[] =
 	"usage: strobe report [--db PATH] [--session ID] [--by binary|symbol|line|cgroup]\n"
@@ -442,6 +444,7 @@ static int report_stacks(struct db *db, const struct report_opts *o, enum output
 		t = calltree_children(db, set, o, sum, &err);
 	else if ((tree = calltree_build(set, symbol, dir, &err)) && fmt != OUTPUT_JSON)
 		t = calltree_table(tree, fmt);
+	progress_done(o->progress);
 	if (!t && !tree)
 		goto fail;
 	if (fmt == OUTPUT_TEXT) {
@@ -463,6 +466,7 @@ static int report_stacks(struct db *db, const struct report_opts *o, enum output
 		ret = 0;
 	goto out;
 fail:
+	progress_done(o->progress);
 	fprintf(stderr, "strobe report: %s\n", err.msg);
 out:
 	table_free(t);
@@ -482,6 +486,7 @@ int cmd_report(int argc, char **argv)
 	struct error err = { "" };
 	struct table *t;
 	struct db *db;
+	struct progress prog;
 	uint64_t v;
 	char optbuf[256];
 	int c, i, ret = 0, markers = 0, by_given = 0, children = 0;
@@ -618,6 +623,9 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* on stderr, when it is a terminal and this takes long */
+	progress_init(&prog, "strobe report", STDERR_FILENO, 0, "samples");
+	o.progress = &prog;
 	if (children || tree_sym) {
 		ret = report_stacks(db, &o, fmt, children, tree_sym, dir);
 		db_close(db);
@@ -625,6 +633,7 @@ int cmd_report(int argc, char **argv)
 	}
 	sum = xcalloc(1, sizeof(*sum));
 	t = report_build(db, &o, sum, &err);
+	progress_done(&prog);
 	if (!t) {
 		fprintf(stderr, "strobe report: %s\n", err.msg);
 		free(sum);

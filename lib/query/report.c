@@ -39,7 +39,9 @@
 #include "cgset.h"
 #include "procset.h"
 #include "qfilter.h"
+#include "progress.h"
 #include "report.h"
+#include "samplescan.h"
 #include "metrics.h"
 #include "resolve.h"
 
@@ -396,6 +398,11 @@ static int gather(struct report *r, struct error *e)
 	sqlite3_bind_int64(st, 4, s->start_ns + o->from_ns);
 	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
 	base = 5;
+	if (raw && o->progress) {
+		progress_phase(o->progress, sample_scan_session_total(r->db, s, o->has_from,
+				o->from_ns, o->has_to, o->to_ns), "samples");
+		db_set_progress(r->db, o->progress);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
 		int64_t bin = sqlite3_column_int64(st, 0), proc;
@@ -424,6 +431,7 @@ static int gather(struct report *r, struct error *e)
 		}
 	}
 	sqlite3_finalize(st);
+	db_set_progress(r->db, NULL);
 	if (rc != SQLITE_DONE) {
 		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
 		goto fail;
@@ -529,12 +537,15 @@ static void name_and_group(struct report *r)
 	weigh(r);
 	if (m->n)
 		qsort(m->v, m->n, sizeof(*m->v), loc_cmp);
+	progress_phase(r->o->progress, m->n, "locations named");
 	for (i = 0; i < m->n; i++) {
 		struct loc *l = &m->v[i];
 		struct resolved rv;
 		struct bin *b;
 		struct group *g;
 		int k;
+
+		progress_update(r->o->progress, i);
 
 		resolver_lookup_pid(r->res, l->binary_id, l->offset, l->pid, by == REPORT_BY_LINE,
 				    &rv);

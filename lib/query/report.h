@@ -48,6 +48,9 @@ struct report_opts {
 	const struct metric *metrics[REPORT_METRICS_MAX];	/* -M: catalogue
 					 * metrics (metrics.h), a column each */
 	int nr_metrics;
+	struct progress *progress;	/* NULL: none; shows the reading of raw
+					 * samples and the naming of locations
+					 * (progress.h) */
 };
 
 struct report_summary {

@@ -25,6 +25,8 @@
 #include "qfilter.h"
 #include "resolve.h"
 #include "stacks.h"
+#include "progress.h"
+#include "samplescan.h"
 
 #define NR_NOTES ((int)(sizeof(((struct stack_set *)0)->notes) / \
 			sizeof(((struct stack_set *)0)->notes[0])))
@@ -286,6 +288,11 @@ static int gather(struct sload *l, struct error *e)
 		goto out;
 	}
 	raw_bind(st, s, o);
+	if (l->raw && o->progress) {
+		progress_phase(o->progress, sample_scan_session_total(l->db, s, o->has_from,
+				o->from_ns, o->has_to, o->to_ns), "samples");
+		db_set_progress(l->db, o->progress);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 1), x = sqlite3_column_int64(st, 3), proc;
 		size_t cg;
@@ -301,6 +308,7 @@ static int gather(struct sload *l, struct error *e)
 			 5, 6);
 	}
 	sqlite3_finalize(st);
+	db_set_progress(l->db, NULL);
 	if (rc != SQLITE_DONE) {
 		db_sql_error(l->db, e, what);
 		goto out;
@@ -658,11 +666,14 @@ static void name_locs(struct sload *l, struct resolver *res)
 	mask = nslots - 1;
 	set->locs = xcalloc(l->nlocs ? l->nlocs : 1, sizeof(*set->locs));
 	set->nr_locs = l->nlocs;
+	progress_phase(l->o->progress, l->nlocs, "locations named");
 	for (i = 0; i < l->nlocs; i++) {
 		const struct k4 *k = &l->locs[i].k;
 		struct stack_loc *sl = &set->locs[i];
 		struct resolved rv;
 		size_t h;
+
+		progress_update(l->o->progress, i);
 
 		resolver_lookup_pid(res, k->v[0], (uint64_t)k->v[1], (uint32_t)k->v[2], 0, &rv);
 		sl->binary_id = k->v[0];
@@ -906,6 +917,11 @@ int stacks_scan(struct db *db, const struct stack_set *set, const struct report_
 		goto out;
 	}
 	raw_bind(st, s, o);
+	if (o->progress) {
+		progress_phase(o->progress, sample_scan_session_total(db, s, o->has_from,
+				o->from_ns, o->has_to, o->to_ns), "samples");
+		db_set_progress(db, o->progress);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t t = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 3), proc;
 		struct k4 k = { { sqlite3_column_int64(st, 5), pid, sqlite3_column_int64(st, 4),
@@ -939,6 +955,7 @@ int stacks_scan(struct db *db, const struct stack_set *set, const struct report_
 out:
 	if (st)
 		sqlite3_finalize(st);
+	db_set_progress(db, NULL);
 	qfilter_free(&qf);
 	free(sql.s);
 	free(keys);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include "resolve.h"
+#include "progress.h"
 #include "samplescan.h"
 #include "cgset.h"
 #include "countstore.h"
@@ -213,6 +214,7 @@ struct build {
 	size_t nent, capent;
 	int onepass;			/* phase 1 filled the buckets too */
 	size_t onepass_bytes;
+	uint64_t pass_rows;		/* progress_plan(): what a scan of raw reads */
 	struct procset procs;		/* --by pid, --pid: pids that were several
 					 * processes (procset.h) */
 	int64_t sel;			/* --pid P@T: the start of the one chosen */
@@ -689,6 +691,42 @@ static int collect_locations(struct build *b, struct loc **out, size_t *n)
 }
 
 /*
+ * The progress of the scans of raw samples to come, as one total: those
+ * of b->raw of phase 0 (when sample_agg cannot give the locations), of
+ * phases 1 (--by) and 2, one scan for both (phase 1 fills the buckets
+ * too, unless they take too much memory: key_totals() adds phase 2 then),
+ * unless sample_time gives their sums, and that of the whole session for
+ * the lost intervals (when there are any).
+ */
+static int progress_plan(struct build *b)
+{
+	const struct timeline_opts *o = b->o;
+	struct sample_scan_filter all = { .session_id = b->t->session.id };
+	uint64_t total = 0, rows = b->pass_rows = sample_scan_total(b->db, &b->raw);
+	sqlite3_stmt *st;
+	int agg = 1, lost = 0;
+
+	if (b->need_locs && (agg = agg_usable(b)) < 0)
+		return -1;
+	total += (uint64_t)!agg * rows;
+	if (!b->summed)
+		total += rows;
+	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT 1 FROM lost WHERE session_id=?1 "
+			       "LIMIT 1", -1, &st, NULL))
+		return sql_fail(b, "reading lost records");
+	sqlite3_bind_int64(st, 1, b->t->session.id);
+	lost = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (lost) {
+		sample_scan_range(&b->t->session, &all.row_lo, &all.row_hi);
+		total += sample_scan_total(b->db, &all);
+	}
+	progress_phase(o->progress, total, "samples");
+	db_set_progress(b->db, o->progress);
+	return 0;
+}
+
+/*
  * Phase 0: name the distinct locations of the filtered samples, in
  * (binary, offset) order, whichever way they were found, so that symbols
  * tied in a ranking come in the same order.
@@ -864,7 +902,11 @@ static int key_totals(struct build *b)
 		if (b->onepass && !k->v) {
 			b->onepass_bytes += kbytes;
 			if (b->onepass_bytes > ONEPASS_MAX_BYTES) {
+				struct progress *p = b->o->progress;
+
 				ent_free_buckets(b);	/* phase 2 reads them */
+				if (p)	/* progress_plan() counted one scan */
+					progress_total(p, p->total + b->pass_rows);
 				memset(t->all.v, 0, kbytes);
 				memset(t->all.total, 0, sizeof(t->all.total));
 			} else {
@@ -1294,6 +1336,7 @@ static int markers(struct build *b)
 /* What timeline_build gathered on the way, once it is done or failed. */
 static void build_free(struct build *b)
 {
+	db_set_progress(b->db, NULL);
 	procset_free(&b->procs);
 	procset_free(&b->all);
 	cgset_free(&b->cgs);
@@ -1450,12 +1493,14 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		cgroup_note(t, &b.cgs);
 	}
 	b.need_locs = o->by == TL_BY_SYMBOL || o->symbol;
-	if (b.need_locs && name_locations(&b) < 0)
-		goto fail;
 	b.summed = time_sums_usable(&b);
 	if (b.summed < 0)
 		goto fail;
 	t->summed = b.summed;
+	if (o->progress && progress_plan(&b) < 0)
+		goto fail;
+	if (b.need_locs && name_locations(&b) < 0)
+		goto fail;
 	if (o->by != TL_BY_NONE) {
 		if (key_totals(&b) < 0)
 			goto fail;

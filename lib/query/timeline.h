@@ -49,6 +49,8 @@ struct timeline_opts {
 	int rank[TL_MAXV];
 	int raw;			/* 1: always scan the raw samples (tests, benchmarks) */
 	int no_demangle;		/* 1: raw (mangled) symbol names */
+	struct progress *progress;	/* NULL: none; shows the scans of raw
+					 * samples (progress.h) */
 };
 
 struct timeline_group {

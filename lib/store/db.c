@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "db.h"
+#include "progress.h"
 #include "sampleblk.h"
 #include "samplevt.h"
 
@@ -118,7 +119,26 @@ struct db {
 	size_t blk_nr;
 	int64_t blk_session, blk_min, blk_max;
 	int64_t next_row;		/* rowid of the next sample; 0: not read yet */
+	struct progress *progress;	/* db_set_progress()'s */
+	struct samplevt_hook hook;	/* the samples table's, to it */
 };
+
+static void blocks_read(void *arg, int64_t rows)
+{
+	struct db *db = arg;
+
+	progress_add(db->progress, (uint64_t)rows);
+}
+
+void db_set_progress(struct db *db, struct progress *p)
+{
+	db->progress = p;
+}
+
+struct progress *db_progress(struct db *db)
+{
+	return db->progress;
+}
 
 int db_schema_version(void)
 {
@@ -470,7 +490,9 @@ struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *,
 			  db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
 		goto fail;
 	}
-	rc = samplevt_register(db->sql);
+	db->hook.fn = blocks_read;
+	db->hook.arg = db;
+	rc = samplevt_register_hook(db->sql, &db->hook);
 	if (rc != SQLITE_OK) {
 		error_set(e, "%s: cannot register the samples table: %s", path,
 			  sqlite3_errstr(rc));

@@ -42,6 +42,14 @@ struct db *db_open_busy(const char *path, enum db_mode mode, int (*busy)(void *,
 			void *arg, struct error *e);
 void db_close(struct db *db);
 sqlite3 *db_sqlite(struct db *db);
+
+struct progress;
+/* Show on p (progress.h; NULL: stop) the reading of samples on db: every
+ * block of samples decoded, by a sample_scan (samplescan.h) or through the
+ * samples table, adds its rows to p.  sample_scan_total() gives p its
+ * total. */
+void db_set_progress(struct db *db, struct progress *p);
+struct progress *db_progress(struct db *db);
 const char *db_path(const struct db *db);
 /* Schema version this build writes and reads. */
 int db_schema_version(void);

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "progress.h"
 #include "samplescan.h"
 #include "util.h"
 
@@ -17,7 +18,45 @@ struct sample_scan {
 	uint32_t cols;			/* columns decoded */
 	struct sample_scan_row cur;
 	struct sampleblk_row sorted;	/* the current row of the sorted query */
+	uint64_t nsorted;		/* its rows returned so far */
 };
+
+uint64_t sample_scan_total(struct db *db, const struct sample_scan_filter *f)
+{
+	sqlite3_stmt *st;
+	uint64_t n = 0;
+
+	if (f->row_lo > f->row_hi)
+		return 0;
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT sum(nr) FROM sample_blocks WHERE "
+			       "session_id=?1 AND first_row BETWEEN ?2 AND ?3 AND "
+			       "first_row+nr-1>=?4 AND max_ns>=?5 AND min_ns<=?6", -1, &st, NULL))
+		return 0;
+	sqlite3_bind_int64(st, 1, f->session_id);
+	sqlite3_bind_int64(st, 2, f->row_lo < INT64_MIN + SAMPLEBLK_MAX ? INT64_MIN :
+			   f->row_lo - (SAMPLEBLK_MAX - 1));
+	sqlite3_bind_int64(st, 3, f->row_hi);
+	sqlite3_bind_int64(st, 4, f->row_lo);
+	sqlite3_bind_int64(st, 5, f->has_time ? f->time_lo : INT64_MIN);
+	sqlite3_bind_int64(st, 6, f->has_time ? f->time_hi : INT64_MAX);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+		n = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+uint64_t sample_scan_session_total(struct db *db, const struct db_session *s, int has_from,
+				   int64_t from_ns, int has_to, int64_t to_ns)
+{
+	struct sample_scan_filter f = {
+		.session_id = s->id, .has_time = has_from || has_to,
+		.time_lo = has_from ? s->start_ns + from_ns : INT64_MIN,
+		.time_hi = has_to ? s->start_ns + to_ns : INT64_MAX,
+	};
+
+	sample_scan_range(s, &f.row_lo, &f.row_hi);
+	return sample_scan_total(db, &f);
+}
 
 void sample_scan_range(const struct db_session *s, int64_t *lo, int64_t *hi)
 {
@@ -149,6 +188,18 @@ static int next_sorted(struct sample_scan *sc, struct error *e)
 		return 0;
 	if (rc != SQLITE_ROW)
 		return db_sql_error(sc->db, e, "reading samples");
+	/* the first step read and sorted every row (the progress counted
+	 * the blocks): then the rows returned, as many as were read but
+	 * for those of the edge blocks out of the time range, unless rows
+	 * are filtered (the total is not known then) */
+	if (!sc->nsorted++) {
+		struct progress *p = db_progress(sc->db);
+
+		if (p)
+			progress_phase(p, sc->f.has_pid || sc->f.has_comm || sc->f.nbinaries ? 0 :
+				       p->done, "sorted samples");
+	}
+	progress_update(db_progress(sc->db), sc->nsorted);
 	sc->cur.rowid = sqlite3_column_int64(sc->st, 0);
 	sc->cur.r = r;
 	r->null = 0;
@@ -206,6 +257,8 @@ int sample_scan_next(struct sample_scan *sc, const struct sample_scan_row **row,
 		sc->first = first;
 		sc->nr = (size_t)nr;
 		sc->i = 0;
+		if (first + nr - 1 >= sc->f.row_lo)	/* as sample_scan_total() counts */
+			progress_add(db_progress(sc->db), (uint64_t)nr);
 	}
 }
 

@@ -40,12 +40,22 @@ struct sample_scan_filter {
  * first_sample and is finished (*lo > *hi then). */
 void sample_scan_range(const struct db_session *s, int64_t *lo, int64_t *hi);
 
+/* sample_scan_total() of all of session s's samples, or (has_from,
+ * has_to) of those from its start + from_ns up to its start + to_ns. */
+uint64_t sample_scan_session_total(struct db *db, const struct db_session *s, int has_from,
+				   int64_t from_ns, int has_to, int64_t to_ns);
+
 struct sample_scan_row {
 	int64_t rowid;
 	const struct sampleblk_row *r;	/* r->v[SB_*]; r->null bit SB_*: NULL */
 };
 
 struct sample_scan;
+
+/* The rows of the sample blocks that a scan of f decodes (those of its
+ * session overlapping its rowid and time ranges): the total to give the
+ * progress of the scan (db_set_progress(), db.h).  0 on error. */
+uint64_t sample_scan_total(struct db *db, const struct sample_scan_filter *f);
 
 struct sample_scan *sample_scan_open(struct db *db, const struct sample_scan_filter *f,
 				     struct error *e);

@@ -28,6 +28,7 @@ enum {
 struct vt {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	struct samplevt_hook *hook;	/* NULL: none */
 	/* rows INSERTed with consecutive rowids, not yet a block (see
 	 * vt_update): stored before any read, change or commit */
 	struct sampleblk_row *pend;
@@ -66,6 +67,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		return SQLITE_NOMEM;
 	memset(t, 0, sizeof(*t));
 	t->db = db;
+	t->hook = aux;
 	*out = &t->base;
 	return SQLITE_OK;
 }
@@ -194,6 +196,8 @@ static int next_block(struct cursor *c)
 				 (long long)first);
 			return vt_error(c, SQLITE_CORRUPT, msg);
 		}
+		if (t->hook && t->hook->fn)
+			t->hook->fn(t->hook->arg, nr);
 		c->first_row = first;
 		c->session_id = sqlite3_column_int64(c->blocks, 1);
 		c->nr = (size_t)nr;
@@ -566,9 +570,14 @@ static const sqlite3_module samplevt_module = {
 	.xRollback = vt_rollback,
 };
 
+int samplevt_register_hook(sqlite3 *db, struct samplevt_hook *hook)
+{
+	return sqlite3_create_module(db, "samples", &samplevt_module, hook);
+}
+
 int samplevt_register(sqlite3 *db)
 {
-	return sqlite3_create_module(db, "samples", &samplevt_module, NULL);
+	return samplevt_register_hook(db, NULL);
 }
 
 #ifdef STROBE_SQLITE_EXTENSION

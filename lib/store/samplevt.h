@@ -19,8 +19,20 @@
 #ifndef STROBE_SAMPLEVT_H
 #define STROBE_SAMPLEVT_H
 
+#include <stdint.h>
 #include <sqlite3.h>
 
 int samplevt_register(sqlite3 *db);
+
+/* Told of each block the table decodes for a read, with its number of
+ * rows: how strobe shows the progress of a long query (progress.h). */
+struct samplevt_hook {
+	void (*fn)(void *arg, int64_t rows);
+	void *arg;
+};
+
+/* samplevt_register() with a hook, kept by the caller while db is open
+ * (its fn may be NULL and set later). */
+int samplevt_register_hook(sqlite3 *db, struct samplevt_hook *hook);
 
 #endif
