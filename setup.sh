@@ -1,7 +1,9 @@
 #!/bin/sh
 # setup.sh - install everything strobe needs to build, run and test on Debian 12
 # (the last two lines of packages are for make check-kernel's QEMU guests;
-# tests/kernel/run-arm64.sh fetches Debian's arm64 kernel itself).
+# tests/kernel/run-arm64.sh fetches Debian's arm64 kernel itself; the line
+# before them builds, checks and installs the Debian packages of debian/:
+# doc/PACKAGING.md, tests/t0720-deb.sh).
 # Run as root. Safe to run again.
 set -e
 if [ "$(id -u)" != 0 ]; then
@@ -14,6 +16,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev
 	golang-go nodejs
+	dpkg-dev debhelper dh-dkms dkms lintian fakeroot scdoc systemd
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
 	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 missing=

@@ -79,10 +79,13 @@ ok "lintian: no E: or W: tag outside the overrides, no unused override"
 
 # --- install ---
 # Paths under /usr /etc /var/lib (/lib is /usr/lib), without the package
-# manager's own state and the directories other programs write meanwhile.
+# manager's own state, the directories other programs write meanwhile, and
+# the module signing key dkms makes at its first build of any module (it
+# is dkms's, kept for every module, not strobe-dkms's).
 snapshot() {
 	find /usr /etc /var/lib -xdev \( -path /var/lib/apt -o -path /var/lib/dpkg \
-		-o -path /usr/local -o -path /var/lib/systemd/timers -o -path /var/lib/ucf/cache \) -prune \
+		-o -path /usr/local -o -path /var/lib/systemd/timers -o -path /var/lib/ucf/cache \
+		-o -path /var/lib/dkms/mok.key -o -path /var/lib/dkms/mok.pub \) -prune \
 		-o -print 2>/dev/null | LC_ALL=C sort
 }
 snapshot >"$tmp/before"
@@ -98,7 +101,7 @@ done
 ok "both packages installed (ii)"
 kver_run=$(uname -r)
 if [ ! -e "/lib/modules/$kver_run/build" ]; then
-	grep -i "$kver_run" "$tmp/install.log" | sed 's/^/    /'
+	grep -iE "$kver_run|headers" "$tmp/install.log" | sed 's/^/    /'
 	ok "the running kernel $kver_run has no headers, and strobe-dkms installed all the same"
 fi
 
@@ -176,7 +179,8 @@ $APT purge -y strobe strobe-dkms >"$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log
 installed=
 snapshot >"$tmp/after"
 comm -3 "$tmp/before" "$tmp/after" >"$tmp/diff"
-[ -s "$tmp/diff" ] && { sed 's/^\t/    gone: /; t; s/^/    left: /' "$tmp/diff"; fail "the purge left the file system changed"; }
+# comm -3: only before (removed by install+purge) in column 1, only after (left) in 2
+[ -s "$tmp/diff" ] && { sed 's/^\t/    left: /; t; s/^/    gone: /' "$tmp/diff"; fail "install and purge changed these paths"; }
 for f in /usr/src/strobe-"$upstream" /var/lib/dkms/strobe /etc/strobe /var/lib/strobe /run/strobe; do
 	[ -e "$f" ] && fail "$f is left after the purge"
 done
