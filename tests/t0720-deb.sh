@@ -106,10 +106,39 @@ if [ ! -e "/lib/modules/$kver_run/build" ]; then
 fi
 
 dpkg -L strobe >"$tmp/files"
-for f in /usr/bin/strobe /usr/sbin/strobed /usr/lib/strobe/strobe_samples.so; do
+for f in /usr/bin/strobe /usr/sbin/strobed /usr/lib/strobe/strobe_samples.so \
+	/usr/lib/sysusers.d/strobe.conf /usr/lib/tmpfiles.d/strobe.conf; do
 	grep -qx "$f" "$tmp/files" || fail "dpkg -L strobe has no $f"
 done
-ok "dpkg -L strobe: /usr/bin/strobe, /usr/sbin/strobed, /usr/lib/strobe/strobe_samples.so"
+ok "dpkg -L strobe: strobe, strobed, strobe_samples.so, sysusers.d and tmpfiles.d/strobe.conf"
+# What the source tree has to install is in the package too.
+want=
+[ -f "$src/dist/strobed.conf" ] && want="$want /etc/strobe/strobed.conf"
+[ -f "$src/dist/systemd/strobed.socket" ] &&
+	want="$want /lib/systemd/system/strobed.socket /lib/systemd/system/strobed.service"
+[ -f "$src/dist/bash-completion/strobe" ] && want="$want /usr/share/bash-completion/completions/strobe"
+for scd in "$src"/doc/man/*.scd; do
+	[ -f "$scd" ] || continue
+	page=$(basename "$scd" .scd)
+	want="$want /usr/share/man/man${page##*.}/$page.gz"
+done
+for f in $want; do
+	grep -qx "$f" "$tmp/files" || fail "dpkg -L strobe has no $f (the source tree has it)"
+done
+[ -n "$want" ] && ok "dpkg -L strobe also has:$want"
+if [ -f "$src/dist/strobed.conf" ]; then
+	dpkg-query -W -f='${Conffiles}\n' strobe | grep -q '^ /etc/strobe/strobed.conf ' ||
+		fail "/etc/strobe/strobed.conf is not a conffile: $(dpkg-query -W -f='${Conffiles}' strobe)"
+	ok "/etc/strobe/strobed.conf is a conffile"
+fi
+if [ -f "$src/dist/systemd/strobed.socket" ]; then
+	# deb-systemd-helper enables it also where systemd is not running
+	ls /etc/systemd/system/*.wants/strobed.socket >/dev/null 2>&1 ||
+		fail "strobed.socket is not enabled (no /etc/systemd/system/*.wants/strobed.socket)"
+	ls /etc/systemd/system/*.wants/strobed.service >/dev/null 2>&1 &&
+		fail "strobed.service is enabled: only the socket should be"
+	ok "strobed.socket enabled, strobed.service not (socket activation)"
+fi
 getent group strobe >/dev/null || fail "no group strobe after the install"
 [ "$(stat -c '%a %U %G' /var/lib/strobe 2>&1)" = "750 root strobe" ] ||
 	fail "/var/lib/strobe is '$(stat -c '%a %U %G' /var/lib/strobe 2>&1)', not 750 root strobe"
