@@ -92,7 +92,7 @@ snapshot >"$tmp/before"
 group_before=$(getent group strobe)
 progress "apt-get install ./$(basename "$deb") ./$(basename "$dkmsdeb") (DKMS builds the module)"
 installed=1
-$APT install -y "$deb" "$dkmsdeb" >"$tmp/install.log" 2>&1 ||
+$APT install -y --no-install-recommends "$deb" "$dkmsdeb" >"$tmp/install.log" 2>&1 ||
 	{ tail -n 40 "$tmp/install.log"; fail "apt-get install failed"; }
 for p in strobe strobe-dkms; do
 	st=$(dpkg-query -W -f='${db:Status-Abbrev}' $p)
