@@ -1,8 +1,11 @@
 #!/bin/sh
 # setup.sh - install everything strobe needs to build, run and test on Debian 12
-# (systemd, libcap2-bin and git: t0700-t0702, the install and the units;
-# the last two lines of packages are for make check-kernel's QEMU guests;
-# tests/kernel/run-arm64.sh fetches Debian's arm64 kernel itself).
+# (scdoc, groff-base, man-db: the man pages and t0710; systemd, libcap2-bin
+# and git: t0700-t0702, the install and the units; bash-completion: t0730;
+# the dpkg-dev ... fakeroot line builds, checks and installs the Debian
+# packages of debian/: doc/PACKAGING.md, tests/t0720-deb.sh; the last two
+# lines are for make check-kernel's QEMU guests; tests/kernel/run-arm64.sh
+# fetches Debian's arm64 kernel itself).
 # Run as root. Safe to run again.
 set -e
 if [ "$(id -u)" != 0 ]; then
@@ -17,6 +20,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	systemd libcap2-bin git
 	bash-completion
 	golang-go nodejs
+	dpkg-dev debhelper dh-dkms dkms lintian fakeroot
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
 	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 missing=
