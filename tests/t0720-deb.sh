@@ -15,6 +15,7 @@
 #     /var/lib/dkms/strobe), and keeps a pre-existing group strobe
 # Root only; never runs where strobe or strobe-dkms is already installed
 # (or left its files): the purge would take the user's install with it.
+# A /var/lib/strobe not from a package is moved aside and put back.
 . "${STROBE_TOP:-$(dirname "$0")/..}/tests/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (installs and purges the packages)"
@@ -28,7 +29,7 @@ for p in strobe strobe-dkms; do
 	case $st in ''|not-installed) ;;
 	*) skip "package $p is $st on this machine: this test would replace and purge it" ;; esac
 done
-for f in /usr/bin/strobe /usr/sbin/strobed /etc/strobe /var/lib/strobe /var/lib/dkms/strobe \
+for f in /usr/bin/strobe /usr/sbin/strobed /etc/strobe /var/lib/dkms/strobe \
 	/usr/src/strobe-* /lib/systemd/system/strobed.* /etc/systemd/system/strobed.*; do
 	[ -e "$f" ] && skip "$f exists (not from a package): this test's purge would remove it"
 done
@@ -37,9 +38,29 @@ done
 src=$tmp/src
 progress() { echo "--- $(date +%T) $*"; }
 installed=
-# Whatever fails, the packages this test installed are purged again.
+# A database a strobed run from a build tree left in /var/lib/strobe (the
+# default --db; make demo records there) would go with the purge: it is
+# moved aside for the test, unless a process has it open, and put back.
+saved=
+if [ -e /var/lib/strobe ]; then
+	for fd in /proc/[0-9]*/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in /var/lib/strobe/*)
+			p=${fd#/proc/}; p=${p%%/*}
+			skip "/var/lib/strobe is in use (pid $p: $(cat /proc/$p/comm 2>/dev/null)): this test's purge would remove it" ;;
+		esac
+	done
+	saved=/var/lib/strobe.t0720-$$
+	mv /var/lib/strobe "$saved" || fail "cannot move /var/lib/strobe aside"
+	echo "/var/lib/strobe (not a package's) moved to $saved for the test; put back at its end"
+fi
+# Whatever fails, the packages this test installed are purged again, and
+# the moved database put back.
 deb_cleanup() {
 	[ -n "$installed" ] && apt-get purge -y -q strobe strobe-dkms >"$tmp/cleanup-purge.log" 2>&1
+	if [ -n "$saved" ]; then
+		rm -rf /var/lib/strobe
+		mv "$saved" /var/lib/strobe || echo "t0720: could not put $saved back as /var/lib/strobe" >&2
+	fi
 	cleanup
 }
 trap deb_cleanup EXIT
@@ -66,6 +87,14 @@ ok "built $(basename "$deb") and $(basename "$dkmsdeb")"
 built=$(cd "$src" && ls tests/workloads/split603010 bench/spin tests/unit/test_record 2>/dev/null)
 [ -z "$built" ] || fail "the package build built test programs: $built"
 ok "the build did not build the tests' workloads"
+# group strobe (here it exists already) and /var/lib/strobe come from the
+# package's own sysusers.d and tmpfiles.d files, applied by its postinst
+dpkg-deb -I "$deb" postinst >"$tmp/postinst" 2>&1 || fail "no postinst in $(basename "$deb")"
+grep -q 'systemd-sysusers.* strobe\.conf' "$tmp/postinst" ||
+	fail "the postinst does not apply sysusers.d/strobe.conf (group strobe)"
+grep -q 'systemd-tmpfiles .*strobe\.conf' "$tmp/postinst" ||
+	fail "the postinst does not apply tmpfiles.d/strobe.conf (/var/lib/strobe)"
+ok "the postinst applies sysusers.d/strobe.conf and tmpfiles.d/strobe.conf"
 
 # --- lintian ---
 progress "lintian"
