@@ -52,6 +52,18 @@ start_daemon() {
 	done
 }
 
+# wait_socket PATH LOG: until a socket file PATH exists (10 s at most);
+# fails showing LOG, also as soon as the process $daemon_pid has died
+wait_socket() {
+	i=0
+	while ! [ -S "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && { cat "$2"; fail "nothing listens on $1"; }
+		kill -0 "$daemon_pid" 2>/dev/null || { cat "$2"; fail "the daemon died before listening on $1"; }
+		sleep 0.05
+	done
+}
+
 stop_daemon() {
 	kill "$daemon_pid"
 	wait "$daemon_pid"

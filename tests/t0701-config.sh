@@ -42,13 +42,7 @@ refused_d() {
 
 "$STROBED" --foreground --config "$conf" 2>"$tmp/strobed.log" &
 daemon_pid=$!
-i=0
-while ! [ -S "$sock" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && { cat "$tmp/strobed.log"; fail "strobed did not listen on the file's socket $sock"; }
-	kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/strobed.log"; fail "strobed died"; }
-	sleep 0.05
-done
+wait_socket "$sock" "$tmp/strobed.log"
 grep -q "listening on $sock, database $db, backend perf" "$tmp/strobed.log" ||
 	fail "strobed's start line does not name the file's socket, database and backend: $(cat "$tmp/strobed.log")"
 ok "strobed --config: socket, db and backend from the file"

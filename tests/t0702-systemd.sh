@@ -162,12 +162,7 @@ sa=$tmp/sa.sock
 systemd-socket-activate -l "$sa" "$STROBED" --foreground --db "$tmp/sa.db" --socket "$tmp/unused.sock" \
 	>"$tmp/sa.log" 2>&1 &
 daemon_pid=$!
-i=0
-while ! [ -S "$sa" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "systemd-socket-activate did not listen: $(cat "$tmp/sa.log")"
-	sleep 0.05
-done
+wait_socket "$sa" "$tmp/sa.log"
 "$STROBE" status --socket "$sa" >"$tmp/status" 2>&1 || fail "status on the passed socket: $(cat "$tmp/status")"
 grep -q "database $tmp/sa.db" "$tmp/status" || fail "status: $(cat "$tmp/status")"
 grep -q "listening on $sa (passed by systemd), database $tmp/sa.db" "$tmp/sa.log" ||
@@ -180,16 +175,13 @@ ok "socket activation: strobed answers on the passed socket and leaves its file"
 systemd-socket-activate --datagram -l "$tmp/dg.sock" "$STROBED" --foreground --db "$tmp/dg.db" \
 	>"$tmp/dg.log" 2>&1 &
 dg=$!
-i=0
-while ! [ -S "$tmp/dg.sock" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "systemd-socket-activate --datagram did not listen: $(cat "$tmp/dg.log")"
-	sleep 0.05
-done
+daemon_pid=$dg
+wait_socket "$tmp/dg.sock" "$tmp/dg.log"
 python3 -c "import socket, sys; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.sendto(b'x', sys.argv[1])" \
 	"$tmp/dg.sock" || fail "sending a datagram"
 wait $dg
 rc=$?
+daemon_pid=
 [ $rc = 1 ] || fail "strobed given a datagram socket exited $rc, not 1: $(cat "$tmp/dg.log")"
 grep '^strobed: ' "$tmp/dg.log" >"$tmp/dg.err"
 [ "$(wc -l <"$tmp/dg.err")" = 1 ] && grep -q "fd 3 is not a listening unix stream socket" "$tmp/dg.err" ||
