@@ -435,6 +435,7 @@ static int gen_samples(struct gen *g, struct bb *x, struct error *e)
 		push_tsv_escape(&x->rows, (r->null & (1u << SB_COMM_ID)) || comm < 0 ||
 				(size_t)comm >= g->ncomms ? "" : g->comms[comm]);
 		sb_put(&x->rows, "\t", 1);
+		sb_i64(&x->rows, l->binary_id, '\t');
 		push_tsv_escape(&x->rows, l->key);
 		sb_put(&x->rows, "\t", 1);
 		sb_u64(&x->rows, l->offset, '\t');
@@ -453,9 +454,14 @@ fail:
 	return -1;
 }
 
-static int cmp_i64(const void *a, const void *b)
+struct bin {
+	int64_t id;
+	const char *name;
+};
+
+static int cmp_bin(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int64_t x = ((const struct bin *)a)->id, y = ((const struct bin *)b)->id;
 
 	return x < y ? -1 : x > y;
 }
@@ -463,44 +469,55 @@ static int cmp_i64(const void *a, const void *b)
 /* the binaries of the sampled locations */
 static int gen_binaries(struct gen *g, struct bb *x, struct error *e)
 {
-	int64_t *ids = xmalloc((g->locs.nr + 1) * sizeof(*ids));
+	struct bin *bins = xmalloc((g->locs.nr + 1) * sizeof(*bins));
 	size_t n = 0;
 	sqlite3_stmt *st;
 	int rc;
 
-	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));)
-		ids[n++] = l->binary_id;
-	qsort(ids, n, sizeof(*ids), cmp_i64);
+	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));) {
+		bins[n].id = l->binary_id;
+		bins[n++].name = l->binary;
+	}
+	qsort(bins, n, sizeof(*bins), cmp_bin);
 	if (sqlite3_prepare_v2(db_sqlite(g->db), "SELECT key, path, problem FROM binaries "
 			       "WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-		free(ids);
+		free(bins);
 		return db_sql_error(g->db, e, "reading binaries");
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && ids[i] == ids[i - 1])
+		const char *key = "[unknown]", *path = "", *problem = "";
+
+		if (i > 0 && bins[i].id == bins[i - 1].id)
 			continue;
 		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, ids[i]);
+		sqlite3_bind_int64(st, 1, bins[i].id);
 		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE)
-			continue;
-		if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_ROW) {
+			key = col_text(st, 0);
+			path = col_text(st, 1);
+			problem = col_text(st, 2);
+		} else if (rc != SQLITE_DONE) {
 			db_sql_error(g->db, e, "reading binaries");
 			goto fail;
 		}
 		if (bb_row(g, x, g->start_day, e) < 0)
 			goto fail;
-		for (int c = 0; c < 3; c++) {
-			push_tsv_escape(&x->rows, col_text(st, c));
-			sb_put(&x->rows, c < 2 ? "\t" : "\n", 1);
-		}
+		sb_i64(&x->rows, bins[i].id, '\t');
+		push_tsv_escape(&x->rows, key);
+		sb_put(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, path);
+		sb_put(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, bins[i].name);
+		sb_put(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, problem);
+		sb_put(&x->rows, "\n", 1);
 	}
 	sqlite3_finalize(st);
-	free(ids);
+	free(bins);
 	return bb_end(g, x, e);
 fail:
 	sqlite3_finalize(st);
-	free(ids);
+	free(bins);
 	return -1;
 }
 
@@ -521,10 +538,11 @@ static int gen_session(struct gen *g, struct error *e)
 	if (gen_lost(g, &l, e) < 0)
 		goto out;
 	bb_start(&s, &l.b, g->batch_rows, "samples", PREFIX "time_ns, tsc, cpu, pid, tid, comm, "
-		 "binary_key, offset, flags, period, c0, c1, c2, c3, c4, c5, c6, c7");
+		 "binary_id, binary_key, offset, flags, period, c0, c1, c2, c3, c4, c5, c6, c7");
 	if (gen_samples(g, &s, e) < 0)
 		goto out;
-	bb_start(&b, &s.b, g->batch_rows, "binaries", PREFIX "key, path, problem");
+	bb_start(&b, &s.b, g->batch_rows, "binaries", PREFIX "binary_id, key, path, name, "
+		 "problem");
 	if (gen_binaries(g, &b, e) < 0)
 		goto out;
 	g->nbatches = b.b.batch;
@@ -616,13 +634,11 @@ static int send_symbols(struct gen *g, struct error *e)
 		push_tsv_escape(&rows, l->key);
 		sb_put(&rows, "\t", 1);
 		sb_u64(&rows, l->offset, '\t');
-		push_tsv_escape(&rows, l->binary);
-		sb_put(&rows, "\t", 1);
 		push_tsv_escape(&rows, l->symbol);
 		sb_put(&rows, "\n", 1);
 		if (++n == g->batch_rows) {
-			ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, binary, "
-					      "symbol) FORMAT TabSeparated", distributed_sync,
+			ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, symbol) "
+					      "FORMAT TabSeparated", distributed_sync,
 					      rows.s, rows.n, e);
 			rows.n = n = 0;
 			if (ret < 0)
@@ -630,7 +646,7 @@ static int send_symbols(struct gen *g, struct error *e)
 		}
 	}
 	if (!ret && n)
-		ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, binary, symbol) "
+		ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, symbol) "
 				      "FORMAT TabSeparated", distributed_sync, rows.s, rows.n, e);
 	free(rows.s);
 	return ret < 0 ? error_prefix(e, "session %" PRId64 ", symbols", g->s->id) : 0;

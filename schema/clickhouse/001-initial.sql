@@ -53,7 +53,8 @@ CREATE TABLE IF NOT EXISTS samples_local (
 	pid		UInt32,
 	tid		UInt32,
 	comm		String,
-	binary_key	String,			-- binaries.key: buildid:, xxh3:, kernel:, [anon] ...
+	binary_id	Int64,			-- binaries.binary_id (0: none)
+	binary_key	String,			-- its key: buildid:, xxh3:, kernel:, [anon] ...
 	offset		UInt64,			-- file offset; kernel: address
 	flags		UInt32,
 	period		Int64,
@@ -106,30 +107,33 @@ CREATE TABLE IF NOT EXISTS processes_local (
 CREATE TABLE IF NOT EXISTS processes AS processes_local
 	ENGINE = Distributed(strobe_fleet, currentDatabase(), processes_local, cityHash64(host));
 
--- The binaries a session sampled, by path on that host.
+-- The binaries a session sampled, as that host knows them: its id in the
+-- host's database (samples.binary_id), key, path and display name.
 CREATE TABLE IF NOT EXISTS binaries_local (
 	host		String,
 	session		Int64,
 	batch		UInt32,
 	day		Date,			-- UTC day of the session's start
+	binary_id	Int64,
 	key		String,
 	path		String,
-	problem		String
-) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, key);
+	name		String,			-- as reports show it: path, [kernel.kallsyms] ...
+	problem		String			-- why it cannot be symbolised, or ''
+) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, binary_id);
 CREATE TABLE IF NOT EXISTS binaries AS binaries_local
 	ENGINE = Distributed(strobe_fleet, currentDatabase(), binaries_local, cityHash64(host));
 
 -- Symbols of the fleet, by binary key: what each sampled (key, offset)
 -- is named, resolved on the host that pushed it from its copy of the
--- binary.  The same key holds the same bytes everywhere, so hosts push
+-- binary (the key names the contents, so not the path: that is the
+-- host's, in binaries).  The same key holds the same bytes everywhere, so hosts push
 -- the same rows; ReplacingMergeTree folds them in the background and
 -- readers take any(symbol) per (binary_key, offset).  Sharded by the key,
 -- not the host.
 CREATE TABLE IF NOT EXISTS symbols_local (
 	binary_key	String,			-- as samples.binary_key
 	offset		UInt64,
-	binary		String,			-- display name: path, [kernel.kallsyms] ...
-	symbol		String
+	symbol		String			-- [unknown], [binary unavailable] as in reports
 ) ENGINE = ReplacingMergeTree ORDER BY (binary_key, offset);
 CREATE TABLE IF NOT EXISTS symbols AS symbols_local
 	ENGINE = Distributed(strobe_fleet, currentDatabase(), symbols_local, cityHash64(binary_key));
