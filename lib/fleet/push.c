@@ -180,7 +180,8 @@ struct gen {
 	const struct db_session *s;
 	const char *host;
 	int64_t start_day;
-	size_t batch_rows;
+	size_t batch_rows;		/* this session's */
+	size_t default_rows;		/* a new session's */
 	struct resolver *res;
 	char **comms;			/* by comms.id */
 	size_t ncomms;
@@ -597,7 +598,7 @@ static void session_row(struct gen *g, const char *hash, struct sbuf *out)
 	push_tsv_escape(out, g->host);
 	sbuf_addf(out, "\t%" PRId64 "\t0\t", s->id);
 	push_day_str(g->start_day, ds);
-	sbuf_addf(out, "%s\t%s\t%u\t", ds, hash, g->nbatches);
+	sbuf_addf(out, "%s\t%s\t%u\t%zu\t", ds, hash, g->nbatches, g->batch_rows);
 	push_tsv_escape(out, s->name);
 	sb_put(out, "\t", 1);
 	push_tsv_escape(out, s->state);
@@ -620,7 +621,8 @@ static void session_row(struct gen *g, const char *hash, struct sbuf *out)
 	sb_put(out, "]\n", 2);
 }
 
-#define SESSION_COLS	"host, session, batch, day, content_hash, batches, name, state, " \
+#define SESSION_COLS	"host, session, batch, day, content_hash, batches, batch_rows, name, " \
+	"state, " \
 	"backend, kernel_release, nr_cpus, sample_event, sample_freq, sample_period, start_ns, " \
 	"end_ns, wall_offset_ns, samples, lost, throttled, events"
 
@@ -730,6 +732,25 @@ out:
 	return ret;
 }
 
+/* the batch size of session g->s on the server, if it is there */
+static int server_batch_rows(struct gen *g, size_t *rows, struct error *e)
+{
+	struct sbuf q = { 0 }, out = { 0 };
+	unsigned long long v;
+	int ret = 0;
+
+	sbuf_addf(&q, "SELECT batch_rows FROM sessions WHERE host = ");
+	push_sql_quote(&q, g->host);
+	sbuf_addf(&q, " AND session = %" PRId64 " LIMIT 1", g->s->id);
+	if (chclient_query(g->c, q.s, &out, e) < 0)
+		ret = -1;
+	else if (out.s && sscanf(out.s, "%llu", &v) == 1 && v > 0 && v <= PUSH_BATCH_MAX)
+		*rows = v;
+	free(q.s);
+	free(out.s);
+	return ret;
+}
+
 static int push_session(struct gen *g, struct push_stats *st, const struct push_opts *o,
 			struct error *e)
 {
@@ -744,6 +765,10 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 	if (!g->res)
 		return -1;
 	g->start_day = push_day(g->s->start_ns + g->s->wall_offset_ns);
+	/* a session begun with other batches is resumed with its plan */
+	g->batch_rows = g->default_rows;
+	if (server_batch_rows(g, &g->batch_rows, e) < 0)
+		goto out;
 	/* pass 1: count and hash */
 	g->hash = XXH3_createState();
 	XXH3_128bits_reset(g->hash);
@@ -865,13 +890,13 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 	g.c = c;
 	g.host = o->host;
 	g.progress = o->progress;
-	g.batch_rows = o->batch_rows ? o->batch_rows : PUSH_BATCH_ROWS;
+	g.default_rows = o->batch_rows ? o->batch_rows : PUSH_BATCH_ROWS;
 	if (push_check_schema(c, e) < 0 || server_batch_max(c, &server_max, e) < 0)
 		return -1;
-	if (g.batch_rows > server_max)
-		g.batch_rows = server_max;
-	if (g.batch_rows > PUSH_BATCH_MAX)
-		g.batch_rows = PUSH_BATCH_MAX;
+	if (g.default_rows > server_max)
+		g.default_rows = server_max;
+	if (g.default_rows > PUSH_BATCH_MAX)
+		g.default_rows = PUSH_BATCH_MAX;
 	if (list_sessions(db, o, &ids, &n, e) < 0)
 		goto out;
 	/* every session given must be there and stopped before anything goes */

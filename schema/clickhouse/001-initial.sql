@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS sessions_local (
 	day		Date,			-- UTC day of the session's start
 	content_hash	String,			-- XXH3-128 of every row pushed
 	batches		UInt32,			-- batches of the session, this one included
+	batch_rows	UInt32,			-- rows a batch at most: the plan of the batches
 	name		String,
 	state		String,
 	backend		String,
