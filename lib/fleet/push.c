@@ -899,15 +899,20 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 		g.default_rows = PUSH_BATCH_MAX;
 	if (list_sessions(db, o, &ids, &n, e) < 0)
 		goto out;
-	/* every session given must be there and stopped before anything goes */
-	for (size_t i = 0; i < n; i++) {
+	/* every session given must be there and stopped before anything
+	 * goes; of all sessions, those not stored whole yet are left out */
+	for (size_t i = 0, k = 0; i < n; i++) {
 		if (db_session_get(db, ids[i], &s, e) < 0)
 			goto out;
-		if (!db_session_complete(&s)) {
+		if (db_session_complete(&s))
+			ids[k++] = ids[i];
+		else if (o->nsessions) {
 			error_set(e, "session %" PRId64 " is %s: push it once it has stopped (and "
 				  "strobed has finished writing it)", ids[i], s.state);
 			goto out;
 		}
+		if (i == n - 1)
+			n = k;
 	}
 	otable_init(&g.locs, sizeof(struct loc), 16, 1024);
 	if (load_comms(&g, e) < 0)
