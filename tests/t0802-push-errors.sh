@@ -78,6 +78,20 @@ refused 1 push "session 1 of host hostx is already in ClickHouse with other cont
 	"$STROBE" push --db "$tmp/b.db" --to "$url" --host hostx
 ok "other content: $(cat "$tmp/err")"
 
+# a running session: refused when named, left out otherwise
+start_daemon
+"$STROBE" start --sample-event cpu-clock -F 99 >"$tmp/id" 2>"$tmp/start.err" ||
+	fail "start: $(cat "$tmp/start.err")"
+id=$(grep -o '[0-9][0-9]*' "$tmp/id" | head -n 1)
+refused 1 push "session $id is running: push it once it has stopped" \
+	"$STROBE" push --db "$STROBE_DB" --to "$url" --host hostz --session "$id"
+"$STROBE" push --db "$STROBE_DB" --to "$url" --host hostz >"$tmp/out" 2>"$tmp/err" ||
+	fail "push of a database whose only session runs: $(cat "$tmp/err")"
+grep -q "^pushed 0 of 0 sessions" "$tmp/out" || fail "push of a running session's database said: $(cat "$tmp/out")"
+"$STROBE" stop >/dev/null 2>&1 || fail "stop"
+stop_daemon
+ok "a running session: refused when named, left out otherwise"
+
 # usage errors (exit 2)
 refused 2 push "no credentials in the URL" \
 	"$STROBE" push --db "$tmp/b.db" --to "http://default:pw@127.0.0.1:1/?database=strobe"

@@ -881,7 +881,7 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 	struct gen g;
 	struct db_session s;
 	int64_t *ids = NULL;
-	size_t n = 0, server_max = PUSH_BATCH_MAX;
+	size_t n = 0, k = 0, server_max = PUSH_BATCH_MAX;
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -901,7 +901,7 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 		goto out;
 	/* every session given must be there and stopped before anything
 	 * goes; of all sessions, those not stored whole yet are left out */
-	for (size_t i = 0, k = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (db_session_get(db, ids[i], &s, e) < 0)
 			goto out;
 		if (db_session_complete(&s))
@@ -911,9 +911,8 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 				  "strobed has finished writing it)", ids[i], s.state);
 			goto out;
 		}
-		if (i == n - 1)
-			n = k;
 	}
+	n = k;
 	otable_init(&g.locs, sizeof(struct loc), 16, 1024);
 	if (load_comms(&g, e) < 0)
 		goto out;
