@@ -342,7 +342,9 @@ int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct
 	struct sbuf tmp = { 0 };
 	int ret;
 
-	ret = post(c, NULL, sql, strlen(sql), 0, out ? out : &tmp, e);
+	/* the whole answer before the status: an error past the first
+	 * rows is then an HTTP error, not a 200 with the text at its end */
+	ret = post(c, "wait_end_of_query=1", sql, strlen(sql), 0, out ? out : &tmp, e);
 	free(tmp.s);
 	if (ret < 0 && out) {
 		free(out->s);
