@@ -8,7 +8,8 @@
 # the fleet's sample count, per-(binary, symbol) sample counts and
 # page-fault sums, per-comm counts and marker-free counter sums equal what
 # the local database says (strobe report --format csv and sqlite3), each
-# host's rows are on one shard only, and a second push sends nothing:
+# host's rows are on one shard only, each sampled location's symbol is
+# stored once though both hosts sampled it, and a second push sends nothing:
 # every count and every shard's parts stay as they were.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -145,6 +146,19 @@ b2=$(ch_q 2 "SELECT count() FROM strobe.samples_local WHERE host = '$hB'")
 [ "$a1" -gt 0 ] && [ "$a2" = 0 ] && [ "$b1" = 0 ] && [ "$b2" -gt 0 ] ||
 	fail "hosts not sharded: $hA $a1/$a2, $hB $b1/$b2 samples on shards 1/2"
 ok "$hA on shard 1 only ($a1 samples), $hB on shard 2 only ($b2)"
+
+# symbols: each (key, offset) once in the fleet, though both hosts sampled
+# the same binaries (the kernel, libc, split603010 and its copy)
+shared=$(ch_q 1 "SELECT count() FROM (SELECT binary_key, offset FROM strobe.samples WHERE host = '$hA'
+	GROUP BY binary_key, offset) WHERE (binary_key, offset) IN (SELECT binary_key, offset
+	FROM strobe.samples WHERE host = '$hB' GROUP BY binary_key, offset)")
+pairs=$(ch_q 1 "SELECT count() FROM (SELECT DISTINCT binary_key, offset FROM strobe.samples)")
+r1=$(ch_q 1 "SELECT count() FROM strobe.symbols_local")
+r2=$(ch_q 2 "SELECT count() FROM strobe.symbols_local")
+[ "$shared" -gt 0 ] || fail "the two hosts share no sampled location: nothing to check"
+[ $((r1 + r2)) = "$pairs" ] ||
+	fail "$((r1 + r2)) symbol rows for $pairs sampled locations ($shared shared by both hosts)"
+ok "$pairs symbol rows for $pairs sampled locations, $shared of them sampled by both hosts"
 
 # pushing again sends nothing and changes nothing
 state() {

@@ -35,12 +35,13 @@ static void sb_put(struct sbuf *b, const char *s, size_t n)
 	b->s[b->n] = 0;
 }
 
+/* v in decimal, then sep unless it is 0 */
 static void sb_i64(struct sbuf *b, int64_t v, char sep)
 {
 	char tmp[24];
 	int n = snprintf(tmp, sizeof(tmp), "%" PRId64 "%c", v, sep);
 
-	sb_put(b, tmp, n);
+	sb_put(b, tmp, sep ? n : n - 1);
 }
 
 static void sb_u64(struct sbuf *b, uint64_t v, char sep)
@@ -48,7 +49,7 @@ static void sb_u64(struct sbuf *b, uint64_t v, char sep)
 	char tmp[24];
 	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64 "%c", v, sep);
 
-	sb_put(b, tmp, n);
+	sb_put(b, tmp, sep ? n : n - 1);
 }
 
 void push_tsv_escape(struct sbuf *b, const char *s)
@@ -626,16 +627,79 @@ static void session_row(struct gen *g, const char *hash, struct sbuf *out)
 	"backend, kernel_release, nr_cpus, sample_event, sample_freq, sample_period, start_ns, " \
 	"end_ns, wall_offset_ns, samples, lost, throttled, events"
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The (binary_key, offset) pairs the fleet already names, of the keys of
+ * g's locations: *lines (sorted "KEY\tOFFSET", KEY escaped as in TSV,
+ * pointing into *text) */
+static int server_symbols(struct gen *g, struct sbuf *text, char ***lines, size_t *n,
+			  struct error *e)
+{
+	const char **keys = xmalloc((g->locs.nr + 1) * sizeof(*keys));
+	struct sbuf q = { 0 };
+	size_t nk = 0, cap = 0;
+	char *p;
+	int ret;
+
+	*lines = NULL;
+	*n = 0;
+	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));)
+		keys[nk++] = l->key;
+	qsort(keys, nk, sizeof(*keys), cmp_str);
+	sbuf_addf(&q, "SELECT binary_key, offset FROM symbols WHERE binary_key IN (");
+	for (size_t i = 0, first = 1; i < nk; i++) {
+		if (i > 0 && !strcmp(keys[i], keys[i - 1]))
+			continue;
+		if (!first)
+			sb_put(&q, ",", 1);
+		push_sql_quote(&q, keys[i]);
+		first = 0;
+	}
+	sb_put(&q, ") FORMAT TabSeparated", strlen(") FORMAT TabSeparated"));
+	free(keys);
+	ret = nk ? chclient_query(g->c, q.s, text, e) : 0;
+	free(q.s);
+	if (ret < 0)
+		return -1;
+	for (p = text->s; p && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (*n == cap)
+			*lines = xrealloc(*lines, (cap = cap ? 2 * cap : 1024) * sizeof(**lines));
+		(*lines)[(*n)++] = p;
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	qsort(*lines, *n, sizeof(**lines), cmp_str);
+	return 0;
+}
+
+/* the names of the session's locations the fleet lacks */
 static int send_symbols(struct gen *g, struct error *e)
 {
-	struct sbuf rows = { 0 };
-	size_t n = 0;
+	struct sbuf rows = { 0 }, text = { 0 }, line = { 0 };
+	char **have = NULL;
+	size_t n = 0, nhave = 0;
 	int ret = 0;
 
+	if (server_symbols(g, &text, &have, &nhave, e) < 0)
+		return error_prefix(e, "session %" PRId64 ", symbols", g->s->id);
 	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));) {
-		push_tsv_escape(&rows, l->key);
+		char *key;
+
+		line.n = 0;
+		push_tsv_escape(&line, l->key);
+		sb_put(&line, "\t", 1);
+		sb_u64(&line, l->offset, 0);
+		key = line.s;
+		if (nhave && bsearch(&key, have, nhave, sizeof(*have), cmp_str))
+			continue;
+		sb_put(&rows, line.s, strlen(line.s));
 		sb_put(&rows, "\t", 1);
-		sb_u64(&rows, l->offset, '\t');
 		push_tsv_escape(&rows, l->symbol);
 		sb_put(&rows, "\n", 1);
 		if (++n == g->batch_rows) {
@@ -651,6 +715,9 @@ static int send_symbols(struct gen *g, struct error *e)
 		ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, symbol) "
 				      "FORMAT TabSeparated", distributed_sync, rows.s, rows.n, e);
 	free(rows.s);
+	free(line.s);
+	free(text.s);
+	free(have);
 	return ret < 0 ? error_prefix(e, "session %" PRId64 ", symbols", g->s->id) : 0;
 }
 
