@@ -2,7 +2,8 @@
  * test_push.c - the pure parts of 'strobe push' (push.h, chclient.h): TSV
  * escaping of hostile strings (ClickHouse's TabSeparated rules), string
  * literals, UTC days, cutting rows into batches, the batches query's
- * answer, URLs and the server's error texts.
+ * answer, URLs, the server's error texts, and credentials from the
+ * environment and a password file.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "chclient.h"
 #include "push.h"
 
@@ -188,6 +191,54 @@ static void test_error_line(void **state)
 	assert_int_equal(strlen(out), 9);
 }
 
+/* the user and password from the environment or a private file */
+static void test_credentials(void **state)
+{
+	char path[] = "/tmp/test_push.XXXXXX";
+	struct chclient_cred c;
+	struct error e;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "s3cret\nignored\n", 15), 15);
+	close(fd);
+	unsetenv("STROBE_CLICKHOUSE_USER");
+	unsetenv("STROBE_CLICKHOUSE_PASSWORD");
+	unsetenv("STROBE_CLICKHOUSE_PASSWORD_FILE");
+	assert_int_equal(chclient_credentials(&c, &e), 0);
+	assert_string_equal(c.user, "default");
+	assert_string_equal(c.password, "");
+	setenv("STROBE_CLICKHOUSE_USER", "pusher", 1);
+	setenv("STROBE_CLICKHOUSE_PASSWORD", "pw", 1);
+	assert_int_equal(chclient_credentials(&c, &e), 0);
+	assert_string_equal(c.user, "pusher");
+	assert_string_equal(c.password, "pw");
+	/* both: refused */
+	setenv("STROBE_CLICKHOUSE_PASSWORD_FILE", path, 1);
+	assert_int_equal(chclient_credentials(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "keep one"));
+	unsetenv("STROBE_CLICKHOUSE_PASSWORD");
+	/* mkstemp made it 0600: its first line */
+	assert_int_equal(chclient_credentials(&c, &e), 0);
+	assert_string_equal(c.password, "s3cret");
+	/* readable by the group or others: refused, and not read */
+	chmod(path, 0640);
+	assert_int_equal(chclient_credentials(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "chmod 600"));
+	assert_null(strstr(e.msg, "s3cret"));
+	chmod(path, 0604);
+	assert_int_equal(chclient_credentials(&c, &e), -1);
+	/* not a regular file, or missing */
+	setenv("STROBE_CLICKHOUSE_PASSWORD_FILE", "/tmp", 1);
+	assert_int_equal(chclient_credentials(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "not a regular file"));
+	unlink(path);
+	setenv("STROBE_CLICKHOUSE_PASSWORD_FILE", path, 1);
+	assert_int_equal(chclient_credentials(&c, &e), -1);
+	unsetenv("STROBE_CLICKHOUSE_PASSWORD_FILE");
+	unsetenv("STROBE_CLICKHOUSE_USER");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_parse_batches),
 		cmocka_unit_test(test_url),
 		cmocka_unit_test(test_error_line),
+		cmocka_unit_test(test_credentials),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
