@@ -2,6 +2,8 @@
 # setup.sh - install everything strobe needs to build, run and test on Debian 12
 # (scdoc, groff-base, man-db: the man pages and t0710; systemd, libcap2-bin
 # and git: t0700-t0702, the install and the units; bash-completion: t0730;
+# libcurl4-openssl-dev: strobe push; clickhouse-server, clickhouse-client:
+# the fleet tests t08xx (tests/clickhouse.sh);
 # the dpkg-dev ... fakeroot line builds, checks and installs the Debian
 # packages of debian/: doc/PACKAGING.md, tests/t0720-deb.sh; the last two
 # lines are for make check-kernel's QEMU guests; tests/kernel/run-arm64.sh
@@ -19,6 +21,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	systemtap-sdt-dev scdoc groff-base man-db
 	systemd libcap2-bin git
 	bash-completion
+	libcurl4-openssl-dev clickhouse-server clickhouse-client
 	golang-go nodejs
 	dpkg-dev debhelper dh-dkms dkms lintian fakeroot
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm

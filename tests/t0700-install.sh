@@ -72,6 +72,9 @@ ok "the live system's paths are as they were"
 	echo "/usr/sbin/strobed 755"
 	echo "/usr/lib/strobe/strobe_samples.so 644"
 	for f in "$src"/schema/[0-9]*.sql; do echo "/usr/share/strobe/schema/${f##*/} 644"; done
+	for f in "$src"/schema/clickhouse/[0-9]*.sql; do
+		echo "/usr/share/strobe/schema/clickhouse/${f##*/} 644"
+	done
 	echo "/usr/share/doc/strobe/README.md 644"
 	for f in "$src"/doc/*.md; do echo "/usr/share/doc/strobe/${f##*/} 644"; done
 	for f in "$src"/doc/img/*.png; do echo "/usr/share/doc/strobe/img/${f##*/} 644"; done

@@ -28,6 +28,7 @@ static const struct {
 	{ "mark", cmd_mark, "drop a marker into the running session" },
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "rm", cmd_rm, "remove recorded sessions" },
+	{ "push", cmd_push, "ship sessions to ClickHouse for fleet-wide reports" },
 	{ "list", cmd_list, "list the events this machine supports" },
 	{ "probe", cmd_probe, "measure the caches and the data TLB by timing" },
 };

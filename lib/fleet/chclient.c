@@ -1,0 +1,401 @@
+/*
+ * chclient.c - ClickHouse over HTTP with libcurl and zlib: chclient.h.
+ */
+#include "config.h"
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include <zlib.h>
+#include "chclient.h"
+
+struct chclient {
+	CURL *curl;
+	struct chclient_url url;
+	struct chclient_cred cred;
+	size_t sent;
+	char curl_err[CURL_ERROR_SIZE];
+};
+
+static int db_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n >= sizeof(((struct chclient_url *)0)->database))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+int chclient_url_parse(const char *url, struct chclient_url *u, struct error *e)
+{
+	const char *p, *host, *q;
+	size_t n;
+
+	memset(u, 0, sizeof(*u));
+	if (!strncmp(url, "http://", 7))
+		host = url + 7;
+	else if (!strncmp(url, "https://", 8))
+		host = url + 8;
+	else
+		return error_set(e, "bad URL '%.200s': give http://HOST:PORT/?database=NAME", url);
+	n = strcspn(host, "/?#");
+	if (n == 0)
+		return error_set(e, "bad URL '%.200s': no host", url);
+	if (memchr(host, '@', n))
+		return error_set(e, "bad URL: no credentials in the URL (they would show in the "
+				 "process list): set STROBE_CLICKHOUSE_USER and "
+				 "STROBE_CLICKHOUSE_PASSWORD or STROBE_CLICKHOUSE_PASSWORD_FILE");
+	for (p = url; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return error_set(e, "bad URL: it holds a space or control character");
+	if (strchr(url, '#'))
+		return error_set(e, "bad URL '%.200s': no #fragment", url);
+	q = strchr(url, '?');
+	n = q ? (size_t)(q - url) : strlen(url);
+	if (n + 2 > sizeof(u->base))
+		return error_set(e, "bad URL: longer than %zu bytes", sizeof(u->base) - 2);
+	memcpy(u->base, url, n);
+	if (!memchr(host, '/', (size_t)(url + n - host)))
+		u->base[n++] = '/';
+	u->base[n] = 0;
+	strcpy(u->database, "default");
+	if (!q)
+		return 0;
+	for (p = q + 1; *p;) {
+		size_t len = strcspn(p, "&");
+
+		if (len > 9 && !strncmp(p, "database=", 9)) {
+			if (!db_name_ok(p + 9, len - 9))
+				return error_set(e, "bad URL: database '%.*s' is not a name of letters, "
+						 "digits and _", (int)(len > 109 ? 100 : len - 9), p + 9);
+			memcpy(u->database, p + 9, len - 9);
+			u->database[len - 9] = 0;
+		} else if (len) {
+			return error_set(e, "bad URL: unknown parameter '%.*s': only ?database=NAME",
+					 (int)(len > 100 ? 100 : len), p);
+		}
+		p += len;
+		if (*p == '&')
+			p++;
+	}
+	return 0;
+}
+
+int chclient_credentials(struct chclient_cred *c, struct error *e)
+{
+	const char *user = getenv("STROBE_CLICKHOUSE_USER");
+	const char *pw = getenv("STROBE_CLICKHOUSE_PASSWORD");
+	const char *file = getenv("STROBE_CLICKHOUSE_PASSWORD_FILE");
+
+	memset(c, 0, sizeof(*c));
+	if (!user || !*user)
+		user = "default";
+	if (strlen(user) >= sizeof(c->user))
+		return error_set(e, "STROBE_CLICKHOUSE_USER is longer than %zu bytes",
+				 sizeof(c->user) - 1);
+	strcpy(c->user, user);
+	if (pw && file && *file)
+		return error_set(e, "both STROBE_CLICKHOUSE_PASSWORD and "
+				 "STROBE_CLICKHOUSE_PASSWORD_FILE are set: keep one");
+	if (pw) {
+		if (strlen(pw) >= sizeof(c->password))
+			return error_set(e, "STROBE_CLICKHOUSE_PASSWORD is longer than %zu bytes",
+					 sizeof(c->password) - 1);
+		strcpy(c->password, pw);
+	} else if (file && *file) {
+		struct stat st;
+		ssize_t n;
+		int fd = open(file, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd < 0)
+			return error_set(e, "cannot open STROBE_CLICKHOUSE_PASSWORD_FILE %.200s: %s",
+					 file, strerror(errno));
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return error_set(e, "STROBE_CLICKHOUSE_PASSWORD_FILE %.200s is not a regular "
+					 "file", file);
+		}
+		if (st.st_mode & 077) {
+			close(fd);
+			return error_set(e, "STROBE_CLICKHOUSE_PASSWORD_FILE %.200s may be read by "
+					 "others (mode %03o): chmod 600 it", file,
+					 (unsigned)(st.st_mode & 0777));
+		}
+		n = read(fd, c->password, sizeof(c->password) - 1);
+		close(fd);
+		if (n < 0)
+			return error_set(e, "cannot read STROBE_CLICKHOUSE_PASSWORD_FILE %.200s: %s",
+					 file, strerror(errno));
+		c->password[n] = 0;
+		c->password[strcspn(c->password, "\r\n")] = 0;
+	}
+	return 0;
+}
+
+/* Copy [s, s + n) into out as printable ASCII (others as '?'), tabs and
+ * newlines as spaces. */
+static void put_clean(char *out, size_t size, const char *s, size_t n)
+{
+	size_t o = 0;
+
+	if (!size)
+		return;
+	for (size_t i = 0; i < n && o + 1 < size; i++) {
+		unsigned char ch = s[i];
+
+		out[o++] = ch == '\t' || ch == '\n' || ch == '\r' ? ' ' :
+			   ch < ' ' || ch >= 0x7f ? '?' : ch;
+	}
+	while (o > 0 && (out[o - 1] == ' ' || out[o - 1] == '.' || out[o - 1] == ','))
+		o--;
+	out[o] = 0;
+}
+
+static const char *memfind(const char *s, size_t n, const char *what)
+{
+	size_t w = strlen(what);
+
+	for (size_t i = 0; i + w <= n; i++)
+		if (!memcmp(s + i, what, w))
+			return s + i;
+	return NULL;
+}
+
+int chclient_error_line(int status, const char *body, size_t len, char *out, size_t size)
+{
+	const char *end = body + len, *msg, *nl, *stop;
+	char clean[400];
+	int code = 0;
+
+	while (body < end && isspace((unsigned char)*body))
+		body++;
+	if (end - body > 6 && !memcmp(body, "Code: ", 6)) {
+		const char *p = body + 6;
+
+		while (p < end && isdigit((unsigned char)*p) && code < 100000)
+			code = code * 10 + (*p++ - '0');
+	}
+	/* the message: after "DB::...Exception: " up to ", e.what()" (18.x),
+	 * ". (NAME)" (later versions), the end of the line or ". Log:" */
+	msg = memfind(body, end - body, "Exception: ");
+	if (msg)
+		msg += strlen("Exception: ");
+	else if (code) {
+		msg = memchr(body, ',', end - body);
+		msg = msg ? msg + 1 : end;
+	} else
+		msg = body;
+	nl = memchr(msg, '\n', end - msg);
+	stop = nl ? nl : end;
+	if ((nl = memfind(msg, stop - msg, ", e.what()")))
+		stop = nl;
+	if ((nl = memfind(msg, stop - msg, ". Log:")))
+		stop = nl;
+	if ((nl = memfind(msg, stop - msg, " (version ")))
+		stop = nl;
+	if ((nl = memfind(msg, stop - msg, ". (")) && code)
+		stop = nl;
+	put_clean(clean, sizeof(clean), msg, stop - msg);
+	if (code && *clean)
+		snprintf(out, size, "%s (ClickHouse error %d)", clean, code);
+	else if (*clean)
+		snprintf(out, size, "%s", clean);
+	else
+		snprintf(out, size, "HTTP error %d and no message", status);
+	return code;
+}
+
+struct chclient *chclient_new(const struct chclient_url *u, const struct chclient_cred *cred,
+			      struct error *e)
+{
+	static int global_done;
+	struct chclient *c;
+
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+			error_set(e, "cannot initialize libcurl");
+			return NULL;
+		}
+		global_done = 1;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->url = *u;
+	c->cred = *cred;
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		free(c);
+		error_set(e, "cannot initialize libcurl");
+		return NULL;
+	}
+	return c;
+}
+
+void chclient_free(struct chclient *c)
+{
+	if (!c)
+		return;
+	curl_easy_cleanup(c->curl);
+	memset(c->cred.password, 0, sizeof(c->cred.password));
+	free(c);
+}
+
+size_t chclient_bytes_sent(const struct chclient *c)
+{
+	return c->sent;
+}
+
+static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct sbuf *b = arg;
+	size_t n = size * nmemb;
+
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		b->s = xrealloc(b->s, cap);
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, p, n);
+	b->n += n;
+	b->s[b->n] = 0;
+	return n;
+}
+
+/* POST body (len bytes, gzip-compressed when gz) to the server with the
+ * URL's query string extra; the answer into *out. */
+static int post(struct chclient *c, const char *extra, const void *body, size_t len, int gz,
+		struct sbuf *out, struct error *e)
+{
+	struct curl_slist *hdr = NULL;
+	struct sbuf url = { 0 };
+	long status = 0;
+	CURLcode rc;
+	char *db;
+
+	db = curl_easy_escape(c->curl, c->url.database, 0);
+	sbuf_addf(&url, "%s?database=%s%s%s", c->url.base, db ? db : "", extra ? "&" : "",
+		  extra ? extra : "");
+	curl_free(db);
+	curl_easy_reset(c->curl);
+	c->curl_err[0] = 0;
+	curl_easy_setopt(c->curl, CURLOPT_URL, url.s);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->curl_err);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* a server that stops answering fails the request after 60 s */
+	curl_easy_setopt(c->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_LOW_SPEED_TIME, 60L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+	curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->cred.user);
+	curl_easy_setopt(c->curl, CURLOPT_PASSWORD, c->cred.password);
+	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	hdr = curl_slist_append(hdr, "Content-Type: text/plain; charset=UTF-8");
+	hdr = curl_slist_append(hdr, "Expect:");
+	if (gz)
+		hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, out);
+	rc = curl_easy_perform(c->curl);
+	curl_slist_free_all(hdr);
+	free(url.s);
+	if (rc != CURLE_OK) {
+		const char *why = c->curl_err[0] ? c->curl_err : curl_easy_strerror(rc);
+
+		if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+		    rc == CURLE_OPERATION_TIMEDOUT)
+			return error_set(e, "cannot reach ClickHouse at %s: %s: check the URL and "
+					 "that the server runs", c->url.base, why);
+		return error_set(e, "ClickHouse at %s: %s", c->url.base, why);
+	}
+	c->sent += len;
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		char line[480];
+		const char *b = out->s ? out->s : "";
+		int code = chclient_error_line((int)status, b, out->s ? out->n : 0, line,
+					       sizeof(line));
+
+		if (code == 193 || code == 516 || status == 401)
+			return error_set(e, "ClickHouse at %s refused user '%s': %s: set "
+					 "STROBE_CLICKHOUSE_USER and STROBE_CLICKHOUSE_PASSWORD "
+					 "(or STROBE_CLICKHOUSE_PASSWORD_FILE)", c->url.base,
+					 c->cred.user, line);
+		return error_set(e, "ClickHouse at %s: %s", c->url.base, line);
+	}
+	return 0;
+}
+
+int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct error *e)
+{
+	struct sbuf tmp = { 0 };
+	int ret;
+
+	/* the whole answer before the status: an error past the first
+	 * rows is then an HTTP error, not a 200 with the text at its end */
+	ret = post(c, "wait_end_of_query=1", sql, strlen(sql), 0, out ? out : &tmp, e);
+	free(tmp.s);
+	if (ret < 0 && out) {
+		free(out->s);
+		memset(out, 0, sizeof(*out));
+	}
+	return ret;
+}
+
+static int gzip_buf(const void *data, size_t len, unsigned char **outp, size_t *outlen)
+{
+	z_stream z;
+	size_t cap;
+	unsigned char *o;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	cap = deflateBound(&z, len) + 64;
+	o = xmalloc(cap);
+	z.next_in = (unsigned char *)data;
+	z.avail_in = len;
+	z.next_out = o;
+	z.avail_out = cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(o);
+		return -1;
+	}
+	*outlen = z.total_out;
+	*outp = o;
+	deflateEnd(&z);
+	return 0;
+}
+
+int chclient_insert(struct chclient *c, const char *insert, const char *settings,
+		    const void *data, size_t len, struct error *e)
+{
+	struct sbuf extra = { 0 }, out = { 0 };
+	unsigned char *gz;
+	size_t gzlen;
+	char *q;
+	int ret;
+
+	if (gzip_buf(data, len, &gz, &gzlen) < 0)
+		return error_set(e, "cannot compress %zu bytes with zlib", len);
+	q = curl_easy_escape(c->curl, insert, 0);
+	sbuf_addf(&extra, "query=%s%s%s", q ? q : "", settings ? "&" : "", settings ? settings : "");
+	curl_free(q);
+	ret = post(c, extra.s, gz, gzlen, 1, &out, e);
+	free(extra.s);
+	free(out.s);
+	free(gz);
+	return ret;
+}

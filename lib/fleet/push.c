@@ -1,0 +1,1001 @@
+/*
+ * push.c - sessions from SQLite to ClickHouse in idempotent batches:
+ * push.h, doc/FLEET.md.
+ */
+#include "config.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sqlite3.h>
+#include <xxhash.h>
+#include "chclient.h"
+#include "db.h"
+#include "otable.h"
+#include "progress.h"
+#include "push.h"
+#include "resolve.h"
+#include "samplescan.h"
+
+#define NS_PER_DAY	(86400LL * 1000000000LL)
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		b->s = xrealloc(b->s, cap);
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = 0;
+}
+
+/* v in decimal, then sep unless it is 0 */
+static void sb_i64(struct sbuf *b, int64_t v, char sep)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRId64 "%c", v, sep);
+
+	sb_put(b, tmp, sep ? n : n - 1);
+}
+
+static void sb_u64(struct sbuf *b, uint64_t v, char sep)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64 "%c", v, sep);
+
+	sb_put(b, tmp, sep ? n : n - 1);
+}
+
+void push_tsv_escape(struct sbuf *b, const char *s)
+{
+	if (!s)
+		s = "";
+	for (const char *p = s; *p; ) {
+		size_t n = strcspn(p, "\\\t\n\r\b\f'");
+
+		sb_put(b, p, n);
+		p += n;
+		if (!*p)
+			break;
+		switch (*p) {
+		case '\\': sb_put(b, "\\\\", 2); break;
+		case '\t': sb_put(b, "\\t", 2); break;
+		case '\n': sb_put(b, "\\n", 2); break;
+		case '\r': sb_put(b, "\\r", 2); break;
+		case '\b': sb_put(b, "\\b", 2); break;
+		case '\f': sb_put(b, "\\f", 2); break;
+		case '\'': sb_put(b, "\\'", 2); break;
+		}
+		p++;
+	}
+	if (!b->s)
+		sb_put(b, "", 0);
+}
+
+void push_sql_quote(struct sbuf *b, const char *s)
+{
+	sb_put(b, "'", 1);
+	push_tsv_escape(b, s);
+	sb_put(b, "'", 1);
+}
+
+int64_t push_day(int64_t wall_ns)
+{
+	int64_t d = wall_ns / NS_PER_DAY;
+
+	if (wall_ns % NS_PER_DAY < 0)
+		d--;
+	return d;
+}
+
+void push_day_str(int64_t day, char out[11])
+{
+	/* days since 1970-01-01 to a civil date (proleptic Gregorian) */
+	int64_t z = day + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153, dd = doy - (153 * mp + 2) / 5 + 1;
+	int64_t m = mp < 10 ? mp + 3 : mp - 9;
+
+	if (m <= 2)
+		y++;
+	if (y < 1970)		/* ClickHouse's Date starts there */
+		y = 1970, m = 1, dd = 1;
+	if (y > 2105)
+		y = 2105, m = 12, dd = 31;
+	snprintf(out, 11, "%04d-%02d-%02d", (int)y, (int)m, (int)dd);
+}
+
+void push_batcher_init(struct push_batcher *b, size_t max, uint32_t first)
+{
+	memset(b, 0, sizeof(*b));
+	b->max = max ? max : 1;
+	b->batch = first;
+}
+
+int push_batcher_row(struct push_batcher *b, int64_t day)
+{
+	int cut = b->rows > 0 && (b->rows >= b->max || day != b->day);
+
+	if (cut) {
+		b->batch++;
+		b->rows = 0;
+	}
+	b->day = day;
+	b->rows++;
+	return cut;
+}
+
+int push_batcher_end(struct push_batcher *b)
+{
+	if (!b->rows)
+		return 0;
+	b->batch++;
+	b->rows = 0;
+	return 1;
+}
+
+int push_parse_batches(const char *text, uint8_t *have, size_t n)
+{
+	const char *p = text ? text : "";
+
+	while (*p) {
+		uint64_t v = 0;
+		const char *q = p;
+
+		while (*q >= '0' && *q <= '9') {
+			if (v > UINT32_MAX)
+				return -1;
+			v = v * 10 + (*q++ - '0');
+		}
+		if (q == p || (*q && *q != '\n') || v >= n)
+			return -1;
+		have[v] = 1;
+		p = *q ? q + 1 : q;
+	}
+	return 0;
+}
+
+/* --- generating a session's rows --- */
+
+struct loc {			/* a sampled location, its names */
+	int64_t binary_id;
+	uint64_t offset;
+	const char *key, *binary, *symbol;
+};
+
+struct gen;
+/* A batch ready: rows of table (cols) as TSV.  0 or -1 with e set. */
+typedef int (*emit_fn)(struct gen *g, uint32_t batch, const char *table, const char *cols,
+		       const struct sbuf *rows, size_t nrows, struct error *e);
+
+struct gen {
+	struct db *db;
+	const struct db_session *s;
+	const char *host;
+	int64_t start_day;
+	size_t batch_rows;		/* this session's */
+	size_t default_rows;		/* a new session's */
+	struct resolver *res;
+	char **comms;			/* by comms.id */
+	size_t ncomms;
+	struct otable locs;		/* struct loc */
+	emit_fn emit;
+	struct progress *progress;
+	/* pass 1 */
+	XXH3_state_t *hash;
+	uint32_t nbatches;		/* counting batch 0 */
+	/* pass 2 */
+	struct chclient *c;
+	const uint8_t *have;
+	uint64_t sent, rows_sent;
+};
+
+/* the batch being filled */
+struct bb {
+	struct push_batcher b;
+	struct sbuf rows;
+	const char *table, *cols;
+};
+
+static int bb_flush(struct gen *g, struct bb *x, uint32_t batch, struct error *e)
+{
+	int ret = g->emit(g, batch, x->table, x->cols, &x->rows, 0, e);
+
+	x->rows.n = 0;
+	if (x->rows.s)
+		x->rows.s[0] = 0;
+	return ret;
+}
+
+/* start a row of day: the prefix host, session, batch, day */
+static int bb_row(struct gen *g, struct bb *x, int64_t day, struct error *e)
+{
+	char ds[11];
+	uint32_t before = x->b.batch;
+
+	if (push_batcher_row(&x->b, day) && bb_flush(g, x, before, e) < 0)
+		return -1;
+	push_tsv_escape(&x->rows, g->host);
+	sb_put(&x->rows, "\t", 1);
+	sb_i64(&x->rows, g->s->id, '\t');
+	sb_u64(&x->rows, x->b.batch, '\t');
+	push_day_str(day, ds);
+	sb_put(&x->rows, ds, 10);
+	sb_put(&x->rows, "\t", 1);
+	return 0;
+}
+
+static int bb_end(struct gen *g, struct bb *x, struct error *e)
+{
+	uint32_t before = x->b.batch;
+
+	if (push_batcher_end(&x->b))
+		return bb_flush(g, x, before, e);
+	return 0;
+}
+
+static void bb_start(struct bb *x, struct push_batcher *prev, size_t max, const char *table,
+		     const char *cols)
+{
+	push_batcher_init(&x->b, max, prev ? prev->batch : 1);
+	x->table = table;
+	x->cols = cols;
+}
+
+#define PREFIX	"host, session, batch, day, "
+
+static int64_t col_i64(sqlite3_stmt *st, int i, int64_t null)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? null : sqlite3_column_int64(st, i);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+
+	return t ? t : "";
+}
+
+static int gen_processes(struct gen *g, struct bb *x, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(g->db),
+			       "SELECT p.pid, p.ppid, c.name, p.start_ns, p.exit_ns FROM processes p "
+			       "LEFT JOIN comms c ON c.id = p.comm_id WHERE p.session_id = ? "
+			       "ORDER BY p.pid, p.start_ns", -1, &st, NULL) != SQLITE_OK)
+		return db_sql_error(g->db, e, "reading processes");
+	sqlite3_bind_int64(st, 1, g->s->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (bb_row(g, x, g->start_day, e) < 0)
+			goto fail;
+		sb_i64(&x->rows, sqlite3_column_int64(st, 0), '\t');
+		sb_i64(&x->rows, col_i64(st, 1, -1), '\t');
+		push_tsv_escape(&x->rows, col_text(st, 2));
+		sb_put(&x->rows, "\t", 1);
+		sb_i64(&x->rows, col_i64(st, 3, -1), '\t');
+		sb_i64(&x->rows, col_i64(st, 4, -1), '\n');
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(g->db, e, "reading processes");
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	return bb_end(g, x, e);
+fail:
+	sqlite3_finalize(st);
+	return -1;
+}
+
+static int gen_markers(struct gen *g, struct bb *x, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(g->db),
+			       "SELECT time_ns, cpu, pid, tid, kind, name, args FROM markers "
+			       "WHERE session_id = ? ORDER BY time_ns, rowid", -1, &st, NULL) != SQLITE_OK)
+		return db_sql_error(g->db, e, "reading markers");
+	sqlite3_bind_int64(st, 1, g->s->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(st, 0);
+
+		if (bb_row(g, x, push_day(t + g->s->wall_offset_ns), e) < 0)
+			goto fail;
+		sb_i64(&x->rows, t, '\t');
+		sb_i64(&x->rows, col_i64(st, 1, -1), '\t');
+		sb_i64(&x->rows, col_i64(st, 2, 0), '\t');
+		sb_i64(&x->rows, col_i64(st, 3, 0), '\t');
+		for (int i = 4; i < 7; i++) {
+			push_tsv_escape(&x->rows, col_text(st, i));
+			sb_put(&x->rows, i < 6 ? "\t" : "\n", 1);
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(g->db, e, "reading markers");
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	return bb_end(g, x, e);
+fail:
+	sqlite3_finalize(st);
+	return -1;
+}
+
+static int gen_lost(struct gen *g, struct bb *x, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(g->db),
+			       "SELECT time_ns, cpu, count, kind FROM lost WHERE session_id = ? "
+			       "ORDER BY time_ns, cpu, rowid", -1, &st, NULL) != SQLITE_OK)
+		return db_sql_error(g->db, e, "reading lost records");
+	sqlite3_bind_int64(st, 1, g->s->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(st, 0);
+
+		if (bb_row(g, x, push_day(t + g->s->wall_offset_ns), e) < 0)
+			goto fail;
+		sb_i64(&x->rows, t, '\t');
+		sb_i64(&x->rows, sqlite3_column_int64(st, 1), '\t');
+		sb_i64(&x->rows, sqlite3_column_int64(st, 2), '\t');
+		push_tsv_escape(&x->rows, col_text(st, 3));
+		sb_put(&x->rows, "\n", 1);
+	}
+	if (rc != SQLITE_DONE) {
+		db_sql_error(g->db, e, "reading lost records");
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	return bb_end(g, x, e);
+fail:
+	sqlite3_finalize(st);
+	return -1;
+}
+
+static int load_comms(struct gen *g, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(g->db), "SELECT id, name FROM comms ORDER BY id", -1, &st,
+			       NULL) != SQLITE_OK)
+		return db_sql_error(g->db, e, "reading comms");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (id < 0 || id > 100000000) {
+			sqlite3_finalize(st);
+			return error_set(e, "comms.id %" PRId64 " out of range: a corrupt database", id);
+		}
+		if ((size_t)id >= g->ncomms) {
+			size_t n = g->ncomms ? g->ncomms : 256;
+
+			while (n <= (size_t)id)
+				n *= 2;
+			g->comms = xrealloc(g->comms, n * sizeof(*g->comms));
+			memset(g->comms + g->ncomms, 0, (n - g->ncomms) * sizeof(*g->comms));
+			g->ncomms = n;
+		}
+		free(g->comms[id]);
+		g->comms[id] = strdup(col_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(g->db, e, "reading comms");
+	return 0;
+}
+
+static int gen_samples(struct gen *g, struct bb *x, struct error *e)
+{
+	struct sample_scan_filter f = { 0 };
+	const struct sample_scan_row *row;
+	struct sample_scan *sc;
+	int rc;
+
+	f.session_id = g->s->id;
+	sample_scan_range(g->s, &f.row_lo, &f.row_hi);
+	sc = sample_scan_open(g->db, &f, e);
+	if (!sc)
+		return -1;
+	while ((rc = sample_scan_next(sc, &row, e)) == 1) {
+		const struct sampleblk_row *r = row->r;
+		const int64_t *v = r->v;
+		struct loc key, *l;
+		int added;
+		int64_t comm = v[SB_COMM_ID];
+
+		memset(&key, 0, sizeof(key));
+		key.binary_id = (r->null & (1u << SB_BINARY_ID)) ? 0 : v[SB_BINARY_ID];
+		key.offset = (r->null & (1u << SB_OFFSET)) ? 0 : (uint64_t)v[SB_OFFSET];
+		l = otable_get(&g->locs, &key, &added);
+		if (added) {
+			struct resolved rs;
+
+			resolver_lookup(g->res, l->binary_id, l->offset, 0, &rs);
+			l->key = rs.key;
+			l->binary = rs.binary;
+			l->symbol = rs.symbol;
+		}
+		if (bb_row(g, x, push_day(v[SB_TIME_NS] + g->s->wall_offset_ns), e) < 0)
+			goto fail;
+		sb_i64(&x->rows, v[SB_TIME_NS], '\t');
+		sb_i64(&x->rows, v[SB_TSC], '\t');
+		sb_i64(&x->rows, v[SB_CPU], '\t');
+		sb_i64(&x->rows, v[SB_PID], '\t');
+		sb_i64(&x->rows, v[SB_TID], '\t');
+		push_tsv_escape(&x->rows, (r->null & (1u << SB_COMM_ID)) || comm < 0 ||
+				(size_t)comm >= g->ncomms ? "" : g->comms[comm]);
+		sb_put(&x->rows, "\t", 1);
+		sb_i64(&x->rows, l->binary_id, '\t');
+		push_tsv_escape(&x->rows, l->key);
+		sb_put(&x->rows, "\t", 1);
+		sb_u64(&x->rows, l->offset, '\t');
+		sb_i64(&x->rows, v[SB_FLAGS], '\t');
+		sb_i64(&x->rows, v[SB_PERIOD], '\t');
+		for (int i = SB_C0; i <= SB_C7; i++)
+			sb_i64(&x->rows, v[i], i < SB_C7 ? '\t' : '\n');
+		progress_add(g->progress, 1);
+	}
+	if (rc < 0)
+		goto fail;
+	sample_scan_close(sc);
+	return bb_end(g, x, e);
+fail:
+	sample_scan_close(sc);
+	return -1;
+}
+
+struct bin {
+	int64_t id;
+	const char *name;
+};
+
+static int cmp_bin(const void *a, const void *b)
+{
+	int64_t x = ((const struct bin *)a)->id, y = ((const struct bin *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the binaries of the sampled locations */
+static int gen_binaries(struct gen *g, struct bb *x, struct error *e)
+{
+	struct bin *bins = xmalloc((g->locs.nr + 1) * sizeof(*bins));
+	size_t n = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));) {
+		bins[n].id = l->binary_id;
+		bins[n++].name = l->binary;
+	}
+	qsort(bins, n, sizeof(*bins), cmp_bin);
+	if (sqlite3_prepare_v2(db_sqlite(g->db), "SELECT key, path, problem FROM binaries "
+			       "WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+		free(bins);
+		return db_sql_error(g->db, e, "reading binaries");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *key = "[unknown]", *path = "", *problem = "";
+
+		if (i > 0 && bins[i].id == bins[i - 1].id)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, bins[i].id);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			key = col_text(st, 0);
+			path = col_text(st, 1);
+			problem = col_text(st, 2);
+		} else if (rc != SQLITE_DONE) {
+			db_sql_error(g->db, e, "reading binaries");
+			goto fail;
+		}
+		if (bb_row(g, x, g->start_day, e) < 0)
+			goto fail;
+		sb_i64(&x->rows, bins[i].id, '\t');
+		push_tsv_escape(&x->rows, key);
+		sb_put(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, path);
+		sb_put(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, bins[i].name);
+		sb_put(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, problem);
+		sb_put(&x->rows, "\n", 1);
+	}
+	sqlite3_finalize(st);
+	free(bins);
+	return bb_end(g, x, e);
+fail:
+	sqlite3_finalize(st);
+	free(bins);
+	return -1;
+}
+
+/* every batch but 0, in order, to g->emit */
+static int gen_session(struct gen *g, struct error *e)
+{
+	struct bb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, b = { 0 };
+	int ret = -1;
+
+	otable_clear(&g->locs);
+	bb_start(&p, NULL, g->batch_rows, "processes", PREFIX "pid, ppid, comm, start_ns, exit_ns");
+	if (gen_processes(g, &p, e) < 0)
+		goto out;
+	bb_start(&m, &p.b, g->batch_rows, "markers", PREFIX "time_ns, cpu, pid, tid, kind, name, args");
+	if (gen_markers(g, &m, e) < 0)
+		goto out;
+	bb_start(&l, &m.b, g->batch_rows, "lost", PREFIX "time_ns, cpu, count, kind");
+	if (gen_lost(g, &l, e) < 0)
+		goto out;
+	bb_start(&s, &l.b, g->batch_rows, "samples", PREFIX "time_ns, tsc, cpu, pid, tid, comm, "
+		 "binary_id, binary_key, offset, flags, period, c0, c1, c2, c3, c4, c5, c6, c7");
+	if (gen_samples(g, &s, e) < 0)
+		goto out;
+	bb_start(&b, &s.b, g->batch_rows, "binaries", PREFIX "binary_id, key, path, name, "
+		 "problem");
+	if (gen_binaries(g, &b, e) < 0)
+		goto out;
+	g->nbatches = b.b.batch;
+	ret = 0;
+out:
+	free(p.rows.s);
+	free(m.rows.s);
+	free(l.rows.s);
+	free(s.rows.s);
+	free(b.rows.s);
+	return ret;
+}
+
+static int emit_hash(struct gen *g, uint32_t batch, const char *table, const char *cols,
+		     const struct sbuf *rows, size_t nrows, struct error *e)
+{
+	XXH3_128bits_update(g->hash, table, strlen(table) + 1);
+	XXH3_128bits_update(g->hash, rows->s, rows->n);
+	return 0;
+}
+
+static const char distributed_sync[] = "insert_distributed_sync=1";
+
+static int emit_send(struct gen *g, uint32_t batch, const char *table, const char *cols,
+		     const struct sbuf *rows, size_t nrows, struct error *e)
+{
+	struct sbuf q = { 0 };
+	int ret;
+
+	if (batch >= g->nbatches)
+		return error_set(e, "session %" PRId64 " changed while it was pushed (batch %u of "
+				 "%u): push it again", g->s->id, batch, g->nbatches);
+	if (g->have[batch])
+		return 0;
+	sbuf_addf(&q, "INSERT INTO %s (%s) FORMAT TabSeparated", table, cols);
+	ret = chclient_insert(g->c, q.s, distributed_sync, rows->s, rows->n, e);
+	free(q.s);
+	if (ret < 0)
+		return error_prefix(e, "session %" PRId64 ", batch %u of %u", g->s->id, batch,
+				    g->nbatches);
+	g->sent++;
+	for (size_t i = 0; i < rows->n; i++)
+		g->rows_sent += rows->s[i] == '\n';
+	return 0;
+}
+
+static void session_row(struct gen *g, const char *hash, struct sbuf *out)
+{
+	const struct db_session *s = g->s;
+	char ds[11];
+
+	push_tsv_escape(out, g->host);
+	sbuf_addf(out, "\t%" PRId64 "\t0\t", s->id);
+	push_day_str(g->start_day, ds);
+	sbuf_addf(out, "%s\t%s\t%u\t%zu\t", ds, hash, g->nbatches, g->batch_rows);
+	push_tsv_escape(out, s->name);
+	sb_put(out, "\t", 1);
+	push_tsv_escape(out, s->state);
+	sb_put(out, "\t", 1);
+	push_tsv_escape(out, s->backend);
+	sb_put(out, "\t", 1);
+	push_tsv_escape(out, s->kernel_release);
+	sbuf_addf(out, "\t%" PRId64 "\t", s->nr_cpus);
+	push_tsv_escape(out, s->sample_event);
+	sbuf_addf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+		  "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t[", s->sample_freq, s->sample_period,
+		  s->start_ns, s->end_ns, s->wall_offset_ns, s->samples, s->lost, s->throttled);
+	for (int i = 0; i < s->nr_events; i++) {
+		struct sbuf t = { 0 };
+
+		push_sql_quote(&t, s->events[i].name);
+		sbuf_addf(out, "%s%s", i ? "," : "", t.s);
+		free(t.s);
+	}
+	sb_put(out, "]\n", 2);
+}
+
+#define SESSION_COLS	"host, session, batch, day, content_hash, batches, batch_rows, name, " \
+	"state, " \
+	"backend, kernel_release, nr_cpus, sample_event, sample_freq, sample_period, start_ns, " \
+	"end_ns, wall_offset_ns, samples, lost, throttled, events"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The (binary_key, offset) pairs the fleet already names, of the keys of
+ * g's locations: *lines (sorted "KEY\tOFFSET", KEY escaped as in TSV,
+ * pointing into *text) */
+static int server_symbols(struct gen *g, struct sbuf *text, char ***lines, size_t *n,
+			  struct error *e)
+{
+	const char **keys = xmalloc((g->locs.nr + 1) * sizeof(*keys));
+	struct sbuf q = { 0 };
+	size_t nk = 0, cap = 0;
+	char *p;
+	int ret;
+
+	*lines = NULL;
+	*n = 0;
+	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));)
+		keys[nk++] = l->key;
+	qsort(keys, nk, sizeof(*keys), cmp_str);
+	sbuf_addf(&q, "SELECT binary_key, offset FROM symbols WHERE binary_key IN (");
+	for (size_t i = 0, first = 1; i < nk; i++) {
+		if (i > 0 && !strcmp(keys[i], keys[i - 1]))
+			continue;
+		if (!first)
+			sb_put(&q, ",", 1);
+		push_sql_quote(&q, keys[i]);
+		first = 0;
+	}
+	sb_put(&q, ") FORMAT TabSeparated", strlen(") FORMAT TabSeparated"));
+	free(keys);
+	ret = nk ? chclient_query(g->c, q.s, text, e) : 0;
+	free(q.s);
+	if (ret < 0)
+		return -1;
+	for (p = text->s; p && *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (*n == cap)
+			*lines = xrealloc(*lines, (cap = cap ? 2 * cap : 1024) * sizeof(**lines));
+		(*lines)[(*n)++] = p;
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	qsort(*lines, *n, sizeof(**lines), cmp_str);
+	return 0;
+}
+
+/* the names of the session's locations the fleet lacks */
+static int send_symbols(struct gen *g, struct error *e)
+{
+	struct sbuf rows = { 0 }, text = { 0 }, line = { 0 };
+	char **have = NULL;
+	size_t n = 0, nhave = 0;
+	int ret = 0;
+
+	if (server_symbols(g, &text, &have, &nhave, e) < 0)
+		return error_prefix(e, "session %" PRId64 ", symbols", g->s->id);
+	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));) {
+		char *key;
+
+		line.n = 0;
+		push_tsv_escape(&line, l->key);
+		sb_put(&line, "\t", 1);
+		sb_u64(&line, l->offset, 0);
+		key = line.s;
+		if (nhave && bsearch(&key, have, nhave, sizeof(*have), cmp_str))
+			continue;
+		sb_put(&rows, line.s, strlen(line.s));
+		sb_put(&rows, "\t", 1);
+		push_tsv_escape(&rows, l->symbol);
+		sb_put(&rows, "\n", 1);
+		if (++n == g->batch_rows) {
+			ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, symbol) "
+					      "FORMAT TabSeparated", distributed_sync,
+					      rows.s, rows.n, e);
+			rows.n = n = 0;
+			if (ret < 0)
+				break;
+		}
+	}
+	if (!ret && n)
+		ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, symbol) "
+				      "FORMAT TabSeparated", distributed_sync, rows.s, rows.n, e);
+	free(rows.s);
+	free(line.s);
+	free(text.s);
+	free(have);
+	return ret < 0 ? error_prefix(e, "session %" PRId64 ", symbols", g->s->id) : 0;
+}
+
+int push_check_schema(struct chclient *c, struct error *e)
+{
+	struct sbuf out = { 0 };
+	long v;
+	char *end;
+
+	if (chclient_query(c, "SELECT max(version) FROM schema_version", &out, e) < 0) {
+		if (strstr(e->msg, "(ClickHouse error 60)") || strstr(e->msg, "(ClickHouse error 81)"))
+			return error_set(e, "no strobe schema in that database of ClickHouse: "
+					 "apply schema/clickhouse/*.sql there first (doc/FLEET.md)");
+		return -1;
+	}
+	v = strtol(out.s ? out.s : "", &end, 10);
+	free(out.s);
+	if (end == out.s || v != PUSH_SCHEMA_VERSION)
+		return error_set(e, "the ClickHouse database has strobe schema version %ld, this "
+				 "strobe writes version %d: upgrade the older of the two "
+				 "(doc/FLEET.md)", v, PUSH_SCHEMA_VERSION);
+	return 0;
+}
+
+static int server_batch_max(struct chclient *c, size_t *max, struct error *e)
+{
+	struct sbuf out = { 0 };
+	unsigned long long v;
+
+	if (chclient_query(c, "SELECT value FROM system.settings WHERE name = "
+			   "'max_insert_block_size'", &out, e) < 0)
+		return -1;
+	if (!out.s || sscanf(out.s, "%llu", &v) != 1 || v == 0) {
+		free(out.s);
+		return error_set(e, "ClickHouse did not say its max_insert_block_size");
+	}
+	free(out.s);
+	*max = v;
+	return 0;
+}
+
+/* what the server has of session g->s: its content hash (empty: none) and
+ * batches into have[0..n) */
+static int server_state(struct gen *g, char *hash, size_t hsize, uint8_t *have, size_t n,
+			struct error *e)
+{
+	static const char *const tables[] = {
+		"sessions", "processes", "markers", "lost", "samples", "binaries",
+	};
+	struct sbuf where = { 0 }, q = { 0 }, out = { 0 };
+	int ret = -1;
+
+	sbuf_addf(&where, "host = ");
+	push_sql_quote(&where, g->host);
+	sbuf_addf(&where, " AND session = %" PRId64, g->s->id);
+	sbuf_addf(&q, "SELECT content_hash FROM sessions WHERE %s LIMIT 1", where.s);
+	if (chclient_query(g->c, q.s, &out, e) < 0)
+		goto out;
+	snprintf(hash, hsize, "%.*s", out.s ? (int)strcspn(out.s, "\n") : 0, out.s ? out.s : "");
+	free(out.s);
+	memset(&out, 0, sizeof(out));
+	q.n = 0;
+	for (size_t i = 0; i < sizeof(tables) / sizeof(*tables); i++)
+		sbuf_addf(&q, "%sSELECT DISTINCT batch FROM %s WHERE %s", i ? " UNION ALL " : "",
+			  tables[i], where.s);
+	if (chclient_query(g->c, q.s, &out, e) < 0)
+		goto out;
+	if (push_parse_batches(out.s, have, n) < 0) {
+		error_set(e, "ClickHouse holds batches of session %" PRId64 " of host %.100s that "
+			  "this push does not make (the session changed since it was pushed?)",
+			  g->s->id, g->host);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(where.s);
+	free(q.s);
+	free(out.s);
+	return ret;
+}
+
+/* the batch size of session g->s on the server, if it is there */
+static int server_batch_rows(struct gen *g, size_t *rows, struct error *e)
+{
+	struct sbuf q = { 0 }, out = { 0 };
+	unsigned long long v;
+	int ret = 0;
+
+	sbuf_addf(&q, "SELECT batch_rows FROM sessions WHERE host = ");
+	push_sql_quote(&q, g->host);
+	sbuf_addf(&q, " AND session = %" PRId64 " LIMIT 1", g->s->id);
+	if (chclient_query(g->c, q.s, &out, e) < 0)
+		ret = -1;
+	else if (out.s && sscanf(out.s, "%llu", &v) == 1 && v > 0 && v <= PUSH_BATCH_MAX)
+		*rows = v;
+	free(q.s);
+	free(out.s);
+	return ret;
+}
+
+static int push_session(struct gen *g, struct push_stats *st, const struct push_opts *o,
+			struct error *e)
+{
+	XXH128_hash_t h;
+	char hash[33], there[80], line[300];
+	struct sbuf row = { 0 };
+	uint8_t *have = NULL;
+	uint32_t missing = 0;
+	int ret = -1;
+
+	g->res = resolver_new(g->db, g->s, e);
+	if (!g->res)
+		return -1;
+	g->start_day = push_day(g->s->start_ns + g->s->wall_offset_ns);
+	/* a session begun with other batches is resumed with its plan */
+	g->batch_rows = g->default_rows;
+	if (server_batch_rows(g, &g->batch_rows, e) < 0)
+		goto out;
+	/* pass 1: count and hash */
+	g->hash = XXH3_createState();
+	XXH3_128bits_reset(g->hash);
+	g->emit = emit_hash;
+	progress_phase(g->progress, g->s->samples, "samples read");
+	if (gen_session(g, e) < 0)
+		goto out;
+	session_row(g, "", &row);
+	XXH3_128bits_update(g->hash, row.s, row.n);
+	h = XXH3_128bits_digest(g->hash);
+	snprintf(hash, sizeof(hash), "%016llx%016llx", (unsigned long long)h.high64,
+		 (unsigned long long)h.low64);
+	/* what is there */
+	have = xcalloc(g->nbatches, 1);
+	if (server_state(g, there, sizeof(there), have, g->nbatches, e) < 0)
+		goto out;
+	if (*there && strcmp(there, hash)) {
+		error_set(e, "session %" PRId64 " of host %.100s is already in ClickHouse with other "
+			  "content (hash %.40s, here %s): push it under another --host, or drop it "
+			  "there first", g->s->id, g->host, there, hash);
+		goto out;
+	}
+	for (uint32_t i = 0; i < g->nbatches; i++)
+		missing += !have[i];
+	st->sessions++;
+	st->batches += g->nbatches;
+	if (!missing) {
+		snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: already pushed "
+			 "(%u batches)", g->s->id, g->host, g->nbatches);
+		ret = 0;
+		goto note;
+	}
+	/* pass 2: the session's row, the symbols, the missing batches */
+	free(row.s);
+	memset(&row, 0, sizeof(row));
+	session_row(g, hash, &row);
+	if (!have[0]) {
+		if (chclient_insert(g->c, "INSERT INTO sessions (" SESSION_COLS ") FORMAT TabSeparated",
+				    distributed_sync, row.s, row.n, e) < 0) {
+			error_prefix(e, "session %" PRId64, g->s->id);
+			goto out;
+		}
+		g->sent++;
+		g->rows_sent++;
+	}
+	if (send_symbols(g, e) < 0)
+		goto out;
+	g->have = have;
+	g->emit = emit_send;
+	progress_phase(g->progress, g->s->samples, "samples pushed");
+	if (gen_session(g, e) < 0)
+		goto out;
+	st->sessions_sent++;
+	snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: sent %u of %u batches",
+		 g->s->id, g->host, missing, g->nbatches);
+	ret = 0;
+note:
+	if (o->note)
+		o->note(o->note_arg, line);
+out:
+	st->batches_sent += g->sent;
+	st->rows_sent += g->rows_sent;
+	g->sent = g->rows_sent = 0;
+	g->have = NULL;
+	free(have);
+	free(row.s);
+	XXH3_freeState(g->hash);
+	g->hash = NULL;
+	resolver_free(g->res);
+	g->res = NULL;
+	return ret;
+}
+
+/* the sessions to push: o's, or every stopped one (started since) */
+static int list_sessions(struct db *db, const struct push_opts *o, int64_t **ids, size_t *n,
+			 struct error *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 16;
+	int rc;
+
+	*n = 0;
+	*ids = xmalloc(cap * sizeof(**ids));
+	if (o->nsessions) {
+		*ids = xrealloc(*ids, o->nsessions * sizeof(**ids));
+		memcpy(*ids, o->sessions, o->nsessions * sizeof(**ids));
+		*n = o->nsessions;
+		return 0;
+	}
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id FROM sessions WHERE state != 'running' "
+			       "AND state != 'deleting' AND (? OR start_ns + wall_offset_ns >= ?) "
+			       "ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		return db_sql_error(db, e, "listing sessions");
+	sqlite3_bind_int(st, 1, !o->has_since);
+	sqlite3_bind_int64(st, 2, o->since_wall_ns);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap)
+			*ids = xrealloc(*ids, (cap *= 2) * sizeof(**ids));
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(db, e, "listing sessions");
+	return 0;
+}
+
+int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
+	     struct push_stats *st, struct error *e)
+{
+	struct gen g;
+	struct db_session s;
+	int64_t *ids = NULL;
+	size_t n = 0, k = 0, server_max = PUSH_BATCH_MAX;
+	int ret = -1;
+
+	memset(st, 0, sizeof(*st));
+	memset(&g, 0, sizeof(g));
+	g.db = db;
+	g.c = c;
+	g.host = o->host;
+	g.progress = o->progress;
+	g.default_rows = o->batch_rows ? o->batch_rows : PUSH_BATCH_ROWS;
+	if (push_check_schema(c, e) < 0 || server_batch_max(c, &server_max, e) < 0)
+		return -1;
+	if (g.default_rows > server_max)
+		g.default_rows = server_max;
+	if (g.default_rows > PUSH_BATCH_MAX)
+		g.default_rows = PUSH_BATCH_MAX;
+	if (list_sessions(db, o, &ids, &n, e) < 0)
+		goto out;
+	/* every session given must be there and stopped before anything
+	 * goes; of all sessions, those not stored whole yet are left out */
+	for (size_t i = 0; i < n; i++) {
+		if (db_session_get(db, ids[i], &s, e) < 0)
+			goto out;
+		if (db_session_complete(&s))
+			ids[k++] = ids[i];
+		else if (o->nsessions) {
+			error_set(e, "session %" PRId64 " is %s: push it once it has stopped (and "
+				  "strobed has finished writing it)", ids[i], s.state);
+			goto out;
+		}
+	}
+	n = k;
+	otable_init(&g.locs, sizeof(struct loc), 16, 1024);
+	if (load_comms(&g, e) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (db_session_get(db, ids[i], &s, e) < 0)
+			goto out;
+		g.s = &s;
+		if (push_session(&g, st, o, e) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	otable_free(&g.locs);
+	for (size_t i = 0; i < g.ncomms; i++)
+		free(g.comms[i]);
+	free(g.comms);
+	free(ids);
+	return ret;
+}

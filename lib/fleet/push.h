@@ -1,0 +1,97 @@
+/*
+ * push.h - 'strobe push': a host's sessions from its SQLite database into
+ * the ClickHouse tables of schema/clickhouse/ (doc/FLEET.md).
+ *
+ * A session goes as numbered batches, each one INSERT of at most
+ * max_insert_block_size rows of one table, one host (so one shard) and one
+ * UTC day (so one partition): ClickHouse writes such an INSERT as one part,
+ * all or nothing.  Batch 0 is the session's row, with the number of
+ * batches and a content hash (XXH3-128 of every other batch); then its
+ * processes, markers, lost records, samples and binaries.  Symbols of the
+ * sampled locations go to a ReplacingMergeTree table keyed by binary key
+ * and offset, outside the numbering: sending them twice is harmless.
+ *
+ * The rows of a session are generated twice, the same way: once to count
+ * and hash them, once to send the batches the server does not have yet
+ * (asked with one query per session).  A push interrupted anywhere is
+ * resumed by pushing again; a session already there with another content
+ * hash is refused before anything is sent.
+ */
+#ifndef STROBE_PUSH_H
+#define STROBE_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "util.h"
+
+struct db;
+struct chclient;
+struct progress;
+struct sbuf;
+
+#define PUSH_SCHEMA_VERSION	1
+/* Rows of a batch by default, and at most (ClickHouse's default
+ * max_insert_block_size; the server's own value caps it further). */
+#define PUSH_BATCH_ROWS		65536
+#define PUSH_BATCH_MAX		1048576
+
+struct push_opts {
+	const char *host;		/* the host column */
+	const int64_t *sessions;	/* these (nsessions > 0), else all stopped ones */
+	size_t nsessions;
+	int has_since;
+	int64_t since_wall_ns;		/* sessions started at or after (CLOCK_REALTIME) */
+	size_t batch_rows;		/* 0: PUSH_BATCH_ROWS */
+	struct progress *progress;	/* NULL: none */
+	/* called after each session with a line for the user (no newline) */
+	void (*note)(void *arg, const char *line);
+	void *note_arg;
+};
+
+struct push_stats {
+	uint64_t sessions, sessions_sent;
+	uint64_t batches, batches_sent, rows_sent;
+};
+
+/* Check the server's schema version (one line naming both when it is not
+ * PUSH_SCHEMA_VERSION).  0, or -1 with e set. */
+int push_check_schema(struct chclient *c, struct error *e);
+
+/* Push the sessions of o from db to c.  0, or -1 with e set (what was
+ * sent before stays: pushing again resumes). */
+int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
+	     struct push_stats *st, struct error *e);
+
+/* -- the pure parts, for the unit tests -- */
+
+/* Append s to b as a TabSeparated field: backslash, tab, newline,
+ * carriage return, NUL-free; \b \f \0 ' escaped as ClickHouse reads them. */
+void push_tsv_escape(struct sbuf *b, const char *s);
+/* Append s as a ClickHouse string literal '...'. */
+void push_sql_quote(struct sbuf *b, const char *s);
+
+/* UTC day number (days since 1970-01-01) of a wall time in ns, and its
+ * date as "YYYY-MM-DD". */
+int64_t push_day(int64_t wall_ns);
+void push_day_str(int64_t day, char out[11]);
+
+/* Cutting rows into batches: a batch ends after max rows, or before a row
+ * of another day. */
+struct push_batcher {
+	size_t max, rows;
+	int64_t day;
+	uint32_t batch;		/* the number of the batch being filled */
+};
+void push_batcher_init(struct push_batcher *b, size_t max, uint32_t first);
+/* A row of day is next: 1 when the batch being filled must be sent first
+ * (and b moves to the next number), 0 when the row joins it. */
+int push_batcher_row(struct push_batcher *b, int64_t day);
+/* The end of a table: 1 when a batch is left to send (b moves on). */
+int push_batcher_end(struct push_batcher *b);
+
+/* Parse the server's answer to the batches query (one number a line) into
+ * have[0..n): have[i] = 1 for each batch i listed.  -1 on a malformed
+ * line or a number >= n. */
+int push_parse_batches(const char *text, uint8_t *have, size_t n);
+
+#endif

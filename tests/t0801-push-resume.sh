@@ -1,0 +1,90 @@
+#!/bin/sh
+# t0801-push-resume: a push cut by a shard killed with SIGKILL resumes
+# without loss or duplicates.  A real session is pushed in batches of 5
+# rows (STROBE_PUSH_BATCH_ROWS, so that it takes about a thousand INSERTs)
+# to the Distributed tables of instance 1; once some of its samples are on
+# shard 2 (the host's shard), shard 2 is killed -9.  The push must fail
+# with one line on stderr and exit 1.  Shard 2 is restarted and the
+# push run again with the default batch size: it resumes with the batch
+# plan the session was begun with, and the fleet then holds exactly the
+# local samples (count, counter sums, time sum), every batch once with at
+# most 5 rows, and a third push sends nothing.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
+. "$(dirname "$0")/clickhouse.sh"
+
+ch_start 1
+ch_start 2
+ch_schema 1
+ch_schema 2
+export STROBE_CLICKHOUSE_PASSWORD=$CH_PASSWORD
+url=$(ch_url 1)
+h=
+for c in alpha bravo charlie delta echo foxtrot golf hotel; do
+	[ "$(ch_q 1 "SELECT cityHash64('$c') % 2")" = 1 ] && { h=$c; break; }
+done
+[ -n "$h" ] || fail "no host name for shard 2"
+
+"$STROBE" record --db "$tmp/a.db" --sample-event cpu-clock -F 2000 -e page-faults -- \
+	"$WL/split603010" 1 >/dev/null 2>"$tmp/rec.err" || fail "record: $(cat "$tmp/rec.err")"
+n=$(sqlq "$tmp/a.db" "SELECT count(*) FROM samples WHERE session_id = 1")
+[ "$n" -gt 1000 ] || fail "only $n samples recorded"
+ok "a session of $n samples, host $h (shard 2)"
+
+STROBE_PUSH_BATCH_ROWS=5 "$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" \
+	>"$tmp/push1.out" 2>"$tmp/push1.err" &
+pid=$!
+port2=$(ch_http_port 2)
+i=0
+while :; do
+	c=$(curl -s -m 2 -u "default:$CH_PASSWORD" --data-binary \
+		"SELECT count() FROM strobe.samples_local" "http://127.0.0.1:$port2/")
+	[ -n "$c" ] && [ "$c" -gt 0 ] 2>/dev/null && break
+	kill -0 "$pid" 2>/dev/null || fail "the push ended before it sent samples: $(cat "$tmp/push1.out" "$tmp/push1.err")"
+	i=$((i + 1))
+	[ $i -gt 600 ] && fail "no samples on shard 2 after 30 s"
+	sleep 0.05
+done
+ch_kill 2
+wait "$pid"
+rc=$?
+[ "$rc" = 1 ] || fail "the push cut by the kill exited $rc, not 1: $(cat "$tmp/push1.err")"
+[ "$(wc -l <"$tmp/push1.err")" = 1 ] || fail "not one line on stderr: $(cat "$tmp/push1.err")"
+grep -q "^strobe push: session 1, batch [0-9]* of [0-9]*: " "$tmp/push1.err" ||
+	fail "the error does not name the batch: $(cat "$tmp/push1.err")"
+ok "killed shard 2 at $c samples: push failed in one line: $(cat "$tmp/push1.err")"
+
+ch_start 2
+got=$(ch_q 1 "SELECT count() FROM strobe.samples WHERE host = '$h'")
+[ "$got" -lt "$n" ] || fail "all $n samples were there before the resume: the kill came too late"
+"$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" >"$tmp/push2.out" 2>"$tmp/push2.err" ||
+	fail "the resumed push failed: $(cat "$tmp/push2.err")"
+grep -q "^session 1 of host $h: sent " "$tmp/push2.out" || fail "resume said: $(cat "$tmp/push2.out")"
+ok "resumed from $got samples: $(head -n 1 "$tmp/push2.out")"
+
+l=$(sqlq "$tmp/a.db" "SELECT count(*), sum(c0), sum(time_ns), sum(tid) FROM samples WHERE session_id = 1" | tr '|' ' ')
+f=$(ch_q 1 "SELECT count(), sum(c0), sum(time_ns), sum(tid) FROM strobe.samples WHERE host = '$h' AND session = 1" | tr '\t' ' ')
+[ "$l" = "$f" ] || fail "SQLite has (count, faults, time sum, tid sum) $l, the fleet $f"
+big=$(ch_q 1 "SELECT count() FROM (SELECT batch, count() AS c FROM strobe.samples WHERE host = '$h' GROUP BY batch HAVING c > 5)")
+[ "$big" = 0 ] || fail "$big batches hold more than 5 rows: duplicates"
+np=$(sqlite3 "$tmp/a.db" "SELECT count(*) FROM processes WHERE session_id = 1")
+fp=$(ch_q 1 "SELECT count() FROM strobe.processes WHERE host = '$h'")
+[ "$np" = "$fp" ] || fail "$np processes in SQLite, $fp in the fleet"
+s=$(ch_q 1 "SELECT count() FROM strobe.sessions WHERE host = '$h'")
+[ "$s" = 1 ] || fail "$s session rows for host $h"
+nb=$(ch_q 1 "SELECT batches FROM strobe.sessions WHERE host = '$h'")
+have=$(ch_q 1 "SELECT count() FROM (SELECT batch FROM strobe.sessions WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.processes WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.markers WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.lost WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.samples WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.binaries WHERE host = '$h')")
+[ "$have" = "$nb" ] || fail "$have distinct batches in the fleet, the session has $nb"
+ok "no loss, no duplicates: $f (count, faults, time sum, tid sum), $nb batches once each"
+
+"$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" >"$tmp/push3.out" 2>"$tmp/push3.err" ||
+	fail "third push: $(cat "$tmp/push3.err")"
+grep -q "^session 1 of host $h: already pushed" "$tmp/push3.out" || fail "third push said: $(cat "$tmp/push3.out")"
+ok "a third push sends nothing"
+exit 0
