@@ -356,6 +356,14 @@ void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 	b->n += (size_t)len;
 }
 
+void sbuf_add(struct sbuf *b, const void *p, size_t n)
+{
+	ARRAY_GROW(b->s, b->cap, b->n + n + 1);
+	memcpy(b->s + b->n, p, n);
+	b->n += n;
+	b->s[b->n] = 0;
+}
+
 uint64_t hash_mix64(uint64_t x)
 {
 	x ^= x >> 33;

@@ -82,13 +82,15 @@ const char *util_fd_name(int fd, char *buf, size_t len);
 /* mkdir -p with mode; 0 or -1 with errno. */
 int mkdir_p(const char *path, unsigned mode);
 
-/* A growing string: append with sbuf_addf(); s is NUL-terminated once
- * anything was added; free(s) when done. */
+/* A growing string: append with sbuf_addf() or sbuf_add(); s is
+ * NUL-terminated once anything was added; free(s) when done. */
 struct sbuf {
 	char *s;
 	size_t n, cap;
 };
 void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append the n bytes at p (which may hold NULs). */
+void sbuf_add(struct sbuf *b, const void *p, size_t n);
 
 /* Write all len bytes of buf to fd, across short writes and EINTR:
  * 0, or -1 with errno. */

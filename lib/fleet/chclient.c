@@ -252,21 +252,8 @@ size_t chclient_bytes_sent(const struct chclient *c)
 
 static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 {
-	struct sbuf *b = arg;
-	size_t n = size * nmemb;
-
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		b->s = xrealloc(b->s, cap);
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, p, n);
-	b->n += n;
-	b->s[b->n] = 0;
-	return n;
+	sbuf_add(arg, p, size * nmemb);
+	return size * nmemb;
 }
 
 /* POST body (len bytes, gzip-compressed when gz) to the server with the

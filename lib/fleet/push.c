@@ -22,17 +22,7 @@
 
 static void sb_put(struct sbuf *b, const char *s, size_t n)
 {
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		b->s = xrealloc(b->s, cap);
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = 0;
+	sbuf_add(b, s, n);
 }
 
 /* v in decimal, then sep unless it is 0 */
