@@ -153,6 +153,17 @@ ch_schema() {
 	done
 }
 
+# ch_fleet: the two shards of cluster strobe_fleet, each with the schema;
+# strobe push's password exported, $url the first one's
+ch_fleet() {
+	ch_start 1
+	ch_start 2
+	ch_schema 1
+	ch_schema 2
+	export STROBE_CLICKHOUSE_PASSWORD=$CH_PASSWORD
+	url=$(ch_url 1)
+}
+
 ch_cleanup() {
 	for n in $ch_pids; do
 		p=$(cat "$tmp/ch$n/pid" 2>/dev/null)

@@ -16,13 +16,8 @@ need_root
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 . "$(dirname "$0")/clickhouse.sh"
 
-ch_start 1
-ch_start 2
-ch_schema 1
-ch_schema 2
+ch_fleet
 ok "two clickhouse-server shards up, schema applied"
-export STROBE_CLICKHOUSE_PASSWORD=$CH_PASSWORD
-url=$(ch_url 1)
 
 # two host names on different shards (cityHash64(host) % 2, as the
 # Distributed tables shard)

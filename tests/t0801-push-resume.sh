@@ -14,12 +14,7 @@ need_root
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 . "$(dirname "$0")/clickhouse.sh"
 
-ch_start 1
-ch_start 2
-ch_schema 1
-ch_schema 2
-export STROBE_CLICKHOUSE_PASSWORD=$CH_PASSWORD
-url=$(ch_url 1)
+ch_fleet
 h=
 for c in alpha bravo charlie delta echo foxtrot golf hotel; do
 	[ "$(ch_q 1 "SELECT cityHash64('$c') % 2")" = 1 ] && { h=$c; break; }

@@ -9,12 +9,7 @@
 need_root
 . "$(dirname "$0")/clickhouse.sh"
 
-ch_start 1
-ch_start 2
-ch_schema 1
-ch_schema 2
-export STROBE_CLICKHOUSE_PASSWORD=$CH_PASSWORD
-url=$(ch_url 1)
+ch_fleet
 
 "$STROBE" record --db "$tmp/a.db" --sample-event cpu-clock -F 999 -- "$WL/split603010" 1 \
 	>/dev/null 2>"$tmp/rec.err" || fail "record a: $(cat "$tmp/rec.err")"
