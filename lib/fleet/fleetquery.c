@@ -127,7 +127,7 @@ struct fsession {
 
 struct fgroup {
 	char *host, *binary, *key, *symbol;
-	int by_nofile;
+	size_t next;			/* the next of its hash chain, + 1 */
 	uint64_t samples, weight;
 	uint64_t c[STROBE_MAX_COUNTERS];
 };
@@ -142,7 +142,38 @@ struct fq {
 	int nev;
 	struct fgroup *g;
 	size_t ng, galloc;
+	size_t *heads;			/* hash chains of g: index + 1, 0: end */
+	size_t nheads;
 };
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ (s ? 0xff : 0xfe)) * 0x100000001b3ULL;
+}
+
+static uint64_t group_hash(const char *host, const char *binary, const char *key,
+			   const char *symbol)
+{
+	return hash_str(hash_str(hash_str(hash_str(0xcbf29ce484222325ULL, host), binary),
+				 key), symbol);
+}
+
+/* Grow the chains with the groups: at most two groups a chain on average. */
+static void rehash(struct fq *q)
+{
+	free(q->heads);
+	q->nheads = q->nheads ? 2 * q->nheads : 1024;
+	q->heads = xcalloc(q->nheads, sizeof(*q->heads));
+	for (size_t i = 0; i < q->ng; i++) {
+		struct fgroup *g = &q->g[i];
+		size_t b = group_hash(g->host, g->binary, g->key, g->symbol) % q->nheads;
+
+		g->next = q->heads[b];
+		q->heads[b] = i + 1;
+	}
+}
 
 /* Run sql, then call row() with each line's fields. */
 static int query_rows(struct fq *q, struct sbuf *sql, int nf,
@@ -264,7 +295,7 @@ static int report_row(struct fq *q, char **f, struct error *e)
 	const char *host = NULL, *key = NULL, *symbol = NULL;
 	uint64_t n = (uint64_t)num(f[6]), p = (uint64_t)num(f[7]);
 	struct fgroup *g = NULL;
-	size_t i;
+	size_t i, b;
 
 	(void)e;
 	if (!x)		/* pushed while this ran: not in the summary */
@@ -277,13 +308,16 @@ static int report_row(struct fq *q, char **f, struct error *e)
 		if (q->o->by == FLEET_BY_SYMBOL)
 			symbol = f[4];
 	}
-	for (i = 0; i < q->ng; i++) {
-		g = &q->g[i];
+	if (q->ng >= 2 * q->nheads)
+		rehash(q);
+	b = group_hash(host, binary, key, symbol) % q->nheads;
+	for (i = q->heads[b]; i; i = g->next) {
+		g = &q->g[i - 1];
 		if (same(g->host, host) && same(g->binary, binary) && same(g->key, key) &&
 		    same(g->symbol, symbol))
 			break;
 	}
-	if (i == q->ng) {
+	if (!i) {
 		if (q->ng == q->galloc) {
 			q->galloc = q->galloc ? 2 * q->galloc : 256;
 			q->g = xrealloc(q->g, q->galloc * sizeof(*q->g));
@@ -294,6 +328,8 @@ static int report_row(struct fq *q, char **f, struct error *e)
 		g->binary = binary ? xstrdup(binary) : NULL;
 		g->key = key ? xstrdup(key) : NULL;
 		g->symbol = symbol ? xstrdup(symbol) : NULL;
+		g->next = q->heads[b];
+		q->heads[b] = q->ng;
 	}
 	g->samples += n;
 	g->weight += q->fs->sum.weighted ? p : n;
@@ -347,6 +383,9 @@ static const char *build_id(const char *key)
 
 static struct table *layout(struct fq *q)
 {
+	struct report_derived mt[3 * STROBE_MAX_COUNTERS + 1];
+	struct db_session *ev = xcalloc(1, sizeof(*ev));
+	int nmt, c_mt0 = 0;
 	struct table *t = table_new();
 	struct report_opts ro = { .by = q->o->by == FLEET_BY_BINARY ? REPORT_BY_BINARY :
 				  REPORT_BY_SYMBOL, .pid = -1, .limit = q->o->limit };
@@ -365,6 +404,18 @@ static struct table *layout(struct fq *q)
 
 		if (!k)
 			c_ev0 = c;
+	}
+	/* the local report's derived columns, of the events by name */
+	ev->nr_events = q->nev;
+	for (int k = 0; k < q->nev; k++)
+		snprintf(ev->events[k].name, sizeof(ev->events[k].name), "%s", q->events[k]);
+	nmt = report_derived_list(ev, mt, (int)ARRAY_SIZE(mt));
+	free(ev);
+	for (int k = 0; k < nmt; k++) {
+		int c = table_add_col(t, mt[k].name, mt[k].type);
+
+		if (!k)
+			c_mt0 = c;
 	}
 	report_add_meta(t, &ro, &q->fs->sum);
 	if (q->ng)
@@ -385,6 +436,13 @@ static struct table *layout(struct fq *q)
 				100.0 * g->weight / q->fs->sum.weight : 0);
 		for (int k = 0; k < q->nev; k++)
 			table_set_int(t, row, c_ev0 + k, (int64_t)g->c[k]);
+		for (int k = 0; k < nmt; k++) {
+			uint64_t den = g->c[mt[k].den];
+
+			if (den)	/* zero denominator: null */
+				table_set_float(t, row, c_mt0 + k,
+						mt[k].scale * (double)g->c[mt[k].num] / den);
+		}
 	}
 	return t;
 }
@@ -481,6 +539,7 @@ out:
 		free(q.g[i].symbol);
 	}
 	free(q.g);
+	free(q.heads);
 	free(sql.s);
 	return t;
 }
