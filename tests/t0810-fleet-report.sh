@@ -14,6 +14,7 @@
 # session, options a fleet report does not take) fail with one line.
 . "$(dirname "$0")/lib.sh"
 need_root
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 . "$(dirname "$0")/clickhouse.sh"
 
 ch_fleet
@@ -102,6 +103,17 @@ print(f"  {len(want)} (binary, symbol) rows, {sum(v[0] for v in want.values())} 
 sys.exit(1 if bad or not want or not shared else 0)
 PY
 ok "the fleet report sums the two local reports (per binary and symbol, samples and page-faults)"
+# --session 1 without --host: session 1 of every host, here all there is
+"$STROBE" report --source "$url" --session 1 --format csv --limit 0 >"$tmp/s1.csv" 2>"$tmp/err" ||
+	fail "--session 1: $(cat "$tmp/err")"
+cmp "$tmp/all.csv" "$tmp/s1.csv" || fail "--session 1 without --host is not session 1 of both hosts"
+"$STROBE" report --source "$url" --limit 5 >"$tmp/all.txt" 2>"$tmp/err" || fail "fleet text: $(cat "$tmp/err")"
+nA=$(sqlite3 "$tmp/a.db" "SELECT samples + lost * 1000000000 FROM sessions WHERE id = 1")
+nB=$(sqlite3 "$tmp/b.db" "SELECT samples + lost * 1000000000 FROM sessions WHERE id = 1")
+n=$((nA + nB))
+grep -q "^# fleet: 2 sessions of 2 hosts, $((n % 1000000000)) samples, $((n / 1000000000)) lost; counting: page-faults\$" "$tmp/all.txt" ||
+	fail "fleet text header: $(head -3 "$tmp/all.txt")"
+ok "--session 1 of every host; text header: $(head -1 "$tmp/all.txt")"
 
 # --by host: each host's total samples
 "$STROBE" report --source "$url" --by host --format csv >"$tmp/hosts.csv" 2>"$tmp/err" ||
@@ -123,6 +135,7 @@ refused 1 report "cannot reach" "$STROBE" report --source "http://127.0.0.1:$por
 STROBE_CLICKHOUSE_PASSWORD=wrong refused 1 report "[Pp]assword" "$STROBE" report --source "$url"
 refused 1 report "no session of host 'nosuch'" "$STROBE" report --source "$url" --host nosuch
 refused 1 report "no session 99 of host '$hA'" "$STROBE" report --source "$url" --host "$hA" --session 99
+refused 1 report "no session of host 'a'b'" "$STROBE" report --source "$url" --host "a'b"
 refused 1 report "no session 99 of any host" "$STROBE" report --source "$url" --session 99
 refused 2 report "--by line is not supported" "$STROBE" report --source "$url" --by line
 refused 2 report "--inline is not" "$STROBE" report --source "$url" --inline
