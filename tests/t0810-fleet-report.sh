@@ -6,8 +6,8 @@
 # shards.  Then, for each host's session, the fleet report in CSV, JSON,
 # text, --by binary and --limit is byte for byte the local report of the
 # same session ('strobe report --db'), except the text's counting-event
-# lines (the fleet has no unattributed increases) and notes of the host's
-# symbol lookup (doc/FLEET.md); the
+# lines (the fleet has no unattributed increases), notes of the host's
+# symbol lookup and warnings of late records (doc/FLEET.md); the
 # fleet report of both hosts sums the two local reports per (binary,
 # symbol), computed from their CSVs; --by host gives each host's total;
 # and bad inputs (unreachable server, wrong password, unknown host or
@@ -39,8 +39,13 @@ done
 ok "pushed session 1 of $hA (a.db, counting page-faults) and of $hB (b.db)"
 
 # The text of the local report has notes of what the host's symbol
-# lookup found (stripped binaries, debug files), which push does not send:
-# they are left out of the comparison (doc/FLEET.md).
+# lookup found (stripped binaries, debug files), and may warn of records
+# that reached strobed late (and maps made uncertain by them), which push
+# does not send: those lines are left out of the comparison (doc/FLEET.md).
+localonly() {
+	grep -v -e '^# note: ' -e '^# WARNING: [0-9]* records reached strobed more than' \
+		-e '^# WARNING: the maps of [0-9]* process' "$1"
+}
 # same NAME: the local report of DB and the fleet's of HOST with ARGS
 same() {
 	name=$1 db=$2 h=$3
@@ -65,13 +70,13 @@ for x in "a $hA" "b $hB"; do
 	same "$1-text" "$db" "$h"
 	same "$1-btext" "$db" "$h" --by binary --limit 3
 	for t in text btext; do
-		grep -v -e '^# page-faults: ' -e '^# note: ' "$tmp/$1-$t.local" >"$tmp/l"
+		localonly "$tmp/$1-$t.local" | grep -v -e '^# page-faults: ' >"$tmp/l"
 		grep -v -e '^# page-faults: ' "$tmp/$1-$t.fleet" >"$tmp/f"
 		cmp "$tmp/l" "$tmp/f" || fail "$h: text differs: $(diff "$tmp/l" "$tmp/f" | head -8)"
 	done
 	ok "$h: csv, json, text (but for the counting-event line and the local notes), --by binary, --limit as the local report ($(($(wc -l <"$tmp/$1-csv.local") - 1)) rows)"
 done
-grep -v '^# note: ' "$tmp/b-text.local" | cmp -s - "$tmp/b-text.fleet" || fail "$hB: text differs"
+localonly "$tmp/b-text.local" | cmp -s - "$tmp/b-text.fleet" || fail "$hB: text differs"
 grep -q '^# page-faults: [0-9]* attributed' "$tmp/a-text.fleet" ||
 	fail "$hA: no page-faults line in the fleet's text"
 n=$(grep -c '^page-faults' "$tmp/a-csv.fleet"; true)
@@ -146,4 +151,33 @@ refused 2 report "give one of them" "$STROBE" report --source "$url" --db "$tmp/
 refused 2 report "credentials in the URL" "$STROBE" report --source "http://u:p@127.0.0.1:$port/"
 refused 2 report "give --source" "$STROBE" report --db "$tmp/a.db" --host "$hA"
 ok "bad inputs refused with one line each"
+
+# lost samples and throttling: the text's warnings as the local report's
+# (a copy of b.db given lost rows, pushed as a third host)
+for f in "$tmp"/b.db*; do	# with its binary cache, b.db.cache
+	cp -a "$f" "$tmp/c.db${f#"$tmp/b.db"}" || fail "copy $f"
+done
+python3 - "$tmp/c.db" <<'PY' || fail "adding lost rows"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+start, = db.execute("SELECT start_ns FROM sessions WHERE id = 1").fetchone()
+for cpu, n, kind in ((1, 5, "ring"), (0, 17, "ring"), (0, 3, "throttle"), (2, 0, "ring")):
+    db.execute("INSERT INTO lost (session_id, cpu, time_ns, count, kind) VALUES (1, ?, ?, ?, ?)",
+               (cpu, start + 1000 * n, n, kind))
+db.execute("UPDATE sessions SET lost = 25, throttled = 2 WHERE id = 1")
+db.commit()
+PY
+"$STROBE" push --db "$tmp/c.db" --to "$url" --host lossy >/dev/null 2>"$tmp/push.err" ||
+	fail "push c: $(cat "$tmp/push.err")"
+same c-text "$tmp/c.db" lossy
+localonly "$tmp/c-text.local" | cmp -s - "$tmp/c-text.fleet" ||
+	fail "lossy: text differs: $(localonly "$tmp/c-text.local" | diff - "$tmp/c-text.fleet" | head -8)"
+grep -q '^# WARNING: 25 samples lost (ring buffer full on CPUs 0 (17), 1 (5); throttled on CPU 0)' \
+	"$tmp/c-text.fleet" || fail "lossy: no lost warning: $(grep WARNING "$tmp/c-text.fleet")"
+grep -q '^# WARNING: the kernel throttled sampling 2 times' "$tmp/c-text.fleet" ||
+	fail "lossy: no throttling warning"
+same c-csv "$tmp/c.db" lossy --format csv
+grep -q "^strobe report: WARNING: 25 samples lost (ring" "$tmp/err" ||
+	fail "lossy csv: no lost warning on stderr: $(cat "$tmp/err")"
+ok "lost samples and throttling: the same warnings as the local report"
 exit 0

@@ -191,9 +191,40 @@ static void bufadd(char *buf, size_t len, size_t *n, const char *fmt, ...)
 /*
  * Where the session's samples were lost, e.g. "ring buffer full on CPU 1"
  * or "ring buffer full on CPUs 1 (50), 3 (7); throttled on CPU 0", from
- * the lost table, else "on CPU 1" from session_cpus.lost.  "" when
- * neither says.
+ * rows (kind, cpu, count) sorted by kind and cpu.  "" when there are none.
  */
+static void lost_format(const struct fleet_lost *rows, size_t nrows, char *buf, size_t len)
+{
+	size_t n = 0, r = 0;
+
+	buf[0] = 0;
+	while (r < nrows) {
+		const char *kind = rows[r].kind;
+		size_t first = r, ncpus, i;
+		int more;
+
+		while (r < nrows && !strcmp(rows[r].kind, kind))
+			r++;
+		ncpus = MIN(r - first, 32);
+		more = r - first > ncpus;
+		bufadd(buf, len, &n, "%s%s%son CPU%s", n ? "; " : "",
+		       report_lost_kind(kind), kind[0] ? " " : "",
+		       ncpus > 1 || more ? "s" : "");
+		for (i = 0; i < ncpus; i++) {
+			if (ncpus == 1 && !more)
+				bufadd(buf, len, &n, " %d", rows[first + i].cpu);
+			else
+				bufadd(buf, len, &n, "%s %d (%" PRId64 ")", i ? "," : "",
+				       rows[first + i].cpu, rows[first + i].count);
+		}
+		if (more)
+			bufadd(buf, len, &n, ", ...");
+	}
+	if (n >= len - 1 && len > 4)
+		strcpy(buf + len - 4, "...");
+}
+
+/* The same from the session's lost table, else from session_cpus.lost. */
 static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
 {
 	static const char *const sql[] = {
@@ -202,55 +233,29 @@ static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
 		"SELECT '',cpu,lost FROM session_cpus WHERE session_id=?1 AND lost>0 "
 		"ORDER BY cpu",
 	};
-	size_t n = 0;
 
 	buf[0] = 0;
-	for (size_t q = 0; q < ARRAY_SIZE(sql) && !n; q++) {
-		char kind[64] = "";
-		struct { int cpu; int64_t count; } cpus[32];
-		int ncpus = 0, more = 0, rc;
+	for (size_t q = 0; q < ARRAY_SIZE(sql) && !buf[0]; q++) {
+		struct fleet_lost *rows = NULL;
+		size_t nrows = 0;
 		sqlite3_stmt *st;
 
 		if (sqlite3_prepare_v2(db_sqlite(db), sql[q], -1, &st, NULL))
 			return;
 		sqlite3_bind_int64(st, 1, session);
-		do {
-			const char *k = NULL;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *k = (const char *)sqlite3_column_text(st, 0);
 
-			rc = sqlite3_step(st);
-			if (rc == SQLITE_ROW)
-				k = (const char *)sqlite3_column_text(st, 0);
-			if (ncpus && (rc != SQLITE_ROW || strcmp(k ? k : "", kind))) {
-				/* the CPUs of the previous kind */
-				bufadd(buf, len, &n, "%s%s%son CPU%s", n ? "; " : "",
-				       report_lost_kind(kind), kind[0] ? " " : "",
-				       ncpus > 1 || more ? "s" : "");
-				for (int i = 0; i < ncpus; i++) {
-					if (ncpus == 1 && !more)
-						bufadd(buf, len, &n, " %d", cpus[i].cpu);
-					else
-						bufadd(buf, len, &n, "%s %d (%" PRId64 ")",
-						       i ? "," : "", cpus[i].cpu, cpus[i].count);
-				}
-				if (more)
-					bufadd(buf, len, &n, ", ...");
-				ncpus = more = 0;
-			}
-			if (rc != SQLITE_ROW)
-				break;
-			snprintf(kind, sizeof(kind), "%s", k ? k : "");
-			if (ncpus < (int)ARRAY_SIZE(cpus)) {
-				cpus[ncpus].cpu = sqlite3_column_int(st, 1);
-				cpus[ncpus].count = sqlite3_column_int64(st, 2);
-				ncpus++;
-			} else {
-				more = 1;
-			}
-		} while (1);
+			rows = xrealloc(rows, (nrows + 1) * sizeof(*rows));
+			snprintf(rows[nrows].kind, sizeof(rows[0].kind), "%s", k ? k : "");
+			rows[nrows].cpu = sqlite3_column_int(st, 1);
+			rows[nrows].count = sqlite3_column_int64(st, 2);
+			nrows++;
+		}
 		sqlite3_finalize(st);
+		lost_format(rows, nrows, buf, len);
+		free(rows);
 	}
-	if (n >= len - 1 && len > 4)
-		strcpy(buf + len - 4, "...");
 }
 
 /* fleet: a report of pushed sessions (--source), which do not carry the
@@ -550,10 +555,16 @@ static int report_fleet(const char *source, const struct fleet_opts *fo,
 			       "symbolised\n", fs->sum.unresolved,
 			       100.0 * fs->sum.unresolved / fs->sum.samples);
 	}
-	if (s->lost > 0)
-		fprintf(f, "%sWARNING: %lld samples lost: percentages are of the samples "
-			"kept, and counter increases over a gap go to the next sample; record "
-			"with a bigger buffer or a lower frequency\n", prefix, (long long)s->lost);
+	if (s->lost > 0) {
+		char where[400];
+
+		lost_format(fs->lost, fs->nlost, where, sizeof(where));
+		fprintf(f, "%sWARNING: %lld samples lost%s%s%s: percentages are of the "
+			"samples kept, and counter increases over a gap go to the next "
+			"sample; record with a bigger buffer or a lower frequency\n",
+			prefix, (long long)s->lost, where[0] ? " (" : "", where,
+			where[0] ? ")" : "");
+	}
 	if (s->throttled > 0)
 		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "
 			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
@@ -570,6 +581,7 @@ out:
 		fprintf(stderr, "strobe report: %s\n", e.msg);
 	table_free(t);
 	chclient_free(c);
+	free(fs->lost);
 	free(fs);
 	return ret;
 }

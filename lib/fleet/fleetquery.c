@@ -56,6 +56,13 @@ void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o)
 		  "WHERE n > 0) FORMAT TabSeparated");
 }
 
+void fleetquery_sql_lost(struct sbuf *b, const struct fleet_opts *o)
+{
+	sbuf_addf(b, "SELECT kind, cpu, sum(count) AS n FROM lost WHERE ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " GROUP BY kind, cpu HAVING n > 0 ORDER BY kind, cpu FORMAT TabSeparated");
+}
+
 void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o)
 {
 	int sym = o->by == FLEET_BY_SYMBOL;
@@ -283,6 +290,20 @@ static int weighted_row(struct fq *q, char **f, struct error *e)
 	return 0;
 }
 
+static int lost_row(struct fq *q, char **f, struct error *e)
+{
+	struct fleet_summary *fs = q->fs;
+	struct fleet_lost *l;
+
+	(void)e;
+	fs->lost = xrealloc(fs->lost, (fs->nlost + 1) * sizeof(*fs->lost));
+	l = &fs->lost[fs->nlost++];
+	snprintf(l->kind, sizeof(l->kind), "%s", f[0]);
+	l->cpu = (int)num(f[1]);
+	l->count = num(f[2]);
+	return 0;
+}
+
 static int same(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
@@ -504,6 +525,9 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 	fleetquery_sql_report(&sql, o);
 	if (query_rows(&q, &sql, 16, report_row, e) < 0)
 		goto out;
+	fleetquery_sql_lost(&sql, o);
+	if (query_rows(&q, &sql, 3, lost_row, e) < 0)
+		goto out;
 
 	fs->nr_sessions = (int)q.nss;
 	fs->nr_hosts = 0;
@@ -529,6 +553,11 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 		fs->sum.weight = fs->sum.samples;
 	t = layout(&q);
 out:
+	if (!t) {
+		free(fs->lost);
+		fs->lost = NULL;
+		fs->nlost = 0;
+	}
 	for (i = 0; i < q.nss; i++)
 		free(q.ss[i].host);
 	free(q.ss);

@@ -29,11 +29,21 @@ struct fleet_opts {
 	size_t limit;		/* 0: all rows */
 };
 
+/* Lost samples of a kind on a CPU (the lost table, summed). */
+struct fleet_lost {
+	char kind[64];
+	int cpu;
+	int64_t count;
+};
+
 /* What the report covered, for the header lines. */
 struct fleet_summary {
 	struct report_summary sum;	/* .session: the session when one
 					 * (host, session) was selected */
 	int nr_sessions, nr_hosts;
+	struct fleet_lost *lost;	/* of the sessions, by kind and cpu
+					 * (free() it) */
+	size_t nlost;
 };
 
 /*
@@ -55,6 +65,7 @@ void fleetquery_where(struct sbuf *b, const struct fleet_opts *o);
 void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o);
 void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o);
 void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o);
+void fleetquery_sql_lost(struct sbuf *b, const struct fleet_opts *o);
 void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o);
 
 /* Split one line of TabSeparated output in place into at most max

@@ -93,6 +93,12 @@ static void test_other_sql(void **state)
 	fleetquery_sql_weighted(&b, &o);
 	assert_non_null(strstr(b.s, "FROM samples WHERE 1 GROUP BY"));
 	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	o.session = 4;
+	fleetquery_sql_lost(&b, &o);
+	assert_non_null(strstr(b.s, "FROM lost WHERE session = 4 GROUP BY kind, cpu"));
+	free(b.s);
 }
 
 static void test_tsv_split(void **state)
