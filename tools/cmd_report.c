@@ -26,6 +26,9 @@
 #include "filteropt.h"
 #include "metrics.h"
 #include "progress.h"
+#include "chclient.h"
+#include "fleetquery.h"
+#include "push.h"
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -34,6 +37,8 @@ static const char usage_text[] =
 	"                     [--cgroup PATH]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle] [--inline] [-M METRIC[,METRIC...]]\n"
+	"       strobe report --source URL [--host NAME] [--session ID]\n"
+	"                     [--by binary|symbol|host] [--format text|csv|json] [--limit N]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
@@ -87,11 +92,23 @@ static const char usage_text[] =
 	"samples, percent and one per counting event; JSON nested children.\n"
 	"Samples recorded without a stack are left out of these (a header line\n"
 	"says how many).  They read the stacks histogram, so they cost the number\n"
-	"of distinct stacks, except with --from/--to, which read the samples.\n";
+	"of distinct stacks, except with --from/--to, which read the samples.\n"
+	"\n"
+	"Fleet reports (sessions sent with 'strobe push', doc/FLEET.md):\n"
+	"--source URL reads the ClickHouse fleet at URL (http://HOST:8123/?database=\n"
+	"strobe) instead of --db, summing there; credentials as 'strobe push' takes\n"
+	"them (STROBE_CLICKHOUSE_USER, STROBE_CLICKHOUSE_PASSWORD or _PASSWORD_FILE).\n"
+	"--host NAME keeps the sessions of host NAME (as pushed with --host).\n"
+	"--session ID keeps session ID of each host (ids are per host: give --host\n"
+	"for one session); without --session every pushed session is summed.\n"
+	"--by host: a row per host, columns host, samples, percent and the events.\n"
+	"The table of one host's session is the local report's, byte for byte.\n"
+	"With --source only --host, --session, --by binary|symbol|host, --format\n"
+	"and --limit apply.\n";
 
 enum {
 	OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS, OPT_INLINE,
-	OPT_CHILDREN, OPT_CALLERS, OPT_CALLEES,
+	OPT_CHILDREN, OPT_CALLERS, OPT_CALLEES, OPT_SOURCE, OPT_HOST,
 };
 
 /* -M NAME[,NAME...]: catalogue metrics into o; 2 (after the message) on a
@@ -138,6 +155,8 @@ static const struct option long_opts[] = {
 	{ "callers",	required_argument, NULL, OPT_CALLERS },
 	{ "callees",	required_argument, NULL, OPT_CALLEES },
 	{ "metrics",	required_argument, NULL, 'M' },
+	{ "source",	required_argument, NULL, OPT_SOURCE },
+	{ "host",	required_argument, NULL, OPT_HOST },
 	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -172,9 +191,40 @@ static void bufadd(char *buf, size_t len, size_t *n, const char *fmt, ...)
 /*
  * Where the session's samples were lost, e.g. "ring buffer full on CPU 1"
  * or "ring buffer full on CPUs 1 (50), 3 (7); throttled on CPU 0", from
- * the lost table, else "on CPU 1" from session_cpus.lost.  "" when
- * neither says.
+ * rows (kind, cpu, count) sorted by kind and cpu.  "" when there are none.
  */
+static void lost_format(const struct fleet_lost *rows, size_t nrows, char *buf, size_t len)
+{
+	size_t n = 0, r = 0;
+
+	buf[0] = 0;
+	while (r < nrows) {
+		const char *kind = rows[r].kind;
+		size_t first = r, ncpus, i;
+		int more;
+
+		while (r < nrows && !strcmp(rows[r].kind, kind))
+			r++;
+		ncpus = MIN(r - first, 32);
+		more = r - first > ncpus;
+		bufadd(buf, len, &n, "%s%s%son CPU%s", n ? "; " : "",
+		       report_lost_kind(kind), kind[0] ? " " : "",
+		       ncpus > 1 || more ? "s" : "");
+		for (i = 0; i < ncpus; i++) {
+			if (ncpus == 1 && !more)
+				bufadd(buf, len, &n, " %d", rows[first + i].cpu);
+			else
+				bufadd(buf, len, &n, "%s %d (%" PRId64 ")", i ? "," : "",
+				       rows[first + i].cpu, rows[first + i].count);
+		}
+		if (more)
+			bufadd(buf, len, &n, ", ...");
+	}
+	if (n >= len - 1 && len > 4)
+		strcpy(buf + len - 4, "...");
+}
+
+/* The same from the session's lost table, else from session_cpus.lost. */
 static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
 {
 	static const char *const sql[] = {
@@ -183,59 +233,35 @@ static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
 		"SELECT '',cpu,lost FROM session_cpus WHERE session_id=?1 AND lost>0 "
 		"ORDER BY cpu",
 	};
-	size_t n = 0;
 
 	buf[0] = 0;
-	for (size_t q = 0; q < ARRAY_SIZE(sql) && !n; q++) {
-		char kind[64] = "";
-		struct { int cpu; int64_t count; } cpus[32];
-		int ncpus = 0, more = 0, rc;
+	for (size_t q = 0; q < ARRAY_SIZE(sql) && !buf[0]; q++) {
+		struct fleet_lost *rows = NULL;
+		size_t nrows = 0;
 		sqlite3_stmt *st;
 
 		if (sqlite3_prepare_v2(db_sqlite(db), sql[q], -1, &st, NULL))
 			return;
 		sqlite3_bind_int64(st, 1, session);
-		do {
-			const char *k = NULL;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *k = (const char *)sqlite3_column_text(st, 0);
 
-			rc = sqlite3_step(st);
-			if (rc == SQLITE_ROW)
-				k = (const char *)sqlite3_column_text(st, 0);
-			if (ncpus && (rc != SQLITE_ROW || strcmp(k ? k : "", kind))) {
-				/* the CPUs of the previous kind */
-				bufadd(buf, len, &n, "%s%s%son CPU%s", n ? "; " : "",
-				       report_lost_kind(kind), kind[0] ? " " : "",
-				       ncpus > 1 || more ? "s" : "");
-				for (int i = 0; i < ncpus; i++) {
-					if (ncpus == 1 && !more)
-						bufadd(buf, len, &n, " %d", cpus[i].cpu);
-					else
-						bufadd(buf, len, &n, "%s %d (%" PRId64 ")",
-						       i ? "," : "", cpus[i].cpu, cpus[i].count);
-				}
-				if (more)
-					bufadd(buf, len, &n, ", ...");
-				ncpus = more = 0;
-			}
-			if (rc != SQLITE_ROW)
-				break;
-			snprintf(kind, sizeof(kind), "%s", k ? k : "");
-			if (ncpus < (int)ARRAY_SIZE(cpus)) {
-				cpus[ncpus].cpu = sqlite3_column_int(st, 1);
-				cpus[ncpus].count = sqlite3_column_int64(st, 2);
-				ncpus++;
-			} else {
-				more = 1;
-			}
-		} while (1);
+			rows = xrealloc(rows, (nrows + 1) * sizeof(*rows));
+			snprintf(rows[nrows].kind, sizeof(rows[0].kind), "%s", k ? k : "");
+			rows[nrows].cpu = sqlite3_column_int(st, 1);
+			rows[nrows].count = sqlite3_column_int64(st, 2);
+			nrows++;
+		}
 		sqlite3_finalize(st);
+		lost_format(rows, nrows, buf, len);
+		free(rows);
 	}
-	if (n >= len - 1 && len > 4)
-		strcpy(buf + len - 4, "...");
 }
 
+/* fleet: a report of pushed sessions (--source), which do not carry the
+ * counter increases no sample got. */
 static void print_header(const struct report_opts *o,
-			 const struct report_summary *sum, FILE *f)
+			 const struct report_summary *sum, FILE *f, int fleet)
 {
 	const struct db_session *s = &sum->session;
 	int64_t dur = session_duration_ns(s);
@@ -298,7 +324,10 @@ static void print_header(const struct report_opts *o,
 			fprintf(f, " (%.2f%% of the session)", 100.0 * sum->samples / s->samples);
 		fputc('\n', f);
 	}
-	for (i = 0; i < s->nr_events; i++)
+	for (i = 0; i < s->nr_events && fleet; i++)
+		fprintf(f, "# %s: %" PRIu64 " attributed (what no sample got is not pushed)\n",
+			s->events[i].name, sum->total[i]);
+	for (i = 0; i < s->nr_events && !fleet; i++)
 		fprintf(f, "# %s: %" PRIu64 " attributed%s, %" PRIu64 " unattributed "
 			"(after the last sample of a CPU%s)\n", s->events[i].name,
 			sum->total[i], filtered ? " to these samples" : "",
@@ -448,7 +477,7 @@ static int report_stacks(struct db *db, const struct report_opts *o, enum output
 	if (!t && !tree)
 		goto fail;
 	if (fmt == OUTPUT_TEXT) {
-		print_header(o, sum, stdout);
+		print_header(o, sum, stdout, 0);
 		print_stack_header(set, stdout, "# ");
 		print_warnings(db, &sum->session, stdout, "# ");
 		for (i = 0; i < sum->nr_notes; i++)
@@ -476,6 +505,87 @@ out:
 	return ret;
 }
 
+/* --source: the report of pushed sessions, summed in ClickHouse. */
+static int report_fleet(const char *source, const struct fleet_opts *fo,
+			enum output_format fmt)
+{
+	struct report_opts o = { .by = fo->by == FLEET_BY_BINARY ? REPORT_BY_BINARY :
+				 REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct fleet_summary *fs = xcalloc(1, sizeof(*fs));
+	const struct db_session *s = &fs->sum.session;
+	const char *prefix = fmt == OUTPUT_TEXT ? "# " : "strobe report: ";
+	FILE *f = fmt == OUTPUT_TEXT ? stdout : stderr;
+	struct chclient_url url;
+	struct chclient_cred cred;
+	struct chclient *c = NULL;
+	struct error e = { "" };
+	struct table *t = NULL;
+	int i, ret = 1;
+
+	if (chclient_url_parse(source, &url, &e) < 0) {
+		free(fs);
+		return cmd_usage_error("report", "bad --source: %s", e.msg);
+	}
+	if (chclient_credentials(&cred, &e) < 0)
+		goto out;
+	c = chclient_new(&url, &cred, &e);
+	memset(cred.password, 0, sizeof(cred.password));
+	if (!c || push_check_schema(c, &e) < 0)
+		goto out;
+	t = fleetquery_report(c, fo, fs, &e);
+	if (!t)
+		goto out;
+	if (fmt == OUTPUT_TEXT && fs->nr_sessions == 1) {
+		print_header(&o, &fs->sum, stdout, 1);
+	} else if (fmt == OUTPUT_TEXT) {
+		printf("# fleet: %d sessions of %d host%s, %lld samples, %lld lost",
+		       fs->nr_sessions, fs->nr_hosts, fs->nr_hosts == 1 ? "" : "s",
+		       (long long)s->samples, (long long)s->lost);
+		for (i = 0; i < s->nr_events; i++)
+			printf("%s%s", i ? ", " : "; counting: ", s->events[i].name);
+		putchar('\n');
+		for (i = 0; i < s->nr_events; i++)
+			printf("# %s: %" PRIu64 " attributed (what no sample got is not "
+			       "pushed)\n", s->events[i].name, fs->sum.total[i]);
+		if (fs->sum.weighted)
+			printf("# percent: of the periods, %" PRIu64 " (each sample weighs "
+			       "its period, which varied)\n", fs->sum.weight);
+		if (fs->sum.unresolved)
+			printf("# %" PRIu64 " samples (%.2f%%) are in binaries that cannot be "
+			       "symbolised\n", fs->sum.unresolved,
+			       100.0 * fs->sum.unresolved / fs->sum.samples);
+	}
+	if (s->lost > 0) {
+		char where[400];
+
+		lost_format(fs->lost, fs->nlost, where, sizeof(where));
+		fprintf(f, "%sWARNING: %lld samples lost%s%s%s: percentages are of the "
+			"samples kept, and counter increases over a gap go to the next "
+			"sample; record with a bigger buffer or a lower frequency\n",
+			prefix, (long long)s->lost, where[0] ? " (" : "", where,
+			where[0] ? ")" : "");
+	}
+	if (s->throttled > 0)
+		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "
+			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
+			prefix, (long long)s->throttled);
+	for (i = 0; i < fs->sum.nr_notes; i++)
+		fprintf(f, "%snote: %s\n", prefix, fs->sum.notes[i]);
+	if (table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
+		error_set(&e, "writing the report: %s", strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret)
+		fprintf(stderr, "strobe report: %s\n", e.msg);
+	table_free(t);
+	chclient_free(c);
+	free(fs->lost);
+	free(fs);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .session = 0, .by = REPORT_BY_SYMBOL, .pid = -1,
@@ -490,8 +600,9 @@ int cmd_report(int argc, char **argv)
 	uint64_t v;
 	char optbuf[256];
 	int c, i, ret = 0, markers = 0, by_given = 0, children = 0;
-	const char *tree_sym = NULL;
+	const char *tree_sym = NULL, *source = NULL, *host = NULL;
 	enum calltree_dir dir = CALLTREE_CALLERS;
+	int by_host = 0, db_given = 0, other_given = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -500,15 +611,33 @@ int cmd_report(int argc, char **argv)
 
 		if (f == 2)
 			return 2;
-		if (f)
+		if (f) {
+			if (c != FOPT_SESSION)
+				other_given = 1;
 			continue;
+		}
 		switch (c) {
 		case OPT_DB:
 			dbpath = optarg;
+			db_given = 1;
+			break;
+		case OPT_SOURCE:
+			source = optarg;
+			break;
+		case OPT_HOST:
+			if (!*optarg || strlen(optarg) > 255)
+				return cmd_usage_error("report", "bad --host: give a host name of 1 to "
+						   "255 bytes, as pushed");
+			host = optarg;
 			break;
 		case OPT_BY:
+			by_host = !strcmp(optarg, "host");
+			if (by_host) {
+				by_given = 1;
+				break;
+			}
 			if (report_parse_by(optarg, &o.by) < 0)
-				return cmd_usage_error("report", "bad --by '%s': use binary, symbol, line or cgroup",
+				return cmd_usage_error("report", "bad --by '%s': use binary, symbol, line, cgroup or (with --source) host",
 						   optarg);
 			by_given = 1;
 			break;
@@ -564,6 +693,32 @@ int cmd_report(int argc, char **argv)
 				   argv[optind]);
 	if (filteropt_check("report", &o))
 		return 2;
+	if (source) {
+		struct fleet_opts fo = { .host = host, .session = o.session,
+					 .by = by_host ? FLEET_BY_HOST : o.by == REPORT_BY_BINARY ?
+					 FLEET_BY_BINARY : FLEET_BY_SYMBOL, .limit = o.limit };
+
+		if (db_given)
+			return cmd_usage_error("report", "--source reads the fleet, --db a local "
+					   "database: give one of them");
+		if (!by_host && (o.by == REPORT_BY_LINE || o.by == REPORT_BY_CGROUP))
+			return cmd_usage_error("report", "--by %s is not supported with --source: "
+					   "give --by symbol, binary or host",
+					   o.by == REPORT_BY_LINE ? "line" : "cgroup");
+		if (markers || children || tree_sym || o.inline_chain || o.nr_metrics ||
+		    other_given)
+			return cmd_usage_error("report", "with --source only --host, --session, "
+					   "--by binary|symbol|host, --format and --limit are "
+					   "supported: %s is not", markers ? "--markers" :
+					   children ? "--children" : tree_sym ? "--callers/--callees" :
+					   o.inline_chain ? "--inline" : o.nr_metrics ? "-M" :
+					   "a filter (--pid, --comm, --binary, --kernel, --user, "
+					   "--cgroup, --from, --to, --no-demangle)");
+		return report_fleet(source, &fo, fmt);
+	}
+	if (host || by_host)
+		return cmd_usage_error("report", "%s is of fleet reports: give --source URL",
+				   host ? "--host" : "--by host");
 
 	if (markers && (by_given || o.binary || o.mode != REPORT_ALL || o.inline_chain ||
 			o.cgroup))
@@ -642,7 +797,7 @@ int cmd_report(int argc, char **argv)
 	}
 
 	if (fmt == OUTPUT_TEXT) {
-		print_header(&o, sum, stdout);
+		print_header(&o, sum, stdout, 0);
 		if (o.nr_metrics)
 			printf("# metrics: seconds = %.3f s, the length of the %s\n",
 			       report_metric_seconds(&sum->session, &o),

@@ -643,13 +643,6 @@ static int group_cmp(const void *pa, const void *pb)
 
 /* ---- derived metrics ---- */
 
-struct derived {
-	char name[300];
-	enum col_type type;
-	int num, den;
-	double scale;
-};
-
 static int event_find(const struct db_session *s, const char *name)
 {
 	for (int i = 0; i < s->nr_events; i++)
@@ -670,7 +663,7 @@ static int has_suffix(const char *s, const char *suffix, size_t *prefix_len)
 
 /* Miss rate for event i if its reference event exists: X-load-misses /
  * X-loads and the like. */
-static int miss_rate(const struct db_session *s, int i, struct derived *mt)
+static int miss_rate(const struct db_session *s, int i, struct report_derived *mt)
 {
 	static const struct { const char *miss, *ref, *rate; } fam[] = {
 		{ "-load-misses", "-loads", "-load-miss_rate" },
@@ -710,7 +703,7 @@ static int miss_rate(const struct db_session *s, int i, struct derived *mt)
 	return 1;
 }
 
-static int metrics_list(const struct db_session *s, struct derived *mt, int max)
+int report_derived_list(const struct db_session *s, struct report_derived *mt, int max)
 {
 	int instr = event_find(s, "instructions"), cyc = event_find(s, "cycles");
 	int n = 0, i;
@@ -908,8 +901,8 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 static struct table *table_make(struct report *r)
 {
 	const struct db_session *s = &r->sum->session;
-	struct derived mt[3 * STROBE_MAX_COUNTERS + 1];
-	int nmt = metrics_list(s, mt, ARRAY_SIZE(mt));
+	struct report_derived mt[3 * STROBE_MAX_COUNTERS + 1];
+	int nmt = report_derived_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
 	int c_inl = -1, c_cm0 = 0, by_cg = r->o->by == REPORT_BY_CGROUP;

@@ -139,6 +139,18 @@ int report_unscheduled(struct db *db, int64_t session, struct report_unsched *u,
  * another kind as it is ("" included). */
 const char *report_lost_kind(const char *kind);
 
+/* The derived columns of a report of session s (ipc,
+ * <ev>_per_1k_instructions, <miss>_rate), from its counting events: each
+ * scale * events[num] / events[den], of type COL_FLOAT or COL_PCT, null
+ * where the denominator is 0.  The number of them, at most max. */
+struct report_derived {
+	char name[300];
+	enum col_type type;
+	int num, den;
+	double scale;
+};
+int report_derived_list(const struct db_session *s, struct report_derived *mt, int max);
+
 /* Parse "binary", "symbol" or "line". */
 int report_parse_by(const char *s, enum report_by *by);
 

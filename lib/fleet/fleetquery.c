@@ -1,0 +1,574 @@
+/*
+ * fleetquery.c - the hot-spot report of pushed sessions, summed in
+ * ClickHouse (fleetquery.h, doc/FLEET.md "Fleet reports").
+ */
+#include "config.h"
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleetquery.h"
+#include "chclient.h"
+#include "output.h"
+#include "push.h"
+
+#define FLEET_SESSIONS_MAX	4096
+
+void fleetquery_where(struct sbuf *b, const struct fleet_opts *o)
+{
+	if (!o->host && !o->session) {
+		sbuf_addf(b, "1");
+		return;
+	}
+	if (o->host) {
+		sbuf_addf(b, "host = ");
+		push_sql_quote(b, o->host);
+	}
+	if (o->session)
+		sbuf_addf(b, "%ssession = %" PRId64, o->host ? " AND " : "", o->session);
+}
+
+void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o)
+{
+	sbuf_addf(b, "SELECT host, session, name, state, backend, sample_event, sample_freq, "
+		  "sample_period, nr_cpus, start_ns, end_ns, samples, lost, throttled "
+		  "FROM sessions WHERE batch = 0 AND ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " ORDER BY host, session LIMIT %d FORMAT TabSeparated", FLEET_SESSIONS_MAX + 1);
+}
+
+void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o)
+{
+	sbuf_addf(b, "SELECT host, session, num, ev FROM sessions ARRAY JOIN events AS ev, "
+		  "arrayEnumerate(events) AS num WHERE batch = 0 AND ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " ORDER BY host, session, num FORMAT TabSeparated");
+}
+
+/* As report.c's weigh(): the percent is of the periods when the mean
+ * period of the locations differs, compared as reduced fractions. */
+void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o)
+{
+	sbuf_addf(b, "SELECT uniqExact(intDiv(p, g), intDiv(n, g)) FROM (SELECT p, n, "
+		  "gcd(p, n) AS g FROM (SELECT toUInt64(sum(period)) AS p, toUInt64(count()) "
+		  "AS n FROM samples WHERE ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " GROUP BY host, session, binary_id, offset, bitAnd(flags, 15)) "
+		  "WHERE n > 0) FORMAT TabSeparated");
+}
+
+void fleetquery_sql_lost(struct sbuf *b, const struct fleet_opts *o)
+{
+	sbuf_addf(b, "SELECT kind, cpu, sum(count) AS n FROM lost WHERE ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " GROUP BY kind, cpu HAVING n > 0 ORDER BY kind, cpu FORMAT TabSeparated");
+}
+
+void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o)
+{
+	int sym = o->by == FLEET_BY_SYMBOL;
+
+	sbuf_addf(b, "SELECT host, session, bname, binary_key, symbol, problem, sum(n), "
+		  "sum(p), sum(s0), sum(s1), sum(s2), sum(s3), sum(s4), sum(s5), sum(s6), "
+		  "sum(s7) FROM (SELECT host, session, binary_id, binary_key, n, p, s0, s1, "
+		  "s2, s3, s4, s5, s6, s7, %s FROM (SELECT host, session, binary_id, "
+		  "binary_key, offset, count() AS n, sum(period) AS p, sum(c0) AS s0, "
+		  "sum(c1) AS s1, sum(c2) AS s2, sum(c3) AS s3, sum(c4) AS s4, sum(c5) AS s5, "
+		  "sum(c6) AS s6, sum(c7) AS s7 FROM samples WHERE ", sym ? "symbol" : "'' AS symbol");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " GROUP BY host, session, binary_id, binary_key, offset)");
+	if (sym) {
+		sbuf_addf(b, " ANY LEFT JOIN (SELECT binary_key, offset, any(symbol) AS symbol "
+			  "FROM symbols WHERE binary_key GLOBAL IN (SELECT DISTINCT binary_key FROM "
+			  "samples WHERE ");
+		fleetquery_where(b, o);
+		sbuf_addf(b, ") GROUP BY binary_key, offset) USING (binary_key, offset)");
+	}
+	sbuf_addf(b, ") ANY LEFT JOIN (SELECT host, session, binary_id, any(name) AS bname, "
+		  "any(problem) AS problem FROM binaries WHERE ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " GROUP BY host, session, binary_id) USING (host, session, binary_id) "
+		  "GROUP BY host, session, bname, binary_key, symbol, problem "
+		  "FORMAT TabSeparated");
+}
+
+int fleetquery_tsv_split(char *line, char **fields, int max)
+{
+	int n = 0;
+	char *r = line, *w = line;
+
+	if (max <= 0)
+		return 0;
+	fields[n++] = w;
+	for (; *r; r++) {
+		if (*r == '\t') {
+			*w++ = 0;
+			if (n == max)
+				return n;
+			fields[n++] = w;
+		} else if (*r == '\\' && r[1]) {
+			r++;
+			switch (*r) {
+			case 't': *w++ = '\t'; break;
+			case 'n': *w++ = '\n'; break;
+			case 'r': *w++ = '\r'; break;
+			case 'b': *w++ = '\b'; break;
+			case 'f': *w++ = '\f'; break;
+			case '0': *w++ = '\0'; break;
+			default: *w++ = *r; break;
+			}
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = 0;
+	return n;
+}
+
+/* ---- running the queries ---- */
+
+struct fsession {
+	char *host;
+	struct db_session s;
+	int ev[STROBE_MAX_COUNTERS];	/* its c0.. as indexes of fq.events */
+};
+
+struct fgroup {
+	char *host, *binary, *key, *symbol;
+	size_t next;			/* the next of its hash chain, + 1 */
+	uint64_t samples, weight;
+	uint64_t c[STROBE_MAX_COUNTERS];
+};
+
+struct fq {
+	struct chclient *c;
+	const struct fleet_opts *o;
+	struct fleet_summary *fs;
+	struct fsession *ss;
+	size_t nss;
+	char events[STROBE_MAX_COUNTERS][128];
+	int nev;
+	struct fgroup *g;
+	size_t ng, galloc;
+	size_t *heads;			/* hash chains of g: index + 1, 0: end */
+	size_t nheads;
+};
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ (s ? 0xff : 0xfe)) * 0x100000001b3ULL;
+}
+
+static uint64_t group_hash(const char *host, const char *binary, const char *key,
+			   const char *symbol)
+{
+	return hash_str(hash_str(hash_str(hash_str(0xcbf29ce484222325ULL, host), binary),
+				 key), symbol);
+}
+
+/* Grow the chains with the groups: at most two groups a chain on average. */
+static void rehash(struct fq *q)
+{
+	free(q->heads);
+	q->nheads = q->nheads ? 2 * q->nheads : 1024;
+	q->heads = xcalloc(q->nheads, sizeof(*q->heads));
+	for (size_t i = 0; i < q->ng; i++) {
+		struct fgroup *g = &q->g[i];
+		size_t b = group_hash(g->host, g->binary, g->key, g->symbol) % q->nheads;
+
+		g->next = q->heads[b];
+		q->heads[b] = i + 1;
+	}
+}
+
+/* Run sql, then call row() with each line's fields. */
+static int query_rows(struct fq *q, struct sbuf *sql, int nf,
+		      int (*row)(struct fq *q, char **f, struct error *e), struct error *e)
+{
+	struct sbuf out = { 0 };
+	char **f = xcalloc((size_t)nf, sizeof(*f));
+	char *p, *nl;
+	int ret = chclient_query(q->c, sql->s, &out, e);
+
+	for (p = out.s; !ret && p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p) - 1;
+		else
+			*nl = 0;
+		if (fleetquery_tsv_split(p, f, nf) != nf) {
+			error_set(e, "the fleet server's answer is malformed: a row without %d "
+				  "fields", nf);
+			ret = -1;
+		} else {
+			ret = row(q, f, e);
+		}
+	}
+	free(f);
+	free(out.s);
+	free(sql->s);
+	sql->s = NULL;
+	sql->n = sql->cap = 0;
+	return ret;
+}
+
+static int64_t num(const char *s)
+{
+	return strtoll(s, NULL, 10);
+}
+
+static int session_row(struct fq *q, char **f, struct error *e)
+{
+	struct fsession *x;
+
+	if (q->nss >= FLEET_SESSIONS_MAX) {
+		error_set(e, "more than %d sessions in the fleet report: give --host or "
+			  "--session", FLEET_SESSIONS_MAX);
+		return -1;
+	}
+	q->ss = xrealloc(q->ss, (q->nss + 1) * sizeof(*q->ss));
+	x = &q->ss[q->nss++];
+	memset(x, 0, sizeof(*x));
+	x->host = xstrdup(f[0]);
+	x->s.id = num(f[1]);
+	snprintf(x->s.name, sizeof(x->s.name), "%s", f[2]);
+	snprintf(x->s.state, sizeof(x->s.state), "%s", f[3]);
+	snprintf(x->s.backend, sizeof(x->s.backend), "%s", f[4]);
+	snprintf(x->s.sample_event, sizeof(x->s.sample_event), "%s", f[5]);
+	x->s.sample_freq = num(f[6]);
+	x->s.sample_period = num(f[7]);
+	x->s.nr_cpus = num(f[8]);
+	x->s.start_ns = num(f[9]);
+	x->s.end_ns = num(f[10]);
+	x->s.samples = num(f[11]);
+	x->s.lost = num(f[12]);
+	x->s.throttled = num(f[13]);
+	x->s.late_records = -1;
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		x->ev[i] = -1;
+	return 0;
+}
+
+static struct fsession *find_session(struct fq *q, const char *host, int64_t id)
+{
+	for (size_t i = 0; i < q->nss; i++)
+		if (q->ss[i].s.id == id && !strcmp(q->ss[i].host, host))
+			return &q->ss[i];
+	return NULL;
+}
+
+/* The union of the sessions' events, in the order they first appear. */
+static int event_row(struct fq *q, char **f, struct error *e)
+{
+	struct fsession *x = find_session(q, f[0], num(f[1]));
+	int64_t k = num(f[2]) - 1;
+	int i;
+
+	(void)e;
+	if (!x || k < 0 || k >= STROBE_MAX_COUNTERS)
+		return 0;
+	if (x->s.nr_events <= k)
+		x->s.nr_events = (int)k + 1;
+	snprintf(x->s.events[k].name, sizeof(x->s.events[k].name), "%s", f[3]);
+	for (i = 0; i < q->nev; i++)
+		if (!strcmp(q->events[i], f[3]))
+			break;
+	if (i == q->nev) {
+		if (q->nev == STROBE_MAX_COUNTERS)
+			return 0;
+		snprintf(q->events[q->nev++], sizeof(q->events[0]), "%s", f[3]);
+	}
+	x->ev[k] = i;
+	return 0;
+}
+
+static int weighted_row(struct fq *q, char **f, struct error *e)
+{
+	(void)e;
+	q->fs->sum.weighted = num(f[0]) > 1;
+	return 0;
+}
+
+static int lost_row(struct fq *q, char **f, struct error *e)
+{
+	struct fleet_summary *fs = q->fs;
+	struct fleet_lost *l;
+
+	(void)e;
+	fs->lost = xrealloc(fs->lost, (fs->nlost + 1) * sizeof(*fs->lost));
+	l = &fs->lost[fs->nlost++];
+	snprintf(l->kind, sizeof(l->kind), "%s", f[0]);
+	l->cpu = (int)num(f[1]);
+	l->count = num(f[2]);
+	return 0;
+}
+
+static int same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int report_row(struct fq *q, char **f, struct error *e)
+{
+	struct fsession *x = find_session(q, f[0], num(f[1]));
+	const char *binary = f[2][0] ? f[2] : f[3][0] ? f[3] : "[unknown]";
+	const char *host = NULL, *key = NULL, *symbol = NULL;
+	uint64_t n = (uint64_t)num(f[6]), p = (uint64_t)num(f[7]);
+	struct fgroup *g = NULL;
+	size_t i, b;
+
+	(void)e;
+	if (!x)		/* pushed while this ran: not in the summary */
+		return 0;
+	if (q->o->by == FLEET_BY_HOST) {
+		host = f[0];
+		binary = NULL;
+	} else {
+		key = f[3];
+		if (q->o->by == FLEET_BY_SYMBOL)
+			symbol = f[4];
+	}
+	if (q->ng >= 2 * q->nheads)
+		rehash(q);
+	b = group_hash(host, binary, key, symbol) % q->nheads;
+	for (i = q->heads[b]; i; i = g->next) {
+		g = &q->g[i - 1];
+		if (same(g->host, host) && same(g->binary, binary) && same(g->key, key) &&
+		    same(g->symbol, symbol))
+			break;
+	}
+	if (!i) {
+		if (q->ng == q->galloc) {
+			q->galloc = q->galloc ? 2 * q->galloc : 256;
+			q->g = xrealloc(q->g, q->galloc * sizeof(*q->g));
+		}
+		g = &q->g[q->ng++];
+		memset(g, 0, sizeof(*g));
+		g->host = host ? xstrdup(host) : NULL;
+		g->binary = binary ? xstrdup(binary) : NULL;
+		g->key = key ? xstrdup(key) : NULL;
+		g->symbol = symbol ? xstrdup(symbol) : NULL;
+		g->next = q->heads[b];
+		q->heads[b] = q->ng;
+	}
+	g->samples += n;
+	g->weight += q->fs->sum.weighted ? p : n;
+	q->fs->sum.samples += n;
+	q->fs->sum.weight += q->fs->sum.weighted ? p : n;
+	if (f[5][0])
+		q->fs->sum.unresolved += n;
+	for (int k = 0; k < STROBE_MAX_COUNTERS; k++) {
+		uint64_t v = (uint64_t)num(f[8 + k]);
+
+		if (x->ev[k] < 0)
+			continue;
+		g->c[x->ev[k]] += v;
+		q->fs->sum.total[x->ev[k]] += v;
+	}
+	return 0;
+}
+
+/* As report.c's group_cmp() (binary_id, the last tie-break there, is
+ * the key here). */
+static int fgroup_cmp(const void *pa, const void *pb)
+{
+	const struct fgroup *a = pa, *b = pb;
+	int c;
+
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	if ((c = strcmp(a->host ? a->host : "", b->host ? b->host : "")))
+		return c;
+	if ((c = strcmp(a->binary ? a->binary : "", b->binary ? b->binary : "")))
+		return c;
+	if ((c = strcmp(a->symbol ? a->symbol : "", b->symbol ? b->symbol : "")))
+		return c;
+	return strcmp(a->key ? a->key : "", b->key ? b->key : "");
+}
+
+/* The build_id column as the resolver has it (report.c): the hex build-id
+ * of buildid: and kernel: keys, the key of others, none for no file. */
+static const char *build_id(const char *key)
+{
+	if (!strncmp(key, "kernel:", 7))
+		return key + 7;
+	if (!key[0] || key[0] == '[')
+		return NULL;
+	if (!strncmp(key, "buildid:", 8))
+		return key + 8;
+	return key;
+}
+
+static struct table *layout(struct fq *q)
+{
+	struct report_derived mt[3 * STROBE_MAX_COUNTERS + 1];
+	struct db_session *ev = xcalloc(1, sizeof(*ev));
+	int nmt, c_mt0 = 0;
+	struct table *t = table_new();
+	struct report_opts ro = { .by = q->o->by == FLEET_BY_BINARY ? REPORT_BY_BINARY :
+				  REPORT_BY_SYMBOL, .pid = -1, .limit = q->o->limit };
+	int c_bin, c_bid = -1, c_sym = -1, c_samples, c_pct, c_ev0 = 0;
+	size_t i, nshow = q->ng;
+
+	c_bin = table_add_col(t, q->o->by == FLEET_BY_HOST ? "host" : "binary", COL_STR);
+	if (q->o->by != FLEET_BY_HOST) {
+		c_bid = table_add_col(t, "build_id", COL_STR);
+		c_sym = table_add_col(t, "symbol", COL_STR);
+	}
+	c_samples = table_add_col(t, "samples", COL_INT);
+	c_pct = table_add_col(t, "percent", COL_PCT);
+	for (int k = 0; k < q->nev; k++) {
+		int c = table_add_col(t, q->events[k], COL_INT);
+
+		if (!k)
+			c_ev0 = c;
+	}
+	/* the local report's derived columns, of the events by name */
+	ev->nr_events = q->nev;
+	for (int k = 0; k < q->nev; k++)
+		snprintf(ev->events[k].name, sizeof(ev->events[k].name), "%s", q->events[k]);
+	nmt = report_derived_list(ev, mt, (int)ARRAY_SIZE(mt));
+	free(ev);
+	for (int k = 0; k < nmt; k++) {
+		int c = table_add_col(t, mt[k].name, mt[k].type);
+
+		if (!k)
+			c_mt0 = c;
+	}
+	report_add_meta(t, &ro, &q->fs->sum);
+	if (q->ng)
+		qsort(q->g, q->ng, sizeof(*q->g), fgroup_cmp);
+	if (q->o->limit && q->o->limit < nshow)
+		nshow = q->o->limit;
+	for (i = 0; i < nshow; i++) {
+		const struct fgroup *g = &q->g[i];
+		size_t row = table_add_row(t);
+
+		table_set_str(t, row, c_bin, g->host ? g->host : g->binary);
+		if (c_bid >= 0 && build_id(g->key))
+			table_set_str(t, row, c_bid, build_id(g->key));
+		if (c_sym >= 0 && g->symbol)
+			table_set_str(t, row, c_sym, g->symbol);
+		table_set_int(t, row, c_samples, (int64_t)g->samples);
+		table_set_float(t, row, c_pct, q->fs->sum.weight ?
+				100.0 * g->weight / q->fs->sum.weight : 0);
+		for (int k = 0; k < q->nev; k++)
+			table_set_int(t, row, c_ev0 + k, (int64_t)g->c[k]);
+		for (int k = 0; k < nmt; k++) {
+			uint64_t den = g->c[mt[k].den];
+
+			if (den)	/* zero denominator: null */
+				table_set_float(t, row, c_mt0 + k,
+						mt[k].scale * (double)g->c[mt[k].num] / den);
+		}
+	}
+	return t;
+}
+
+/* The notes the local report makes of the session's state (report.c). */
+static void state_note(struct report_summary *sum)
+{
+	const struct db_session *s = &sum->session;
+	char *n = sum->notes[sum->nr_notes];
+	size_t len = sizeof(sum->notes[0]);
+
+	if (!strcmp(s->state, "running"))
+		snprintf(n, len, "session %lld is still running: this report covers the "
+			 "samples stored so far", (long long)s->id);
+	else if (!strcmp(s->state, "aborted"))
+		snprintf(n, len, "session %lld was aborted (strobed stopped without ending "
+			 "it): samples after the last stored batch are missing", (long long)s->id);
+	else if (!strcmp(s->state, "interrupted"))
+		snprintf(n, len, "session %lld was interrupted (the strobed recording it ended "
+			 "without storing its end: it was killed, or could not write): it ends "
+			 "with its last stored batch, and its totals were rebuilt from the "
+			 "stored samples", (long long)s->id);
+	else
+		return;
+	sum->nr_notes++;
+}
+
+struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
+				struct fleet_summary *fs, struct error *e)
+{
+	struct fq q = { .c = c, .o = o, .fs = fs };
+	struct sbuf sql = { 0 };
+	struct table *t = NULL;
+	size_t i;
+
+	memset(fs, 0, sizeof(*fs));
+	fleetquery_sql_sessions(&sql, o);
+	if (query_rows(&q, &sql, 14, session_row, e) < 0)
+		goto out;
+	if (!q.nss) {
+		if (o->host && o->session)
+			error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
+				  "'strobe push' it first", o->session, o->host);
+		else if (o->host)
+			error_set(e, "no session of host '%s' in the fleet: check the name "
+				  "(--host of 'strobe push', default the machine's name)", o->host);
+		else if (o->session)
+			error_set(e, "no session %" PRId64 " of any host in the fleet", o->session);
+		else
+			error_set(e, "no session in the fleet: 'strobe push' some first");
+		goto out;
+	}
+	fleetquery_sql_events(&sql, o);
+	if (query_rows(&q, &sql, 4, event_row, e) < 0)
+		goto out;
+	fleetquery_sql_weighted(&sql, o);
+	if (query_rows(&q, &sql, 1, weighted_row, e) < 0)
+		goto out;
+	fleetquery_sql_report(&sql, o);
+	if (query_rows(&q, &sql, 16, report_row, e) < 0)
+		goto out;
+	fleetquery_sql_lost(&sql, o);
+	if (query_rows(&q, &sql, 3, lost_row, e) < 0)
+		goto out;
+
+	fs->nr_sessions = (int)q.nss;
+	fs->nr_hosts = 0;
+	for (i = 0; i < q.nss; i++)
+		fs->nr_hosts += !i || strcmp(q.ss[i].host, q.ss[i - 1].host);
+	if (q.nss == 1) {
+		fs->sum.session = q.ss[0].s;
+		state_note(&fs->sum);
+	} else {
+		struct db_session *s = &fs->sum.session;
+
+		for (i = 0; i < q.nss; i++) {
+			s->samples += q.ss[i].s.samples;
+			s->lost += q.ss[i].s.lost;
+			s->throttled += q.ss[i].s.throttled;
+		}
+		s->late_records = -1;
+		s->nr_events = q.nev;
+		for (int k = 0; k < q.nev; k++)
+			snprintf(s->events[k].name, sizeof(s->events[k].name), "%s", q.events[k]);
+	}
+	if (!fs->sum.weighted)
+		fs->sum.weight = fs->sum.samples;
+	t = layout(&q);
+out:
+	if (!t) {
+		free(fs->lost);
+		fs->lost = NULL;
+		fs->nlost = 0;
+	}
+	for (i = 0; i < q.nss; i++)
+		free(q.ss[i].host);
+	free(q.ss);
+	for (i = 0; i < q.ng; i++) {
+		free(q.g[i].host);
+		free(q.g[i].binary);
+		free(q.g[i].key);
+		free(q.g[i].symbol);
+	}
+	free(q.g);
+	free(q.heads);
+	free(sql.s);
+	return t;
+}

@@ -1,0 +1,75 @@
+/*
+ * fleetquery.h - 'strobe report --source URL': the hot-spot report of
+ * pushed sessions, computed in ClickHouse (doc/FLEET.md, "Fleet reports").
+ *
+ * The samples are summed in ClickHouse per (host, session, binary,
+ * offset) with GROUP BY, then named by the symbols and binaries tables
+ * and summed again per (host, session, binary, symbol); only those sums
+ * come back.  Here they are mapped to event names (c0.. are each
+ * session's own counting events), merged, sorted and laid out as the
+ * table the local report (report.h) makes, with the same columns, percent
+ * and order, so that one host's session reads byte for byte as
+ * 'strobe report --db' on that host.
+ */
+#ifndef STROBE_FLEETQUERY_H
+#define STROBE_FLEETQUERY_H
+
+#include <stdint.h>
+#include "report.h"
+
+struct chclient;
+struct table;
+
+enum fleet_by { FLEET_BY_SYMBOL, FLEET_BY_BINARY, FLEET_BY_HOST };
+
+struct fleet_opts {
+	const char *host;	/* NULL: every host */
+	int64_t session;	/* 0: every session (of the host, or of all) */
+	enum fleet_by by;
+	size_t limit;		/* 0: all rows */
+};
+
+/* Lost samples of a kind on a CPU (the lost table, summed). */
+struct fleet_lost {
+	char kind[64];
+	int cpu;
+	int64_t count;
+};
+
+/* What the report covered, for the header lines. */
+struct fleet_summary {
+	struct report_summary sum;	/* .session: the session when one
+					 * (host, session) was selected */
+	int nr_sessions, nr_hosts;
+	struct fleet_lost *lost;	/* of the sessions, by kind and cpu
+					 * (free() it) */
+	size_t nlost;
+};
+
+/*
+ * Run the report of o on c: the table (columns as report_build()'s for
+ * --by symbol and binary; host, samples, percent and the events for
+ * --by host), and fs filled.  NULL with e set (one line) on a server
+ * error, or when o selects no session: "no session N of host H in the
+ * fleet" and the like.
+ */
+struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
+				struct fleet_summary *fs, struct error *e);
+
+/* -- the pure parts, for the unit tests -- */
+
+/* Append the WHERE condition of o (host and session; "1" when none). */
+void fleetquery_where(struct sbuf *b, const struct fleet_opts *o);
+/* The queries: the sessions' rows, their events, whether the sample
+ * periods differ, and the sums of the report. */
+void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o);
+void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o);
+void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o);
+void fleetquery_sql_lost(struct sbuf *b, const struct fleet_opts *o);
+void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o);
+
+/* Split one line of TabSeparated output in place into at most max
+ * fields, unescaping them; the number of fields. */
+int fleetquery_tsv_split(char *line, char **fields, int max);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * test_fleetquery.c - the pure parts of fleet reports (fleetquery.h):
+ * the WHERE condition of --host and --session with hostile host names
+ * quoted as ClickHouse string literals, the report query's shape for
+ * each --by, and splitting TabSeparated answers back into fields.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleetquery.h"
+
+static char *where(const char *host, int64_t session)
+{
+	struct fleet_opts o = { .host = host, .session = session };
+	struct sbuf b = { 0 };
+
+	fleetquery_where(&b, &o);
+	return b.s;
+}
+
+static void test_where(void **state)
+{
+	static const struct { const char *host; int64_t session; const char *out; } cases[] = {
+		{ NULL, 0, "1" },
+		{ "alpha", 0, "host = 'alpha'" },
+		{ NULL, 7, "session = 7" },
+		{ "alpha", 12, "host = 'alpha' AND session = 12" },
+		/* a quote cannot end the literal, a backslash cannot escape it */
+		{ "a' OR 1=1 --", 0, "host = 'a\\' OR 1=1 --'" },
+		{ "x\\", 1, "host = 'x\\\\' AND session = 1" },
+		{ "t\tn\nr\r", 0, "host = 't\\tn\\nr\\r'" },
+		{ "\\'", 0, "host = '\\\\\\''" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *w = where(cases[i].host, cases[i].session);
+
+		assert_string_equal(w, cases[i].out);
+		free(w);
+	}
+}
+
+/* Every place a filter goes holds it, and no quote is left unescaped. */
+static void test_report_sql(void **state)
+{
+	static const enum fleet_by bys[] = { FLEET_BY_SYMBOL, FLEET_BY_BINARY, FLEET_BY_HOST };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		struct fleet_opts o = { .host = "h'x", .session = 3, .by = bys[i] };
+		struct sbuf b = { 0 };
+		const char *p;
+		int n = 0;
+
+		fleetquery_sql_report(&b, &o);
+		for (p = b.s; (p = strstr(p, "host = 'h\\'x' AND session = 3")); p++)
+			n++;
+		/* samples, binaries, and for symbols the keys of the symbols */
+		assert_int_equal(n, bys[i] == FLEET_BY_SYMBOL ? 3 : 2);
+		assert_non_null(strstr(b.s, "FROM samples WHERE"));
+		assert_non_null(strstr(b.s, "GROUP BY host, session, binary_id, binary_key, offset"));
+		assert_true((strstr(b.s, "FROM symbols") != NULL) == (bys[i] == FLEET_BY_SYMBOL));
+		assert_null(strstr(b.s, "'h'x'"));
+		assert_non_null(strstr(b.s, "FORMAT TabSeparated"));
+		free(b.s);
+	}
+}
+
+static void test_other_sql(void **state)
+{
+	struct fleet_opts o = { .host = "a;b", .by = FLEET_BY_HOST };
+	struct sbuf b = { 0 };
+
+	(void)state;
+	fleetquery_sql_sessions(&b, &o);
+	assert_non_null(strstr(b.s, "FROM sessions WHERE batch = 0 AND host = 'a;b' ORDER BY"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	fleetquery_sql_events(&b, &o);
+	assert_non_null(strstr(b.s, "ARRAY JOIN events"));
+	assert_non_null(strstr(b.s, "host = 'a;b'"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	o.host = NULL;
+	fleetquery_sql_weighted(&b, &o);
+	assert_non_null(strstr(b.s, "FROM samples WHERE 1 GROUP BY"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	o.session = 4;
+	fleetquery_sql_lost(&b, &o);
+	assert_non_null(strstr(b.s, "FROM lost WHERE session = 4 GROUP BY kind, cpu"));
+	free(b.s);
+}
+
+static void test_tsv_split(void **state)
+{
+	char line[] = "h\\tx\t42\ta\\\\b\\nc\t\tq\\'";
+	char *f[6];
+
+	(void)state;
+	assert_int_equal(fleetquery_tsv_split(line, f, 6), 5);
+	assert_string_equal(f[0], "h\tx");
+	assert_string_equal(f[1], "42");
+	assert_string_equal(f[2], "a\\b\nc");
+	assert_string_equal(f[3], "");
+	assert_string_equal(f[4], "q'");
+
+	char two[] = "a\tb\tc";
+	assert_int_equal(fleetquery_tsv_split(two, f, 2), 2);
+	assert_string_equal(f[0], "a");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_report_sql),
+		cmocka_unit_test(test_other_sql),
+		cmocka_unit_test(test_tsv_split),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
