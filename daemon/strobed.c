@@ -170,8 +170,8 @@ static void usage(FILE *f)
 	fputs("usage: strobed [--config FILE] [--db PATH] [--socket PATH] [-f|--foreground]\n"
 	      "               [--backend auto|perf|driver] [--keep DAYS] [--max-size SIZE]\n"
 	      "               [--max-wal SIZE] [--spool-mem SIZE] [--spool-disk SIZE]\n"
-	      "               [--ingest-nice N|idle] [--push URL] [--push-interval S]\n"
-	      "               [--push-password-file FILE]\n"
+	      "               [--ingest-nice N|idle] [--push URL|none] [--push-interval S]\n"
+	      "               [--push-password-file FILE|none]\n"
 	      "       strobed --version | --help\n", f);
 }
 
@@ -201,12 +201,13 @@ static void help(void)
 	      "  --spool-disk SIZE    disk (DB.spool/) for them once memory is full (default 4G; 0: none)\n"
 	      "  --ingest-nice N|idle nice of ingest above strobed's own, 0 to 19 (default 19), or idle\n"
 	      "                       (SCHED_IDLE)\n"
-	      "  --push URL           push each session to ClickHouse as it stops\n"
+	      "  --push URL|none      push each session to ClickHouse as it stops (default none)\n"
 	      "                       (http://HOST:8123/?database=strobe; doc/FLEET.md)\n"
 	      "  --push-interval S    with --push: look for sessions to push every S seconds,\n"
 	      "                       1 to 86400 (default 60)\n"
-	      "  --push-password-file FILE  with --push: the ClickHouse password, first line of\n"
-	      "                       FILE, which only its owner may read (default: env\n"
+	      "  --push-password-file FILE|none  with --push: the ClickHouse password, first\n"
+	      "                       line of FILE (an absolute path), which only its owner may\n"
+	      "                       read (default none: env\n"
 	      "                       STROBE_CLICKHOUSE_PASSWORD_FILE; user: STROBE_CLICKHOUSE_USER)\n"
 	      "  -h, --help           show this help\n"
 	      "  --version            print strobed's version\n", stdout);
@@ -1886,6 +1887,10 @@ static int apply_option(struct settings *o, int c, const char *arg, struct error
 	case 'P': {
 		struct chclient_url u;
 
+		if (!strcmp(arg, "none")) {	/* strobed.conf's default */
+			d->push_url = NULL;
+			break;
+		}
 		if (chclient_url_parse(arg, &u, e) < 0)
 			return error_prefix(e, "bad --push '%s'", arg);
 		d->push_url = arg;
@@ -1902,11 +1907,11 @@ static int apply_option(struct settings *o, int c, const char *arg, struct error
 		d->push_interval = (unsigned)v;
 		break;
 	}
-	case 'F':
-		if (!*arg)
-			return error_set(e, "bad --push-password-file: empty file name: give the "
-					 "path of a file holding the password");
-		o->push_password_file = arg;
+	case 'F':	/* none: env STROBE_CLICKHOUSE_PASSWORD_FILE */
+		if (strcmp(arg, "none") && arg[0] != '/')
+			return error_set(e, "bad --push-password-file '%s': give an absolute path "
+					 "(or none: env STROBE_CLICKHOUSE_PASSWORD_FILE)", arg);
+		o->push_password_file = strcmp(arg, "none") ? arg : NULL;
 		break;
 	default:
 		return error_set(e, "unknown option");

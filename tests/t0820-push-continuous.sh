@@ -46,6 +46,8 @@ bad "a missing password file" --push "$url" --push-password-file "$tmp/none.pw"
 grep -q "none.pw" "$tmp/bad.err" || fail "the message does not name the file"
 printf 'push = %s\npush-password-file = %s\n' "$url" "$tmp/open.pw" >"$tmp/bad.conf"
 bad "push-password-file in the config file, readable by others" --config "$tmp/bad.conf"
+bad "a relative password file" --push "$url" --push-password-file ch.pw
+grep -q "absolute path" "$tmp/bad.err" || fail "the message does not ask for an absolute path"
 bad "a password in the URL" --push "http://default:x@127.0.0.1:1/?database=strobe"
 [ -e "$tmp/bad.db" ] && fail "a refused strobed created its database"
 
