@@ -2,6 +2,7 @@
  * pusher.c - strobed --push: the thread that pushes stopped sessions to
  * ClickHouse while strobed runs (pusher.h, doc/FLEET.md).
  */
+#include "config.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 
 #define BACKOFF_FIRST_S	1
 #define BACKOFF_MAX_S	60
+#define STOP_WAIT_S	20	/* at exit, for the last push */
 
 struct pusher {
 	pthread_t thread;
@@ -184,13 +186,26 @@ void pusher_kick(struct pusher *p)
 
 void pusher_stop(struct pusher *p)
 {
+	struct timespec until;
+	int r;
+
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->quit = 1;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += STOP_WAIT_S;
+	r = pthread_timedjoin_np(p->thread, NULL, &until);
+	if (r) {
+		/* a server that accepts and never answers: strobed exits anyway,
+		 * the session stays in the database for the next push */
+		daemon_log("push to %s: the last push did not end within %d s: left unfinished "
+			   "(strobe push, or the next strobed --push, sends the rest)",
+			   p->url_text, STOP_WAIT_S);
+		return;
+	}
 	if (p->db)
 		db_close(p->db);
 	memset(p->cred.password, 0, sizeof(p->cred.password));
