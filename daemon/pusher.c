@@ -34,36 +34,72 @@ struct pusher {
 	int64_t since_wall_ns;
 	int64_t down_since_ns;
 	struct db *db;
+	int asked;			/* server_max known */
+	int64_t server_max;
 	struct pusher_state st;		/* under lock */
 };
 
-/* One number from SQLite about the sessions in scope after id. */
-static int64_t scope_count(struct pusher *p, const char *what, int64_t after)
+/*
+ * The sessions to push: stopped ones with an id above after that started
+ * since strobed did or, when the server had this host's sessions up to
+ * p->server_max when first asked, any from that one on (what a strobed
+ * before this one could not push, or pushed in part).  Their ids into
+ * *ids (NULL: only count); returns their number.
+ */
+static size_t scope(struct pusher *p, int64_t after, int64_t **ids)
 {
 	sqlite3_stmt *st;
-	int64_t v = 0;
-	char *sql = xasprintf("SELECT %s FROM sessions WHERE state != 'running' AND state != "
-			      "'deleting' AND start_ns + wall_offset_ns >= ? AND id > ?", what);
+	size_t n = 0, cap = 0;
 
-	if (sqlite3_prepare_v2(db_sqlite(p->db), sql, -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, p->since_wall_ns);
-		sqlite3_bind_int64(st, 2, after);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+	if (ids)
+		*ids = NULL;
+	if (sqlite3_prepare_v2(db_sqlite(p->db), "SELECT id FROM sessions WHERE state != "
+			       "'running' AND state != 'deleting' AND id > ? AND "
+			       "(start_ns + wall_offset_ns >= ? OR (? AND id >= ?)) ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int64(st, 2, p->since_wall_ns);
+	sqlite3_bind_int(st, 3, p->server_max > 0);
+	sqlite3_bind_int64(st, 4, p->server_max);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (ids) {
+			if (n == cap)
+				*ids = xrealloc(*ids, (cap = cap ? 2 * cap : 16) * sizeof(**ids));
+			(*ids)[n] = sqlite3_column_int64(st, 0);
+		}
+		n++;
 	}
-	free(sql);
-	return v;
+	sqlite3_finalize(st);
+	return n;
 }
 
-/* Push every stopped session in scope: 0, or -1 with e set. */
+/* p->server_max: the newest session of this host on the server (0: none) */
+static int ask_server_max(struct pusher *p, struct chclient *c, struct error *e)
+{
+	struct sbuf q = { 0 }, out = { 0 };
+	int r;
+
+	sbuf_addf(&q, "SELECT max(session) FROM sessions WHERE host = ");
+	push_sql_quote(&q, p->host);
+	r = chclient_query(c, q.s, &out, e);
+	if (r == 0) {
+		p->server_max = out.s ? strtoll(out.s, NULL, 10) : 0;
+		p->asked = 1;
+	}
+	free(q.s);
+	free(out.s);
+	return r;
+}
+
+/* Push every session in scope: 0, or -1 with e set. */
 static int attempt(struct pusher *p, struct error *e)
 {
-	struct push_opts o = { .host = p->host, .has_since = 1,
-			       .since_wall_ns = p->since_wall_ns };
+	struct push_opts o = { .host = p->host };
 	struct push_stats st;
 	struct chclient *c;
-	int64_t maxid, last;
+	int64_t last, *ids = NULL;
+	size_t n = 0;
 	int r;
 
 	if (!p->db && !(p->db = db_open(p->db_path, DB_READ, e)))
@@ -71,21 +107,29 @@ static int attempt(struct pusher *p, struct error *e)
 	pthread_mutex_lock(&p->lock);
 	last = p->st.last_session;
 	pthread_mutex_unlock(&p->lock);
-	maxid = scope_count(p, "coalesce(max(id), 0)", 0);
-	if (maxid <= last)
+	if (p->asked && !scope(p, last, NULL))
 		return 0;	/* nothing new: no request at all */
 	c = chclient_new(&p->url, &p->cred, e);
 	if (!c)
 		return -1;
-	r = push_run(p->db, c, &o, &st, e);
+	r = p->asked ? 0 : ask_server_max(p, c, e);
+	if (r == 0)
+		n = scope(p, last, &ids);
+	if (r == 0 && n) {
+		o.sessions = ids;
+		o.nsessions = n;
+		r = push_run(p->db, c, &o, &st, e);
+	}
 	chclient_free(c);
 	pthread_mutex_lock(&p->lock);
 	p->st.attempts++;
 	if (r == 0) {
-		p->st.last_session = maxid;
+		if (n)
+			p->st.last_session = ids[n - 1];
 		p->st.last_ok_wall_ns = (int64_t)clock_realtime_ns();
 	}
 	pthread_mutex_unlock(&p->lock);
+	free(ids);
 	return r;
 }
 
@@ -133,7 +177,7 @@ static void *run(void *arg)
 			backoff = BACKOFF_FIRST_S;
 		}
 		if (p->db)
-			p->st.pending = scope_count(p, "count(*)", p->st.last_session);
+			p->st.pending = scope(p, p->st.last_session, NULL);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;

@@ -2248,7 +2248,8 @@ int main(int argc, char **argv)
 	       (now_ns() - started) / 1e6, !existed || trusted ? "" :
 	       ", the database checked whole: strobed did not leave it as it is");
 	if (d.push_url) {
-		/* the sessions started from now on (older ones: strobe push) */
+		/* the sessions started from now on, and those an earlier
+		 * strobed left unpushed (pusher.c, scope()) */
 		d.pusher = pusher_start(db_path_arg, d.push_url, &push_url, &push_cred, push_host,
 					d.push_interval, (int64_t)started_wall, &e);
 		if (!d.pusher) {

@@ -10,7 +10,9 @@
 # meanwhile, 'strobe status' shows it pending with the error, strobed logs
 # one outage line however often it retries; the shard comes back after
 # ~3 s and the session arrives exactly once (exact counts, the first one
-# unchanged), with one recovery line in the log.
+# unchanged), with one recovery line in the log.  A third session stops
+# while the shard is down and strobed is restarted: the new strobed pushes
+# it.
 # Not tested (not written yet): intervals pushed while a session runs.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -146,5 +148,23 @@ up=$(grep -c "push to .* works again after " "$tmp/strobed.log")
 	fail "$down outage and $up recovery lines in the log, want 1 and 1: $(grep 'push to' "$tmp/strobed.log")"
 ok "the log: $(grep "push to .* failed: " "$tmp/strobed.log" | cut -c1-200)"
 ok "the log: $(grep "push to .* works again" "$tmp/strobed.log")"
+
+# a session that could not be pushed before strobed exited is pushed by
+# the next strobed --push (the server has this host's sessions up to $id2)
+ch_kill "$shard"
+"$STROBE" start --sample-event cpu-clock -F 99 --name cont3 >"$tmp/id3" 2>"$tmp/start.err" ||
+	fail "start 3: $(cat "$tmp/start.err")"
+id3=$(cat "$tmp/id3")
+"$WL/split603010" 1 || fail "split603010"
+"$STROBE" stop >/dev/null 2>"$tmp/stop.err" || fail "stop 3: $(cat "$tmp/stop.err")"
+n3=$(sqlq "$STROBE_DB" "SELECT count(*) FROM samples WHERE session_id = $id3")
+stop_daemon || fail "strobed exited $? (server down)"
+ch_start "$shard"
+start_daemon --push "$url" --push-interval 1 --push-password-file "$pw"
+wait_fleet "$id3" "$n3"
+compare "$id3"
+[ "$(fleet_count "$id1")" = "$n1" ] && [ "$(fleet_count "$id2")" = "$n2" ] ||
+	fail "sessions $id1 and $id2 changed in the fleet"
+ok "session $id3, stopped while the server was down and strobed then restarted, arrived: $n3 samples"
 stop_daemon || fail "strobed exited $?"
 exit 0
