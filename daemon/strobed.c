@@ -51,6 +51,7 @@
 #include "bincache.h"
 #include "cachegc.h"
 #include "conffile.h"
+#include "pusher.h"
 #include "countsave.h"
 #include "countstore.h"
 #include "db.h"
@@ -147,6 +148,10 @@ struct daemon {
 	/* sessions a strobed that died left running, not yet marked (the
 	 * database was locked at start-up): those up to this id */
 	int64_t recover_max_id;
+	/* --push: the thread pushing stopped sessions (NULL: none) */
+	struct pusher *pusher;
+	const char *push_url;
+	unsigned push_interval;
 };
 
 /* Tracepoint events need tracefs; mount it where the kernel expects it if
@@ -165,7 +170,8 @@ static void usage(FILE *f)
 	fputs("usage: strobed [--config FILE] [--db PATH] [--socket PATH] [-f|--foreground]\n"
 	      "               [--backend auto|perf|driver] [--keep DAYS] [--max-size SIZE]\n"
 	      "               [--max-wal SIZE] [--spool-mem SIZE] [--spool-disk SIZE]\n"
-	      "               [--ingest-nice N|idle]\n"
+	      "               [--ingest-nice N|idle] [--push URL|none] [--push-interval S]\n"
+	      "               [--push-password-file FILE|none]\n"
 	      "       strobed --version | --help\n", f);
 }
 
@@ -178,7 +184,7 @@ static void help(void)
 	      "strobe may use its socket.  Options override the configuration file; STROBE_DB and\n"
 	      "STROBE_SOCKET override the file's db and socket.\n", stdout);
 	printf("  --config FILE        read settings from FILE: lines 'key = value', the keys the\n"
-	       "                       options --db to --ingest-nice (default: env STROBE_CONFIG,\n"
+	       "                       options --db to --push-password-file (default: env STROBE_CONFIG,\n"
 	       "                       else %s if it exists)\n", STROBE_CONFIG_PATH);
 	fputs("  --db PATH            the database (default " DEFAULT_DB ")\n"
 	      "  --socket PATH        the control socket (default " DEFAULT_SOCKET "; ignored when\n"
@@ -195,6 +201,14 @@ static void help(void)
 	      "  --spool-disk SIZE    disk (DB.spool/) for them once memory is full (default 4G; 0: none)\n"
 	      "  --ingest-nice N|idle nice of ingest above strobed's own, 0 to 19 (default 19), or idle\n"
 	      "                       (SCHED_IDLE)\n"
+	      "  --push URL|none      push each session to ClickHouse as it stops (default none)\n"
+	      "                       (http://HOST:8123/?database=strobe; doc/FLEET.md)\n"
+	      "  --push-interval S    with --push: look for sessions to push every S seconds,\n"
+	      "                       1 to 86400 (default 60)\n"
+	      "  --push-password-file FILE|none  with --push: the ClickHouse password, first\n"
+	      "                       line of FILE (an absolute path), which only its owner may\n"
+	      "                       read (default none: env\n"
+	      "                       STROBE_CLICKHOUSE_PASSWORD_FILE; user: STROBE_CLICKHOUSE_USER)\n"
 	      "  -h, --help           show this help\n"
 	      "  --version            print strobed's version\n", stdout);
 }
@@ -538,6 +552,7 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 	}
 	db_unblocked(d);
 	d->session = NULL;
+	pusher_kick(d->pusher);
 	d->watching = 0;
 	d->stop_pending = 0;
 	d->stop_drained = 0;
@@ -1081,6 +1096,19 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		}
 		if (d->reaping)
 			proto_add(&m, "removing", "1");
+		if (d->pusher) {
+			struct pusher_state ps;
+
+			pusher_state(d->pusher, &ps);
+			proto_add(&m, "push_to", d->push_url);
+			proto_addf(&m, "push_interval", "%u", d->push_interval);
+			proto_addf(&m, "push_last_session", "%lld", (long long)ps.last_session);
+			proto_addf(&m, "push_last_ok_wall_ns", "%lld", (long long)ps.last_ok_wall_ns);
+			proto_addf(&m, "push_pending", "%llu", (unsigned long long)ps.pending);
+			proto_addf(&m, "push_failures", "%llu", (unsigned long long)ps.failures);
+			if (ps.down)
+				proto_add(&m, "push_error", ps.error);
+		}
 		proto_add(&m, "db", db_path(d->db));
 		add_db_size(&m, db_path(d->db));
 		reply(fd, &m);
@@ -1774,6 +1802,7 @@ struct settings {
 	const char *db;
 	const char *backend;
 	int foreground;
+	const char *push_password_file;
 };
 
 static const struct option opts[] = {
@@ -1787,6 +1816,9 @@ static const struct option opts[] = {
 	{ "spool-mem", required_argument, NULL, 'S' },
 	{ "spool-disk", required_argument, NULL, 'D' },
 	{ "ingest-nice", required_argument, NULL, 'N' },
+	{ "push", required_argument, NULL, 'P' },
+	{ "push-interval", required_argument, NULL, 'I' },
+	{ "push-password-file", required_argument, NULL, 'F' },
 	{ "config", required_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -1795,7 +1827,8 @@ static const struct option opts[] = {
 
 /* The options a configuration file may set: those that take a value and
  * say how strobed runs (not --foreground, --config, --help, --version). */
-#define FILE_KEYS "db, socket, backend, keep, max-size, max-wal, spool-mem, spool-disk, ingest-nice"
+#define FILE_KEYS "db, socket, backend, keep, max-size, max-wal, spool-mem, spool-disk, ingest-nice, " \
+	"push, push-interval, push-password-file"
 
 /*
  * Apply option c with argument arg (from the command line or, by its long
@@ -1851,6 +1884,35 @@ static int apply_option(struct settings *o, int c, const char *arg, struct error
 		d->ingest_idle = 0;
 		break;
 	}
+	case 'P': {
+		struct chclient_url u;
+
+		if (!strcmp(arg, "none")) {	/* strobed.conf's default */
+			d->push_url = NULL;
+			break;
+		}
+		if (chclient_url_parse(arg, &u, e) < 0)
+			return error_prefix(e, "bad --push '%s'", arg);
+		d->push_url = arg;
+		break;
+	}
+	case 'I': {
+		char *end;
+		long v = strtol(arg, &end, 10);
+
+		if (end == arg || *end || v < 1 || v > PUSH_INTERVAL_MAX)
+			return error_set(e, "bad --push-interval '%s': give seconds from 1 to %d "
+					 "(default %d; 10 or more in production)", arg,
+					 PUSH_INTERVAL_MAX, PUSH_INTERVAL_DEFAULT);
+		d->push_interval = (unsigned)v;
+		break;
+	}
+	case 'F':	/* none: env STROBE_CLICKHOUSE_PASSWORD_FILE */
+		if (strcmp(arg, "none") && arg[0] != '/')
+			return error_set(e, "bad --push-password-file '%s': give an absolute path "
+					 "(or none: env STROBE_CLICKHOUSE_PASSWORD_FILE)", arg);
+		o->push_password_file = strcmp(arg, "none") ? arg : NULL;
+		break;
 	default:
 		return error_set(e, "unknown option");
 	}
@@ -1939,6 +2001,10 @@ int main(int argc, char **argv)
 	struct group *g;
 	struct error e;
 	char *dir, stamp[DBLOCK_STAMP_MAX];
+	struct chclient_url push_url;
+	struct chclient_cred push_cred;
+	char push_host[256];
+	uint64_t started_wall = clock_realtime_ns();
 
 	/* the command line first, applied last: it overrides the file */
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -1981,6 +2047,30 @@ int main(int argc, char **argv)
 		}
 	free(argc_opt);
 	free(argv_opt);
+	if (d.push_url) {
+		/* the password file is checked (and read) now: a wrong one is a
+		 * usage error, not a push that fails for ever */
+		if (set.push_password_file &&
+		    setenv("STROBE_CLICKHOUSE_PASSWORD_FILE", set.push_password_file, 1) < 0) {
+			fprintf(stderr, "strobed: setenv: %s\n", strerror(errno));
+			return 1;
+		}
+		if (chclient_url_parse(d.push_url, &push_url, &e) < 0 ||
+		    chclient_credentials(&push_cred, &e) < 0) {
+			fprintf(stderr, "strobed: --push: %s\n", e.msg);
+			return 2;
+		}
+		if (!d.push_interval)
+			d.push_interval = PUSH_INTERVAL_DEFAULT;
+		/* --push names sampled locations with what is local: strobed, as
+		 * root, fetches nothing from debuginfod servers */
+		unsetenv("DEBUGINFOD_URLS");
+		if (gethostname(push_host, sizeof(push_host)) < 0 || !push_host[0]) {
+			fprintf(stderr, "strobed: --push: cannot tell this machine's host name\n");
+			return 1;
+		}
+		push_host[sizeof(push_host) - 1] = 0;
+	}
 	db_path_arg = set.db;
 	backend = set.backend;
 	foreground = set.foreground;
@@ -2157,7 +2247,20 @@ int main(int argc, char **argv)
 	       d.socket_path, activated ? " (passed by systemd)" : "", db_path(d.db), d.backend == BACKEND_DRIVER ? "driver (" STROBE_DEV_PATH ")" : "perf",
 	       (now_ns() - started) / 1e6, !existed || trusted ? "" :
 	       ", the database checked whole: strobed did not leave it as it is");
+	if (d.push_url) {
+		/* the sessions started from now on, and those an earlier
+		 * strobed left unpushed (pusher.c, scope()) */
+		d.pusher = pusher_start(db_path_arg, d.push_url, &push_url, &push_cred, push_host,
+					d.push_interval, (int64_t)started_wall, &e);
+		if (!d.pusher) {
+			daemon_log("%s", e.msg);
+			return 1;
+		}
+		daemon_log("pushing each session to %s as host %s once it stops (looking every "
+			   "%u s)", d.push_url, push_host, d.push_interval);
+	}
 	c = run(&d);
+	pusher_stop(d.pusher);	/* pushes the last session first */
 	close(d.listen_fd);
 	if (!activated)		/* systemd's socket stays, to start the next strobed */
 		unlink(d.socket_path);

@@ -848,6 +848,17 @@ int cmd_status(int argc, char **argv)
 		       proto_get(&resp, "lock_holder") ? proto_get(&resp, "lock_holder") : "?");
 	if (proto_get(&resp, "removing"))
 		printf("removing sessions: their rows are being deleted\n");
+	if (proto_get(&resp, "push_to")) {
+		const char *last = proto_get(&resp, "push_last_session");
+		const char *err = proto_get(&resp, "push_error");
+
+		printf("push to %s: last pushed session %s, %s pending",
+		       proto_get(&resp, "push_to"), last && strcmp(last, "0") ? last : "none",
+		       proto_get(&resp, "push_pending") ? proto_get(&resp, "push_pending") : "?");
+		if (err)
+			printf("; failing: %s", err);
+		putchar('\n');
+	}
 	proto_free(&resp);
 	return 0;
 }

@@ -1,0 +1,269 @@
+/*
+ * pusher.c - strobed --push: the thread that pushes stopped sessions to
+ * ClickHouse while strobed runs (pusher.h, doc/FLEET.md).
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sqlite3.h>
+#include "pusher.h"
+#include "push.h"
+#include "db.h"
+#include "log.h"
+#include "util.h"
+
+#define BACKOFF_FIRST_S	1
+#define BACKOFF_MAX_S	60
+#define STOP_WAIT_S	20	/* at exit, for the last push */
+
+struct pusher {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int quit, kicked;
+	char *db_path, *url_text, *host;
+	struct chclient_url url;
+	struct chclient_cred cred;
+	unsigned interval_s;
+	int64_t since_wall_ns;
+	int64_t down_since_ns;
+	struct db *db;
+	int asked;			/* server_max known */
+	int64_t server_max;
+	struct pusher_state st;		/* under lock */
+};
+
+/*
+ * The sessions to push: stopped ones with an id above after that started
+ * since strobed did or, when the server had this host's sessions up to
+ * p->server_max when first asked, any from that one on (what a strobed
+ * before this one could not push, or pushed in part).  Their ids into
+ * *ids (NULL: only count); returns their number.
+ */
+static size_t scope(struct pusher *p, int64_t after, int64_t **ids)
+{
+	sqlite3_stmt *st;
+	size_t n = 0, cap = 0;
+
+	if (ids)
+		*ids = NULL;
+	if (sqlite3_prepare_v2(db_sqlite(p->db), "SELECT id FROM sessions WHERE state != "
+			       "'running' AND state != 'deleting' AND id > ? AND "
+			       "(start_ns + wall_offset_ns >= ? OR (? AND id >= ?)) ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int64(st, 2, p->since_wall_ns);
+	sqlite3_bind_int(st, 3, p->server_max > 0);
+	sqlite3_bind_int64(st, 4, p->server_max);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (ids) {
+			if (n == cap)
+				*ids = xrealloc(*ids, (cap = cap ? 2 * cap : 16) * sizeof(**ids));
+			(*ids)[n] = sqlite3_column_int64(st, 0);
+		}
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* p->server_max: the newest session of this host on the server (0: none) */
+static int ask_server_max(struct pusher *p, struct chclient *c, struct error *e)
+{
+	struct sbuf q = { 0 }, out = { 0 };
+	int r;
+
+	sbuf_addf(&q, "SELECT max(session) FROM sessions WHERE host = ");
+	push_sql_quote(&q, p->host);
+	r = chclient_query(c, q.s, &out, e);
+	if (r == 0) {
+		p->server_max = out.s ? strtoll(out.s, NULL, 10) : 0;
+		p->asked = 1;
+	}
+	free(q.s);
+	free(out.s);
+	return r;
+}
+
+/* Push every session in scope: 0, or -1 with e set. */
+static int attempt(struct pusher *p, struct error *e)
+{
+	struct push_opts o = { .host = p->host };
+	struct push_stats st;
+	struct chclient *c;
+	int64_t last, *ids = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!p->db && !(p->db = db_open(p->db_path, DB_READ, e)))
+		return -1;
+	pthread_mutex_lock(&p->lock);
+	last = p->st.last_session;
+	pthread_mutex_unlock(&p->lock);
+	if (p->asked && !scope(p, last, NULL))
+		return 0;	/* nothing new: no request at all */
+	c = chclient_new(&p->url, &p->cred, e);
+	if (!c)
+		return -1;
+	r = p->asked ? 0 : ask_server_max(p, c, e);
+	if (r == 0)
+		n = scope(p, last, &ids);
+	if (r == 0 && n) {
+		o.sessions = ids;
+		o.nsessions = n;
+		r = push_run(p->db, c, &o, &st, e);
+	}
+	chclient_free(c);
+	pthread_mutex_lock(&p->lock);
+	p->st.attempts++;
+	if (r == 0) {
+		if (n)
+			p->st.last_session = ids[n - 1];
+		p->st.last_ok_wall_ns = (int64_t)clock_realtime_ns();
+	}
+	pthread_mutex_unlock(&p->lock);
+	free(ids);
+	return r;
+}
+
+static void *run(void *arg)
+{
+	struct pusher *p = arg;
+	unsigned backoff = BACKOFF_FIRST_S;
+	struct error e;
+	int quit = 0;
+
+	while (!quit) {
+		struct timespec until;
+		int r;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += p->st.down ? backoff : p->interval_s;
+		pthread_mutex_lock(&p->lock);
+		while (!p->quit && !p->kicked)
+			if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT)
+				break;
+		quit = p->quit;
+		p->kicked = 0;
+		pthread_mutex_unlock(&p->lock);
+		r = attempt(p, &e);
+		pthread_mutex_lock(&p->lock);
+		if (r < 0) {
+			p->st.failures++;
+			snprintf(p->st.error, sizeof(p->st.error), "%s", e.msg);
+			if (!p->st.down) {
+				p->down_since_ns = (int64_t)clock_realtime_ns();
+				daemon_log("push to %s failed: %s; retrying with backoff (at most "
+					   "every %d s), the sessions stay in the database meanwhile",
+					   p->url_text, e.msg, BACKOFF_MAX_S);
+			}
+			p->st.down = 1;
+			backoff = backoff * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : backoff * 2;
+		} else {
+			if (p->st.down)
+				daemon_log("push to %s works again after %.1f s: caught up to session "
+					   "%" PRId64, p->url_text,
+					   ((int64_t)clock_realtime_ns() - p->down_since_ns) / 1e9,
+					   p->st.last_session);
+			p->st.down = 0;
+			p->st.error[0] = 0;
+			backoff = BACKOFF_FIRST_S;
+		}
+		if (p->db)
+			p->st.pending = scope(p, p->st.last_session, NULL);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+struct pusher *pusher_start(const char *db_path, const char *url_text,
+			    const struct chclient_url *url, struct chclient_cred *cred,
+			    const char *host, unsigned interval_s, int64_t since_wall_ns,
+			    struct error *e)
+{
+	struct pusher *p = xcalloc(1, sizeof(*p));
+	sigset_t all, old;
+	int r;
+
+	p->db_path = xstrdup(db_path);
+	p->url_text = xstrdup(url_text);
+	p->host = xstrdup(host);
+	p->url = *url;
+	p->cred = *cred;
+	memset(cred->password, 0, sizeof(cred->password));
+	p->interval_s = interval_s;
+	p->since_wall_ns = since_wall_ns;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	/* strobed takes its signals by signalfd: none for this thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&p->thread, NULL, run, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		error_set(e, "cannot start the push thread: %s", strerror(r));
+		free(p->db_path);
+		free(p->url_text);
+		free(p->host);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void pusher_kick(struct pusher *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->kicked = 1;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pusher_stop(struct pusher *p)
+{
+	struct timespec until;
+	int r;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->quit = 1;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += STOP_WAIT_S;
+	r = pthread_timedjoin_np(p->thread, NULL, &until);
+	if (r) {
+		/* a server that accepts and never answers: strobed exits anyway,
+		 * the session stays in the database for the next push */
+		daemon_log("push to %s: the last push did not end within %d s: left unfinished "
+			   "(strobe push, or the next strobed --push, sends the rest)",
+			   p->url_text, STOP_WAIT_S);
+		return;
+	}
+	if (p->db)
+		db_close(p->db);
+	memset(p->cred.password, 0, sizeof(p->cred.password));
+	free(p->db_path);
+	free(p->url_text);
+	free(p->host);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}
+
+void pusher_state(struct pusher *p, struct pusher_state *s)
+{
+	pthread_mutex_lock(&p->lock);
+	*s = p->st;
+	pthread_mutex_unlock(&p->lock);
+}
