@@ -55,8 +55,7 @@ bad "a password in the URL" --push "http://default:x@127.0.0.1:1/?database=strob
 
 host=$(hostname)
 # the host's shard is the one killed; strobed pushes to, and the test
-# asks, the other: on 18.16 a restarted server's own Distributed tables
-# (currentDatabase() in 001) look for default.*_local, not strobe.*
+# asks, the other, which stays up throughout
 shard=$(( $(ch_q 1 "SELECT cityHash64('$host') % 2") + 1 ))
 qs=$((3 - shard))
 url=$(ch_url "$qs")

@@ -1,7 +1,10 @@
 -- 001-initial.sql: strobe's ClickHouse fleet schema, version 1 (doc/SCHEMA.md,
 -- "ClickHouse").  Run on every server of the cluster strobe_fleet, in the
--- database named by the push URL (?database=strobe), with
+-- database strobe (the push URL's ?database=strobe), with
 -- clickhouse-client --multiquery.  Needs ClickHouse 18.16 or later.
+-- The Distributed tables name database strobe: with currentDatabase()
+-- instead, 18.16 resolves it again when a server restarts, in database
+-- default, and the tables then fail (t0801 checks a restarted shard).
 -- Every fleet table is a MergeTree table NAME_local on each shard and a
 -- Distributed table NAME over strobe_fleet, sharded by the host, so that
 -- all rows of one host, and so each push batch, land on one shard.
@@ -41,7 +44,7 @@ CREATE TABLE IF NOT EXISTS sessions_local (
 	pushed		DateTime DEFAULT now()
 ) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session);
 CREATE TABLE IF NOT EXISTS sessions AS sessions_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), sessions_local, cityHash64(host));
+	ENGINE = Distributed(strobe_fleet, strobe, sessions_local, cityHash64(host));
 
 CREATE TABLE IF NOT EXISTS samples_local (
 	host		String,
@@ -63,7 +66,7 @@ CREATE TABLE IF NOT EXISTS samples_local (
 	c4 Int64, c5 Int64, c6 Int64, c7 Int64
 ) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, time_ns);
 CREATE TABLE IF NOT EXISTS samples AS samples_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), samples_local, cityHash64(host));
+	ENGINE = Distributed(strobe_fleet, strobe, samples_local, cityHash64(host));
 
 CREATE TABLE IF NOT EXISTS markers_local (
 	host		String,
@@ -79,7 +82,7 @@ CREATE TABLE IF NOT EXISTS markers_local (
 	args		String
 ) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, time_ns);
 CREATE TABLE IF NOT EXISTS markers AS markers_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), markers_local, cityHash64(host));
+	ENGINE = Distributed(strobe_fleet, strobe, markers_local, cityHash64(host));
 
 CREATE TABLE IF NOT EXISTS lost_local (
 	host		String,
@@ -92,7 +95,7 @@ CREATE TABLE IF NOT EXISTS lost_local (
 	kind		String
 ) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, time_ns);
 CREATE TABLE IF NOT EXISTS lost AS lost_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), lost_local, cityHash64(host));
+	ENGINE = Distributed(strobe_fleet, strobe, lost_local, cityHash64(host));
 
 CREATE TABLE IF NOT EXISTS processes_local (
 	host		String,
@@ -106,7 +109,7 @@ CREATE TABLE IF NOT EXISTS processes_local (
 	exit_ns		Int64			-- -1: unknown
 ) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, start_ns, pid);
 CREATE TABLE IF NOT EXISTS processes AS processes_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), processes_local, cityHash64(host));
+	ENGINE = Distributed(strobe_fleet, strobe, processes_local, cityHash64(host));
 
 -- The binaries a session sampled, as that host knows them: its id in the
 -- host's database (samples.binary_id), key, path and display name.
@@ -122,7 +125,7 @@ CREATE TABLE IF NOT EXISTS binaries_local (
 	problem		String			-- why it cannot be symbolised, or ''
 ) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, binary_id);
 CREATE TABLE IF NOT EXISTS binaries AS binaries_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), binaries_local, cityHash64(host));
+	ENGINE = Distributed(strobe_fleet, strobe, binaries_local, cityHash64(host));
 
 -- Symbols of the fleet, by binary key: what each sampled (key, offset)
 -- is named, resolved on the host that pushed it from its copy of the
@@ -137,4 +140,4 @@ CREATE TABLE IF NOT EXISTS symbols_local (
 	symbol		String			-- [unknown], [binary unavailable] as in reports
 ) ENGINE = ReplacingMergeTree ORDER BY (binary_key, offset);
 CREATE TABLE IF NOT EXISTS symbols AS symbols_local
-	ENGINE = Distributed(strobe_fleet, currentDatabase(), symbols_local, cityHash64(binary_key));
+	ENGINE = Distributed(strobe_fleet, strobe, symbols_local, cityHash64(binary_key));
