@@ -18,6 +18,23 @@ ch_fleet
 "$STROBE" push --db "$tmp/a.db" --to "$url" --host hostx >/dev/null 2>"$tmp/err" ||
 	fail "the first push failed: $(cat "$tmp/err")"
 
+# a copy of a.db given 40 lost rows, pushed as hostm in batches of 4 rows
+# (10 batches more than a.db makes): a.db pushed as hostm is refused below
+for f in "$tmp"/a.db*; do
+	cp -a "$f" "$tmp/m.db${f#"$tmp/a.db"}" || fail "copy $f"
+done
+python3 - "$tmp/m.db" <<'PY' || fail "adding lost rows"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+start, = db.execute("SELECT start_ns FROM sessions WHERE id = 1").fetchone()
+for i in range(40):
+    db.execute("INSERT INTO lost (session_id, cpu, time_ns, count, kind) VALUES (1, 0, ?, 1, 'ring')",
+               (start + 1000 * i,))
+db.commit()
+PY
+STROBE_PUSH_BATCH_ROWS=4 "$STROBE" push --db "$tmp/m.db" --to "$url" --host hostm >/dev/null 2>"$tmp/err" ||
+	fail "push m: $(cat "$tmp/err")"
+
 state() {
 	for n in 1 2; do
 		ch_q $n "SELECT database, table, count(), sum(rows) FROM system.parts WHERE
@@ -72,6 +89,11 @@ ch_q 1 "DROP DATABASE strobe_empty"
 refused 1 push "session 1 of host hostx is already in ClickHouse with other content" \
 	"$STROBE" push --db "$tmp/b.db" --to "$url" --host hostx
 ok "other content: $(cat "$tmp/err")"
+# and when the session there has more batches than this push makes (m.db,
+# pushed at the start): still "other content"
+refused 1 push "session 1 of host hostm is already in ClickHouse with other content" \
+	"$STROBE" push --db "$tmp/a.db" --to "$url" --host hostm
+ok "other content, fewer batches here: $(cat "$tmp/err")"
 
 # a running session: refused when named, left out otherwise
 start_daemon

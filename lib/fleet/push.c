@@ -750,9 +750,11 @@ static int server_batch_max(struct chclient *c, size_t *max, struct error *e)
 }
 
 /* what the server has of session g->s: its content hash (empty: none) and
- * batches into have[0..n) */
+ * batches into have[0..n); *extra set when it holds batches numbered n or
+ * more, which this push does not make (the caller compares the hash
+ * first: other content explains them) */
 static int server_state(struct gen *g, char *hash, size_t hsize, uint8_t *have, size_t n,
-			struct error *e)
+			int *extra, struct error *e)
 {
 	static const char *const tables[] = {
 		"sessions", "processes", "markers", "lost", "samples", "binaries",
@@ -775,12 +777,7 @@ static int server_state(struct gen *g, char *hash, size_t hsize, uint8_t *have, 
 			  tables[i], where.s);
 	if (chclient_query(g->c, q.s, &out, e) < 0)
 		goto out;
-	if (push_parse_batches(out.s, have, n) < 0) {
-		error_set(e, "ClickHouse holds batches of session %" PRId64 " of host %.100s that "
-			  "this push does not make (the session changed since it was pushed?)",
-			  g->s->id, g->host);
-		goto out;
-	}
+	*extra = push_parse_batches(out.s, have, n) < 0;
 	ret = 0;
 out:
 	free(where.s);
@@ -816,7 +813,7 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 	struct sbuf row = { 0 };
 	uint8_t *have = NULL;
 	uint32_t missing = 0;
-	int ret = -1;
+	int ret = -1, extra = 0;
 
 	g->res = resolver_new(g->db, g->s, e);
 	if (!g->res)
@@ -840,12 +837,18 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 		 (unsigned long long)h.low64);
 	/* what is there */
 	have = xcalloc(g->nbatches, 1);
-	if (server_state(g, there, sizeof(there), have, g->nbatches, e) < 0)
+	if (server_state(g, there, sizeof(there), have, g->nbatches, &extra, e) < 0)
 		goto out;
 	if (*there && strcmp(there, hash)) {
 		error_set(e, "session %" PRId64 " of host %.100s is already in ClickHouse with other "
 			  "content (hash %.40s, here %s): push it under another --host, or drop it "
 			  "there first", g->s->id, g->host, there, hash);
+		goto out;
+	}
+	if (extra) {
+		error_set(e, "ClickHouse holds batches of session %" PRId64 " of host %.100s that "
+			  "this push does not make (the session changed since it was pushed?)",
+			  g->s->id, g->host);
 		goto out;
 	}
 	for (uint32_t i = 0; i < g->nbatches; i++)
