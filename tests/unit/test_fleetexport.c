@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "exportcsv.h"
 #include "fleetexport.h"
 
 static char *where(const struct fleetexport_opts *o, const struct fleetexport_session *ss,
@@ -121,12 +122,57 @@ static void test_parse_side(void **state)
 	bad_side("99999999999999999999", "h", "bad session");
 }
 
+/* The CSV row both exports write (exportcsv.h): numbers, empty NULLs,
+ * the escaped fields as given, hex offset, the mode. */
+static void test_csv_row(void **state)
+{
+	struct ob o = { 0 };
+	char *out = NULL;
+	size_t len = 0;
+	const char *events[2] = { "page-faults", "a,b" };
+	int64_t c[2] = { 7, 0 };
+	struct exportcsv_row r = {
+		.time_ns = 123456789012ULL, .tsc = 0, .tsc_null = 1, .cpu = 3, .pid = 42,
+		.tid = 43, .offset = 0x1f30, .comm = "\"x,y\"", .lcomm = 5,
+		.loc = "/bin/a,main", .lloc = 11, .build_id = "ab12", .lbuild_id = 4,
+		.flags = STROBE_SAMPLE_KERNEL, .nev = 2, .c = c, .c_null = 2,
+	};
+
+	(void)state;
+	o.cap = 8;	/* small: flushed and grown on the way */
+	o.buf = malloc(o.cap);
+	o.f = open_memstream(&out, &len);
+	assert_non_null(o.f);
+	exportcsv_header(&o, events, 2);
+	ob_chr(&o, '\n');
+	exportcsv_row(&o, &r);
+	ob_chr(&o, '\n');
+	r.tsc_null = 0;
+	r.tsc = 99;
+	r.offset = 0;
+	r.c_null = 0;
+	r.flags = STROBE_SAMPLE_USER;
+	r.nev = 1;
+	exportcsv_row(&o, &r);
+	ob_flush(&o);
+	assert_int_equal(o.err, 0);
+	assert_int_equal(fclose(o.f), 0);
+	assert_string_equal(out, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol,page-faults,"
+			    "\"a,b\",offset,mode,build_id\n"
+			    "123456789012,,3,42,43,\"x,y\",/bin/a,main,7,,0x1f30,kernel,ab12\n"
+			    "123456789012,99,3,42,43,\"x,y\",/bin/a,main,7,0x0,user,ab12");
+	assert_string_equal(exportcsv_mode(STROBE_SAMPLE_GUEST), "guest");
+	free(o.buf);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_sql),
 		cmocka_unit_test(test_parse_side),
+		cmocka_unit_test(test_csv_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
