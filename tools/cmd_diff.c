@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "chclient.h"
+#include "fleetexport.h"
+#include "push.h"
 #include "db.h"
 #include "diff.h"
 #include "filteropt.h"
@@ -27,6 +30,8 @@ static const char usage_text[] =
 	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--cgroup PATH]\n"
 	"                   [--from T] [--to T] [--no-demangle] [--format text|csv|json]\n"
 	"                   [--limit N] A B\n"
+	"       strobe diff --source URL [--host NAME] [--by binary|symbol]\n"
+	"                   [--format text|csv|json] [--limit N] A B\n"
 	"\n"
 	"Compare the hot spots of two recorded sessions, A and B (session ids, as\n"
 	"'strobe sessions' lists them): for each row, its samples and percent in\n"
@@ -73,18 +78,26 @@ static const char usage_text[] =
 	"  --from T, --to T    samples in that time since each session's start\n"
 	"                      (1.5, 1.5s, 250ms, 20us; both ends included)\n"
 	"  --no-demangle       keep C++ and Rust symbol names raw\n"
+	"  --source URL        compare pushed sessions of the ClickHouse fleet at URL\n"
+	"                      (http://HOST:8123/?database=strobe; credentials as for\n"
+	"                      'strobe push'): A and B are ID, a session of --host's\n"
+	"                      host, or HOST:ID, so that two hosts' sessions can be\n"
+	"                      compared; no filters, --by binary or symbol only\n"
+	"  --host NAME         with --source: the host of A or B given as ID\n"
 	"  -h, --help          this text\n"
 	"A session still running cannot be compared: stop it first.  Usage\n"
 	"errors (a bad option, A or B not a finished session, A equal to B) exit\n"
 	"2 after one line on stderr; a database that cannot be read exits 1.\n";
 
-enum { OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT };
+enum { OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT, OPT_SOURCE, OPT_HOST };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
 	{ "by",		required_argument, NULL, OPT_BY },
 	{ "format",	required_argument, NULL, OPT_FORMAT },
 	{ "limit",	required_argument, NULL, OPT_LIMIT },
+	{ "source",	required_argument, NULL, OPT_SOURCE },
+	{ "host",	required_argument, NULL, OPT_HOST },
 	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -108,6 +121,8 @@ static void print_header(const struct diff *d, FILE *f)
 		const struct db_session *ss = &sum->session;
 
 		fprintf(f, "# %s: session %lld", s ? "B" : "A", (long long)ss->id);
+		if (d->host[s][0])
+			fprintf(f, " of host %s", d->host[s]);
 		if (ss->name[0])
 			fprintf(f, " \"%s\"", ss->name);
 		fprintf(f, " (%s), sampling %s: %" PRIu64 " samples", ss->state,
@@ -136,6 +151,9 @@ int cmd_diff(int argc, char **argv)
 	uint64_t v;
 	size_t limit = 0;
 	char optbuf[256];
+	const char *source = NULL, *host = NULL;
+	int filtered = 0, by_line = 0;
+	struct chclient *ch = NULL;
 	int c, i, rc, ret = 0;
 
 	opterr = 0;
@@ -149,11 +167,22 @@ int cmd_diff(int argc, char **argv)
 		f = filteropt_parse("diff", c, optarg, argv[optind - 1], &o);
 		if (f == 2)
 			return 2;
-		if (f)
+		if (f) {
+			filtered = 1;
 			continue;
+		}
 		switch (c) {
 		case OPT_DB:
 			dbpath = optarg;
+			break;
+		case OPT_SOURCE:
+			source = optarg;
+			break;
+		case OPT_HOST:
+			if (!*optarg)
+				return cmd_usage_error("diff", "bad --host '': give a host name as "
+						       "pushed");
+			host = optarg;
 			break;
 		case OPT_BY:
 			if (report_parse_by(optarg, &o.by) < 0 || o.by == REPORT_BY_CGROUP)
@@ -188,25 +217,77 @@ int cmd_diff(int argc, char **argv)
 		return cmd_usage_error("diff", "%s: give two session ids, A B ('strobe "
 				       "sessions' lists them)", argc - optind < 2 ?
 				       "missing session" : "too many arguments");
-	if (parse_session(argv[optind], "A", &a) || parse_session(argv[optind + 1], "B", &b))
-		return 2;
-	if (filteropt_check("diff", &o))
-		return 2;
+	by_line = o.by == REPORT_BY_LINE;
+	if (source) {
+		struct chclient_url url;
+		struct chclient_cred cred;
+		const char *h[2];
+		char *hn[2] = { NULL, NULL };
+		size_t hl[2];
+		int64_t id[2];
 
-	if (!dbpath)
-		dbpath = cmd_default_db();
-	db = db_open(dbpath, DB_READ, &err);
-	if (!db) {
-		fprintf(stderr, "strobe diff: %s\n", err.msg);
-		return 1;
+		if (dbpath)
+			return cmd_usage_error("diff", "--source reads the fleet, --db a local "
+					       "database: give one of them");
+		if (by_line)
+			return cmd_usage_error("diff", "--by line is not supported with --source "
+					       "(no source lines are pushed): give --by symbol or "
+					       "binary");
+		if (filtered)
+			return cmd_usage_error("diff", "the filters (--pid, --comm, --binary, "
+					       "--kernel, --user, --cgroup, --from, --to, "
+					       "--no-demangle) are not supported with --source yet");
+		for (i = 0; i < 2; i++)
+			if (fleetdiff_parse_side(argv[optind + i], host, &h[i], &hl[i], &id[i],
+						 &err) < 0)
+				return cmd_usage_error("diff", "%s: %s", i ? "B" : "A", err.msg);
+		if (chclient_url_parse(source, &url, &err) < 0)
+			return cmd_usage_error("diff", "bad --source: %s", err.msg);
+		if (chclient_credentials(&cred, &err) < 0) {
+			fprintf(stderr, "strobe diff: %s\n", err.msg);
+			return 1;
+		}
+		ch = chclient_new(&url, &cred, &err);
+		memset(cred.password, 0, sizeof(cred.password));
+		if (!ch || push_check_schema(ch, &err) < 0) {
+			fprintf(stderr, "strobe diff: %s\n", err.msg);
+			chclient_free(ch);
+			return 1;
+		}
+		for (i = 0; i < 2; i++) {
+			hn[i] = xmalloc(hl[i] + 1);
+			memcpy(hn[i], h[i], hl[i]);
+			hn[i][hl[i]] = 0;
+		}
+		rc = fleetdiff_build(ch, hn[0], id[0], hn[1], id[1], o.by, &d, &err);
+		free(hn[0]);
+		free(hn[1]);
+		chclient_free(ch);
+	} else {
+		if (host)
+			return cmd_usage_error("diff", "--host is of fleet comparisons: give "
+					       "--source URL");
+		if (parse_session(argv[optind], "A", &a) ||
+		    parse_session(argv[optind + 1], "B", &b))
+			return 2;
+		if (filteropt_check("diff", &o))
+			return 2;
+
+		if (!dbpath)
+			dbpath = cmd_default_db();
+		db = db_open(dbpath, DB_READ, &err);
+		if (!db) {
+			fprintf(stderr, "strobe diff: %s\n", err.msg);
+			return 1;
+		}
+		/* on stderr, when it is a terminal and this takes long */
+		progress_init(&prog, "strobe diff", STDERR_FILENO, 0, "samples");
+		o.progress = &prog;
+		rc = diff_build(db, a, b, o.by, &o, &d, &err);
+		progress_done(&prog);
+		o.progress = NULL;
+		db_close(db);
 	}
-	/* on stderr, when it is a terminal and this takes long */
-	progress_init(&prog, "strobe diff", STDERR_FILENO, 0, "samples");
-	o.progress = &prog;
-	rc = diff_build(db, a, b, o.by, &o, &d, &err);
-	progress_done(&prog);
-	o.progress = NULL;
-	db_close(db);
 	if (rc == -2)
 		return cmd_usage_error("diff", "%s", err.msg);
 	if (rc < 0) {

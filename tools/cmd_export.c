@@ -53,6 +53,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "db.h"
+#include "exportcsv.h"
 #include "cgset.h"
 #include "procset.h"
 #include "report.h"
@@ -63,6 +64,9 @@
 #include "pprof.h"
 #include "progress.h"
 #include "stacks.h"
+#include "chclient.h"
+#include "fleetexport.h"
+#include "push.h"
 
 static const char usage_text[] =
 	"usage: strobe export [--db PATH] [--session ID]\n"
@@ -70,6 +74,9 @@ static const char usage_text[] =
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
 	"                     [--samples] [--bucket T] [--no-demangle] [--process-start]\n"
 	"                     [--cgroup PATH] [--cgroup-column]\n"
+	"       strobe export --source URL [--host NAME] [--session ID] --format csv\n"
+	"                     [--host-column] [-o FILE] [--pid PID] [--comm NAME]\n"
+	"                     [--from T] [--to T]\n"
 	"\n"
 	"Export a recorded session (default: the latest).  csv: one row per sample,\n"
 	"in time order: time_ns,tsc,cpu,pid,tid,comm,binary,symbol, one column per\n"
@@ -94,12 +101,20 @@ static const char usage_text[] =
 	"gecko: the Firefox Profiler's JSON (profiler.firefox.com, Load a profile from\n"
 	"file): a thread per tid, each sample at its own time.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.  Output goes\n"
-	"to stdout unless -o FILE (--output FILE).\n";
+	"to stdout unless -o FILE (--output FILE).\n"
+	"--source URL exports pushed sessions from the ClickHouse fleet at URL\n"
+	"(http://HOST:8123/?database=strobe; credentials as for 'strobe push'), csv\n"
+	"only: --host NAME keeps that host's sessions, --session ID session ID of\n"
+	"each host (default: every session selected); one host's session is the\n"
+	"local csv export of it.  Samples of several hosts get a first column host\n"
+	"(or with --host-column), of several sessions then a column session.\n"
+	"With --source only --host, --session, --host-column, -o, --pid, --comm,\n"
+	"--from and --to apply (doc/FLEET.md, \"Fleet export\").\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
 	OPT_SAMPLES, OPT_BUCKET, OPT_NO_DEMANGLE, OPT_PROCESS_START, OPT_CGROUP,
-	OPT_CGROUP_COLUMN, OPT_EVENT,
+	OPT_CGROUP_COLUMN, OPT_EVENT, OPT_SOURCE, OPT_HOST, OPT_HOST_COLUMN,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +133,9 @@ static const struct option long_opts[] = {
 	{ "cgroup-column", no_argument,	   NULL, OPT_CGROUP_COLUMN },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "event",	required_argument, NULL, OPT_EVENT },
+	{ "source",	required_argument, NULL, OPT_SOURCE },
+	{ "host",	required_argument, NULL, OPT_HOST },
+	{ "host-column", no_argument,	   NULL, OPT_HOST_COLUMN },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -138,214 +156,9 @@ struct opts {
 	int cgroup_column;		/* csv: a last column cgroup */
 	const char *cgroup;		/* NULL, or --cgroup's path (cgset.h) */
 	int64_t from_ns, to_ns, bucket_ns;
+	const char *source, *host;	/* --source URL, --host NAME */
+	int host_column;
 };
-
-/* ---- buffered output ---- */
-
-struct ob {
-	FILE *f;
-	char *buf;
-	size_t n, cap;
-	int err;			/* errno of the first failed write */
-};
-
-static void ob_flush(struct ob *o)
-{
-	if (o->n && !o->err && fwrite(o->buf, 1, o->n, o->f) != o->n)
-		o->err = errno ? errno : EIO;
-	o->n = 0;
-}
-
-static inline void ob_room(struct ob *o, size_t len)
-{
-	if (o->n + len > o->cap) {
-		ob_flush(o);
-		if (len > o->cap) {
-			o->cap = len;
-			o->buf = xrealloc(o->buf, o->cap);
-		}
-	}
-}
-
-static inline void ob_mem(struct ob *o, const char *s, size_t len)
-{
-	ob_room(o, len);
-	memcpy(o->buf + o->n, s, len);
-	o->n += len;
-}
-
-static inline void ob_str(struct ob *o, const char *s)
-{
-	ob_mem(o, s, strlen(s));
-}
-
-static inline void ob_chr(struct ob *o, char c)
-{
-	ob_room(o, 1);
-	o->buf[o->n++] = c;
-}
-
-/* Write v in decimal at p; the end. */
-static inline char *put_u64(char *p, uint64_t v)
-{
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	char tmp[24];
-	int i = sizeof(tmp);
-
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100) * 2;
-
-		v /= 100;
-		tmp[--i] = pairs[d + 1];
-		tmp[--i] = pairs[d];
-	}
-	if (v >= 10) {
-		tmp[--i] = pairs[v * 2 + 1];
-		tmp[--i] = pairs[v * 2];
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	memcpy(p, tmp + i, sizeof(tmp) - i);
-	return p + (sizeof(tmp) - i);
-}
-
-/* Write v as 0x<hex> at p; the end. */
-static inline char *put_hex(char *p, uint64_t v)
-{
-	static const char hex[] = "0123456789abcdef";
-	char tmp[20];
-	int i = sizeof(tmp);
-
-	do {
-		tmp[--i] = hex[v & 15];
-		v >>= 4;
-	} while (v);
-	tmp[--i] = 'x';
-	tmp[--i] = '0';
-	memcpy(p, tmp + i, sizeof(tmp) - i);
-	return p + (sizeof(tmp) - i);
-}
-
-static void ob_u64(struct ob *o, uint64_t v)
-{
-	ob_room(o, 24);
-	o->n = (size_t)(put_u64(o->buf + o->n, v) - o->buf);
-}
-
-static void ob_i64(struct ob *o, int64_t v)
-{
-	if (v < 0) {
-		ob_chr(o, '-');
-		ob_u64(o, -(uint64_t)v);
-	} else {
-		ob_u64(o, (uint64_t)v);
-	}
-}
-
-
-/* Microseconds from ns: "-12.345" exactly, no float rounding. */
-static void ob_us(struct ob *o, int64_t ns)
-{
-	uint64_t a;
-	char frac[4];
-
-	if (ns < 0)
-		ob_chr(o, '-');
-	a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
-	ob_u64(o, a / 1000);
-	frac[0] = '.';
-	frac[1] = '0' + a % 1000 / 100;
-	frac[2] = '0' + a % 100 / 10;
-	frac[3] = '0' + a % 10;
-	ob_mem(o, frac, 4);
-}
-
-static void ob_printf(struct ob *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void ob_printf(struct ob *o, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	ob_room(o, len + 1);
-	va_start(ap, fmt);
-	vsnprintf(o->buf + o->n, len + 1, fmt, ap);
-	va_end(ap);
-	o->n += len;
-}
-
-/* One CSV field, escaped by csv_escape() (lib/base/util.c); flags CSV_TEXT for
- * text columns (names, paths), which get the spreadsheet formula guard. */
-static void ob_csv(struct ob *o, const char *s, int flags)
-{
-	s = s ? s : "";
-	ob_room(o, CSV_ESCAPE_MAX(strlen(s)));
-	o->n += csv_escape(o->buf + o->n, s, flags);
-}
-
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one. */
-static int utf8_len(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f))
-			return 0;	/* overlong, surrogate */
-		return 3;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/* A JSON string literal; bytes that are not UTF-8 become U+FFFD, so the
- * output is always valid JSON whatever a comm or path holds. */
-static void ob_json(struct ob *o, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	ob_chr(o, '"');
-	while (*p) {
-		int n;
-
-		switch (*p) {
-		case '"': ob_str(o, "\\\""); p++; continue;
-		case '\\': ob_str(o, "\\\\"); p++; continue;
-		case '\n': ob_str(o, "\\n"); p++; continue;
-		case '\r': ob_str(o, "\\r"); p++; continue;
-		case '\t': ob_str(o, "\\t"); p++; continue;
-		}
-		if (*p < 0x20) {
-			ob_printf(o, "\\u%04x", *p);
-			p++;
-			continue;
-		}
-		n = utf8_len(p);
-		if (!n) {
-			ob_str(o, "\\ufffd");
-			p++;
-			continue;
-		}
-		ob_mem(o, (const char *)p, n);
-		p += n;
-	}
-	ob_chr(o, '"');
-}
 
 /* ---- comm names by id ---- */
 
@@ -555,17 +368,6 @@ static int cgroup_pass(const struct exp *x, const struct sample_scan_row *st)
 #define COL_FLAGS SB_FLAGS
 #define COL_C0 SB_C0
 
-static const char *mode_name(uint32_t flags)
-{
-	switch (flags & STROBE_SAMPLE_MODE_MASK) {
-	case STROBE_SAMPLE_USER: return "user";
-	case STROBE_SAMPLE_KERNEL: return "kernel";
-	case STROBE_SAMPLE_HV: return "hypervisor";
-	case STROBE_SAMPLE_GUEST: return "guest";
-	}
-	return "";
-}
-
 static void time_range_text(const struct opts *o, char *buf, size_t len)
 {
 	if (o->has_from && o->has_to)
@@ -760,12 +562,13 @@ static int export_csv(struct exp *x, struct error *e)
 
 	if (x->o->process_start && procset_load(x->db, &x->s, PROCSET_ALL, &ps, e) < 0)
 		return -1;
-	ob_str(o, "time_ns,tsc,cpu,pid,tid,comm,binary,symbol");
-	for (i = 0; i < x->nev; i++) {
-		ob_chr(o, ',');
-		ob_csv(o, x->s.events[i].name, CSV_TEXT);
+	{
+		const char *names[STROBE_MAX_COUNTERS];
+
+		for (i = 0; i < x->nev; i++)
+			names[i] = x->s.events[i].name;
+		exportcsv_header(o, names, x->nev);
 	}
-	ob_str(o, ",offset,mode,build_id");
 	if (x->o->process_start)
 		ob_str(o, ",process_start_ns");
 	if (x->o->cgroup_column)
@@ -779,43 +582,21 @@ static int export_csv(struct exp *x, struct error *e)
 						       (int64_t)col_u64(st, COL_BIN), off,
 						       (uint32_t)col_u64(st, COL_PID), &tmp);
 		const char *comm = comm_csv(&x->comms, (int64_t)col_u64(st, COL_COMM));
-		const char *mode = mode_name((uint32_t)col_u64(st, COL_FLAGS));
-		size_t lc = strlen(comm), lm = strlen(mode);
+		struct exportcsv_row r = {
+			.time_ns = col_u64(st, COL_TIME), .tsc = col_u64(st, COL_TSC),
+			.tsc_null = col_null(st, COL_TSC), .cpu = col_u64(st, COL_CPU),
+			.pid = col_u64(st, COL_PID), .tid = col_u64(st, COL_TID),
+			.offset = off, .offset_null = col_null(st, COL_OFF),
+			.comm = comm, .lcomm = strlen(comm), .loc = loc->text, .lloc = loc->mid,
+			.build_id = loc->text + loc->mid + 1, .lbuild_id = loc->tail,
+			.flags = (uint32_t)col_u64(st, COL_FLAGS), .nev = x->nev,
+			.c = st->r->v + COL_C0, .c_null = st->r->null >> COL_C0,
+		};
 		char *p;
 
-		/* numbers at most 20 digits, 0x and 16 hex digits, the separators */
-		ob_room(o, 24 * (7 + (size_t)x->nev) + lc + loc->mid + loc->tail + lm + 8);
+		exportcsv_row(o, &r);
+		ob_room(o, 24 + 2);
 		p = o->buf + o->n;
-		p = put_u64(p, col_u64(st, COL_TIME));
-		*p++ = ',';
-		if (!col_null(st, COL_TSC))
-			p = put_u64(p, col_u64(st, COL_TSC));
-		*p++ = ',';
-		p = put_u64(p, col_u64(st, COL_CPU));
-		*p++ = ',';
-		p = put_u64(p, col_u64(st, COL_PID));
-		*p++ = ',';
-		p = put_u64(p, col_u64(st, COL_TID));
-		*p++ = ',';
-		memcpy(p, comm, lc);
-		p += lc;
-		*p++ = ',';
-		memcpy(p, loc->text, loc->mid);
-		p += loc->mid;
-		for (i = 0; i < x->nev; i++) {
-			*p++ = ',';
-			if (!col_null(st, COL_C0 + i))
-				p = put_u64(p, col_u64(st, COL_C0 + i));
-		}
-		*p++ = ',';
-		if (!col_null(st, COL_OFF))
-			p = put_hex(p, off);
-		*p++ = ',';
-		memcpy(p, mode, lm);
-		p += lm;
-		*p++ = ',';
-		memcpy(p, loc->text + loc->mid + 1, loc->tail);
-		p += loc->tail;
 		if (x->o->process_start) {
 			/* the process of its pid started last by then */
 			int64_t st0 = procset_at(&ps, (int64_t)col_u64(st, COL_PID),
@@ -1356,6 +1137,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 						       optarg);
 			o->cgroup = optarg;
 			break;
+		case OPT_SOURCE:
+			o->source = optarg;
+			break;
+		case OPT_HOST:
+			if (!*optarg)
+				return cmd_usage_error("export", "bad --host '': give a host name "
+						       "as pushed");
+			o->host = optarg;
+			break;
+		case OPT_HOST_COLUMN:
+			o->host_column = 1;
+			break;
 		case OPT_BUCKET:
 			if (parse_duration_ns(optarg, &o->bucket_ns) < 0 || o->bucket_ns < 1000)
 				return cmd_usage_error("export", "bad --bucket '%s': give a time of at "
@@ -1380,6 +1173,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->fmt == FMT_NONE)
 		return cmd_usage_error("export", "give --format csv, chrome-trace, folded, pprof "
 				       "or gecko");
+	if (!o->source && (o->host || o->host_column))
+		return cmd_usage_error("export", "%s is of fleet exports: give --source URL",
+				       o->host ? "--host" : "--host-column");
+	if (o->source) {
+		const char *no = o->dbpath ? "--db (--source reads the fleet, --db a local "
+			"database: give one of them)" : o->fmt != FMT_CSV ? "--format other "
+			"than csv" : o->samples ? "--samples" : o->bucket_ns ? "--bucket" :
+			o->no_demangle ? "--no-demangle (the fleet has the names as pushed)" :
+			o->process_start ? "--process-start" : o->cgroup ? "--cgroup (no cgroups "
+			"are pushed)" : o->cgroup_column ? "--cgroup-column (no cgroups are "
+			"pushed)" : o->event ? "--event" : NULL;
+
+		if (no)
+			return cmd_usage_error("export", "%s is not supported with --source: "
+					       "see doc/FLEET.md, \"Fleet export\"", no);
+	}
 	if (o->event && o->fmt != FMT_FOLDED)
 		return cmd_usage_error("export", "--event applies to --format folded only");
 	if (o->fmt >= FMT_FOLDED && (o->samples || o->bucket_ns))
@@ -1500,6 +1309,75 @@ out:
 	return ret;
 }
 
+/* --source: the samples of pushed sessions (fleetexport.h). */
+static int export_fleet(const struct opts *o)
+{
+	struct fleetexport_opts fo = {
+		.host = o->host, .session = o->session, .pid = o->pid, .comm = o->comm,
+		.has_from = o->has_from, .has_to = o->has_to, .from_ns = o->from_ns,
+		.to_ns = o->to_ns, .host_column = o->host_column,
+	};
+	struct fleetexport_stats st;
+	struct chclient_url url;
+	struct chclient_cred cred;
+	struct chclient *c = NULL;
+	struct error e = { "" };
+	FILE *f = NULL;
+	int ret = 1, created = 0;
+
+	if (chclient_url_parse(o->source, &url, &e) < 0)
+		return cmd_usage_error("export", "bad --source: %s", e.msg);
+	if (chclient_credentials(&cred, &e) < 0)
+		goto out;
+	c = chclient_new(&url, &cred, &e);
+	memset(cred.password, 0, sizeof(cred.password));
+	if (!c || push_check_schema(c, &e) < 0)
+		goto out;
+	if (o->out) {
+		struct stat sb;
+
+		created = stat(o->out, &sb) < 0 || S_ISREG(sb.st_mode);
+		if (!(f = fopen(o->out, "w"))) {
+			error_set(&e, "cannot write %s: %s", o->out, strerror(errno));
+			created = 0;
+			goto out;
+		}
+	} else {
+		f = stdout;
+	}
+	if (fleetexport_csv(c, &fo, f, &st, &e) < 0)
+		goto out;
+	if (fflush(f) == EOF || ferror(f)) {
+		error_set(&e, "writing %s: %s", o->out ? o->out : "the export",
+			  strerror(errno ? errno : EIO));
+		goto out;
+	}
+	if (f != stdout) {
+		int rc = fclose(f);
+
+		f = NULL;
+		if (rc == EOF) {
+			error_set(&e, "writing %s: %s", o->out, strerror(errno));
+			goto out;
+		}
+	}
+	if (st.anon)
+		fprintf(stderr, "strobe export: note: %llu samples in JIT code ([anon]) have "
+			"the symbol their host gave without the process: perf maps and "
+			"jitdumps are not pushed\n", (unsigned long long)st.anon);
+	ret = 0;
+out:
+	if (ret) {
+		fprintf(stderr, "strobe export: %s\n", e.msg);
+		if (f && f != stdout)
+			fclose(f);
+		if (created)
+			unlink(o->out);
+	}
+	chclient_free(c);
+	return ret;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct opts o = { .pid = -1 };
@@ -1515,6 +1393,8 @@ int cmd_export(int argc, char **argv)
 			"--to %.9gs\n", o.from_ns / 1e9, o.to_ns / 1e9);
 		return 1;
 	}
+	if (o.source)
+		return export_fleet(&o);
 	if (o.fmt >= FMT_FOLDED)
 		return export_stacks(&o);
 

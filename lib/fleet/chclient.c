@@ -20,6 +20,8 @@ struct chclient {
 	struct chclient_cred cred;
 	size_t sent;
 	char curl_err[CURL_ERROR_SIZE];
+	curl_write_callback sink;	/* chclient_query_lines(): the answer's reader */
+	void *sink_arg;
 };
 
 static int db_name_ok(const char *s, size_t n)
@@ -292,8 +294,8 @@ static int post(struct chclient *c, const char *extra, const void *body, size_t 
 	if (gz)
 		hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, c->sink ? c->sink : on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c->sink ? c->sink_arg : out);
 	rc = curl_easy_perform(c->curl);
 	curl_slist_free_all(hdr);
 	free(url.s);
@@ -384,5 +386,82 @@ int chclient_insert(struct chclient *c, const char *insert, const char *settings
 	free(extra.s);
 	free(out.s);
 	free(gz);
+	return ret;
+}
+
+/* ---- chclient_query_lines(): the answer read as it comes ---- */
+
+struct lines {
+	struct chclient *c;
+	struct sbuf *err;		/* the body of an answer that is not 200 */
+	struct sbuf part;		/* a line begun in an earlier piece */
+	int (*line)(void *arg, char *line, struct error *e);
+	void *arg;
+	struct error *e;
+	int failed;			/* line() failed: e says why */
+};
+
+static int lines_one(struct lines *l, char *p)
+{
+	if (l->line(l->arg, p, l->e) < 0) {
+		l->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static size_t on_lines(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct lines *l = arg;
+	size_t n = size * nmemb;
+	char *end = p + n, *nl;
+	long status = 0;
+
+	curl_easy_getinfo(l->c->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		sbuf_add(l->err, p, n);
+		return n;
+	}
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+		if (l->part.n) {
+			sbuf_add(&l->part, p, (size_t)(nl - p));
+			if (lines_one(l, l->part.s) < 0)
+				return 0;
+			l->part.n = 0;
+		} else {
+			*nl = 0;
+			if (lines_one(l, p) < 0)
+				return 0;
+		}
+		p = nl + 1;
+	}
+	if (p < end)
+		sbuf_add(&l->part, p, (size_t)(end - p));
+	return n;
+}
+
+int chclient_query_lines(struct chclient *c, const char *sql,
+			 int (*line)(void *arg, char *line, struct error *e), void *arg,
+			 struct error *e)
+{
+	struct sbuf err = { 0 };
+	struct error lerr = { "" };
+	struct lines l = { .c = c, .err = &err, .line = line, .arg = arg, .e = &lerr };
+	int ret;
+
+	c->sink = on_lines;
+	c->sink_arg = &l;
+	ret = post(c, NULL, sql, strlen(sql), 0, &err, e);
+	c->sink = NULL;
+	c->sink_arg = NULL;
+	if (l.failed) {
+		*e = lerr;	/* the transfer was stopped: line()'s reason */
+		ret = -1;
+	}
+	else if (!ret && l.part.n)
+		ret = error_set(e, "ClickHouse at %s: the answer ends in the middle of a "
+				"line: %.200s", c->url.base, l.part.s);
+	free(err.s);
+	free(l.part.s);
 	return ret;
 }

@@ -57,6 +57,17 @@ void chclient_free(struct chclient *c);
  * (appended; free(out->s) when done).  0, or -1 with e set. */
 int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct error *e);
 
+/* Run sql and call line() with each line of its answer (NUL-terminated,
+ * without its newline, writable) as it arrives, never holding the whole
+ * answer: for answers too big for memory.  The answer is not waited for
+ * (no wait_end_of_query): an error the server meets after the first rows
+ * comes as text in the answer, which line() must refuse (a line that is
+ * not a row of the expected form).  0; -1 with e set on a server error
+ * or when line() returns -1 (e then line()'s). */
+int chclient_query_lines(struct chclient *c, const char *sql,
+			 int (*line)(void *arg, char *line, struct error *e), void *arg,
+			 struct error *e);
+
 /* Run "INSERT INTO table (cols) FORMAT TabSeparated" (insert) with the
  * len bytes of rows at data, gzip-compressed, settings given as
  * "name=value&..." (NULL: none) in the URL.  0, or -1 with e set. */

@@ -572,3 +572,8 @@ out:
 	free(sql.s);
 	return t;
 }
+
+const char *fleetquery_build_id(const char *key)
+{
+	return build_id(key);
+}

@@ -72,4 +72,8 @@ void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o);
  * fields, unescaping them; the number of fields. */
 int fleetquery_tsv_split(char *line, char **fields, int max);
 
+/* The build_id column of a binary key, as the local reports show it
+ * (NULL: none). */
+const char *fleetquery_build_id(const char *key);
+
 #endif

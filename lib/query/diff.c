@@ -241,28 +241,19 @@ int diff_sessions(struct db *db, int64_t a, int64_t b, struct db_session s[2],
 	return 0;
 }
 
-int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
-	       const struct report_opts *o, struct diff **out, struct error *e)
+struct diff *diff_begin(const struct db_session s[2], enum report_by by)
 {
-	struct db_session s[2];
 	const char *names[2][STROBE_MAX_COUNTERS];
-	struct table *t;
 	struct diff *d;
-	int rc, side, i, j;
+	int side, i, j;
 
-	*out = NULL;
-	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL && by != REPORT_BY_LINE)
-		return error_set(e, "sessions are compared by binary, symbol or line");
-	rc = diff_sessions(db, a, b, s, e);
-	if (rc < 0)
-		return rc;
 	for (side = 0; side < 2; side++)
 		for (i = 0; i < s[side].nr_events && i < STROBE_MAX_COUNTERS; i++)
 			names[side][i] = s[side].events[i].name;
 	d = diff_new(by, names[0], MIN(s[0].nr_events, STROBE_MAX_COUNTERS), names[1],
 		     MIN(s[1].nr_events, STROBE_MAX_COUNTERS));
-	d->session[0] = a;
-	d->session[1] = b;
+	d->session[0] = s[0].id;
+	d->session[1] = s[1].id;
 
 	if (strcmp(s[0].sample_event, s[1].sample_event))
 		note_add(d, "A samples %s, B %s: their shares are of different events",
@@ -281,32 +272,65 @@ int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
 				note_add(d, "%s counted %s, %s did not: left out", side ? "B" : "A",
 					 names[side][i], side ? "A" : "B");
 		}
+	return d;
+}
 
+int diff_add_side(struct diff *d, int side, const struct table *t,
+		  struct report_summary *sum, struct error *e)
+{
+	d->sum[side] = sum;
+	if (diff_add_report(d, side, t, e) < 0)
+		return -1;
+	for (int i = 0; i < sum->nr_notes; i++)
+		note_add(d, "%s (session %lld): %s", side ? "B" : "A",
+			 (long long)d->session[side], sum->notes[i]);
+	return 0;
+}
+
+void diff_end(struct diff *d)
+{
+	diff_finish(d, d->sum[0]->samples, d->sum[1]->samples);
+	for (int side = 0; side < 2; side++)
+		if (!d->total[side])
+			note_add(d, "%s (session %lld) has no samples that pass the filters: "
+				 "no difference is within noise", side ? "B" : "A",
+				 (long long)d->session[side]);
+}
+
+int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
+	       const struct report_opts *o, struct diff **out, struct error *e)
+{
+	struct db_session s[2];
+	struct table *t;
+	struct diff *d;
+	int rc, side;
+
+	*out = NULL;
+	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL && by != REPORT_BY_LINE)
+		return error_set(e, "sessions are compared by binary, symbol or line");
+	rc = diff_sessions(db, a, b, s, e);
+	if (rc < 0)
+		return rc;
+	d = diff_begin(s, by);
 	for (side = 0; side < 2; side++) {
 		struct report_opts ro = *o;
+		struct report_summary *sum = xcalloc(1, sizeof(*sum));
 
 		ro.session = side ? b : a;
 		ro.by = by;
 		ro.limit = 0;
 		ro.inline_chain = 0;
-		d->sum[side] = xcalloc(1, sizeof(*d->sum[side]));
-		t = report_build(db, &ro, d->sum[side], e);
-		if (!t)
+		t = report_build(db, &ro, sum, e);
+		if (!t) {
+			d->sum[side] = sum;
 			goto fail;
-		rc = diff_add_report(d, side, t, e);
+		}
+		rc = diff_add_side(d, side, t, sum, e);
 		table_free(t);
 		if (rc < 0)
 			goto fail;
-		for (i = 0; i < d->sum[side]->nr_notes; i++)
-			note_add(d, "%s (session %lld): %s", side ? "B" : "A",
-				 (long long)ro.session, d->sum[side]->notes[i]);
 	}
-	diff_finish(d, d->sum[0]->samples, d->sum[1]->samples);
-	for (side = 0; side < 2; side++)
-		if (!d->total[side])
-			note_add(d, "%s (session %lld) has no samples that pass the filters: "
-				 "no difference is within noise", side ? "B" : "A",
-				 (long long)d->session[side]);
+	diff_end(d);
 	*out = d;
 	return 0;
 fail:
@@ -368,6 +392,10 @@ struct table *diff_table(const struct diff *d, const struct report_opts *o,
 		meta_int(t, key, d->session[s]);
 		snprintf(key, sizeof(key), "%s_samples", s ? "b" : "a");
 		meta_int(t, key, (int64_t)d->total[s]);
+		if (d->host[s][0]) {
+			snprintf(key, sizeof(key), "%s_host", s ? "b" : "a");
+			table_add_meta(t, key, d->host[s], 0);
+		}
 		if (d->sum[s]) {
 			snprintf(key, sizeof(key), "%s_name", s ? "b" : "a");
 			table_add_meta(t, key, d->sum[s]->session.name, 0);

@@ -61,6 +61,8 @@ struct diff {
 	char notes[DIFF_NR_NOTES][320];	/* problems to show (report's notes too) */
 	int nr_notes;
 	struct report_summary *sum[2];	/* diff_build only: each session's */
+	char host[2][256];		/* the fleet's hosts when A's and B's
+					 * differ (else ""): in the meta */
 };
 
 /* Is a change from a_pct of na samples to b_pct of nb within noise (the
@@ -94,6 +96,17 @@ void diff_finish(struct diff *d, uint64_t total_a, uint64_t total_b);
  */
 int diff_sessions(struct db *db, int64_t a, int64_t b, struct db_session s[2],
 		  struct error *e);
+
+/* The steps of diff_build(), for reports made elsewhere (the fleet's,
+ * lib/fleet/fleetexport.h): diff_begin() with both sessions (their ids,
+ * events, sampling event, lost samples: the notes on them),
+ * diff_add_side() with each side's report table (report_build()'s
+ * columns) and summary (d keeps sum, calloc()ed, and adds its notes),
+ * diff_end() to match, sort and note sides without samples. */
+struct diff *diff_begin(const struct db_session s[2], enum report_by by);
+int diff_add_side(struct diff *d, int side, const struct table *t,
+		  struct report_summary *sum, struct error *e);
+void diff_end(struct diff *d);
 
 /* Both sessions' reports with filters o (its session, by, limit and
  * inline_chain are ignored), matched and finished.  Returns -2 as
