@@ -1366,9 +1366,9 @@ int cmd_plot(int argc, char **argv)
 			return cmd_usage_error("plot", "--source reads the fleet, --db a local "
 					       "database: give one of them");
 		if (no)
-			return cmd_usage_error("plot", "%s is not supported with --source: the fleet "
-					       "has no cgroups and plots without filters "
-					       "(doc/FLEET.md, \"Fleet timelines\")", no);
+			return cmd_usage_error("plot", "%s is not supported with --source: fleet plots "
+					       "take no filters, cgroups or probe (doc/FLEET.md, "
+					       "\"Fleet timelines\")", no);
 	} else if (p->host || p->to.by == TL_BY_HOST) {
 		return cmd_usage_error("plot", "%s is of fleet plots: give --source URL",
 				       p->host ? "--host" : "--by host");
