@@ -30,6 +30,15 @@ done
 	"$WL/split603010" 1 >/dev/null 2>"$tmp/rec.err" || fail "record a: $(cat "$tmp/rec.err")"
 "$STROBE" record --db "$tmp/b.db" --sample-event cpu-clock -F 1500 -- \
 	"$WL/split306010" 1 >/dev/null 2>"$tmp/rec.err" || fail "record b: $(cat "$tmp/rec.err")"
+# a marker a third into session a, a strobe mark's (no cpu)
+python3 - "$tmp/a.db" <<'PY' || fail "adding a marker"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sid, start, end = db.execute("SELECT id, start_ns, end_ns FROM sessions WHERE id = 1").fetchone()
+db.execute("INSERT INTO markers (session_id, time_ns, cpu, pid, tid, kind, name) "
+           "VALUES (?, ?, NULL, 1, 1, 'mark', 'third <&> \"way\"')", (sid, start + (end - start) // 3))
+db.commit()
+PY
 "$STROBE" push --db "$tmp/a.db" --to "$url" --host "$hA" >/dev/null 2>"$tmp/push.err" ||
 	fail "push a: $(cat "$tmp/push.err")"
 "$STROBE" push --db "$tmp/b.db" --to "$url" --host "$hB" >/dev/null 2>"$tmp/push.err" ||
@@ -133,6 +142,30 @@ if command -v gnuplot >/dev/null; then
 		fail "fleet PNG: $(cat "$tmp/err")"
 	[ "$(head -c 4 "$tmp/all.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "no PNG written"
 	ok "a PNG of both hosts by host"
+fi
+
+# the marker: on the terminal as locally (byte for byte when the local
+# plot has no lost or unscheduled spans to shade, which are not drawn
+# from the fleet), and in the plot of both hosts
+if command -v gnuplot >/dev/null; then
+	"$STROBE" plot --db "$tmp/a.db" --session 1 --event samples --term >"$tmp/a.term" 2>"$tmp/err" ||
+		fail "local --term: $(cat "$tmp/err")"
+	"$STROBE" plot --source "$url" --host "$hA" --session 1 --event samples --term >"$tmp/f.term" \
+		2>"$tmp/err" || fail "fleet --term: $(cat "$tmp/err")"
+	"$STROBE" plot --source "$url" --event samples --term >"$tmp/all.term" 2>"$tmp/err" ||
+		fail "fleet --term of both: $(cat "$tmp/err")"
+	grep -q 'third <&> "way"' "$tmp/f.term" || fail "fleet --term: no marker label: $(head -12 "$tmp/f.term")"
+	grep -q 'third <&> "way"' "$tmp/all.term" || fail "fleet --term of both hosts: no marker label"
+	grep -q 'seconds since the start of each session' "$tmp/all.term" || fail "fleet --term of both: x label"
+	spans=$(python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(sum(db.execute("SELECT count(*) FROM " + t + " WHERE session_id = 1").fetchone()[0] for t in ("lost", "unscheduled")))' "$tmp/a.db")
+	if [ "$spans" = 0 ]; then
+		cmp "$tmp/a.term" "$tmp/f.term" || fail "--term differs: $(diff "$tmp/a.term" "$tmp/f.term" | head -8)"
+		ok "a marker: --term of the fleet byte for byte the local one's; in the plot of both hosts"
+	else
+		ok "a marker: in the fleet's --term of one and of both hosts (local --term not compared: $spans lost or unscheduled spans)"
+	fi
+else
+	echo "(gnuplot is not installed: the markers on --term are not checked)"
 fi
 
 # bad inputs: one line each

@@ -89,8 +89,8 @@ static const char usage_text[] =
 	"host, neither every pushed session.  Several sessions are summed per bucket\n"
 	"of the time since each one's start; --by host: a series per host.  With\n"
 	"--source no filters (--pid, --comm, --binary, --symbol, --cgroup), no\n"
-	"--by cgroup, --expect or --no-demangle; --wall needs one session, and no\n"
-	"lost intervals or markers are drawn.\n";
+	"--by cgroup, --expect or --no-demangle; --wall needs one session, and lost\n"
+	"intervals are not shaded.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,

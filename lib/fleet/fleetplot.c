@@ -672,6 +672,40 @@ static int group_row(void *ctx, char **f, struct error *e)
 	return 0;
 }
 
+#define FP_MAX_MARKERS 10000	/* as timeline.c's TL_MAX_MARKERS */
+
+void fleetplot_sql_markers(struct sbuf *b, const struct fleetplot_range *r, int64_t base)
+{
+	sbuf_addf(b, "SELECT time_ns - %s + %" PRId64 " AS t, kind, name, args FROM markers "
+		  "WHERE ", r->start, base);
+	where(b, r->host, r->session);
+	sbuf_addf(b, " AND time_ns - %s >= %" PRId64 " AND time_ns - %s <= %" PRId64
+		  " ORDER BY t, host, session LIMIT %d FORMAT TabSeparated", r->start,
+		  r->from_rel, r->start, r->to_rel, FP_MAX_MARKERS + 1);
+}
+
+static int marker_row(void *ctx, char **f, struct error *e)
+{
+	struct fpbuild *b = ctx;
+	struct timeline *t = b->t;
+	struct timeline_marker *m;
+
+	(void)e;
+	if (t->nmarkers == FP_MAX_MARKERS) {
+		snprintf(t->note, sizeof(t->note), "only the first %d markers of the range are "
+			 "drawn", FP_MAX_MARKERS);
+		return 0;
+	}
+	t->markers = xrealloc(t->markers, (t->nmarkers + 1) * sizeof(*t->markers));
+	m = &t->markers[t->nmarkers++];
+	memset(m, 0, sizeof(*m));
+	m->time_ns = num(f[0]);
+	snprintf(m->kind, sizeof(m->kind), "%s", f[1]);
+	snprintf(m->name, sizeof(m->name), "%s", f[2]);
+	snprintf(m->args, sizeof(m->args), "%s", f[3]);
+	return 0;
+}
+
 static const struct fpbuild *sort_b;
 static int sort_value;
 
@@ -905,6 +939,9 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 				goto fail;
 		}
 	}
+	fleetplot_sql_markers(&sql, &r, s->start_ns);
+	if (query_rows(fp->c, &sql, 4, &b, marker_row, e) < 0)
+		goto fail;
 	goto out;
 fail:
 	timeline_free(t);

@@ -78,5 +78,8 @@ void fleetplot_sql_buckets(struct sbuf *b, const struct fleetplot_range *r,
  * HOST: none. */
 void fleetplot_sql_totals(struct sbuf *b, const struct fleetplot_range *r,
 			  enum timeline_by by);
+/* The markers in the range: rows time (time_ns - start + base), kind,
+ * name, args, in time order, at most 10001. */
+void fleetplot_sql_markers(struct sbuf *b, const struct fleetplot_range *r, int64_t base);
 
 #endif

@@ -134,6 +134,20 @@ static void test_totals(void **state)
 	free(b.s);
 }
 
+static void test_markers(void **state)
+{
+	struct fleetplot_range r = { .host = "h'x", .session = 0, .start = "S",
+				     .from_rel = 5, .to_rel = 6, .bucket_ns = 1 };
+	struct sbuf b = { 0 };
+
+	(void)state;
+	fleetplot_sql_markers(&b, &r, 1000);
+	assert_string_equal(b.s, "SELECT time_ns - S + 1000 AS t, kind, name, args FROM markers "
+			    "WHERE host = 'h\\'x' AND time_ns - S >= 5 AND time_ns - S <= 6 "
+			    "ORDER BY t, host, session LIMIT 10001 FORMAT TabSeparated");
+	free(b.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_totals),
+		cmocka_unit_test(test_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
