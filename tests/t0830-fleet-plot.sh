@@ -137,6 +137,39 @@ head -1 "$tmp/hosts.csv" | grep -qx "from_s,to_s,from_ns,to_ns,$hA,$hB\|from_s,t
 	fail "--by host columns: $(head -1 "$tmp/hosts.csv")"
 ok "both hosts: the sum of the local plots per bucket since each start; --by host: each host's own series; --data"
 
+# both hosts --by binary: binaries merged by name, each the sum of the
+# local series of that name (all binaries are series: --top 64)
+for x in a b; do
+	"$STROBE" plot --db "$tmp/$x.db" --session 1 --event samples --bucket 20 --by binary \
+		--top 64 -o "$tmp/$x-bin.csv" 2>"$tmp/err" || fail "local --by binary $x: $(cat "$tmp/err")"
+done
+"$STROBE" plot --source "$url" --event samples --bucket 20 --by binary --top 64 \
+	-o "$tmp/all-bin.csv" 2>"$tmp/err" || fail "fleet --by binary of both: $(cat "$tmp/err")"
+python3 - "$tmp/a-bin.csv" "$tmp/b-bin.csv" "$tmp/all-bin.csv" <<'PY' || fail "the fleet's --by binary of both hosts is not the sum of the local series (above)"
+import collections, csv, sys
+def load(p):
+    rows = list(csv.reader(open(p, newline="")))
+    head, d = rows[0], collections.defaultdict(int)
+    for r in rows[1:]:
+        for name, v in zip(head[4:], r[4:]):
+            d[(r[0], name)] += int(v or 0)
+    return head, d
+(ha, a), (hb, b), (hf, f) = (load(p) for p in sys.argv[1:4])
+if any(h.startswith("other (") for h in ha + hb + hf):
+    print("  more than 64 binaries: not compared")
+    sys.exit(0)
+want = collections.defaultdict(int)
+for d in (a, b):
+    for k, v in d.items():
+        want[k] += v
+bad = [k for k in set(want) | set(f) if want[k] != f[k]]
+for k in sorted(bad)[:8]:
+    print(f"  {k}: local sum {want[k]}, fleet {f[k]}")
+print(f"  {len(hf) - 4} binaries ({len(set(ha[4:]) & set(hb[4:]))} in both), {sum(f.values())} samples")
+sys.exit(1 if bad or not f else 0)
+PY
+ok "both hosts --by binary: each binary's series the sum of the local ones of that name"
+
 if command -v gnuplot >/dev/null; then
 	"$STROBE" plot --source "$url" --event samples --by host -o "$tmp/all.png" 2>"$tmp/err" ||
 		fail "fleet PNG: $(cat "$tmp/err")"

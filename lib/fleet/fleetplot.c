@@ -780,11 +780,13 @@ static void group_keys(struct fpbuild *b, struct sbuf *in)
 	for (size_t i = 0; i < b->map.cap; i++) {
 		const char *k = b->map.k[i], *id;
 
-		if (!k || b->keys[b->map.v[i]].group < 0 || k[0] == '\n')
+		if (!k || b->keys[b->map.v[i]].group < 0 || (b->fp->nss > 1 &&
+		    b->o->by == TL_BY_BINARY && k[0] == '\n'))
 			continue;
 		id = strrchr(k, '\t');
 		id = id ? id + 1 : k;
-		if (b->o->by == TL_BY_SYMBOL)
+		/* numbers only (cpu, pid, binary_id: ClickHouse's toString()) */
+		if (!id[0] || strspn(id, "-0123456789") != strlen(id))
 			continue;
 		smap_put(&seen, id, 0, &added);
 		if (added)
