@@ -34,6 +34,9 @@
 #include "timeline.h"
 #include "probe_expect.h"
 #include "probe_file.h"
+#include "chclient.h"
+#include "fleetplot.h"
+#include "push.h"
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric NAME|EXPR)\n"
@@ -43,6 +46,11 @@ static const char usage_text[] =
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
 	"                   [--expect]\n"
+	"       strobe plot --source URL [--host NAME] [--session ID]\n"
+	"                   (--event EV[,EV...] | --metric NAME|EXPR)\n"
+	"                   [--by cpu|pid|binary|symbol|host] [--top N] [--bucket MS]\n"
+	"                   [--from T] [--to T] [--wall] [--size WxH] [--title TEXT]\n"
+	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
 	"\n"
 	"Plot counting events, or a metric over them, per time bucket of a recorded\n"
 	"session (default: the latest).  An event's series is the sum of its counter\n"
@@ -74,13 +82,21 @@ static const char usage_text[] =
 	"and, where the session's USDT markers carry working-set sizes (PROVIDER:size\n"
 	"with the pages as first argument, as tests/workloads/tlbwalk fires; or\n"
 	"PROVIDER:bytes with bytes), a line where the working sets pass the dTLB's\n"
-	"or the L2 TLB's reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n";
+	"or the L2 TLB's reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n"
+	"--source URL plots sessions pushed to the ClickHouse fleet at URL\n"
+	"(http://HOST:8123/?database=strobe; credentials as for 'strobe push'), bucketed\n"
+	"there: --host NAME keeps that host's sessions, --session ID session ID of each\n"
+	"host, neither every pushed session.  Several sessions are summed per bucket\n"
+	"of the time since each one's start; --by host: a series per host.  With\n"
+	"--source no filters (--pid, --comm, --binary, --symbol, --cgroup), no\n"
+	"--by cgroup, --expect or --no-demangle; --wall needs one session, and lost\n"
+	"intervals are not shaded.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
 	OPT_COMM, OPT_BINARY, OPT_SYMBOL, OPT_FROM, OPT_TO, OPT_BUCKET, OPT_WALL,
 	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN,
-	OPT_NO_DEMANGLE, OPT_CGROUP, OPT_EXPECT,
+	OPT_NO_DEMANGLE, OPT_CGROUP, OPT_EXPECT, OPT_SOURCE, OPT_HOST,
 };
 
 static const struct option long_opts[] = {
@@ -109,6 +125,8 @@ static const struct option long_opts[] = {
 	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
 	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
 	{ "expect",	no_argument,	   NULL, OPT_EXPECT },
+	{ "source",	required_argument, NULL, OPT_SOURCE },
+	{ "host",	required_argument, NULL, OPT_HOST },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -136,6 +154,10 @@ struct plot {
 	enum fmt fmt;
 	int wall, width, height;
 	struct probe_result *probe;	/* --expect: the saved probe */
+	const char *source, *host;	/* --source: the fleet (fleetplot.h) */
+	struct chclient *fleet;
+	struct fleetplot *fp;
+	char fleet_what[128];		/* several sessions: "N sessions of M hosts" */
 	/* results */
 	struct db *db;
 	struct db_session session;
@@ -589,6 +611,18 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 	/* title: what, which session; then the bucket and filters */
 	if (p->title) {
 		snprintf(title, sizeof(title), "%s", p->title);
+	} else if (p->fleet_what[0]) {
+		n = (size_t)snprintf(title, sizeof(title), "strobe fleet, %s", p->fleet_what);
+		if (p->catalog)
+			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
+				 ": %s = %s", p->catalog->name, p->metric_text);
+		else if (p->metric)
+			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
+				 ": %s", p->metric_src);
+		else
+			for (int e = 0; e < p->nevents && n < sizeof(title); e++)
+				n += (size_t)snprintf(title + n, sizeof(title) - n, "%s%s",
+						      e ? ", " : ": ", p->events[e]);
 	} else {
 		n = (size_t)snprintf(title, sizeof(title), "strobe session %lld", (long long)s->id);
 		if (s->name[0])
@@ -642,6 +676,8 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 			gnuplot_write_string(f, xl);
 		}
 		fputc('\n', f);
+	} else if (p->fleet_what[0]) {
+		fputs("set xlabel \"seconds since the start of each session\"\n", f);
 	} else {
 		fprintf(f, "set xlabel \"seconds since the start of session %lld\"\n",
 			(long long)s->id);
@@ -989,6 +1025,31 @@ static int parse_events(struct plot *p, const char *arg)
 	return p->nevents ? 0 : -1;
 }
 
+/* --source: connect, check the schema, read the sessions (p->session:
+ * them as one); -1 with the one-line error in p->fleet_what. */
+static int fleet_open(struct plot *p)
+{
+	struct chclient_url url;
+	struct chclient_cred cred;
+	struct error err = { "" };
+
+	if (chclient_url_parse(p->source, &url, &err) < 0 ||
+	    chclient_credentials(&cred, &err) < 0)
+		goto fail;
+	p->fleet = chclient_new(&url, &cred, &err);
+	memset(cred.password, 0, sizeof(cred.password));
+	if (!p->fleet || push_check_schema(p->fleet, &err) < 0)
+		goto fail;
+	p->fp = fleetplot_open(p->fleet, p->host, p->to.session, &err);
+	if (!p->fp)
+		goto fail;
+	p->session = *fleetplot_session(p->fp);
+	return 0;
+fail:
+	snprintf(p->fleet_what, sizeof(p->fleet_what), "%s", err.msg);
+	return -1;
+}
+
 static int plot_main(struct plot *p)
 {
 	struct error err = { "" };
@@ -996,12 +1057,28 @@ static int plot_main(struct plot *p)
 	char evs[1200];
 	int ret;
 
-	p->db = db_open(p->dbpath ? p->dbpath : cmd_default_db(), DB_READ, &err);
-	if (!p->db)
-		return fail("%s", err.msg);
-	if (db_session_get(p->db, p->to.session, &p->session, &err) < 0)
-		return fail("%s", err.msg);
-	p->to.session = p->session.id;
+	if (p->source) {
+		if (fleet_open(p) < 0)
+			return fail("%s", p->fleet_what);
+		if (p->wall && fleetplot_nsessions(p->fp) > 1) {
+			fail("--wall needs one session (the wall clock of several sessions is not one "
+			     "axis): give --host and --session");
+			return 2;
+		}
+		if (fleetplot_nsessions(p->fp) > 1)
+			snprintf(p->fleet_what, sizeof(p->fleet_what), "%d sessions of %d host%s",
+				 fleetplot_nsessions(p->fp), fleetplot_nhosts(p->fp),
+				 fleetplot_nhosts(p->fp) == 1 ? "" : "s");
+		else
+			p->fleet_what[0] = 0;
+	} else {
+		p->db = db_open(p->dbpath ? p->dbpath : cmd_default_db(), DB_READ, &err);
+		if (!p->db)
+			return fail("%s", err.msg);
+		if (db_session_get(p->db, p->to.session, &p->session, &err) < 0)
+			return fail("%s", err.msg);
+		p->to.session = p->session.id;
+	}
 	events_list(&p->session, evs, sizeof(evs));
 
 	if (p->catalog) {
@@ -1039,7 +1116,8 @@ static int plot_main(struct plot *p)
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
 	p->to.progress = &prog;
-	p->t = timeline_build(p->db, &p->to, &err);
+	p->t = p->fp ? fleetplot_timeline(p->fp, &p->to, &err) :
+		       timeline_build(p->db, &p->to, &err);
 	progress_done(&prog);
 	p->to.progress = NULL;
 	if (!p->t)
@@ -1131,9 +1209,14 @@ int cmd_plot(int argc, char **argv)
 			p->metric_src = optarg;
 			break;
 		case OPT_BY:
+			if (!strcmp(optarg, "host")) {
+				p->to.by = TL_BY_HOST;
+				break;
+			}
 			if (timeline_parse_by(optarg, &p->to.by) < 0)
 				return cmd_usage_error("plot", "bad --by '%s': use cpu, pid, binary, "
-						       "symbol or cgroup", optarg);
+						       "symbol, cgroup or (with --source) host",
+						       optarg);
 			break;
 		case OPT_TOP:
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64)
@@ -1242,6 +1325,15 @@ int cmd_plot(int argc, char **argv)
 				return cmd_usage_error("plot", "bad --data '': give a CSV file name or -");
 			p->data = optarg;
 			break;
+		case OPT_SOURCE:
+			p->source = optarg;
+			break;
+		case OPT_HOST:
+			if (!*optarg)
+				return cmd_usage_error("plot", "bad --host '': give the host name "
+						       "its sessions were pushed with");
+			p->host = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -1259,6 +1351,28 @@ int cmd_plot(int argc, char **argv)
 	if (p->nevents && p->metric)
 		return cmd_usage_error("plot", "--event and --metric exclude each other: give one "
 				       "of them");
+	if (p->source) {
+		const char *no = p->dbpath ? "--db" : p->to.pid >= 0 ? "--pid" : p->to.comm ?
+				 "--comm" : p->to.binary ? "--binary" : p->to.symbol ? "--symbol" :
+				 p->to.cgroup ? "--cgroup" : p->probe ? "--expect" :
+				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
+				 p->to.by == TL_BY_CGROUP ? "--by cgroup" : NULL;
+
+		struct chclient_url url;
+
+		if (chclient_url_parse(p->source, &url, &err) < 0)
+			return cmd_usage_error("plot", "bad --source: %s", err.msg);
+		if (p->dbpath)
+			return cmd_usage_error("plot", "--source reads the fleet, --db a local "
+					       "database: give one of them");
+		if (no)
+			return cmd_usage_error("plot", "%s is not supported with --source: fleet plots "
+					       "take no filters, cgroups or probe (doc/FLEET.md, "
+					       "\"Fleet timelines\")", no);
+	} else if (p->host || p->to.by == TL_BY_HOST) {
+		return cmd_usage_error("plot", "%s is of fleet plots: give --source URL",
+				       p->host ? "--host" : "--by host");
+	}
 	if (!p->nevents && !p->metric)
 		return cmd_usage_error("plot", "nothing to plot: give --event EV[,EV...] or "
 				       "--metric EXPR");
@@ -1309,6 +1423,8 @@ int cmd_plot(int argc, char **argv)
 	free(p->metric_text);
 	free(p->probe);
 	timeline_free(p->t);
+	fleetplot_free(p->fp);
+	chclient_free(p->fleet);
 	if (p->db)
 		db_close(p->db);
 	free(p);

@@ -154,6 +154,7 @@ const char *timeline_by_name(enum timeline_by by)
 	case TL_BY_BINARY: return "binary";
 	case TL_BY_SYMBOL: return "symbol";
 	case TL_BY_CGROUP: return "cgroup";
+	case TL_BY_HOST: return "host";
 	}
 	return "?";
 }
@@ -847,7 +848,7 @@ static int64_t row_key(struct build *b, const struct trow *r, int64_t *start, in
 	case TL_BY_BINARY: return r->bin;
 	case TL_BY_SYMBOL: return (int64_t)si;
 	case TL_BY_CGROUP: return (int64_t)si;	/* need_locs is 0 */
-	case TL_BY_NONE: break;
+	case TL_BY_NONE: case TL_BY_HOST: break;
 	}
 	return 0;
 }
@@ -980,6 +981,7 @@ static void group_name(struct build *b, const struct keyent *k, char *buf, size_
 		snprintf(buf, len, "%s", b->cgs.names[k->key]);
 		break;
 	case TL_BY_NONE:
+	case TL_BY_HOST:	/* not of a local database */
 		snprintf(buf, len, "all");
 	}
 }

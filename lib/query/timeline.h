@@ -26,7 +26,9 @@
 #define TL_MAXV		(1 + STROBE_MAX_COUNTERS)
 #define TL_TOP_DEFAULT	8
 
-enum timeline_by { TL_BY_NONE, TL_BY_CPU, TL_BY_PID, TL_BY_BINARY, TL_BY_SYMBOL, TL_BY_CGROUP };
+/* TL_BY_HOST: fleet timelines only (fleetplot.h) */
+enum timeline_by { TL_BY_NONE, TL_BY_CPU, TL_BY_PID, TL_BY_BINARY, TL_BY_SYMBOL, TL_BY_CGROUP,
+		   TL_BY_HOST };
 
 struct timeline_opts {
 	int64_t session;		/* 0: the latest */

@@ -1,0 +1,961 @@
+/*
+ * fleetplot.c - the timeline of pushed sessions, bucketed in ClickHouse
+ * (fleetplot.h, doc/FLEET.md "Fleet timelines").
+ */
+#include "config.h"
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleetplot.h"
+#include "fleetquery.h"
+#include "chclient.h"
+#include "push.h"
+
+#define FP_SESSIONS_MAX	4096
+
+/* ---- the queries ---- */
+
+static void where(struct sbuf *b, const char *host, int64_t session)
+{
+	struct fleet_opts o = { .host = host, .session = session };
+
+	fleetquery_where(b, &o);
+}
+
+void fleetplot_sql_start(struct sbuf *b, char *const *host, const int64_t *id,
+			 const int64_t *start, size_t n)
+{
+	if (n == 1) {
+		sbuf_addf(b, "%" PRId64, start[0]);
+		return;
+	}
+	/* "host/session" is unique: the session is after the last '/' */
+	sbuf_addf(b, "transform(concat(host, '/', toString(session)), [");
+	for (size_t i = 0; i < n; i++) {
+		struct sbuf k = { 0 };
+
+		sbuf_addf(&k, "%s/%" PRId64, host[i], id[i]);
+		sbuf_addf(b, "%s", i ? ", " : "");
+		push_sql_quote(b, k.s);
+		free(k.s);
+	}
+	sbuf_addf(b, "], [");
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(b, "%stoInt64(%" PRId64 ")", i ? ", " : "", start[i]);
+	sbuf_addf(b, "], toInt64(0))");
+}
+
+void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r)
+{
+	where(b, r->host, r->session);
+	sbuf_addf(b, " AND time_ns - %s >= %" PRId64 " AND time_ns - %s <= %" PRId64,
+		  r->start, r->from_rel, r->start, r->to_rel);
+}
+
+#define SUMS	"count() AS n, sum(c0) AS s0, sum(c1) AS s1, sum(c2) AS s2, sum(c3) AS s3, " \
+		"sum(c4) AS s4, sum(c5) AS s5, sum(c6) AS s6, sum(c7) AS s7"
+#define RESUM	"sum(n), sum(s0), sum(s1), sum(s2), sum(s3), sum(s4), sum(s5), sum(s6), sum(s7)"
+#define COLS	"n, s0, s1, s2, s3, s4, s5, s6, s7"
+
+static void bucket_expr(struct sbuf *b, const struct fleetplot_range *r)
+{
+	sbuf_addf(b, "intDiv(time_ns - %s - %" PRId64 ", %" PRId64 ") AS b", r->start,
+		  r->from_rel, r->bucket_ns);
+}
+
+/* The symbols of the binary keys in keys, and the binaries' names, joined
+ * to a subquery (sub) of host, session, binary_id, binary_key, offset and
+ * more columns (cols). */
+static void join_names(struct sbuf *b, const struct fleetplot_range *r, const char *keys,
+		       const char *sub, const char *cols)
+{
+	sbuf_addf(b, "(SELECT %s, binary_id, symbol FROM (%s) ANY LEFT JOIN (SELECT binary_key, "
+		  "offset, any(symbol) AS symbol FROM symbols WHERE ", cols, sub);
+	if (keys)
+		sbuf_addf(b, "binary_key IN (%s)", keys);
+	else {
+		sbuf_addf(b, "binary_key GLOBAL IN (SELECT DISTINCT binary_key FROM samples WHERE ");
+		where(b, r->host, r->session);
+		sbuf_addf(b, ")");
+	}
+	sbuf_addf(b, " GROUP BY binary_key, offset) USING (binary_key, offset)) ANY LEFT JOIN "
+		  "(SELECT host, session, binary_id, any(name) AS bname FROM binaries WHERE ");
+	where(b, r->host, r->session);
+	sbuf_addf(b, " GROUP BY host, session, binary_id) USING (host, session, binary_id)");
+}
+
+void fleetplot_sql_buckets(struct sbuf *b, const struct fleetplot_range *r,
+			   enum timeline_by by, const char *in)
+{
+	struct sbuf sub = { 0 };
+
+	if (by == TL_BY_SYMBOL) {
+		sbuf_addf(&sub, "SELECT host, session, ");
+		bucket_expr(&sub, r);
+		sbuf_addf(&sub, ", binary_id, binary_key, offset, " SUMS " FROM samples WHERE ");
+		fleetplot_sql_where(&sub, r);
+		if (in && *in)
+			sbuf_addf(&sub, " AND binary_key IN (%s)", in);
+		sbuf_addf(&sub, " GROUP BY host, session, b, binary_id, binary_key, offset");
+		sbuf_addf(b, "SELECT host, session, b, symbol, bname, " RESUM " FROM ");
+		join_names(b, r, in && *in ? in : NULL, sub.s, "host, session, b, " COLS);
+		sbuf_addf(b, " GROUP BY host, session, b, symbol, bname FORMAT TabSeparated");
+		free(sub.s);
+		return;
+	}
+	sbuf_addf(b, "SELECT host, session, ");
+	bucket_expr(b, r);
+	sbuf_addf(b, ", %s, '', " SUMS " FROM samples WHERE ",
+		  by == TL_BY_CPU ? "toString(cpu) AS k" : by == TL_BY_PID ? "toString(pid) AS k" :
+		  by == TL_BY_BINARY ? "toString(binary_id) AS k" : "'' AS k");
+	fleetplot_sql_where(b, r);
+	if (in && *in && (by == TL_BY_CPU || by == TL_BY_PID || by == TL_BY_BINARY))
+		sbuf_addf(b, " AND %s IN (%s)", by == TL_BY_CPU ? "cpu" : by == TL_BY_PID ? "pid" :
+			  "binary_id", in);
+	sbuf_addf(b, " GROUP BY host, session, b, k FORMAT TabSeparated");
+}
+
+void fleetplot_sql_totals(struct sbuf *b, const struct fleetplot_range *r,
+			  enum timeline_by by)
+{
+	struct sbuf sub = { 0 };
+
+	switch (by) {
+	case TL_BY_SYMBOL:
+		sbuf_addf(&sub, "SELECT host, session, binary_id, binary_key, offset, " SUMS
+			  " FROM samples WHERE ");
+		fleetplot_sql_where(&sub, r);
+		sbuf_addf(&sub, " GROUP BY host, session, binary_id, binary_key, offset");
+		sbuf_addf(b, "SELECT host, session, toString(binary_id), toString(offset), symbol, "
+			  "bname, " COLS " FROM ");
+		join_names(b, r, NULL, sub.s, "host, session, offset, " COLS);
+		sbuf_addf(b, " ORDER BY host, session, binary_id, offset FORMAT TabSeparated");
+		free(sub.s);
+		return;
+	case TL_BY_BINARY:
+		sbuf_addf(b, "SELECT host, session, toString(binary_id), bkey, bpath, '', " COLS
+			  " FROM (SELECT host, session, binary_id, " SUMS " FROM samples WHERE ");
+		fleetplot_sql_where(b, r);
+		sbuf_addf(b, " GROUP BY host, session, binary_id) ANY LEFT JOIN (SELECT host, "
+			  "session, binary_id, any(key) AS bkey, any(path) AS bpath FROM binaries "
+			  "WHERE ");
+		where(b, r->host, r->session);
+		sbuf_addf(b, " GROUP BY host, session, binary_id) USING (host, session, binary_id) "
+			  "ORDER BY host, session, binary_id FORMAT TabSeparated");
+		return;
+	default:
+		break;
+	}
+	sbuf_addf(b, "SELECT host, session, %s, '', '', " SUMS " FROM samples WHERE ",
+		  by == TL_BY_CPU ? "toString(cpu) AS k, ''" :
+		  by == TL_BY_PID ? "toString(pid) AS k, argMaxIf(comm, time_ns, comm != '')" :
+		  "'' AS k, ''");
+	fleetplot_sql_where(b, r);
+	sbuf_addf(b, " GROUP BY host, session, k ORDER BY host, session, k FORMAT TabSeparated");
+}
+
+/* ---- running them ---- */
+
+struct fpsession {
+	char *host;
+	struct db_session s;
+	int64_t last_ns;		/* its last sample, -1: none */
+	int val[STROBE_MAX_COUNTERS];	/* its c0.. as value indices, -1: none */
+};
+
+struct fleetplot {
+	struct chclient *c;
+	const char *host;
+	int64_t session;
+	struct fpsession *ss;
+	size_t nss;
+	int nhosts;
+	struct db_session one;
+};
+
+/* A string map: open addressing, for the keys of --by. */
+struct smap {
+	char **k;
+	size_t *v;
+	size_t cap, n;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static size_t *smap_find(struct smap *m, const char *k)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = str_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->k[i])
+			return NULL;
+		if (!strcmp(m->k[i], k))
+			return &m->v[i];
+	}
+}
+
+/* The value of k, set to v when new (*added then 1). */
+static size_t *smap_put(struct smap *m, const char *k, size_t v, int *added)
+{
+	size_t *f = smap_find(m, k), i;
+
+	*added = 0;
+	if (f)
+		return f;
+	if (2 * (m->n + 1) > m->cap) {
+		struct smap g = { .cap = m->cap ? 2 * m->cap : 256 };
+
+		g.k = xcalloc(g.cap, sizeof(*g.k));
+		g.v = xcalloc(g.cap, sizeof(*g.v));
+		for (i = 0; i < m->cap; i++) {
+			if (!m->k[i])
+				continue;
+			size_t j = str_hash(m->k[i]) & (g.cap - 1);
+
+			while (g.k[j])
+				j = (j + 1) & (g.cap - 1);
+			g.k[j] = m->k[i];
+			g.v[j] = m->v[i];
+		}
+		g.n = m->n;
+		free(m->k);
+		free(m->v);
+		*m = g;
+	}
+	for (i = str_hash(k) & (m->cap - 1); m->k[i]; i = (i + 1) & (m->cap - 1))
+		;
+	m->k[i] = xstrdup(k);
+	m->v[i] = v;
+	m->n++;
+	*added = 1;
+	return &m->v[i];
+}
+
+static void smap_free(struct smap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->k[i]);
+	free(m->k);
+	free(m->v);
+}
+
+/* A key of --by (as timeline.c's keyent). */
+struct fpkey {
+	int64_t key;			/* orders ties, as the local key does */
+	char name[256];
+	uint64_t total[TL_MAXV];
+	ssize_t group;
+};
+
+struct fpbuild {
+	struct fleetplot *fp;
+	const struct timeline_opts *o;
+	struct timeline *t;
+	struct smap map;		/* row key -> index in keys */
+	struct fpkey *keys;
+	size_t nkeys, capkeys;
+};
+
+static int64_t num(const char *s)
+{
+	return strtoll(s, NULL, 10);
+}
+
+/* Run sql, then call row() with each line's nf fields. */
+static int query_rows(struct chclient *c, struct sbuf *sql, int nf, void *ctx,
+		      int (*row)(void *ctx, char **f, struct error *e), struct error *e)
+{
+	struct sbuf out = { 0 };
+	char **f = xcalloc((size_t)nf, sizeof(*f));
+	char *p, *nl;
+	int ret = chclient_query(c, sql->s, &out, e);
+
+	for (p = out.s; !ret && p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p) - 1;
+		else
+			*nl = 0;
+		if (fleetquery_tsv_split(p, f, nf) != nf)
+			ret = error_set(e, "the fleet server's answer is malformed: a row without "
+					"%d fields", nf);
+		else
+			ret = row(ctx, f, e);
+	}
+	free(f);
+	free(out.s);
+	free(sql->s);
+	memset(sql, 0, sizeof(*sql));
+	return ret;
+}
+
+static struct fpsession *find_session(struct fleetplot *fp, const char *host, int64_t id)
+{
+	for (size_t i = 0; i < fp->nss; i++)
+		if (fp->ss[i].s.id == id && !strcmp(fp->ss[i].host, host))
+			return &fp->ss[i];
+	return NULL;
+}
+
+static int session_row(void *ctx, char **f, struct error *e)
+{
+	struct fleetplot *fp = ctx;
+	struct fpsession *x;
+
+	if (fp->nss >= FP_SESSIONS_MAX)
+		return error_set(e, "more than %d sessions in the fleet plot: give --host or "
+				 "--session", FP_SESSIONS_MAX);
+	fp->ss = xrealloc(fp->ss, (fp->nss + 1) * sizeof(*fp->ss));
+	x = &fp->ss[fp->nss++];
+	memset(x, 0, sizeof(*x));
+	x->host = xstrdup(f[0]);
+	x->s.id = num(f[1]);
+	snprintf(x->s.name, sizeof(x->s.name), "%s", f[2]);
+	snprintf(x->s.state, sizeof(x->s.state), "%s", f[3]);
+	snprintf(x->s.backend, sizeof(x->s.backend), "%s", f[4]);
+	snprintf(x->s.sample_event, sizeof(x->s.sample_event), "%s", f[5]);
+	x->s.sample_freq = num(f[6]);
+	x->s.sample_period = num(f[7]);
+	x->s.nr_cpus = num(f[8]);
+	x->s.start_ns = num(f[9]);
+	x->s.end_ns = num(f[10]);
+	x->s.wall_offset_ns = num(f[11]);
+	x->s.samples = num(f[12]);
+	x->s.lost = num(f[13]);
+	x->s.throttled = num(f[14]);
+	x->s.late_records = -1;
+	x->last_ns = -1;
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		x->val[i] = -1;
+	return 0;
+}
+
+/* The union of the sessions' events, in the order they first appear. */
+static int event_row(void *ctx, char **f, struct error *e)
+{
+	struct fleetplot *fp = ctx;
+	struct fpsession *x = find_session(fp, f[0], num(f[1]));
+	struct db_session *u = &fp->one;
+	int64_t k = num(f[2]) - 1;
+	int i;
+
+	if (!x || k < 0 || k >= STROBE_MAX_COUNTERS)
+		return 0;
+	if (x->s.nr_events <= k)
+		x->s.nr_events = (int)k + 1;
+	snprintf(x->s.events[k].name, sizeof(x->s.events[k].name), "%s", f[3]);
+	for (i = 0; i < u->nr_events; i++)
+		if (!strcmp(u->events[i].name, f[3]))
+			break;
+	if (i == u->nr_events) {
+		if (u->nr_events == STROBE_MAX_COUNTERS)
+			return error_set(e, "the sessions count more than %d different events: "
+					 "select fewer with --host and --session",
+					 STROBE_MAX_COUNTERS);
+		snprintf(u->events[u->nr_events++].name, sizeof(u->events[0].name), "%s", f[3]);
+	}
+	x->val[k] = 1 + i;
+	return 0;
+}
+
+static int last_row(void *ctx, char **f, struct error *e)
+{
+	struct fpsession *x = find_session(ctx, f[0], num(f[1]));
+
+	(void)e;
+	if (x)
+		x->last_ns = num(f[2]);
+	return 0;
+}
+
+struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t session,
+				 struct error *e)
+{
+	struct fleetplot *fp = xcalloc(1, sizeof(*fp));
+	struct sbuf sql = { 0 };
+	struct fleet_opts fo = { .host = host, .session = session };
+
+	fp->c = c;
+	fp->host = host;
+	fp->session = session;
+	sbuf_addf(&sql, "SELECT host, session, name, state, backend, sample_event, sample_freq, "
+		  "sample_period, nr_cpus, start_ns, end_ns, wall_offset_ns, samples, lost, "
+		  "throttled FROM sessions WHERE batch = 0 AND ");
+	where(&sql, host, session);
+	sbuf_addf(&sql, " ORDER BY host, session LIMIT %d FORMAT TabSeparated",
+		  FP_SESSIONS_MAX + 1);
+	if (query_rows(c, &sql, 15, fp, session_row, e) < 0)
+		goto fail;
+	if (!fp->nss) {
+		if (host && session)
+			error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
+				  "'strobe push' it first", session, host);
+		else if (host)
+			error_set(e, "no session of host '%s' in the fleet: check the name "
+				  "(--host of 'strobe push', default the machine's name)", host);
+		else if (session)
+			error_set(e, "no session %" PRId64 " of any host in the fleet", session);
+		else
+			error_set(e, "no session in the fleet: 'strobe push' some first");
+		goto fail;
+	}
+	fleetquery_sql_events(&sql, &fo);
+	if (query_rows(c, &sql, 4, fp, event_row, e) < 0)
+		goto fail;
+	sbuf_addf(&sql, "SELECT host, session, max(time_ns) FROM samples WHERE ");
+	where(&sql, host, session);
+	sbuf_addf(&sql, " GROUP BY host, session FORMAT TabSeparated");
+	if (query_rows(c, &sql, 3, fp, last_row, e) < 0)
+		goto fail;
+	for (size_t i = 0; i < fp->nss; i++)
+		fp->nhosts += !i || strcmp(fp->ss[i].host, fp->ss[i - 1].host);
+	if (fp->nss == 1) {
+		fp->one = fp->ss[0].s;
+	} else {
+		struct db_session *u = &fp->one;
+
+		u->late_records = -1;
+		snprintf(u->state, sizeof(u->state), "stopped");
+		snprintf(u->sample_event, sizeof(u->sample_event), "%s", fp->ss[0].s.sample_event);
+		for (size_t i = 1; i < fp->nss; i++)
+			if (strcmp(fp->ss[i].s.sample_event, u->sample_event))
+				u->sample_event[0] = 0;
+		for (size_t i = 0; i < fp->nss; i++) {
+			u->samples += fp->ss[i].s.samples;
+			u->lost += fp->ss[i].s.lost;
+			u->throttled += fp->ss[i].s.throttled;
+		}
+	}
+	return fp;
+fail:
+	free(sql.s);
+	fleetplot_free(fp);
+	return NULL;
+}
+
+void fleetplot_free(struct fleetplot *fp)
+{
+	if (!fp)
+		return;
+	for (size_t i = 0; i < fp->nss; i++)
+		free(fp->ss[i].host);
+	free(fp->ss);
+	free(fp);
+}
+
+const struct db_session *fleetplot_session(const struct fleetplot *fp)
+{
+	return &fp->one;
+}
+
+int fleetplot_nsessions(const struct fleetplot *fp)
+{
+	return (int)fp->nss;
+}
+
+int fleetplot_nhosts(const struct fleetplot *fp)
+{
+	return fp->nhosts;
+}
+
+/* The values of a row's sums (f[0..8]: samples, c0..c7) of session x. */
+static void row_values(const struct fpsession *x, char **f, uint64_t *v)
+{
+	memset(v, 0, TL_MAXV * sizeof(*v));
+	v[TL_SAMPLES] = (uint64_t)num(f[0]);
+	for (int k = 0; k < STROBE_MAX_COUNTERS; k++)
+		if (x->val[k] > 0)
+			v[x->val[k]] += (uint64_t)num(f[1 + k]);
+}
+
+static const char *path_base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s && s[1] ? s + 1 : p;
+}
+
+/* As timeline.c's binary_display(). */
+static void binary_display(int64_t id, const char *key, const char *path, char *buf,
+			   size_t len)
+{
+	if (id <= 0 || !key[0])
+		snprintf(buf, len, "[unknown]");
+	else if (!strncmp(key, "kernel:", 7))
+		snprintf(buf, len, "[kernel.kallsyms]");
+	else if (key[0] == '[' || !path[0])
+		snprintf(buf, len, "%s", key);
+	else
+		snprintf(buf, len, "%.*s", (int)MIN(len, 255), path_base(path));
+}
+
+/* As timeline.c's name_locations(): "symbol (binary)". */
+static void symbol_name(const char *symbol, const char *bname, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s (%s)", symbol[0] ? symbol : "[unknown]",
+		 bname[0] ? path_base(bname) : "[unknown]");
+}
+
+/* The key of a row of the bucket query, as key_row() maps it. */
+static void row_key(struct fpbuild *b, const char *host, const char *session, const char *k1,
+		    const char *k2, struct sbuf *out)
+{
+	int one = b->fp->nss == 1;
+
+	out->n = 0;
+	if (out->s)
+		out->s[0] = 0;
+	switch (b->o->by) {
+	case TL_BY_CPU:
+		sbuf_addf(out, "%s", k1);
+		break;
+	case TL_BY_PID:
+	case TL_BY_BINARY:
+		if (one)
+			sbuf_addf(out, "%s", k1);
+		else
+			sbuf_addf(out, "%s\t%s\t%s", host, session, k1);
+		break;
+	case TL_BY_SYMBOL: {
+		char name[600];
+
+		symbol_name(k1, k2, name, sizeof(name));
+		sbuf_addf(out, "%s", name);
+		break;
+	}
+	default:
+		sbuf_addf(out, "%s", host);
+	}
+}
+
+static struct fpkey *key_add(struct fpbuild *b, const char *ident, int64_t key, int *added)
+{
+	size_t *i = smap_put(&b->map, ident, b->nkeys, added);
+
+	if (*added) {
+		ARRAY_GROW(b->keys, b->capkeys, b->nkeys + 1);
+		memset(&b->keys[b->nkeys], 0, sizeof(b->keys[0]));
+		b->keys[b->nkeys].key = key;
+		b->keys[b->nkeys].group = -1;
+		b->nkeys++;
+	}
+	return &b->keys[*i];
+}
+
+/* A row of the totals: host, session, k1..k4, sums. */
+static int key_row(void *ctx, char **f, struct error *e)
+{
+	struct fpbuild *b = ctx;
+	struct fpsession *x = find_session(b->fp, f[0], num(f[1]));
+	int one = b->fp->nss == 1, added;
+	struct sbuf id = { 0 };
+	struct fpkey *k = NULL;
+	uint64_t v[TL_MAXV];
+
+	(void)e;
+	if (!x)
+		return 0;
+	row_values(x, f + 6, v);
+	switch (b->o->by) {
+	case TL_BY_CPU:
+		row_key(b, f[0], f[1], f[2], "", &id);
+		k = key_add(b, id.s, num(f[2]), &added);
+		snprintf(k->name, sizeof(k->name), "CPU %s", f[2]);
+		break;
+	case TL_BY_PID:
+		row_key(b, f[0], f[1], f[2], "", &id);
+		k = key_add(b, id.s, one ? num(f[2]) : (int64_t)(x - b->fp->ss) << 32 | num(f[2]),
+			    &added);
+		if (one)
+			snprintf(k->name, sizeof(k->name), f[3][0] ? "pid %s (%s)" : "pid %s",
+				 f[2], f[3]);
+		else
+			snprintf(k->name, sizeof(k->name), f[3][0] ? "%s#%s: pid %s (%s)" :
+				 "%s#%s: pid %s", f[0], f[1], f[2], f[3]);
+		break;
+	case TL_BY_BINARY: {
+		char name[256];
+
+		binary_display(num(f[2]), f[3], f[4], name, sizeof(name));
+		if (one) {
+			row_key(b, f[0], f[1], f[2], "", &id);
+			k = key_add(b, id.s, num(f[2]), &added);
+		} else {
+			struct sbuf nk = { 0 };
+
+			/* binaries of several sessions: by name */
+			sbuf_addf(&nk, "\n%s", name);
+			k = key_add(b, nk.s, (int64_t)b->nkeys, &added);
+			free(nk.s);
+			row_key(b, f[0], f[1], f[2], "", &id);
+			smap_put(&b->map, id.s, (size_t)(k - b->keys), &added);
+		}
+		snprintf(k->name, sizeof(k->name), "%s", name);
+		break;
+	}
+	case TL_BY_SYMBOL:
+		/* in (binary_id, offset) order: the first location of a
+		 * symbol orders ties, as locally */
+		row_key(b, f[0], f[1], f[4], f[5], &id);
+		k = key_add(b, id.s, (int64_t)b->nkeys, &added);
+		snprintf(k->name, sizeof(k->name), "%s", id.s);
+		break;
+	default:
+		row_key(b, f[0], f[1], "", "", &id);
+		k = key_add(b, id.s, (int64_t)b->nkeys, &added);
+		snprintf(k->name, sizeof(k->name), "%s", f[0]);
+	}
+	for (int i = 0; i < TL_MAXV; i++)
+		k->total[i] += v[i];
+	free(id.s);
+	return 0;
+}
+
+static int bucket_cell(struct timeline *t, const char *bs, size_t *bk)
+{
+	int64_t bi = num(bs);
+
+	if (bi < 0)
+		return -1;
+	*bk = (size_t)bi >= t->nbuckets ? t->nbuckets - 1 : (size_t)bi;
+	return 0;
+}
+
+/* A row of the buckets of all: host, session, b, k1, k2, sums. */
+static int all_row(void *ctx, char **f, struct error *e)
+{
+	struct fpbuild *b = ctx;
+	struct timeline *t = b->t;
+	struct fpsession *x = find_session(b->fp, f[0], num(f[1]));
+	uint64_t v[TL_MAXV];
+	size_t bk;
+
+	(void)e;
+	if (!x || bucket_cell(t, f[2], &bk) < 0)
+		return 0;
+	row_values(x, f + 5, v);
+	for (int i = 0; i < t->nv; i++) {
+		t->all.v[bk * (size_t)t->nv + (size_t)i] += (double)v[i];
+		t->all.total[i] += v[i];
+	}
+	return 0;
+}
+
+/* A row of the buckets of the groups. */
+static int group_row(void *ctx, char **f, struct error *e)
+{
+	struct fpbuild *b = ctx;
+	struct timeline *t = b->t;
+	struct fpsession *x = find_session(b->fp, f[0], num(f[1]));
+	struct sbuf id = { 0 };
+	uint64_t v[TL_MAXV];
+	size_t bk, *ki;
+
+	(void)e;
+	if (!x || bucket_cell(t, f[2], &bk) < 0)
+		return 0;
+	row_key(b, f[0], f[1], f[3], f[4], &id);
+	ki = smap_find(&b->map, id.s);
+	free(id.s);
+	if (!ki || b->keys[*ki].group < 0)
+		return 0;
+	row_values(x, f + 5, v);
+	for (int i = 0; i < t->nv; i++)
+		t->groups[b->keys[*ki].group].v[bk * (size_t)t->nv + (size_t)i] += (double)v[i];
+	return 0;
+}
+
+#define FP_MAX_MARKERS 10000	/* as timeline.c's TL_MAX_MARKERS */
+
+void fleetplot_sql_markers(struct sbuf *b, const struct fleetplot_range *r, int64_t base)
+{
+	sbuf_addf(b, "SELECT time_ns - %s + %" PRId64 " AS t, kind, name, args FROM markers "
+		  "WHERE ", r->start, base);
+	where(b, r->host, r->session);
+	sbuf_addf(b, " AND time_ns - %s >= %" PRId64 " AND time_ns - %s <= %" PRId64
+		  " ORDER BY t, host, session LIMIT %d FORMAT TabSeparated", r->start,
+		  r->from_rel, r->start, r->to_rel, FP_MAX_MARKERS + 1);
+}
+
+static int marker_row(void *ctx, char **f, struct error *e)
+{
+	struct fpbuild *b = ctx;
+	struct timeline *t = b->t;
+	struct timeline_marker *m;
+
+	(void)e;
+	if (t->nmarkers == FP_MAX_MARKERS) {
+		snprintf(t->note, sizeof(t->note), "only the first %d markers of the range are "
+			 "drawn", FP_MAX_MARKERS);
+		return 0;
+	}
+	t->markers = xrealloc(t->markers, (t->nmarkers + 1) * sizeof(*t->markers));
+	m = &t->markers[t->nmarkers++];
+	memset(m, 0, sizeof(*m));
+	m->time_ns = num(f[0]);
+	snprintf(m->kind, sizeof(m->kind), "%s", f[1]);
+	snprintf(m->name, sizeof(m->name), "%s", f[2]);
+	snprintf(m->args, sizeof(m->args), "%s", f[3]);
+	return 0;
+}
+
+static const struct fpbuild *sort_b;
+static int sort_value;
+
+/* As timeline.c's ent_cmp(). */
+static int key_cmp(const void *pa, const void *pb)
+{
+	const struct fpkey *a = &sort_b->keys[*(const size_t *)pa];
+	const struct fpkey *c = &sort_b->keys[*(const size_t *)pb];
+
+	if (a->total[sort_value] != c->total[sort_value])
+		return a->total[sort_value] > c->total[sort_value] ? -1 : 1;
+	if (a->total[TL_SAMPLES] != c->total[TL_SAMPLES])
+		return a->total[TL_SAMPLES] > c->total[TL_SAMPLES] ? -1 : 1;
+	return a->key < c->key ? -1 : a->key > c->key;
+}
+
+/* As timeline.c's rank(): the top of each ranking value, the rest. */
+static void rank(struct fpbuild *b)
+{
+	struct timeline *t = b->t;
+	int top = b->o->top > 0 ? b->o->top : TL_TOP_DEFAULT;
+	size_t *order = xmalloc((b->nkeys + 1) * sizeof(*order));
+
+	if (top > (int)ARRAY_SIZE(t->ranks[0].idx))
+		top = ARRAY_SIZE(t->ranks[0].idx);
+	for (int r = 0; r < b->o->nrank && t->nranks < TL_MAXV; r++) {
+		struct timeline_rank *rk;
+		int v = b->o->rank[r];
+
+		if (v < 0 || v >= t->nv || timeline_rank_of(t, v))
+			continue;
+		rk = &t->ranks[t->nranks++];
+		memset(rk, 0, sizeof(*rk));
+		rk->value = v;
+		for (size_t i = 0; i < b->nkeys; i++)
+			order[i] = i;
+		sort_b = b;
+		sort_value = v;
+		qsort(order, b->nkeys, sizeof(*order), key_cmp);
+		for (size_t i = 0; i < b->nkeys; i++) {
+			struct fpkey *k = &b->keys[order[i]];
+
+			if (!k->total[v])
+				break;
+			if (rk->n >= (size_t)top) {
+				rk->rest++;
+				continue;
+			}
+			if (k->group < 0) {
+				struct timeline_group *g;
+
+				t->groups = xrealloc(t->groups, (t->ngroups + 1) * sizeof(*g));
+				g = &t->groups[t->ngroups];
+				memset(g, 0, sizeof(*g));
+				snprintf(g->name, sizeof(g->name), "%s", k->name);
+				memcpy(g->total, k->total, sizeof(g->total));
+				g->v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
+				k->group = (ssize_t)t->ngroups++;
+			}
+			rk->idx[rk->n++] = (size_t)k->group;
+		}
+	}
+	free(order);
+}
+
+/* The keys of the groups, as the bucket query's "in" list. */
+static void group_keys(struct fpbuild *b, struct sbuf *in)
+{
+	struct smap seen = { 0 };
+	int added;
+
+	for (size_t i = 0; i < b->map.cap; i++) {
+		const char *k = b->map.k[i], *id;
+
+		if (!k || b->keys[b->map.v[i]].group < 0 || (b->fp->nss > 1 &&
+		    b->o->by == TL_BY_BINARY && k[0] == '\n'))
+			continue;
+		id = strrchr(k, '\t');
+		id = id ? id + 1 : k;
+		/* numbers only (cpu, pid, binary_id: ClickHouse's toString()) */
+		if (!id[0] || strspn(id, "-0123456789") != strlen(id))
+			continue;
+		smap_put(&seen, id, 0, &added);
+		if (added)
+			sbuf_addf(in, "%s%s", in->n ? ", " : "", id);
+	}
+	smap_free(&seen);
+}
+
+/* The binary keys of the symbols in the groups: from the totals. */
+struct symkeys {
+	struct fpbuild *b;
+	struct smap seen;
+	struct sbuf *in;
+};
+
+static int symkey_row(void *ctx, char **f, struct error *e)
+{
+	struct symkeys *s = ctx;
+	char name[600];
+	size_t *ki;
+	int added;
+
+	(void)e;
+	symbol_name(f[0], f[1], name, sizeof(name));
+	ki = smap_find(&s->b->map, name);
+	if (!ki || s->b->keys[*ki].group < 0)
+		return 0;
+	smap_put(&s->seen, f[2], 0, &added);
+	if (added) {
+		if (s->in->n)
+			sbuf_addf(s->in, ", ");
+		push_sql_quote(s->in, f[2]);
+	}
+	return 0;
+}
+
+struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_opts *o,
+				    struct error *e)
+{
+	struct timeline *t = xcalloc(1, sizeof(*t));
+	struct fpbuild b = { .fp = fp, .o = o, .t = t };
+	const struct db_session *s = &t->session;
+	struct fleetplot_range r = { .host = fp->host, .session = fp->session };
+	struct sbuf start = { 0 }, sql = { 0 }, in = { 0 };
+	char **hosts = xcalloc(fp->nss, sizeof(*hosts));
+	int64_t *ids = xcalloc(fp->nss, sizeof(*ids)), *starts = xcalloc(fp->nss, sizeof(*ids));
+	int64_t end = INT64_MIN;
+	size_t n = 0;
+
+	t->session = fp->one;
+	t->nv = 1 + s->nr_events;
+	for (size_t i = 0; i < fp->nss; i++) {
+		const struct db_session *x = &fp->ss[i].s;
+		int64_t e1 = x->end_ns > x->start_ns ? x->end_ns : x->start_ns;
+
+		if (fp->ss[i].last_ns < 0)
+			continue;	/* no samples: nothing to sum */
+		if (fp->ss[i].last_ns > e1)
+			e1 = fp->ss[i].last_ns;
+		e1 -= x->start_ns - s->start_ns;	/* one: itself; several: since its start */
+		if (e1 > end)
+			end = e1;
+		hosts[n] = fp->ss[i].host;
+		ids[n] = x->id;
+		starts[n++] = x->start_ns;
+	}
+	if (!n) {
+		if (fp->nss == 1)
+			error_set(e, "session %lld of host '%s' has no samples", (long long)s->id,
+				  fp->ss[0].host);
+		else
+			error_set(e, "none of the %zu sessions selected has samples", fp->nss);
+		goto fail;
+	}
+	fleetplot_sql_start(&start, hosts, ids, starts, n);
+	r.start = start.s;
+	t->key_noun = o->by == TL_BY_CPU ? "CPUs" : o->by == TL_BY_PID ? "processes" :
+		      o->by == TL_BY_BINARY ? "binaries" : o->by == TL_BY_HOST ? "hosts" :
+		      "symbols";
+	/* as timeline_build() */
+	t->from_ns = s->start_ns + (o->has_from ? o->from_ns : 0);
+	t->to_ns = o->has_to ? MIN(s->start_ns + o->to_ns, end) : end;
+	if (t->from_ns >= end) {
+		error_set(e, "empty time range: %s%.9g s is at or after the end of %s "
+			  "(%.3f s long)", o->has_from ? "--from " : "", (t->from_ns -
+			  s->start_ns) / 1e9, fp->nss == 1 ? "the session" : "the longest session",
+			  (end - s->start_ns) / 1e9);
+		goto fail;
+	}
+	if (t->to_ns <= t->from_ns) {
+		error_set(e, "empty time range: from %.9g s to %.9g s: give --to after --from",
+			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9);
+		goto fail;
+	}
+	t->bucket_ns = o->bucket_ns > 0 ? o->bucket_ns :
+		       timeline_default_bucket(t->to_ns - t->from_ns);
+	t->nbuckets = timeline_bucket_count(t->to_ns - t->from_ns, t->bucket_ns);
+	if (t->nbuckets > TL_MAX_BUCKETS) {
+		error_set(e, "buckets of %.9g ms over %.9g s make %zu buckets, more than %d: "
+			  "give a bigger --bucket", t->bucket_ns / 1e6,
+			  (t->to_ns - t->from_ns) / 1e9, t->nbuckets, TL_MAX_BUCKETS);
+		goto fail;
+	}
+	t->all.v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
+	snprintf(t->all.name, sizeof(t->all.name), "all");
+	r.from_rel = t->from_ns - s->start_ns;
+	r.to_rel = t->to_ns - s->start_ns;
+	r.bucket_ns = t->bucket_ns;
+
+	fleetplot_sql_buckets(&sql, &r, TL_BY_NONE, NULL);
+	if (query_rows(fp->c, &sql, 14, &b, all_row, e) < 0)
+		goto fail;
+	t->samples = t->all.total[TL_SAMPLES];
+	if (!t->samples) {
+		error_set(e, "no samples between %.9g s and %.9g s of %s",
+			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
+			  fp->nss == 1 ? "the session" : "the sessions");
+		goto fail;
+	}
+	if (o->by != TL_BY_NONE) {
+		fleetplot_sql_totals(&sql, &r, o->by);
+		if (query_rows(fp->c, &sql, 15, &b, key_row, e) < 0)
+			goto fail;
+		t->nkeys = b.nkeys;
+		rank(&b);
+		if (o->by == TL_BY_SYMBOL) {
+			struct symkeys sk = { .b = &b, .in = &in };
+
+			/* the binary keys of the top symbols */
+			sbuf_addf(&sql, "SELECT symbol, bname, binary_key FROM ");
+			{
+				struct sbuf sub = { 0 };
+
+				sbuf_addf(&sub, "SELECT DISTINCT host, session, binary_id, "
+					  "binary_key, offset FROM samples WHERE ");
+				fleetplot_sql_where(&sub, &r);
+				join_names(&sql, &r, NULL, sub.s, "host, session, binary_key, offset");
+				free(sub.s);
+			}
+			sbuf_addf(&sql, " GROUP BY symbol, bname, binary_key FORMAT TabSeparated");
+			if (query_rows(fp->c, &sql, 3, &sk, symkey_row, e) < 0) {
+				smap_free(&sk.seen);
+				goto fail;
+			}
+			smap_free(&sk.seen);
+		} else if (o->by != TL_BY_HOST) {
+			group_keys(&b, &in);
+		}
+		if (t->ngroups) {
+			fleetplot_sql_buckets(&sql, &r, o->by, in.s ? in.s : "");
+			if (query_rows(fp->c, &sql, 14, &b, group_row, e) < 0)
+				goto fail;
+		}
+	}
+	fleetplot_sql_markers(&sql, &r, s->start_ns);
+	if (query_rows(fp->c, &sql, 4, &b, marker_row, e) < 0)
+		goto fail;
+	goto out;
+fail:
+	timeline_free(t);
+	t = NULL;
+out:
+	smap_free(&b.map);
+	free(b.keys);
+	free(start.s);
+	free(sql.s);
+	free(in.s);
+	free(hosts);
+	free(ids);
+	free(starts);
+	return t;
+}
