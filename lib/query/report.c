@@ -883,7 +883,7 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 		table_add_meta(t, "duration_s", buf, 1);
 	}
 	if (o->nr_metrics) {	/* -M: what "seconds" was */
-		snprintf(buf, sizeof(buf), "%.9g", report_metric_seconds(s, o));
+		snprintf(buf, sizeof(buf), "%.9f", report_metric_seconds(s, o));
 		table_add_meta(t, "metric_seconds", strcmp(buf, "nan") ? buf : "null", 1);
 	}
 	table_add_meta(t, "by", by_name(o->by), 0);
