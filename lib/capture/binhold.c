@@ -2,7 +2,10 @@
  * binhold.c - the files of executable mappings held open from drain to
  * ingest (see binhold.h).
  *
- * The waiting records are a ring in the order they were noted; ingest
+ * binhold_note only queues the record (the drain thread must stay cheap,
+ * and opening map_files takes the process's mmap lock, which the process
+ * may hold for long); a thread of its own, at strobed's priority, opens the
+ * files.  The waiting records are a ring in the order they were noted; ingest
  * takes them in about that order (the merge reorders them across CPUs by
  * a few milliseconds at most), so a take looks from the oldest on and
  * finds its record near the start.  The files are a small array searched
@@ -15,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -46,12 +50,29 @@ struct binhold {
 	size_t max_notes;
 	uint64_t head, tail;	/* notes [tail, head) are in the ring */
 	struct binhold_stats st;
+	/* records noted, waiting for the holder thread: [qtail, qhead) of
+	 * max_notes; the one it opens now (busy), taken meanwhile (cancel) */
+	struct binhold_rec *queue;
+	uint64_t qhead, qtail;
+	int busy, cancel;
+	struct binhold_rec cur;
+	pthread_t thread;
+	int thread_on, quit;
+	pthread_cond_t work, idle;
 };
+
+static void *holder_main(void *arg);
 
 struct binhold *binhold_new(size_t max_files, size_t max_notes)
 {
 	struct binhold *h = xcalloc(1, sizeof(*h));
+	struct rlimit rl;
 
+	/* a quarter of the fds strobed may have, at most: the rest are the
+	 * rings', the spool's, the clients' */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    max_files > rl.rlim_cur / 4)
+		max_files = rl.rlim_cur / 4;
 	pthread_mutex_init(&h->lock, NULL);
 	h->max_files = max_files ? max_files : 1;
 	h->max_notes = max_notes ? max_notes : 1;
@@ -59,6 +80,12 @@ struct binhold *binhold_new(size_t max_files, size_t max_notes)
 	for (size_t i = 0; i < h->max_files; i++)
 		h->files[i].fd = -1;
 	h->notes = xcalloc(h->max_notes, sizeof(*h->notes));
+	h->queue = xcalloc(h->max_notes, sizeof(*h->queue));
+	pthread_cond_init(&h->work, NULL);
+	pthread_cond_init(&h->idle, NULL);
+	/* without the thread every record is counted over: ingest looks for
+	 * the file itself, as before */
+	h->thread_on = pthread_create(&h->thread, NULL, holder_main, h) == 0;
 	return h;
 }
 
@@ -66,12 +93,22 @@ void binhold_free(struct binhold *h)
 {
 	if (!h)
 		return;
+	if (h->thread_on) {
+		pthread_mutex_lock(&h->lock);
+		h->quit = 1;
+		pthread_cond_signal(&h->work);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->thread, NULL);
+	}
 	for (size_t i = 0; i < h->max_files; i++)
 		if (h->files[i].fd >= 0)
 			close(h->files[i].fd);
 	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->work);
+	pthread_cond_destroy(&h->idle);
 	free(h->files);
 	free(h->notes);
+	free(h->queue);
 	free(h);
 }
 
@@ -138,12 +175,12 @@ static void note_add(struct binhold *h, const struct binhold_rec *r, int file, i
  * The file of r's mapping, opened as the mapping itself: O_PATH first (a
  * device mapped executable is never opened for real), then, once fstat
  * finds a regular file (of the record's device and inode when it has
- * them), opened for reading through that handle.  -1 if not.
+ * them), opened for reading through that handle.  -1 with errno if not.
  */
 static int mapping_open(const struct binhold_rec *r, struct stat *st)
 {
 	char path[96];
-	int pfd, fd = -1;
+	int pfd, fd = -1, err = ESRCH;
 
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
 		 r->pid, r->start, r->end);
@@ -155,35 +192,48 @@ static int mapping_open(const struct binhold_rec *r, struct stat *st)
 			     (uint64_t)st->st_ino == r->ino))) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		err = errno;
 	}
 	close(pfd);
+	errno = err;	/* EMFILE, ENFILE: a limit, not the mapping */
 	return fd;
 }
 
-void binhold_note(struct binhold *h, const struct binhold_rec *r)
+/* The holder thread: hold r's file (h->lock held; dropped while opening). */
+static void hold_one(struct binhold *h, const struct binhold_rec *r)
 {
 	struct stat st;
 	int i, fd;
 
-	pthread_mutex_lock(&h->lock);
 	if (r->has_ino) {
 		/* the file held already: no open (a file held is alive, so
 		 * its inode number names no other file meanwhile) */
 		i = file_find(h, makedev(r->maj, r->min), (ino_t)r->ino);
 		if (i >= 0 && h->files[i].gen_known && h->files[i].gen == r->gen) {
 			note_add(h, r, i, 0);
-			pthread_mutex_unlock(&h->lock);
 			return;
 		}
 	}
+	h->busy = 1;
+	h->cancel = 0;
+	h->cur = *r;
 	pthread_mutex_unlock(&h->lock);
 
 	fd = mapping_open(r, &st);
 
 	pthread_mutex_lock(&h->lock);
+	h->busy = 0;
+	if (h->cancel) {
+		/* taken meanwhile: ingest looked for the file itself */
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	if (fd < 0) {
-		h->st.failed++;
-		pthread_mutex_unlock(&h->lock);
+		if (errno == EMFILE || errno == ENFILE)
+			h->st.over++;	/* a limit, not the mapping */
+		else
+			h->st.failed++;
 		return;
 	}
 	i = file_find(h, st.st_dev, st.st_ino);
@@ -199,7 +249,6 @@ void binhold_note(struct binhold *h, const struct binhold_rec *r)
 	} else {
 		close(fd);
 		note_add(h, r, -1, 1);
-		pthread_mutex_unlock(&h->lock);
 		return;
 	}
 	if (r->has_ino && !h->files[i].gen_known) {
@@ -207,6 +256,47 @@ void binhold_note(struct binhold *h, const struct binhold_rec *r)
 		h->files[i].gen = r->gen;
 	}
 	note_add(h, r, i, 0);
+}
+
+static void *holder_main(void *arg)
+{
+	struct binhold *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		struct binhold_rec r;
+
+		while (h->qhead == h->qtail && !h->quit) {
+			pthread_cond_broadcast(&h->idle);
+			pthread_cond_wait(&h->work, &h->lock);
+		}
+		if (h->quit)
+			break;
+		r = h->queue[h->qtail++ % h->max_notes];
+		if (r.pid)		/* 0: taken while it waited */
+			hold_one(h, &r);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+void binhold_note(struct binhold *h, const struct binhold_rec *r)
+{
+	pthread_mutex_lock(&h->lock);
+	if (h->qhead - h->qtail == h->max_notes || !h->thread_on) {
+		h->st.over++;
+	} else {
+		h->queue[h->qhead++ % h->max_notes] = *r;
+		pthread_cond_signal(&h->work);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+void binhold_sync(struct binhold *h)
+{
+	pthread_mutex_lock(&h->lock);
+	while (h->thread_on && (h->qhead != h->qtail || h->busy))
+		pthread_cond_wait(&h->idle, &h->lock);
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -227,9 +317,19 @@ int binhold_take(struct binhold *h, uint32_t pid, uint64_t t, uint64_t start, in
 			fd = fcntl(h->files[n->file].fd, F_DUPFD_CLOEXEC, 0);
 			file_release(h, n->file);
 		}
-		break;
+		ring_trim(h);
+		pthread_mutex_unlock(&h->lock);
+		return fd;
 	}
-	ring_trim(h);
+	/* not held (yet): the holder thread must not hold it now */
+	for (uint64_t k = h->qtail; k < h->qhead; k++) {
+		struct binhold_rec *q = &h->queue[k % h->max_notes];
+
+		if (q->pid == pid && q->time == t && q->start == start)
+			q->pid = 0;
+	}
+	if (h->busy && h->cur.pid == pid && h->cur.time == t && h->cur.start == start)
+		h->cancel = 1;
 	pthread_mutex_unlock(&h->lock);
 	return fd;
 }

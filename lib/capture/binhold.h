@@ -6,16 +6,20 @@
  * Ingest hashes a mapped binary and copies it into the cache when it
  * reaches the MMAP2 record, which under load is seconds after the drain:
  * by then the process may have exited, and a binary it deleted is gone
- * with its /proc/PID/map_files.  So the drain thread opens each executable
- * file mapping as it drains the record (binhold_note), through
+ * with its /proc/PID/map_files.  So each executable file mapping is
+ * opened as soon as the drain thread has spooled its record (binhold_note),
+ * through
  * /proc/PID/map_files/START-END, the mapping itself (never a path the
  * process names), a regular file with the record's device and inode when
  * the record has them (with a build-id instead, ingest checks that); and
  * ingest, when the record reaches it, gets a handle of it (binhold_take).
  * A file is held once, by device and inode, however many processes map
- * it, and closed when the last record noted for it was taken.
+ * it, and closed when the last record noted for it was taken.  The opening
+ * is done by a thread of binhold's own, so that the drain thread only
+ * queues the record.
  *
- * Bounded: at most max_files files held and max_notes records waiting.
+ * Bounded: at most max_files files held and max_notes records waiting
+ * (and max_notes queued for the thread).
  * A record past either gets no handle (the oldest waiting record makes
  * room for a new one); each is counted (over), and ingest falls back to
  * looking for the file itself.  Thread-safe: the drain thread notes,
@@ -27,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BINHOLD_FILES	128
-#define BINHOLD_NOTES	4096
+#define BINHOLD_FILES	512	/* and at most a quarter of RLIMIT_NOFILE */
+#define BINHOLD_NOTES	8192
 
 struct binhold;
 
@@ -56,10 +60,13 @@ struct binhold *binhold_new(size_t max_files, size_t max_notes);
 /* Close every file still held. */
 void binhold_free(struct binhold *h);
 
-/* The drain thread: hold the file of r's mapping for ingest.  A record
- * noted already (its chunk refused by a full spool, drained again) is
- * noted once. */
+/* The drain thread: hold the file of r's mapping for ingest (queued for
+ * binhold's own thread, which opens it at once; cheap: no system call but
+ * a wakeup).  Note each record once. */
 void binhold_note(struct binhold *h, const struct binhold_rec *r);
+
+/* Wait until the records noted so far are held (or failed): for tests. */
+void binhold_sync(struct binhold *h);
 
 /* Ingest: a handle (O_RDONLY, close it) of the file noted for the record
  * of pid at time t mapping start, or -1: none was.  *over is set when a

@@ -5,7 +5,8 @@
  * deleted; one file mapped twice is opened once and closed after the last
  * take; a record whose device or inode is not the mapping's gets nothing;
  * past the file limit and the record limit a record gets no handle and
- * both count; every record is taken once.  Opening /proc/self/map_files
+ * both count; every record is taken once, and one taken before the
+ * holder thread got to it leaves nothing held.  Opening /proc/self/map_files
  * needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE): skipped without it.
  */
 #include "config.h"
@@ -110,6 +111,7 @@ static void test_deleted(void **state)
 	need_map_files(&m);
 	r = rec_of(&m, 100, 1);
 	binhold_note(h, &r);
+	binhold_sync(h);
 	/* gone from the process and from the file system */
 	assert_int_equal(munmap(m.addr, m.len), 0);
 	assert_int_equal(unlink(m.path), 0);
@@ -140,14 +142,18 @@ static void test_shared_and_checked(void **state)
 	r1 = rec_of(&m, 200, 1);
 	r2 = rec_of(&m, 201, 1);	/* the same file (its second mapping, say) */
 	binhold_note(h, &r1);
+	binhold_sync(h);
 	binhold_note(h, &r2);
+	binhold_sync(h);
 	/* a build-id record: no device or inode to check, held all the same */
 	r2.time = 202;
 	r2.has_ino = 0;
 	binhold_note(h, &r2);
+	binhold_sync(h);
 	bad = rec_of(&m, 203, 1);
 	bad.ino++;			/* not what is mapped there */
 	binhold_note(h, &bad);
+	binhold_sync(h);
 	binhold_get_stats(h, &st);
 	assert_int_equal(st.noted, 3);
 	assert_int_equal(st.opened, 1);
@@ -179,8 +185,10 @@ static void test_limits(void **state)
 	need_map_files(&a);
 	r = rec_of(&a, 300, 1);
 	binhold_note(h, &r);
+	binhold_sync(h);
 	r = rec_of(&b, 301, 1);		/* a second file: past the limit of 1 */
 	binhold_note(h, &r);
+	binhold_sync(h);
 	binhold_get_stats(h, &st);
 	assert_int_equal(st.over, 1);
 	assert_int_equal(st.files_now, 1);
@@ -190,6 +198,7 @@ static void test_limits(void **state)
 	for (uint64_t t = 302; t <= 304; t++) {
 		r = rec_of(&a, t, 1);
 		binhold_note(h, &r);
+		binhold_sync(h);
 	}
 	binhold_get_stats(h, &st);
 	assert_int_equal(st.over, 2);
@@ -206,12 +215,44 @@ static void test_limits(void **state)
 	binhold_free(h);
 }
 
+/* A record taken before the thread held its file (ingest ahead of it)
+ * leaves nothing held behind. */
+static void test_taken_first(void **state)
+{
+	struct binhold *h = binhold_new(4, 16);
+	struct binhold_stats st;
+	struct mapped m;
+	struct binhold_rec r;
+	int over, fd, got = 0;
+
+	(void)state;
+	map_file(&m, "first", 0x33);
+	need_map_files(&m);
+	for (uint64_t t = 1; t <= 200; t++) {
+		r = rec_of(&m, t, 0);
+		binhold_note(h, &r);
+		fd = binhold_take(h, r.pid, t, r.start, &over);
+		if (fd >= 0) {
+			same_bytes(fd, &m);
+			close(fd);
+			got++;
+		}
+	}
+	binhold_sync(h);
+	binhold_get_stats(h, &st);
+	assert_int_equal(st.files_now, 0);
+	print_message("%d of 200 held before they were taken\n", got);
+	munmap(m.addr, m.len);
+	binhold_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deleted),
 		cmocka_unit_test(test_shared_and_checked),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_taken_first),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
