@@ -1342,7 +1342,7 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 		return -1;
 	/* spooled (each record noted once), still in the ring: side-band
 	 * is rare, so the second walk is too */
-	for (off = tail; mmaps && off < end;) {
+	for (off = tail, n = mmaps; n && off < end;) {
 		struct perf_event_header h;
 
 		memcpy(&h, r->data + (off & (r->size - 1)), sizeof(h));
@@ -1350,10 +1350,12 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 			break;
 		if (h.type == PERF_RECORD_MMAP2) {
 			mmap2_note(b, r, off, &h);
-			mmaps--;
+			n--;
 		}
 		off += h.size;
 	}
+	if (mmaps)
+		binhold_kick(b->held);	/* one wakeup for all */
 	__atomic_store_n(&r->taken, r->taken + leader, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->data_tail, end, __ATOMIC_RELEASE);
 	return end == head ? 1 : 2;

@@ -287,13 +287,21 @@ void binhold_note(struct binhold *h, const struct binhold_rec *r)
 		h->st.over++;
 	} else {
 		h->queue[h->qhead++ % h->max_notes] = *r;
-		pthread_cond_signal(&h->work);
 	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+void binhold_kick(struct binhold *h)
+{
+	pthread_mutex_lock(&h->lock);
+	if (h->qhead != h->qtail)
+		pthread_cond_signal(&h->work);
 	pthread_mutex_unlock(&h->lock);
 }
 
 void binhold_sync(struct binhold *h)
 {
+	binhold_kick(h);
 	pthread_mutex_lock(&h->lock);
 	while (h->thread_on && (h->qhead != h->qtail || h->busy))
 		pthread_cond_wait(&h->idle, &h->lock);

@@ -61,9 +61,11 @@ struct binhold *binhold_new(size_t max_files, size_t max_notes);
 void binhold_free(struct binhold *h);
 
 /* The drain thread: hold the file of r's mapping for ingest (queued for
- * binhold's own thread, which opens it at once; cheap: no system call but
- * a wakeup).  Note each record once. */
+ * binhold's own thread, no system call).  Note each record once; then
+ * binhold_kick, once for all those of a pass: the thread wakes and opens
+ * them. */
 void binhold_note(struct binhold *h, const struct binhold_rec *r);
+void binhold_kick(struct binhold *h);
 
 /* Wait until the records noted so far are held (or failed): for tests. */
 void binhold_sync(struct binhold *h);
