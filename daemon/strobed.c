@@ -583,9 +583,9 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.jit_roots_over);
 	if (st.held.over)
 		daemon_log("session %lld: %llu executable mappings left without a held file past "
-		       "the limit of %d files held from drain to ingest (their binaries read when "
-		       "ingest reached them, if still there); %llu files held at most",
-		       (long long)st.id, (unsigned long long)st.held.over, BINHOLD_FILES,
+		       "the limits of files and records held from drain to ingest (their "
+		       "binaries read when ingest reached them, if still there); %llu files "
+		       "held at most", (long long)st.id, (unsigned long long)st.held.over,
 		       (unsigned long long)st.held.files_peak);
 	if (st.ingest.stacks || st.ingest.stacks_over || st.ingest.unwind_failures)
 		daemon_log("session %lld: %llu distinct call stacks, %llu past the limit (their "
