@@ -1304,6 +1304,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 {
 	char memo[512], key[HASHKEY_MAX], problem[sizeof(((struct error *)0)->msg)] = "";
 	char note[512] = "";
+	struct ingest_mmap unheld;
 	int64_t *slot, id;
 	int64_t size = 0;
 	int cached = 0, fd;
@@ -1327,6 +1328,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	}
 	slot = strmap_slot(&in->binaries, memo, 1);
 
+again:
 	fd = open_mapped(m, &st, problem, sizeof(problem));
 	if (fd >= 0 && in->stats.bytes_read + st.st_size > in->limits.bytes_read) {
 		snprintf(problem, sizeof(problem), "not read: the session has read its "
@@ -1342,6 +1344,15 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 		in->stats.bytes_read += st.st_size;
 		if (hashkey_file(in->memo, fd, fkey, &fe) < 0) {
 			snprintf(problem, sizeof(problem), "%s", fe.msg);
+		} else if (key[0] && strcmp(key, fkey) && m->held) {
+			/* the mapping held since the drain is another file (the
+			 * address remapped, the pid reused before it was opened):
+			 * the other ways, as if none was held */
+			unheld = *m;
+			unheld.held = 0;
+			m = &unheld;
+			close(fd);
+			goto again;
 		} else if (key[0] && strcmp(key, fkey)) {
 			snprintf(problem, sizeof(problem), "%s no longer matches the mapped "
 				 "binary (its build-id changed)", m->filename);
