@@ -148,6 +148,13 @@ static void note_add(struct binhold *h, const struct binhold_rec *r, int file, i
 {
 	struct note *n;
 
+	/* its reference first: the oldest record going may be file's last */
+	if (file >= 0) {
+		h->files[file].refs++;
+		h->st.noted++;
+	} else if (over) {
+		h->st.over++;
+	}
 	if (h->head - h->tail == h->max_notes) {
 		/* full: the oldest goes (a record that was never delivered,
 		 * most likely) */
@@ -163,12 +170,6 @@ static void note_add(struct binhold *h, const struct binhold_rec *r, int file, i
 	n = &h->notes[h->head++ % h->max_notes];
 	*n = (struct note){ .pid = r->pid, .live = 1, .over = over, .file = file,
 			    .time = r->time, .start = r->start };
-	if (file >= 0) {
-		h->files[file].refs++;
-		h->st.noted++;
-	} else if (over) {
-		h->st.over++;
-	}
 }
 
 /*
@@ -203,7 +204,7 @@ static int mapping_open(const struct binhold_rec *r, struct stat *st)
 static void hold_one(struct binhold *h, const struct binhold_rec *r)
 {
 	struct stat st;
-	int i, fd;
+	int i, fd, err;
 
 	if (r->has_ino) {
 		/* the file held already: no open (a file held is alive, so
@@ -220,6 +221,7 @@ static void hold_one(struct binhold *h, const struct binhold_rec *r)
 	pthread_mutex_unlock(&h->lock);
 
 	fd = mapping_open(r, &st);
+	err = errno;
 
 	pthread_mutex_lock(&h->lock);
 	h->busy = 0;
@@ -230,7 +232,7 @@ static void hold_one(struct binhold *h, const struct binhold_rec *r)
 		return;
 	}
 	if (fd < 0) {
-		if (errno == EMFILE || errno == ENFILE)
+		if (err == EMFILE || err == ENFILE)
 			h->st.over++;	/* a limit, not the mapping */
 		else
 			h->st.failed++;

@@ -210,6 +210,26 @@ static void test_limits(void **state)
 	}
 	binhold_get_stats(h, &st);
 	assert_int_equal(st.files_now, 0);
+	/* a full ring whose oldest record is the file's last (then two of
+	 * b, past the file limit): noting the same file again (no open:
+	 * device, inode and generation known) keeps it held */
+	r = rec_of(&a, 320, 1);
+	binhold_note(h, &r);
+	binhold_sync(h);
+	for (uint64_t t = 321; t <= 322; t++) {
+		r = rec_of(&b, t, 1);
+		binhold_note(h, &r);
+		binhold_sync(h);
+	}
+	r = rec_of(&a, 323, 1);
+	binhold_note(h, &r);
+	binhold_sync(h);
+	assert_int_equal(binhold_take(h, r.pid, 320, r.start, &over), -1);
+	fd = binhold_take(h, r.pid, 323, r.start, &over);
+	same_bytes(fd, &a);
+	close(fd);
+	binhold_get_stats(h, &st);
+	assert_int_equal(st.files_now, 0);
 	munmap(a.addr, a.len);
 	munmap(b.addr, b.len);
 	binhold_free(h);
