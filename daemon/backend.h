@@ -128,6 +128,11 @@ int backend_drain(struct backend *b, struct ingest *in, int final, struct error 
  */
 void backend_merge_stats(const struct backend *b, uint64_t *late, uint64_t *late_max_ns);
 
+/* The files of executable mappings held from drain to ingest (binhold.h):
+ * how many, and the records a limit left without one. */
+struct binhold_stats;
+void backend_held_stats(struct backend *b, struct binhold_stats *st);
+
 /* After disable: the final running totals of the counting events per CPU. */
 int backend_read_final(struct backend *b, struct ingest *in, struct error *e);
 

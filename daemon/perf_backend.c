@@ -83,6 +83,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include "backend.h"
+#include "binhold.h"
 #include "callgraph.h"
 #include "log.h"
 #include "merge.h"
@@ -222,6 +223,7 @@ struct backend {
 	uint16_t max_stack;		/* fp, dwarf: sample_max_stack */
 	struct perfrec_format sw_fmt;	/* --attribution exact: its members' samples */
 	struct owners owners;
+	struct binhold *held;	/* the files of executable mappings drained */
 };
 
 static int perf_open(struct perf_event_attr *a, int cpu, int group)
@@ -771,6 +773,7 @@ struct backend *backend_open(const struct backend_config *cfg, struct error *e)
 	struct backend *b = xcalloc(1, sizeof(*b));
 
 	pthread_mutex_init(&b->owners.lock, NULL);
+	b->held = binhold_new(BINHOLD_FILES, BINHOLD_NOTES);
 	long pg = sysconf(_SC_PAGESIZE);
 	int *cpus = NULL;
 	int n;
@@ -972,6 +975,7 @@ void backend_close(struct backend *b)
 	free(b->site_fmt);
 	free(b->site_files);
 	pthread_mutex_destroy(&b->owners.lock);
+	binhold_free(b->held);
 	free(b);
 }
 
@@ -1226,8 +1230,10 @@ static void ring_read(struct backend *b, struct cpu_ring *r)
 }
 
 /* The drain thread's look at an MMAP2 record at ring offset off (h its
- * header): the user of its process, if ingest will want it. */
-static void owner_note(struct backend *b, struct cpu_ring *r, uint64_t off,
+ * header), spooled already: the user of its process, if ingest will want
+ * it; the file of an executable file mapping, held until ingest reads it
+ * (binhold.h). */
+static void mmap2_note(struct backend *b, struct cpu_ring *r, uint64_t off,
 		       const struct perf_event_header *h)
 {
 	const unsigned char *p = r->data + (off & (r->size - 1));
@@ -1244,8 +1250,19 @@ static void owner_note(struct backend *b, struct cpu_ring *r, uint64_t off,
 		memcpy(r->dtmp + first, r->data, h->size - first);
 		p = r->dtmp;
 	}
-	if (perfrec_decode(&b->fmt, p, h->size, &pr) != PERFREC_OK ||
-	    !ingest_mmap_wants_owner(pr.mmap2.pid, pr.mmap2.prot, pr.mmap2.filename))
+	if (perfrec_decode(&b->fmt, p, h->size, &pr) != PERFREC_OK)
+		return;
+	if (ingest_mmap_wants_file(pr.mmap2.pid, pr.mmap2.prot, pr.mmap2.filename)) {
+		struct binhold_rec hr = {
+			.pid = pr.mmap2.pid, .time = pr.time, .start = pr.mmap2.start,
+			.end = pr.mmap2.start + pr.mmap2.len, .has_ino = !pr.mmap2.has_build_id,
+			.maj = pr.mmap2.maj, .min = pr.mmap2.min, .ino = pr.mmap2.ino,
+			.gen = pr.mmap2.ino_generation,
+		};
+
+		binhold_note(b->held, &hr);
+	}
+	if (!ingest_mmap_wants_owner(pr.mmap2.pid, pr.mmap2.prot, pr.mmap2.filename))
 		return;
 	snprintf(proc_dir, sizeof(proc_dir), "/proc/%u", pr.mmap2.pid);
 	if (stat(proc_dir, &st) < 0)
@@ -1256,7 +1273,7 @@ static void owner_note(struct backend *b, struct cpu_ring *r, uint64_t off,
 	pthread_mutex_unlock(&b->owners.lock);
 }
 
-/* What owner_note() saw for pid's record of time t: 1 and *uid, or 0. */
+/* What mmap2_note() saw for pid's record of time t: 1 and *uid, or 0. */
 static int owner_find(struct backend *b, uint32_t pid, uint64_t t, uint32_t *uid)
 {
 	int found = 0;
@@ -1286,7 +1303,8 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 {
 	struct perf_event_mmap_page *pc = r->page;
 	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pc->data_tail, n = 0, samples = 0, leader = 0, off, first, end, room;
+	uint64_t tail = pc->data_tail, n = 0, samples = 0, leader = 0, mmaps = 0, off, first;
+	uint64_t end, room;
 
 	if (head == tail)
 		return 0;
@@ -1312,8 +1330,7 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 			memcpy(&id, r->data + ((end + sizeof(h)) & (r->size - 1)), sizeof(id));
 			leader += id == r->ids[0];
 		}
-		if (h.type == PERF_RECORD_MMAP2)
-			owner_note(b, r, end, &h);	/* rare: side-band */
+		mmaps += h.type == PERF_RECORD_MMAP2;
 		end += h.size;
 	}
 	if (end == tail)
@@ -1323,6 +1340,22 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 	if (spool_put(b->spool, src, now, r->data + off, first, r->data,
 		      end - tail - first, n, samples) != 0)
 		return -1;
+	/* spooled (each record noted once), still in the ring: side-band
+	 * is rare, so the second walk is too */
+	for (off = tail, n = mmaps; n && off < end;) {
+		struct perf_event_header h;
+
+		memcpy(&h, r->data + (off & (r->size - 1)), sizeof(h));
+		if (h.size < sizeof(h))
+			break;
+		if (h.type == PERF_RECORD_MMAP2) {
+			mmap2_note(b, r, off, &h);
+			n--;
+		}
+		off += h.size;
+	}
+	if (mmaps)
+		binhold_kick(b->held);	/* one wakeup for all */
 	__atomic_store_n(&r->taken, r->taken + leader, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->data_tail, end, __ATOMIC_RELEASE);
 	return end == head ? 1 : 2;
@@ -1478,6 +1511,7 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 			size_t len, uint64_t late_ns, struct error *e)
 {
 	struct perfrec pr;
+	int ret;
 
 	if (perfrec_decode(&b->fmt, p, len, &pr) != PERFREC_OK)
 		return 0;	/* cannot happen: checked when queued */
@@ -1509,7 +1543,14 @@ static int deliver_perf(struct backend *b, struct ingest *in, int cpu, const uns
 		m.time_ns = pr.time;
 		if (ingest_mmap_wants_owner(m.pid, m.prot, m.filename))
 			m.owner_known = owner_find(b, m.pid, pr.time, &m.owner_uid);
-		return ingest_mmap(in, &m, e);
+		if (ingest_mmap_wants_file(m.pid, m.prot, m.filename)) {
+			m.held_fd = binhold_take(b->held, m.pid, pr.time, m.start, &m.held_over);
+			m.held = m.held_fd >= 0;
+		}
+		ret = ingest_mmap(in, &m, e);
+		if (m.held)
+			close(m.held_fd);
+		return ret;
 	}
 	case PERF_RECORD_COMM:
 		return ingest_comm(in, pr.comm.pid, pr.comm.tid, pr.comm.comm, pr.comm.exec,
@@ -1676,6 +1717,11 @@ int backend_drain(struct backend *b, struct ingest *in, int final, struct error 
 		}
 	}
 	return merge_deliver(b, in, final ? UINT64_MAX : clock_monotonic_ns() - MERGE_HORIZON_NS, e);
+}
+
+void backend_held_stats(struct backend *b, struct binhold_stats *st)
+{
+	binhold_get_stats(b->held, st);
 }
 
 void backend_merge_stats(const struct backend *b, uint64_t *late, uint64_t *late_max_ns)

@@ -797,6 +797,7 @@ void session_get_status(struct session *s, struct session_status *st)
 	live.disk_peak = st->spool.disk_peak;
 	live.oldest_ns = st->spool.oldest_ns;
 	st->spool = live;
+	backend_held_stats(s->b, &st->held);
 	st->lag_records = st->spool.records_in - st->spool.records_out;
 	st->lag_ns = st->lag_records && st->spool.oldest_ns && now > st->spool.oldest_ns ?
 		     now - st->spool.oldest_ns : 0;

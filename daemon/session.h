@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "backend.h"
 #include "bincache.h"
+#include "binhold.h"
 #include "db.h"
 #include "peer.h"
 #include "spool.h"
@@ -172,6 +173,8 @@ struct session_status {
 	/* the spool: what waits for ingest, and how late it is */
 	struct spool_stats spool;
 	uint64_t lag_records, lag_ns;
+	/* the files of executable mappings held from drain to ingest */
+	struct binhold_stats held;
 };
 void session_get_status(struct session *s, struct session_status *st);
 

@@ -581,6 +581,12 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.cgroup_unknown,
 		       (unsigned long long)st.ingest.cgroup_moved,
 		       (unsigned long long)st.ingest.jit_roots_over);
+	if (st.held.over)
+		daemon_log("session %lld: %llu executable mappings left without a held file past "
+		       "the limits of files and records held from drain to ingest (their "
+		       "binaries read when ingest reached them, if still there); %llu files "
+		       "held at most", (long long)st.id, (unsigned long long)st.held.over,
+		       (unsigned long long)st.held.files_peak);
 	if (st.ingest.stacks || st.ingest.stacks_over || st.ingest.unwind_failures)
 		daemon_log("session %lld: %llu distinct call stacks, %llu past the limit (their "
 		       "%llu samples stored without a stack), %llu samples whose user stack "
@@ -1075,6 +1081,9 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 			proto_addf(&m, "spool_mem_max", "%llu", (unsigned long long)d->spool.mem_max);
 			proto_addf(&m, "spool_disk_max", "%llu", (unsigned long long)d->spool.disk_max);
 			proto_addf(&m, "spool_refused", "%llu", (unsigned long long)st.spool.refused);
+			/* binaries held open from drain to ingest (binhold.h) */
+			proto_addf(&m, "held_files", "%llu", (unsigned long long)st.held.files_now);
+			proto_addf(&m, "held_over", "%llu", (unsigned long long)st.held.over);
 			/* samples taken from the rings (stored or not), and per
 			 * CPU, in the order of cpus= (the first
 			 * SESSION_STATUS_MAX_CPUS of nr_cpus=), those and the

@@ -9,6 +9,13 @@
 #   deleted  unlinking its own file first thing (split603010 --unlink-self),
 #            so that strobed (draining every ~100 ms) finds it deleted:
 #            no one can read it any more but through the mapping.
+# All four run and exit while ingest is stalled: another process holds
+# the database's write lock (as in t0141; ingest stores nothing, the drain
+# thread keeps spooling), released only once they are gone (at most 60 s:
+# a bound, not a timing the test relies on).  So ingest reaches their
+# mappings after their /proc/PID/map_files went with them, as it does on a
+# machine under heavy load: strobed must hold each binary's file from the
+# moment it drains the mapping's record (deleted cannot be read otherwise).
 # Then:
 #  - public's cache entry is group-readable (0640); the entries of home,
 #    xonly and deleted are root's only (0600), and nobody (a member) cannot
@@ -40,11 +47,39 @@ as_nobody test -r "$tmp/dhome/home" && fail "nobody can read daemon's home"
 start_daemon
 as_member "$STROBE" start --sample-event cpu-clock -F 1000 --name private >"$tmp/id" 2>"$tmp/err" ||
 	fail "start as a member: $(cat "$tmp/err")"
+rm -f "$tmp/locked"
+python3 - "$STROBE_DB" 60 "$tmp" <<'PY' &
+import os, sqlite3, sys, time
+db, secs, d = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+c = sqlite3.connect(db, timeout=20, isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+open(d + "/locked", "w").close()
+end = time.monotonic() + secs
+while not os.path.exists(d + "/release") and time.monotonic() < end:
+    time.sleep(0.05)
+c.execute("ROLLBACK")
+open(d + "/unlocked", "w").close()
+PY
+lock_pid=$!
+i=0
+while [ ! -e "$tmp/locked" ]; do
+	i=$((i + 1))
+	[ $i -gt 200 ] && fail "could not take the database's write lock"
+	sleep 0.05
+done
 "$tmp/pub/public" 1 || fail "public"
 as_other "$tmp/dhome/home" 1 || fail "home"
 as_nobody "$tmp/pub/xonly" 1 || fail "xonly"
 "$tmp/pub/deleted" --unlink-self 1 || fail "deleted"
 [ -e "$tmp/pub/deleted" ] && fail "deleted did not unlink itself"
+[ -e "$tmp/unlocked" ] && fail "the lock was released (after 60 s) before the four exited: the test tests nothing"
+# ingest has not seen them (WAL: a reader does not wait for the writer)
+n=$(sqlite3 -readonly "$STROBE_DB" "SELECT count(*) FROM binaries WHERE path LIKE '$tmp/%'") ||
+	fail "reading binaries during the stall"
+[ "$n" = 0 ] || fail "ingest saw $n of the four binaries before the lock was released: the test tests nothing"
+echo "# all four exited with ingest stalled (no binaries row of theirs yet)"
+: >"$tmp/release"
+wait $lock_pid
 as_member "$STROBE" stop >"$tmp/stop" 2>&1 || fail "stop: $(cat "$tmp/stop")"
 stop_daemon || fail "strobed did not exit cleanly"
 

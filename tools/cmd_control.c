@@ -839,6 +839,11 @@ int cmd_status(int argc, char **argv)
 			       "kernel counts what no longer fits as lost)", g);
 		putchar('\n');
 	}
+	if (proto_get(&resp, "held_over") && strcmp(proto_get(&resp, "held_over"), "0"))
+		printf("binaries: %s executable mappings were drained past the limit of files "
+		       "held for ingest (%s held now): a binary deleted before ingest reached it "
+		       "may be unavailable\n", proto_get(&resp, "held_over"),
+		       proto_get(&resp, "held_files") ? proto_get(&resp, "held_files") : "?");
 	if (proto_get(&resp, "stopping"))
 		printf("stopping: the stop waits until the session can be stored\n");
 	if (proto_get(&resp, "blocked_ms"))

@@ -1175,6 +1175,10 @@ static int mapped_check(int fd, const struct ingest_mmap *m, int by_path, struct
 
 /*
  * Open exactly the mapped object, by handle, first of:
+ *  0. the handle the capture backend held since it drained the record
+ *     (m->held: binhold.h), opened then through 1, while the process
+ *     surely ran: ingest, seconds behind under load, may find 1 gone
+ *     with the process, and a deleted binary with it;
  *  1. /proc/PID/map_files/START-END: the mapping itself, whatever became
  *     of its path (renamed, deleted, replaced);
  *  2. the path in the process's own view (open_in_root()): a process in a
@@ -1195,6 +1199,8 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	char path[128];
 	int fd;
 
+	if (m->held && (fd = fcntl(m->held_fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+		return mapped_check(fd, m, 0, st, problem, size);
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 m->pid, m->start, m->start + m->len);
 	fd = open(path, OPEN_UNTRUSTED);
@@ -1205,7 +1211,9 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 		return fd;
 	fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
 	if (fd < 0) {
-		snprintf(problem, size, "cannot open %s: %s", m->filename, strerror(errno));
+		snprintf(problem, size, "cannot open %s: %s%s", m->filename, strerror(errno),
+			 m->held_over ? " (and strobed held no handle of it from the "
+			 "drain: its limit of files held was reached)" : "");
 		return -1;
 	}
 	return mapped_check(fd, m, 1, st, problem, size);
@@ -1296,6 +1304,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 {
 	char memo[512], key[HASHKEY_MAX], problem[sizeof(((struct error *)0)->msg)] = "";
 	char note[512] = "";
+	struct ingest_mmap unheld;
 	int64_t *slot, id;
 	int64_t size = 0;
 	int cached = 0, fd;
@@ -1319,6 +1328,7 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	}
 	slot = strmap_slot(&in->binaries, memo, 1);
 
+again:
 	fd = open_mapped(m, &st, problem, sizeof(problem));
 	if (fd >= 0 && in->stats.bytes_read + st.st_size > in->limits.bytes_read) {
 		snprintf(problem, sizeof(problem), "not read: the session has read its "
@@ -1334,6 +1344,15 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 		in->stats.bytes_read += st.st_size;
 		if (hashkey_file(in->memo, fd, fkey, &fe) < 0) {
 			snprintf(problem, sizeof(problem), "%s", fe.msg);
+		} else if (key[0] && strcmp(key, fkey) && m->held) {
+			/* the mapping held since the drain is another file (the
+			 * address remapped, the pid reused before it was opened):
+			 * the other ways, as if none was held */
+			unheld = *m;
+			unheld.held = 0;
+			m = &unheld;
+			close(fd);
+			goto again;
 		} else if (key[0] && strcmp(key, fkey)) {
 			snprintf(problem, sizeof(problem), "%s no longer matches the mapped "
 				 "binary (its build-id changed)", m->filename);
@@ -1460,6 +1479,12 @@ static const char *mmap_special(const char *filename)
 	    !strncmp(filename, "/SYSV", 5))
 		return "[anon]";
 	return NULL;
+}
+
+int ingest_mmap_wants_file(uint32_t pid, uint32_t prot, const char *filename)
+{
+	return (prot & PROT_EXEC) && !mmap_special(filename) &&
+	       !jitdump_name_matches(filename, pid);
 }
 
 int ingest_mmap_wants_owner(uint32_t pid, uint32_t prot, const char *filename)

@@ -67,11 +67,22 @@ struct ingest_mmap {
 	 * that has exited since, or another that reused its pid. */
 	int owner_known;
 	uint32_t owner_uid;
+	/* For the mappings ingest_mmap_wants_file() names: a handle of the
+	 * mapped file (held_fd, when held), taken when the capture backend
+	 * copied the record out of the kernel (binhold.h), read before any
+	 * other way to the file, which may be gone by now; held_over: none,
+	 * because a limit on the files held was reached.  The caller closes
+	 * held_fd. */
+	int held, held_over;
+	int held_fd;
 };
 /* Whether ingest_mmap() would read a file on behalf of the process that
  * made this mapping (its perf map or jitdump: executable anonymous memory,
  * or jit-PID.dump), so that it needs the process's user (owner_known). */
 int ingest_mmap_wants_owner(uint32_t pid, uint32_t prot, const char *filename);
+/* Whether ingest_mmap() would read the mapped file itself (a binary to
+ * hash and cache): an executable mapping of a file, not a jitdump. */
+int ingest_mmap_wants_file(uint32_t pid, uint32_t prot, const char *filename);
 /* A [vdso] mapping as long as strobed's own is given strobed's vDSO image
  * (vdso.h), cached once, at offset ip - start; //anon, memfd: and other
  * file-less executable memory is [anon] at offset = address. */

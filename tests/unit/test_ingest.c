@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
@@ -42,6 +43,7 @@
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
+#include "hashkey.h"
 #include "cgroups.h"
 #include "cgset.h"
 #include "ingest.h"
@@ -1042,6 +1044,87 @@ static void test_hostile_paths(void **state)
 	fix_free(f);
 }
 
+/*
+ * A handle held since the drain (binhold.h) is read first: a deleted file
+ * whose process is gone (no map_files, no path) is still cached, from it,
+ * root's only; without one it is not, and a limit that left it without one
+ * is named in the problem.  A held handle of another file than the
+ * record's build-id names (the address remapped before it was opened) is
+ * set aside for the other ways: here the path, which has that build-id.
+ */
+static void test_held(void **state)
+{
+	struct fix *f = fix_new(0);
+	char held[PATH_MAX + 16], lost[PATH_MAX + 16];
+	uint8_t bid[64];
+	struct stat st;
+	struct error e;
+	int fd, n;
+	FILE *fp;
+
+	(void)state;
+	snprintf(held, sizeof(held), "%s/held", f->dir);
+	snprintf(lost, sizeof(lost), "%s/lost", f->dir);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(fp = fopen(i ? lost : held, "w"));
+		fprintf(fp, "binary %d, no build-id\n", i);
+		fclose(fp);
+	}
+	fd = open(held, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(unlink(held), 0);
+	assert_int_equal(unlink(lost), 0);
+	comm(f, P1, P1, "alpha", 1, 100);
+	{
+		struct ingest_mmap m = {
+			.pid = P1, .start = BASE, .len = 0x1000,
+			.prot = PROT_READ | PROT_EXEC, .filename = held, .time_ns = 110,
+			.maj = major(st.st_dev), .min = minor(st.st_dev), .ino = st.st_ino,
+			.held = 1, .held_fd = fd,
+		};
+
+		if (ingest_mmap(f->in, &m, &e))
+			fail_msg("ingest_mmap: %s", e.msg);
+		m.start = BASE + 0x1000;
+		m.filename = lost;
+		m.time_ns = 120;
+		m.ino++;
+		m.held = 0;
+		m.held_over = 1;
+		if (ingest_mmap(f->in, &m, &e))
+			fail_msg("ingest_mmap: %s", e.msg);
+	}
+	{
+		/* held: another file (the one above); the record's build-id
+		 * is elf_a's, at its path */
+		int efd = open(elf_a, O_RDONLY | O_CLOEXEC);
+
+		assert_true(efd >= 0);
+		n = hashkey_build_id_fd(efd, bid, sizeof(bid), &e);
+		close(efd);
+		assert_true(n > 0);
+		struct ingest_mmap m = {
+			.pid = P1, .start = BASE + 0x2000, .len = 0x1000,
+			.prot = PROT_READ | PROT_EXEC, .filename = elf_a, .time_ns = 130,
+			.build_id = bid, .build_id_len = n, .held = 1, .held_fd = fd,
+		};
+
+		if (ingest_mmap(f->in, &m, &e))
+			fail_msg("ingest_mmap: %s", e.msg);
+	}
+	close(fd);
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 1 AND "
+			       "problem IS NULL AND key LIKE 'xxh3:%' AND path LIKE '%/held'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 0 AND "
+			       "path LIKE '%/lost' AND problem LIKE '%held no handle of it%'"), 1);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE cached = 1 AND "
+			       "problem IS NULL AND key LIKE 'buildid:%' AND path NOT LIKE '%/held' "
+			       "AND path NOT LIKE '%/lost'"), 1);
+	fix_free(f);
+}
+
 /* A session's processes cannot make ingest hold or read without bound:
  * past the limits, names and binaries share one row each and files are
  * not read, all counted. */
@@ -1759,6 +1842,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
+		cmocka_unit_test_teardown(test_held, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 		cmocka_unit_test_teardown(test_vdso, teardown),
