@@ -248,10 +248,9 @@ static void smap_free(struct smap *m)
 
 /* A key of --by (as timeline.c's keyent). */
 struct fpkey {
-	int64_t key;			/* orders ties, as the local key does */
+	struct timeline_key tk;		/* tk.key orders ties, as the local
+					 * key does; tk.start is 0 */
 	char name[256];
-	uint64_t total[TL_MAXV];
-	ssize_t group;
 };
 
 struct fpbuild {
@@ -542,8 +541,8 @@ static struct fpkey *key_add(struct fpbuild *b, const char *ident, int64_t key, 
 	if (*added) {
 		ARRAY_GROW(b->keys, b->capkeys, b->nkeys + 1);
 		memset(&b->keys[b->nkeys], 0, sizeof(b->keys[0]));
-		b->keys[b->nkeys].key = key;
-		b->keys[b->nkeys].group = -1;
+		b->keys[b->nkeys].tk.key = key;
+		b->keys[b->nkeys].tk.group = -1;
 		b->nkeys++;
 	}
 	return &b->keys[*i];
@@ -613,7 +612,7 @@ static int key_row(void *ctx, char **f, struct error *e)
 		snprintf(k->name, sizeof(k->name), "%s", f[0]);
 	}
 	for (int i = 0; i < TL_MAXV; i++)
-		k->total[i] += v[i];
+		k->tk.total[i] += v[i];
 	free(id.s);
 	return 0;
 }
@@ -664,11 +663,11 @@ static int group_row(void *ctx, char **f, struct error *e)
 	row_key(b, f[0], f[1], f[3], f[4], &id);
 	ki = smap_find(&b->map, id.s);
 	free(id.s);
-	if (!ki || b->keys[*ki].group < 0)
+	if (!ki || b->keys[*ki].tk.group < 0)
 		return 0;
 	row_values(x, f + 5, v);
 	for (int i = 0; i < t->nv; i++)
-		t->groups[b->keys[*ki].group].v[bk * (size_t)t->nv + (size_t)i] += (double)v[i];
+		t->groups[b->keys[*ki].tk.group].v[bk * (size_t)t->nv + (size_t)i] += (double)v[i];
 	return 0;
 }
 
@@ -706,69 +705,11 @@ static int marker_row(void *ctx, char **f, struct error *e)
 	return 0;
 }
 
-static const struct fpbuild *sort_b;
-static int sort_value;
-
-/* As timeline.c's ent_cmp(). */
-static int key_cmp(const void *pa, const void *pb)
+/* timeline_rank_keys()'s namer: a key's name is its own. */
+static void key_name(void *ctx, const struct timeline_key *k, char *buf, size_t len)
 {
-	const struct fpkey *a = &sort_b->keys[*(const size_t *)pa];
-	const struct fpkey *c = &sort_b->keys[*(const size_t *)pb];
-
-	if (a->total[sort_value] != c->total[sort_value])
-		return a->total[sort_value] > c->total[sort_value] ? -1 : 1;
-	if (a->total[TL_SAMPLES] != c->total[TL_SAMPLES])
-		return a->total[TL_SAMPLES] > c->total[TL_SAMPLES] ? -1 : 1;
-	return a->key < c->key ? -1 : a->key > c->key;
-}
-
-/* As timeline.c's rank(): the top of each ranking value, the rest. */
-static void rank(struct fpbuild *b)
-{
-	struct timeline *t = b->t;
-	int top = b->o->top > 0 ? b->o->top : TL_TOP_DEFAULT;
-	size_t *order = xmalloc((b->nkeys + 1) * sizeof(*order));
-
-	if (top > (int)ARRAY_SIZE(t->ranks[0].idx))
-		top = ARRAY_SIZE(t->ranks[0].idx);
-	for (int r = 0; r < b->o->nrank && t->nranks < TL_MAXV; r++) {
-		struct timeline_rank *rk;
-		int v = b->o->rank[r];
-
-		if (v < 0 || v >= t->nv || timeline_rank_of(t, v))
-			continue;
-		rk = &t->ranks[t->nranks++];
-		memset(rk, 0, sizeof(*rk));
-		rk->value = v;
-		for (size_t i = 0; i < b->nkeys; i++)
-			order[i] = i;
-		sort_b = b;
-		sort_value = v;
-		qsort(order, b->nkeys, sizeof(*order), key_cmp);
-		for (size_t i = 0; i < b->nkeys; i++) {
-			struct fpkey *k = &b->keys[order[i]];
-
-			if (!k->total[v])
-				break;
-			if (rk->n >= (size_t)top) {
-				rk->rest++;
-				continue;
-			}
-			if (k->group < 0) {
-				struct timeline_group *g;
-
-				t->groups = xrealloc(t->groups, (t->ngroups + 1) * sizeof(*g));
-				g = &t->groups[t->ngroups];
-				memset(g, 0, sizeof(*g));
-				snprintf(g->name, sizeof(g->name), "%s", k->name);
-				memcpy(g->total, k->total, sizeof(g->total));
-				g->v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
-				k->group = (ssize_t)t->ngroups++;
-			}
-			rk->idx[rk->n++] = (size_t)k->group;
-		}
-	}
-	free(order);
+	(void)ctx;
+	snprintf(buf, len, "%s", ((const struct fpkey *)k)->name);
 }
 
 /* The keys of the groups, as the bucket query's "in" list. */
@@ -780,7 +721,7 @@ static void group_keys(struct fpbuild *b, struct sbuf *in)
 	for (size_t i = 0; i < b->map.cap; i++) {
 		const char *k = b->map.k[i], *id;
 
-		if (!k || b->keys[b->map.v[i]].group < 0 || (b->fp->nss > 1 &&
+		if (!k || b->keys[b->map.v[i]].tk.group < 0 || (b->fp->nss > 1 &&
 		    b->o->by == TL_BY_BINARY && k[0] == '\n'))
 			continue;
 		id = strrchr(k, '\t');
@@ -812,7 +753,7 @@ static int symkey_row(void *ctx, char **f, struct error *e)
 	(void)e;
 	symbol_name(f[0], f[1], name, sizeof(name));
 	ki = smap_find(&s->b->map, name);
-	if (!ki || s->b->keys[*ki].group < 0)
+	if (!ki || s->b->keys[*ki].tk.group < 0)
 		return 0;
 	smap_put(&s->seen, f[2], 0, &added);
 	if (added) {
@@ -911,7 +852,7 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 		if (query_rows(fp->c, &sql, 15, &b, key_row, e) < 0)
 			goto fail;
 		t->nkeys = b.nkeys;
-		rank(&b);
+		timeline_rank_keys(b.t, b.o, b.keys, b.nkeys, sizeof(*b.keys), key_name, NULL);
 		if (o->by == TL_BY_SYMBOL) {
 			struct symkeys sk = { .b = &b, .in = &in };
 

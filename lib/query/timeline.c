@@ -171,13 +171,11 @@ const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value
 
 /* Per key of --by (phase 1). */
 struct keyent {
-	int64_t key;
-	int64_t start;			/* pid: its process's start when the pid
-					 * was several processes, else 0 */
+	struct timeline_key tk;		/* tk.start, of a pid: its process's
+					 * start when the pid was several
+					 * processes, else 0 */
 	int64_t comm_id;		/* pid: the comm of its latest sample */
 	int64_t comm_row;		/* the rowid of that sample */
-	uint64_t total[TL_MAXV];
-	ssize_t group;			/* index in t->groups, -1: none */
 	double *v;			/* one pass: its buckets, as a group's */
 };
 
@@ -882,9 +880,9 @@ static int key_totals(struct build *b)
 			if (added) {
 				ARRAY_GROW(b->ent, b->capent, b->nent + 1);
 				memset(&b->ent[b->nent], 0, sizeof(b->ent[0]));
-				b->ent[b->nent].key = key;
-				b->ent[b->nent].start = start;
-				b->ent[b->nent].group = -1;
+				b->ent[b->nent].tk.key = key;
+				b->ent[b->nent].tk.start = start;
+				b->ent[b->nent].tk.group = -1;
 				b->nent++;
 			}
 			last_key = key;
@@ -897,9 +895,9 @@ static int key_totals(struct build *b)
 			k->comm_id = r.comm;
 			k->comm_row = r.row;
 		}
-		k->total[TL_SAMPLES] += r.n;
+		k->tk.total[TL_SAMPLES] += r.n;
 		for (int i = 1; i < nv; i++)
-			k->total[i] += r.c[i - 1];
+			k->tk.total[i] += r.c[i - 1];
 		if (b->onepass && !k->v) {
 			b->onepass_bytes += kbytes;
 			if (b->onepass_bytes > ONEPASS_MAX_BYTES) {
@@ -924,28 +922,11 @@ static int key_totals(struct build *b)
 	return 0;
 }
 
-static const struct build *sort_b;
-static int sort_value;
-
-static int ent_cmp(const void *pa, const void *pb)
-{
-	const struct keyent *a = &sort_b->ent[*(const size_t *)pa];
-	const struct keyent *c = &sort_b->ent[*(const size_t *)pb];
-
-	if (a->total[sort_value] != c->total[sort_value])
-		return a->total[sort_value] > c->total[sort_value] ? -1 : 1;
-	if (a->total[TL_SAMPLES] != c->total[TL_SAMPLES])
-		return a->total[TL_SAMPLES] > c->total[TL_SAMPLES] ? -1 : 1;
-	if (a->key != c->key)
-		return a->key < c->key ? -1 : 1;
-	return a->start < c->start ? -1 : a->start > c->start;
-}
-
 static void group_name(struct build *b, const struct keyent *k, char *buf, size_t len)
 {
 	switch (b->o->by) {
 	case TL_BY_CPU:
-		snprintf(buf, len, "CPU %lld", (long long)k->key);
+		snprintf(buf, len, "CPU %lld", (long long)k->tk.key);
 		break;
 	case TL_BY_PID: {
 		sqlite3_stmt *st;
@@ -953,10 +934,10 @@ static void group_name(struct build *b, const struct keyent *k, char *buf, size_
 		char id[64];
 
 		/* "1234", or "1234@0.512" for one of the processes that had it */
-		if (procset_count(&b->procs, k->key) > 1)
-			procset_label(&b->procs, k->key, k->start, id, sizeof(id));
+		if (procset_count(&b->procs, k->tk.key) > 1)
+			procset_label(&b->procs, k->tk.key, k->tk.start, id, sizeof(id));
 		else
-			snprintf(id, sizeof(id), "%lld", (long long)k->key);
+			snprintf(id, sizeof(id), "%lld", (long long)k->tk.key);
 		if (k->comm_id > 0 &&
 		    !sqlite3_prepare_v2(db_sqlite(b->db), "SELECT name FROM comms WHERE id=?1",
 					-1, &st, NULL)) {
@@ -972,13 +953,13 @@ static void group_name(struct build *b, const struct keyent *k, char *buf, size_
 		break;
 	}
 	case TL_BY_BINARY:
-		binary_display(b, k->key, buf, len);
+		binary_display(b, k->tk.key, buf, len);
 		break;
 	case TL_BY_SYMBOL:
-		snprintf(buf, len, "%s", b->sym[k->key].name);
+		snprintf(buf, len, "%s", b->sym[k->tk.key].name);
 		break;
 	case TL_BY_CGROUP:
-		snprintf(buf, len, "%s", b->cgs.names[k->key]);
+		snprintf(buf, len, "%s", b->cgs.names[k->tk.key]);
 		break;
 	case TL_BY_NONE:
 	case TL_BY_HOST:	/* not of a local database */
@@ -1001,30 +982,56 @@ static void cgroup_note(struct timeline *t, const struct cgset *cs)
 			 "process's first sample (no PERF_SAMPLE_CGROUP)");
 }
 
-static void rank(struct build *b)
+/* What key_cmp() sorts by (qsort_r's context). */
+struct rank_ctx {
+	const char *ent;
+	size_t stride;
+	int value;
+};
+
+static int key_cmp(const void *pa, const void *pb, void *arg)
 {
-	struct timeline *t = b->t;
-	int top = b->o->top > 0 ? b->o->top : TL_TOP_DEFAULT;
-	size_t *order = xmalloc((b->nent + 1) * sizeof(*order));
+	const struct rank_ctx *rc = arg;
+	const struct timeline_key *a = (const void *)(rc->ent + *(const size_t *)pa * rc->stride);
+	const struct timeline_key *c = (const void *)(rc->ent + *(const size_t *)pb * rc->stride);
+	int v = rc->value;
+
+	if (a->total[v] != c->total[v])
+		return a->total[v] > c->total[v] ? -1 : 1;
+	if (a->total[TL_SAMPLES] != c->total[TL_SAMPLES])
+		return a->total[TL_SAMPLES] > c->total[TL_SAMPLES] ? -1 : 1;
+	if (a->key != c->key)
+		return a->key < c->key ? -1 : 1;
+	return a->start < c->start ? -1 : a->start > c->start;
+}
+
+void timeline_rank_keys(struct timeline *t, const struct timeline_opts *o,
+			void *ent, size_t n, size_t stride,
+			void (*name)(void *ctx, const struct timeline_key *k,
+				     char *buf, size_t len),
+			void *ctx)
+{
+	int top = o->top > 0 ? o->top : TL_TOP_DEFAULT;
+	size_t *order = xmalloc((n + 1) * sizeof(*order));
+	struct rank_ctx rc = { ent, stride, 0 };
 
 	if (top > (int)ARRAY_SIZE(t->ranks[0].idx))
 		top = ARRAY_SIZE(t->ranks[0].idx);
-	for (int r = 0; r < b->o->nrank && t->nranks < TL_MAXV; r++) {
+	for (int r = 0; r < o->nrank && t->nranks < TL_MAXV; r++) {
 		struct timeline_rank *rk;
-		int v = b->o->rank[r];
+		int v = o->rank[r];
 
 		if (v < 0 || v >= t->nv || timeline_rank_of(t, v))
 			continue;
 		rk = &t->ranks[t->nranks++];
 		memset(rk, 0, sizeof(*rk));
 		rk->value = v;
-		for (size_t i = 0; i < b->nent; i++)
+		for (size_t i = 0; i < n; i++)
 			order[i] = i;
-		sort_b = b;
-		sort_value = v;
-		qsort(order, b->nent, sizeof(*order), ent_cmp);
-		for (size_t i = 0; i < b->nent; i++) {
-			struct keyent *k = &b->ent[order[i]];
+		rc.value = v;
+		qsort_r(order, n, sizeof(*order), key_cmp, &rc);
+		for (size_t i = 0; i < n; i++) {
+			struct timeline_key *k = (void *)((char *)ent + order[i] * stride);
 
 			if (!k->total[v])
 				break;
@@ -1038,7 +1045,7 @@ static void rank(struct build *b)
 				t->groups = xrealloc(t->groups, (t->ngroups + 1) * sizeof(*g));
 				g = &t->groups[t->ngroups];
 				memset(g, 0, sizeof(*g));
-				group_name(b, k, g->name, sizeof(g->name));
+				name(ctx, k, g->name, sizeof(g->name));
 				memcpy(g->total, k->total, sizeof(g->total));
 				g->v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
 				k->group = (ssize_t)t->ngroups++;
@@ -1047,6 +1054,12 @@ static void rank(struct build *b)
 		}
 	}
 	free(order);
+}
+
+/* timeline_rank_keys()'s namer for the keys of a build. */
+static void key_name(void *ctx, const struct timeline_key *k, char *buf, size_t len)
+{
+	group_name(ctx, (const struct keyent *)k, buf, len);
 }
 
 /* Phase 2: the buckets. */
@@ -1060,8 +1073,8 @@ static int fill(struct build *b)
 	if (b->onepass) {
 		/* phase 1 read the rows: its buckets are the groups' */
 		for (size_t i = 0; i < b->nent; i++)
-			if (b->ent[i].group >= 0)
-				memcpy(t->groups[b->ent[i].group].v, b->ent[i].v,
+			if (b->ent[i].tk.group >= 0)
+				memcpy(t->groups[b->ent[i].tk.group].v, b->ent[i].v,
 				       t->nbuckets * (size_t)t->nv * sizeof(double));
 		t->samples = t->all.total[TL_SAMPLES];
 		return 0;
@@ -1077,8 +1090,8 @@ static int fill(struct build *b)
 		if (skip)
 			continue;
 		if (b->o->by != TL_BY_NONE && (ei = hmap_find(&b->keys, key, (uint64_t)start)) &&
-		    b->ent[*ei].group >= 0)
-			g = &t->groups[b->ent[*ei].group];
+		    b->ent[*ei].tk.group >= 0)
+			g = &t->groups[b->ent[*ei].tk.group];
 		add_row(t, &r, g ? g->v : NULL);
 	}
 	tsrc_close(&src);
@@ -1506,7 +1519,7 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	if (o->by != TL_BY_NONE) {
 		if (key_totals(&b) < 0)
 			goto fail;
-		rank(&b);
+		timeline_rank_keys(b.t, b.o, b.ent, b.nent, sizeof(*b.ent), key_name, &b);
 	}
 	if (fill(&b) < 0)
 		goto fail;

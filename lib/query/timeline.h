@@ -134,6 +134,32 @@ static inline double timeline_value(const struct timeline *t, const struct timel
 const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value);
 
 /*
+ * A key of a --by split, as timeline_rank_keys() ranks it: its totals per
+ * value, the tie-breaks after them (key, then start) and its group in
+ * t->groups (-1 until it gets one).  The caller's entries begin with it.
+ */
+struct timeline_key {
+	int64_t key;
+	int64_t start;
+	uint64_t total[TL_MAXV];
+	ssize_t group;
+};
+
+/*
+ * For each value of o->rank not ranked yet, rank the n entries at ent
+ * (each stride bytes, beginning with a struct timeline_key) by that value,
+ * then samples, key and start: the top o->top with a nonzero total get a
+ * group of t (named by name(ctx, key, buf, len), its buckets zeroed), the
+ * others count in the rank's rest.  Used by timeline_build() and the fleet
+ * plot (lib/fleet/fleetplot.c), so that both rank alike.
+ */
+void timeline_rank_keys(struct timeline *t, const struct timeline_opts *o,
+			void *ent, size_t n, size_t stride,
+			void (*name)(void *ctx, const struct timeline_key *k,
+				     char *buf, size_t len),
+			void *ctx);
+
+/*
  * Default bucket for a range: about 500 buckets or fewer, rounded up to
  * 1, 2 or 5 x 10^k ms, at least 1 ms.
  */
