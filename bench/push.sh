@@ -85,7 +85,7 @@ else
 	echo "# recording: $(nproc) x split603010 $secs + pagetouch loop, cpu-clock -F $hz + $events;" \
 		"perf_event_max_sample_rate $(cat $maxrate)"
 	"$STROBE" record --db "$db" --sample-event cpu-clock -F "$hz" -e "$events" \
-		--name push-bench -- perf record -q -a -F "$hz" $(perf_bid) -o "$tmp/perf.data" \
+		--name push-bench -- perf record -q -a -F "$hz" "$(perf_bid)" -o "$tmp/perf.data" \
 		-e "{cpu-clock,$events}:S" -- sh "$tmp/wl.sh" >"$tmp/rec.out" 2>"$tmp/rec.err"
 	rc=$?
 	line=$(grep 'strobe record: session' "$tmp/rec.err" | tail -1)
@@ -122,10 +122,10 @@ push() {	# ROWS: one timed push of the session into empty tables
 	STROBE_PUSH_BATCH_ROWS=$1 /usr/bin/time -f "%e %U %S" -o "$tmp/push.time" \
 		"$STROBE" push --to "$url" --db "$db" --host bench --session "$sid" \
 		>"$tmp/push.out" 2>"$tmp/push.err" ||
-		{ echo "push.sh: strobe push failed: $(cat "$tmp/push.err")" >&2; exit 1; }
+		{ echo "push.sh: strobe push failed: $(cat "$tmp/push.err")" >&2; : >"$tmp/failed"; exit 1; }
 	c1=$(srv_cpu)
 	n=$(ch_q 1 "SELECT count() FROM strobe.samples WHERE host = 'bench'")
-	[ "$n" = "$samples" ] || { echo "push.sh: $n samples in ClickHouse, not $samples" >&2; exit 1; }
+	[ "$n" = "$samples" ] || { echo "push.sh: $n samples in ClickHouse, not $samples" >&2; : >"$tmp/failed"; exit 1; }
 }
 echo "# pushing session $sid ($samples samples) to two shards, STROBE_PUSH_BATCH_ROWS in: $sizes"
 echo "# batch_rows run wall_s push_cpu_s servers_cpu_s samples_per_s"
@@ -140,6 +140,7 @@ while [ $r -le "$runs" ]; do
 	sizes="$(echo $sizes | cut -d' ' -f2-) $(echo $sizes | cut -d' ' -f1)"
 	r=$((r + 1))
 done | tee "$tmp/runs"
+[ -e "$tmp/failed" ] && exit 1
 awk '
 function median(a, n,   i, j, t) {
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
