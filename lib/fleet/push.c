@@ -25,21 +25,35 @@ static void sb_put(struct sbuf *b, const char *s, size_t n)
 	sbuf_add(b, s, n);
 }
 
-/* v in decimal, then sep unless it is 0 */
-static void sb_i64(struct sbuf *b, int64_t v, char sep)
+/* v in decimal at the end of tmp[24], then sep unless it is 0: the
+ * start.  By hand: snprintf was 40% of a push's CPU time (bench/push.sh) */
+static char *fmt_u64(char tmp[24], uint64_t v, char sep)
 {
-	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRId64 "%c", v, sep);
+	char *p = tmp + 24;
 
-	sb_put(b, tmp, sep ? n : n - 1);
+	if (sep)
+		*--p = sep;
+	do {
+		*--p = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	return p;
 }
 
 static void sb_u64(struct sbuf *b, uint64_t v, char sep)
 {
-	char tmp[24];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64 "%c", v, sep);
+	char tmp[24], *p = fmt_u64(tmp, v, sep);
 
-	sb_put(b, tmp, sep ? n : n - 1);
+	sb_put(b, p, tmp + sizeof(tmp) - p);
+}
+
+static void sb_i64(struct sbuf *b, int64_t v, char sep)
+{
+	char tmp[24], *p = fmt_u64(tmp, v < 0 ? -(uint64_t)v : (uint64_t)v, sep);
+
+	if (v < 0)
+		*--p = '-';
+	sb_put(b, p, tmp + sizeof(tmp) - p);
 }
 
 void push_tsv_escape(struct sbuf *b, const char *s)
