@@ -164,6 +164,18 @@ ch_fleet() {
 	url=$(ch_url 1)
 }
 
+# ch_shard_hosts: hA and hB, two host names that the Distributed tables'
+# sharding key (cityHash64(host) % 2) sends to shard 1 and shard 2
+ch_shard_hosts() {
+	hA= hB=
+	for h in alpha bravo charlie delta echo foxtrot golf hotel; do
+		s=$(ch_q 1 "SELECT cityHash64('$h') % 2")
+		if [ "$s" = 0 ] && [ -z "$hA" ]; then hA=$h; fi
+		if [ "$s" = 1 ] && [ -z "$hB" ]; then hB=$h; fi
+	done
+	[ -n "$hA" ] && [ -n "$hB" ] || fail "no host names for both shards"
+}
+
 ch_cleanup() {
 	for n in $ch_pids; do
 		p=$(cat "$tmp/ch$n/pid" 2>/dev/null)

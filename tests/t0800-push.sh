@@ -21,13 +21,7 @@ ok "two clickhouse-server shards up, schema applied"
 
 # two host names on different shards (cityHash64(host) % 2, as the
 # Distributed tables shard)
-hA= hB=
-for h in alpha bravo charlie delta echo foxtrot golf hotel; do
-	s=$(ch_q 1 "SELECT cityHash64('$h') % 2")
-	if [ "$s" = 0 ] && [ -z "$hA" ]; then hA=$h; fi
-	if [ "$s" = 1 ] && [ -z "$hB" ]; then hB=$h; fi
-done
-[ -n "$hA" ] && [ -n "$hB" ] || fail "no host names for both shards"
+ch_shard_hosts
 
 hostile=$(printf '%s/w\tx\\y\nz' "$tmp")
 cp "$WL/split603010" "$hostile" || fail "copy the workload"

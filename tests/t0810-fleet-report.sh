@@ -20,13 +20,7 @@ command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 ch_fleet
 ok "two clickhouse-server shards up, schema applied"
 
-hA= hB=
-for h in alpha bravo charlie delta echo foxtrot golf hotel; do
-	s=$(ch_q 1 "SELECT cityHash64('$h') % 2")
-	if [ "$s" = 0 ] && [ -z "$hA" ]; then hA=$h; fi
-	if [ "$s" = 1 ] && [ -z "$hB" ]; then hB=$h; fi
-done
-[ -n "$hA" ] && [ -n "$hB" ] || fail "no host names for both shards"
+ch_shard_hosts
 
 "$STROBE" record --db "$tmp/a.db" --sample-event cpu-clock -F 2000 -e page-faults -- \
 	"$WL/split603010" 1 >/dev/null 2>"$tmp/rec.err" || fail "record a: $(cat "$tmp/rec.err")"
