@@ -170,3 +170,37 @@ need_users() {
 as_nobody() { setpriv --reuid="$nuid" --regid="$ngid" --clear-groups "$@"; }
 as_member() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
 as_other() { setpriv --reuid="$duid" --regid="$dgid" --groups="$gid" "$@"; }
+
+# db_lock_hold SECS: a process holds $STROBE_DB's write lock (BEGIN
+# IMMEDIATE), so that strobed's ingest stores nothing, until
+# db_lock_release or SECS seconds; returns once the lock is taken.
+# $tmp/unlocked appears when it is released (a test checks it did not
+# happen too early).
+db_lock_hold() {
+	rm -f "$tmp/locked" "$tmp/release" "$tmp/unlocked"
+	python3 - "$STROBE_DB" "$1" "$tmp" <<'PY' &
+import os, sqlite3, sys, time
+db, secs, d = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+c = sqlite3.connect(db, timeout=20, isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+open(d + "/locked", "w").close()
+end = time.monotonic() + secs
+while not os.path.exists(d + "/release") and time.monotonic() < end:
+    time.sleep(0.05)
+c.execute("ROLLBACK")
+open(d + "/unlocked", "w").close()
+PY
+	db_lock_pid=$!
+	_i=0
+	while [ ! -e "$tmp/locked" ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 200 ] && fail "could not take the database's write lock"
+		sleep 0.05
+	done
+}
+
+# db_lock_release: end db_lock_hold's hold and wait for it
+db_lock_release() {
+	: >"$tmp/release"
+	wait "$db_lock_pid"
+}

@@ -22,26 +22,7 @@ rm -f "$tmp"/jit/jit-*.dump
 start_daemon
 "$STROBE" start --sample-event cpu-clock -F 1000 --name late >"$tmp/id" 2>"$tmp/start.err" ||
 	fail "start: $(cat "$tmp/start.err")"
-rm -f "$tmp/locked"
-python3 - "$STROBE_DB" 60 "$tmp" <<'PY' &
-import os, sqlite3, sys, time
-db, secs, d = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-c = sqlite3.connect(db, timeout=20, isolation_level=None)
-c.execute("BEGIN IMMEDIATE")
-open(d + "/locked", "w").close()
-end = time.monotonic() + secs
-while not os.path.exists(d + "/release") and time.monotonic() < end:
-    time.sleep(0.05)
-c.execute("ROLLBACK")
-open(d + "/unlocked", "w").close()
-PY
-lock_pid=$!
-i=0
-while [ ! -e "$tmp/locked" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "could not take the database's write lock"
-	sleep 0.05
-done
+db_lock_hold 60
 sh -c 'echo $$ >"$1/map.pid"; exec "$2/jitmap" 0.5' sh "$tmp" "$WL" 2>"$tmp/jitmap.err" ||
 	fail "jitmap: $(cat "$tmp/jitmap.err")"
 sh -c 'echo $$ >"$1/dump.pid"; exec "$2/jitdump" "$1/jit" 0.5' sh "$tmp" "$WL" 2>"$tmp/jitdump.err" ||
@@ -52,8 +33,7 @@ dpid=$(cat "$tmp/dump.pid")
 # ingest has not seen them: no rows yet (it is stuck behind the lock)
 n=$(sqlite3 -readonly "$STROBE_DB" "SELECT count(*) FROM jit_maps WHERE pid IN ($mpid, $dpid)" 2>/dev/null || echo locked)
 echo "# during the stall: jit_maps rows of the two: $n"
-: >"$tmp/release"
-wait $lock_pid
+db_lock_release
 "$STROBE" stop >"$tmp/stop.out" 2>"$tmp/stop.err" || fail "stop: $(cat "$tmp/stop.err")"
 map=/tmp/perf-$mpid.map
 dump=$tmp/jit/jit-$dpid.dump

@@ -47,26 +47,7 @@ as_nobody test -r "$tmp/dhome/home" && fail "nobody can read daemon's home"
 start_daemon
 as_member "$STROBE" start --sample-event cpu-clock -F 1000 --name private >"$tmp/id" 2>"$tmp/err" ||
 	fail "start as a member: $(cat "$tmp/err")"
-rm -f "$tmp/locked"
-python3 - "$STROBE_DB" 60 "$tmp" <<'PY' &
-import os, sqlite3, sys, time
-db, secs, d = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-c = sqlite3.connect(db, timeout=20, isolation_level=None)
-c.execute("BEGIN IMMEDIATE")
-open(d + "/locked", "w").close()
-end = time.monotonic() + secs
-while not os.path.exists(d + "/release") and time.monotonic() < end:
-    time.sleep(0.05)
-c.execute("ROLLBACK")
-open(d + "/unlocked", "w").close()
-PY
-lock_pid=$!
-i=0
-while [ ! -e "$tmp/locked" ]; do
-	i=$((i + 1))
-	[ $i -gt 200 ] && fail "could not take the database's write lock"
-	sleep 0.05
-done
+db_lock_hold 60
 "$tmp/pub/public" 1 || fail "public"
 as_other "$tmp/dhome/home" 1 || fail "home"
 as_nobody "$tmp/pub/xonly" 1 || fail "xonly"
@@ -78,8 +59,7 @@ n=$(sqlite3 -readonly "$STROBE_DB" "SELECT count(*) FROM binaries WHERE path LIK
 	fail "reading binaries during the stall"
 [ "$n" = 0 ] || fail "ingest saw $n of the four binaries before the lock was released: the test tests nothing"
 echo "# all four exited with ingest stalled (no binaries row of theirs yet)"
-: >"$tmp/release"
-wait $lock_pid
+db_lock_release
 as_member "$STROBE" stop >"$tmp/stop" 2>&1 || fail "stop: $(cat "$tmp/stop")"
 stop_daemon || fail "strobed did not exit cleanly"
 
