@@ -188,6 +188,7 @@ struct gen {
 	struct chclient *c;
 	const uint8_t *have;
 	uint64_t sent, rows_sent;
+	int running;			/* pushing an interval of a running session */
 };
 
 /* the batch being filled */
@@ -532,7 +533,7 @@ struct part {
 	int final;
 	const struct push_interval *there;	/* its row on the server, if any */
 	uint64_t samples;		/* pass 1: its sample rows */
-	char hash[33];			/* pass 1: XXH3-128 of its batches */
+	char hash[33];			/* pass 1: XXH3-128 of its sample batches */
 };
 
 /* every batch of part pt, in order, to g->emit */
@@ -586,8 +587,11 @@ static int emit_hash(struct gen *g, uint32_t batch, const char *table, const cha
 		XXH3_128bits_update(g->hash, table, strlen(table) + 1);
 		XXH3_128bits_update(g->hash, rows->s, rows->n);
 	}
-	XXH3_128bits_update(g->phash, table, strlen(table) + 1);
-	XXH3_128bits_update(g->phash, rows->s, rows->n);
+	/* a part's own hash is of its samples only: the binaries' rows say
+	 * what the host knows of them at the time (problem, cached), which
+	 * may change while the session runs */
+	if (!strcmp(table, "samples"))
+		XXH3_128bits_update(g->phash, rows->s, rows->n);
 	return 0;
 }
 
@@ -729,6 +733,12 @@ static int send_symbols(struct gen *g, struct error *e)
 		key = line.s;
 		if (nhave && bsearch(&key, have, nhave, sizeof(*have), cmp_str))
 			continue;
+		/* while the session runs, a location not named yet ([binary
+		 * unavailable] before the binary or the kallsyms snapshot is
+		 * stored, [unknown]) may be named later: its row goes when the
+		 * session has stopped, for the fleet keeps the first name */
+		if (g->running && l->symbol && l->symbol[0] == '[')
+			continue;
 		sb_put(&rows, line.s, strlen(line.s));
 		sb_put(&rows, "\t", 1);
 		push_tsv_escape(&rows, l->symbol);
@@ -853,7 +863,7 @@ static int server_intervals(struct gen *g, struct push_interval **iv, size_t *n,
 	struct sbuf q = { 0 }, out = { 0 };
 	int ret;
 
-	sbuf_addf(&q, "SELECT DISTINCT interval, first_row, last_row, first_batch, batches, "
+	sbuf_addf(&q, "SELECT DISTINCT interval_no, first_row, last_row, first_batch, batches, "
 		  "batch_rows, samples, samples_total, content_hash FROM intervals WHERE host = ");
 	push_sql_quote(&q, g->host);
 	sbuf_addf(&q, " AND session = %" PRId64 " FORMAT TabSeparated", g->s->id);
@@ -920,18 +930,21 @@ static int part_pass1(struct gen *g, struct part *pt, struct error *e)
 	return 0;
 }
 
-/* pass 2 of part pt: its symbols, then the batches the server lacks */
+/* pass 2 of part pt: its symbols, then the batches the server lacks (an
+ * interval all there of a stopped session: the symbols its push left out) */
 static int part_send(struct gen *g, struct part *pt, const uint8_t *have, struct error *e)
 {
 	uint32_t i;
 
 	for (i = pt->first; i < pt->end && have[i]; i++)
 		;
-	if (i == pt->end)
+	if (i == pt->end && (g->running || !pt->there))
 		return 0;
 	g->emit = emit_nop;
 	if (gen_part(g, pt, e) < 0 || send_symbols(g, e) < 0)
 		return -1;
+	if (i == pt->end)
+		return 0;
 	g->have = have;
 	g->emit = emit_send;
 	progress_phase(g->progress, pt->samples, "samples pushed");
@@ -970,7 +983,7 @@ static int send_interval(struct gen *g, const struct push_interval *iv, const st
 		free(t.s);
 	}
 	sb_put(&r, "]\n", 2);
-	ret = chclient_insert(g->c, "INSERT INTO intervals (host, session, interval, day, "
+	ret = chclient_insert(g->c, "INSERT INTO intervals (host, session, interval_no, day, "
 			      "first_row, last_row, first_batch, batches, batch_rows, samples, "
 			      "samples_total, content_hash, name, backend, kernel_release, nr_cpus, "
 			      "sample_event, sample_freq, sample_period, start_ns, wall_offset_ns, "
@@ -998,6 +1011,7 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 	int64_t lo, hi, next_row, cut;
 	int ret = -1, extra = 0, running = !db_session_complete(g->s), cutting = 0;
 
+	g->running = running;
 	g->res = resolver_new(g->db, g->s, e);
 	if (!g->res)
 		return -1;
@@ -1021,6 +1035,9 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 	push_plan_next(iv, niv_there, lo, &next_row, &next_batch);
 	if (running) {
 		if (committed_cut(g, &cut, e) < 0)
+			goto out;
+		/* the comms of the samples up to the cut are committed */
+		if (load_comms(g, e) < 0)
 			goto out;
 		cutting = push_plan_cut(iv, niv_there, lo, cut, &niv);
 		if (cutting) {

@@ -1,5 +1,5 @@
 -- 003-intervals.sql: strobe's ClickHouse fleet schema, version 3 (doc/SCHEMA.md,
--- "ClickHouse"; doc/FLEET.md, "Pushing from strobed").  Apply after the
+-- "ClickHouse", and doc/FLEET.md, "Pushing from strobed").  Apply after the
 -- files before it, on every server of strobe_fleet, in database strobe.
 -- Needs ClickHouse 18.16 or later.
 --
@@ -21,7 +21,7 @@ INSERT INTO schema_version (version) VALUES (3);
 CREATE TABLE IF NOT EXISTS intervals_local (
 	host		String,
 	session		Int64,
-	interval	UInt32,			-- 1, 2, ...
+	interval_no	UInt32,			-- 1, 2, ... ("interval" is a keyword)
 	day		Date,			-- UTC day of the session's start
 	first_row	Int64,			-- SQLite samples rowids, inclusive
 	last_row	Int64,
@@ -30,9 +30,9 @@ CREATE TABLE IF NOT EXISTS intervals_local (
 	batch_rows	UInt32,			-- rows a batch at most (the session's plan)
 	samples		UInt64,			-- sample rows of this interval
 	samples_total	UInt64,			-- of intervals 1..interval
-	content_hash	String,			-- XXH3-128 of its batches
+	content_hash	String,			-- XXH3-128 of its sample batches
 	-- the session as it was when the interval was cut (for reports of a
-	-- running session; batch 0 of sessions replaces it once stopped)
+	-- running session: batch 0 of sessions replaces it once stopped)
 	name		String,
 	backend		String,
 	kernel_release	String,
@@ -44,6 +44,6 @@ CREATE TABLE IF NOT EXISTS intervals_local (
 	wall_offset_ns	Int64,
 	events		Array(String),
 	pushed		DateTime DEFAULT now()
-) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, interval);
+) ENGINE = MergeTree PARTITION BY toYYYYMMDD(day) ORDER BY (host, session, interval_no);
 CREATE TABLE IF NOT EXISTS intervals AS intervals_local
 	ENGINE = Distributed(strobe_fleet, strobe, intervals_local, cityHash64(host));
