@@ -39,6 +39,8 @@ struct pusher {
 	/* the oldest session seen running and not pushed whole since: the
 	 * stopped sessions looked at start there, whatever stopped after it */
 	int64_t floor;
+	int64_t next_id;		/* the id after the newest session when the
+					 * last attempt began */
 	struct pusher_state st;		/* under lock */
 };
 
@@ -99,6 +101,20 @@ static int ask_server_max(struct pusher *p, struct chclient *c, struct error *e)
 	return r;
 }
 
+static int64_t max_id(struct pusher *p)
+{
+	sqlite3_stmt *st;
+	int64_t v = INT64_MAX - 1;	/* unknown: hold everything */
+
+	if (sqlite3_prepare_v2(db_sqlite(p->db), "SELECT coalesce(max(id), 0) FROM sessions", -1,
+			       &st, NULL) != SQLITE_OK)
+		return v;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 /* The running sessions, whose next interval is due: their ids into *ids
  * (malloc'ed); their number. */
 static size_t running(struct pusher *p, int64_t **ids)
@@ -135,6 +151,7 @@ static int attempt(struct pusher *p, struct error *e)
 	pthread_mutex_lock(&p->lock);
 	last = p->st.last_session;
 	pthread_mutex_unlock(&p->lock);
+	p->next_id = max_id(p) + 1;
 	nr = running(p, &rids);
 	if (nr && rids[0] < p->floor)
 		p->floor = rids[0];
@@ -221,9 +238,24 @@ static void *run(void *arg)
 			p->st.error[0] = 0;
 			backoff = BACKOFF_FIRST_S;
 		}
-		if (p->db)
-			p->st.pending = scope(p, p->floor - 1 < p->st.last_session ?
-					      p->floor - 1 : p->st.last_session, NULL);
+		if (p->db) {
+			int64_t *ids = NULL, after = p->floor - 1 < p->st.last_session ?
+				p->floor - 1 : p->st.last_session;
+
+			p->st.pending = scope(p, after, &ids);
+			/* what retention keeps: the pending ones, the running
+			 * ones, and those that began after this attempt */
+			if (r == 0) {
+				int64_t h = p->next_id;
+
+				if (p->floor < h)
+					h = p->floor;
+				if (p->st.pending && ids[0] < h)
+					h = ids[0];
+				p->st.hold_from = h;
+			}
+			free(ids);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;
@@ -247,6 +279,7 @@ struct pusher *pusher_start(const char *db_path, const char *url_text,
 	p->interval_s = interval_s;
 	p->since_wall_ns = since_wall_ns;
 	p->floor = INT64_MAX;
+	p->st.hold_from = 1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	/* strobed takes its signals by signalfd: none for this thread */

@@ -11,6 +11,9 @@
 # says 'already pushed' (the same plan, the same content hash).
 # Session B: strobed is killed with SIGKILL while it runs and restarted:
 # the new strobed marks it interrupted and pushes the rest, exactly once.
+# Then, the host's shard down, strobed --push --max-size 1K keeps every
+# session (one log line, counted in 'strobe status') until they are
+# pushed; once the shard is back, the next plan removes them.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
@@ -162,5 +165,47 @@ cp "$tmp/strobed.log" "$tmp/strobed1.log"
 start_daemon --push "$url" --push-interval 1 --push-password-file "$pw"
 [ "$(state "$b")" = interrupted ] || fail "session $b is $(state "$b") after the restart, want interrupted"
 exact "$b"
+
+# --- retention (--max-size) keeps what --push has not pushed yet
+stop_daemon || fail "strobed exited $?"
+ch_kill "$shard"
+start_daemon --push "$url" --push-interval 1 --push-password-file "$pw" --max-size 1K
+"$STROBE" start --sample-event cpu-clock -F 99 --name ivC >"$tmp/idC" 2>"$tmp/start.err" ||
+	fail "start C: $(cat "$tmp/start.err")"
+c=$(cat "$tmp/idC")
+"$WL/split603010" 1 || fail "split603010"
+"$STROBE" stop >/dev/null 2>"$tmp/stop.err" || fail "stop C: $(cat "$tmp/stop.err")"
+i=0
+until grep -q "retention: keeping .* that --push has not pushed" "$tmp/strobed.log"; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && fail "no retention hold line in the log: $(cat "$tmp/strobed.log")"
+	sleep 0.2
+done
+"$STROBE" status >"$tmp/st" || fail "status"
+grep -q "^push to .*kept from retention until pushed" "$tmp/st" || fail "status does not count the sessions kept: $(cat "$tmp/st")"
+sleep 1
+for id in "$a" "$b" "$c"; do
+	[ "$(state "$id")" = done ] || [ "$(state "$id")" = interrupted ] ||
+		fail "session $id is '$(state "$id")' while the server is down, under --max-size 1K"
+done
+[ "$(grep -c "retention: keeping" "$tmp/strobed.log")" = 1 ] || fail "the hold is logged more than once: $(grep 'retention: keeping' "$tmp/strobed.log")"
+ok "server down, --max-size 1K: sessions $a, $b, $c kept: $(grep 'retention: keeping' "$tmp/strobed.log" | cut -d' ' -f4-)"
+ok "status: $(grep '^push to' "$tmp/st")"
+ch_start "$shard"
+exact "$c"
+# the next plan (at the end of a session) removes what is pushed now
+"$STROBE" start --sample-event cpu-clock -F 99 --name ivD >"$tmp/idD" 2>"$tmp/start.err" ||
+	fail "start D: $(cat "$tmp/start.err")"
+d=$(cat "$tmp/idD")
+sleep 2
+"$STROBE" stop >/dev/null 2>"$tmp/stop.err" || fail "stop D: $(cat "$tmp/stop.err")"
+i=0
+until [ "$(sqlq "$STROBE_DB" "SELECT count(*) FROM sessions WHERE id IN ($a, $b, $c)")" = 0 ]; do
+	i=$((i + 1))
+	[ $i -gt 150 ] && fail "--max-size 1K did not remove the pushed sessions $a, $b, $c: $(sqlq "$STROBE_DB" "SELECT id, state FROM sessions") $(tail -n 5 "$tmp/strobed.log")"
+	sleep 0.2
+done
+[ "$(sqlq "$STROBE_DB" "SELECT count(*) FROM sessions WHERE id = $d")" = 1 ] || fail "session $d is gone"
+ok "once pushed, --max-size 1K removed sessions $a, $b, $c (session $d stays)"
 stop_daemon || fail "strobed exited $?"
 exit 0
