@@ -1237,7 +1237,7 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 			goto out;
 		if (db_session_complete(&s) || (o->intervals && !strcmp(s.state, "running")))
 			ids[k++] = ids[i];
-		else if (o->nsessions) {
+		else if (o->nsessions && !o->intervals) {
 			error_set(e, "session %" PRId64 " is %s: push it once it has stopped (and "
 				  "strobed has finished writing it)", ids[i], s.state);
 			goto out;

@@ -16,6 +16,11 @@
  * (asked with one query per session).  A push interrupted anywhere is
  * resumed by pushing again; a session already there with another content
  * hash is refused before anything is sent.
+ *
+ * strobed --push also pushes running sessions in intervals (schema 3,
+ * pushplan.c): each a range of the session's sample rowids as a range of
+ * its batch numbers, with a row in table intervals that is the plan of
+ * those batches; the push of the stopped session follows them.
  */
 #ifndef STROBE_PUSH_H
 #define STROBE_PUSH_H
@@ -43,7 +48,8 @@ struct push_opts {
 	int64_t since_wall_ns;		/* sessions started at or after (CLOCK_REALTIME) */
 	size_t batch_rows;		/* 0: PUSH_BATCH_ROWS */
 	/* strobed --push: a running session of sessions[] gets its next
-	 * interval (what was committed since the last one), not refused */
+	 * interval (what was committed since the last one), not refused;
+	 * one neither running nor stopped whole (aborted) is left out */
 	int intervals;
 	struct progress *progress;	/* NULL: none */
 	/* called after each session with a line for the user (no newline) */
