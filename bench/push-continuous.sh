@@ -4,10 +4,12 @@
 # and with --push --push-interval 10 into two local ClickHouse shards
 # (tests/clickhouse.sh), side by side, modes alternated and rotated.
 #
-# Usage: bench/push-continuous.sh [-r ROUNDS] [-n MILLION_ROUNDS] [-j JOBS]
+# Usage: bench/push-continuous.sh [-r ROUNDS] [-n MILLION_ROUNDS] [-j JOBS] [-i S]
 #   -r  rounds (default 3)
 #   -n  work per instance: bench/spin N (default 1500, about 4 s here)
 #   -j  instances at once (default: the number of CPUs)
+#   -i  --push-interval (default 10; 1 cuts the running session into
+#       intervals of a second, pushed while it runs)
 #
 # Per run: the workload's wall time (fixed work, so a slower run is the
 # cost), strobed's CPU time during the run from /proc/PID/stat (utime +
@@ -18,13 +20,14 @@ set -u
 bdir=$(cd "$(dirname "$0")" && pwd)
 export STROBE_TOP=${STROBE_TOP:-$(cd "$bdir/.." && pwd)}
 export STROBE_BUILD=${STROBE_BUILD:-$STROBE_TOP}
-rounds=3 work=1500 jobs=$(nproc)
-while getopts r:n:j: o; do
+rounds=3 work=1500 jobs=$(nproc) ival=10
+while getopts r:n:j:i: o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	n) work=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) echo "usage: $0 [-r ROUNDS] [-n MILLION_ROUNDS] [-j JOBS]" >&2; exit 2 ;;
+	i) ival=$OPTARG ;;
+	*) echo "usage: $0 [-r ROUNDS] [-n MILLION_ROUNDS] [-j JOBS] [-i S]" >&2; exit 2 ;;
 	esac
 done
 . "$STROBE_TOP/tests/lib.sh"
@@ -48,7 +51,7 @@ start_one() {	# NAME ARGS...
 	done
 }
 start_one plain
-start_one push --push "$url" --push-interval 10 --push-password-file "$pw"
+start_one push --push "$url" --push-interval "$ival" --push-password-file "$pw"
 trap 'for n in plain push; do kill $(cat "$tmp/$n.pid") 2>/dev/null; done; ch_cleanup' EXIT
 
 cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# clock ticks
@@ -91,7 +94,7 @@ while [ $r -lt "$rounds" ]; do
 	modes="$(echo $modes | cut -d' ' -f2-) $(echo $modes | cut -d' ' -f1)"
 	r=$((r + 1))
 done | tee "$tmp/runs"
-awk '
+awk -v ival="$ival" '
 function median(a, n,   i, j, t) {
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -106,7 +109,7 @@ END {
 		m = ms[k]
 		for (i = 1; i <= n[m]; i++) { mw[i] = w[m, i]; mc[i] = c[m, i]; msm[i] = s[m, i] }
 		printf "%s: median wall %.3f s (x %.3f of bare), strobed CPU median %.3f s (%.2f %% of the wall time), samples median %d\n",
-			m == "plain" ? "strobed 99 Hz, no push" : "strobed 99 Hz, --push --push-interval 10",
+			m == "plain" ? "strobed 99 Hz, no push" : "strobed 99 Hz, --push --push-interval " ival,
 			median(mw, n[m]), median(mw, n[m]) / b, median(mc, n[m]), 100 * median(mc, n[m]) / median(mw, n[m]), median(msm, n[m])
 	}
 }' "$tmp/runs"

@@ -36,6 +36,11 @@ struct pusher {
 	struct db *db;
 	int asked;			/* server_max known */
 	int64_t server_max;
+	/* the oldest session seen running and not pushed whole since: the
+	 * stopped sessions looked at start there, whatever stopped after it */
+	int64_t floor;
+	int64_t next_id;		/* the id after the newest session when the
+					 * last attempt began */
 	struct pusher_state st;		/* under lock */
 };
 
@@ -80,8 +85,12 @@ static int ask_server_max(struct pusher *p, struct chclient *c, struct error *e)
 	struct sbuf q = { 0 }, out = { 0 };
 	int r;
 
-	sbuf_addf(&q, "SELECT max(session) FROM sessions WHERE host = ");
+	/* a session pushed in intervals has no row in sessions yet */
+	sbuf_addf(&q, "SELECT max(s) FROM (SELECT max(session) AS s FROM sessions WHERE host = ");
 	push_sql_quote(&q, p->host);
+	sbuf_addf(&q, " UNION ALL SELECT max(session) AS s FROM intervals WHERE host = ");
+	push_sql_quote(&q, p->host);
+	sbuf_addf(&q, ")");
 	r = chclient_query(c, q.s, &out, e);
 	if (r == 0) {
 		p->server_max = out.s ? strtoll(out.s, NULL, 10) : 0;
@@ -92,14 +101,49 @@ static int ask_server_max(struct pusher *p, struct chclient *c, struct error *e)
 	return r;
 }
 
-/* Push every session in scope: 0, or -1 with e set. */
+static int64_t max_id(struct pusher *p)
+{
+	sqlite3_stmt *st;
+	int64_t v = INT64_MAX - 1;	/* unknown: hold everything */
+
+	if (sqlite3_prepare_v2(db_sqlite(p->db), "SELECT coalesce(max(id), 0) FROM sessions", -1,
+			       &st, NULL) != SQLITE_OK)
+		return v;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The running sessions, whose next interval is due: their ids into *ids
+ * (malloc'ed); their number. */
+static size_t running(struct pusher *p, int64_t **ids)
+{
+	sqlite3_stmt *st;
+	size_t n = 0, cap = 0;
+
+	*ids = NULL;
+	if (sqlite3_prepare_v2(db_sqlite(p->db), "SELECT id FROM sessions WHERE state = "
+			       "'running' ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap)
+			*ids = xrealloc(*ids, (cap = cap ? 2 * cap : 4) * sizeof(**ids));
+		(*ids)[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* Push every stopped session in scope, then the next interval of each
+ * running one: 0, or -1 with e set. */
 static int attempt(struct pusher *p, struct error *e)
 {
 	struct push_opts o = { .host = p->host };
 	struct push_stats st;
 	struct chclient *c;
-	int64_t last, *ids = NULL;
-	size_t n = 0;
+	int64_t last, *ids = NULL, *rids = NULL;
+	size_t n = 0, nr;
 	int r;
 
 	if (!p->db && !(p->db = db_open(p->db_path, DB_READ, e)))
@@ -107,29 +151,47 @@ static int attempt(struct pusher *p, struct error *e)
 	pthread_mutex_lock(&p->lock);
 	last = p->st.last_session;
 	pthread_mutex_unlock(&p->lock);
-	if (p->asked && !scope(p, last, NULL))
+	p->next_id = max_id(p) + 1;
+	nr = running(p, &rids);
+	if (nr && rids[0] < p->floor)
+		p->floor = rids[0];
+	if (p->floor - 1 < last)
+		last = p->floor - 1;
+	if (p->asked && !nr && !scope(p, last, NULL))
 		return 0;	/* nothing new: no request at all */
 	c = chclient_new(&p->url, &p->cred, e);
-	if (!c)
+	if (!c) {
+		free(rids);
 		return -1;
+	}
 	r = p->asked ? 0 : ask_server_max(p, c, e);
 	if (r == 0)
 		n = scope(p, last, &ids);
 	if (r == 0 && n) {
 		o.sessions = ids;
 		o.nsessions = n;
+		o.intervals = 1;
+		r = push_run(p->db, c, &o, &st, e);
+	}
+	if (r == 0 && nr) {
+		/* a session that stopped since it was listed is pushed whole */
+		o.sessions = rids;
+		o.nsessions = nr;
+		o.intervals = 1;
 		r = push_run(p->db, c, &o, &st, e);
 	}
 	chclient_free(c);
 	pthread_mutex_lock(&p->lock);
 	p->st.attempts++;
 	if (r == 0) {
-		if (n)
+		if (n && ids[n - 1] > p->st.last_session)
 			p->st.last_session = ids[n - 1];
+		p->floor = nr ? rids[0] : INT64_MAX;
 		p->st.last_ok_wall_ns = (int64_t)clock_realtime_ns();
 	}
 	pthread_mutex_unlock(&p->lock);
 	free(ids);
+	free(rids);
 	return r;
 }
 
@@ -176,8 +238,24 @@ static void *run(void *arg)
 			p->st.error[0] = 0;
 			backoff = BACKOFF_FIRST_S;
 		}
-		if (p->db)
-			p->st.pending = scope(p, p->st.last_session, NULL);
+		if (p->db) {
+			int64_t *ids = NULL, after = p->floor - 1 < p->st.last_session ?
+				p->floor - 1 : p->st.last_session;
+
+			p->st.pending = scope(p, after, &ids);
+			/* what retention keeps: the pending ones, the running
+			 * ones, and those that began after this attempt */
+			if (r == 0) {
+				int64_t h = p->next_id;
+
+				if (p->floor < h)
+					h = p->floor;
+				if (p->st.pending && ids[0] < h)
+					h = ids[0];
+				p->st.hold_from = h;
+			}
+			free(ids);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;
@@ -200,6 +278,8 @@ struct pusher *pusher_start(const char *db_path, const char *url_text,
 	memset(cred->password, 0, sizeof(cred->password));
 	p->interval_s = interval_s;
 	p->since_wall_ns = since_wall_ns;
+	p->floor = INT64_MAX;
+	p->st.hold_from = 1;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	/* strobed takes its signals by signalfd: none for this thread */

@@ -36,6 +36,9 @@ struct pusher_state {
 	int64_t last_ok_wall_ns;	/* when the last push succeeded (0: never) */
 	uint64_t pending;		/* stopped sessions not on the server yet */
 	uint64_t attempts, failures;
+	/* retention must keep the finished sessions with ids from this on:
+	 * not known to be pushed whole (1 until a push has succeeded) */
+	int64_t hold_from;
 	int down;			/* the last attempt failed */
 	char error[512];		/* its error ("" when none) */
 };

@@ -145,6 +145,7 @@ struct daemon {
 	uint64_t next_plan_ns, next_wal_ns, wal_logged;
 	int wal_named;		/* the last WAL message named the holder */
 	int over_logged;
+	size_t push_held;		/* sessions retention kept for --push */
 	/* sessions a strobed that died left running, not yet marked (the
 	 * database was locked at start-up): those up to this id */
 	int64_t recover_max_id;
@@ -201,9 +202,11 @@ static void help(void)
 	      "  --spool-disk SIZE    disk (DB.spool/) for them once memory is full (default 4G; 0: none)\n"
 	      "  --ingest-nice N|idle nice of ingest above strobed's own, 0 to 19 (default 19), or idle\n"
 	      "                       (SCHED_IDLE)\n"
-	      "  --push URL|none      push each session to ClickHouse as it stops (default none)\n"
+	      "  --push URL|none      push each session to ClickHouse, in intervals while it runs\n"
+	      "                       and the rest when it stops (default none)\n"
 	      "                       (http://HOST:8123/?database=strobe; doc/FLEET.md)\n"
-	      "  --push-interval S    with --push: look for sessions to push every S seconds,\n"
+	      "  --push-interval S    with --push: push an interval of each running session and\n"
+	      "                       look for stopped ones every S seconds,\n"
 	      "                       1 to 86400 (default 60)\n"
 	      "  --push-password-file FILE|none  with --push: the ClickHouse password, first\n"
 	      "                       line of FILE (an absolute path), which only its owner may\n"
@@ -1115,6 +1118,8 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 			proto_addf(&m, "push_last_ok_wall_ns", "%lld", (long long)ps.last_ok_wall_ns);
 			proto_addf(&m, "push_pending", "%llu", (unsigned long long)ps.pending);
 			proto_addf(&m, "push_failures", "%llu", (unsigned long long)ps.failures);
+			if (d->push_held)
+				proto_addf(&m, "push_held", "%zu", d->push_held);
 			if (ps.down)
 				proto_add(&m, "push_error", ps.error);
 		}
@@ -1338,15 +1343,22 @@ static void reap(struct daemon *d)
 static void plan(struct daemon *d)
 {
 	struct retention_usage u;
-	int64_t ids[8];
-	size_t n;
+	int64_t ids[8], hold = 0;
+	size_t n, held = 0;
 	int over;
 	struct error e;
 
 	d->next_plan_ns = now_ns() + PLAN_INTERVAL_MS * 1000000ULL;
+	if (d->pusher) {
+		struct pusher_state ps;
+
+		pusher_state(d->pusher, &ps);
+		hold = ps.hold_from;
+	}
 	if (retention_usage(d->db, d->cache_dir, &u, &e) < 0 ||
-	    retention_plan(d->db, &d->policy, &u, d->session ? session_status_id(d->session) : 0,
-			   (int64_t)clock_realtime_ns(), ids, ARRAY_SIZE(ids), &n, &over, &e) < 0) {
+	    retention_plan_hold(d->db, &d->policy, &u, d->session ? session_status_id(d->session) : 0,
+				(int64_t)clock_realtime_ns(), hold, ids, ARRAY_SIZE(ids), &n, &over,
+				&held, &e) < 0) {
 		if (db_busy(d->db)) {
 			db_blocked(d);
 			d->next_plan_ns = now_ns() + WAL_CHECK_MS * 1000000ULL;
@@ -1366,6 +1378,14 @@ static void plan(struct daemon *d)
 		free(list.s);
 		d->reaping = 1;
 	}
+	/* --push: what is not pushed yet stays; said once, until it has gone */
+	if (held && !d->push_held)
+		daemon_log("retention: keeping %zu session%s from session %lld on that --push has "
+			   "not pushed to %s yet: %s removed once pushed", held, held > 1 ? "s" : "",
+			   (long long)hold, d->push_url, held > 1 ? "they are" : "it is");
+	d->push_held = held;
+	if (held)
+		over = 0;
 	if (over && !d->over_logged)
 		daemon_log("retention: the database (%.1f MiB) and the cache (%.1f MiB) are over "
 		       "--max-size %.1f MiB, and only the running and the newest finished "
@@ -2265,8 +2285,8 @@ int main(int argc, char **argv)
 			daemon_log("%s", e.msg);
 			return 1;
 		}
-		daemon_log("pushing each session to %s as host %s once it stops (looking every "
-			   "%u s)", d.push_url, push_host, d.push_interval);
+		daemon_log("pushing each session to %s as host %s, in intervals of %u s while it "
+			   "runs and the rest once it stops", d.push_url, push_host, d.push_interval);
 	}
 	c = run(&d);
 	pusher_stop(d.pusher);	/* pushes the last session first */

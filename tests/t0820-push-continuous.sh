@@ -13,7 +13,7 @@
 # unchanged), with one recovery line in the log.  A third session stops
 # while the shard is down and strobed is restarted: the new strobed pushes
 # it.
-# Not tested (not written yet): intervals pushed while a session runs.
+# Intervals pushed while a session runs: t0821-push-intervals.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"

@@ -860,6 +860,8 @@ int cmd_status(int argc, char **argv)
 		printf("push to %s: last pushed session %s, %s pending",
 		       proto_get(&resp, "push_to"), last && strcmp(last, "0") ? last : "none",
 		       proto_get(&resp, "push_pending") ? proto_get(&resp, "push_pending") : "?");
+		if (proto_get(&resp, "push_held"))
+			printf(", %s kept from retention until pushed", proto_get(&resp, "push_held"));
 		if (err)
 			printf("; failing: %s", err);
 		putchar('\n');

@@ -27,21 +27,39 @@ void fleetquery_where(struct sbuf *b, const struct fleet_opts *o)
 		sbuf_addf(b, "%ssession = %" PRId64, o->host ? " AND " : "", o->session);
 }
 
+/*
+ * A session's row: batch 0 of sessions once it has stopped and was pushed;
+ * while it runs (strobed --push, schema 3), its newest interval row, as
+ * state 'running' with the samples pushed so far.
+ */
 void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o)
 {
 	sbuf_addf(b, "SELECT host, session, name, state, backend, sample_event, sample_freq, "
 		  "sample_period, nr_cpus, start_ns, end_ns, samples, lost, throttled "
-		  "FROM sessions WHERE batch = 0 AND ");
+		  "FROM (SELECT 0 AS src, toUInt32(0) AS k, host, session, name, state, backend, "
+		  "sample_event, sample_freq, sample_period, nr_cpus, start_ns, end_ns, samples, "
+		  "lost, throttled FROM sessions WHERE batch = 0 AND ");
 	fleetquery_where(b, o);
-	sbuf_addf(b, " ORDER BY host, session LIMIT %d FORMAT TabSeparated", FLEET_SESSIONS_MAX + 1);
+	sbuf_addf(b, " UNION ALL SELECT 1 AS src, interval_no AS k, host, session, name, "
+		  "'running' AS state, backend, sample_event, sample_freq, sample_period, "
+		  "nr_cpus, start_ns, toInt64(0) AS end_ns, toInt64(samples_total) AS samples, "
+		  "toInt64(0) AS lost, toInt64(0) AS throttled FROM intervals WHERE ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, ") ORDER BY host, session, src, k DESC LIMIT 1 BY host, session "
+		  "LIMIT %d FORMAT TabSeparated", FLEET_SESSIONS_MAX + 1);
 }
 
 void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o)
 {
-	sbuf_addf(b, "SELECT host, session, num, ev FROM sessions ARRAY JOIN events AS ev, "
-		  "arrayEnumerate(events) AS num WHERE batch = 0 AND ");
+	sbuf_addf(b, "SELECT host, session, num, ev FROM (SELECT 0 AS src, toUInt32(0) AS k, "
+		  "host, session, events FROM sessions WHERE batch = 0 AND ");
 	fleetquery_where(b, o);
-	sbuf_addf(b, " ORDER BY host, session, num FORMAT TabSeparated");
+	sbuf_addf(b, " UNION ALL SELECT 1 AS src, interval_no AS k, host, session, events FROM "
+		  "intervals WHERE ");
+	fleetquery_where(b, o);
+	sbuf_addf(b, " ORDER BY host, session, src, k DESC LIMIT 1 BY host, session) "
+		  "ARRAY JOIN events AS ev, arrayEnumerate(events) AS num "
+		  "ORDER BY host, session, num FORMAT TabSeparated");
 }
 
 /* As report.c's weigh(): the percent is of the periods when the mean
@@ -83,8 +101,8 @@ void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o)
 		fleetquery_where(b, o);
 		sbuf_addf(b, ") GROUP BY binary_key, offset) USING (binary_key, offset)");
 	}
-	sbuf_addf(b, ") ANY LEFT JOIN (SELECT host, session, binary_id, any(name) AS bname, "
-		  "any(problem) AS problem FROM binaries WHERE ");
+	sbuf_addf(b, ") ANY LEFT JOIN (SELECT host, session, binary_id, argMax(name, batch) AS bname, "
+		  "argMax(problem, batch) AS problem FROM binaries WHERE ");
 	fleetquery_where(b, o);
 	sbuf_addf(b, " GROUP BY host, session, binary_id) USING (host, session, binary_id) "
 		  "GROUP BY host, session, bname, binary_key, symbol, problem "

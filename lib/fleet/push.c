@@ -194,12 +194,15 @@ struct gen {
 	emit_fn emit;
 	struct progress *progress;
 	/* pass 1 */
-	XXH3_state_t *hash;
-	uint32_t nbatches;		/* counting batch 0 */
+	XXH3_state_t *hash;		/* of the session (NULL: not hashed) */
+	XXH3_state_t *phash;		/* of the part being made */
+	uint64_t part_samples;		/* its sample rows */
+	uint32_t nbatches;		/* counting batch 0: the end of the plan */
 	/* pass 2 */
 	struct chclient *c;
 	const uint8_t *have;
 	uint64_t sent, rows_sent;
+	int running;			/* pushing an interval of a running session */
 };
 
 /* the batch being filled */
@@ -400,15 +403,19 @@ static int load_comms(struct gen *g, struct error *e)
 	return 0;
 }
 
-static int gen_samples(struct gen *g, struct bb *x, struct error *e)
+/* the samples with rowids lo..hi */
+static int gen_samples(struct gen *g, struct bb *x, int64_t lo, int64_t hi, struct error *e)
 {
 	struct sample_scan_filter f = { 0 };
 	const struct sample_scan_row *row;
 	struct sample_scan *sc;
 	int rc;
 
+	if (lo > hi)
+		return bb_end(g, x, e);
 	f.session_id = g->s->id;
-	sample_scan_range(g->s, &f.row_lo, &f.row_hi);
+	f.row_lo = lo;
+	f.row_hi = hi;
 	sc = sample_scan_open(g->db, &f, e);
 	if (!sc)
 		return -1;
@@ -449,6 +456,7 @@ static int gen_samples(struct gen *g, struct bb *x, struct error *e)
 		sb_i64(&x->rows, v[SB_PERIOD], '\t');
 		for (int i = SB_C0; i <= SB_C7; i++)
 			sb_i64(&x->rows, v[i], i < SB_C7 ? '\t' : '\n');
+		g->part_samples++;
 		progress_add(g->progress, 1);
 	}
 	if (rc < 0)
@@ -527,31 +535,55 @@ fail:
 	return -1;
 }
 
-/* every batch but 0, in order, to g->emit */
-static int gen_session(struct gen *g, struct error *e)
+/*
+ * A part of the plan: the batches first.. of an interval (its samples with
+ * rowids lo..hi, then its binaries) or of the last part (processes,
+ * markers, lost records, the samples lo..hi, binaries: the whole session
+ * when it was not pushed in intervals).
+ */
+struct part {
+	int64_t lo, hi;
+	uint32_t first, end;		/* batches first..end-1 (end: after pass 1) */
+	int final;
+	const struct push_interval *there;	/* its row on the server, if any */
+	uint64_t samples;		/* pass 1: its sample rows */
+	char hash[33];			/* pass 1: XXH3-128 of its sample batches */
+};
+
+/* every batch of part pt, in order, to g->emit */
+static int gen_part(struct gen *g, struct part *pt, struct error *e)
 {
 	struct bb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, b = { 0 };
+	struct push_batcher start;
 	int ret = -1;
 
 	otable_clear(&g->locs);
-	bb_start(&p, NULL, g->batch_rows, "processes", PREFIX "pid, ppid, comm, start_ns, exit_ns");
-	if (gen_processes(g, &p, e) < 0)
-		goto out;
-	bb_start(&m, &p.b, g->batch_rows, "markers", PREFIX "time_ns, cpu, pid, tid, kind, name, args");
-	if (gen_markers(g, &m, e) < 0)
-		goto out;
-	bb_start(&l, &m.b, g->batch_rows, "lost", PREFIX "time_ns, cpu, count, kind");
-	if (gen_lost(g, &l, e) < 0)
-		goto out;
+	g->part_samples = 0;
+	push_batcher_init(&start, g->batch_rows, pt->first);
+	if (pt->final) {
+		bb_start(&p, &start, g->batch_rows, "processes",
+			 PREFIX "pid, ppid, comm, start_ns, exit_ns");
+		if (gen_processes(g, &p, e) < 0)
+			goto out;
+		bb_start(&m, &p.b, g->batch_rows, "markers",
+			 PREFIX "time_ns, cpu, pid, tid, kind, name, args");
+		if (gen_markers(g, &m, e) < 0)
+			goto out;
+		bb_start(&l, &m.b, g->batch_rows, "lost", PREFIX "time_ns, cpu, count, kind");
+		if (gen_lost(g, &l, e) < 0)
+			goto out;
+	} else {
+		l.b = start;
+	}
 	bb_start(&s, &l.b, g->batch_rows, "samples", PREFIX "time_ns, tsc, cpu, pid, tid, comm, "
 		 "binary_id, binary_key, offset, flags, period, c0, c1, c2, c3, c4, c5, c6, c7");
-	if (gen_samples(g, &s, e) < 0)
+	if (gen_samples(g, &s, pt->lo, pt->hi, e) < 0)
 		goto out;
 	bb_start(&b, &s.b, g->batch_rows, "binaries", PREFIX "binary_id, key, path, name, "
 		 "problem");
 	if (gen_binaries(g, &b, e) < 0)
 		goto out;
-	g->nbatches = b.b.batch;
+	pt->end = b.b.batch;
 	ret = 0;
 out:
 	free(p.rows.s);
@@ -565,8 +597,21 @@ out:
 static int emit_hash(struct gen *g, uint32_t batch, const char *table, const char *cols,
 		     const struct sbuf *rows, size_t nrows, struct error *e)
 {
-	XXH3_128bits_update(g->hash, table, strlen(table) + 1);
-	XXH3_128bits_update(g->hash, rows->s, rows->n);
+	if (g->hash) {
+		XXH3_128bits_update(g->hash, table, strlen(table) + 1);
+		XXH3_128bits_update(g->hash, rows->s, rows->n);
+	}
+	/* a part's own hash is of its samples only: the binaries' rows say
+	 * what the host knows of them at the time (problem, cached), which
+	 * may change while the session runs */
+	if (!strcmp(table, "samples"))
+		XXH3_128bits_update(g->phash, rows->s, rows->n);
+	return 0;
+}
+
+static int emit_nop(struct gen *g, uint32_t batch, const char *table, const char *cols,
+		    const struct sbuf *rows, size_t nrows, struct error *e)
+{
 	return 0;
 }
 
@@ -702,6 +747,12 @@ static int send_symbols(struct gen *g, struct error *e)
 		key = line.s;
 		if (nhave && bsearch(&key, have, nhave, sizeof(*have), cmp_str))
 			continue;
+		/* while the session runs, a location not named yet ([binary
+		 * unavailable] before the binary or the kallsyms snapshot is
+		 * stored, [unknown]) may be named later: its row goes when the
+		 * session has stopped, for the fleet keeps the first name */
+		if (g->running && l->symbol && l->symbol[0] == '[')
+			continue;
 		sb_put(&rows, line.s, strlen(line.s));
 		sb_put(&rows, "\t", 1);
 		push_tsv_escape(&rows, l->symbol);
@@ -819,41 +870,230 @@ static int server_batch_rows(struct gen *g, size_t *rows, struct error *e)
 	return ret;
 }
 
+/* the session's interval rows on the server, checked (push.h) */
+static int server_intervals(struct gen *g, struct push_interval **iv, size_t *n,
+			    struct error *e)
+{
+	struct sbuf q = { 0 }, out = { 0 };
+	int ret;
+
+	sbuf_addf(&q, "SELECT DISTINCT interval_no, first_row, last_row, first_batch, batches, "
+		  "batch_rows, samples, samples_total, content_hash FROM intervals WHERE host = ");
+	push_sql_quote(&q, g->host);
+	sbuf_addf(&q, " AND session = %" PRId64 " FORMAT TabSeparated", g->s->id);
+	ret = chclient_query(g->c, q.s, &out, e);
+	if (ret == 0 && push_parse_intervals(out.s, iv, n, e) < 0)
+		ret = error_prefix(e, "session %" PRId64 " of host %.100s", g->s->id, g->host);
+	free(q.s);
+	free(out.s);
+	return ret;
+}
+
+/* the newest sample rowid of session g->s committed now (INT64_MIN: none) */
+static int committed_cut(struct gen *g, int64_t *cut, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*cut = INT64_MIN;
+	if (sqlite3_prepare_v2(db_sqlite(g->db), "SELECT max(first_row + nr - 1) FROM "
+			       "sample_blocks WHERE session_id = ?", -1, &st, NULL) != SQLITE_OK)
+		return db_sql_error(g->db, e, "reading the samples' rowids");
+	sqlite3_bind_int64(st, 1, g->s->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*cut = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(g->db, e, "reading the samples' rowids");
+	return 0;
+}
+
+static void hash_hex(XXH3_state_t *h, char out[33])
+{
+	XXH128_hash_t d = XXH3_128bits_digest(h);
+
+	snprintf(out, 33, "%016llx%016llx", (unsigned long long)d.high64,
+		 (unsigned long long)d.low64);
+}
+
+/* pass 1 of part pt: its batches, samples and hash; checked against its
+ * server row if it has one */
+static int part_pass1(struct gen *g, struct part *pt, struct error *e)
+{
+	g->phash = XXH3_createState();
+	XXH3_128bits_reset(g->phash);
+	g->emit = emit_hash;
+	if (gen_part(g, pt, e) < 0) {
+		XXH3_freeState(g->phash);
+		g->phash = NULL;
+		return -1;
+	}
+	hash_hex(g->phash, pt->hash);
+	XXH3_freeState(g->phash);
+	g->phash = NULL;
+	pt->samples = g->part_samples;
+	if (pt->there && (pt->there->first_batch + pt->there->batches != pt->end ||
+			  pt->there->samples != pt->samples || strcmp(pt->there->hash, pt->hash)))
+		return error_set(e, "interval %u of session %" PRId64 " of host %.100s is in "
+				 "ClickHouse with other content (%u batches, %" PRIu64 " samples, "
+				 "hash %s; here %u, %" PRIu64 ", %s): drop the session there "
+				 "first", pt->there->k, g->s->id, g->host, pt->there->batches,
+				 pt->there->samples, pt->there->hash, pt->end - pt->first,
+				 pt->samples, pt->hash);
+	return 0;
+}
+
+/* pass 2 of part pt: its symbols, then the batches the server lacks (an
+ * interval all there of a stopped session: the symbols its push left out) */
+static int part_send(struct gen *g, struct part *pt, const uint8_t *have, struct error *e)
+{
+	uint32_t i;
+
+	for (i = pt->first; i < pt->end && have[i]; i++)
+		;
+	if (i == pt->end && (g->running || !pt->there))
+		return 0;
+	g->emit = emit_nop;
+	if (gen_part(g, pt, e) < 0 || send_symbols(g, e) < 0)
+		return -1;
+	if (i == pt->end)
+		return 0;
+	g->have = have;
+	g->emit = emit_send;
+	progress_phase(g->progress, pt->samples, "samples pushed");
+	return gen_part(g, pt, e);
+}
+
+/* the row of interval k (pt, new) of the running session */
+static int send_interval(struct gen *g, const struct push_interval *iv, const struct part *pt,
+			 struct error *e)
+{
+	const struct db_session *s = g->s;
+	struct sbuf r = { 0 };
+	char ds[11];
+	int ret;
+
+	push_tsv_escape(&r, g->host);
+	push_day_str(g->start_day, ds);
+	sbuf_addf(&r, "\t%" PRId64 "\t%u\t%s\t%" PRId64 "\t%" PRId64 "\t%u\t%u\t%zu\t%" PRIu64
+		  "\t%" PRIu64 "\t%s\t", s->id, iv->k, ds, pt->lo, pt->hi, pt->first,
+		  pt->end - pt->first, g->batch_rows, pt->samples, iv->samples_total + pt->samples,
+		  pt->hash);
+	push_tsv_escape(&r, s->name);
+	sb_put(&r, "\t", 1);
+	push_tsv_escape(&r, s->backend);
+	sb_put(&r, "\t", 1);
+	push_tsv_escape(&r, s->kernel_release);
+	sbuf_addf(&r, "\t%" PRId64 "\t", s->nr_cpus);
+	push_tsv_escape(&r, s->sample_event);
+	sbuf_addf(&r, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t[", s->sample_freq,
+		  s->sample_period, s->start_ns, s->wall_offset_ns);
+	for (int i = 0; i < s->nr_events; i++) {
+		struct sbuf t = { 0 };
+
+		push_sql_quote(&t, s->events[i].name);
+		sbuf_addf(&r, "%s%s", i ? "," : "", t.s);
+		free(t.s);
+	}
+	sb_put(&r, "]\n", 2);
+	ret = chclient_insert(g->c, "INSERT INTO intervals (host, session, interval_no, day, "
+			      "first_row, last_row, first_batch, batches, batch_rows, samples, "
+			      "samples_total, content_hash, name, backend, kernel_release, nr_cpus, "
+			      "sample_event, sample_freq, sample_period, start_ns, wall_offset_ns, "
+			      "events) FORMAT TabSeparated", distributed_sync, r.s, r.n, e);
+	free(r.s);
+	return ret < 0 ? error_prefix(e, "session %" PRId64 ", interval %u", s->id, iv->k) : 0;
+}
+
+/*
+ * Push session g->s: whole when it has stopped (after the intervals the
+ * server has of it, if any), or, running (o->intervals), its intervals
+ * the server lacks batches of and a new one of what was committed since
+ * the last.
+ */
 static int push_session(struct gen *g, struct push_stats *st, const struct push_opts *o,
 			struct error *e)
 {
-	XXH128_hash_t h;
 	char hash[33], there[80], line[300];
 	struct sbuf row = { 0 };
 	uint8_t *have = NULL;
-	uint32_t missing = 0;
-	int ret = -1, extra = 0;
+	struct push_interval *iv = NULL, niv;
+	struct part *parts = NULL;
+	size_t niv_there = 0, nparts = 0;
+	uint32_t missing = 0, next_batch;
+	int64_t lo, hi, next_row, cut;
+	int ret = -1, extra = 0, running = !db_session_complete(g->s), cutting = 0;
 
+	g->running = running;
 	g->res = resolver_new(g->db, g->s, e);
 	if (!g->res)
 		return -1;
 	g->start_day = push_day(g->s->start_ns + g->s->wall_offset_ns);
 	/* a session begun with other batches is resumed with its plan */
 	g->batch_rows = g->default_rows;
-	if (server_batch_rows(g, &g->batch_rows, e) < 0)
+	if (server_batch_rows(g, &g->batch_rows, e) < 0 ||
+	    server_intervals(g, &iv, &niv_there, e) < 0)
 		goto out;
-	/* pass 1: count and hash */
-	g->hash = XXH3_createState();
-	XXH3_128bits_reset(g->hash);
-	g->emit = emit_hash;
+	if (niv_there)
+		g->batch_rows = iv[0].batch_rows;
+	sample_scan_range(g->s, &lo, &hi);
+	parts = xcalloc(niv_there + 1, sizeof(*parts));
+	for (size_t i = 0; i < niv_there; i++) {
+		parts[nparts].lo = iv[i].first_row;
+		parts[nparts].hi = iv[i].last_row;
+		parts[nparts].first = iv[i].first_batch;
+		parts[nparts].end = iv[i].first_batch + iv[i].batches;
+		parts[nparts++].there = &iv[i];
+	}
+	push_plan_next(iv, niv_there, lo, &next_row, &next_batch);
+	if (running) {
+		if (committed_cut(g, &cut, e) < 0)
+			goto out;
+		/* the comms of the samples up to the cut are committed */
+		if (load_comms(g, e) < 0)
+			goto out;
+		cutting = push_plan_cut(iv, niv_there, lo, cut, &niv);
+		if (cutting) {
+			parts[nparts].lo = niv.first_row;
+			parts[nparts].hi = niv.last_row;
+			parts[nparts++].first = niv.first_batch;
+		}
+	} else {
+		parts[nparts].lo = next_row;
+		parts[nparts].hi = hi;
+		parts[nparts].first = next_batch;
+		parts[nparts++].final = 1;
+	}
+	/* pass 1: count and hash (of a running session, only its new
+	 * interval: those there are checked when they lack batches) */
 	progress_phase(g->progress, g->s->samples, "samples read");
-	if (gen_session(g, e) < 0)
-		goto out;
-	session_row(g, "", &row);
-	XXH3_128bits_update(g->hash, row.s, row.n);
-	h = XXH3_128bits_digest(g->hash);
-	snprintf(hash, sizeof(hash), "%016llx%016llx", (unsigned long long)h.high64,
-		 (unsigned long long)h.low64);
+	if (!running) {
+		g->hash = XXH3_createState();
+		XXH3_128bits_reset(g->hash);
+	}
+	for (size_t i = 0; i < nparts; i++)
+		if ((!running || !parts[i].there) && part_pass1(g, &parts[i], e) < 0)
+			goto out;
+	g->nbatches = nparts ? parts[nparts - 1].end : 1;
+	if (g->nbatches == 0)
+		g->nbatches = 1;
+	if (!running) {
+		session_row(g, "", &row);
+		XXH3_128bits_update(g->hash, row.s, row.n);
+		hash_hex(g->hash, hash);
+	}
 	/* what is there */
 	have = xcalloc(g->nbatches, 1);
 	if (server_state(g, there, sizeof(there), have, g->nbatches, &extra, e) < 0)
 		goto out;
-	if (*there && strcmp(there, hash)) {
+	if (running && *there) {
+		error_set(e, "session %" PRId64 " of host %.100s is in ClickHouse as stopped, but "
+			  "runs here: push it under another --host, or drop it there first",
+			  g->s->id, g->host);
+		goto out;
+	}
+	if (!running && *there && strcmp(there, hash)) {
 		error_set(e, "session %" PRId64 " of host %.100s is already in ClickHouse with other "
 			  "content (hash %.40s, here %s): push it under another --host, or drop it "
 			  "there first", g->s->id, g->host, there, hash);
@@ -865,21 +1105,28 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 			  g->s->id, g->host);
 		goto out;
 	}
-	for (uint32_t i = 0; i < g->nbatches; i++)
+	for (uint32_t i = 1; i < g->nbatches; i++)
 		missing += !have[i];
+	if (!running)
+		missing += !have[0];
 	st->sessions++;
 	st->batches += g->nbatches;
 	if (!missing) {
-		snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: already pushed "
-			 "(%u batches)", g->s->id, g->host, g->nbatches);
+		if (running)
+			snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: running, "
+				 "nothing new (%zu intervals)", g->s->id, g->host, niv_there);
+		else
+			snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: already "
+				 "pushed (%u batches)", g->s->id, g->host, g->nbatches);
 		ret = 0;
 		goto note;
 	}
-	/* pass 2: the session's row, the symbols, the missing batches */
-	free(row.s);
-	memset(&row, 0, sizeof(row));
-	session_row(g, hash, &row);
-	if (!have[0]) {
+	/* pass 2: the session's row, then part by part the interval's row
+	 * (the plan of its batches), its symbols and its missing batches */
+	if (!running && !have[0]) {
+		free(row.s);
+		memset(&row, 0, sizeof(row));
+		session_row(g, hash, &row);
 		if (chclient_insert(g->c, "INSERT INTO sessions (" SESSION_COLS ") FORMAT TabSeparated",
 				    distributed_sync, row.s, row.n, e) < 0) {
 			error_prefix(e, "session %" PRId64, g->s->id);
@@ -888,16 +1135,37 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 		g->sent++;
 		g->rows_sent++;
 	}
-	if (send_symbols(g, e) < 0)
-		goto out;
-	g->have = have;
-	g->emit = emit_send;
-	progress_phase(g->progress, g->s->samples, "samples pushed");
-	if (gen_session(g, e) < 0)
-		goto out;
+	for (size_t i = 0; i < nparts; i++) {
+		struct part *pt = &parts[i];
+
+		if (running && pt->there) {
+			uint32_t b = pt->first;
+
+			while (b < pt->end && have[b])
+				b++;
+			if (b == pt->end)
+				continue;
+			/* an interval cut by a strobed killed before it was
+			 * sent: the same rows, checked */
+			if (part_pass1(g, pt, e) < 0)
+				goto out;
+		}
+		if (running && !pt->there) {
+			if (send_interval(g, &niv, pt, e) < 0)
+				goto out;
+			st->intervals_sent++;
+		}
+		if (part_send(g, pt, have, e) < 0)
+			goto out;
+	}
 	st->sessions_sent++;
-	snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: sent %u of %u batches",
-		 g->s->id, g->host, missing, g->nbatches);
+	if (running)
+		snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: running, %s"
+			 "sent %u of %u batches", g->s->id, g->host, cutting ? "a new interval, " :
+			 "", missing, g->nbatches - 1);
+	else
+		snprintf(line, sizeof(line), "session %" PRId64 " of host %.100s: sent %u of %u "
+			 "batches", g->s->id, g->host, missing, g->nbatches);
 	ret = 0;
 note:
 	if (o->note)
@@ -909,7 +1177,10 @@ out:
 	g->have = NULL;
 	free(have);
 	free(row.s);
-	XXH3_freeState(g->hash);
+	free(parts);
+	free(iv);
+	if (g->hash)
+		XXH3_freeState(g->hash);
 	g->hash = NULL;
 	resolver_free(g->res);
 	g->res = NULL;
@@ -978,9 +1249,9 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 	for (size_t i = 0; i < n; i++) {
 		if (db_session_get(db, ids[i], &s, e) < 0)
 			goto out;
-		if (db_session_complete(&s))
+		if (db_session_complete(&s) || (o->intervals && !strcmp(s.state, "running")))
 			ids[k++] = ids[i];
-		else if (o->nsessions) {
+		else if (o->nsessions && !o->intervals) {
 			error_set(e, "session %" PRId64 " is %s: push it once it has stopped (and "
 				  "strobed has finished writing it)", ids[i], s.state);
 			goto out;

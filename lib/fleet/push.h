@@ -16,6 +16,11 @@
  * (asked with one query per session).  A push interrupted anywhere is
  * resumed by pushing again; a session already there with another content
  * hash is refused before anything is sent.
+ *
+ * strobed --push also pushes running sessions in intervals (schema 3,
+ * pushplan.c): each a range of the session's sample rowids as a range of
+ * its batch numbers, with a row in table intervals that is the plan of
+ * those batches; the push of the stopped session follows them.
  */
 #ifndef STROBE_PUSH_H
 #define STROBE_PUSH_H
@@ -29,7 +34,7 @@ struct chclient;
 struct progress;
 struct sbuf;
 
-#define PUSH_SCHEMA_VERSION	1
+#define PUSH_SCHEMA_VERSION	3
 /* Rows of a batch by default, and at most (ClickHouse's default
  * max_insert_block_size; the server's own value caps it further). */
 #define PUSH_BATCH_ROWS		65536
@@ -42,6 +47,10 @@ struct push_opts {
 	int has_since;
 	int64_t since_wall_ns;		/* sessions started at or after (CLOCK_REALTIME) */
 	size_t batch_rows;		/* 0: PUSH_BATCH_ROWS */
+	/* strobed --push: a running session of sessions[] gets its next
+	 * interval (what was committed since the last one), not refused;
+	 * one neither running nor stopped whole (aborted) is left out */
+	int intervals;
 	struct progress *progress;	/* NULL: none */
 	/* called after each session with a line for the user (no newline) */
 	void (*note)(void *arg, const char *line);
@@ -51,6 +60,7 @@ struct push_opts {
 struct push_stats {
 	uint64_t sessions, sessions_sent;
 	uint64_t batches, batches_sent, rows_sent;
+	uint64_t intervals_sent;	/* interval rows */
 };
 
 /* Check the server's schema version (one line naming both when it is not
@@ -93,5 +103,35 @@ int push_batcher_end(struct push_batcher *b);
  * have[0..n): have[i] = 1 for each batch i listed.  -1 on a malformed
  * line or a number >= n. */
 int push_parse_batches(const char *text, uint8_t *have, size_t n);
+
+/*
+ * Intervals (schema 3): interval k of a running session is its sample
+ * rows with rowids first_row..last_row, as batches first_batch ..
+ * first_batch + batches - 1.  Interval 1 starts at batch 1, each next one
+ * where the one before ends, in rowids and in batches.
+ */
+struct push_interval {
+	uint32_t k;
+	int64_t first_row, last_row;
+	uint32_t first_batch, batches;
+	size_t batch_rows;
+	uint64_t samples, samples_total;
+	char hash[33];
+};
+/* Parse the server's rows (k, first_row, last_row, first_batch, batches,
+ * batch_rows, samples, samples_total, content_hash; TSV, any order, a row
+ * stored twice counted once) into *iv (malloc'ed, by k) and check that
+ * they follow each other.  0, or -1 with e set. */
+int push_parse_intervals(const char *text, struct push_interval **iv, size_t *n,
+			 struct error *e);
+/* Where what follows intervals iv[0..n) starts: the rowid (lo, the
+ * session's first, when there is no interval) and the batch number. */
+void push_plan_next(const struct push_interval *iv, size_t n, int64_t lo, int64_t *row,
+		    uint32_t *batch);
+/* The next interval when cut (the newest committed rowid of the session)
+ * is past the plan: 1 and *out (k, rows, first_batch, samples_total of the
+ * ones before), else 0. */
+int push_plan_cut(const struct push_interval *iv, size_t n, int64_t lo, int64_t cut,
+		  struct push_interval *out);
 
 #endif

@@ -181,6 +181,17 @@ int retention_plan(struct db *db, const struct retention_policy *p,
 		   const struct retention_usage *u, int64_t running_id, int64_t now_wall_ns,
 		   int64_t *ids, size_t max, size_t *n, int *over, struct error *e)
 {
+	size_t held;
+
+	return retention_plan_hold(db, p, u, running_id, now_wall_ns, 0, ids, max, n, over,
+				   &held, e);
+}
+
+int retention_plan_hold(struct db *db, const struct retention_policy *p,
+			const struct retention_usage *u, int64_t running_id, int64_t now_wall_ns,
+			int64_t hold_from, int64_t *ids, size_t max, size_t *n, int *over,
+			size_t *held, struct error *e)
+{
 	uint64_t total = u->db_bytes + u->cache_bytes, excess = 0, freed = 0;
 	double per_sample = u->samples ? (double)u->db_bytes / u->samples : 0;
 	struct cand {
@@ -193,6 +204,7 @@ int retention_plan(struct db *db, const struct retention_policy *p,
 
 	*n = 0;
 	*over = 0;
+	*held = 0;
 	if (p->max_bytes && total > p->max_bytes)
 		excess = total - p->max_bytes;
 	if (!p->keep_ns && !excess)
@@ -221,6 +233,10 @@ int retention_plan(struct db *db, const struct retention_policy *p,
 		 * recorded is not removed to make room */
 		if (!old && (freed >= excess || i == nc - 1))
 			continue;
+		if (hold_from > 0 && c[i].id >= hold_from) {
+			(*held)++;
+			continue;
+		}
 		ARRAY_GROW(mark, cap, nmark + 1);
 		mark[nmark++] = c[i].id;
 		/* its rows, and a page or so for its other tables */

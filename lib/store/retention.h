@@ -66,6 +66,14 @@ int retention_plan(struct db *db, const struct retention_policy *p,
 		   const struct retention_usage *u, int64_t running_id, int64_t now_wall_ns,
 		   int64_t *ids, size_t max, size_t *n, int *over, struct error *e);
 
+/* retention_plan(), but never a session with id >= hold_from (0: none):
+ * strobed --push keeps what it has not pushed yet.  *held receives how
+ * many sessions it kept so that would have gone. */
+int retention_plan_hold(struct db *db, const struct retention_policy *p,
+			const struct retention_usage *u, int64_t running_id, int64_t now_wall_ns,
+			int64_t hold_from, int64_t *ids, size_t max, size_t *n, int *over,
+			size_t *held, struct error *e);
+
 /* Sessions marked 'deleting' (an index lookup). */
 int retention_pending(struct db *db, int64_t *count, struct error *e);
 

@@ -79,7 +79,10 @@ static void test_other_sql(void **state)
 
 	(void)state;
 	fleetquery_sql_sessions(&b, &o);
-	assert_non_null(strstr(b.s, "FROM sessions WHERE batch = 0 AND host = 'a;b' ORDER BY"));
+	assert_non_null(strstr(b.s, "FROM sessions WHERE batch = 0 AND host = 'a;b' UNION ALL"));
+	/* a running session: its newest interval (schema 3) */
+	assert_non_null(strstr(b.s, "FROM intervals WHERE host = 'a;b') ORDER BY"));
+	assert_non_null(strstr(b.s, "LIMIT 1 BY host, session"));
 	free(b.s);
 	b.s = NULL;
 	b.n = b.cap = 0;

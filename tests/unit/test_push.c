@@ -137,6 +137,88 @@ static void test_parse_batches(void **state)
 	assert_int_equal(push_parse_batches("2", have, 8), 0);		/* no final newline */
 }
 
+#define H1 "0123456789abcdef0123456789abcdef"
+#define H2 "fedcba9876543210fedcba9876543210"
+
+/* the intervals of a running session: read from the server, checked,
+ * and where the next one is cut */
+static void test_intervals(void **state)
+{
+	struct push_interval *iv, next;
+	struct error e;
+	size_t n;
+	int64_t row;
+	uint32_t batch;
+
+	/* any order, a row stored twice counted once */
+	assert_int_equal(push_parse_intervals("2\t11\t30\t4\t2\t8\t15\t25\t" H2 "\n"
+					      "1\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n"
+					      "2\t11\t30\t4\t2\t8\t15\t25\t" H2 "\n", &iv, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(iv[0].k, 1);
+	assert_int_equal(iv[1].first_row, 11);
+	assert_int_equal(iv[1].last_row, 30);
+	assert_int_equal(iv[1].batch_rows, 8);
+	assert_string_equal(iv[1].hash, H2);
+	push_plan_next(iv, n, 1, &row, &batch);
+	assert_int_equal(row, 31);
+	assert_int_equal(batch, 6);
+	/* nothing committed since: no interval; else the rows after */
+	assert_int_equal(push_plan_cut(iv, n, 1, 30, &next), 0);
+	assert_int_equal(push_plan_cut(iv, n, 1, 29, &next), 0);
+	assert_int_equal(push_plan_cut(iv, n, 1, 31, &next), 1);
+	assert_int_equal(next.k, 3);
+	assert_int_equal(next.first_row, 31);
+	assert_int_equal(next.last_row, 31);
+	assert_int_equal(next.first_batch, 6);
+	assert_int_equal(next.samples_total, 25);
+	free(iv);
+
+	/* none: the first starts at the session's first rowid, batch 1 */
+	assert_int_equal(push_parse_intervals("", &iv, &n, &e), 0);
+	assert_int_equal(n, 0);
+	push_plan_next(iv, n, INT64_MIN, &row, &batch);
+	assert_int_equal(row, INT64_MIN);
+	assert_int_equal(batch, 1);
+	assert_int_equal(push_plan_cut(iv, n, 100, INT64_MIN, &next), 0);	/* no sample */
+	assert_int_equal(push_plan_cut(iv, n, 100, 150, &next), 1);
+	assert_int_equal(next.k, 1);
+	assert_int_equal(next.first_row, 100);
+	assert_int_equal(next.first_batch, 1);
+	free(iv);
+
+	/* what cannot be a plan: refused, naming why */
+	assert_int_equal(push_parse_intervals("2\t11\t30\t4\t2\t8\t15\t15\t" H2 "\n", &iv, &n, &e),
+			 -1);
+	assert_non_null(strstr(e.msg, "a missing interval"));
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n"
+					      "2\t12\t30\t4\t2\t8\t15\t25\t" H2 "\n", &iv, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "rowid"));
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n"
+					      "2\t11\t30\t5\t2\t8\t15\t25\t" H2 "\n", &iv, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "batch ranges"));
+	assert_int_equal(push_parse_intervals("1\t1\t10\t2\t3\t8\t10\t10\t" H1 "\n", &iv, &n, &e),
+			 -1);
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n"
+					      "2\t11\t30\t4\t2\t9\t15\t25\t" H2 "\n", &iv, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "two batch sizes"));
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n"
+					      "2\t11\t30\t4\t2\t8\t15\t24\t" H2 "\n", &iv, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "running total"));
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n"
+					      "1\t1\t10\t1\t3\t8\t10\t10\t" H2 "\n", &iv, &n, &e), -1);
+	assert_non_null(strstr(e.msg, "two different rows"));
+	assert_int_equal(push_parse_intervals("1\t10\t9\t1\t0\t8\t0\t0\t" H1 "\n", &iv, &n, &e),
+			 -1);
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t8\t10\t10\t" H1 "x\n", &iv, &n, &e),
+			 -1);
+	assert_non_null(strstr(e.msg, "malformed"));
+	assert_int_equal(push_parse_intervals("1\t1\t10\t1\t3\t0\t10\t10\t" H1 "\n", &iv, &n, &e),
+			 -1);
+	assert_int_equal(push_parse_intervals("0\t1\t10\t1\t3\t8\t10\t10\t" H1 "\n", &iv, &n, &e),
+			 -1);
+}
+
 static void test_url(void **state)
 {
 	struct chclient_url u;
@@ -247,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_day),
 		cmocka_unit_test(test_batcher),
 		cmocka_unit_test(test_parse_batches),
+		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_url),
 		cmocka_unit_test(test_error_line),
 		cmocka_unit_test(test_credentials),

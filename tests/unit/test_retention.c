@@ -243,7 +243,7 @@ static void test_plan(void **state)
 	struct retention_usage u = { .db_bytes = 100000, .samples = 1000 };	/* 100 B/sample */
 	int64_t now = 1000LL * 86400 * 1000000000LL, ids[8];
 	struct error e;
-	size_t n;
+	size_t n, held;
 	int over;
 
 	add_session(db, 1, "done", 0, 1000 * 86400 - 40 * 86400, 300, 1, 1);
@@ -292,6 +292,21 @@ static void test_plan(void **state)
 	assert_int_equal(retention_plan(db, &p, &u, 0, now, ids, 8, &n, &over, &e), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE state='running'"), 1);
+	exec_ok(db, "UPDATE sessions SET state='done' WHERE id IN (1,2,3)");
+	/* strobed --push: sessions from hold_from on are not pushed yet and
+	 * stay, counted; those before go */
+	assert_int_equal(retention_plan_hold(db, &p, &u, 0, now, 2, ids, 8, &n, &over, &held,
+					     &e), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(held, 2);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE id IN (2,3) AND "
+				"state='done'"), 2);
+	exec_ok(db, "UPDATE sessions SET state='done' WHERE id=1");
+	assert_int_equal(retention_plan_hold(db, &p, &u, 0, now, 0, ids, 8, &n, &over, &held,
+					     &e), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(held, 0);
 	db_close(db);
 }
 
