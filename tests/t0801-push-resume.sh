@@ -78,9 +78,29 @@ have=$(ch_q 1 "SELECT count() FROM (SELECT batch FROM strobe.sessions WHERE host
 	SELECT DISTINCT batch FROM strobe.markers WHERE host = '$h' UNION ALL
 	SELECT DISTINCT batch FROM strobe.lost WHERE host = '$h' UNION ALL
 	SELECT DISTINCT batch FROM strobe.samples WHERE host = '$h' UNION ALL
-	SELECT DISTINCT batch FROM strobe.binaries WHERE host = '$h')")
+	SELECT DISTINCT batch FROM strobe.binaries WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.samples_by_loc WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.samples_by_time WHERE host = '$h')")
 [ "$have" = "$nb" ] || fail "$have distinct batches in the fleet, the session has $nb"
 ok "no loss, no duplicates: $f (count, faults, time sum, tid sum), $nb batches once each"
+
+# the aggregates (schema 2) were pushed as batches of the same plan: their
+# sums are the samples' exactly, per location and per 100 ms
+for t in samples_by_loc samples_by_time; do
+	a=$(ch_q 1 "SELECT sum(n), sum(c0), sum(period) FROM strobe.$t WHERE host = '$h' AND session = 1" | tr '\t' ' ')
+	r=$(ch_q 1 "SELECT count(), sum(c0), sum(period) FROM strobe.samples WHERE host = '$h' AND session = 1" | tr '\t' ' ')
+	[ "$a" = "$r" ] || fail "$t sums (n, faults, period) $a, the samples $r"
+done
+sqlq "$tmp/a.db" "SELECT pid, ifnull(binary_id, 0), ifnull(offset, 0), count(*), sum(c0), sum(period) FROM samples WHERE session_id = 1 GROUP BY 1, 2, 3" |
+	tr '|' ' ' | sort >"$tmp/loc.l"
+ch_q 1 "SELECT pid, binary_id, toInt64(offset) AS o, sum(n), sum(c0), sum(period) FROM strobe.samples_by_loc WHERE host = '$h' AND session = 1 GROUP BY pid, binary_id, o" |
+	tr '\t' ' ' | sort >"$tmp/loc.f"
+[ -s "$tmp/loc.l" ] || fail "no locations in SQLite"
+cmp -s "$tmp/loc.l" "$tmp/loc.f" || fail "samples_by_loc per (pid, binary, offset) differs from SQLite: $(diff "$tmp/loc.l" "$tmp/loc.f" | head -5)"
+l=$(sqlq "$tmp/a.db" "SELECT count(*) FROM (SELECT 1 FROM samples WHERE session_id = 1 GROUP BY time_ns / 100000000, cpu, pid, ifnull(binary_id, 0))")
+f=$(ch_q 1 "SELECT count() FROM (SELECT 1 FROM strobe.samples_by_time WHERE host = '$h' AND session = 1 GROUP BY bucket_ns, cpu, pid, binary_id)")
+[ "$l" = "$f" ] || fail "SQLite has $l (100 ms, cpu, pid, binary) groups, samples_by_time $f"
+ok "aggregates exact after the resume: sum(n) = count() per location ($(echo "$f") time buckets)"
 
 "$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" >"$tmp/push3.out" 2>"$tmp/push3.err" ||
 	fail "third push: $(cat "$tmp/push3.err")"

@@ -7,7 +7,9 @@
  * UTC day (so one partition): ClickHouse writes such an INSERT as one part,
  * all or nothing.  Batch 0 is the session's row, with the number of
  * batches and a content hash (XXH3-128 of every other batch); then its
- * processes, markers, lost records, samples and binaries.  Symbols of the
+ * processes, markers, lost records, samples, binaries, and the samples
+ * summed per location and per 100 ms (schema 2's samples_by_loc and
+ * samples_by_time, computed here from the same rows).  Symbols of the
  * sampled locations go to a ReplacingMergeTree table keyed by binary key
  * and offset, outside the numbering: sending them twice is harmless.
  *
@@ -29,7 +31,7 @@ struct chclient;
 struct progress;
 struct sbuf;
 
-#define PUSH_SCHEMA_VERSION	1
+#define PUSH_SCHEMA_VERSION	2
 /* Rows of a batch by default, and at most (ClickHouse's default
  * max_insert_block_size; the server's own value caps it further). */
 #define PUSH_BATCH_ROWS		65536

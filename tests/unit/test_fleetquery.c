@@ -63,7 +63,11 @@ static void test_report_sql(void **state)
 			n++;
 		/* samples, binaries, and for symbols the keys of the symbols */
 		assert_int_equal(n, bys[i] == FLEET_BY_SYMBOL ? 3 : 2);
-		assert_non_null(strstr(b.s, "FROM samples WHERE"));
+		/* the per-location aggregate of schema 2, not the samples */
+		assert_non_null(strstr(b.s, "sum(n) AS n"));
+		assert_non_null(strstr(b.s, "FROM samples_by_loc WHERE"));
+		assert_null(strstr(b.s, "FROM samples WHERE"));
+		assert_null(strstr(b.s, "count()"));
 		assert_non_null(strstr(b.s, "GROUP BY host, session, binary_id, binary_key, offset"));
 		assert_true((strstr(b.s, "FROM symbols") != NULL) == (bys[i] == FLEET_BY_SYMBOL));
 		assert_null(strstr(b.s, "'h'x'"));
@@ -91,7 +95,21 @@ static void test_other_sql(void **state)
 	b.n = b.cap = 0;
 	o.host = NULL;
 	fleetquery_sql_weighted(&b, &o);
-	assert_non_null(strstr(b.s, "FROM samples WHERE 1 GROUP BY"));
+	assert_non_null(strstr(b.s, "toUInt64(sum(n)) AS n FROM samples_by_loc WHERE 1 GROUP BY"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	/* the benchmark's knob: the raw samples */
+	setenv("STROBE_FLEET_RAW", "1", 1);
+	fleetquery_sql_weighted(&b, &o);
+	assert_non_null(strstr(b.s, "toUInt64(count()) AS n FROM samples WHERE 1 GROUP BY"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	fleetquery_sql_report(&b, &o);
+	assert_non_null(strstr(b.s, "count() AS n"));
+	assert_null(strstr(b.s, "samples_by_loc"));
+	unsetenv("STROBE_FLEET_RAW");
 	free(b.s);
 	b.s = NULL;
 	b.n = b.cap = 0;
