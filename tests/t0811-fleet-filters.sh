@@ -80,6 +80,22 @@ done
 [ "$(wc -l <"$tmp/raw.csv")" -gt 1 ] || fail "--from 0 reads no rows: it does not read the samples"
 ok "--comm reads samples_by_loc, --from the samples"
 
+# upgrading a fleet of schema 1: 002 sums the samples of sessions that
+# have no aggregate rows (here fhost's, dropped above), once however often
+# it is applied; the reports then read what push would have sent
+ch_schema 1
+ch_schema 2
+ch_schema 1
+ch_schema 2
+"$STROBE" report --source "$url" --host fhost --session 1 --format csv --limit 0 --comm "$comm" \
+	>"$tmp/up.csv" 2>"$tmp/err" || fail "after the upgrade: $(cat "$tmp/err")"
+cmp "$tmp/2.csv.f" "$tmp/up.csv" || fail "--comm after 002 summed the samples: $(diff "$tmp/2.csv.f" "$tmp/up.csv" | head -5)"
+for t in samples_by_loc samples_by_time; do
+	a=$(ch_q 1 "SELECT sum(n) FROM strobe.$t WHERE host = 'fhost'")
+	[ "$a" = "$n" ] || fail "$t holds $a samples of fhost after 002 applied twice, not $n"
+done
+ok "002 applied twice on a fleet without aggregates: sums the samples once, the reports read the same"
+
 refused 2 report "--cgroup is not" "$STROBE" report --source "$url" --cgroup /x/
 refused 2 report "--no-demangle is not" "$STROBE" report --source "$url" --no-demangle
 refused 2 report "--pid PID@START is not" "$STROBE" report --source "$url" --pid "$pid@0.1s"
