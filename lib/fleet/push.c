@@ -132,6 +132,13 @@ int push_batcher_end(struct push_batcher *b)
 	return 1;
 }
 
+int64_t push_bucket_ns(int64_t t)
+{
+	int64_t r = t % PUSH_BUCKET_NS;
+
+	return t - (r < 0 ? r + PUSH_BUCKET_NS : r);
+}
+
 int push_parse_batches(const char *text, uint8_t *have, size_t n)
 {
 	const char *p = text ? text : "";
@@ -180,7 +187,6 @@ struct agg_time {
 	struct agg_sums x;
 };
 #define AGG_TIME_KEY	(5 * sizeof(int64_t))
-#define AGG_BUCKET_NS	100000000LL
 
 struct gen;
 /* A batch ready: rows of table (cols) as TSV.  0 or -1 with e set. */
@@ -438,7 +444,7 @@ static void agg_add(struct gen *g, int64_t day, const struct loc *l, const int64
 	agg_sums_add(&al->x, v);
 	memset(&kt, 0, sizeof(kt));
 	kt.day = day;
-	kt.bucket_ns = t - (t % AGG_BUCKET_NS + AGG_BUCKET_NS) % AGG_BUCKET_NS;
+	kt.bucket_ns = push_bucket_ns(t);
 	kt.cpu = v[SB_CPU];
 	kt.pid = v[SB_PID];
 	kt.binary_id = l->binary_id;
