@@ -95,15 +95,29 @@ timeit() {	# LABEL RAW BY: times $rounds runs; prints best and median
 	r=0
 	while [ $r -lt "$rounds" ]; do
 		t0=$(date +%s.%N)
-		STROBE_FLEET_RAW=$raw "$STROBE" report --source "$url" --by "$by" \
-			>"$tmp/rep.out" 2>"$tmp/rep.err" ||
-			{ echo "report failed: $(cat "$tmp/rep.err")" >&2; exit 1; }
+		if ! STROBE_FLEET_RAW=$raw "$STROBE" report --source "$url" --by "$by" \
+			>"$tmp/rep$raw.out" 2>"$tmp/rep.err"; then
+			# e.g. a query silent for 60 s: the client's stall limit
+			echo "  $label: failed after $(echo "$t0 $(date +%s.%N)" |
+				awk '{ printf "%.1f", $2 - $1 }') s: $(cat "$tmp/rep.err")"
+			return
+		fi
 		t1=$(date +%s.%N)
 		echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$tmp/times"
 		r=$((r + 1))
 	done
 	sort -n "$tmp/times" | awk -v l="$label" '{ t[NR] = $1 }
 		END { printf "  %-28s best %7.2f s  median %7.2f s\n", l, t[1], t[int((NR + 1) / 2)] }'
+}
+
+# the report's main query alone, in clickhouse-client (no client stall
+# limit): the sums per location of the aggregate, and of the samples
+core() {	# LABEL TABLE COUNT
+	t0=$(date +%s.%N)
+	ch_q 1 "SELECT host, session, binary_id, binary_key, offset, $3, sum(period), sum(c0),
+		sum(c1), sum(c2), sum(c3), sum(c4), sum(c5), sum(c6), sum(c7) FROM strobe.$2
+		GROUP BY host, session, binary_id, binary_key, offset FORMAT Null"
+	echo "$t0 $(date +%s.%N)" | awk -v l="$1" '{ printf "  %-28s %7.2f s\n", l, $2 - $1 }'
 }
 
 next=1
@@ -122,10 +136,20 @@ for m in $sizes; do
 	b=$(ch_q 1 "SELECT count() FROM strobe.samples_by_time")
 	sz=$(du -sm "$tmp/ch1/data" "$tmp/ch2/data" | awk '{ s += $1 } END { print s }')
 	echo "$n samples ($((want * 4)) sessions of 4 hosts, filled in $((t1 - t0)) s), $a rows in samples_by_loc, $b in samples_by_time, ${sz} MB on disk"
+	for i in 1 2; do
+		ch_q $i "SELECT table, sum(rows), sum(data_compressed_bytes) FROM system.parts
+			WHERE database = 'strobe' AND active GROUP BY table ORDER BY table"
+	done | awk '{ r[$1] += $2; b[$1] += $3 } END { for (t in r) if (r[t] > 1000)
+		printf "  %-22s %11d rows %8.1f MB compressed %6.1f bytes a row\n", t, r[t], b[t] / 1e6, b[t] / r[t] }' | sort
+	core "main query, aggregate" samples_by_loc "sum(n)"
+	core "main query, raw samples" samples "count()"
 	for by in symbol binary host; do
 		timeit "--by $by, aggregate" "" $by
 		timeit "--by $by, raw samples" 1 $by
-		[ "$by" = symbol ] && head -n 12 "$tmp/rep.out" | sed 's/^/    /' 
+		[ -s "$tmp/rep1.out" ] && ! cmp -s "$tmp/rep.out" "$tmp/rep1.out" &&
+			echo "  the two paths' reports differ: $(diff "$tmp/rep.out" "$tmp/rep1.out" | head -4)"
+		[ "$by" = symbol ] && head -n 12 "$tmp/rep.out" | sed 's/^/    /'
+		rm -f "$tmp/rep.out" "$tmp/rep1.out"
 	done
 done
 exit 0
