@@ -119,6 +119,46 @@ static void test_other_sql(void **state)
 	free(b.s);
 }
 
+static void test_filters_sql(void **state)
+{
+	struct report_opts f = { .pid = 42, .comm = "a'b", .binary = "[kernel.kallsyms]",
+				 .mode = REPORT_USER };
+	struct fleet_opts o = { .host = "h", .session = 2, .filt = &f };
+	struct sbuf b = { 0 };
+	const char *count;
+
+	(void)state;
+	/* the per-location filters: on the aggregate */
+	fleetquery_from_samples(&b, &o, &count);
+	assert_string_equal(count, "sum(n)");
+	assert_non_null(strstr(b.s, "FROM samples_by_loc WHERE host = 'h' AND session = 2 AND "
+			       "pid = 42 AND comm = 'a\\'b' AND bitAnd(flags, 1) != 0"));
+	assert_non_null(strstr(b.s, "(host, session, binary_id) GLOBAL IN (SELECT host, session, "
+			       "binary_id FROM binaries WHERE host = 'h' AND session = 2 AND "
+			       "(path = '[kernel.kallsyms]'"));
+	assert_non_null(strstr(b.s, "OR substring(key, 1, 7) = 'kernel:'))"));
+	assert_null(strstr(b.s, "s_start"));
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	/* a time range: the samples, joined to their session's start */
+	f = (struct report_opts){ .pid = -1, .mode = REPORT_KERNEL, .has_from = 1,
+				  .from_ns = 5, .has_to = 1, .to_ns = 9 };
+	fleetquery_from_samples(&b, &o, &count);
+	assert_string_equal(count, "count()");
+	assert_non_null(strstr(b.s, "FROM samples GLOBAL ANY INNER JOIN (SELECT host, session, "
+			       "start_ns AS s_start FROM sessions WHERE batch = 0 AND host = 'h'"));
+	assert_non_null(strstr(b.s, "bitAnd(flags, 2) != 0 AND time_ns >= s_start + 5 AND "
+			       "time_ns <= s_start + 9"));
+	assert_null(strstr(b.s, "pid ="));
+	assert_null(strstr(b.s, "comm ="));
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	/* the report reads the same FROM in its sums and its symbol keys */
+	fleetquery_sql_report(&b, &o);
+	assert_non_null(strstr(b.s, "SELECT DISTINCT binary_key FROM samples GLOBAL ANY INNER"));
+	free(b.s);
+}
+
 static void test_tsv_split(void **state)
 {
 	char line[] = "h\\tx\t42\ta\\\\b\\nc\t\tq\\'";
@@ -143,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_report_sql),
 		cmocka_unit_test(test_other_sql),
+		cmocka_unit_test(test_filters_sql),
 		cmocka_unit_test(test_tsv_split),
 	};
 
