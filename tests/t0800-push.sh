@@ -113,10 +113,19 @@ PY
 		GROUP BY comm ORDER BY hex(comm)" | tr '\t' ' ' >"$tmp/comm.fleet"
 	cmp -s "$tmp/comm.local" "$tmp/comm.fleet" ||
 		fail "$h: per-comm counts differ: $(diff "$tmp/comm.local" "$tmp/comm.fleet" | head -5)"
+	# the aggregates of schema 2: the same per comm, and the same sums
+	ch_q 1 "SELECT hex(comm), sum(n) FROM strobe.samples_by_loc WHERE host = '$h' AND session = 1
+		GROUP BY comm ORDER BY hex(comm)" | tr '\t' ' ' >"$tmp/comm.agg"
+	cmp -s "$tmp/comm.local" "$tmp/comm.agg" ||
+		fail "$h: per-comm sums of samples_by_loc differ: $(diff "$tmp/comm.local" "$tmp/comm.agg" | head -5)"
+	for t in samples_by_loc samples_by_time; do
+		a=$(ch_q 1 "SELECT sum(n), sum(c0), sum(c1), sum(period) FROM strobe.$t WHERE host = '$h' AND session = 1" | tr '\t' ' ')
+		[ "$a" = "$f $r" ] || fail "$h: $t sums (n, c0, c1, period) $a, the samples $f $r"
+	done
 	np=$(sqlite3 "$db" "SELECT count(*) FROM processes WHERE session_id = 1")
 	fp=$(ch_q 1 "SELECT count() FROM strobe.processes WHERE host = '$h' AND session = 1")
 	[ "$np" = "$fp" ] || fail "$h: $np processes in SQLite, $fp in the fleet"
-	ok "$h: $f samples, counters ($r), $(wc -l <"$tmp/comm.local") comms, $np processes as in $(basename "$db")"
+	ok "$h: $f samples, counters ($r), $(wc -l <"$tmp/comm.local") comms, $np processes as in $(basename "$db"); the aggregates sum to the same"
 }
 compare "$tmp/a.db" "$hA"
 compare "$tmp/b.db" "$hB"

@@ -78,12 +78,70 @@ have=$(ch_q 1 "SELECT count() FROM (SELECT batch FROM strobe.sessions WHERE host
 	SELECT DISTINCT batch FROM strobe.markers WHERE host = '$h' UNION ALL
 	SELECT DISTINCT batch FROM strobe.lost WHERE host = '$h' UNION ALL
 	SELECT DISTINCT batch FROM strobe.samples WHERE host = '$h' UNION ALL
-	SELECT DISTINCT batch FROM strobe.binaries WHERE host = '$h')")
+	SELECT DISTINCT batch FROM strobe.binaries WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.samples_by_loc WHERE host = '$h' UNION ALL
+	SELECT DISTINCT batch FROM strobe.samples_by_time WHERE host = '$h')")
 [ "$have" = "$nb" ] || fail "$have distinct batches in the fleet, the session has $nb"
 ok "no loss, no duplicates: $f (count, faults, time sum, tid sum), $nb batches once each"
+
+# the aggregates (schema 2) were pushed as batches of the same plan: their
+# sums are the samples' exactly, per location and per 100 ms
+for t in samples_by_loc samples_by_time; do
+	a=$(ch_q 1 "SELECT sum(n), sum(c0), sum(period) FROM strobe.$t WHERE host = '$h' AND session = 1" | tr '\t' ' ')
+	r=$(ch_q 1 "SELECT count(), sum(c0), sum(period) FROM strobe.samples WHERE host = '$h' AND session = 1" | tr '\t' ' ')
+	[ "$a" = "$r" ] || fail "$t sums (n, faults, period) $a, the samples $r"
+done
+sqlq "$tmp/a.db" "SELECT pid, ifnull(binary_id, 0), ifnull(offset, 0), count(*), sum(c0), sum(period) FROM samples WHERE session_id = 1 GROUP BY 1, 2, 3" |
+	tr '|' ' ' | sort >"$tmp/loc.l"
+ch_q 1 "SELECT pid, binary_id, toInt64(offset) AS o, sum(n), sum(c0), sum(period) FROM strobe.samples_by_loc WHERE host = '$h' AND session = 1 GROUP BY pid, binary_id, o" |
+	tr '\t' ' ' | sort >"$tmp/loc.f"
+[ -s "$tmp/loc.l" ] || fail "no locations in SQLite"
+cmp -s "$tmp/loc.l" "$tmp/loc.f" || fail "samples_by_loc per (pid, binary, offset) differs from SQLite: $(diff "$tmp/loc.l" "$tmp/loc.f" | head -5)"
+l=$(sqlq "$tmp/a.db" "SELECT count(*) FROM (SELECT 1 FROM samples WHERE session_id = 1 GROUP BY time_ns / 100000000, cpu, pid, ifnull(binary_id, 0))")
+f=$(ch_q 1 "SELECT count() FROM (SELECT 1 FROM strobe.samples_by_time WHERE host = '$h' AND session = 1 GROUP BY bucket_ns, cpu, pid, binary_id)")
+[ "$l" = "$f" ] || fail "SQLite has $l (100 ms, cpu, pid, binary) groups, samples_by_time $f"
+ok "aggregates exact after the resume: sum(n) = count() per location ($(echo "$f") time buckets)"
 
 "$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" >"$tmp/push3.out" 2>"$tmp/push3.err" ||
 	fail "third push: $(cat "$tmp/push3.err")"
 grep -q "^session 1 of host $h: already pushed" "$tmp/push3.out" || fail "third push said: $(cat "$tmp/push3.out")"
 ok "a third push sends nothing"
+
+# the same cut among the aggregate batches: the session pushed as another
+# host of shard 2, shard 2 killed once its first samples_by_loc rows are
+# there; the resumed push completes them exactly
+h2=
+for c in india juliet kilo lima mike november oscar papa; do
+	[ "$(ch_q 1 "SELECT cityHash64('$c') % 2")" = 1 ] && { h2=$c; break; }
+done
+[ -n "$h2" ] || fail "no second host name for shard 2"
+STROBE_PUSH_BATCH_ROWS=5 "$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h2" \
+	>"$tmp/push4.out" 2>"$tmp/push4.err" &
+pid=$!
+i=0
+while :; do
+	c=$(curl -s -m 2 -u "default:$CH_PASSWORD" --data-binary \
+		"SELECT count() FROM strobe.samples_by_loc_local WHERE host = '$h2'" "http://127.0.0.1:$port2/")
+	[ -n "$c" ] && [ "$c" -gt 0 ] 2>/dev/null && break
+	kill -0 "$pid" 2>/dev/null || fail "the push of $h2 ended before it sent aggregates: $(cat "$tmp/push4.out" "$tmp/push4.err")"
+	i=$((i + 1))
+	[ $i -gt 3000 ] && fail "no aggregate rows on shard 2 after 150 s"
+	sleep 0.05
+done
+ch_kill 2
+wait "$pid"
+rc=$?
+[ "$rc" = 1 ] || fail "the push of $h2 cut by the kill exited $rc, not 1: $(cat "$tmp/push4.err")"
+ch_start 2
+got=$(ch_q 1 "SELECT count() FROM strobe.samples_by_loc WHERE host = '$h2'")
+all=$(ch_q 1 "SELECT count() FROM strobe.samples_by_loc WHERE host = '$h'")
+[ "$got" -lt "$all" ] || fail "all $all aggregate rows were there before the resume: the kill came too late"
+"$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h2" >"$tmp/push5.out" 2>"$tmp/push5.err" ||
+	fail "the resumed push of $h2 failed: $(cat "$tmp/push5.err")"
+for t in samples_by_loc samples_by_time; do
+	a=$(ch_q 1 "SELECT sum(n), sum(c0), sum(period), count() FROM strobe.$t WHERE host = '$h2'" | tr '\t' ' ')
+	b=$(ch_q 1 "SELECT sum(n), sum(c0), sum(period), count() FROM strobe.$t WHERE host = '$h'" | tr '\t' ' ')
+	[ "$a" = "$b" ] || fail "$t of $h2 (cut among its batches) has (n, faults, period, rows) $a, of $h $b"
+done
+ok "cut at $got of $all samples_by_loc rows and resumed: both aggregates as the uncut push's"
 exit 0

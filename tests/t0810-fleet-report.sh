@@ -140,7 +140,7 @@ refused 2 report "--by line is not supported" "$STROBE" report --source "$url" -
 refused 2 report "--inline is not" "$STROBE" report --source "$url" --inline
 refused 2 report "--children is not" "$STROBE" report --source "$url" --children
 refused 2 report "--callers/--callees is not" "$STROBE" report --source "$url" --callers main
-refused 2 report "a filter .* is not" "$STROBE" report --source "$url" --pid 1
+refused 2 report "--cgroup is not" "$STROBE" report --source "$url" --cgroup /system.slice/
 refused 2 report "give one of them" "$STROBE" report --source "$url" --db "$tmp/a.db"
 refused 2 report "credentials in the URL" "$STROBE" report --source "http://u:p@127.0.0.1:$port/"
 refused 2 report "give --source" "$STROBE" report --db "$tmp/a.db" --host "$hA"

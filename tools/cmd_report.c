@@ -38,7 +38,9 @@ static const char usage_text[] =
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle] [--inline] [-M METRIC[,METRIC...]]\n"
 	"       strobe report --source URL [--host NAME] [--session ID]\n"
-	"                     [--by binary|symbol|host] [--format text|csv|json] [--limit N]\n"
+	"                     [--by binary|symbol|host] [--pid PID] [--comm NAME]\n"
+	"                     [--binary PATH] [--kernel|--user] [--from T] [--to T]\n"
+	"                     [--format text|csv|json] [--limit N]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
@@ -103,8 +105,9 @@ static const char usage_text[] =
 	"for one session); without --session every pushed session is summed.\n"
 	"--by host: a row per host, columns host, samples, percent and the events.\n"
 	"The table of one host's session is the local report's, byte for byte.\n"
-	"With --source only --host, --session, --by binary|symbol|host, --format\n"
-	"and --limit apply.\n";
+	"With --source only --host, --session, --by binary|symbol|host, --format,\n"
+	"--limit and the filters --pid (no @START), --comm, --binary, --kernel,\n"
+	"--user, --from and --to apply.\n";
 
 enum {
 	OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS, OPT_INLINE,
@@ -509,8 +512,7 @@ out:
 static int report_fleet(const char *source, const struct fleet_opts *fo,
 			enum output_format fmt)
 {
-	struct report_opts o = { .by = fo->by == FLEET_BY_BINARY ? REPORT_BY_BINARY :
-				 REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct report_opts o = *fo->filt;
 	struct fleet_summary *fs = xcalloc(1, sizeof(*fs));
 	const struct db_session *s = &fs->sum.session;
 	const char *prefix = fmt == OUTPUT_TEXT ? "# " : "strobe report: ";
@@ -602,7 +604,7 @@ int cmd_report(int argc, char **argv)
 	int c, i, ret = 0, markers = 0, by_given = 0, children = 0;
 	const char *tree_sym = NULL, *source = NULL, *host = NULL;
 	enum calltree_dir dir = CALLTREE_CALLERS;
-	int by_host = 0, db_given = 0, other_given = 0;
+	int by_host = 0, db_given = 0;
 
 	opterr = 0;
 	optind = 0;
@@ -611,11 +613,8 @@ int cmd_report(int argc, char **argv)
 
 		if (f == 2)
 			return 2;
-		if (f) {
-			if (c != FOPT_SESSION)
-				other_given = 1;
+		if (f)
 			continue;
-		}
 		switch (c) {
 		case OPT_DB:
 			dbpath = optarg;
@@ -696,7 +695,8 @@ int cmd_report(int argc, char **argv)
 	if (source) {
 		struct fleet_opts fo = { .host = host, .session = o.session,
 					 .by = by_host ? FLEET_BY_HOST : o.by == REPORT_BY_BINARY ?
-					 FLEET_BY_BINARY : FLEET_BY_SYMBOL, .limit = o.limit };
+					 FLEET_BY_BINARY : FLEET_BY_SYMBOL, .limit = o.limit,
+					 .filt = &o };
 
 		if (db_given)
 			return cmd_usage_error("report", "--source reads the fleet, --db a local "
@@ -706,14 +706,15 @@ int cmd_report(int argc, char **argv)
 					   "give --by symbol, binary or host",
 					   o.by == REPORT_BY_LINE ? "line" : "cgroup");
 		if (markers || children || tree_sym || o.inline_chain || o.nr_metrics ||
-		    other_given)
+		    o.cgroup || o.no_demangle || o.has_pid_at)
 			return cmd_usage_error("report", "with --source only --host, --session, "
-					   "--by binary|symbol|host, --format and --limit are "
-					   "supported: %s is not", markers ? "--markers" :
+					   "--by binary|symbol|host, --format, --limit and the "
+					   "filters --pid, --comm, --binary, --kernel, --user, --from "
+					   "and --to are supported: %s is not", markers ? "--markers" :
 					   children ? "--children" : tree_sym ? "--callers/--callees" :
 					   o.inline_chain ? "--inline" : o.nr_metrics ? "-M" :
-					   "a filter (--pid, --comm, --binary, --kernel, --user, "
-					   "--cgroup, --from, --to, --no-demangle)");
+					   o.cgroup ? "--cgroup" : o.no_demangle ? "--no-demangle" :
+					   "--pid PID@START");
 		return report_fleet(source, &fo, fmt);
 	}
 	if (host || by_host)

@@ -27,6 +27,63 @@ void fleetquery_where(struct sbuf *b, const struct fleet_opts *o)
 		sbuf_addf(b, "%ssession = %" PRId64, o->host ? " AND " : "", o->session);
 }
 
+void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const char **count)
+{
+	const struct report_opts *f = o->filt;
+	const char *env = getenv("STROBE_FLEET_RAW");
+	int timed = f && (f->has_from || f->has_to);
+	int raw = timed || (env && *env && strcmp(env, "0"));
+
+	/* STROBE_FLEET_RAW: the raw samples, a benchmark knob
+	 * (bench/fleet-report.sh) */
+	*count = raw ? "count()" : "sum(n)";
+	sbuf_addf(b, "FROM %s", raw ? "samples" : "samples_by_loc");
+	if (timed) {
+		/* the start of a stopped session (batch 0) or of a running
+		 * one (its intervals) */
+		sbuf_addf(b, " GLOBAL ANY INNER JOIN (SELECT host, session, start_ns AS s_start "
+			  "FROM (SELECT host, session, start_ns FROM sessions WHERE batch = 0 AND ");
+		fleetquery_where(b, o);
+		sbuf_addf(b, " UNION ALL SELECT host, session, start_ns FROM intervals WHERE ");
+		fleetquery_where(b, o);
+		sbuf_addf(b, ")) USING (host, session)");
+	}
+	sbuf_addf(b, " WHERE ");
+	fleetquery_where(b, o);
+	if (!f)
+		return;
+	if (f->pid >= 0)
+		sbuf_addf(b, " AND pid = %" PRId64, f->pid);
+	if (f->comm) {
+		sbuf_addf(b, " AND comm = ");
+		push_sql_quote(b, f->comm);
+	}
+	if (f->mode == REPORT_KERNEL)
+		sbuf_addf(b, " AND bitAnd(flags, %u) != 0", STROBE_SAMPLE_KERNEL);
+	else if (f->mode == REPORT_USER)
+		sbuf_addf(b, " AND bitAnd(flags, %u) != 0", STROBE_SAMPLE_USER);
+	if (f->binary) {
+		/* as qfilter_binaries(): the path, its file name, the key, or
+		 * every kernel for [kernel.kallsyms] */
+		sbuf_addf(b, " AND (host, session, binary_id) GLOBAL IN (SELECT host, session, "
+			  "binary_id FROM binaries WHERE ");
+		fleetquery_where(b, o);
+		sbuf_addf(b, " AND (path = ");
+		push_sql_quote(b, f->binary);
+		sbuf_addf(b, " OR replaceRegexpOne(path, '^.*/', '') = ");
+		push_sql_quote(b, f->binary);
+		sbuf_addf(b, " OR key = ");
+		push_sql_quote(b, f->binary);
+		if (!strcmp(f->binary, "[kernel.kallsyms]"))
+			sbuf_addf(b, " OR substring(key, 1, 7) = 'kernel:'");
+		sbuf_addf(b, "))");
+	}
+	if (f->has_from)
+		sbuf_addf(b, " AND time_ns >= s_start + %" PRId64, f->from_ns);
+	if (f->has_to)
+		sbuf_addf(b, " AND time_ns <= s_start + %" PRId64, f->to_ns);
+}
+
 /*
  * A session's row: batch 0 of sessions once it has stopped and was pushed;
  * while it runs (strobed --push, schema 3), its newest interval row, as
@@ -66,10 +123,14 @@ void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o)
  * period of the locations differs, compared as reduced fractions. */
 void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o)
 {
+	const char *count;
+	struct sbuf from = { 0 };
+
+	fleetquery_from_samples(&from, o, &count);
 	sbuf_addf(b, "SELECT uniqExact(intDiv(p, g), intDiv(n, g)) FROM (SELECT p, n, "
-		  "gcd(p, n) AS g FROM (SELECT toUInt64(sum(period)) AS p, toUInt64(count()) "
-		  "AS n FROM samples WHERE ");
-	fleetquery_where(b, o);
+		  "gcd(p, n) AS g FROM (SELECT toUInt64(sum(period)) AS p, toUInt64(%s) "
+		  "AS n %s", count, from.s);
+	free(from.s);
 	sbuf_addf(b, " GROUP BY host, session, binary_id, offset, bitAnd(flags, 15)) "
 		  "WHERE n > 0) FORMAT TabSeparated");
 }
@@ -84,22 +145,23 @@ void fleetquery_sql_lost(struct sbuf *b, const struct fleet_opts *o)
 void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o)
 {
 	int sym = o->by == FLEET_BY_SYMBOL;
+	const char *count;
+	struct sbuf from = { 0 };
 
+	fleetquery_from_samples(&from, o, &count);
 	sbuf_addf(b, "SELECT host, session, bname, binary_key, symbol, problem, sum(n), "
 		  "sum(p), sum(s0), sum(s1), sum(s2), sum(s3), sum(s4), sum(s5), sum(s6), "
 		  "sum(s7) FROM (SELECT host, session, binary_id, binary_key, n, p, s0, s1, "
 		  "s2, s3, s4, s5, s6, s7, %s FROM (SELECT host, session, binary_id, "
-		  "binary_key, offset, count() AS n, sum(period) AS p, sum(c0) AS s0, "
+		  "binary_key, offset, %s AS n, sum(period) AS p, sum(c0) AS s0, "
 		  "sum(c1) AS s1, sum(c2) AS s2, sum(c3) AS s3, sum(c4) AS s4, sum(c5) AS s5, "
-		  "sum(c6) AS s6, sum(c7) AS s7 FROM samples WHERE ", sym ? "symbol" : "'' AS symbol");
-	fleetquery_where(b, o);
+		  "sum(c6) AS s6, sum(c7) AS s7 %s", sym ? "symbol" : "'' AS symbol", count,
+		  from.s);
 	sbuf_addf(b, " GROUP BY host, session, binary_id, binary_key, offset)");
 	if (sym) {
 		sbuf_addf(b, " ANY LEFT JOIN (SELECT binary_key, offset, any(symbol) AS symbol "
-			  "FROM symbols WHERE binary_key GLOBAL IN (SELECT DISTINCT binary_key FROM "
-			  "samples WHERE ");
-		fleetquery_where(b, o);
-		sbuf_addf(b, ") GROUP BY binary_key, offset) USING (binary_key, offset)");
+			  "FROM symbols WHERE binary_key GLOBAL IN (SELECT DISTINCT binary_key %s"
+			  ") GROUP BY binary_key, offset) USING (binary_key, offset)", from.s);
 	}
 	sbuf_addf(b, ") ANY LEFT JOIN (SELECT host, session, binary_id, argMax(name, batch) AS bname, "
 		  "argMax(problem, batch) AS problem FROM binaries WHERE ");
@@ -107,6 +169,7 @@ void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o)
 	sbuf_addf(b, " GROUP BY host, session, binary_id) USING (host, session, binary_id) "
 		  "GROUP BY host, session, bname, binary_key, symbol, problem "
 		  "FORMAT TabSeparated");
+	free(from.s);
 }
 
 int fleetquery_tsv_split(char *line, char **fields, int max)
@@ -428,6 +491,19 @@ static struct table *layout(struct fq *q)
 	struct table *t = table_new();
 	struct report_opts ro = { .by = q->o->by == FLEET_BY_BINARY ? REPORT_BY_BINARY :
 				  REPORT_BY_SYMBOL, .pid = -1, .limit = q->o->limit };
+
+	if (q->o->filt) {		/* the filters, for the meta */
+		const struct report_opts *f = q->o->filt;
+
+		ro.pid = f->pid;
+		ro.comm = f->comm;
+		ro.binary = f->binary;
+		ro.mode = f->mode;
+		ro.has_from = f->has_from;
+		ro.from_ns = f->from_ns;
+		ro.has_to = f->has_to;
+		ro.to_ns = f->to_ns;
+	}
 	int c_bin, c_bid = -1, c_sym = -1, c_samples, c_pct, c_ev0 = 0;
 	size_t i, nshow = q->ng;
 

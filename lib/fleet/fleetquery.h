@@ -27,6 +27,10 @@ struct fleet_opts {
 	int64_t session;	/* 0: every session (of the host, or of all) */
 	enum fleet_by by;
 	size_t limit;		/* 0: all rows */
+	/* NULL: none; else its pid (>= 0, no @START), comm, binary, mode,
+	 * from/to, as the local report's (report.h); the time range reads
+	 * the samples, the others the per-location aggregate */
+	const struct report_opts *filt;
 };
 
 /* Lost samples of a kind on a CPU (the lost table, summed). */
@@ -60,6 +64,10 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 
 /* Append the WHERE condition of o (host and session; "1" when none). */
 void fleetquery_where(struct sbuf *b, const struct fleet_opts *o);
+/* Append "FROM TABLE WHERE ..." of the samples o selects: the per-location
+ * aggregate with o's host, session and filters, or (a time range, or env
+ * STROBE_FLEET_RAW set) the samples; *count the SQL of their number. */
+void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const char **count);
 /* The queries: the sessions' rows, their events, whether the sample
  * periods differ, and the sums of the report. */
 void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o);

@@ -146,6 +146,13 @@ int push_batcher_end(struct push_batcher *b)
 	return 1;
 }
 
+int64_t push_bucket_ns(int64_t t)
+{
+	int64_t r = t % PUSH_BUCKET_NS;
+
+	return t - (r < 0 ? r + PUSH_BUCKET_NS : r);
+}
+
 int push_parse_batches(const char *text, uint8_t *have, size_t n)
 {
 	const char *p = text ? text : "";
@@ -175,6 +182,26 @@ struct loc {			/* a sampled location, its names */
 	const char *key, *binary, *symbol;
 };
 
+/* The aggregates of schema 2, summed from the samples as they are read:
+ * per location (samples_by_loc) and per 100 ms (samples_by_time), each of
+ * one UTC day.  Keys without padding (otable.h). */
+struct agg_sums {
+	int64_t n, period, c[STROBE_MAX_COUNTERS];
+};
+
+struct agg_loc {
+	int64_t day, binary_id, offset, pid, comm_id, flags;
+	struct agg_sums x;
+	const char *key;		/* binary_key: the resolver's */
+};
+#define AGG_LOC_KEY	(6 * sizeof(int64_t))
+
+struct agg_time {
+	int64_t day, bucket_ns, cpu, pid, binary_id;
+	struct agg_sums x;
+};
+#define AGG_TIME_KEY	(5 * sizeof(int64_t))
+
 struct gen;
 /* A batch ready: rows of table (cols) as TSV.  0 or -1 with e set. */
 typedef int (*emit_fn)(struct gen *g, uint32_t batch, const char *table, const char *cols,
@@ -191,6 +218,8 @@ struct gen {
 	char **comms;			/* by comms.id */
 	size_t ncomms;
 	struct otable locs;		/* struct loc */
+	struct otable by_loc;		/* struct agg_loc: samples_by_loc */
+	struct otable by_time;		/* struct agg_time: samples_by_time */
 	emit_fn emit;
 	struct progress *progress;
 	/* pass 1 */
@@ -403,6 +432,43 @@ static int load_comms(struct gen *g, struct error *e)
 	return 0;
 }
 
+static void agg_sums_add(struct agg_sums *a, const int64_t *v)
+{
+	a->n++;
+	a->period += v[SB_PERIOD];
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		a->c[i] += v[SB_C0 + i];
+}
+
+/* a sample (v) of location l on day into the aggregates; comm -1: none */
+static void agg_add(struct gen *g, int64_t day, const struct loc *l, const int64_t *v,
+		    int64_t comm)
+{
+	struct agg_loc kl, *al;
+	struct agg_time kt, *at;
+	int64_t t = v[SB_TIME_NS];
+	int added;
+
+	memset(&kl, 0, sizeof(kl));
+	kl.day = day;
+	kl.binary_id = l->binary_id;
+	kl.offset = (int64_t)l->offset;
+	kl.pid = v[SB_PID];
+	kl.comm_id = comm;
+	kl.flags = v[SB_FLAGS];
+	al = otable_get(&g->by_loc, &kl, &added);
+	al->key = l->key;
+	agg_sums_add(&al->x, v);
+	memset(&kt, 0, sizeof(kt));
+	kt.day = day;
+	kt.bucket_ns = push_bucket_ns(t);
+	kt.cpu = v[SB_CPU];
+	kt.pid = v[SB_PID];
+	kt.binary_id = l->binary_id;
+	at = otable_get(&g->by_time, &kt, &added);
+	agg_sums_add(&at->x, v);
+}
+
 /* the samples with rowids lo..hi */
 static int gen_samples(struct gen *g, struct bb *x, int64_t lo, int64_t hi, struct error *e)
 {
@@ -424,7 +490,7 @@ static int gen_samples(struct gen *g, struct bb *x, int64_t lo, int64_t hi, stru
 		const int64_t *v = r->v;
 		struct loc key, *l;
 		int added;
-		int64_t comm = v[SB_COMM_ID];
+		int64_t comm = v[SB_COMM_ID], day;
 
 		memset(&key, 0, sizeof(key));
 		key.binary_id = (r->null & (1u << SB_BINARY_ID)) ? 0 : v[SB_BINARY_ID];
@@ -438,7 +504,10 @@ static int gen_samples(struct gen *g, struct bb *x, int64_t lo, int64_t hi, stru
 			l->binary = rs.binary;
 			l->symbol = rs.symbol;
 		}
-		if (bb_row(g, x, push_day(v[SB_TIME_NS] + g->s->wall_offset_ns), e) < 0)
+		day = push_day(v[SB_TIME_NS] + g->s->wall_offset_ns);
+		agg_add(g, day, l, v, (r->null & (1u << SB_COMM_ID)) || comm < 0 ||
+			(size_t)comm >= g->ncomms ? -1 : comm);
+		if (bb_row(g, x, day, e) < 0)
 			goto fail;
 		sb_i64(&x->rows, v[SB_TIME_NS], '\t');
 		sb_i64(&x->rows, v[SB_TSC], '\t');
@@ -535,6 +604,95 @@ fail:
 	return -1;
 }
 
+static int cmp_i64s(const int64_t *a, const int64_t *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+static int cmp_agg_loc(const void *a, const void *b)
+{
+	return cmp_i64s(*(const int64_t *const *)a, *(const int64_t *const *)b, 6);
+}
+
+static int cmp_agg_time(const void *a, const void *b)
+{
+	return cmp_i64s(*(const int64_t *const *)a, *(const int64_t *const *)b, 5);
+}
+
+static void agg_sums_put(struct sbuf *b, const struct agg_sums *a)
+{
+	sb_i64(b, a->n, '\t');
+	sb_i64(b, a->period, '\t');
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		sb_i64(b, a->c[i], i < STROBE_MAX_COUNTERS - 1 ? '\t' : '\n');
+}
+
+/* The entries of t sorted by their keys (the same order on each pass, so
+ * the same batches and hash). */
+static void **agg_sorted(struct otable *t, int (*cmp)(const void *, const void *))
+{
+	void **v = xmalloc((t->nr + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (void *p = NULL; (p = otable_next(t, p));)
+		v[n++] = p;
+	qsort(v, n, sizeof(*v), cmp);
+	return v;
+}
+
+static int gen_by_loc(struct gen *g, struct bb *x, struct error *e)
+{
+	void **v = agg_sorted(&g->by_loc, cmp_agg_loc);
+	int ret = -1;
+
+	for (size_t i = 0; i < g->by_loc.nr; i++) {
+		const struct agg_loc *a = v[i];
+
+		if (bb_row(g, x, a->day, e) < 0)
+			goto out;
+		sb_i64(&x->rows, a->binary_id, '\t');
+		push_tsv_escape(&x->rows, a->key);
+		sb_put(&x->rows, "\t", 1);
+		sb_u64(&x->rows, (uint64_t)a->offset, '\t');
+		sb_i64(&x->rows, a->pid, '\t');
+		push_tsv_escape(&x->rows, a->comm_id < 0 ? "" : g->comms[a->comm_id]);
+		sb_put(&x->rows, "\t", 1);
+		sb_i64(&x->rows, a->flags, '\t');
+		agg_sums_put(&x->rows, &a->x);
+	}
+	ret = bb_end(g, x, e);
+out:
+	free(v);
+	return ret;
+}
+
+static int gen_by_time(struct gen *g, struct bb *x, struct error *e)
+{
+	void **v = agg_sorted(&g->by_time, cmp_agg_time);
+	int ret = -1;
+
+	for (size_t i = 0; i < g->by_time.nr; i++) {
+		const struct agg_time *a = v[i];
+
+		if (bb_row(g, x, a->day, e) < 0)
+			goto out;
+		sb_i64(&x->rows, a->bucket_ns, '\t');
+		sb_i64(&x->rows, a->cpu, '\t');
+		sb_i64(&x->rows, a->pid, '\t');
+		sb_i64(&x->rows, a->binary_id, '\t');
+		agg_sums_put(&x->rows, &a->x);
+	}
+	ret = bb_end(g, x, e);
+out:
+	free(v);
+	return ret;
+}
+
+#define AGG_COLS	"n, period, c0, c1, c2, c3, c4, c5, c6, c7"
+
 /*
  * A part of the plan: the batches first.. of an interval (its samples with
  * rowids lo..hi, then its binaries) or of the last part (processes,
@@ -553,11 +711,13 @@ struct part {
 /* every batch of part pt, in order, to g->emit */
 static int gen_part(struct gen *g, struct part *pt, struct error *e)
 {
-	struct bb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, b = { 0 };
+	struct bb p = { 0 }, m = { 0 }, l = { 0 }, s = { 0 }, b = { 0 }, al = { 0 }, at = { 0 };
 	struct push_batcher start;
 	int ret = -1;
 
 	otable_clear(&g->locs);
+	otable_clear(&g->by_loc);
+	otable_clear(&g->by_time);
 	g->part_samples = 0;
 	push_batcher_init(&start, g->batch_rows, pt->first);
 	if (pt->final) {
@@ -583,9 +743,19 @@ static int gen_part(struct gen *g, struct part *pt, struct error *e)
 		 "problem");
 	if (gen_binaries(g, &b, e) < 0)
 		goto out;
-	pt->end = b.b.batch;
+	bb_start(&al, &b.b, g->batch_rows, "samples_by_loc", PREFIX "binary_id, binary_key, "
+		 "offset, pid, comm, flags, " AGG_COLS);
+	if (gen_by_loc(g, &al, e) < 0)
+		goto out;
+	bb_start(&at, &al.b, g->batch_rows, "samples_by_time", PREFIX "bucket_ns, cpu, pid, "
+		 "binary_id, " AGG_COLS);
+	if (gen_by_time(g, &at, e) < 0)
+		goto out;
+	pt->end = at.b.batch;
 	ret = 0;
 out:
+	free(al.rows.s);
+	free(at.rows.s);
 	free(p.rows.s);
 	free(m.rows.s);
 	free(l.rows.s);
@@ -823,6 +993,7 @@ static int server_state(struct gen *g, char *hash, size_t hsize, uint8_t *have, 
 {
 	static const char *const tables[] = {
 		"sessions", "processes", "markers", "lost", "samples", "binaries",
+		"samples_by_loc", "samples_by_time",
 	};
 	struct sbuf where = { 0 }, q = { 0 }, out = { 0 };
 	int ret = -1;
@@ -1259,6 +1430,8 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 	}
 	n = k;
 	otable_init(&g.locs, sizeof(struct loc), 16, 1024);
+	otable_init(&g.by_loc, sizeof(struct agg_loc), AGG_LOC_KEY, 1024);
+	otable_init(&g.by_time, sizeof(struct agg_time), AGG_TIME_KEY, 1024);
 	if (load_comms(&g, e) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
@@ -1271,6 +1444,8 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 	ret = 0;
 out:
 	otable_free(&g.locs);
+	otable_free(&g.by_loc);
+	otable_free(&g.by_time);
 	for (size_t i = 0; i < g.ncomms; i++)
 		free(g.comms[i]);
 	free(g.comms);

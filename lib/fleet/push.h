@@ -7,7 +7,9 @@
  * UTC day (so one partition): ClickHouse writes such an INSERT as one part,
  * all or nothing.  Batch 0 is the session's row, with the number of
  * batches and a content hash (XXH3-128 of every other batch); then its
- * processes, markers, lost records, samples and binaries.  Symbols of the
+ * processes, markers, lost records, samples, binaries, and the samples
+ * summed per location and per 100 ms (schema 2's samples_by_loc and
+ * samples_by_time, computed here from the same rows).  Symbols of the
  * sampled locations go to a ReplacingMergeTree table keyed by binary key
  * and offset, outside the numbering: sending them twice is harmless.
  *
@@ -98,6 +100,11 @@ void push_batcher_init(struct push_batcher *b, size_t max, uint32_t first);
 int push_batcher_row(struct push_batcher *b, int64_t day);
 /* The end of a table: 1 when a batch is left to send (b moves on). */
 int push_batcher_end(struct push_batcher *b);
+
+/* The 100 ms bucket of samples_by_time of a time in ns: t rounded down
+ * (towards minus infinity) to a multiple of PUSH_BUCKET_NS. */
+#define PUSH_BUCKET_NS		100000000LL
+int64_t push_bucket_ns(int64_t t);
 
 /* Parse the server's answer to the batches query (one number a line) into
  * have[0..n): have[i] = 1 for each batch i listed.  -1 on a malformed

@@ -63,7 +63,11 @@ static void test_report_sql(void **state)
 			n++;
 		/* samples, binaries, and for symbols the keys of the symbols */
 		assert_int_equal(n, bys[i] == FLEET_BY_SYMBOL ? 3 : 2);
-		assert_non_null(strstr(b.s, "FROM samples WHERE"));
+		/* the per-location aggregate of schema 2, not the samples */
+		assert_non_null(strstr(b.s, "sum(n) AS n"));
+		assert_non_null(strstr(b.s, "FROM samples_by_loc WHERE"));
+		assert_null(strstr(b.s, "FROM samples WHERE"));
+		assert_null(strstr(b.s, "count()"));
 		assert_non_null(strstr(b.s, "GROUP BY host, session, binary_id, binary_key, offset"));
 		assert_true((strstr(b.s, "FROM symbols") != NULL) == (bys[i] == FLEET_BY_SYMBOL));
 		assert_null(strstr(b.s, "'h'x'"));
@@ -94,13 +98,71 @@ static void test_other_sql(void **state)
 	b.n = b.cap = 0;
 	o.host = NULL;
 	fleetquery_sql_weighted(&b, &o);
-	assert_non_null(strstr(b.s, "FROM samples WHERE 1 GROUP BY"));
+	assert_non_null(strstr(b.s, "toUInt64(sum(n)) AS n FROM samples_by_loc WHERE 1 GROUP BY"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	/* the benchmark's knob: the raw samples */
+	setenv("STROBE_FLEET_RAW", "1", 1);
+	fleetquery_sql_weighted(&b, &o);
+	assert_non_null(strstr(b.s, "toUInt64(count()) AS n FROM samples WHERE 1 GROUP BY"));
+	free(b.s);
+	b.s = NULL;
+	b.n = b.cap = 0;
+	fleetquery_sql_report(&b, &o);
+	assert_non_null(strstr(b.s, "count() AS n"));
+	assert_null(strstr(b.s, "samples_by_loc"));
+	unsetenv("STROBE_FLEET_RAW");
 	free(b.s);
 	b.s = NULL;
 	b.n = b.cap = 0;
 	o.session = 4;
 	fleetquery_sql_lost(&b, &o);
 	assert_non_null(strstr(b.s, "FROM lost WHERE session = 4 GROUP BY kind, cpu"));
+	free(b.s);
+}
+
+static void test_filters_sql(void **state)
+{
+	struct report_opts f = { .pid = 42, .comm = "a'b", .binary = "[kernel.kallsyms]",
+				 .mode = REPORT_USER };
+	struct fleet_opts o = { .host = "h", .session = 2, .filt = &f };
+	struct sbuf b = { 0 };
+	const char *count;
+
+	(void)state;
+	/* the per-location filters: on the aggregate */
+	fleetquery_from_samples(&b, &o, &count);
+	assert_string_equal(count, "sum(n)");
+	assert_non_null(strstr(b.s, "FROM samples_by_loc WHERE host = 'h' AND session = 2 AND "
+			       "pid = 42 AND comm = 'a\\'b' AND bitAnd(flags, 1) != 0"));
+	assert_non_null(strstr(b.s, "(host, session, binary_id) GLOBAL IN (SELECT host, session, "
+			       "binary_id FROM binaries WHERE host = 'h' AND session = 2 AND "
+			       "(path = '[kernel.kallsyms]'"));
+	assert_non_null(strstr(b.s, "OR substring(key, 1, 7) = 'kernel:'))"));
+	assert_null(strstr(b.s, "s_start"));
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	/* a time range: the samples, joined to their session's start */
+	f = (struct report_opts){ .pid = -1, .mode = REPORT_KERNEL, .has_from = 1,
+				  .from_ns = 5, .has_to = 1, .to_ns = 9 };
+	fleetquery_from_samples(&b, &o, &count);
+	assert_string_equal(count, "count()");
+	assert_non_null(strstr(b.s, "FROM samples GLOBAL ANY INNER JOIN (SELECT host, session, "
+			       "start_ns AS s_start FROM (SELECT host, session, start_ns FROM "
+			       "sessions WHERE batch = 0 AND host = 'h'"));
+	/* a running session's start is in its intervals */
+	assert_non_null(strstr(b.s, " UNION ALL SELECT host, session, start_ns FROM intervals "
+			       "WHERE host = 'h'"));
+	assert_non_null(strstr(b.s, "bitAnd(flags, 2) != 0 AND time_ns >= s_start + 5 AND "
+			       "time_ns <= s_start + 9"));
+	assert_null(strstr(b.s, "pid ="));
+	assert_null(strstr(b.s, "comm ="));
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	/* the report reads the same FROM in its sums and its symbol keys */
+	fleetquery_sql_report(&b, &o);
+	assert_non_null(strstr(b.s, "SELECT DISTINCT binary_key FROM samples GLOBAL ANY INNER"));
 	free(b.s);
 }
 
@@ -128,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_report_sql),
 		cmocka_unit_test(test_other_sql),
+		cmocka_unit_test(test_filters_sql),
 		cmocka_unit_test(test_tsv_split),
 	};
 

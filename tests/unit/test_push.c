@@ -120,6 +120,18 @@ static void test_batcher(void **state)
 	assert_int_equal(b.batch, 2);
 }
 
+static void test_bucket(void **state)
+{
+	(void)state;
+	assert_int_equal(push_bucket_ns(0), 0);
+	assert_int_equal(push_bucket_ns(99999999), 0);
+	assert_int_equal(push_bucket_ns(100000000), 100000000);
+	assert_int_equal(push_bucket_ns(123456789012LL), 123400000000LL);
+	assert_int_equal(push_bucket_ns(-1), -100000000);
+	assert_int_equal(push_bucket_ns(-100000000), -100000000);
+	assert_int_equal(push_bucket_ns(-100000001), -200000000);
+}
+
 static void test_parse_batches(void **state)
 {
 	uint8_t have[8];
@@ -328,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_sql_quote),
 		cmocka_unit_test(test_day),
 		cmocka_unit_test(test_batcher),
+		cmocka_unit_test(test_bucket),
 		cmocka_unit_test(test_parse_batches),
 		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_url),
