@@ -119,6 +119,15 @@ for f in csv json; do
 done
 dsame d-bin --by binary --format csv --limit 4
 cmp "$tmp/d-bin.local" "$tmp/d-bin.fleet" || fail "diff --by binary --limit 4 differs"
+# the report's filters, on both sides alike
+dsame d-user --user --format csv
+cmp "$tmp/d-user.local" "$tmp/d-user.fleet" || fail "diff --user differs"
+dsame d-range --from 0.2 --to 0.7 --format json
+cmp "$tmp/d-range.local" "$tmp/d-range.fleet" || fail "diff --from 0.2 --to 0.7 differs"
+cmp -s "$tmp/d-json.local" "$tmp/d-range.local" && fail "--from/--to changed nothing: the test tests nothing"
+dsame d-comm --comm split603010 --by binary --format csv
+cmp "$tmp/d-comm.local" "$tmp/d-comm.fleet" || fail "diff --comm differs"
+ok "diff --source with --user, --from/--to, --comm: as the local diff"
 grep -q 'A counted page-faults, B did not: left out' "$tmp/d-csv.ferr" ||
 	fail "fleet diff: no note on the events: $(cat "$tmp/d-csv.ferr")"
 # the text: the local notes of the host's symbol lookup are not pushed
@@ -179,7 +188,8 @@ refused 2 diff "both session 1 of host '$hA'" "$STROBE" diff --source "$url" --h
 refused 2 diff "B: no session 9 of host '$hA'" "$STROBE" diff --source "$url" --host "$hA" 1 9
 refused 2 diff "B: no session 1 of host 'nosuch'" "$STROBE" diff --source "$url" --host "$hA" 1 nosuch:1
 refused 2 diff "--by line is not supported" "$STROBE" diff --source "$url" --host "$hA" --by line 1 2
-refused 2 diff "filters .* are not supported" "$STROBE" diff --source "$url" --host "$hA" --pid 3 1 2
+refused 2 diff "--cgroup is not supported with --source" "$STROBE" diff --source "$url" --host "$hA" --cgroup /a 1 2
+refused 2 diff "--pid PID@START is not supported" "$STROBE" diff --source "$url" --host "$hA" --pid 3@1 1 2
 refused 2 diff "--host is of fleet" "$STROBE" diff --db "$tmp/a.db" --host "$hA" 1 2
 refused 1 diff "cannot reach" "$STROBE" diff --source "http://127.0.0.1:$port/?database=strobe" --host h 1 2
 ok "bad inputs refused with one line each"

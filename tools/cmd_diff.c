@@ -30,8 +30,9 @@ static const char usage_text[] =
 	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--cgroup PATH]\n"
 	"                   [--from T] [--to T] [--no-demangle] [--format text|csv|json]\n"
 	"                   [--limit N] A B\n"
-	"       strobe diff --source URL [--host NAME] [--by binary|symbol]\n"
-	"                   [--format text|csv|json] [--limit N] A B\n"
+	"       strobe diff --source URL [--host NAME] [--by binary|symbol] [--pid PID]\n"
+	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--from T]\n"
+	"                   [--to T] [--format text|csv|json] [--limit N] A B\n"
 	"\n"
 	"Compare the hot spots of two recorded sessions, A and B (session ids, as\n"
 	"'strobe sessions' lists them): for each row, its samples and percent in\n"
@@ -82,7 +83,8 @@ static const char usage_text[] =
 	"                      (http://HOST:8123/?database=strobe; credentials as for\n"
 	"                      'strobe push'): A and B are ID, a session of --host's\n"
 	"                      host, or HOST:ID, so that two hosts' sessions can be\n"
-	"                      compared; no filters, --by binary or symbol only\n"
+	"                      compared; --by binary or symbol only, the filters\n"
+	"                      but --cgroup, --no-demangle and --pid PID@START\n"
 	"  --host NAME         with --source: the host of A or B given as ID\n"
 	"  -h, --help          this text\n"
 	"A session still running cannot be compared: stop it first.  Usage\n"
@@ -233,10 +235,14 @@ int cmd_diff(int argc, char **argv)
 			return cmd_usage_error("diff", "--by line is not supported with --source "
 					       "(no source lines are pushed): give --by symbol or "
 					       "binary");
-		if (filtered)
-			return cmd_usage_error("diff", "the filters (--pid, --comm, --binary, "
-					       "--kernel, --user, --cgroup, --from, --to, "
-					       "--no-demangle) are not supported with --source yet");
+		if (filteropt_check("diff", &o))
+			return 2;
+		if (o.cgroup || o.no_demangle || o.has_pid_at)
+			return cmd_usage_error("diff", "%s is not supported with --source (the "
+					       "filters --pid PID, --comm, --binary, --kernel, "
+					       "--user, --from and --to are)", o.cgroup ?
+					       "--cgroup" : o.no_demangle ? "--no-demangle" :
+					       "--pid PID@START");
 		for (i = 0; i < 2; i++)
 			if (fleetdiff_parse_side(argv[optind + i], host, &h[i], &hl[i], &id[i],
 						 &err) < 0)
@@ -259,7 +265,8 @@ int cmd_diff(int argc, char **argv)
 			memcpy(hn[i], h[i], hl[i]);
 			hn[i][hl[i]] = 0;
 		}
-		rc = fleetdiff_build(ch, hn[0], id[0], hn[1], id[1], o.by, &d, &err);
+		rc = fleetdiff_build(ch, hn[0], id[0], hn[1], id[1], o.by, filtered ? &o : NULL,
+				     &d, &err);
 		free(hn[0]);
 		free(hn[1]);
 		chclient_free(ch);

@@ -36,7 +36,8 @@ int fleetdiff_parse_side(const char *arg, const char *host, const char **h, size
 }
 
 int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *hb, int64_t b,
-		    enum report_by by, struct diff **out, struct error *e)
+		    enum report_by by, const struct report_opts *filt, struct diff **out,
+		    struct error *e)
 {
 	const char *hosts[2] = { ha, hb };
 	int64_t ids[2] = { a, b };
@@ -57,7 +58,7 @@ int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *h
 	for (side = 0; side < 2; side++) {
 		struct fleet_opts fo = { .host = hosts[side], .session = ids[side],
 					 .by = by == REPORT_BY_BINARY ? FLEET_BY_BINARY :
-					 FLEET_BY_SYMBOL };
+					 FLEET_BY_SYMBOL, .filt = filt };
 
 		fs[side] = xcalloc(1, sizeof(*fs[side]));
 		t[side] = fleetquery_report(c, &fo, fs[side], e);

@@ -80,12 +80,14 @@ int fleetdiff_parse_side(const char *arg, const char *host, const char **h, size
 
 /*
  * The comparison of session a of host ha with session b of host hb, by
- * binary or symbol: both fleet reports (no filter) matched as
- * diff_build() matches local ones, with the same notes.  0; -2 with e
+ * binary or symbol: both fleet reports, of the samples that pass filt
+ * (NULL: all; the filters of report --source), matched as diff_build()
+ * matches local ones, with the same notes.  0; -2 with e
  * set when they cannot be compared (the same session, one not in the
  * fleet, one still running: a usage error); -1 on other errors.
  */
 int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *hb, int64_t b,
-		    enum report_by by, struct diff **out, struct error *e);
+		    enum report_by by, const struct report_opts *filt, struct diff **out,
+		    struct error *e);
 
 #endif
