@@ -200,7 +200,7 @@ refused 1 plot "no session of host 'nosuch'" "$STROBE" plot --source "$url" --ho
 refused 1 plot "no session 99 of host '$hA'" "$STROBE" plot --source "$url" --host "$hA" --session 99 --event samples -o "$tmp/x.csv"
 refused 1 plot "no session 99 of any host" "$STROBE" plot --source "$url" --session 99 --event samples -o "$tmp/x.csv"
 refused 1 plot "unknown event 'nosuch'" "$STROBE" plot --source "$url" --host "$hA" --event nosuch -o "$tmp/x.csv"
-for o in "--pid 1" "--comm x" "--binary x" "--symbol main" "--cgroup /" "--by cgroup" "--expect" "--no-demangle"; do
+for o in "--pid 1@0.5" "--symbol main" "--cgroup /" "--by cgroup" "--expect" "--no-demangle"; do
 	# shellcheck disable=SC2086
 	refused 2 plot "${o%% *}.* is not supported with --source" "$STROBE" plot --source "$url" $o --event samples -o "$tmp/x.csv"
 done
@@ -209,5 +209,5 @@ refused 2 plot "give one of them" "$STROBE" plot --source "$url" --db "$tmp/a.db
 refused 2 plot "--host is of fleet plots" "$STROBE" plot --db "$tmp/a.db" --host "$hA" --event samples -o "$tmp/x.csv"
 refused 2 plot "--by host is of fleet plots" "$STROBE" plot --db "$tmp/a.db" --by host --event samples -o "$tmp/x.csv"
 [ ! -e "$tmp/x.csv" ] || fail "a refused plot wrote its CSV"
-ok "unknown host, session or event: exit 1; filters, --by cgroup, --expect, --wall of several sessions: exit 2; one line each"
+ok "unknown host, session or event: exit 1; --pid PID@START, --symbol, --cgroup, --by cgroup, --expect, --wall of several sessions: exit 2; one line each"
 exit 0

@@ -49,6 +49,7 @@ static const char usage_text[] =
 	"       strobe plot --source URL [--host NAME] [--session ID]\n"
 	"                   (--event EV[,EV...] | --metric NAME|EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol|host] [--top N] [--bucket MS]\n"
+	"                   [--pid PID] [--comm NAME] [--binary PATH]\n"
 	"                   [--from T] [--to T] [--wall] [--size WxH] [--title TEXT]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
 	"\n"
@@ -88,9 +89,9 @@ static const char usage_text[] =
 	"there: --host NAME keeps that host's sessions, --session ID session ID of each\n"
 	"host, neither every pushed session.  Several sessions are summed per bucket\n"
 	"of the time since each one's start; --by host: a series per host.  With\n"
-	"--source no filters (--pid, --comm, --binary, --symbol, --cgroup), no\n"
-	"--by cgroup, --expect or --no-demangle; --wall needs one session, and lost\n"
-	"intervals are not shaded.\n";
+	"--source the filters --pid PID, --comm and --binary (not --pid PID@START,\n"
+	"--symbol or --cgroup), no --by cgroup, --expect or --no-demangle; --wall\n"
+	"needs one session, and lost intervals are not shaded.\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
@@ -1352,8 +1353,8 @@ int cmd_plot(int argc, char **argv)
 		return cmd_usage_error("plot", "--event and --metric exclude each other: give one "
 				       "of them");
 	if (p->source) {
-		const char *no = p->dbpath ? "--db" : p->to.pid >= 0 ? "--pid" : p->to.comm ?
-				 "--comm" : p->to.binary ? "--binary" : p->to.symbol ? "--symbol" :
+		const char *no = p->dbpath ? "--db" : p->to.has_pid_at ? "--pid PID@START" :
+				 p->to.symbol ? "--symbol" :
 				 p->to.cgroup ? "--cgroup" : p->probe ? "--expect" :
 				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
 				 p->to.by == TL_BY_CGROUP ? "--by cgroup" : NULL;
@@ -1367,7 +1368,8 @@ int cmd_plot(int argc, char **argv)
 					       "database: give one of them");
 		if (no)
 			return cmd_usage_error("plot", "%s is not supported with --source: fleet plots "
-					       "take no filters, cgroups or probe (doc/FLEET.md, "
+					       "take --pid PID, --comm and --binary, no symbol "
+					       "or cgroup filters or probe (doc/FLEET.md, "
 					       "\"Fleet timelines\")", no);
 	} else if (p->host || p->to.by == TL_BY_HOST) {
 		return cmd_usage_error("plot", "%s is of fleet plots: give --source URL",

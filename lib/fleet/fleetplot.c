@@ -47,9 +47,12 @@ void fleetplot_sql_start(struct sbuf *b, char *const *host, const int64_t *id,
 
 void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r)
 {
-	where(b, r->host, r->session);
+	struct fleet_opts o = { .host = r->host, .session = r->session, .filt = r->filt };
+
+	fleetquery_where(b, &o);
 	sbuf_addf(b, " AND time_ns - %s >= %" PRId64 " AND time_ns - %s <= %" PRId64,
 		  r->start, r->from_rel, r->start, r->to_rel);
+	fleetquery_sql_filters(b, &o);
 }
 
 #define SUMS	"count() AS n, sum(c0) AS s0, sum(c1) AS s1, sum(c2) AS s2, sum(c3) AS s3, " \
@@ -770,7 +773,10 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 	struct timeline *t = xcalloc(1, sizeof(*t));
 	struct fpbuild b = { .fp = fp, .o = o, .t = t };
 	const struct db_session *s = &t->session;
-	struct fleetplot_range r = { .host = fp->host, .session = fp->session };
+	/* the filters as the fleet report's (fleetquery_sql_filters()) */
+	struct report_opts filt = { .pid = o->pid, .comm = o->comm, .binary = o->binary };
+	struct fleetplot_range r = { .host = fp->host, .session = fp->session,
+				     .filt = o->pid >= 0 || o->comm || o->binary ? &filt : NULL };
 	struct sbuf start = { 0 }, sql = { 0 }, in = { 0 };
 	char **hosts = xcalloc(fp->nss, sizeof(*hosts));
 	int64_t *ids = xcalloc(fp->nss, sizeof(*ids)), *starts = xcalloc(fp->nss, sizeof(*ids));
@@ -842,9 +848,20 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 		goto fail;
 	t->samples = t->all.total[TL_SAMPLES];
 	if (!t->samples) {
-		error_set(e, "no samples between %.9g s and %.9g s of %s",
+		struct sbuf f = { 0 };
+
+		/* as timeline_build() */
+		if (o->pid >= 0)
+			sbuf_addf(&f, "pid %lld", (long long)o->pid);
+		if (o->comm)
+			sbuf_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
+		if (o->binary)
+			sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
+		error_set(e, "no samples between %.9g s and %.9g s of %s%s%s%s",
 			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
-			  fp->nss == 1 ? "the session" : "the sessions");
+			  fp->nss == 1 ? "the session" : "the sessions",
+			  f.n ? " with these filters (" : "", f.n ? f.s : "", f.n ? ")" : "");
+		free(f.s);
 		goto fail;
 	}
 	if (o->by != TL_BY_NONE) {

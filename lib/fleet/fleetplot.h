@@ -23,6 +23,7 @@
 
 struct chclient;
 struct fleetplot;
+struct report_opts;
 
 /* The pushed sessions of host (NULL: all) and session (0: all), their
  * rows and events read; NULL with e set (one line) on a server error or
@@ -39,9 +40,10 @@ const struct db_session *fleetplot_session(const struct fleetplot *fp);
 int fleetplot_nsessions(const struct fleetplot *fp);
 int fleetplot_nhosts(const struct fleetplot *fp);
 
-/* The timeline of o (its session, pid, comm, binary, symbol, cgroup, raw
- * and no_demangle are not used: the caller refuses them), by o->by
- * (TL_BY_HOST too); NULL with e set. */
+/* The timeline of o (its session, symbol, cgroup, pid's @START, raw and
+ * no_demangle are not used: the caller refuses them), by o->by
+ * (TL_BY_HOST too), of the samples that pass its pid, comm and binary
+ * (fleetquery_sql_filters()); NULL with e set. */
 struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_opts *o,
 				    struct error *e);
 
@@ -56,13 +58,15 @@ struct fleetplot_range {
 	const char *start;
 	int64_t from_rel, to_rel;	/* ns since the session start, inclusive */
 	int64_t bucket_ns;
+	const struct report_opts *filt;	/* NULL: none; else its pid, comm,
+					 * binary and mode filter the samples */
 };
 
 /* A row's session start for sessions (host[i], id[i]) starting at
  * start[i]: a number for one, transform() over "host/session" else. */
 void fleetplot_sql_start(struct sbuf *b, char *const *host, const int64_t *id,
 			 const int64_t *start, size_t n);
-/* The WHERE condition of r on samples. */
+/* The WHERE condition of r on samples (with r->filt's filters). */
 void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r);
 /* The sums per bucket: rows host, session, bucket, k1, k2, samples,
  * c0..c7 sums.  by: TL_BY_NONE (k1, k2 empty), CPU, PID (k1 the cpu or

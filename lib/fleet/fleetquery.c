@@ -27,29 +27,10 @@ void fleetquery_where(struct sbuf *b, const struct fleet_opts *o)
 		sbuf_addf(b, "%ssession = %" PRId64, o->host ? " AND " : "", o->session);
 }
 
-void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const char **count)
+void fleetquery_sql_filters(struct sbuf *b, const struct fleet_opts *o)
 {
 	const struct report_opts *f = o->filt;
-	const char *env = getenv("STROBE_FLEET_RAW");
-	int timed = f && (f->has_from || f->has_to);
-	int raw = timed || (env && *env && strcmp(env, "0"));
 
-	/* STROBE_FLEET_RAW: the raw samples, a benchmark knob
-	 * (bench/fleet-report.sh) */
-	*count = raw ? "count()" : "sum(n)";
-	sbuf_addf(b, "FROM %s", raw ? "samples" : "samples_by_loc");
-	if (timed) {
-		/* the start of a stopped session (batch 0) or of a running
-		 * one (its intervals) */
-		sbuf_addf(b, " GLOBAL ANY INNER JOIN (SELECT host, session, start_ns AS s_start "
-			  "FROM (SELECT host, session, start_ns FROM sessions WHERE batch = 0 AND ");
-		fleetquery_where(b, o);
-		sbuf_addf(b, " UNION ALL SELECT host, session, start_ns FROM intervals WHERE ");
-		fleetquery_where(b, o);
-		sbuf_addf(b, ")) USING (host, session)");
-	}
-	sbuf_addf(b, " WHERE ");
-	fleetquery_where(b, o);
 	if (!f)
 		return;
 	if (f->pid >= 0)
@@ -78,6 +59,34 @@ void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const c
 			sbuf_addf(b, " OR substring(key, 1, 7) = 'kernel:'");
 		sbuf_addf(b, "))");
 	}
+}
+
+void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const char **count)
+{
+	const struct report_opts *f = o->filt;
+	const char *env = getenv("STROBE_FLEET_RAW");
+	int timed = f && (f->has_from || f->has_to);
+	int raw = timed || (env && *env && strcmp(env, "0"));
+
+	/* STROBE_FLEET_RAW: the raw samples, a benchmark knob
+	 * (bench/fleet-report.sh) */
+	*count = raw ? "count()" : "sum(n)";
+	sbuf_addf(b, "FROM %s", raw ? "samples" : "samples_by_loc");
+	if (timed) {
+		/* the start of a stopped session (batch 0) or of a running
+		 * one (its intervals) */
+		sbuf_addf(b, " GLOBAL ANY INNER JOIN (SELECT host, session, start_ns AS s_start "
+			  "FROM (SELECT host, session, start_ns FROM sessions WHERE batch = 0 AND ");
+		fleetquery_where(b, o);
+		sbuf_addf(b, " UNION ALL SELECT host, session, start_ns FROM intervals WHERE ");
+		fleetquery_where(b, o);
+		sbuf_addf(b, ")) USING (host, session)");
+	}
+	sbuf_addf(b, " WHERE ");
+	fleetquery_where(b, o);
+	fleetquery_sql_filters(b, o);
+	if (!f)
+		return;
 	if (f->has_from)
 		sbuf_addf(b, " AND time_ns >= s_start + %" PRId64, f->from_ns);
 	if (f->has_to)

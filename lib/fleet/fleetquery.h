@@ -64,6 +64,10 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 
 /* Append the WHERE condition of o (host and session; "1" when none). */
 void fleetquery_where(struct sbuf *b, const struct fleet_opts *o);
+/* Append " AND ..." of o->filt's pid, comm, mode and binary (none when
+ * NULL; not the time range): conditions on the columns pid, comm, flags
+ * and binary_id that samples and samples_by_loc both have. */
+void fleetquery_sql_filters(struct sbuf *b, const struct fleet_opts *o);
 /* Append "FROM TABLE WHERE ..." of the samples o selects: the per-location
  * aggregate with o's host, session and filters, or (a time range, or env
  * STROBE_FLEET_RAW set) the samples; *count the SQL of their number. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleetplot.h"
+#include "report.h"
 
 static int count(const char *s, const char *what)
 {
@@ -56,6 +57,33 @@ static void test_where(void **state)
 	r.session = 0;
 	fleetplot_sql_where(&b, &r);
 	assert_string_equal(b.s, "1 AND time_ns - S >= 250 AND time_ns - S <= 9000");
+	free(b.s);
+}
+
+/* The filters (fleetquery_sql_filters()): after the time range, the
+ * binaries of the selection only, a hostile comm quoted. */
+static void test_where_filters(void **state)
+{
+	struct report_opts f = { .pid = 42, .comm = "x' OR 1=1 --", .binary = "libc.so.6" };
+	struct fleetplot_range r = { .host = "h", .session = 7, .start = "S",
+				     .from_rel = 0, .to_rel = 9, .bucket_ns = 1, .filt = &f };
+	struct sbuf b = { 0 };
+
+	(void)state;
+	fleetplot_sql_where(&b, &r);
+	assert_string_equal(b.s, "host = 'h' AND session = 7 AND time_ns - S >= 0 AND "
+			    "time_ns - S <= 9 AND pid = 42 AND comm = 'x\\' OR 1=1 --' AND "
+			    "(host, session, binary_id) GLOBAL IN (SELECT host, session, "
+			    "binary_id FROM binaries WHERE host = 'h' AND session = 7 AND "
+			    "(path = 'libc.so.6' OR replaceRegexpOne(path, '^.*/', '') = "
+			    "'libc.so.6' OR key = 'libc.so.6'))");
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	f.pid = -1;
+	f.comm = f.binary = NULL;
+	fleetplot_sql_where(&b, &r);
+	assert_string_equal(b.s, "host = 'h' AND session = 7 AND time_ns - S >= 0 AND "
+			    "time_ns - S <= 9");
 	free(b.s);
 }
 
@@ -153,6 +181,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start),
 		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_where_filters),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_markers),
