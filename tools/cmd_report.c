@@ -40,7 +40,7 @@ static const char usage_text[] =
 	"       strobe report --source URL [--host NAME] [--session ID]\n"
 	"                     [--by binary|symbol|host] [--pid PID] [--comm NAME]\n"
 	"                     [--binary PATH] [--kernel|--user] [--from T] [--to T]\n"
-	"                     [--format text|csv|json] [--limit N]\n"
+	"                     [--format text|csv|json] [--limit N] [-M METRIC[,METRIC...]]\n"
 	"       strobe report --markers [--db PATH] [--session ID] [--pid PID] [--comm NAME]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"\n"
@@ -107,7 +107,8 @@ static const char usage_text[] =
 	"The table of one host's session is the local report's, byte for byte.\n"
 	"With --source only --host, --session, --by binary|symbol|host, --format,\n"
 	"--limit and the filters --pid (no @START), --comm, --binary, --kernel,\n"
-	"--user, --from and --to apply.\n";
+	"--user, --from and --to apply, and -M of one session (--host and --session;\n"
+	"not of several: their seconds would be ambiguous).\n";
 
 enum {
 	OPT_DB = 256, OPT_BY, OPT_FORMAT, OPT_LIMIT, OPT_MARKERS, OPT_INLINE,
@@ -537,8 +538,16 @@ static int report_fleet(const char *source, const struct fleet_opts *fo,
 	t = fleetquery_report(c, fo, fs, &e);
 	if (!t)
 		goto out;
+	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
+		ret = cmd_usage_error("report", "%s", e.msg);	/* as the local report */
+		goto out_quiet;
+	}
 	if (fmt == OUTPUT_TEXT && fs->nr_sessions == 1) {
 		print_header(&o, &fs->sum, stdout, 1);
+		if (o.nr_metrics)
+			printf("# metrics: seconds = %.3f s, the length of the %s\n",
+			       report_metric_seconds(s, &o),
+			       o.has_from || o.has_to ? "--from/--to range" : "session");
 	} else if (fmt == OUTPUT_TEXT) {
 		printf("# fleet: %d sessions of %d host%s, %lld samples, %lld lost",
 		       fs->nr_sessions, fs->nr_hosts, fs->nr_hosts == 1 ? "" : "s",
@@ -581,6 +590,7 @@ static int report_fleet(const char *source, const struct fleet_opts *fo,
 out:
 	if (ret)
 		fprintf(stderr, "strobe report: %s\n", e.msg);
+out_quiet:
 	table_free(t);
 	chclient_free(c);
 	free(fs->lost);
@@ -705,16 +715,20 @@ int cmd_report(int argc, char **argv)
 			return cmd_usage_error("report", "--by %s is not supported with --source: "
 					   "give --by symbol, binary or host",
 					   o.by == REPORT_BY_LINE ? "line" : "cgroup");
-		if (markers || children || tree_sym || o.inline_chain || o.nr_metrics ||
+		if (markers || children || tree_sym || o.inline_chain ||
 		    o.cgroup || o.no_demangle || o.has_pid_at)
 			return cmd_usage_error("report", "with --source only --host, --session, "
-					   "--by binary|symbol|host, --format, --limit and the "
+					   "--by binary|symbol|host, --format, --limit, -M and the "
 					   "filters --pid, --comm, --binary, --kernel, --user, --from "
 					   "and --to are supported: %s is not", markers ? "--markers" :
 					   children ? "--children" : tree_sym ? "--callers/--callees" :
-					   o.inline_chain ? "--inline" : o.nr_metrics ? "-M" :
+					   o.inline_chain ? "--inline" :
 					   o.cgroup ? "--cgroup" : o.no_demangle ? "--no-demangle" :
 					   "--pid PID@START");
+		if (o.nr_metrics && (!host || !o.session || by_host))
+			return cmd_usage_error("report", "-M with --source is of one session's "
+					   "table: give --host H and --session ID%s",
+					   by_host ? ", not --by host" : "");
 		return report_fleet(source, &fo, fmt);
 	}
 	if (host || by_host)

@@ -498,6 +498,7 @@ static struct table *layout(struct fq *q)
 	struct db_session *ev = xcalloc(1, sizeof(*ev));
 	int nmt, c_mt0 = 0;
 	struct table *t = table_new();
+	struct report_mcols *mc;
 	struct report_opts ro = { .by = q->o->by == FLEET_BY_BINARY ? REPORT_BY_BINARY :
 				  REPORT_BY_SYMBOL, .pid = -1, .limit = q->o->limit };
 
@@ -512,6 +513,8 @@ static struct table *layout(struct fq *q)
 		ro.from_ns = f->from_ns;
 		ro.has_to = f->has_to;
 		ro.to_ns = f->to_ns;
+		ro.nr_metrics = f->nr_metrics;	/* -M: one session's */
+		memcpy(ro.metrics, f->metrics, sizeof(ro.metrics));
 	}
 	int c_bin, c_bid = -1, c_sym = -1, c_samples, c_pct, c_ev0 = 0;
 	size_t i, nshow = q->ng;
@@ -541,6 +544,8 @@ static struct table *layout(struct fq *q)
 		if (!k)
 			c_mt0 = c;
 	}
+	/* -M, of one session (fleetquery_report): its events are q->events */
+	mc = report_mcols_add(t, &ro, &q->fs->sum.session);
 	report_add_meta(t, &ro, &q->fs->sum);
 	if (q->ng)
 		qsort(q->g, q->ng, sizeof(*q->g), fgroup_cmp);
@@ -567,7 +572,9 @@ static struct table *layout(struct fq *q)
 				table_set_float(t, row, c_mt0 + k,
 						mt[k].scale * (double)g->c[mt[k].num] / den);
 		}
+		report_mcols_set(t, row, mc, g->c);
 	}
+	free(mc);
 	return t;
 }
 
@@ -636,6 +643,10 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 	fs->nr_hosts = 0;
 	for (i = 0; i < q.nss; i++)
 		fs->nr_hosts += !i || strcmp(q.ss[i].host, q.ss[i - 1].host);
+	if (o->filt && o->filt->nr_metrics && (q.nss != 1 || q.nev != q.ss[0].s.nr_events)) {
+		error_set(e, "-M with --source is of one session: give --host and --session");
+		goto out;
+	}
 	if (q.nss == 1) {
 		fs->sum.session = q.ss[0].s;
 		state_note(&fs->sum);

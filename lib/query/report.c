@@ -803,6 +803,43 @@ static double row_value(void *ctx, const char *name)
 	return NAN;
 }
 
+struct report_mcols {
+	const struct report_opts *o;
+	double seconds;
+	int c0;
+	struct row_counts rc[REPORT_METRICS_MAX];
+};
+
+struct report_mcols *report_mcols_add(struct table *t, const struct report_opts *o,
+				      const struct db_session *s)
+{
+	struct report_mcols *mc = xcalloc(1, sizeof(*mc));
+
+	mc->o = o;
+	mc->seconds = report_metric_seconds(s, o);
+	for (int k = 0; k < o->nr_metrics; k++) {
+		int c = table_add_col(t, o->metrics[k]->name,
+				      !strcmp(o->metrics[k]->unit, "%") ? COL_PCT : COL_FLOAT);
+
+		if (!k)
+			mc->c0 = c;
+		row_counts_init(&mc->rc[k], o->metrics[k], s);
+	}
+	return mc;
+}
+
+void report_mcols_set(struct table *t, size_t row, struct report_mcols *mc, const uint64_t *c)
+{
+	for (int k = 0; k < mc->o->nr_metrics; k++) {
+		double v;
+
+		mc->rc[k].c = c;
+		v = metric_eval(mc->o->metrics[k], row_value, &mc->rc[k], mc->seconds);
+		if (!isnan(v))	/* a zero denominator: null */
+			table_set_float(t, row, mc->c0 + k, v);
+	}
+}
+
 /* ---- the table ---- */
 
 static const char *by_name(enum report_by by)
@@ -905,9 +942,8 @@ static struct table *table_make(struct report *r)
 	int nmt = report_derived_list(s, mt, ARRAY_SIZE(mt));
 	struct table *t = table_new();
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
-	int c_inl = -1, c_cm0 = 0, by_cg = r->o->by == REPORT_BY_CGROUP;
-	double seconds = report_metric_seconds(s, r->o);
-	struct row_counts rcs[REPORT_METRICS_MAX];
+	int c_inl = -1, by_cg = r->o->by == REPORT_BY_CGROUP;
+	struct report_mcols *mc;
 	size_t i, nshow = r->groups.n;
 	int k;
 
@@ -934,14 +970,7 @@ static struct table *table_make(struct report *r)
 	}
 	if (r->o->inline_chain)	/* last: the other columns keep their places */
 		c_inl = table_add_col(t, "inline", COL_STR);
-	for (k = 0; k < r->o->nr_metrics; k++) {	/* -M: after all the others */
-		int c = table_add_col(t, r->o->metrics[k]->name,
-				      !strcmp(r->o->metrics[k]->unit, "%") ? COL_PCT : COL_FLOAT);
-
-		if (!k)
-			c_cm0 = c;
-		row_counts_init(&rcs[k], r->o->metrics[k], s);
-	}
+	mc = report_mcols_add(t, r->o, s);	/* -M: after all the others */
 	report_add_meta(t, r->o, r->sum);
 
 	if (r->groups.n)
@@ -980,16 +1009,9 @@ static struct table *table_make(struct report *r)
 		}
 		if (c_inl >= 0)
 			table_set_str(t, row, c_inl, g->inl ? g->inl : "");
-		for (k = 0; k < r->o->nr_metrics; k++) {
-			double v;
-
-			rcs[k].c = g->c;
-			v = metric_eval(r->o->metrics[k], row_value, &rcs[k], seconds);
-
-			if (!isnan(v))	/* a zero denominator: null */
-				table_set_float(t, row, c_cm0 + k, v);
-		}
+		report_mcols_set(t, row, mc, g->c);
 	}
+	free(mc);
 	return t;
 }
 

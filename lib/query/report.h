@@ -103,6 +103,18 @@ int report_metrics_check(const struct db_session *s, const struct report_opts *o
  * session runs and no --to bounds it. */
 double report_metric_seconds(const struct db_session *s, const struct report_opts *o);
 
+/*
+ * The -M columns of o->metrics (catalogue metrics of session s's events,
+ * "seconds" = report_metric_seconds(s, o)), added to t last, as
+ * report_build() adds them; report_mcols_set() fills a row's from its
+ * sums c, indexed as s->events (null where a metric divides by zero).
+ * free() the result.
+ */
+struct report_mcols;
+struct report_mcols *report_mcols_add(struct table *t, const struct report_opts *o,
+				      const struct db_session *s);
+void report_mcols_set(struct table *t, size_t row, struct report_mcols *mc, const uint64_t *c);
+
 /* The report's meta data (JSON "meta": session, its figures, the
  * filters), as report_build() adds it; for other reports of samples
  * (calltree.h) that have the same summary. */
