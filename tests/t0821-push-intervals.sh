@@ -140,6 +140,16 @@ grep -q "session $a is still running" "$tmp/run.txt" ||
 	fail "the fleet report of running session $a does not say it is running: $(cat "$tmp/run.txt")"
 grep -q "split603010" "$tmp/run.txt" || fail "the fleet report of running session $a names no workload symbol: $(cat "$tmp/run.txt")"
 ok "strobe report --source of running session $a: $(grep 'still running' "$tmp/run.txt" | head -1)"
+# the fleet timeline of the running session: its samples pushed so far
+n0=$(fleet_count "$a")
+"$STROBE" plot --source "$url" --host "$host" --session "$a" --event samples -o "$tmp/run.csv" \
+	2>"$tmp/p.err" || fail "plot --source of a running session: $(cat "$tmp/p.err")"
+n1=$(fleet_count "$a")
+np=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); k=[c for c in r[0] if c not in ("from_s","to_s","from_ns","to_ns","wall")][-1]; print(int(sum(float(x[k] or 0) for x in r)))' "$tmp/run.csv") ||
+	fail "plot --source of a running session: no CSV: $(head -3 "$tmp/run.csv")"
+[ "$np" -ge "$n0" ] && [ "$np" -le "$n1" ] ||
+	fail "plot --source of running session $a sums $np samples, the fleet had $n0..$n1"
+ok "strobe plot --source of running session $a: $np samples, as pushed so far"
 
 c3=$(fleet_count "$a")
 ch_kill "$shard"

@@ -110,34 +110,10 @@ static int64_t num(const char *s)
 	return strtoll(s, NULL, 10);
 }
 
-/* Run a small query and give each line's nf fields to row(). */
-static int small_query(struct xp *x, struct sbuf *sql, int nf,
-		       int (*row)(struct xp *x, char **f, struct error *e), struct error *e)
-{
-	struct sbuf out = { 0 };
-	char *f[16], *p, *nl;
-	int ret = chclient_query(x->c, sql->s, &out, e);
 
-	for (p = out.s; !ret && p && *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		if (!nl)
-			nl = p + strlen(p) - 1;
-		else
-			*nl = 0;
-		if (fleetquery_tsv_split(p, f, nf) != nf)
-			ret = error_set(e, "the fleet server's answer is malformed: a row "
-					"without %d fields", nf);
-		else
-			ret = row(x, f, e);
-	}
-	free(out.s);
-	free(sql->s);
-	memset(sql, 0, sizeof(*sql));
-	return ret;
-}
-
-static int session_row(struct xp *x, char **f, struct error *e)
+static int session_row(void *ctx, char **f, struct error *e)
 {
+	struct xp *x = ctx;
 	struct xsession *s;
 
 	if (x->nss >= FLEETEXPORT_SESSIONS_MAX)
@@ -166,8 +142,9 @@ static struct xsession *find_session(struct xp *x, const char *host, int64_t id)
 
 /* The union of the sessions' events by name, in the order they first
  * appear: one session's are its own, in its order. */
-static int event_row(struct xp *x, char **f, struct error *e)
+static int event_row(void *ctx, char **f, struct error *e)
 {
+	struct xp *x = ctx;
 	struct xsession *s = find_session(x, f[0], num(f[1]));
 	int64_t k = num(f[2]) - 1;
 	int i;
@@ -321,7 +298,7 @@ int fleetexport_csv(struct chclient *c, const struct fleetexport_opts *o, FILE *
 
 	memset(st, 0, sizeof(*st));
 	fleetquery_sql_sessions(&sql, &fo);
-	if (small_query(&x, &sql, 14, session_row, e) < 0)
+	if (fleetquery_rows(x.c, &sql, FLEETQUERY_SESSION_FIELDS, &x, session_row, e) < 0)
 		goto out;
 	if (!x.nss) {
 		if (o->host && o->session)
@@ -337,7 +314,7 @@ int fleetexport_csv(struct chclient *c, const struct fleetexport_opts *o, FILE *
 		goto out;
 	}
 	fleetquery_sql_events(&sql, &fo);
-	if (small_query(&x, &sql, 4, event_row, e) < 0)
+	if (fleetquery_rows(x.c, &sql, 4, &x, event_row, e) < 0)
 		goto out;
 	st->nr_sessions = (int)x.nss;
 	for (size_t i = 0; i < x.nss; i++)

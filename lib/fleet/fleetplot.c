@@ -270,33 +270,6 @@ static int64_t num(const char *s)
 	return strtoll(s, NULL, 10);
 }
 
-/* Run sql, then call row() with each line's nf fields. */
-static int query_rows(struct chclient *c, struct sbuf *sql, int nf, void *ctx,
-		      int (*row)(void *ctx, char **f, struct error *e), struct error *e)
-{
-	struct sbuf out = { 0 };
-	char **f = xcalloc((size_t)nf, sizeof(*f));
-	char *p, *nl;
-	int ret = chclient_query(c, sql->s, &out, e);
-
-	for (p = out.s; !ret && p && *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		if (!nl)
-			nl = p + strlen(p) - 1;
-		else
-			*nl = 0;
-		if (fleetquery_tsv_split(p, f, nf) != nf)
-			ret = error_set(e, "the fleet server's answer is malformed: a row without "
-					"%d fields", nf);
-		else
-			ret = row(ctx, f, e);
-	}
-	free(f);
-	free(out.s);
-	free(sql->s);
-	memset(sql, 0, sizeof(*sql));
-	return ret;
-}
 
 static struct fpsession *find_session(struct fleetplot *fp, const char *host, int64_t id)
 {
@@ -318,21 +291,7 @@ static int session_row(void *ctx, char **f, struct error *e)
 	x = &fp->ss[fp->nss++];
 	memset(x, 0, sizeof(*x));
 	x->host = xstrdup(f[0]);
-	x->s.id = num(f[1]);
-	snprintf(x->s.name, sizeof(x->s.name), "%s", f[2]);
-	snprintf(x->s.state, sizeof(x->s.state), "%s", f[3]);
-	snprintf(x->s.backend, sizeof(x->s.backend), "%s", f[4]);
-	snprintf(x->s.sample_event, sizeof(x->s.sample_event), "%s", f[5]);
-	x->s.sample_freq = num(f[6]);
-	x->s.sample_period = num(f[7]);
-	x->s.nr_cpus = num(f[8]);
-	x->s.start_ns = num(f[9]);
-	x->s.end_ns = num(f[10]);
-	x->s.wall_offset_ns = num(f[11]);
-	x->s.samples = num(f[12]);
-	x->s.lost = num(f[13]);
-	x->s.throttled = num(f[14]);
-	x->s.late_records = -1;
+	fleetquery_session_parse(f, &x->s);
 	x->last_ns = -1;
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		x->val[i] = -1;
@@ -387,13 +346,9 @@ struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t s
 	fp->c = c;
 	fp->host = host;
 	fp->session = session;
-	sbuf_addf(&sql, "SELECT host, session, name, state, backend, sample_event, sample_freq, "
-		  "sample_period, nr_cpus, start_ns, end_ns, wall_offset_ns, samples, lost, "
-		  "throttled FROM sessions WHERE batch = 0 AND ");
-	where(&sql, host, session);
-	sbuf_addf(&sql, " ORDER BY host, session LIMIT %d FORMAT TabSeparated",
-		  FP_SESSIONS_MAX + 1);
-	if (query_rows(c, &sql, 15, fp, session_row, e) < 0)
+	/* stopped sessions (batch 0) and running ones (their newest interval) */
+	fleetquery_sql_sessions(&sql, &fo);
+	if (fleetquery_rows(c, &sql, FLEETQUERY_SESSION_FIELDS, fp, session_row, e) < 0)
 		goto fail;
 	if (!fp->nss) {
 		if (host && session)
@@ -409,12 +364,12 @@ struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t s
 		goto fail;
 	}
 	fleetquery_sql_events(&sql, &fo);
-	if (query_rows(c, &sql, 4, fp, event_row, e) < 0)
+	if (fleetquery_rows(c, &sql, 4, fp, event_row, e) < 0)
 		goto fail;
 	sbuf_addf(&sql, "SELECT host, session, max(time_ns) FROM samples WHERE ");
 	where(&sql, host, session);
 	sbuf_addf(&sql, " GROUP BY host, session FORMAT TabSeparated");
-	if (query_rows(c, &sql, 3, fp, last_row, e) < 0)
+	if (fleetquery_rows(c, &sql, 3, fp, last_row, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < fp->nss; i++)
 		fp->nhosts += !i || strcmp(fp->ss[i].host, fp->ss[i - 1].host);
@@ -844,7 +799,7 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 	r.bucket_ns = t->bucket_ns;
 
 	fleetplot_sql_buckets(&sql, &r, TL_BY_NONE, NULL);
-	if (query_rows(fp->c, &sql, 14, &b, all_row, e) < 0)
+	if (fleetquery_rows(fp->c, &sql, 14, &b, all_row, e) < 0)
 		goto fail;
 	t->samples = t->all.total[TL_SAMPLES];
 	if (!t->samples) {
@@ -866,7 +821,7 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 	}
 	if (o->by != TL_BY_NONE) {
 		fleetplot_sql_totals(&sql, &r, o->by);
-		if (query_rows(fp->c, &sql, 15, &b, key_row, e) < 0)
+		if (fleetquery_rows(fp->c, &sql, 15, &b, key_row, e) < 0)
 			goto fail;
 		t->nkeys = b.nkeys;
 		timeline_rank_keys(b.t, b.o, b.keys, b.nkeys, sizeof(*b.keys), key_name, NULL);
@@ -885,7 +840,7 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 				free(sub.s);
 			}
 			sbuf_addf(&sql, " GROUP BY symbol, bname, binary_key FORMAT TabSeparated");
-			if (query_rows(fp->c, &sql, 3, &sk, symkey_row, e) < 0) {
+			if (fleetquery_rows(fp->c, &sql, 3, &sk, symkey_row, e) < 0) {
 				smap_free(&sk.seen);
 				goto fail;
 			}
@@ -895,12 +850,12 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 		}
 		if (t->ngroups) {
 			fleetplot_sql_buckets(&sql, &r, o->by, in.s ? in.s : "");
-			if (query_rows(fp->c, &sql, 14, &b, group_row, e) < 0)
+			if (fleetquery_rows(fp->c, &sql, 14, &b, group_row, e) < 0)
 				goto fail;
 		}
 	}
 	fleetplot_sql_markers(&sql, &r, s->start_ns);
-	if (query_rows(fp->c, &sql, 4, &b, marker_row, e) < 0)
+	if (fleetquery_rows(fp->c, &sql, 4, &b, marker_row, e) < 0)
 		goto fail;
 	goto out;
 fail:

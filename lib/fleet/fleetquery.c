@@ -101,15 +101,16 @@ void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const c
 void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o)
 {
 	sbuf_addf(b, "SELECT host, session, name, state, backend, sample_event, sample_freq, "
-		  "sample_period, nr_cpus, start_ns, end_ns, samples, lost, throttled "
-		  "FROM (SELECT 0 AS src, toUInt32(0) AS k, host, session, name, state, backend, "
+		  "sample_period, nr_cpus, start_ns, end_ns, samples, lost, throttled, "
+		  "wall_offset_ns FROM (SELECT 0 AS src, toUInt32(0) AS k, host, session, name, state, backend, "
 		  "sample_event, sample_freq, sample_period, nr_cpus, start_ns, end_ns, samples, "
-		  "lost, throttled FROM sessions WHERE batch = 0 AND ");
+		  "lost, throttled, wall_offset_ns FROM sessions WHERE batch = 0 AND ");
 	fleetquery_where(b, o);
 	sbuf_addf(b, " UNION ALL SELECT 1 AS src, interval_no AS k, host, session, name, "
 		  "'running' AS state, backend, sample_event, sample_freq, sample_period, "
 		  "nr_cpus, start_ns, toInt64(0) AS end_ns, toInt64(samples_total) AS samples, "
-		  "toInt64(0) AS lost, toInt64(0) AS throttled FROM intervals WHERE ");
+		  "toInt64(0) AS lost, toInt64(0) AS throttled, wall_offset_ns FROM intervals "
+		  "WHERE ");
 	fleetquery_where(b, o);
 	sbuf_addf(b, ") ORDER BY host, session, src, k DESC LIMIT 1 BY host, session "
 		  "LIMIT %d FORMAT TabSeparated", FLEET_SESSIONS_MAX + 1);
@@ -272,14 +273,13 @@ static void rehash(struct fq *q)
 	}
 }
 
-/* Run sql, then call row() with each line's fields. */
-static int query_rows(struct fq *q, struct sbuf *sql, int nf,
-		      int (*row)(struct fq *q, char **f, struct error *e), struct error *e)
+int fleetquery_rows(struct chclient *c, struct sbuf *sql, int nf, void *ctx,
+		    int (*row)(void *ctx, char **f, struct error *e), struct error *e)
 {
 	struct sbuf out = { 0 };
 	char **f = xcalloc((size_t)nf, sizeof(*f));
 	char *p, *nl;
-	int ret = chclient_query(q->c, sql->s, &out, e);
+	int ret = chclient_query(c, sql->s, &out, e);
 
 	for (p = out.s; !ret && p && *p; p = nl + 1) {
 		nl = strchr(p, '\n');
@@ -287,20 +287,17 @@ static int query_rows(struct fq *q, struct sbuf *sql, int nf,
 			nl = p + strlen(p) - 1;
 		else
 			*nl = 0;
-		if (fleetquery_tsv_split(p, f, nf) != nf) {
-			error_set(e, "the fleet server's answer is malformed: a row without %d "
-				  "fields", nf);
-			ret = -1;
-		} else {
-			ret = row(q, f, e);
-		}
+		if (fleetquery_tsv_split(p, f, nf) != nf)
+			ret = error_set(e, "the fleet server's answer is malformed: a row without "
+					"%d fields", nf);
+		else
+			ret = row(ctx, f, e);
 	}
 	free(f);
 	free(out.s);
 	free(sql->s);
-	sql->s = NULL;
-	sql->n = sql->cap = 0;
-	return ret;
+	memset(sql, 0, sizeof(*sql));
+	return ret < 0 ? -1 : ret;
 }
 
 static int64_t num(const char *s)
@@ -308,8 +305,29 @@ static int64_t num(const char *s)
 	return strtoll(s, NULL, 10);
 }
 
-static int session_row(struct fq *q, char **f, struct error *e)
+void fleetquery_session_parse(char **f, struct db_session *s)
 {
+	memset(s, 0, sizeof(*s));
+	s->id = num(f[1]);
+	snprintf(s->name, sizeof(s->name), "%s", f[2]);
+	snprintf(s->state, sizeof(s->state), "%s", f[3]);
+	snprintf(s->backend, sizeof(s->backend), "%s", f[4]);
+	snprintf(s->sample_event, sizeof(s->sample_event), "%s", f[5]);
+	s->sample_freq = num(f[6]);
+	s->sample_period = num(f[7]);
+	s->nr_cpus = num(f[8]);
+	s->start_ns = num(f[9]);
+	s->end_ns = num(f[10]);
+	s->samples = num(f[11]);
+	s->lost = num(f[12]);
+	s->throttled = num(f[13]);
+	s->wall_offset_ns = num(f[14]);
+	s->late_records = -1;
+}
+
+static int session_row(void *ctx, char **f, struct error *e)
+{
+	struct fq *q = ctx;
 	struct fsession *x;
 
 	if (q->nss >= FLEET_SESSIONS_MAX) {
@@ -321,20 +339,7 @@ static int session_row(struct fq *q, char **f, struct error *e)
 	x = &q->ss[q->nss++];
 	memset(x, 0, sizeof(*x));
 	x->host = xstrdup(f[0]);
-	x->s.id = num(f[1]);
-	snprintf(x->s.name, sizeof(x->s.name), "%s", f[2]);
-	snprintf(x->s.state, sizeof(x->s.state), "%s", f[3]);
-	snprintf(x->s.backend, sizeof(x->s.backend), "%s", f[4]);
-	snprintf(x->s.sample_event, sizeof(x->s.sample_event), "%s", f[5]);
-	x->s.sample_freq = num(f[6]);
-	x->s.sample_period = num(f[7]);
-	x->s.nr_cpus = num(f[8]);
-	x->s.start_ns = num(f[9]);
-	x->s.end_ns = num(f[10]);
-	x->s.samples = num(f[11]);
-	x->s.lost = num(f[12]);
-	x->s.throttled = num(f[13]);
-	x->s.late_records = -1;
+	fleetquery_session_parse(f, &x->s);
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		x->ev[i] = -1;
 	return 0;
@@ -349,8 +354,9 @@ static struct fsession *find_session(struct fq *q, const char *host, int64_t id)
 }
 
 /* The union of the sessions' events, in the order they first appear. */
-static int event_row(struct fq *q, char **f, struct error *e)
+static int event_row(void *ctx, char **f, struct error *e)
 {
+	struct fq *q = ctx;
 	struct fsession *x = find_session(q, f[0], num(f[1]));
 	int64_t k = num(f[2]) - 1;
 	int i;
@@ -373,15 +379,17 @@ static int event_row(struct fq *q, char **f, struct error *e)
 	return 0;
 }
 
-static int weighted_row(struct fq *q, char **f, struct error *e)
+static int weighted_row(void *ctx, char **f, struct error *e)
 {
+	struct fq *q = ctx;
 	(void)e;
 	q->fs->sum.weighted = num(f[0]) > 1;
 	return 0;
 }
 
-static int lost_row(struct fq *q, char **f, struct error *e)
+static int lost_row(void *ctx, char **f, struct error *e)
 {
+	struct fq *q = ctx;
 	struct fleet_summary *fs = q->fs;
 	struct fleet_lost *l;
 
@@ -399,8 +407,9 @@ static int same(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-static int report_row(struct fq *q, char **f, struct error *e)
+static int report_row(void *ctx, char **f, struct error *e)
 {
+	struct fq *q = ctx;
 	struct fsession *x = find_session(q, f[0], num(f[1]));
 	const char *binary = f[2][0] ? f[2] : f[3][0] ? f[3] : "[unknown]";
 	const char *host = NULL, *key = NULL, *symbol = NULL;
@@ -611,7 +620,7 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 
 	memset(fs, 0, sizeof(*fs));
 	fleetquery_sql_sessions(&sql, o);
-	if (query_rows(&q, &sql, 14, session_row, e) < 0)
+	if (fleetquery_rows(q.c, &sql, FLEETQUERY_SESSION_FIELDS, &q, session_row, e) < 0)
 		goto out;
 	if (!q.nss) {
 		if (o->host && o->session)
@@ -627,16 +636,16 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 		goto out;
 	}
 	fleetquery_sql_events(&sql, o);
-	if (query_rows(&q, &sql, 4, event_row, e) < 0)
+	if (fleetquery_rows(q.c, &sql, 4, &q, event_row, e) < 0)
 		goto out;
 	fleetquery_sql_weighted(&sql, o);
-	if (query_rows(&q, &sql, 1, weighted_row, e) < 0)
+	if (fleetquery_rows(q.c, &sql, 1, &q, weighted_row, e) < 0)
 		goto out;
 	fleetquery_sql_report(&sql, o);
-	if (query_rows(&q, &sql, 16, report_row, e) < 0)
+	if (fleetquery_rows(q.c, &sql, 16, &q, report_row, e) < 0)
 		goto out;
 	fleetquery_sql_lost(&sql, o);
-	if (query_rows(&q, &sql, 3, lost_row, e) < 0)
+	if (fleetquery_rows(q.c, &sql, 3, &q, lost_row, e) < 0)
 		goto out;
 
 	fs->nr_sessions = (int)q.nss;

@@ -75,6 +75,10 @@ void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const c
 /* The queries: the sessions' rows, their events, whether the sample
  * periods differ, and the sums of the report. */
 void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o);
+/* The fields of a row of fleetquery_sql_sessions() (host first), and the
+ * session they describe (not the host) into s. */
+#define FLEETQUERY_SESSION_FIELDS	15
+void fleetquery_session_parse(char **f, struct db_session *s);
 void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o);
 void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o);
 void fleetquery_sql_lost(struct sbuf *b, const struct fleet_opts *o);
@@ -83,6 +87,13 @@ void fleetquery_sql_report(struct sbuf *b, const struct fleet_opts *o);
 /* Split one line of TabSeparated output in place into at most max
  * fields, unescaping them; the number of fields. */
 int fleetquery_tsv_split(char *line, char **fields, int max);
+
+/* Run sql on c (freed and emptied here) and call row(ctx, fields, e) with
+ * each line of its TabSeparated answer split into nf fields, until one
+ * returns nonzero.  0, or -1 with e set: a server error, a line without
+ * nf fields, or what row() returned. */
+int fleetquery_rows(struct chclient *c, struct sbuf *sql, int nf, void *ctx,
+		    int (*row)(void *ctx, char **f, struct error *e), struct error *e);
 
 /* The build_id column of a binary key, as the local reports show it
  * (NULL: none). */
