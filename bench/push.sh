@@ -107,7 +107,11 @@ samples=$(sqlite3 "$db" "SELECT samples FROM sessions WHERE id = $sid")
 # 2. pushes
 ch_fleet
 q_all() { ch_q 1 "$1"; ch_q 2 "$1"; }
-tables="sessions processes markers lost samples binaries symbols"
+# every table of the schema files applied (e.g. schema 2's aggregates and
+# 3's intervals), as the servers list them
+tables=$(ch_q 1 "SELECT replaceRegexpOne(name, '_local$', '') FROM system.tables
+	WHERE database = 'strobe' AND match(name, '_local$') ORDER BY name" | tr '\n' ' ')
+[ -n "$tables" ] || { echo "push.sh: no strobe tables on the shards" >&2; exit 1; }
 empty() { for t in $tables; do q_all "TRUNCATE TABLE strobe.${t}_local"; done; }
 max=$(ch_q 1 "SELECT value FROM system.settings WHERE name = 'max_insert_block_size'")
 sizes=$(echo "$sizes" | sed "s/max/$max/g")
