@@ -97,7 +97,8 @@ ch_q 1 "SELECT pid, binary_id, toInt64(offset) AS o, sum(n), sum(c0), sum(period
 	tr '\t' ' ' | sort >"$tmp/loc.f"
 [ -s "$tmp/loc.l" ] || fail "no locations in SQLite"
 cmp -s "$tmp/loc.l" "$tmp/loc.f" || fail "samples_by_loc per (pid, binary, offset) differs from SQLite: $(diff "$tmp/loc.l" "$tmp/loc.f" | head -5)"
-l=$(sqlq "$tmp/a.db" "SELECT count(*) FROM (SELECT 1 FROM samples WHERE session_id = 1 GROUP BY time_ns / 100000000, cpu, pid, ifnull(binary_id, 0))")
+# buckets of 100 ms since the session's start, rounded down
+l=$(sqlq "$tmp/a.db" "SELECT count(*) FROM (SELECT 1 FROM samples, sessions s WHERE session_id = 1 AND s.id = 1 GROUP BY (time_ns - s.start_ns) / 100000000 - ((time_ns - s.start_ns) % 100000000 < 0), cpu, pid, ifnull(binary_id, 0))")
 f=$(ch_q 1 "SELECT count() FROM (SELECT 1 FROM strobe.samples_by_time WHERE host = '$h' AND session = 1 GROUP BY bucket_ns, cpu, pid, binary_id)")
 [ "$l" = "$f" ] || fail "SQLite has $l (100 ms, cpu, pid, binary) groups, samples_by_time $f"
 ok "aggregates exact after the resume: sum(n) = count() per location ($(echo "$f") time buckets)"

@@ -461,7 +461,7 @@ static void agg_add(struct gen *g, int64_t day, const struct loc *l, const int64
 	agg_sums_add(&al->x, v);
 	memset(&kt, 0, sizeof(kt));
 	kt.day = day;
-	kt.bucket_ns = push_bucket_ns(t);
+	kt.bucket_ns = push_bucket_ns(t - g->s->start_ns);
 	kt.cpu = v[SB_CPU];
 	kt.pid = v[SB_PID];
 	kt.binary_id = l->binary_id;

@@ -101,8 +101,9 @@ int push_batcher_row(struct push_batcher *b, int64_t day);
 /* The end of a table: 1 when a batch is left to send (b moves on). */
 int push_batcher_end(struct push_batcher *b);
 
-/* The 100 ms bucket of samples_by_time of a time in ns: t rounded down
- * (towards minus infinity) to a multiple of PUSH_BUCKET_NS. */
+/* The 100 ms bucket of samples_by_time of a time since the session's
+ * start in ns (time_ns - start_ns, as the local sample_time's buckets): t
+ * rounded down (towards minus infinity) to a multiple of PUSH_BUCKET_NS. */
 #define PUSH_BUCKET_NS		100000000LL
 int64_t push_bucket_ns(int64_t t);
 

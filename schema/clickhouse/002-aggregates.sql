@@ -45,9 +45,11 @@ CREATE TABLE IF NOT EXISTS samples_by_loc_local (
 CREATE TABLE IF NOT EXISTS samples_by_loc AS samples_by_loc_local
 	ENGINE = Distributed(strobe_fleet, strobe, samples_by_loc_local, cityHash64(host));
 
--- Samples per 100 ms of a session's clock: bucket_ns is time_ns rounded
--- down to a multiple of 100,000,000 (CLOCK_MONOTONIC of the host, as
--- samples.time_ns), per CPU, pid and binary, for timelines.
+-- Samples per 100 ms since the session's start: bucket_ns is time_ns -
+-- start_ns (the session's, in CLOCK_MONOTONIC of the host, as
+-- samples.time_ns) rounded down to a multiple of 100,000,000, per CPU,
+-- pid and binary, for timelines: a plot's buckets of a multiple of 100 ms
+-- from the start are sums of them, as locally of sample_time's.
 CREATE TABLE IF NOT EXISTS samples_by_time_local (
 	host		String,
 	session		Int64,
@@ -79,8 +81,11 @@ INSERT INTO samples_by_loc_local SELECT host, session, 4294967295, day, binary_i
 FROM samples_local WHERE (host, session) NOT IN (SELECT host, session FROM samples_by_loc_local)
 GROUP BY host, session, day, binary_id, binary_key, offset, pid, comm, flags;
 INSERT INTO samples_by_time_local SELECT host, session, 4294967295, day,
-	intDiv(time_ns, 100000000) * 100000000 - if(time_ns % 100000000 < 0, 100000000, 0) AS b,
+	intDiv(time_ns - s_start, 100000000) * 100000000
+	  - if((time_ns - s_start) % 100000000 < 0, 100000000, 0) AS b,
 	cpu, pid, binary_id, count(), sum(period), sum(c0), sum(c1), sum(c2), sum(c3), sum(c4),
 	sum(c5), sum(c6), sum(c7)
-FROM samples_local WHERE (host, session) NOT IN (SELECT host, session FROM samples_by_time_local)
+FROM samples_local ANY INNER JOIN (SELECT host, session, start_ns AS s_start
+	FROM sessions_local WHERE batch = 0) USING (host, session)
+WHERE (host, session) NOT IN (SELECT host, session FROM samples_by_time_local)
 GROUP BY host, session, day, b, cpu, pid, binary_id;
