@@ -65,7 +65,7 @@ fill() {
 		FROM strobe.samples_local WHERE host = '$h' AND session = $s
 		GROUP BY host, session, day, binary_id, binary_key, offset, pid, comm, flags"
 	ch_q "$sh_" "INSERT INTO strobe.samples_by_time_local SELECT host, session, 3, day,
-		intDiv(time_ns, 100000000) * 100000000 AS bucket, cpu, pid, binary_id, count(),
+		intDiv(time_ns - $start, 100000000) * 100000000 AS bucket, cpu, pid, binary_id, count(),
 		sum(period), sum(c0), sum(c1), sum(c2), sum(c3), sum(c4), sum(c5), sum(c6), sum(c7)
 		FROM strobe.samples_local WHERE host = '$h' AND session = $s
 		GROUP BY host, session, day, bucket, cpu, pid, binary_id"
