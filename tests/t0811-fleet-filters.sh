@@ -67,9 +67,15 @@ ok "--from the middle: $m of $n samples"
 "$STROBE" report --source "$url" --host fhost --pid 999999999 --format csv >"$tmp/none.csv" 2>"$tmp/err" ||
 	fail "--pid 999999999: $(cat "$tmp/err")"
 [ "$(wc -l <"$tmp/none.csv")" = 1 ] || fail "--pid 999999999 has rows: $(cat "$tmp/none.csv")"
+# push's per-100-ms sums, to compare with 002's upgrade below
+byt="SELECT bucket_ns, cpu, pid, binary_id, sum(n), sum(c0) FROM strobe.samples_by_time WHERE host = 'fhost' GROUP BY bucket_ns, cpu, pid, binary_id ORDER BY bucket_ns, cpu, pid, binary_id"
+ch_q 1 "$byt" >"$tmp/byt.push"
+[ -s "$tmp/byt.push" ] || fail "no samples_by_time rows of fhost"
 for i in 1 2; do
-	for p in $(ch_q $i "SELECT DISTINCT partition FROM system.parts WHERE database = 'strobe' AND table = 'samples_by_loc_local' AND active"); do
-		ch_q $i "ALTER TABLE strobe.samples_by_loc_local DROP PARTITION $p"
+	for tb in samples_by_loc_local samples_by_time_local; do
+		for p in $(ch_q $i "SELECT DISTINCT partition FROM system.parts WHERE database = 'strobe' AND table = '$tb' AND active"); do
+			ch_q $i "ALTER TABLE strobe.$tb DROP PARTITION $p"
+		done
 	done
 done
 "$STROBE" report --source "$url" --host fhost --comm "$comm" --format csv >"$tmp/agg.csv" 2>"$tmp/err" ||
@@ -94,6 +100,9 @@ for t in samples_by_loc samples_by_time; do
 	a=$(ch_q 1 "SELECT sum(n) FROM strobe.$t WHERE host = 'fhost'")
 	[ "$a" = "$n" ] || fail "$t holds $a samples of fhost after 002 applied twice, not $n"
 done
+ch_q 1 "$byt" >"$tmp/byt.up"
+cmp "$tmp/byt.push" "$tmp/byt.up" ||
+	fail "002's samples_by_time differs from push's (buckets since the session's start): $(diff "$tmp/byt.push" "$tmp/byt.up" | head -4)"
 ok "002 applied twice on a fleet without aggregates: sums the samples once, the reports read the same"
 
 refused 2 report "--cgroup is not" "$STROBE" report --source "$url" --cgroup /x/
