@@ -769,31 +769,9 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 		      o->by == TL_BY_BINARY ? "binaries" : o->by == TL_BY_HOST ? "hosts" :
 		      "symbols";
 	/* as timeline_build() */
-	t->from_ns = s->start_ns + (o->has_from ? o->from_ns : 0);
-	t->to_ns = o->has_to ? MIN(s->start_ns + o->to_ns, end) : end;
-	if (t->from_ns >= end) {
-		error_set(e, "empty time range: %s%.9g s is at or after the end of %s "
-			  "(%.3f s long)", o->has_from ? "--from " : "", (t->from_ns -
-			  s->start_ns) / 1e9, fp->nss == 1 ? "the session" : "the longest session",
-			  (end - s->start_ns) / 1e9);
+	if (timeline_range(t, o, s->start_ns, end, fp->nss == 1 ? "the session" :
+			   "the longest session", e) < 0)
 		goto fail;
-	}
-	if (t->to_ns <= t->from_ns) {
-		error_set(e, "empty time range: from %.9g s to %.9g s: give --to after --from",
-			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9);
-		goto fail;
-	}
-	t->bucket_ns = o->bucket_ns > 0 ? o->bucket_ns :
-		       timeline_default_bucket(t->to_ns - t->from_ns);
-	t->nbuckets = timeline_bucket_count(t->to_ns - t->from_ns, t->bucket_ns);
-	if (t->nbuckets > TL_MAX_BUCKETS) {
-		error_set(e, "buckets of %.9g ms over %.9g s make %zu buckets, more than %d: "
-			  "give a bigger --bucket", t->bucket_ns / 1e6,
-			  (t->to_ns - t->from_ns) / 1e9, t->nbuckets, TL_MAX_BUCKETS);
-		goto fail;
-	}
-	t->all.v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
-	snprintf(t->all.name, sizeof(t->all.name), "all");
 	r.from_rel = t->from_ns - s->start_ns;
 	r.to_rel = t->to_ns - s->start_ns;
 	r.bucket_ns = t->bucket_ns;

@@ -1432,12 +1432,38 @@ static int count_timeline(struct db *db, const struct timeline_opts *o, struct t
 	return 0;
 }
 
+int timeline_range(struct timeline *t, const struct timeline_opts *o, int64_t start_ns,
+		   int64_t end, const char *what, struct error *e)
+{
+	t->from_ns = start_ns + (o->has_from ? o->from_ns : 0);
+	t->to_ns = o->has_to ? MIN(start_ns + o->to_ns, end) : end;
+	if (t->from_ns >= end)
+		return error_set(e, "empty time range: %s%.9g s is at or after the end of %s "
+				 "(%.3f s long)", o->has_from ? "--from " : "",
+				 (t->from_ns - start_ns) / 1e9, what, (end - start_ns) / 1e9);
+	if (t->to_ns <= t->from_ns)
+		return error_set(e, "empty time range: from %.9g s to %.9g s: give --to after "
+				 "--from", (t->from_ns - start_ns) / 1e9,
+				 (t->to_ns - start_ns) / 1e9);
+	t->bucket_ns = o->bucket_ns > 0 ? o->bucket_ns :
+		       timeline_default_bucket(t->to_ns - t->from_ns);
+	t->nbuckets = timeline_bucket_count(t->to_ns - t->from_ns, t->bucket_ns);
+	if (t->nbuckets > TL_MAX_BUCKETS)
+		return error_set(e, "buckets of %.9g ms over %.9g s make %zu buckets, more "
+				 "than %d: give a bigger --bucket", t->bucket_ns / 1e6,
+				 (t->to_ns - t->from_ns) / 1e9, t->nbuckets, TL_MAX_BUCKETS);
+	t->all.v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
+	snprintf(t->all.name, sizeof(t->all.name), "all");
+	return 0;
+}
+
 struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 				struct error *e)
 {
 	struct timeline *t = xcalloc(1, sizeof(*t));
 	struct build b = { .db = db, .o = o, .t = t, .e = e };
 	int64_t end = 0;
+	char what[64];
 	const struct db_session *s = &t->session;
 
 	if (db_session_get(db, o->session, &t->session, e) < 0)
@@ -1457,30 +1483,9 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		      "symbols";
 	if (session_end(&b, &end) < 0)
 		goto fail;
-	t->from_ns = s->start_ns + (o->has_from ? o->from_ns : 0);
-	t->to_ns = o->has_to ? MIN(s->start_ns + o->to_ns, end) : end;
-	if (t->from_ns >= end) {
-		error_set(e, "empty time range: %s%.9g s is at or after the end of session "
-			  "%lld (%.3f s long)", o->has_from ? "--from " : "", (t->from_ns -
-			  s->start_ns) / 1e9, (long long)s->id, (end - s->start_ns) / 1e9);
+	snprintf(what, sizeof(what), "session %lld", (long long)s->id);
+	if (timeline_range(t, o, s->start_ns, end, what, e) < 0)
 		goto fail;
-	}
-	if (t->to_ns <= t->from_ns) {
-		error_set(e, "empty time range: from %.9g s to %.9g s: give --to after --from",
-			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9);
-		goto fail;
-	}
-	t->bucket_ns = o->bucket_ns > 0 ? o->bucket_ns :
-		       timeline_default_bucket(t->to_ns - t->from_ns);
-	t->nbuckets = timeline_bucket_count(t->to_ns - t->from_ns, t->bucket_ns);
-	if (t->nbuckets > TL_MAX_BUCKETS) {
-		error_set(e, "buckets of %.9g ms over %.9g s make %zu buckets, more than %d: "
-			  "give a bigger --bucket", t->bucket_ns / 1e6,
-			  (t->to_ns - t->from_ns) / 1e9, t->nbuckets, TL_MAX_BUCKETS);
-		goto fail;
-	}
-	t->all.v = xcalloc(t->nbuckets * (size_t)t->nv, sizeof(double));
-	snprintf(t->all.name, sizeof(t->all.name), "all");
 	if (make_where(&b) < 0)
 		goto fail;
 	/* pid reuse: the processes of --pid's pid, or for --by pid of every

@@ -166,6 +166,15 @@ void timeline_rank_keys(struct timeline *t, const struct timeline_opts *o,
 int64_t timeline_default_bucket(int64_t range_ns);
 /* Number of buckets of bucket_ns covering [0, range_ns): at least 1. */
 size_t timeline_bucket_count(int64_t range_ns, int64_t bucket_ns);
+/*
+ * t's range and buckets from o (--from, --to, --bucket) over a session that
+ * starts at start_ns and ends at end (what names it in errors, e.g.
+ * "session 3"), and its 'all' series allocated: as timeline_build() and
+ * the fleet plot set them.  0, or -1 with e set (an empty range, too many
+ * buckets).
+ */
+int timeline_range(struct timeline *t, const struct timeline_opts *o, int64_t start_ns,
+		   int64_t end, const char *what, struct error *e);
 
 /* Parse "cpu", "pid", "binary", "symbol" or "cgroup". -1 on anything else. */
 int timeline_parse_by(const char *s, enum timeline_by *by);
