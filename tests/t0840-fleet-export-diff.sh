@@ -125,7 +125,7 @@ cmp "$tmp/d-user.local" "$tmp/d-user.fleet" || fail "diff --user differs"
 dsame d-range --from 0.2 --to 0.7 --format json
 cmp "$tmp/d-range.local" "$tmp/d-range.fleet" || fail "diff --from 0.2 --to 0.7 differs"
 cmp -s "$tmp/d-json.local" "$tmp/d-range.local" && fail "--from/--to changed nothing: the test tests nothing"
-dsame d-comm --comm split603010 --by binary --format csv
+dsame d-comm --comm split603010 --format csv
 cmp "$tmp/d-comm.local" "$tmp/d-comm.fleet" || fail "diff --comm differs"
 ok "diff --source with --user, --from/--to, --comm: as the local diff"
 grep -q 'A counted page-faults, B did not: left out' "$tmp/d-csv.ferr" ||
