@@ -22,7 +22,7 @@ need_root
 
 rt=
 command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt="chrt -f 10"
-N=20000
+N=100000	# pages: ~250 ms of touch_pages, so that its few user-mode samples are many (CI25: none of ~50)
 F=1000
 "$STROBE" record --sample-event cpu-clock -F $F -e page-faults --name tsc \
 	-- $rt "$WL/pagetouch" $N --phases >"$tmp/phases" 2>"$tmp/record.err" ||
