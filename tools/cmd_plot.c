@@ -612,23 +612,17 @@ static int write_script(const struct plot *p, const char *dat, const char *out, 
 	/* title: what, which session; then the bucket and filters */
 	if (p->title) {
 		snprintf(title, sizeof(title), "%s", p->title);
-	} else if (p->fleet_what[0]) {
-		n = (size_t)snprintf(title, sizeof(title), "strobe fleet, %s", p->fleet_what);
-		if (p->catalog)
-			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
-				 ": %s = %s", p->catalog->name, p->metric_text);
-		else if (p->metric)
-			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
-				 ": %s", p->metric_src);
-		else
-			for (int e = 0; e < p->nevents && n < sizeof(title); e++)
-				n += (size_t)snprintf(title + n, sizeof(title) - n, "%s%s",
-						      e ? ", " : ": ", p->events[e]);
 	} else {
-		n = (size_t)snprintf(title, sizeof(title), "strobe session %lld", (long long)s->id);
-		if (s->name[0])
-			n += (size_t)snprintf(title + n, sizeof(title) - MIN(n, sizeof(title)),
-					      " \"%s\"", s->name);
+		if (p->fleet_what[0]) {
+			n = (size_t)snprintf(title, sizeof(title), "strobe fleet, %s", p->fleet_what);
+		} else {
+			n = (size_t)snprintf(title, sizeof(title), "strobe session %lld",
+					      (long long)s->id);
+			if (s->name[0])
+				n += (size_t)snprintf(title + n, sizeof(title) - MIN(n, sizeof(title)),
+						      " \"%s\"", s->name);
+		}
+		/* then what is plotted */
 		if (p->catalog)
 			snprintf(title + MIN(n, sizeof(title)), sizeof(title) - MIN(n, sizeof(title)),
 				 ": %s = %s", p->catalog->name, p->metric_text);

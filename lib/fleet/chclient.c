@@ -391,6 +391,11 @@ int chclient_insert(struct chclient *c, const char *insert, const char *settings
 
 /* ---- chclient_query_lines(): the answer read as it comes ---- */
 
+/* No row strobe asks for comes near this: a longer line is not one. */
+#define LINE_MAX_BYTES	(1U << 20)
+/* Of an error answer, what is worth showing. */
+#define ERR_MAX_BYTES	(64U << 10)
+
 struct lines {
 	struct chclient *c;
 	struct sbuf *err;		/* the body of an answer that is not 200 */
@@ -419,10 +424,24 @@ static size_t on_lines(char *p, size_t size, size_t nmemb, void *arg)
 
 	curl_easy_getinfo(l->c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
-		sbuf_add(l->err, p, n);
+		if (l->err->n < ERR_MAX_BYTES)
+			sbuf_add(l->err, p, MIN(n, ERR_MAX_BYTES - l->err->n));
 		return n;
 	}
-	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+	while (p < end) {
+		size_t len;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		len = (size_t)((nl ? nl : end) - p);
+		if (l->part.n + len > LINE_MAX_BYTES) {
+			error_set(l->e, "ClickHouse at %s: a line of the answer is longer than "
+				  "%u bytes: not an answer strobe asked for", l->c->url.base,
+				  LINE_MAX_BYTES);
+			l->failed = 1;
+			return 0;
+		}
+		if (!nl)
+			break;
 		if (l->part.n) {
 			sbuf_add(&l->part, p, (size_t)(nl - p));
 			if (lines_one(l, l->part.s) < 0)
