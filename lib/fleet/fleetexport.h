@@ -30,6 +30,9 @@ struct fleetexport_opts {
 	int has_from, has_to;		/* time since each session's start */
 	int64_t from_ns, to_ns;
 	int host_column;		/* a first column host even for one host */
+	int process_start;		/* csv: a last column process_start_ns */
+	int samples;			/* chrome-trace: each sample an event */
+	int64_t bucket_ns;		/* chrome-trace: of the counters */
 };
 
 /* What an export wrote. */
@@ -50,6 +53,17 @@ struct fleetexport_stats {
  */
 int fleetexport_csv(struct chclient *c, const struct fleetexport_opts *o, FILE *f,
 		    struct fleetexport_stats *st, struct error *e);
+
+/*
+ * Write the Chrome trace of o's sessions to f (chrometrace.h): one
+ * session's is the local 'strobe export --format chrome-trace' of it;
+ * several sessions are each a group of processes, their pids offset by
+ * CHROMETRACE_PID_SPAN times their index (in host, session order) and
+ * their process names prefixed "host#session: ", otherData a list of
+ * them.  0, or -1 with e set (one line), as fleetexport_csv().
+ */
+int fleetexport_chrome(struct chclient *c, const struct fleetexport_opts *o, FILE *f,
+		       struct fleetexport_stats *st, struct error *e);
 
 /* A session of the fleet: its host, id and start (CLOCK_MONOTONIC). */
 struct fleetexport_session {
