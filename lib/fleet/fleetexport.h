@@ -1,7 +1,7 @@
 /*
  * fleetexport.h - 'strobe export --source URL' and 'strobe diff --source
- * URL': the samples of pushed sessions as the local CSV export writes
- * them, and two pushed sessions (of one host or of two) compared as the
+ * URL': the samples of pushed sessions as the local CSV and Chrome trace
+ * exports write them, and two pushed sessions (of one host or of two) compared as the
  * local diff compares them (doc/FLEET.md, "Fleet export", "Fleet diff").
  *
  * The export is one SELECT with FORMAT TabSeparated, ordered as the local
@@ -9,7 +9,10 @@
  * order strobed's merge stores them in), whose lines are read as they
  * arrive (chclient_query_lines()) and written by the local export's CSV
  * code (exportcsv.h): one host's session is byte for byte 'strobe export
- * --db ... --format csv' of it.  The diff is fleetquery_report() of each
+ * --db ... --format csv' of it (with --process-start too, from the
+ * pushed processes).  The Chrome trace is the same query (and the
+ * session's markers and lost records) given to the local export's writer
+ * (chrometrace.h).  The diff is fleetquery_report() of each
  * side, given to the local diff's code (diff.h).
  */
 #ifndef STROBE_FLEETEXPORT_H

@@ -73,6 +73,19 @@ static int thread_cmp(const void *pa, const void *pb)
 
 /* ---- events ---- */
 
+/* ,"key":value: a JSON string, or a number */
+static void kv_json(struct ob *ob, const char *key, const char *v)
+{
+	ob_printf(ob, ",\"%s\":", key);
+	ob_json(ob, v);
+}
+
+static void kv_i64(struct ob *ob, const char *key, int64_t v)
+{
+	ob_printf(ob, ",\"%s\":", key);
+	ob_i64(ob, v);
+}
+
 void chrometrace_begin(struct chrometrace *ct, struct ob *ob, int64_t bucket_ns, int samples)
 {
 	memset(ct, 0, sizeof(*ct));
@@ -243,18 +256,12 @@ void chrometrace_marker(struct chrometrace *ct, const struct chrometrace_session
 	ob_json(o, m->name);
 	ob_str(o, ",\"args\":{\"kind\":");
 	ob_json(o, kind);
-	if (m->args) {
-		ob_str(o, ",\"args\":");
-		ob_json(o, m->args);
-	}
-	if (m->has_cpu) {
-		ob_str(o, ",\"cpu\":");
-		ob_i64(o, m->cpu);
-	}
-	if (m->has_pid) {
-		ob_str(o, ",\"pid\":");
-		ob_i64(o, pid);
-	}
+	if (m->args)
+		kv_json(o, "args", m->args);
+	if (m->has_cpu)
+		kv_i64(o, "cpu", m->cpu);
+	if (m->has_pid)
+		kv_i64(o, "pid", pid);
 	ob_str(o, "}}");
 	if (m->has_pid && pid >= 0 && pid <= UINT32_MAX && tid >= 0 && tid <= UINT32_MAX)
 		thread_get(ct, s, s->pid_base + pid, (uint32_t)tid);
@@ -277,10 +284,8 @@ void chrometrace_lost(struct chrometrace *ct, const struct chrometrace_session *
 	ob_json(o, name);
 	ob_str(o, ",\"args\":{\"cpu\":");
 	ob_i64(o, cpu);
-	ob_str(o, ",\"count\":");
-	ob_i64(o, count);
-	ob_str(o, ",\"kind\":");
-	ob_json(o, kind);
+	kv_i64(o, "count", count);
+	kv_json(o, "kind", kind);
 	ob_str(o, "}}");
 }
 
@@ -355,26 +360,16 @@ static void session_fields(struct ob *ob, const struct db_session *s)
 
 	ob_str(ob, "\"session\":");
 	ob_i64(ob, s->id);
-	ob_str(ob, ",\"session_name\":");
-	ob_json(ob, s->name);
-	ob_str(ob, ",\"hostname\":");
-	ob_json(ob, s->hostname);
-	ob_str(ob, ",\"kernel_release\":");
-	ob_json(ob, s->kernel_release);
-	ob_str(ob, ",\"backend\":");
-	ob_json(ob, s->backend);
-	ob_str(ob, ",\"nr_cpus\":");
-	ob_i64(ob, s->nr_cpus);
-	ob_str(ob, ",\"sample_event\":");
-	ob_json(ob, s->sample_event);
-	if (s->sample_freq) {
-		ob_str(ob, ",\"sample_freq\":");
-		ob_i64(ob, s->sample_freq);
-	}
-	if (s->sample_period) {
-		ob_str(ob, ",\"sample_period\":");
-		ob_i64(ob, s->sample_period);
-	}
+	kv_json(ob, "session_name", s->name);
+	kv_json(ob, "hostname", s->hostname);
+	kv_json(ob, "kernel_release", s->kernel_release);
+	kv_json(ob, "backend", s->backend);
+	kv_i64(ob, "nr_cpus", s->nr_cpus);
+	kv_json(ob, "sample_event", s->sample_event);
+	if (s->sample_freq)
+		kv_i64(ob, "sample_freq", s->sample_freq);
+	if (s->sample_period)
+		kv_i64(ob, "sample_period", s->sample_period);
 	ob_str(ob, ",\"events\":[");
 	for (int i = 0; i < s->nr_events; i++) {
 		if (i)
@@ -382,22 +377,17 @@ static void session_fields(struct ob *ob, const struct db_session *s)
 		ob_json(ob, s->events[i].name);
 	}
 	ob_str(ob, "],\"ts_origin\":\"the session start: CLOCK_MONOTONIC start_monotonic_ns\"");
-	ob_str(ob, ",\"start_monotonic_ns\":");
-	ob_i64(ob, s->start_ns);
-	ob_str(ob, ",\"wall_offset_ns\":");
-	ob_i64(ob, s->wall_offset_ns);
+	kv_i64(ob, "start_monotonic_ns", s->start_ns);
+	kv_i64(ob, "wall_offset_ns", s->wall_offset_ns);
 	buf[0] = 0;
 	if (wall > 0 && gmtime_r(&t, &tm)) {
 		size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
 
 		snprintf(buf + n, sizeof(buf) - n, ".%09lldZ", (long long)(wall % 1000000000));
 	}
-	ob_str(ob, ",\"start_utc\":");
-	ob_json(ob, buf);
-	if (s->duration_ns > 0) {
-		ob_str(ob, ",\"duration_ns\":");
-		ob_i64(ob, s->duration_ns);
-	}
+	kv_json(ob, "start_utc", buf);
+	if (s->duration_ns > 0)
+		kv_i64(ob, "duration_ns", s->duration_ns);
 }
 
 void chrometrace_end(struct chrometrace *ct, const struct chrometrace_info *in)
@@ -413,20 +403,17 @@ void chrometrace_end(struct chrometrace *ct, const struct chrometrace_info *in)
 		for (size_t i = 0; i < in->n; i++) {
 			ob_str(ob, i ? ",{" : "{");
 			session_fields(ob, in->s[i]);
-			ob_str(ob, ",\"pid_base\":");
-			ob_i64(ob, (int64_t)i * CHROMETRACE_PID_SPAN);
+			kv_i64(ob, "pid_base", (int64_t)i * CHROMETRACE_PID_SPAN);
 			ob_chr(ob, '}');
 		}
 		ob_chr(ob, ']');
 	}
 	ob_str(ob, ",\"counter_bucket_us\":");
 	ob_us(ob, ct->bucket_ns);
-	ob_str(ob, ",\"counters_pid\":");
-	ob_i64(ob, CHROMETRACE_COUNTERS_PID);
+	kv_i64(ob, "counters_pid", CHROMETRACE_COUNTERS_PID);
 	ob_str(ob, ",\"samples\":");
 	ob_u64(ob, ct->rows);
-	ob_str(ob, ",\"filters\":");
-	ob_json(ob, in->filters[0] ? in->filters + 1 : "");
+	kv_json(ob, "filters", in->filters[0] ? in->filters + 1 : "");
 	ob_chr(ob, '}');
 	ob_str(ob, "}\n");
 }
