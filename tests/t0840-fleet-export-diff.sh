@@ -175,8 +175,7 @@ STROBE_CLICKHOUSE_PASSWORD=wrong refused 1 export "[Pp]assword" "$STROBE" export
 refused 1 export "no session 9 of host '$hA'" "$STROBE" export --source "$url" --host "$hA" --session 9 --format csv
 refused 1 export "no session of host 'nosuch'" "$STROBE" export --source "$url" --host nosuch --format csv
 refused 1 export "nothing to export: no samples of pid 1 " "$STROBE" export --source "$url" --pid 1 --format csv
-refused 2 export "--format other than csv is not supported" "$STROBE" export --source "$url" --format chrome-trace
-refused 2 export "--process-start is not supported" "$STROBE" export --source "$url" --format csv --process-start
+refused 2 export "--format other than csv and chrome-trace is not supported" "$STROBE" export --source "$url" --format pprof
 refused 2 export "--no-demangle .*is not supported" "$STROBE" export --source "$url" --format csv --no-demangle
 refused 2 export "--cgroup .*is not supported" "$STROBE" export --source "$url" --format csv --cgroup /x
 refused 2 export "give one of them" "$STROBE" export --source "$url" --db "$tmp/a.db" --format csv

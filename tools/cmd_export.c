@@ -17,18 +17,10 @@
  * --cgroup PATH keeps the samples of the processes of that cgroup (or of
  * the subtree, PATH ending in '/'), in both formats.
  *
- * Chrome trace: {"traceEvents": [...], "displayTimeUnit": "ms",
- * "otherData": {...}}, ts in microseconds since the session start:
- *  - per counting event and CPU, a counter track "<event> cpu<N>" ("ph":
- *    "C", on the pseudo-process COUNTERS_PID "CPU counters") whose value
- *    is the event's increase in each bucket (default 1 ms) of that CPU's
- *    samples; it drops to 0 over buckets with no samples;
- *  - markers as instant events: 'strobe mark' global ("s": "g"), USDT
- *    probe hits on their thread ("s": "t") with the probe's arguments;
- *  - lost and throttle records as global instant events;
- *  - with --samples, each sample as an instant event on its thread named
- *    by its symbol (large: about 200 bytes a sample);
- *  - process_name / thread_name metadata for every pid and tid shown.
+ * Chrome trace: written by lib/query/chrometrace.c (the format is told
+ * there) from the session's samples (with --samples each named through
+ * the resolver), markers, lost records and process names read here; the
+ * fleet export feeds the same writer.  Counters per --bucket (default 1 ms).
  * --pid/--comm select samples (and so the counters); markers and lost
  * records are session-wide and only --from/--to select them.
  *
@@ -53,6 +45,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "db.h"
+#include "chrometrace.h"
 #include "exportcsv.h"
 #include "cgset.h"
 #include "procset.h"
@@ -74,9 +67,10 @@ static const char usage_text[] =
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
 	"                     [--samples] [--bucket T] [--no-demangle] [--process-start]\n"
 	"                     [--cgroup PATH] [--cgroup-column]\n"
-	"       strobe export --source URL [--host NAME] [--session ID] --format csv\n"
-	"                     [--host-column] [-o FILE] [--pid PID] [--comm NAME]\n"
-	"                     [--from T] [--to T]\n"
+	"       strobe export --source URL [--host NAME] [--session ID]\n"
+	"                     --format csv|chrome-trace [--host-column] [-o FILE]\n"
+	"                     [--pid PID] [--comm NAME] [--from T] [--to T]\n"
+	"                     [--process-start] [--samples] [--bucket T]\n"
 	"\n"
 	"Export a recorded session (default: the latest).  csv: one row per sample,\n"
 	"in time order: time_ns,tsc,cpu,pid,tid,comm,binary,symbol, one column per\n"
@@ -104,12 +98,14 @@ static const char usage_text[] =
 	"to stdout unless -o FILE (--output FILE).\n"
 	"--source URL exports pushed sessions from the ClickHouse fleet at URL\n"
 	"(http://HOST:8123/?database=strobe; credentials as for 'strobe push'), csv\n"
-	"only: --host NAME keeps that host's sessions, --session ID session ID of\n"
-	"each host (default: every session selected); one host's session is the\n"
-	"local csv export of it.  Samples of several hosts get a first column host\n"
+	"or chrome-trace: --host NAME keeps that host's sessions, --session ID session\n"
+	"ID of each host (default: every session selected); one host's session is the\n"
+	"local export of it.  csv: samples of several hosts get a first column host\n"
 	"(or with --host-column), of several sessions then a column session.\n"
-	"With --source only --host, --session, --host-column, -o, --pid, --comm,\n"
-	"--from and --to apply (doc/FLEET.md, \"Fleet export\").\n";
+	"chrome-trace: several sessions are each a group of processes (\"host#session:\"\n"
+	"names, pids offset by 8388608 a session).  With --source only --host,\n"
+	"--session, --host-column, -o, --pid, --comm, --from, --to, --process-start,\n"
+	"--samples and --bucket apply (doc/FLEET.md, \"Fleet export\").\n";
 
 enum {
 	OPT_DB = 256, OPT_SESSION, OPT_FORMAT, OPT_PID, OPT_COMM, OPT_FROM, OPT_TO,
@@ -139,10 +135,6 @@ static const struct option long_opts[] = {
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-/* The pseudo-process that holds the counter tracks and the session-wide
- * instant events: PID_MAX_LIMIT (1 << 22), which no Linux pid reaches. */
-#define COUNTERS_PID 4194304
 
 enum fmt { FMT_NONE, FMT_CSV, FMT_CHROME, FMT_FOLDED, FMT_PPROF, FMT_GECKO };
 
@@ -248,78 +240,6 @@ static void comms_free(struct comms *c)
 	free(c->csv);
 }
 
-/* ---- threads seen (chrome trace metadata) ---- */
-
-struct thread {
-	uint32_t pid, tid;
-	int64_t comm_id;		/* latest seen, 0: none */
-};
-
-struct threads {
-	struct thread *v;
-	size_t n, cap;
-	size_t *slot;
-	size_t mask;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static void threads_rehash(struct threads *t)
-{
-	size_t nslots = t->slot ? (t->mask + 1) * 2 : 256, i;
-
-	free(t->slot);
-	t->slot = xcalloc(nslots, sizeof(*t->slot));
-	t->mask = nslots - 1;
-	for (i = 0; i < t->n; i++) {
-		size_t h = mix64((uint64_t)t->v[i].pid << 32 | t->v[i].tid) & t->mask;
-
-		while (t->slot[h])
-			h = (h + 1) & t->mask;
-		t->slot[h] = i + 1;
-	}
-}
-
-static struct thread *thread_get(struct threads *t, uint32_t pid, uint32_t tid)
-{
-	size_t h;
-	struct thread *th;
-
-	if (!t->slot || (t->n + 1) * 2 > t->mask + 1)
-		threads_rehash(t);
-	h = mix64((uint64_t)pid << 32 | tid) & t->mask;
-	while (t->slot[h]) {
-		th = &t->v[t->slot[h] - 1];
-		if (th->pid == pid && th->tid == tid)
-			return th;
-		h = (h + 1) & t->mask;
-	}
-	ARRAY_GROW(t->v, t->cap, t->n + 1);
-	th = &t->v[t->n];
-	memset(th, 0, sizeof(*th));
-	th->pid = pid;
-	th->tid = tid;
-	t->slot[h] = ++t->n;
-	return th;
-}
-
-static int thread_cmp(const void *pa, const void *pb)
-{
-	const struct thread *a = pa, *b = pb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	return (a->tid > b->tid) - (a->tid < b->tid);
-}
-
 /* ---- the export ---- */
 
 struct exp {
@@ -333,8 +253,7 @@ struct exp {
 	struct sample_scan *sc;		/* the samples, */
 	const struct sample_scan_row *row;	/* positioned on the first row */
 	struct ob ob;
-	int first;			/* no trace event written yet */
-	struct threads threads;
+	struct chrometrace ct;		/* chrome-trace */
 	uint64_t rows;
 	int cg;				/* --cgroup or --cgroup-column: loaded */
 	struct cgset cgs;
@@ -474,7 +393,7 @@ struct locmemo {
 
 static uint64_t loc_hash(int64_t bin, uint64_t off, uint32_t pid)
 {
-	return mix64((uint64_t)bin * 0x9e3779b97f4a7c15ULL ^ mix64(off) ^ pid);
+	return hash_mix64((uint64_t)bin * 0x9e3779b97f4a7c15ULL ^ hash_mix64(off) ^ pid);
 }
 
 static struct locfmt *locmemo_slot(struct locmemo *m, int64_t bin, uint64_t off,
@@ -592,29 +511,15 @@ static int export_csv(struct exp *x, struct error *e)
 			.flags = (uint32_t)col_u64(st, COL_FLAGS), .nev = x->nev,
 			.c = st->r->v + COL_C0, .c_null = st->r->null >> COL_C0,
 		};
-		char *p;
-
 		exportcsv_row(o, &r);
-		ob_room(o, 24 + 2);
-		p = o->buf + o->n;
-		if (x->o->process_start) {
-			/* the process of its pid started last by then */
-			int64_t st0 = procset_at(&ps, (int64_t)col_u64(st, COL_PID),
-						 (int64_t)col_u64(st, COL_TIME));
-
-			*p++ = ',';
-			if (st0 > 0)
-				p = put_u64(p, (uint64_t)st0);
-		}
+		if (x->o->process_start)	/* the process of its pid started last by then */
+			exportcsv_process_start(o, procset_at(&ps, (int64_t)col_u64(st, COL_PID),
+							      (int64_t)col_u64(st, COL_TIME)));
 		if (x->o->cgroup_column) {
-			o->n = (size_t)(p - o->buf);
 			ob_chr(o, ',');
 			ob_csv(o, sample_cgroup(x, st), CSV_TEXT);
-			ob_room(o, 1);
-			p = o->buf + o->n;
 		}
-		*p++ = '\n';
-		o->n = (size_t)(p - o->buf);
+		ob_chr(o, '\n');
 		x->rows++;
 	}
 	locmemo_free(&memo);
@@ -623,171 +528,41 @@ static int export_csv(struct exp *x, struct error *e)
 	return rc < 0 ? -1 : 0;
 }
 
-/* ---- Chrome trace ---- */
-
-/* Start a trace event: the separator and {"ph":"<ph>","ts":<us>,"pid":<pid>,"tid":<tid> */
-static void ev_begin(struct exp *x, const char *ph, int64_t time_ns, int64_t pid, int64_t tid)
-{
-	struct ob *o = &x->ob;
-
-	ob_str(o, x->first ? "\n" : ",\n");
-	x->first = 0;
-	ob_str(o, "{\"ph\":\"");
-	ob_str(o, ph);
-	ob_str(o, "\",\"ts\":");
-	ob_us(o, time_ns - x->s.start_ns);
-	ob_str(o, ",\"pid\":");
-	ob_i64(o, pid);
-	ob_str(o, ",\"tid\":");
-	ob_i64(o, tid);
-}
-
-struct track {
-	int64_t bucket;			/* being summed; INT64_MIN: none yet */
-	int64_t last_end;		/* end (ns since start) of the last bucket shown */
-	uint64_t *sum;			/* per event, of this bucket */
-	uint64_t *shown;		/* per event, the value the track shows */
-	int started;
-};
-
-static void counter_point(struct exp *x, int cpu, int ev, int64_t rel_ns, uint64_t v)
-{
-	struct ob *o = &x->ob;
-
-	ev_begin(x, "C", x->s.start_ns + rel_ns, COUNTERS_PID, 0);
-	ob_str(o, ",\"name\":");
-	{
-		char name[160];
-
-		snprintf(name, sizeof(name), "%s cpu%d", x->s.events[ev].name, cpu);
-		ob_json(o, name);
-	}
-	ob_str(o, ",\"args\":{\"value\":");
-	ob_u64(o, v);
-	ob_str(o, "}}");
-}
-
-/* Show the bucket t has summed: a drop to 0 after a gap, then the value
- * where it changed. */
-static void track_flush(struct exp *x, struct track *t, int cpu)
-{
-	int64_t B = x->o->bucket_ns, start = t->bucket * B;
-
-	if (t->bucket == INT64_MIN)
-		return;
-	for (int i = 0; i < x->nev; i++) {
-		if (t->started && t->last_end < start && t->shown[i]) {
-			counter_point(x, cpu, i, t->last_end, 0);
-			t->shown[i] = 0;
-		}
-		if (!t->started || t->sum[i] != t->shown[i]) {
-			counter_point(x, cpu, i, start, t->sum[i]);
-			t->shown[i] = t->sum[i];
-		}
-		t->sum[i] = 0;
-	}
-	t->started = 1;
-	t->last_end = start + B;
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-
-	return (a % b && (a < 0) != (b < 0)) ? q - 1 : q;
-}
+/* ---- Chrome trace (chrometrace.h) ---- */
 
 /* The samples: counter tracks, and with --samples one event each. */
-static int chrome_samples(struct exp *x, struct error *e)
+static int chrome_samples(struct exp *x, const struct chrometrace_session *cs,
+			  struct error *e)
 {
-	struct ob *o = &x->ob;
 	const struct sample_scan_row *st = x->row;
-	struct track *tracks = NULL;
-	size_t ntracks = 0;
-	int rc = 1, i;
+	int rc = 1;
 
-	for (; rc == 1 && !o->err; rc = sample_scan_next(x->sc, &st, e)) {
-		int64_t t_ns = (int64_t)col_u64(st, COL_TIME);
-		uint64_t cpu = col_u64(st, COL_CPU);
+	for (; rc == 1 && !x->ob.err; rc = sample_scan_next(x->sc, &st, e)) {
 		uint32_t pid = (uint32_t)col_u64(st, COL_PID);
-		uint32_t tid = (uint32_t)col_u64(st, COL_TID);
 		int64_t comm = (int64_t)col_u64(st, COL_COMM);
-		struct thread *th;
+		struct chrometrace_sample smp = {
+			.time_ns = (int64_t)col_u64(st, COL_TIME), .cpu = col_u64(st, COL_CPU),
+			.pid = pid, .tid = (uint32_t)col_u64(st, COL_TID),
+			.comm = comm ? comm_name(&x->comms, comm) : NULL,
+			.c = (const uint64_t *)(st->r->v + COL_C0),
+		};
+		struct resolved rv;
 
 		if (!cgroup_pass(x, st))
 			continue;
-		th = thread_get(&x->threads, pid, tid);
-		if (comm)
-			th->comm_id = comm;
 		if (x->o->samples) {
-			struct resolved rv;
-
 			resolver_lookup_pid(x->res, (int64_t)col_u64(st, COL_BIN),
 					    col_u64(st, COL_OFF), pid, 0, &rv);
-			ev_begin(x, "i", t_ns, pid, tid);
-			ob_str(o, ",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
-			ob_json(o, rv.symbol);
-			ob_str(o, ",\"args\":{\"binary\":");
-			ob_json(o, rv.binary);
-			ob_str(o, ",\"cpu\":");
-			ob_u64(o, cpu);
-			for (i = 0; i < x->nev; i++) {
-				ob_chr(o, ',');
-				ob_json(o, x->s.events[i].name);
-				ob_chr(o, ':');
-				ob_u64(o, col_u64(st, COL_C0 + i));
-			}
-			ob_str(o, "}}");
+			smp.symbol = rv.symbol;
+			smp.binary = rv.binary;
 		}
-		if (x->nev && cpu < 65536) {
-			int64_t b = floor_div(t_ns - x->s.start_ns, x->o->bucket_ns);
-			struct track *t;
-
-			if (cpu >= ntracks) {
-				size_t n = cpu + 1;
-
-				tracks = xrealloc(tracks, n * sizeof(*tracks));
-				for (; ntracks < n; ntracks++) {
-					memset(&tracks[ntracks], 0, sizeof(*tracks));
-					tracks[ntracks].bucket = INT64_MIN;
-					tracks[ntracks].sum = xcalloc(x->nev, sizeof(uint64_t));
-					tracks[ntracks].shown = xcalloc(x->nev, sizeof(uint64_t));
-				}
-			}
-			t = &tracks[cpu];
-			if (t->bucket != b) {
-				track_flush(x, t, (int)cpu);
-				t->bucket = b;
-			}
-			for (i = 0; i < x->nev; i++)
-				t->sum[i] += col_u64(st, COL_C0 + i);
-		}
+		chrometrace_sample(&x->ct, cs, &smp);
 		x->rows++;
 	}
 	if (rc < 0)
-		goto fail;
-	/* the last buckets, then back to 0 after them */
-	for (size_t c = 0; c < ntracks; c++) {
-		struct track *t = &tracks[c];
-
-		track_flush(x, t, (int)c);
-		for (i = 0; t->started && i < x->nev; i++)
-			if (t->shown[i])
-				counter_point(x, (int)c, i, t->last_end, 0);
-	}
-	for (size_t c = 0; c < ntracks; c++) {
-		free(tracks[c].sum);
-		free(tracks[c].shown);
-	}
-	free(tracks);
+		return -1;
+	chrometrace_samples_end(&x->ct);
 	return 0;
-fail:
-	for (size_t c = 0; c < ntracks; c++) {
-		free(tracks[c].sum);
-		free(tracks[c].shown);
-	}
-	free(tracks);
-	return -1;
 }
 
 /* Bind the time range (?2, ?3) of a markers or lost query. */
@@ -798,9 +573,9 @@ static void bind_range(struct exp *x, sqlite3_stmt *st)
 	sqlite3_bind_int64(st, 3, x->o->has_to ? x->s.start_ns + x->o->to_ns : INT64_MAX);
 }
 
-static int chrome_markers(struct exp *x, struct error *e)
+static int chrome_markers(struct exp *x, const struct chrometrace_session *cs,
+			  struct error *e)
 {
-	struct ob *o = &x->ob;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -809,39 +584,20 @@ static int chrome_markers(struct exp *x, struct error *e)
 			       "ORDER BY time_ns,rowid", -1, &st, NULL))
 		return db_sql_error(x->db, e, "reading markers");
 	bind_range(x, st);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !o->err) {
-		const char *kind = (const char *)sqlite3_column_text(st, 4);
-		const char *name = (const char *)sqlite3_column_text(st, 5);
-		const char *args = (const char *)sqlite3_column_text(st, 6);
-		int has_pid = sqlite3_column_type(st, 2) != SQLITE_NULL;
-		int has_tid = sqlite3_column_type(st, 3) != SQLITE_NULL;
-		int has_cpu = sqlite3_column_type(st, 1) != SQLITE_NULL;
-		int64_t pid = has_pid ? sqlite3_column_int64(st, 2) : COUNTERS_PID;
-		int64_t tid = has_tid ? sqlite3_column_int64(st, 3) : has_pid ? pid : 0;
-		int global = !kind || strcmp(kind, "usdt") || !has_pid;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !x->ob.err) {
+		struct chrometrace_marker m = {
+			.time_ns = sqlite3_column_int64(st, 0),
+			.has_cpu = sqlite3_column_type(st, 1) != SQLITE_NULL,
+			.has_pid = sqlite3_column_type(st, 2) != SQLITE_NULL,
+			.has_tid = sqlite3_column_type(st, 3) != SQLITE_NULL,
+			.cpu = sqlite3_column_int64(st, 1), .pid = sqlite3_column_int64(st, 2),
+			.tid = sqlite3_column_int64(st, 3),
+			.kind = (const char *)sqlite3_column_text(st, 4),
+			.name = (const char *)sqlite3_column_text(st, 5),
+			.args = (const char *)sqlite3_column_text(st, 6),
+		};
 
-		kind = kind ? kind : "";
-		ev_begin(x, "i", sqlite3_column_int64(st, 0), pid, tid);
-		ob_str(o, global ? ",\"s\":\"g\"" : ",\"s\":\"t\"");
-		ob_str(o, ",\"cat\":\"marker\",\"name\":");
-		ob_json(o, name);
-		ob_str(o, ",\"args\":{\"kind\":");
-		ob_json(o, kind);
-		if (args) {
-			ob_str(o, ",\"args\":");
-			ob_json(o, args);
-		}
-		if (has_cpu) {
-			ob_str(o, ",\"cpu\":");
-			ob_i64(o, sqlite3_column_int64(st, 1));
-		}
-		if (has_pid) {
-			ob_str(o, ",\"pid\":");
-			ob_i64(o, pid);
-		}
-		ob_str(o, "}}");
-		if (has_pid && pid >= 0 && pid <= UINT32_MAX && tid >= 0 && tid <= UINT32_MAX)
-			thread_get(&x->threads, (uint32_t)pid, (uint32_t)tid);
+		chrometrace_marker(&x->ct, cs, &m);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -849,9 +605,8 @@ static int chrome_markers(struct exp *x, struct error *e)
 	return 0;
 }
 
-static int chrome_lost(struct exp *x, struct error *e)
+static int chrome_lost(struct exp *x, const struct chrometrace_session *cs, struct error *e)
 {
-	struct ob *o = &x->ob;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -860,186 +615,75 @@ static int chrome_lost(struct exp *x, struct error *e)
 			       "ORDER BY time_ns,rowid", -1, &st, NULL))
 		return db_sql_error(x->db, e, "reading lost records");
 	bind_range(x, st);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !o->err) {
-		const char *kind = (const char *)sqlite3_column_text(st, 3);
-		int64_t cpu = sqlite3_column_int64(st, 1), count = sqlite3_column_int64(st, 2);
-		char name[160];
-
-		kind = kind ? kind : "";
-		if (!strcmp(kind, "throttle"))
-			snprintf(name, sizeof(name), "throttled on cpu%lld", (long long)cpu);
-		else
-			snprintf(name, sizeof(name), "lost %lld samples (%s) on cpu%lld",
-				 (long long)count, report_lost_kind(kind),
-				 (long long)cpu);
-		ev_begin(x, "i", sqlite3_column_int64(st, 0), COUNTERS_PID, 0);
-		ob_str(o, ",\"s\":\"g\",\"cat\":\"lost\",\"name\":");
-		ob_json(o, name);
-		ob_str(o, ",\"args\":{\"cpu\":");
-		ob_i64(o, cpu);
-		ob_str(o, ",\"count\":");
-		ob_i64(o, count);
-		ob_str(o, ",\"kind\":");
-		ob_json(o, kind);
-		ob_str(o, "}}");
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !x->ob.err)
+		chrometrace_lost(&x->ct, cs, sqlite3_column_int64(st, 0),
+				 sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				 (const char *)sqlite3_column_text(st, 3));
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_sql_error(x->db, e, "reading lost records");
 	return 0;
 }
 
-static void meta_event(struct exp *x, const char *what, int64_t pid, int64_t tid,
-		       const char *name)
-{
-	struct ob *o = &x->ob;
-
-	ev_begin(x, "M", x->s.start_ns, pid, tid);
-	ob_str(o, ",\"name\":\"");
-	ob_str(o, what);
-	ob_str(o, "\",\"args\":{\"name\":");
-	ob_json(o, name);
-	ob_str(o, "}}");
-}
-
-/*
- * process_name and thread_name of every thread shown.  A process is
- * named after its row in processes (its latest name in the session),
- * else after its main thread, else after any of its threads.
- */
-static int chrome_names(struct exp *x, struct error *e)
-{
-	struct threads *ts = &x->threads;
+/* A process's name: its row in processes (its latest name in the session). */
+struct chrome_procs {
+	struct exp *x;
 	sqlite3_stmt *st;
-	size_t i, j;
+};
+
+static int chrome_proc_name(void *ctx, const struct chrometrace_session *s, uint32_t pid,
+			    const char **name, struct error *e)
+{
+	struct chrome_procs *p = ctx;
 	int rc;
 
-	if (ts->n)
-		qsort(ts->v, ts->n, sizeof(*ts->v), thread_cmp);
-	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT comm_id FROM processes WHERE "
-			       "session_id=?1 AND pid=?2 AND comm_id IS NOT NULL "
-			       "ORDER BY start_ns DESC LIMIT 1", -1, &st, NULL))
-		return db_sql_error(x->db, e, "reading processes");
-	meta_event(x, "process_name", COUNTERS_PID, 0, "CPU counters");
-	for (i = 0; i < ts->n; i = j) {
-		uint32_t pid = ts->v[i].pid;
-		int64_t pcomm = 0;
-
-		for (j = i; j < ts->n && ts->v[j].pid == pid; j++)
-			if (!pcomm || ts->v[j].tid == pid)
-				pcomm = ts->v[j].comm_id ? ts->v[j].comm_id : pcomm;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, x->s.id);
-		sqlite3_bind_int64(st, 2, pid);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0))
-			pcomm = sqlite3_column_int64(st, 0);
-		else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-			sqlite3_finalize(st);
-			return db_sql_error(x->db, e, "reading processes");
-		}
-		if (pcomm)
-			meta_event(x, "process_name", pid, pid, comm_name(&x->comms, pcomm));
-		for (size_t k = i; k < j; k++)
-			if (ts->v[k].comm_id)
-				meta_event(x, "thread_name", pid, ts->v[k].tid,
-					   comm_name(&x->comms, ts->v[k].comm_id));
-	}
-	sqlite3_finalize(st);
+	(void)s;
+	*name = NULL;
+	sqlite3_reset(p->st);
+	sqlite3_bind_int64(p->st, 1, p->x->s.id);
+	sqlite3_bind_int64(p->st, 2, pid);
+	rc = sqlite3_step(p->st);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(p->st, 0))
+		*name = comm_name(&p->x->comms, sqlite3_column_int64(p->st, 0));
+	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_sql_error(p->x->db, e, "reading processes");
 	return 0;
 }
 
-static void other_data(struct exp *x)
+static int chrome_names(struct exp *x, const struct chrometrace_session *cs, struct error *e)
 {
-	const struct db_session *s = &x->s;
-	const struct opts *o = x->o;
-	struct ob *ob = &x->ob;
-	int64_t wall = s->start_ns + s->wall_offset_ns;
-	char buf[256];
-	struct tm tm;
-	time_t t = (time_t)(wall / 1000000000);
+	struct chrome_procs p = { .x = x };
+	int rc;
 
-	ob_str(ob, "\"otherData\":{\"generator\":\"strobe " PACKAGE_VERSION "\",\"session\":");
-	ob_i64(ob, s->id);
-	ob_str(ob, ",\"session_name\":");
-	ob_json(ob, s->name);
-	ob_str(ob, ",\"hostname\":");
-	ob_json(ob, s->hostname);
-	ob_str(ob, ",\"kernel_release\":");
-	ob_json(ob, s->kernel_release);
-	ob_str(ob, ",\"backend\":");
-	ob_json(ob, s->backend);
-	ob_str(ob, ",\"nr_cpus\":");
-	ob_i64(ob, s->nr_cpus);
-	ob_str(ob, ",\"sample_event\":");
-	ob_json(ob, s->sample_event);
-	if (s->sample_freq) {
-		ob_str(ob, ",\"sample_freq\":");
-		ob_i64(ob, s->sample_freq);
-	}
-	if (s->sample_period) {
-		ob_str(ob, ",\"sample_period\":");
-		ob_i64(ob, s->sample_period);
-	}
-	ob_str(ob, ",\"events\":[");
-	for (int i = 0; i < s->nr_events; i++) {
-		if (i)
-			ob_chr(ob, ',');
-		ob_json(ob, s->events[i].name);
-	}
-	ob_str(ob, "],\"ts_origin\":\"the session start: CLOCK_MONOTONIC start_monotonic_ns\"");
-	ob_str(ob, ",\"start_monotonic_ns\":");
-	ob_i64(ob, s->start_ns);
-	ob_str(ob, ",\"wall_offset_ns\":");
-	ob_i64(ob, s->wall_offset_ns);
-	buf[0] = 0;
-	if (wall > 0 && gmtime_r(&t, &tm)) {
-		size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-
-		snprintf(buf + n, sizeof(buf) - n, ".%09lldZ", (long long)(wall % 1000000000));
-	}
-	ob_str(ob, ",\"start_utc\":");
-	ob_json(ob, buf);
-	if (s->duration_ns > 0) {
-		ob_str(ob, ",\"duration_ns\":");
-		ob_i64(ob, s->duration_ns);
-	}
-	ob_str(ob, ",\"counter_bucket_us\":");
-	ob_us(ob, o->bucket_ns);
-	ob_str(ob, ",\"counters_pid\":");
-	ob_i64(ob, COUNTERS_PID);
-	ob_str(ob, ",\"samples\":");
-	ob_u64(ob, x->rows);
-	ob_str(ob, ",\"filters\":");
-	{
-		size_t n = 0;
-
-		buf[0] = 0;
-		if (o->pid >= 0)
-			n += snprintf(buf + n, sizeof(buf) - n, " pid=%lld", (long long)o->pid);
-		if (o->comm && n < sizeof(buf))
-			n += snprintf(buf + n, sizeof(buf) - n, " comm=%s", o->comm);
-		if (o->has_from && n < sizeof(buf))
-			n += snprintf(buf + n, sizeof(buf) - n, " from=%.9gs", o->from_ns / 1e9);
-		if (o->has_to && n < sizeof(buf))
-			snprintf(buf + n, sizeof(buf) - n, " to=%.9gs", o->to_ns / 1e9);
-		ob_json(ob, buf[0] ? buf + 1 : "");
-	}
-	ob_chr(ob, '}');
+	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT comm_id FROM processes WHERE "
+			       "session_id=?1 AND pid=?2 AND comm_id IS NOT NULL "
+			       "ORDER BY start_ns DESC LIMIT 1", -1, &p.st, NULL))
+		return db_sql_error(x->db, e, "reading processes");
+	rc = chrometrace_names(&x->ct, cs, 1, chrome_proc_name, &p, e);
+	sqlite3_finalize(p.st);
+	return rc;
 }
 
 static int export_chrome(struct exp *x, struct error *e)
 {
-	struct ob *o = &x->ob;
+	const struct opts *o = x->o;
+	const char *names[STROBE_MAX_COUNTERS];
+	struct chrometrace_session cs = {
+		.start_ns = x->s.start_ns, .nev = x->nev, .events = names,
+	};
+	const struct db_session *sp = &x->s;
+	char filters[256];
+	struct chrometrace_info in = { .filters = filters, .n = 1, .s = &sp };
 
-	x->first = 1;
-	ob_str(o, "{\"traceEvents\":[");
-	if (chrome_samples(x, e) < 0 || chrome_markers(x, e) < 0 ||
-	    chrome_lost(x, e) < 0 || chrome_names(x, e) < 0)
+	for (int i = 0; i < x->nev; i++)
+		names[i] = x->s.events[i].name;
+	chrometrace_begin(&x->ct, &x->ob, o->bucket_ns, o->samples);
+	if (chrome_samples(x, &cs, e) < 0 || chrome_markers(x, &cs, e) < 0 ||
+	    chrome_lost(x, &cs, e) < 0 || chrome_names(x, &cs, e) < 0)
 		return -1;
-	ob_str(o, "\n],\n\"displayTimeUnit\":\"ms\",\n");
-	other_data(x);
-	ob_str(o, "}\n");
+	chrometrace_filters(filters, sizeof(filters), o->pid, o->comm, o->has_from, o->from_ns,
+			    o->has_to, o->to_ns);
+	chrometrace_end(&x->ct, &in);
 	return 0;
 }
 
@@ -1178,10 +822,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				       o->host ? "--host" : "--host-column");
 	if (o->source) {
 		const char *no = o->dbpath ? "--db (--source reads the fleet, --db a local "
-			"database: give one of them)" : o->fmt != FMT_CSV ? "--format other "
-			"than csv" : o->samples ? "--samples" : o->bucket_ns ? "--bucket" :
-			o->no_demangle ? "--no-demangle (the fleet has the names as pushed)" :
-			o->process_start ? "--process-start" : o->cgroup ? "--cgroup (no cgroups "
+			"database: give one of them)" : o->fmt >= FMT_FOLDED ? "--format other "
+			"than csv and chrome-trace" : o->no_demangle ? "--no-demangle (the fleet "
+			"has the names as pushed)" : o->cgroup ? "--cgroup (no cgroups "
 			"are pushed)" : o->cgroup_column ? "--cgroup-column (no cgroups are "
 			"pushed)" : o->event ? "--event" : NULL;
 
@@ -1196,6 +839,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				       o->samples ? "--samples" : "--bucket");
 	if (o->fmt != FMT_CSV && o->process_start)
 		return cmd_usage_error("export", "--process-start applies to --format csv only");
+	if (o->fmt != FMT_CSV && o->host_column)
+		return cmd_usage_error("export", "--host-column applies to --format csv only");
 	if (o->fmt != FMT_CSV && o->cgroup_column)
 		return cmd_usage_error("export", "--cgroup-column applies to --format csv only");
 	if (o->fmt == FMT_CSV && (o->samples || o->bucket_ns))
@@ -1316,6 +961,7 @@ static int export_fleet(const struct opts *o)
 		.host = o->host, .session = o->session, .pid = o->pid, .comm = o->comm,
 		.has_from = o->has_from, .has_to = o->has_to, .from_ns = o->from_ns,
 		.to_ns = o->to_ns, .host_column = o->host_column,
+		.process_start = o->process_start, .samples = o->samples, .bucket_ns = o->bucket_ns,
 	};
 	struct fleetexport_stats st;
 	struct chclient_url url;
@@ -1345,7 +991,7 @@ static int export_fleet(const struct opts *o)
 	} else {
 		f = stdout;
 	}
-	if (fleetexport_csv(c, &fo, f, &st, &e) < 0)
+	if ((o->fmt == FMT_CSV ? fleetexport_csv : fleetexport_chrome)(c, &fo, f, &st, &e) < 0)
 		goto out;
 	if (fflush(f) == EOF || ferror(f)) {
 		error_set(&e, "writing %s: %s", o->out ? o->out : "the export",
@@ -1479,8 +1125,7 @@ out:
 	if (x.ob.f && x.ob.f != stdout)
 		fclose(x.ob.f);
 	free(x.ob.buf);
-	free(x.threads.v);
-	free(x.threads.slot);
+	chrometrace_free(&x.ct);
 	sample_scan_close(x.sc);
 	resolver_free(x.res);
 	comms_free(&x.comms);

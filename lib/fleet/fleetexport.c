@@ -9,7 +9,9 @@
 #include <string.h>
 #include "fleetexport.h"
 #include "chclient.h"
+#include "chrometrace.h"
 #include "exportcsv.h"
+#include "procset.h"
 #include "push.h"
 
 #define FLEETEXPORT_SESSIONS_MAX	4096
@@ -22,18 +24,10 @@ static void time_cond(struct sbuf *b, const struct fleetexport_opts *o, int64_t 
 		sbuf_addf(b, " AND time_ns <= %" PRId64, start + o->to_ns);
 }
 
-void fleetexport_where(struct sbuf *b, const struct fleetexport_opts *o,
-		       const struct fleetexport_session *ss, size_t n)
+/* Append the time range of o, of each of the n sessions' own start. */
+static void range_where(struct sbuf *b, const struct fleetexport_opts *o,
+			const struct fleetexport_session *ss, size_t n)
 {
-	struct fleet_opts fo = { .host = o->host, .session = o->session };
-
-	fleetquery_where(b, &fo);
-	if (o->pid >= 0)
-		sbuf_addf(b, " AND pid = %" PRId64, o->pid);
-	if (o->comm) {
-		sbuf_addf(b, " AND comm = ");
-		push_sql_quote(b, o->comm);
-	}
 	if (!o->has_from && !o->has_to)
 		return;
 	/* the range is of each session's own start */
@@ -50,6 +44,21 @@ void fleetexport_where(struct sbuf *b, const struct fleetexport_opts *o,
 		sbuf_addf(b, ")");
 	}
 	sbuf_addf(b, ")");
+}
+
+void fleetexport_where(struct sbuf *b, const struct fleetexport_opts *o,
+		       const struct fleetexport_session *ss, size_t n)
+{
+	struct fleet_opts fo = { .host = o->host, .session = o->session };
+
+	fleetquery_where(b, &fo);
+	if (o->pid >= 0)
+		sbuf_addf(b, " AND pid = %" PRId64, o->pid);
+	if (o->comm) {
+		sbuf_addf(b, " AND comm = ");
+		push_sql_quote(b, o->comm);
+	}
+	range_where(b, o, ss, n);
 }
 
 #define SAMPLE_COLS "host, session, time_ns, tsc, cpu, pid, tid, comm, binary_id, binary_key, " \
@@ -82,11 +91,21 @@ void fleetexport_sql(struct sbuf *b, const struct fleetexport_opts *o,
 
 /* ---- running it ---- */
 
+struct pname {
+	int64_t pid;
+	char *name;
+};
+
 struct xsession {
 	char *host;
-	int64_t id, start_ns;
+	struct db_session s;		/* hostname: the host; its own events */
 	int nev;
 	int ev[STROBE_MAX_COUNTERS];	/* its c0.. as indexes of x.events */
+	struct procset ps;		/* --process-start: its processes */
+	struct pname *pn;		/* chrome-trace: its processes' latest */
+	size_t npn, pncap;		/* names, by pid */
+	char *label;			/* chrome-trace of several: "host#session" */
+	const char *evnames[STROBE_MAX_COUNTERS];
 };
 
 struct xp {
@@ -102,6 +121,8 @@ struct xp {
 	struct xsession *cur;		/* of the last row */
 	char *esc;			/* the escaped text fields of a row */
 	size_t esc_cap;
+	struct chrometrace ct;		/* chrome-trace: */
+	struct chrometrace_session *css;	/* of each of ss */
 	struct error *e;
 };
 
@@ -109,7 +130,6 @@ static int64_t num(const char *s)
 {
 	return strtoll(s, NULL, 10);
 }
-
 
 static int session_row(void *ctx, char **f, struct error *e)
 {
@@ -123,8 +143,10 @@ static int session_row(void *ctx, char **f, struct error *e)
 	s = &x->ss[x->nss++];
 	memset(s, 0, sizeof(*s));
 	s->host = xstrdup(f[0]);
-	s->id = num(f[1]);
-	s->start_ns = num(f[9]);
+	fleetquery_session_parse(f, &s->s);
+	snprintf(s->s.hostname, sizeof(s->s.hostname), "%s", f[0]);
+	/* as strobed stores it: none while running */
+	s->s.duration_ns = s->s.end_ns > s->s.start_ns ? s->s.end_ns - s->s.start_ns : 0;
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		s->ev[i] = -1;
 	return 0;
@@ -132,10 +154,10 @@ static int session_row(void *ctx, char **f, struct error *e)
 
 static struct xsession *find_session(struct xp *x, const char *host, int64_t id)
 {
-	if (x->cur && x->cur->id == id && !strcmp(x->cur->host, host))
+	if (x->cur && x->cur->s.id == id && !strcmp(x->cur->host, host))
 		return x->cur;
 	for (size_t i = 0; i < x->nss; i++)
-		if (x->ss[i].id == id && !strcmp(x->ss[i].host, host))
+		if (x->ss[i].s.id == id && !strcmp(x->ss[i].host, host))
 			return x->cur = &x->ss[i];
 	return NULL;
 }
@@ -160,8 +182,44 @@ static int event_row(void *ctx, char **f, struct error *e)
 		snprintf(x->events[x->nev++], sizeof(x->events[0]), "%s", f[3]);
 	}
 	s->ev[k] = i;
+	snprintf(s->s.events[k].name, sizeof(s->s.events[k].name), "%s", f[3]);
 	if (s->nev <= k)
-		s->nev = (int)k + 1;
+		s->s.nr_events = s->nev = (int)k + 1;
+	return 0;
+}
+
+/* host, session, pid, start (0: unknown), in that order: procset.h */
+static int process_row(void *ctx, char **f, struct error *e)
+{
+	struct xsession *s = find_session(ctx, f[0], num(f[1]));
+
+	(void)e;
+	if (s)
+		procset_add(&s->ps, num(f[2]), num(f[3]));
+	return 0;
+}
+
+/* host, session, pid, latest name; by pid */
+static int pname_row(void *ctx, char **f, struct error *e)
+{
+	struct xsession *s = find_session(ctx, f[0], num(f[1]));
+
+	(void)e;
+	if (!s)
+		return 0;
+	ARRAY_GROW(s->pn, s->pncap, s->npn + 1);
+	s->pn[s->npn].pid = num(f[2]);
+	s->pn[s->npn++].name = xstrdup(f[3]);
+	return 0;
+}
+
+static int kernel_row(void *ctx, char **f, struct error *e)
+{
+	struct xsession *s = find_session(ctx, f[0], num(f[1]));
+
+	(void)e;
+	if (s)
+		snprintf(s->s.kernel_release, sizeof(s->s.kernel_release), "%s", f[2]);
 	return 0;
 }
 
@@ -176,6 +234,8 @@ static void header(struct xp *x)
 	if (x->session_col)
 		ob_str(&x->ob, "session,");
 	exportcsv_header(&x->ob, names, x->nev);
+	if (x->o->process_start)
+		ob_str(&x->ob, ",process_start_ns");
 	ob_chr(&x->ob, '\n');
 }
 
@@ -193,6 +253,18 @@ static size_t esc(struct xp *x, size_t *at, const char *s)
 	return n;
 }
 
+/* Split a streamed line into nf fields: 0, or -1 with e set when it is
+ * not a row (an error the server met after the first rows comes as text). */
+static int split_line(char *line, char **f, int nf, const char *what, struct error *e)
+{
+	char msg[400];
+
+	if (fleetquery_tsv_split(line, f, nf + 1) == nf)
+		return 0;
+	chclient_error_line(200, line, strlen(line), msg, sizeof(msg));
+	return error_set(e, "the fleet server failed while sending the %s: %s", what, msg);
+}
+
 static int sample_line(void *arg, char *line, struct error *e)
 {
 	struct xp *x = arg;
@@ -203,15 +275,9 @@ static int sample_line(void *arg, char *line, struct error *e)
 	const char *bid;
 	size_t at = 0, o_comm, o_loc, o_bid;
 	uint32_t cnull = 0;
-	int n = fleetquery_tsv_split(line, f, FLEETEXPORT_FIELDS + 1);
 
-	if (n != FLEETEXPORT_FIELDS) {
-		char msg[400];
-
-		/* an error met after the first rows comes as text */
-		chclient_error_line(200, line, strlen(line), msg, sizeof(msg));
-		return error_set(e, "the fleet server failed while sending the samples: %s", msg);
-	}
+	if (split_line(line, f, FLEETEXPORT_FIELDS, "samples", e) < 0)
+		return -1;
 	if (!(s = find_session(x, f[0], num(f[1]))))
 		return 0;	/* pushed while this ran */
 	if (!x->st->rows++)
@@ -221,7 +287,7 @@ static int sample_line(void *arg, char *line, struct error *e)
 		ob_chr(&x->ob, ',');
 	}
 	if (x->session_col) {
-		ob_i64(&x->ob, s->id);
+		ob_i64(&x->ob, s->s.id);
 		ob_chr(&x->ob, ',');
 	}
 	if (!strcmp(f[9], "[anon]"))
@@ -261,6 +327,9 @@ static int sample_line(void *arg, char *line, struct error *e)
 	r.c = c;
 	r.c_null = cnull;
 	exportcsv_row(&x->ob, &r);
+	if (x->o->process_start)
+		exportcsv_process_start(&x->ob, procset_at(&s->ps, (int64_t)r.pid,
+							   (int64_t)r.time_ns));
 	ob_chr(&x->ob, '\n');
 	if (x->ob.err)
 		return error_set(e, "writing the export: %s", strerror(x->ob.err));
@@ -287,71 +356,308 @@ static void nothing(const struct fleetexport_opts *o, struct error *e)
 		error_set(e, "nothing to export: the selected sessions have no samples");
 }
 
+/* The selected sessions and their events into x; the sessions for the
+ * samples' query into *ssp. */
+static int xp_open(struct xp *x, struct fleetexport_session **ssp, struct error *e)
+{
+	const struct fleetexport_opts *o = x->o;
+	struct fleet_opts fo = { .host = o->host, .session = o->session };
+	struct fleetexport_session *ss;
+	struct sbuf sql = { 0 };
+
+	fleetquery_sql_sessions(&sql, &fo);
+	if (fleetquery_rows(x->c, &sql, FLEETQUERY_SESSION_FIELDS, x, session_row, e) < 0)
+		return -1;
+	if (!x->nss) {
+		if (o->host && o->session)
+			return error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
+					 "'strobe push' it first", o->session, o->host);
+		if (o->host)
+			return error_set(e, "no session of host '%s' in the fleet: check the "
+					 "name (--host of 'strobe push', default the machine's "
+					 "name)", o->host);
+		if (o->session)
+			return error_set(e, "no session %" PRId64 " of any host in the fleet",
+					 o->session);
+		return error_set(e, "no session in the fleet: 'strobe push' some first");
+	}
+	fleetquery_sql_events(&sql, &fo);
+	if (fleetquery_rows(x->c, &sql, 4, x, event_row, e) < 0)
+		return -1;
+	x->st->nr_sessions = (int)x->nss;
+	for (size_t i = 0; i < x->nss; i++)
+		x->st->nr_hosts += !i || strcmp(x->ss[i].host, x->ss[i - 1].host);
+	if (o->process_start) {
+		sbuf_addf(&sql, "SELECT host, session, pid, if(start_ns < 0, 0, start_ns) AS st "
+			  "FROM processes WHERE ");
+		fleetquery_where(&sql, &fo);
+		sbuf_addf(&sql, " ORDER BY host, session, pid, st FORMAT TabSeparated");
+		if (fleetquery_rows(x->c, &sql, 4, x, process_row, e) < 0)
+			return -1;
+	}
+	*ssp = ss = xcalloc(x->nss, sizeof(*ss));
+	for (size_t i = 0; i < x->nss; i++) {
+		ss[i].host = x->ss[i].host;
+		ss[i].id = x->ss[i].s.id;
+		ss[i].start_ns = x->ss[i].s.start_ns;
+	}
+	x->ob.cap = 1 << 16;
+	x->ob.buf = xmalloc(x->ob.cap);
+	x->cur = NULL;
+	return 0;
+}
+
+static void xp_free(struct xp *x)
+{
+	for (size_t i = 0; i < x->nss; i++) {
+		free(x->ss[i].host);
+		free(x->ss[i].label);
+		procset_free(&x->ss[i].ps);
+		for (size_t k = 0; k < x->ss[i].npn; k++)
+			free(x->ss[i].pn[k].name);
+		free(x->ss[i].pn);
+	}
+	free(x->ss);
+	free(x->css);
+	free(x->ob.buf);
+	free(x->esc);
+	chrometrace_free(&x->ct);
+}
+
+/* The end of a streamed export: flushed, and something written. */
+static int xp_done(struct xp *x, struct error *e)
+{
+	if (!x->st->rows) {
+		nothing(x->o, e);
+		return -1;
+	}
+	ob_flush(&x->ob);
+	if (x->ob.err)
+		return error_set(e, "writing the export: %s", strerror(x->ob.err));
+	return 0;
+}
+
 int fleetexport_csv(struct chclient *c, const struct fleetexport_opts *o, FILE *f,
 		    struct fleetexport_stats *st, struct error *e)
 {
-	struct fleet_opts fo = { .host = o->host, .session = o->session };
-	struct xp x = { .c = c, .o = o, .st = st, .e = e };
+	struct xp x = { .c = c, .o = o, .st = st, .e = e, .ob.f = f };
 	struct fleetexport_session *ss = NULL;
 	struct sbuf sql = { 0 };
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
-	fleetquery_sql_sessions(&sql, &fo);
-	if (fleetquery_rows(x.c, &sql, FLEETQUERY_SESSION_FIELDS, &x, session_row, e) < 0)
+	if (xp_open(&x, &ss, e) < 0)
 		goto out;
-	if (!x.nss) {
-		if (o->host && o->session)
-			error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
-				  "'strobe push' it first", o->session, o->host);
-		else if (o->host)
-			error_set(e, "no session of host '%s' in the fleet: check the name "
-				  "(--host of 'strobe push', default the machine's name)", o->host);
-		else if (o->session)
-			error_set(e, "no session %" PRId64 " of any host in the fleet", o->session);
-		else
-			error_set(e, "no session in the fleet: 'strobe push' some first");
-		goto out;
-	}
-	fleetquery_sql_events(&sql, &fo);
-	if (fleetquery_rows(x.c, &sql, 4, &x, event_row, e) < 0)
-		goto out;
-	st->nr_sessions = (int)x.nss;
-	for (size_t i = 0; i < x.nss; i++)
-		st->nr_hosts += !i || strcmp(x.ss[i].host, x.ss[i - 1].host);
 	x.host_col = st->nr_hosts > 1 || o->host_column;
 	x.session_col = x.nss > 1;
-
-	ss = xcalloc(x.nss, sizeof(*ss));
-	for (size_t i = 0; i < x.nss; i++) {
-		ss[i].host = x.ss[i].host;
-		ss[i].id = x.ss[i].id;
-		ss[i].start_ns = x.ss[i].start_ns;
-	}
 	fleetexport_sql(&sql, o, ss, x.nss);
-	x.ob.f = f;
-	x.ob.cap = 1 << 16;
-	x.ob.buf = xmalloc(x.ob.cap);
-	x.cur = NULL;
 	if (chclient_query_lines(c, sql.s, sample_line, &x, e) < 0)
 		goto out;
-	ob_flush(&x.ob);
-	if (x.ob.err) {
-		error_set(e, "writing the export: %s", strerror(x.ob.err));
-		goto out;
+	ret = xp_done(&x, e);
+out:
+	free(ss);
+	free(sql.s);
+	xp_free(&x);
+	return ret;
+}
+
+/* ---- Chrome trace (chrometrace.h) ---- */
+
+static struct chrometrace_session *chrome_session(struct xp *x, const char *host, int64_t id)
+{
+	struct xsession *s = find_session(x, host, id);
+
+	return s ? &x->css[s - x->ss] : NULL;
+}
+
+static int chrome_sample_line(void *arg, char *line, struct error *e)
+{
+	struct xp *x = arg;
+	char *f[FLEETEXPORT_FIELDS + 1];
+	uint64_t c[STROBE_MAX_COUNTERS];
+	struct chrometrace_session *cs;
+	struct chrometrace_sample smp;
+
+	if (split_line(line, f, FLEETEXPORT_FIELDS, "samples", e) < 0)
+		return -1;
+	if (!(cs = chrome_session(x, f[0], num(f[1]))))
+		return 0;	/* pushed while this ran */
+	if (!x->st->rows++)
+		chrometrace_begin(&x->ct, &x->ob, x->o->bucket_ns, x->o->samples);
+	if (!strcmp(f[9], "[anon]"))
+		x->st->anon++;
+	for (int k = 0; k < cs->nev; k++)
+		c[k] = (uint64_t)num(f[13 + k]);
+	smp = (struct chrometrace_sample){
+		.time_ns = num(f[2]), .cpu = (uint64_t)num(f[4]), .pid = (uint32_t)num(f[5]),
+		.tid = (uint32_t)num(f[6]), .comm = f[7], .binary = f[8], .symbol = f[10],
+		.c = c,
+	};
+	chrometrace_sample(&x->ct, cs, &smp);
+	if (x->ob.err)
+		return error_set(e, "writing the export: %s", strerror(x->ob.err));
+	return 0;
+}
+
+/* host, session, time_ns, cpu, pid, tid, kind, name, args: as pushed, a
+ * NULL cpu is -1, a NULL pid or tid 0, NULL args '' (push.c) */
+static int chrome_marker_line(void *arg, char *line, struct error *e)
+{
+	struct xp *x = arg;
+	char *f[10];
+	struct chrometrace_session *cs;
+	struct chrometrace_marker m;
+
+	if (split_line(line, f, 9, "markers", e) < 0)
+		return -1;
+	if (!(cs = chrome_session(x, f[0], num(f[1]))))
+		return 0;
+	m = (struct chrometrace_marker){
+		.time_ns = num(f[2]), .cpu = num(f[3]), .pid = num(f[4]), .tid = num(f[5]),
+		.kind = f[6], .name = f[7], .args = *f[8] ? f[8] : NULL,
+	};
+	m.has_cpu = m.cpu >= 0;
+	m.has_pid = m.pid != 0;
+	m.has_tid = m.tid != 0;
+	chrometrace_marker(&x->ct, cs, &m);
+	return 0;
+}
+
+static int chrome_lost_line(void *arg, char *line, struct error *e)
+{
+	struct xp *x = arg;
+	char *f[7];
+	struct chrometrace_session *cs;
+
+	if (split_line(line, f, 6, "lost records", e) < 0)
+		return -1;
+	if ((cs = chrome_session(x, f[0], num(f[1]))))
+		chrometrace_lost(&x->ct, cs, num(f[2]), num(f[3]), num(f[4]), f[5]);
+	return 0;
+}
+
+static int chrome_proc_name(void *ctx, const struct chrometrace_session *cs, uint32_t pid,
+			    const char **name, struct error *e)
+{
+	struct xp *x = ctx;
+	const struct xsession *s = &x->ss[cs - x->css];
+	size_t lo = 0, hi = s->npn;
+
+	(void)e;
+	*name = NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->pn[mid].pid == pid) {
+			*name = s->pn[mid].name;
+			break;
+		}
+		if (s->pn[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	return 0;
+}
+
+/* The markers' or lost records' query: o's sessions and time range. */
+static void chrome_sql(struct sbuf *b, const char *cols, const char *table,
+		       const struct fleetexport_opts *o, const struct fleetexport_session *ss,
+		       size_t n)
+{
+	struct fleet_opts fo = { .host = o->host, .session = o->session };
+
+	sbuf_addf(b, "SELECT host, session, %s FROM %s WHERE ", cols, table);
+	fleetquery_where(b, &fo);
+	range_where(b, o, ss, n);
+	sbuf_addf(b, " ORDER BY host, session, time_ns%s FORMAT TabSeparated",
+		  strcmp(table, "lost") ? "" : ", cpu");
+}
+
+int fleetexport_chrome(struct chclient *c, const struct fleetexport_opts *o, FILE *f,
+		       struct fleetexport_stats *st, struct error *e)
+{
+	struct fleet_opts fo = { .host = o->host, .session = o->session };
+	struct xp x = { .c = c, .o = o, .st = st, .e = e, .ob.f = f };
+	struct fleetexport_session *ss = NULL;
+	const struct db_session **sp = NULL;
+	struct sbuf sql = { 0 };
+	char filters[256];
+	int ret = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (xp_open(&x, &ss, e) < 0)
+		goto out;
+	sbuf_addf(&sql, "SELECT host, session, kernel_release FROM (SELECT 0 AS src, "
+		  "toUInt32(0) AS k, host, session, kernel_release FROM sessions WHERE batch = 0 "
+		  "AND ");
+	fleetquery_where(&sql, &fo);
+	sbuf_addf(&sql, " UNION ALL SELECT 1 AS src, interval_no AS k, host, session, "
+		  "kernel_release FROM intervals WHERE ");
+	fleetquery_where(&sql, &fo);
+	sbuf_addf(&sql, ") ORDER BY host, session, src, k DESC LIMIT 1 BY host, session "
+		  "FORMAT TabSeparated");
+	if (fleetquery_rows(c, &sql, 3, &x, kernel_row, e) < 0)
+		goto out;
+	/* each process's latest name, as the local export's chrome_names() */
+	sbuf_addf(&sql, "SELECT host, session, pid, comm FROM processes WHERE ");
+	fleetquery_where(&sql, &fo);
+	sbuf_addf(&sql, " AND comm != '' ORDER BY host, session, pid, start_ns DESC LIMIT 1 BY "
+		  "host, session, pid FORMAT TabSeparated");
+	if (fleetquery_rows(c, &sql, 4, &x, pname_row, e) < 0)
+		goto out;
+
+	x.css = xcalloc(x.nss, sizeof(*x.css));
+	sp = xcalloc(x.nss, sizeof(*sp));
+	for (size_t i = 0; i < x.nss; i++) {
+		struct xsession *s = &x.ss[i];
+
+		for (int k = 0; k < s->nev; k++)
+			s->evnames[k] = s->s.events[k].name;
+		x.css[i] = (struct chrometrace_session){
+			.start_ns = s->s.start_ns, .nev = s->nev, .events = s->evnames,
+		};
+		if (x.nss > 1) {
+			struct sbuf l = { 0 };
+
+			sbuf_addf(&l, "%s#%" PRId64, s->host, s->s.id);
+			s->label = l.s;
+			x.css[i].label = s->label;
+			x.css[i].pid_base = (int64_t)i * CHROMETRACE_PID_SPAN;
+		}
+		sp[i] = &s->s;
+	}
+
+	fleetexport_sql(&sql, o, ss, x.nss);
+	if (chclient_query_lines(c, sql.s, chrome_sample_line, &x, e) < 0)
+		goto out;
 	if (!st->rows) {
 		nothing(o, e);
 		goto out;
 	}
-	ret = 0;
-out:
-	for (size_t i = 0; i < x.nss; i++)
-		free(x.ss[i].host);
-	free(x.ss);
-	free(ss);
+	chrometrace_samples_end(&x.ct);
 	free(sql.s);
-	free(x.ob.buf);
-	free(x.esc);
+	memset(&sql, 0, sizeof(sql));
+	chrome_sql(&sql, "time_ns, cpu, pid, tid, kind, name, args", "markers", o, ss, x.nss);
+	if (chclient_query_lines(c, sql.s, chrome_marker_line, &x, e) < 0)
+		goto out;
+	free(sql.s);
+	memset(&sql, 0, sizeof(sql));
+	chrome_sql(&sql, "time_ns, cpu, count, kind", "lost", o, ss, x.nss);
+	if (chclient_query_lines(c, sql.s, chrome_lost_line, &x, e) < 0)
+		goto out;
+	if (chrometrace_names(&x.ct, x.css, x.nss, chrome_proc_name, &x, e) < 0)
+		goto out;
+	chrometrace_filters(filters, sizeof(filters), o->pid, o->comm, o->has_from, o->from_ns,
+			    o->has_to, o->to_ns);
+	chrometrace_end(&x.ct, &(struct chrometrace_info){
+		.filters = filters, .n = x.nss, .s = sp,
+	});
+	ret = xp_done(&x, e);
+out:
+	free(ss);
+	free(sp);
+	free(sql.s);
+	xp_free(&x);
 	return ret;
 }

@@ -1,7 +1,7 @@
 /*
  * fleetexport.h - 'strobe export --source URL' and 'strobe diff --source
- * URL': the samples of pushed sessions as the local CSV export writes
- * them, and two pushed sessions (of one host or of two) compared as the
+ * URL': the samples of pushed sessions as the local CSV and Chrome trace
+ * exports write them, and two pushed sessions (of one host or of two) compared as the
  * local diff compares them (doc/FLEET.md, "Fleet export", "Fleet diff").
  *
  * The export is one SELECT with FORMAT TabSeparated, ordered as the local
@@ -9,7 +9,10 @@
  * order strobed's merge stores them in), whose lines are read as they
  * arrive (chclient_query_lines()) and written by the local export's CSV
  * code (exportcsv.h): one host's session is byte for byte 'strobe export
- * --db ... --format csv' of it.  The diff is fleetquery_report() of each
+ * --db ... --format csv' of it (with --process-start too, from the
+ * pushed processes).  The Chrome trace is the same query (and the
+ * session's markers and lost records) given to the local export's writer
+ * (chrometrace.h).  The diff is fleetquery_report() of each
  * side, given to the local diff's code (diff.h).
  */
 #ifndef STROBE_FLEETEXPORT_H
@@ -30,6 +33,9 @@ struct fleetexport_opts {
 	int has_from, has_to;		/* time since each session's start */
 	int64_t from_ns, to_ns;
 	int host_column;		/* a first column host even for one host */
+	int process_start;		/* csv: a last column process_start_ns */
+	int samples;			/* chrome-trace: each sample an event */
+	int64_t bucket_ns;		/* chrome-trace: of the counters */
 };
 
 /* What an export wrote. */
@@ -50,6 +56,17 @@ struct fleetexport_stats {
  */
 int fleetexport_csv(struct chclient *c, const struct fleetexport_opts *o, FILE *f,
 		    struct fleetexport_stats *st, struct error *e);
+
+/*
+ * Write the Chrome trace of o's sessions to f (chrometrace.h): one
+ * session's is the local 'strobe export --format chrome-trace' of it;
+ * several sessions are each a group of processes, their pids offset by
+ * CHROMETRACE_PID_SPAN times their index (in host, session order) and
+ * their process names prefixed "host#session: ", otherData a list of
+ * them.  0, or -1 with e set (one line), as fleetexport_csv().
+ */
+int fleetexport_chrome(struct chclient *c, const struct fleetexport_opts *o, FILE *f,
+		       struct fleetexport_stats *st, struct error *e);
 
 /* A session of the fleet: its host, id and start (CLOCK_MONOTONIC). */
 struct fleetexport_session {

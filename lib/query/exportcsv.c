@@ -192,3 +192,10 @@ void exportcsv_row(struct ob *o, const struct exportcsv_row *r)
 	p += r->lbuild_id;
 	o->n = (size_t)(p - o->buf);
 }
+
+void exportcsv_process_start(struct ob *o, int64_t start_ns)
+{
+	ob_chr(o, ',');
+	if (start_ns > 0)
+		ob_u64(o, (uint64_t)start_ns);
+}

@@ -136,5 +136,8 @@ struct exportcsv_row {
 
 /* Append the row (no newline). */
 void exportcsv_row(struct ob *o, const struct exportcsv_row *r);
+/* Append the process_start_ns column of --process-start: ",START", or ","
+ * when unknown (start_ns 0: procset_at() found none). */
+void exportcsv_process_start(struct ob *o, int64_t start_ns);
 
 #endif

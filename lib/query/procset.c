@@ -13,7 +13,6 @@ int procset_load(struct db *db, const struct db_session *s, int64_t pid, struct 
 		 struct error *e)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
 	int rc;
 
 	memset(ps, 0, sizeof(*ps));
@@ -31,10 +30,7 @@ int procset_load(struct db *db, const struct db_session *s, int64_t pid, struct 
 	sqlite3_bind_int64(st, 1, s->id);
 	sqlite3_bind_int64(st, 2, pid);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ARRAY_GROW(ps->v, cap, ps->n + 1);
-		ps->v[ps->n].pid = sqlite3_column_int64(st, 0);
-		ps->v[ps->n].start_ns = sqlite3_column_int64(st, 1);
-		ps->n++;
+		procset_add(ps, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -60,11 +56,19 @@ int procset_load(struct db *db, const struct db_session *s, int64_t pid, struct 
 	return 0;
 }
 
+void procset_add(struct procset *ps, int64_t pid, int64_t start_ns)
+{
+	ARRAY_GROW(ps->v, ps->cap, ps->n + 1);
+	ps->v[ps->n].pid = pid;
+	ps->v[ps->n].start_ns = start_ns;
+	ps->n++;
+}
+
 void procset_free(struct procset *ps)
 {
 	free(ps->v);
 	ps->v = NULL;
-	ps->n = 0;
+	ps->n = ps->cap = 0;
 }
 
 /* Index of pid's first entry, and their number in *n. */

@@ -23,7 +23,7 @@
 
 struct procset {
 	struct procset_ent { int64_t pid, start_ns; } *v;	/* sorted */
-	size_t n;
+	size_t n, cap;
 	int64_t session_start_ns;
 	int decimals;			/* of the labels' seconds: 3, 6 or 9 */
 };
@@ -36,6 +36,9 @@ struct procset {
 int procset_load(struct db *db, const struct db_session *s, int64_t pid, struct procset *ps,
 		 struct error *e);
 void procset_free(struct procset *ps);
+/* Add a process (start_ns 0: unknown) to a procset filled by its caller
+ * (the fleet's processes), in (pid, start_ns) order as procset_load()'s. */
+void procset_add(struct procset *ps, int64_t pid, int64_t start_ns);
 
 /* How many processes pid was (0: none recorded, or not loaded). */
 size_t procset_count(const struct procset *ps, int64_t pid);
