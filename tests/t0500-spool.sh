@@ -1,6 +1,6 @@
 #!/bin/sh
-# t0500-spool: draining never waits for ingest.  A session with rings of 8
-# pages per CPU (32 KiB: about 400 ms of samples, room for a drain thread
+# t0500-spool: draining never waits for ingest.  A session with rings of 32
+# pages per CPU (128 KiB: about 1.6 s of samples, room for a drain thread
 # kept off its CPU for a while on a loaded host) runs over two CPU-bound
 # processes while another process holds the database's write lock for 3 s,
 # so that ingest cannot store anything meanwhile.  'perf record -a -k mono'
@@ -9,7 +9,7 @@
 #  1. With room in the spool (64 KiB of memory, then disk): nothing is lost,
 #     'strobe status' during the stall shows the records waiting and the
 #     spool on disk, and the session's samples are perf's within 4 standard
-#     deviations plus 2% (without the spool, the rings overflow in 400 ms).
+#     deviations plus 2% (without the spool, the rings overflow in 1.6 s).
 #  2. With a spool of 64 KiB and no disk: the loss is counted by the kernel
 #     and timed after the stall began, status says the spool was full, and
 #     stored plus lost samples are at least perf's count less 4 sd and 3%:
@@ -60,7 +60,7 @@ SH
 cat >"$tmp/burst.sh" <<'SH'
 name=$1
 . "$tmp/hold_lock.sh"
-"$STROBE" start --sample-event cpu-clock -F 1000 -m 8 --name "$name" >"$tmp/$name.id" \
+"$STROBE" start --sample-event cpu-clock -F 1000 -m 32 --name "$name" >"$tmp/$name.id" \
 	2>"$tmp/$name.err" || exit 1
 "$WL/split603010" 6 &
 w1=$!
@@ -138,7 +138,7 @@ awk -v pid=$daemon_pid '$1 == pid && $2 == 0 && $3 == 0 { m = 1 }
 	END { exit !(m && i == 1 && d) }' "$tmp/roomy.nice" ||
 	fail "threads and nice values: $(cat "$tmp/roomy.nice")"
 compare roomy 0 0.02
-ok "3-s stall of the database with 32-KiB rings: 0 lost, the spool took the burst"
+ok "3-s stall of the database with 128-KiB rings: 0 lost, the spool took the burst"
 stop_daemon
 
 # 2. a spool too small: the loss is the kernel's, counted and timed
@@ -170,7 +170,7 @@ stop_daemon
 
 # 3. SIGKILL with records spooled
 start_daemon --spool-mem 64K
-"$STROBE" start --sample-event cpu-clock -F 1000 -m 8 --name killed >"$tmp/k.id" 2>"$tmp/err" ||
+"$STROBE" start --sample-event cpu-clock -F 1000 -m 32 --name killed >"$tmp/k.id" 2>"$tmp/err" ||
 	fail "start: $(cat "$tmp/err")"
 id=$(cat "$tmp/k.id")
 "$WL/split603010" 8 &

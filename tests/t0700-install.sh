@@ -195,9 +195,10 @@ PATH=/usr/bin:/bin "$dest/usr/bin/strobe" record --sample-event cpu-clock -F 100
 rec=$!
 seen=
 for i in $(seq 100); do
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/exe" 2>/dev/null)" = "$dest/usr/sbin/strobed" ] && seen=${p#/proc/}
-	done
+	# one find over /proc, not a readlink per process: under load a shell
+	# loop over every pid took longer than strobed lived
+	seen=$(find /proc -mindepth 2 -maxdepth 2 -name exe -lname "$dest/usr/sbin/strobed" \
+		2>/dev/null | head -n 1)
 	[ -n "$seen" ] && break
 	kill -0 $rec 2>/dev/null || break
 	sleep 0.05
