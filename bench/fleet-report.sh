@@ -2,7 +2,10 @@
 # fleet-report.sh - how long 'strobe report --source' takes over 10 and
 # 100 million samples in two local ClickHouse shards (tests/clickhouse.sh),
 # reading the per-location aggregate (schema 2's samples_by_loc, the
-# default) and the raw samples (STROBE_FLEET_RAW=1, a benchmark knob).
+# default) and the raw samples (STROBE_FLEET_RAW=1, a benchmark knob); and
+# 'strobe plot --source' (the timeline of all sessions, its default
+# 500 ms buckets: samples_by_time, or the raw samples), the CSVs of the
+# two paths compared.
 #
 # Usage: bench/fleet-report.sh [-r ROUNDS] [-m MILLIONS...]
 #   -r  runs of each report, best and median printed (default 3)
@@ -110,6 +113,27 @@ timeit() {	# LABEL RAW BY: times $rounds runs; prints best and median
 		END { printf "  %-28s best %7.2f s  median %7.2f s\n", l, t[1], t[int((NR + 1) / 2)] }'
 }
 
+timeplot() {	# LABEL RAW ARGS...: times $rounds plots of all sessions
+	label=$1 raw=$2
+	shift 2
+	: >"$tmp/times"
+	r=0
+	while [ $r -lt "$rounds" ]; do
+		t0=$(date +%s.%N)
+		if ! STROBE_FLEET_RAW=$raw "$STROBE" plot --source "$url" --event samples "$@" \
+			-o "$tmp/plot$raw.csv" 2>"$tmp/plot.err"; then
+			echo "  $label: failed after $(echo "$t0 $(date +%s.%N)" |
+				awk '{ printf "%.1f", $2 - $1 }') s: $(cat "$tmp/plot.err")"
+			return
+		fi
+		t1=$(date +%s.%N)
+		echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$tmp/times"
+		r=$((r + 1))
+	done
+	sort -n "$tmp/times" | awk -v l="$label" '{ t[NR] = $1 }
+		END { printf "  %-28s best %7.2f s  median %7.2f s\n", l, t[1], t[int((NR + 1) / 2)] }'
+}
+
 # the report's main query alone, in clickhouse-client (no client stall
 # limit): the sums per location of the aggregate, and of the samples
 core() {	# LABEL TABLE COUNT
@@ -150,6 +174,16 @@ for m in $sizes; do
 			echo "  the two paths' reports differ: $(diff "$tmp/rep.out" "$tmp/rep1.out" | head -4)"
 		[ "$by" = symbol ] && head -n 12 "$tmp/rep.out" | sed 's/^/    /'
 		rm -f "$tmp/rep.out" "$tmp/rep1.out"
+	done
+	for by in "" "--by pid" "--by binary"; do
+		# shellcheck disable=SC2086
+		timeplot "plot ${by:-(all)}, aggregate" 0 $by
+		# shellcheck disable=SC2086
+		timeplot "plot ${by:-(all)}, raw samples" 1 $by
+		[ -s "$tmp/plot1.csv" ] && ! cmp -s "$tmp/plot0.csv" "$tmp/plot1.csv" &&
+			echo "  the two paths' plots differ: $(diff "$tmp/plot0.csv" "$tmp/plot1.csv" | head -4)"
+		[ "$by" = "--by pid" ] && head -n 1 "$tmp/plot0.csv" | sed 's/^/    /'
+		rm -f "$tmp/plot0.csv" "$tmp/plot1.csv"
 	done
 done
 exit 0
