@@ -12,7 +12,7 @@
 # with (a third of them inserted twice, on its shard, samples_by_time
 # left alone): B's plots of the same cases must still be the local
 # plot's, and B's raw plots must not, which proves the aggregate was
-# read; the plots it must not serve (--bucket 50, --from 0.25, --to 0.8,
+# read; the plots it must not serve (--bucket 50, --from 0.45, --to 1.3,
 # --comm, --by symbol) must be B's raw ones, which proves they were not.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -24,17 +24,16 @@ ch_shard_hosts
 "$STROBE" record --db "$tmp/a.db" --sample-event cpu-clock -F 2000 -e page-faults -- \
 	sh -c "\"$WL/split603010\" 2 & \"$WL/split306010\" 2; wait" >/dev/null 2>"$tmp/rec.err" ||
 	fail "record: $(cat "$tmp/rec.err")"
-for h in "$hA" "$hB"; do
-	"$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" >/dev/null 2>"$tmp/push.err" ||
-		fail "push $h: $(cat "$tmp/push.err")"
-done
+ch_push_as "$tmp/a.db" "$hA" "$hB"
 n=$(sqlq "$tmp/a.db" "SELECT count(*) FROM samples WHERE session_id = 1")
 ok "pushed a session of $n samples as hosts $hA (shard 1) and $hB (shard 2)"
 
 pid=$(sqlq "$tmp/a.db" "SELECT pid FROM samples WHERE session_id = 1 GROUP BY pid ORDER BY count(*) DESC LIMIT 1")
 [ -n "$pid" ] || fail "no pid in a.db"
 
-# the plots the aggregate serves, and those it must not
+# the plots the aggregate serves, and those it must not (their words are
+# split, never globbed: [kernel.kallsyms])
+set -f
 cat >"$tmp/agg.cases" <<EOF
 --event samples --bucket 100
 --event page-faults,samples --bucket 200
@@ -55,45 +54,54 @@ cat >"$tmp/raw.cases" <<EOF
 --event samples --bucket 100 --by symbol --top 3
 EOF
 
-k=0
-# plot NAME HOST [RAW] ARGS: the fleet plot's CSV of HOST's session 1
+# plot NAME HOST [raw] ARGS: the fleet plot's CSV of HOST's session 1
 plot() {
-	name=$1 h=$2
+	pn=$1 ph=$2
 	shift 2
 	raw=0
 	[ "$1" = raw ] && { raw=1; shift; }
-	STROBE_FLEET_RAW=$raw "$STROBE" plot --source "$url" --host "$h" --session 1 "$@" \
-		-o "$tmp/$name.csv" 2>"$tmp/err" || fail "$*: fleet plot of $h (raw $raw): $(cat "$tmp/err")"
-}
-local_plot() {
-	name=$1
-	shift
-	"$STROBE" plot --db "$tmp/a.db" --session 1 "$@" -o "$tmp/$name.csv" 2>"$tmp/err" ||
-		fail "$*: local plot: $(cat "$tmp/err")"
-	[ "$(wc -l <"$tmp/$name.csv")" -gt 5 ] || fail "$*: a plot of no buckets"
+	STROBE_FLEET_RAW=$raw "$STROBE" plot --source "$url" --host "$ph" --session 1 "$@" \
+		-o "$tmp/$pn.csv" 2>"$tmp/err" || fail "$*: fleet plot of $ph (raw $raw): $(cat "$tmp/err")"
 }
 same() {	# A B WHAT
 	cmp "$tmp/$1.csv" "$tmp/$2.csv" ||
 		fail "$3: the CSVs differ: $(diff "$tmp/$1.csv" "$tmp/$2.csv" | head -6)"
 }
+differ() {	# A B WHAT
+	! cmp -s "$tmp/$1.csv" "$tmp/$2.csv" || fail "$3"
+}
+# each CASES PREFIX FUNCTION: FUNCTION NAME ARGS for each line of CASES,
+# NAME the PREFIX and the line's number; $j the lines
+each() {
+	cases=$1 pre=$2 fn=$3
+	j=0
+	while read -r args; do
+		j=$((j + 1))
+		# shellcheck disable=SC2086
+		$fn "$pre$j" $args
+	done <"$cases"
+}
 
-# 1. untouched: local, aggregate and raw agree
-while read -r args; do
-	k=$((k + 1))
-	# shellcheck disable=SC2086
-	local_plot "$k.l" $args
-	# shellcheck disable=SC2086
-	plot "$k.a" "$hA" $args
-	# shellcheck disable=SC2086
-	plot "$k.r" "$hA" raw $args
-	same "$k.l" "$k.a" "$hA $args (aggregate)"
-	same "$k.l" "$k.r" "$hA $args (STROBE_FLEET_RAW=1)"
-	case $args in *--by*)
-		[ "$(head -1 "$tmp/$k.l.csv" | tr ',' '\n' | wc -l)" -gt 5 ] ||
-			fail "$args: fewer than 2 series: $(head -1 "$tmp/$k.l.csv")";;
+# 1. untouched: the local plot, A's (aggregate or not) and A's raw one
+untouched() {	# NAME ARGS
+	name=$1
+	shift
+	"$STROBE" plot --db "$tmp/a.db" --session 1 "$@" -o "$tmp/$name.l.csv" 2>"$tmp/err" ||
+		fail "$*: local plot: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/$name.l.csv")" -gt 5 ] || fail "$*: a plot of no buckets"
+	plot "$name.a" "$hA" "$@"
+	plot "$name.r" "$hA" raw "$@"
+	same "$name.l" "$name.a" "$hA $*"
+	same "$name.l" "$name.r" "$hA $* (STROBE_FLEET_RAW=1)"
+	case $* in *--by*)
+		[ "$(head -1 "$tmp/$name.l.csv" | tr ',' '\n' | wc -l)" -gt 5 ] ||
+			fail "$*: fewer than 2 series: $(head -1 "$tmp/$name.l.csv")";;
 	esac
-done <"$tmp/agg.cases"
-ok "$hA: $k plots the aggregate serves, each the local plot's CSV and the raw plot's"
+}
+each "$tmp/agg.cases" g untouched
+ok "$hA: $j plots the aggregate serves, each the local plot's CSV and the raw plot's"
+each "$tmp/raw.cases" f untouched
+ok "$hA: $j plots the aggregate must not serve, as locally and raw"
 
 # both hosts (several sessions: time since each start), aggregate and raw
 m=0
@@ -113,18 +121,6 @@ grep -q "$hA#1: pid $pid (" "$tmp/all3.a.csv" ||
 	fail "both hosts --by pid: no '$hA#1: pid $pid (COMM)' series: $(head -1 "$tmp/all3.a.csv")"
 ok "both hosts: $m plots the aggregate serves, each the raw plot's (--by host, pid with comms, binary, cpu)"
 
-# the fallbacks, untouched: as locally
-j=0
-while read -r args; do
-	j=$((j + 1))
-	# shellcheck disable=SC2086
-	local_plot "f$j.l" $args
-	# shellcheck disable=SC2086
-	plot "f$j.a" "$hA" $args
-	same "f$j.l" "f$j.a" "$hA $args (fallback)"
-done <"$tmp/raw.cases"
-ok "$hA: $j plots the aggregate must not serve, as locally"
-
 # 2. B's raw samples tampered with: a third inserted twice (on its shard;
 # samples_by_time, the session row and the comms stay as pushed)
 before=$(ch_q 2 "SELECT count() FROM strobe.samples_local WHERE host = '$hB'")
@@ -134,29 +130,27 @@ after=$(ch_q 2 "SELECT count() FROM strobe.samples_local WHERE host = '$hB'")
 [ "$after" -gt "$n" ] || fail "$hB: the tampering added no sample ($after)"
 ok "$hB: $((after - n)) of its $n raw samples inserted again"
 
-k=0
-while read -r args; do
-	k=$((k + 1))
-	# shellcheck disable=SC2086
-	plot "$k.b" "$hB" $args
-	# shellcheck disable=SC2086
-	plot "$k.br" "$hB" raw $args
-	same "$k.l" "$k.b" "$hB (raw samples tampered with) $args: the aggregate was not read"
-	! cmp -s "$tmp/$k.l.csv" "$tmp/$k.br.csv" ||
-		fail "$hB $args: the raw plot does not see the tampered samples"
-done <"$tmp/agg.cases"
-ok "$hB: the $k plots the aggregate serves read it (as locally), the raw ones read the tampered samples"
+# served: B's plot is the local one (the aggregate), its raw one is not
+served() {	# NAME ARGS
+	name=$1
+	shift
+	plot "$name.b" "$hB" "$@"
+	plot "$name.br" "$hB" raw "$@"
+	same "$name.l" "$name.b" "$hB (raw samples tampered with) $*: the aggregate was not read"
+	differ "$name.l" "$name.br" "$hB $*: the raw plot does not see the tampered samples"
+}
+each "$tmp/agg.cases" g served
+ok "$hB: the $j plots the aggregate serves read it (as locally), the raw ones read the tampered samples"
 
-j=0
-while read -r args; do
-	j=$((j + 1))
-	# shellcheck disable=SC2086
-	plot "f$j.b" "$hB" $args
-	# shellcheck disable=SC2086
-	plot "f$j.br" "$hB" raw $args
-	same "f$j.b" "f$j.br" "$hB $args: a fallback that did not read the samples"
-	! cmp -s "$tmp/f$j.l.csv" "$tmp/f$j.b.csv" ||
-		fail "$hB $args: the fallback does not see the tampered samples"
-done <"$tmp/raw.cases"
+# not served: B's plot is its raw one, not the local one
+unserved() {	# NAME ARGS
+	name=$1
+	shift
+	plot "$name.b" "$hB" "$@"
+	plot "$name.br" "$hB" raw "$@"
+	same "$name.b" "$name.br" "$hB $*: a fallback that did not read the samples"
+	differ "$name.l" "$name.b" "$hB $*: the fallback does not see the tampered samples"
+}
+each "$tmp/raw.cases" f unserved
 ok "$hB: the $j plots the aggregate must not serve read the (tampered) samples"
 exit 0
