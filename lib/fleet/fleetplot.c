@@ -12,6 +12,7 @@
 #include "push.h"
 
 #define FP_SESSIONS_MAX	4096
+#define FP_LAST_LIST_MAX 1000	/* sessions listed in one query of their ends */
 
 /* ---- the queries ---- */
 
@@ -57,6 +58,22 @@ int fleetplot_aggregable(const struct fleetplot_range *r, enum timeline_by by,
 		return 0;
 	/* samples at to_rel count: the 100 ms row holding it must end there */
 	return r->to_rel >= end_rel || (r->to_rel + 1) % PUSH_BUCKET_NS == 0;
+}
+
+void fleetplot_sql_last(struct sbuf *b, const char *host, int64_t session, char *const *hosts,
+			const int64_t *ids, const int64_t *from, size_t n)
+{
+	sbuf_addf(b, "SELECT host, session, max(time_ns) FROM samples WHERE ");
+	where(b, host, session);
+	for (size_t i = 0; i < n; i++) {
+		sbuf_addf(b, "%s(host = ", i ? " OR " : " AND (");
+		push_sql_quote(b, hosts[i]);
+		sbuf_addf(b, " AND session = %" PRId64, ids[i]);
+		if (from[i] != INT64_MIN)
+			sbuf_addf(b, " AND time_ns >= %" PRId64, from[i]);
+		sbuf_addf(b, ")%s", i + 1 == n ? ")" : "");
+	}
+	sbuf_addf(b, " GROUP BY host, session FORMAT TabSeparated");
 }
 
 void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r)
@@ -198,6 +215,8 @@ struct fpsession {
 	char *host;
 	struct db_session s;
 	int64_t last_ns;		/* its last sample, -1: none */
+	int64_t last_from;		/* its latest 100 ms row's start, INT64_MIN:
+					 * none (session_ends()) */
 	int val[STROBE_MAX_COUNTERS];	/* its c0.. as value indices, -1: none */
 };
 
@@ -332,6 +351,7 @@ static int session_row(void *ctx, char **f, struct error *e)
 	x->host = xstrdup(f[0]);
 	fleetquery_session_parse(f, &x->s);
 	x->last_ns = -1;
+	x->last_from = INT64_MIN;
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		x->val[i] = -1;
 	return 0;
@@ -375,6 +395,57 @@ static int last_row(void *ctx, char **f, struct error *e)
 	return 0;
 }
 
+/* A row of the latest 100 ms rows: host, session, bucket_ns. */
+static int last_bucket_row(void *ctx, char **f, struct error *e)
+{
+	struct fleetplot *fp = ctx;
+	struct fpsession *x = find_session(fp, f[0], num(f[1]));
+
+	(void)e;
+	if (x)
+		x->last_from = x->s.start_ns + num(f[2]);
+	return 0;
+}
+
+/* Each session's latest sample (x->last_ns): read from its latest 100 ms
+ * row of samples_by_time on, not over all its samples (unless
+ * STROBE_FLEET_RAW, or too many sessions to list); the whole session's
+ * samples for one without rows there.  A row with no sample at or after
+ * it (an aggregate without its samples): all of them again. */
+static int session_ends(struct fleetplot *fp, struct sbuf *sql, struct error *e)
+{
+	size_t n = fp->nss <= FP_LAST_LIST_MAX && !fleetquery_raw_forced() ? fp->nss : 0;
+	char **hosts = xcalloc(fp->nss, sizeof(*hosts));
+	int64_t *ids = xcalloc(fp->nss, sizeof(*ids)), *from = xcalloc(fp->nss, sizeof(*from));
+	int again = 0, rc = 0;
+
+	if (n) {
+		sbuf_addf(sql, "SELECT host, session, max(bucket_ns) FROM samples_by_time WHERE ");
+		where(sql, fp->host, fp->session);
+		sbuf_addf(sql, " GROUP BY host, session FORMAT TabSeparated");
+		rc = fleetquery_rows(fp->c, sql, 3, fp, last_bucket_row, e);
+	}
+	for (size_t i = 0; i < n; i++) {
+		hosts[i] = fp->ss[i].host;
+		ids[i] = fp->ss[i].s.id;
+		from[i] = fp->ss[i].last_from;
+	}
+	if (!rc) {
+		fleetplot_sql_last(sql, fp->host, fp->session, hosts, ids, from, n);
+		rc = fleetquery_rows(fp->c, sql, 3, fp, last_row, e);
+	}
+	for (size_t i = 0; i < n; i++)
+		again |= fp->ss[i].last_from != INT64_MIN && fp->ss[i].last_ns < 0;
+	if (!rc && again) {
+		fleetplot_sql_last(sql, fp->host, fp->session, NULL, NULL, NULL, 0);
+		rc = fleetquery_rows(fp->c, sql, 3, fp, last_row, e);
+	}
+	free(hosts);
+	free(ids);
+	free(from);
+	return rc;
+}
+
 struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t session,
 				 struct error *e)
 {
@@ -405,10 +476,7 @@ struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t s
 	fleetquery_sql_events(&sql, &fo);
 	if (fleetquery_rows(c, &sql, 4, fp, event_row, e) < 0)
 		goto fail;
-	sbuf_addf(&sql, "SELECT host, session, max(time_ns) FROM samples WHERE ");
-	where(&sql, host, session);
-	sbuf_addf(&sql, " GROUP BY host, session FORMAT TabSeparated");
-	if (fleetquery_rows(c, &sql, 3, fp, last_row, e) < 0)
+	if (session_ends(fp, &sql, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < fp->nss; i++)
 		fp->nhosts += !i || strcmp(fp->ss[i].host, fp->ss[i - 1].host);

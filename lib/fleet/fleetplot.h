@@ -80,6 +80,13 @@ int fleetplot_aggregable(const struct fleetplot_range *r, enum timeline_by by,
  * start[i]: a number for one, transform() over "host/session" else. */
 void fleetplot_sql_start(struct sbuf *b, char *const *host, const int64_t *id,
 			 const int64_t *start, size_t n);
+/* The latest sample of each session: rows host, session, max(time_ns).
+ * n 0: of every session of host (NULL: all) and session (0: all); else of
+ * sessions (hosts[i], ids[i]) only, from[i] a time_ns that their latest
+ * sample is at or after (from samples_by_time's latest row: the samples'
+ * key (host, session, time_ns) skips the rest), INT64_MIN: not known. */
+void fleetplot_sql_last(struct sbuf *b, const char *host, int64_t session, char *const *hosts,
+			const int64_t *ids, const int64_t *from, size_t n);
 /* The WHERE condition of r on samples, or on samples_by_time's
  * bucket_ns when r->agg (with r->filt's filters). */
 void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r);

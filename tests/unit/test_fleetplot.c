@@ -4,7 +4,7 @@
  * names quoted), the WHERE condition with the time range, the shape of
  * the bucket and totals queries for each --by, and when and how a plot is
  * summed from samples_by_time instead (the decision, its queries, and the
- * bounded queries of the pids' comms).
+ * bounded queries of the pids' comms and of the sessions' latest samples).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -344,6 +344,28 @@ static void test_comms(void **state)
 	free(b.s);
 }
 
+/* The latest sample of each session: from its latest 100 ms row on when
+ * known (the samples' key skips the rest), else all of its samples; or
+ * of the whole selection. */
+static void test_last(void **state)
+{
+	char *hosts[] = { "a'b", "c" };
+	int64_t ids[] = { 2, 5 }, from[] = { 1700, INT64_MIN };
+	struct sbuf b = { 0 };
+
+	(void)state;
+	fleetplot_sql_last(&b, NULL, 0, hosts, ids, from, 2);
+	assert_string_equal(b.s, "SELECT host, session, max(time_ns) FROM samples WHERE 1 AND "
+			    "((host = 'a\\'b' AND session = 2 AND time_ns >= 1700) OR (host = 'c' "
+			    "AND session = 5)) GROUP BY host, session FORMAT TabSeparated");
+	free(b.s);
+	memset(&b, 0, sizeof(b));
+	fleetplot_sql_last(&b, "c", 0, NULL, NULL, NULL, 0);
+	assert_string_equal(b.s, "SELECT host, session, max(time_ns) FROM samples WHERE "
+			    "host = 'c' GROUP BY host, session FORMAT TabSeparated");
+	free(b.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_aggregable),
 		cmocka_unit_test(test_agg_sql),
 		cmocka_unit_test(test_comms),
+		cmocka_unit_test(test_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
