@@ -2,7 +2,10 @@
 # fleet-report.sh - how long 'strobe report --source' takes over 10 and
 # 100 million samples in two local ClickHouse shards (tests/clickhouse.sh),
 # reading the per-location aggregate (schema 2's samples_by_loc, the
-# default) and the raw samples (STROBE_FLEET_RAW=1, a benchmark knob).
+# default) and the raw samples (STROBE_FLEET_RAW=1, a benchmark knob); and
+# 'strobe plot --source' (the timeline of all sessions, its default
+# 500 ms buckets: samples_by_time, or the raw samples), the CSVs of the
+# two paths compared.
 #
 # Usage: bench/fleet-report.sh [-r ROUNDS] [-m MILLIONS...]
 #   -r  runs of each report, best and median printed (default 3)
@@ -89,17 +92,18 @@ ch_q 1 "INSERT INTO strobe.symbols SELECT concat('buildid:', hex(cityHash64(b)))
 	FROM (SELECT intDiv(number, 3001) + 1 AS b, number % 3001 AS i
 	FROM system.numbers LIMIT 18006)"
 
-timeit() {	# LABEL RAW BY: times $rounds runs; prints best and median
-	label=$1 raw=$2 by=$3
+timeit() {	# LABEL RAW OUT ARGS...: times $rounds runs of strobe ARGS with
+		# STROBE_FLEET_RAW=RAW, stdout to OUT; prints best and median
+	label=$1 raw=$2 out=$3
+	shift 3
 	: >"$tmp/times"
 	r=0
 	while [ $r -lt "$rounds" ]; do
 		t0=$(date +%s.%N)
-		if ! STROBE_FLEET_RAW=$raw "$STROBE" report --source "$url" --by "$by" \
-			>"$tmp/rep$raw.out" 2>"$tmp/rep.err"; then
+		if ! STROBE_FLEET_RAW=$raw "$STROBE" "$@" >"$out" 2>"$tmp/run.err"; then
 			# e.g. a query silent for 60 s: the client's stall limit
 			echo "  $label: failed after $(echo "$t0 $(date +%s.%N)" |
-				awk '{ printf "%.1f", $2 - $1 }') s: $(cat "$tmp/rep.err")"
+				awk '{ printf "%.1f", $2 - $1 }') s: $(cat "$tmp/run.err")"
 			return
 		fi
 		t1=$(date +%s.%N)
@@ -144,12 +148,24 @@ for m in $sizes; do
 	core "main query, aggregate" samples_by_loc "sum(n)"
 	core "main query, raw samples" samples "count()"
 	for by in symbol binary host; do
-		timeit "--by $by, aggregate" "" $by
-		timeit "--by $by, raw samples" 1 $by
+		timeit "--by $by, aggregate" "" "$tmp/rep.out" report --source "$url" --by "$by"
+		timeit "--by $by, raw samples" 1 "$tmp/rep1.out" report --source "$url" --by "$by"
 		[ -s "$tmp/rep1.out" ] && ! cmp -s "$tmp/rep.out" "$tmp/rep1.out" &&
 			echo "  the two paths' reports differ: $(diff "$tmp/rep.out" "$tmp/rep1.out" | head -4)"
 		[ "$by" = symbol ] && head -n 12 "$tmp/rep.out" | sed 's/^/    /'
 		rm -f "$tmp/rep.out" "$tmp/rep1.out"
+	done
+	for by in "" "--by pid" "--by binary"; do
+		# shellcheck disable=SC2086
+		timeit "plot ${by:-(all)}, aggregate" 0 /dev/null plot --source "$url" \
+			--event samples $by -o "$tmp/plot0.csv"
+		# shellcheck disable=SC2086
+		timeit "plot ${by:-(all)}, raw samples" 1 /dev/null plot --source "$url" \
+			--event samples $by -o "$tmp/plot1.csv"
+		[ -s "$tmp/plot1.csv" ] && ! cmp -s "$tmp/plot0.csv" "$tmp/plot1.csv" &&
+			echo "  the two paths' plots differ: $(diff "$tmp/plot0.csv" "$tmp/plot1.csv" | head -4)"
+		[ "$by" = "--by pid" ] && head -n 1 "$tmp/plot0.csv" | sed 's/^/    /'
+		rm -f "$tmp/plot0.csv" "$tmp/plot1.csv"
 	done
 done
 exit 0

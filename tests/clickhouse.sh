@@ -176,6 +176,16 @@ ch_shard_hosts() {
 	[ -n "$hA" ] && [ -n "$hB" ] || fail "no host names for both shards"
 }
 
+# ch_push_as DB HOST...: push DB's sessions as each HOST (strobe push --host)
+ch_push_as() {
+	db_=$1
+	shift
+	for h_ in "$@"; do
+		"$STROBE" push --db "$db_" --to "$url" --host "$h_" >/dev/null 2>"$tmp/push.err" ||
+			fail "push $db_ as $h_: $(cat "$tmp/push.err")"
+	done
+}
+
 ch_cleanup() {
 	for n in $ch_pids; do
 		p=$(cat "$tmp/ch$n/pid" 2>/dev/null)

@@ -19,10 +19,7 @@ ch_shard_hosts
 "$STROBE" record --db "$tmp/a.db" --sample-event cpu-clock -F 1000 -e page-faults,context-switches \
 	-- "$WL/pagetouch" 50000 --phases >/dev/null 2>"$tmp/rec.err" ||
 	fail "record: $(cat "$tmp/rec.err")"
-for h in "$hA" "$hB"; do
-	"$STROBE" push --db "$tmp/a.db" --to "$url" --host "$h" >/dev/null 2>"$tmp/push.err" ||
-		fail "push as $h: $(cat "$tmp/push.err")"
-done
+ch_push_as "$tmp/a.db" "$hA" "$hB"
 dur=$(sqlq "$tmp/a.db" "SELECT (end_ns - start_ns) / 1e9 FROM sessions WHERE id = 1")
 ok "pushed a session of $dur s as hosts $hA and $hB"
 

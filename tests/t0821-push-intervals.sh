@@ -7,7 +7,8 @@
 # shows it as still running); the host's shard is killed while it runs and
 # comes back; after stop the fleet equals SQLite exactly (sample count,
 # the sum of periods, per-symbol counts, the fleet report's CSV byte for
-# byte, lost), the intervals follow each other, and 'strobe push' of it
+# byte, the fleet plot's from samples_by_time and from the samples
+# byte for byte, lost), the intervals follow each other, and 'strobe push' of it
 # says 'already pushed' (the same plan, the same content hash).
 # Session B: strobed is killed with SIGKILL while it runs and restarted:
 # the new strobed marks it interrupted and pushes the rest, exactly once.
@@ -101,12 +102,23 @@ PY
 		>"$tmp/fleet.csv" 2>"$tmp/r.err" || fail "report --source $1: $(cat "$tmp/r.err")"
 	cmp -s "$tmp/local.csv" "$tmp/fleet.csv" ||
 		{ diff "$tmp/local.csv" "$tmp/fleet.csv" | head -20; fail "session $1: the fleet report differs from the local one"; }
+	# the fleet plot too, summed from the intervals' samples_by_time
+	# batches (--bucket 100) and from the samples (STROBE_FLEET_RAW=1)
+	"$STROBE" plot --session "$1" --event samples --bucket 100 --by cpu -o "$tmp/lp.csv" \
+		2>"$tmp/r.err" || fail "plot $1: $(cat "$tmp/r.err")"
+	for raw in 0 1; do
+		STROBE_FLEET_RAW=$raw "$STROBE" plot --source "$url" --host "$host" --session "$1" \
+			--event samples --bucket 100 --by cpu -o "$tmp/fp$raw.csv" 2>"$tmp/r.err" ||
+			fail "plot --source $1 (raw $raw): $(cat "$tmp/r.err")"
+		cmp -s "$tmp/lp.csv" "$tmp/fp$raw.csv" ||
+			{ diff "$tmp/lp.csv" "$tmp/fp$raw.csv" | head -20; fail "session $1: the fleet plot (STROBE_FLEET_RAW=$raw) differs from the local one"; }
+	done
 	# a manual push follows the same plan: nothing to send
 	"$STROBE" push --to "$url" --session "$1" >"$tmp/push.out" 2>"$tmp/push.err" ||
 		fail "strobe push --session $1: $(cat "$tmp/push.err")"
 	grep -q "session $1 of host .*: already pushed" "$tmp/push.out" ||
 		fail "strobe push --session $1 did not find it pushed: $(cat "$tmp/push.out")"
-	ok "session $1 in the fleet exactly: $n samples, sum of periods $lp, $ll lost, $(wc -l <"$tmp/iv") intervals + the last part ($nb batches), report CSV identical, strobe push: already pushed"
+	ok "session $1 in the fleet exactly: $n samples, sum of periods $lp, $ll lost, $(wc -l <"$tmp/iv") intervals + the last part ($nb batches), report and plot (aggregate and raw) CSV identical, strobe push: already pushed"
 }
 
 # --- session A: intervals while it runs, a shard down meanwhile
@@ -150,6 +162,16 @@ np=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); k=[c
 [ "$np" -ge "$n0" ] && [ "$np" -le "$n1" ] ||
 	fail "plot --source of running session $a sums $np samples, the fleet had $n0..$n1"
 ok "strobe plot --source of running session $a: $np samples, as pushed so far"
+# from the intervals' samples_by_time batches (--bucket 100): at most what
+# the samples held after (an interval's aggregate batches follow its samples)
+"$STROBE" plot --source "$url" --host "$host" --session "$a" --event samples --bucket 100 \
+	-o "$tmp/runagg.csv" 2>"$tmp/p.err" || fail "plot --source --bucket 100 of a running session: $(cat "$tmp/p.err")"
+n2=$(fleet_count "$a")
+na=$(python3 -c 'import csv,sys; print(sum(int(x["samples"] or 0) for x in csv.DictReader(open(sys.argv[1]))))' "$tmp/runagg.csv") ||
+	fail "plot --source --bucket 100 of a running session: no CSV: $(head -3 "$tmp/runagg.csv")"
+[ "$na" -gt 0 ] && [ "$na" -le "$n2" ] ||
+	fail "plot --source --bucket 100 of running session $a sums $na samples, the fleet had $n2"
+ok "strobe plot --source --bucket 100 of running session $a (samples_by_time): $na samples"
 
 c3=$(fleet_count "$a")
 ch_kill "$shard"

@@ -12,6 +12,7 @@
 #include "push.h"
 
 #define FP_SESSIONS_MAX	4096
+#define FP_LAST_LIST_MAX 1000	/* sessions listed in one query of their ends */
 
 /* ---- the queries ---- */
 
@@ -45,25 +46,74 @@ void fleetplot_sql_start(struct sbuf *b, char *const *host, const int64_t *id,
 	sbuf_addf(b, "], toInt64(0))");
 }
 
+int fleetplot_aggregable(const struct fleetplot_range *r, enum timeline_by by,
+			 int64_t end_rel)
+{
+	if (by != TL_BY_NONE && by != TL_BY_CPU && by != TL_BY_PID && by != TL_BY_BINARY &&
+	    by != TL_BY_HOST)
+		return 0;	/* symbols need the offsets */
+	if (r->filt && r->filt->comm)
+		return 0;	/* no comm column */
+	if (r->bucket_ns <= 0 || r->bucket_ns % PUSH_BUCKET_NS || r->from_rel % PUSH_BUCKET_NS)
+		return 0;
+	/* samples at to_rel count: the 100 ms row holding it must end there */
+	return r->to_rel >= end_rel || (r->to_rel + 1) % PUSH_BUCKET_NS == 0;
+}
+
+void fleetplot_sql_last(struct sbuf *b, const char *host, int64_t session, char *const *hosts,
+			const int64_t *ids, const int64_t *from, size_t n)
+{
+	sbuf_addf(b, "SELECT host, session, max(time_ns) FROM samples WHERE ");
+	where(b, host, session);
+	for (size_t i = 0; i < n; i++) {
+		sbuf_addf(b, "%s(host = ", i ? " OR " : " AND (");
+		push_sql_quote(b, hosts[i]);
+		sbuf_addf(b, " AND session = %" PRId64, ids[i]);
+		if (from[i] != INT64_MIN)
+			sbuf_addf(b, " AND time_ns >= %" PRId64, from[i]);
+		sbuf_addf(b, ")%s", i + 1 == n ? ")" : "");
+	}
+	sbuf_addf(b, " GROUP BY host, session FORMAT TabSeparated");
+}
+
 void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r)
 {
 	struct fleet_opts o = { .host = r->host, .session = r->session, .filt = r->filt };
 
 	fleetquery_where(b, &o);
-	sbuf_addf(b, " AND time_ns - %s >= %" PRId64 " AND time_ns - %s <= %" PRId64,
-		  r->start, r->from_rel, r->start, r->to_rel);
+	if (r->agg)
+		sbuf_addf(b, " AND bucket_ns >= %" PRId64 " AND bucket_ns <= %" PRId64,
+			  r->from_rel, r->to_rel);
+	else
+		sbuf_addf(b, " AND time_ns - %s >= %" PRId64 " AND time_ns - %s <= %" PRId64,
+			  r->start, r->from_rel, r->start, r->to_rel);
 	fleetquery_sql_filters(b, &o);
 }
 
-#define SUMS	"count() AS n, sum(c0) AS s0, sum(c1) AS s1, sum(c2) AS s2, sum(c3) AS s3, " \
+/* The sums of the samples (raw: one each; samples_by_time: n of them). */
+#define SUMC	"sum(c0) AS s0, sum(c1) AS s1, sum(c2) AS s2, sum(c3) AS s3, " \
 		"sum(c4) AS s4, sum(c5) AS s5, sum(c6) AS s6, sum(c7) AS s7"
-#define RESUM	"sum(n), sum(s0), sum(s1), sum(s2), sum(s3), sum(s4), sum(s5), sum(s6), sum(s7)"
-#define COLS	"n, s0, s1, s2, s3, s4, s5, s6, s7"
+#define RESUM	"sum(sn), sum(s0), sum(s1), sum(s2), sum(s3), sum(s4), sum(s5), sum(s6), sum(s7)"
+#define COLS	"sn, s0, s1, s2, s3, s4, s5, s6, s7"
+
+static const char *sums(const struct fleetplot_range *r)
+{
+	return r->agg ? "sum(n) AS sn, " SUMC : "count() AS sn, " SUMC;
+}
+
+static const char *table(const struct fleetplot_range *r)
+{
+	return r->agg ? "samples_by_time" : "samples";
+}
 
 static void bucket_expr(struct sbuf *b, const struct fleetplot_range *r)
 {
-	sbuf_addf(b, "intDiv(time_ns - %s - %" PRId64 ", %" PRId64 ") AS b", r->start,
-		  r->from_rel, r->bucket_ns);
+	if (r->agg)
+		sbuf_addf(b, "intDiv(bucket_ns - %" PRId64 ", %" PRId64 ") AS b", r->from_rel,
+			  r->bucket_ns);
+	else
+		sbuf_addf(b, "intDiv(time_ns - %s - %" PRId64 ", %" PRId64 ") AS b", r->start,
+			  r->from_rel, r->bucket_ns);
 }
 
 /* The symbols of the binary keys in keys, and the binaries' names, joined
@@ -95,7 +145,7 @@ void fleetplot_sql_buckets(struct sbuf *b, const struct fleetplot_range *r,
 	if (by == TL_BY_SYMBOL) {
 		sbuf_addf(&sub, "SELECT host, session, ");
 		bucket_expr(&sub, r);
-		sbuf_addf(&sub, ", binary_id, binary_key, offset, " SUMS " FROM samples WHERE ");
+		sbuf_addf(&sub, ", binary_id, binary_key, offset, %s FROM samples WHERE ", sums(r));
 		fleetplot_sql_where(&sub, r);
 		if (in && *in)
 			sbuf_addf(&sub, " AND binary_key IN (%s)", in);
@@ -108,9 +158,9 @@ void fleetplot_sql_buckets(struct sbuf *b, const struct fleetplot_range *r,
 	}
 	sbuf_addf(b, "SELECT host, session, ");
 	bucket_expr(b, r);
-	sbuf_addf(b, ", %s, '', " SUMS " FROM samples WHERE ",
+	sbuf_addf(b, ", %s, '', %s FROM %s WHERE ",
 		  by == TL_BY_CPU ? "toString(cpu) AS k" : by == TL_BY_PID ? "toString(pid) AS k" :
-		  by == TL_BY_BINARY ? "toString(binary_id) AS k" : "'' AS k");
+		  by == TL_BY_BINARY ? "toString(binary_id) AS k" : "'' AS k", sums(r), table(r));
 	fleetplot_sql_where(b, r);
 	if (in && *in && (by == TL_BY_CPU || by == TL_BY_PID || by == TL_BY_BINARY))
 		sbuf_addf(b, " AND %s IN (%s)", by == TL_BY_CPU ? "cpu" : by == TL_BY_PID ? "pid" :
@@ -125,8 +175,8 @@ void fleetplot_sql_totals(struct sbuf *b, const struct fleetplot_range *r,
 
 	switch (by) {
 	case TL_BY_SYMBOL:
-		sbuf_addf(&sub, "SELECT host, session, binary_id, binary_key, offset, " SUMS
-			  " FROM samples WHERE ");
+		sbuf_addf(&sub, "SELECT host, session, binary_id, binary_key, offset, %s "
+			  "FROM samples WHERE ", sums(r));
 		fleetplot_sql_where(&sub, r);
 		sbuf_addf(&sub, " GROUP BY host, session, binary_id, binary_key, offset");
 		sbuf_addf(b, "SELECT host, session, toString(binary_id), toString(offset), symbol, "
@@ -137,7 +187,8 @@ void fleetplot_sql_totals(struct sbuf *b, const struct fleetplot_range *r,
 		return;
 	case TL_BY_BINARY:
 		sbuf_addf(b, "SELECT host, session, toString(binary_id), bkey, bpath, '', " COLS
-			  " FROM (SELECT host, session, binary_id, " SUMS " FROM samples WHERE ");
+			  " FROM (SELECT host, session, binary_id, %s FROM %s WHERE ", sums(r),
+			  table(r));
 		fleetplot_sql_where(b, r);
 		sbuf_addf(b, " GROUP BY host, session, binary_id) ANY LEFT JOIN (SELECT host, "
 			  "session, binary_id, any(key) AS bkey, any(path) AS bpath FROM binaries "
@@ -149,10 +200,11 @@ void fleetplot_sql_totals(struct sbuf *b, const struct fleetplot_range *r,
 	default:
 		break;
 	}
-	sbuf_addf(b, "SELECT host, session, %s, '', '', " SUMS " FROM samples WHERE ",
-		  by == TL_BY_CPU ? "toString(cpu) AS k, ''" :
-		  by == TL_BY_PID ? "toString(pid) AS k, argMaxIf(comm, time_ns, comm != '')" :
-		  "'' AS k, ''");
+	sbuf_addf(b, "SELECT host, session, %s, '', %s FROM %s WHERE ",
+		  by == TL_BY_CPU ? "toString(cpu) AS k, '', ''" :
+		  by == TL_BY_PID && r->agg ? "toString(pid) AS k, '', toString(max(bucket_ns))" :
+		  by == TL_BY_PID ? "toString(pid) AS k, argMaxIf(comm, time_ns, comm != ''), ''" :
+		  "'' AS k, '', ''", sums(r), table(r));
 	fleetplot_sql_where(b, r);
 	sbuf_addf(b, " GROUP BY host, session, k ORDER BY host, session, k FORMAT TabSeparated");
 }
@@ -163,6 +215,8 @@ struct fpsession {
 	char *host;
 	struct db_session s;
 	int64_t last_ns;		/* its last sample, -1: none */
+	int64_t last_from;		/* its latest 100 ms row's start, INT64_MIN:
+					 * none (session_ends()) */
 	int val[STROBE_MAX_COUNTERS];	/* its c0.. as value indices, -1: none */
 };
 
@@ -254,6 +308,10 @@ struct fpkey {
 	struct timeline_key tk;		/* tk.key orders ties, as the local
 					 * key does; tk.start is 0 */
 	char name[256];
+	/* --by pid from samples_by_time: its comm comes later (pid_comms()) */
+	const struct fpsession *x;
+	int64_t pid, last;
+	int named;
 };
 
 struct fpbuild {
@@ -293,6 +351,7 @@ static int session_row(void *ctx, char **f, struct error *e)
 	x->host = xstrdup(f[0]);
 	fleetquery_session_parse(f, &x->s);
 	x->last_ns = -1;
+	x->last_from = INT64_MIN;
 	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
 		x->val[i] = -1;
 	return 0;
@@ -336,6 +395,57 @@ static int last_row(void *ctx, char **f, struct error *e)
 	return 0;
 }
 
+/* A row of the latest 100 ms rows: host, session, bucket_ns. */
+static int last_bucket_row(void *ctx, char **f, struct error *e)
+{
+	struct fleetplot *fp = ctx;
+	struct fpsession *x = find_session(fp, f[0], num(f[1]));
+
+	(void)e;
+	if (x)
+		x->last_from = x->s.start_ns + num(f[2]);
+	return 0;
+}
+
+/* Each session's latest sample (x->last_ns): read from its latest 100 ms
+ * row of samples_by_time on, not over all its samples (unless
+ * STROBE_FLEET_RAW, or too many sessions to list); the whole session's
+ * samples for one without rows there.  A row with no sample at or after
+ * it (an aggregate without its samples): all of them again. */
+static int session_ends(struct fleetplot *fp, struct sbuf *sql, struct error *e)
+{
+	size_t n = fp->nss <= FP_LAST_LIST_MAX && !fleetquery_raw_forced() ? fp->nss : 0;
+	char **hosts = xcalloc(fp->nss, sizeof(*hosts));
+	int64_t *ids = xcalloc(fp->nss, sizeof(*ids)), *from = xcalloc(fp->nss, sizeof(*from));
+	int again = 0, rc = 0;
+
+	if (n) {
+		sbuf_addf(sql, "SELECT host, session, max(bucket_ns) FROM samples_by_time WHERE ");
+		where(sql, fp->host, fp->session);
+		sbuf_addf(sql, " GROUP BY host, session FORMAT TabSeparated");
+		rc = fleetquery_rows(fp->c, sql, 3, fp, last_bucket_row, e);
+	}
+	for (size_t i = 0; i < n; i++) {
+		hosts[i] = fp->ss[i].host;
+		ids[i] = fp->ss[i].s.id;
+		from[i] = fp->ss[i].last_from;
+	}
+	if (!rc) {
+		fleetplot_sql_last(sql, fp->host, fp->session, hosts, ids, from, n);
+		rc = fleetquery_rows(fp->c, sql, 3, fp, last_row, e);
+	}
+	for (size_t i = 0; i < n; i++)
+		again |= fp->ss[i].last_from != INT64_MIN && fp->ss[i].last_ns < 0;
+	if (!rc && again) {
+		fleetplot_sql_last(sql, fp->host, fp->session, NULL, NULL, NULL, 0);
+		rc = fleetquery_rows(fp->c, sql, 3, fp, last_row, e);
+	}
+	free(hosts);
+	free(ids);
+	free(from);
+	return rc;
+}
+
 struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t session,
 				 struct error *e)
 {
@@ -366,10 +476,7 @@ struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t s
 	fleetquery_sql_events(&sql, &fo);
 	if (fleetquery_rows(c, &sql, 4, fp, event_row, e) < 0)
 		goto fail;
-	sbuf_addf(&sql, "SELECT host, session, max(time_ns) FROM samples WHERE ");
-	where(&sql, host, session);
-	sbuf_addf(&sql, " GROUP BY host, session FORMAT TabSeparated");
-	if (fleetquery_rows(c, &sql, 3, fp, last_row, e) < 0)
+	if (session_ends(fp, &sql, e) < 0)
 		goto fail;
 	for (size_t i = 0; i < fp->nss; i++)
 		fp->nhosts += !i || strcmp(fp->ss[i].host, fp->ss[i - 1].host);
@@ -506,6 +613,18 @@ static struct fpkey *key_add(struct fpbuild *b, const char *ident, int64_t key, 
 	return &b->keys[*i];
 }
 
+/* The name of pid key k with comm (empty: none). */
+static void pid_name(struct fpbuild *b, struct fpkey *k, const char *comm)
+{
+	if (b->fp->nss == 1)
+		snprintf(k->name, sizeof(k->name), comm[0] ? "pid %" PRId64 " (%s)" :
+			 "pid %" PRId64, k->pid, comm);
+	else
+		snprintf(k->name, sizeof(k->name), comm[0] ? "%s#%" PRId64 ": pid %" PRId64
+			 " (%s)" : "%s#%" PRId64 ": pid %" PRId64, k->x->host, k->x->s.id, k->pid,
+			 comm);
+}
+
 /* A row of the totals: host, session, k1..k4, sums. */
 static int key_row(void *ctx, char **f, struct error *e)
 {
@@ -530,12 +649,10 @@ static int key_row(void *ctx, char **f, struct error *e)
 		row_key(b, f[0], f[1], f[2], "", &id);
 		k = key_add(b, id.s, one ? num(f[2]) : (int64_t)(x - b->fp->ss) << 32 | num(f[2]),
 			    &added);
-		if (one)
-			snprintf(k->name, sizeof(k->name), f[3][0] ? "pid %s (%s)" : "pid %s",
-				 f[2], f[3]);
-		else
-			snprintf(k->name, sizeof(k->name), f[3][0] ? "%s#%s: pid %s (%s)" :
-				 "%s#%s: pid %s", f[0], f[1], f[2], f[3]);
+		k->x = x;
+		k->pid = num(f[2]);
+		k->last = num(f[4]);
+		pid_name(b, k, f[3]);
 		break;
 	case TL_BY_BINARY: {
 		char name[256];
@@ -629,6 +746,31 @@ static int group_row(void *ctx, char **f, struct error *e)
 	return 0;
 }
 
+void fleetplot_sql_comms(struct sbuf *b, const struct fleetplot_range *r,
+			 const struct fleetplot_pid *p, size_t n, int last)
+{
+	struct fleet_opts o = { .host = r->host, .session = r->session, .filt = r->filt };
+
+	sbuf_addf(b, "SELECT host, session, toString(pid), argMaxIf(comm, time_ns, comm != '') "
+		  "FROM samples WHERE ");
+	fleetquery_where(b, &o);
+	fleetquery_sql_filters(b, &o);
+	sbuf_addf(b, " AND (");
+	for (size_t i = 0; i < n; i++) {
+		int64_t lo = p[i].start + r->from_rel, hi = p[i].start + r->to_rel;
+
+		if (last) {
+			lo = p[i].start + p[i].last;
+			hi = p[i].start + MIN(p[i].last + PUSH_BUCKET_NS - 1, r->to_rel);
+		}
+		sbuf_addf(b, "%s(host = ", i ? " OR " : "");
+		push_sql_quote(b, p[i].host);
+		sbuf_addf(b, " AND session = %" PRId64 " AND pid = %" PRId64 " AND time_ns >= %"
+			  PRId64 " AND time_ns <= %" PRId64 ")", p[i].session, p[i].pid, lo, hi);
+	}
+	sbuf_addf(b, "%s) GROUP BY host, session, pid FORMAT TabSeparated", n ? "" : "0");
+}
+
 #define FP_MAX_MARKERS 10000	/* as timeline.c's TL_MAX_MARKERS */
 
 void fleetplot_sql_markers(struct sbuf *b, const struct fleetplot_range *r, int64_t base)
@@ -661,6 +803,62 @@ static int marker_row(void *ctx, char **f, struct error *e)
 	snprintf(m->name, sizeof(m->name), "%s", f[2]);
 	snprintf(m->args, sizeof(m->args), "%s", f[3]);
 	return 0;
+}
+
+/* A row of fleetplot_sql_comms(): host, session, pid, comm. */
+static int comm_row(void *ctx, char **f, struct error *e)
+{
+	struct fpbuild *b = ctx;
+	struct sbuf id = { 0 };
+	struct fpkey *k;
+	size_t *ki;
+
+	(void)e;
+	row_key(b, f[0], f[1], f[2], "", &id);
+	ki = smap_find(&b->map, id.s);
+	free(id.s);
+	if (!ki || !f[3][0])
+		return 0;
+	k = &b->keys[*ki];
+	k->named = 1;
+	pid_name(b, k, f[3]);
+	if (k->tk.group >= 0)
+		snprintf(b->t->groups[k->tk.group].name, sizeof(b->t->groups[0].name), "%s",
+			 k->name);
+	return 0;
+}
+
+/* The comms of the pids of the groups (totals from samples_by_time):
+ * from their latest 100 ms bucket of the range, and only for those whose
+ * samples there have none, from the whole range. */
+static int pid_comms(struct fpbuild *b, const struct fleetplot_range *r, struct error *e)
+{
+	struct fleetplot_pid *p = xcalloc(b->nkeys + 1, sizeof(*p));
+	struct sbuf sql = { 0 };
+	int rc = 0;
+
+	for (int last = 1; last >= 0 && !rc; last--) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < b->nkeys; i++) {
+			const struct fpkey *k = &b->keys[i];
+
+			if (k->tk.group < 0 || k->named)
+				continue;
+			p[n].host = k->x->host;
+			p[n].session = k->x->s.id;
+			p[n].start = k->x->s.start_ns;
+			p[n].pid = k->pid;
+			p[n++].last = k->last;
+		}
+		if (!n)
+			break;
+		fleetplot_sql_comms(&sql, r, p, n, last);
+		rc = fleetquery_rows(b->fp->c, &sql, 4, b, comm_row, e);
+	}
+	free(sql.s);
+	free(p);
+	return rc;
 }
 
 /* timeline_rank_keys()'s namer: a key's name is its own. */
@@ -775,6 +973,7 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 	r.from_rel = t->from_ns - s->start_ns;
 	r.to_rel = t->to_ns - s->start_ns;
 	r.bucket_ns = t->bucket_ns;
+	r.agg = !fleetquery_raw_forced() && fleetplot_aggregable(&r, o->by, end - s->start_ns);
 
 	fleetplot_sql_buckets(&sql, &r, TL_BY_NONE, NULL);
 	if (fleetquery_rows(fp->c, &sql, 14, &b, all_row, e) < 0)
@@ -803,6 +1002,8 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 			goto fail;
 		t->nkeys = b.nkeys;
 		timeline_rank_keys(b.t, b.o, b.keys, b.nkeys, sizeof(*b.keys), key_name, NULL);
+		if (r.agg && o->by == TL_BY_PID && pid_comms(&b, &r, e) < 0)
+			goto fail;
 		if (o->by == TL_BY_SYMBOL) {
 			struct symkeys sk = { .b = &b, .in = &in };
 

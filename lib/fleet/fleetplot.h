@@ -60,13 +60,35 @@ struct fleetplot_range {
 	int64_t bucket_ns;
 	const struct report_opts *filt;	/* NULL: none; else its pid, comm,
 					 * binary and mode filter the samples */
+	int agg;			/* read samples_by_time, not samples
+					 * (fleetplot_aggregable()) */
 };
+
+/*
+ * Whether the plot of r by by sums to the same from samples_by_time as
+ * from the samples: by none, cpu, pid, binary or host; no comm filter
+ * (pid and binary are columns of it); bucket_ns and from_rel multiples of
+ * its 100 ms (PUSH_BUCKET_NS), so that each 100 ms row lies in one plot bucket; and to_rel
+ * cutting no row: at or after end_rel (the latest sample of any session
+ * selected, since its start: the range takes all), or 1 ns before a
+ * multiple of 100 ms.  (Not STROBE_FLEET_RAW: the caller's.)
+ */
+int fleetplot_aggregable(const struct fleetplot_range *r, enum timeline_by by,
+			 int64_t end_rel);
 
 /* A row's session start for sessions (host[i], id[i]) starting at
  * start[i]: a number for one, transform() over "host/session" else. */
 void fleetplot_sql_start(struct sbuf *b, char *const *host, const int64_t *id,
 			 const int64_t *start, size_t n);
-/* The WHERE condition of r on samples (with r->filt's filters). */
+/* The latest sample of each session: rows host, session, max(time_ns).
+ * n 0: of every session of host (NULL: all) and session (0: all); else of
+ * sessions (hosts[i], ids[i]) only, from[i] a time_ns that their latest
+ * sample is at or after (from samples_by_time's latest row: the samples'
+ * key (host, session, time_ns) skips the rest), INT64_MIN: not known. */
+void fleetplot_sql_last(struct sbuf *b, const char *host, int64_t session, char *const *hosts,
+			const int64_t *ids, const int64_t *from, size_t n);
+/* The WHERE condition of r on samples, or on samples_by_time's
+ * bucket_ns when r->agg (with r->filt's filters). */
 void fleetplot_sql_where(struct sbuf *b, const struct fleetplot_range *r);
 /* The sums per bucket: rows host, session, bucket, k1, k2, samples,
  * c0..c7 sums.  by: TL_BY_NONE (k1, k2 empty), CPU, PID (k1 the cpu or
@@ -77,11 +99,25 @@ void fleetplot_sql_buckets(struct sbuf *b, const struct fleetplot_range *r,
 			   enum timeline_by by, const char *in);
 /* The totals per key of by: rows host, session, k1, k2, k3, k4, samples,
  * c0..c7 sums, ordered by host, session, key.  CPU: k1 cpu; PID: k1 pid,
- * k2 the comm of its latest sample; BINARY: k1 binary_id, k2 key, k3
+ * k2 the comm of its latest sample (r->agg: empty, and k3 the start of
+ * its latest 100 ms bucket, for fleetplot_sql_comms()); BINARY: k1 binary_id, k2 key, k3
  * path; SYMBOL: k1 binary_id, k2 offset, k3 symbol, k4 binary name;
  * HOST: none. */
 void fleetplot_sql_totals(struct sbuf *b, const struct fleetplot_range *r,
 			  enum timeline_by by);
+/* A pid of the totals (r->agg) whose comm is wanted: its session's host,
+ * id and start, and the start of its latest 100 ms bucket since then. */
+struct fleetplot_pid {
+	const char *host;
+	int64_t session, start, pid, last;
+};
+/* The comm of each pid's latest sample of the range that has one, as the
+ * raw totals' argMaxIf(): rows host, session, pid, comm.  Read from the
+ * samples, but bounded (last): only the pid's latest 100 ms bucket of the
+ * range, through the samples' key (host, session, time_ns); else (last
+ * 0) the whole range, for the pids whose latest bucket has no comm. */
+void fleetplot_sql_comms(struct sbuf *b, const struct fleetplot_range *r,
+			 const struct fleetplot_pid *p, size_t n, int last);
 /* The markers in the range: rows time (time_ns - start + base), kind,
  * name, args, in time order, at most 10001. */
 void fleetplot_sql_markers(struct sbuf *b, const struct fleetplot_range *r, int64_t base);

@@ -61,15 +61,20 @@ void fleetquery_sql_filters(struct sbuf *b, const struct fleet_opts *o)
 	}
 }
 
+int fleetquery_raw_forced(void)
+{
+	const char *env = getenv("STROBE_FLEET_RAW");
+
+	/* a benchmark and test knob (bench/fleet-report.sh) */
+	return env && *env && strcmp(env, "0");
+}
+
 void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const char **count)
 {
 	const struct report_opts *f = o->filt;
-	const char *env = getenv("STROBE_FLEET_RAW");
 	int timed = f && (f->has_from || f->has_to);
-	int raw = timed || (env && *env && strcmp(env, "0"));
+	int raw = timed || fleetquery_raw_forced();
 
-	/* STROBE_FLEET_RAW: the raw samples, a benchmark knob
-	 * (bench/fleet-report.sh) */
 	*count = raw ? "count()" : "sum(n)";
 	sbuf_addf(b, "FROM %s", raw ? "samples" : "samples_by_loc");
 	if (timed) {

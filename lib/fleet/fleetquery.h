@@ -68,6 +68,9 @@ void fleetquery_where(struct sbuf *b, const struct fleet_opts *o);
  * NULL; not the time range): conditions on the columns pid, comm, flags
  * and binary_id that samples and samples_by_loc both have. */
 void fleetquery_sql_filters(struct sbuf *b, const struct fleet_opts *o);
+/* Whether env STROBE_FLEET_RAW (set, not "0") forces the raw samples
+ * where an aggregate would do (reports and plots). */
+int fleetquery_raw_forced(void);
 /* Append "FROM TABLE WHERE ..." of the samples o selects: the per-location
  * aggregate with o's host, session and filters, or (a time range, or env
  * STROBE_FLEET_RAW set) the samples; *count the SQL of their number. */
