@@ -980,20 +980,8 @@ struct timeline *fleetplot_timeline(struct fleetplot *fp, const struct timeline_
 		goto fail;
 	t->samples = t->all.total[TL_SAMPLES];
 	if (!t->samples) {
-		struct sbuf f = { 0 };
-
-		/* as timeline_build() */
-		if (o->pid >= 0)
-			sbuf_addf(&f, "pid %lld", (long long)o->pid);
-		if (o->comm)
-			sbuf_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
-		if (o->binary)
-			sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
-		error_set(e, "no samples between %.9g s and %.9g s of %s%s%s%s",
-			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
-			  fp->nss == 1 ? "the session" : "the sessions",
-			  f.n ? " with these filters (" : "", f.n ? f.s : "", f.n ? ")" : "");
-		free(f.s);
+		timeline_no_samples(t, o, s->start_ns, fp->nss == 1 ? "the session" :
+				    "the sessions", e);
 		goto fail;
 	}
 	if (o->by != TL_BY_NONE) {

@@ -1432,6 +1432,28 @@ static int count_timeline(struct db *db, const struct timeline_opts *o, struct t
 	return 0;
 }
 
+int timeline_no_samples(const struct timeline *t, const struct timeline_opts *o,
+			int64_t start_ns, const char *what, struct error *e)
+{
+	struct sbuf f = { 0 };
+
+	if (o->pid >= 0)
+		sbuf_addf(&f, "pid %lld", (long long)o->pid);
+	if (o->comm)
+		sbuf_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
+	if (o->binary)
+		sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
+	if (o->symbol)
+		sbuf_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
+	if (o->cgroup)
+		sbuf_addf(&f, "%scgroup %s", f.n ? ", " : "", o->cgroup);
+	error_set(e, "no samples between %.9g s and %.9g s of %s%s%s%s",
+		  (t->from_ns - start_ns) / 1e9, (t->to_ns - start_ns) / 1e9, what,
+		  f.n ? " with these filters (" : "", f.n ? f.s : "", f.n ? ")" : "");
+	free(f.s);
+	return -1;
+}
+
 int timeline_range(struct timeline *t, const struct timeline_opts *o, int64_t start_ns,
 		   int64_t end, const char *what, struct error *e)
 {
@@ -1529,23 +1551,10 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 	if (fill(&b) < 0)
 		goto fail;
 	if (!t->samples) {
-		struct sbuf f = { 0 };
+		char what[48];
 
-		if (o->pid >= 0)
-			sbuf_addf(&f, "pid %lld", (long long)o->pid);
-		if (o->comm)
-			sbuf_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
-		if (o->binary)
-			sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
-		if (o->symbol)
-			sbuf_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
-		if (o->cgroup)
-			sbuf_addf(&f, "%scgroup %s", f.n ? ", " : "", o->cgroup);
-		error_set(e, "no samples between %.9g s and %.9g s of session %lld%s%s%s",
-			  (t->from_ns - s->start_ns) / 1e9, (t->to_ns - s->start_ns) / 1e9,
-			  (long long)s->id, f.n ? " with these filters (" : "", f.n ? f.s : "",
-			  f.n ? ")" : "");
-		free(f.s);
+		snprintf(what, sizeof(what), "session %lld", (long long)s->id);
+		timeline_no_samples(t, o, s->start_ns, what, e);
 		goto fail;
 	}
 	if (lost_spans(&b) < 0 || unsched_spans(&b) < 0 || markers(&b) < 0)

@@ -176,6 +176,12 @@ size_t timeline_bucket_count(int64_t range_ns, int64_t bucket_ns);
 int timeline_range(struct timeline *t, const struct timeline_opts *o, int64_t start_ns,
 		   int64_t end, const char *what, struct error *e);
 
+/* The error of a timeline whose range and filters (o) hold no sample:
+ * "no samples between A s and B s of WHAT[ with these filters (...)]",
+ * times since start_ns.  Always -1. */
+int timeline_no_samples(const struct timeline *t, const struct timeline_opts *o,
+			int64_t start_ns, const char *what, struct error *e);
+
 /* Parse "cpu", "pid", "binary", "symbol" or "cgroup". -1 on anything else. */
 int timeline_parse_by(const char *s, enum timeline_by *by);
 const char *timeline_by_name(enum timeline_by by);
