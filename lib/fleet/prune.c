@@ -399,12 +399,13 @@ static int drop_server(struct prune_server *sv, const struct prune_opts *o, int6
 				goto out;
 			}
 			if (chclient_query(sv->c, q.s, &out, e) < 0) {
-				char why[sizeof(e->msg)];
+				size_t l;
 
-				snprintf(why, sizeof(why), "%s", e->msg);
-				error_set(e, "%s: dropping partition %s of %s: %s (what was "
-					  "dropped before stays dropped: run prune again)",
-					  sv->name, p->id, prune_tables[p->table], why);
+				error_prefix(e, "%s: dropping partition %s of %s", sv->name, p->id,
+					     prune_tables[p->table]);
+				l = strlen(e->msg);
+				snprintf(e->msg + l, sizeof(e->msg) - l, " (what was dropped "
+					 "before stays dropped: run prune again)");
 				free(out.s);
 				goto out;
 			}
@@ -438,12 +439,8 @@ int prune_run(struct prune_server *sv, size_t nsv, const struct prune_opts *o,
 	if (!nsv || nsv > PRUNE_SERVERS_MAX)
 		return error_set(e, "give 1 to %d servers", PRUNE_SERVERS_MAX);
 	for (size_t i = 0; i < nsv; i++)
-		if (push_check_schema(sv[i].c, e) < 0) {
-			char why_[sizeof(e->msg)];
-
-			snprintf(why_, sizeof(why_), "%s", e->msg);
-			return error_set(e, "%s: %s", sv[i].name, why_);
-		}
+		if (push_check_schema(sv[i].c, e) < 0)
+			return error_prefix(e, "%s", sv[i].name);
 	if (check_cluster(sv, nsv, e) < 0)
 		return -1;
 	/* every server's sessions before any drop: a session's rows may be
@@ -453,10 +450,7 @@ int prune_run(struct prune_server *sv, size_t nsv, const struct prune_opts *o,
 
 		prune_sql_spans(&q);
 		if (fleetquery_rows(sv[i].c, &q, 4, &sp, span_row, e) < 0) {
-			char why_[sizeof(e->msg)];
-
-			snprintf(why_, sizeof(why_), "%s", e->msg);
-			error_set(e, "%s: %s", sv[i].name, why_);
+			error_prefix(e, "%s", sv[i].name);
 			goto out;
 		}
 	}
