@@ -232,6 +232,7 @@ static int check_cluster(struct prune_server *sv, size_t nsv, struct error *e)
 
 		if (cluster_read(sv[i].c, &cl, e) < 0) {
 			free(cl.r);
+			error_prefix(e, "%s", sv[i].name);
 			goto out;
 		}
 		for (size_t k = 0; k < cl.n; k++)
@@ -385,8 +386,10 @@ static int drop_server(struct prune_server *sv, const struct prune_opts *o, int6
 	int ret = -1;
 
 	prune_sql_partitions(&q);
-	if (fleetquery_rows(sv->c, &q, 4, &ps, part_row, e) < 0)
+	if (fleetquery_rows(sv->c, &q, 4, &ps, part_row, e) < 0) {
+		error_prefix(e, "%s", sv->name);
 		goto out;
+	}
 	qsort(ps.p, ps.n, sizeof(*ps.p), part_cmp);
 	for (size_t i = 0; i < ps.n; i++) {
 		struct part *p = &ps.p[i];
