@@ -4,11 +4,14 @@
 # each shard, in batches of 50 rows); then copies of each host's rows are
 # made old in every partitioned table with clickhouse-client (T = today,
 # UTC; --older-than 3d, so the cutoff C is T-3):
-#   alpha-ish host hA (shard 1): 11 on T-10, 16 over T-7..T-6 (both
-#     dropped), 12 over T-4..T-3 (spans the cutoff: kept whole);
-#   host hB (shard 2): 13 over T-5..T-4 (ends before C but spans T-4, the
-#     first day of 12: kept whole, the boundary moves to T-5), 14 on T-6
-#     (dropped).
+#   12 of hA over T-4..T-3 spans the cutoff: kept whole, the boundary B
+#     moves to T-4;
+#   13 of hB over T-5..T-4 ends before C but spans T-4: kept, B to T-5;
+#   17 of hA, its rows on T-6 on shard 1 and on T-5 on shard 2 (as if hA
+#     had moved shard): one session over T-6..T-5, kept, B to T-6;
+#   16 of hA over T-7..T-6: kept, B to T-7;
+#   14 of hB on T-6 is then kept too (its day is not before B);
+#   11 of hA on T-10 and 18 of hB on T-8: dropped.
 # Checked: the dry run lists exactly that and changes nothing; the prune
 # leaves exactly the partitions from T-5 on and the sessions 1, 12 of hA
 # and 1, 13 of hB, each whole (every table's rows as session 1's); symbols
@@ -45,8 +48,8 @@ today=$((now / 86400))
 day() { date -u -d "@$(((today - $1) * 86400))" +%F; }
 pid() { date -u -d "@$(((today - $1) * 86400))" +%Y%m%d; }
 
-# copy N HOST NEW A B: session 1 of HOST (on shard N) as session NEW, its
-# rows of even batches on day T-A, the others on T-B
+# copy N HOST NEW A B [AS]: session 1 of HOST (on shard N) as session NEW
+# (of host AS), its rows of even batches on day T-A, the others on T-B
 copy() {
 	for t in $tables; do
 		cols= sel=
@@ -54,6 +57,7 @@ copy() {
 				AND table = '$t'"); do
 			case $c in
 			session) e="toInt64($3)" ;;
+			host) e="'${6:-$2}'" ;;
 			day) if [ "$t" = intervals_local ]; then e="toDate('$(day "$4")')"
 				else e="if(batch % 2 = 0, toDate('$(day "$4")'), toDate('$(day "$5")'))"; fi ;;
 			*) e=$c ;;
@@ -67,17 +71,21 @@ copy() {
 copy 1 "$hA" 11 10 10
 copy 1 "$hA" 16 7 6
 copy 1 "$hA" 12 4 3
+copy 1 "$hA" 17 6 6
+copy 2 "$hB" 17 5 5 "$hA"
 copy 2 "$hB" 13 5 4
 copy 2 "$hB" 14 6 6
+copy 2 "$hB" 18 8 8
 # each copy spans the days it should
-for x in "1 $hA 11 10 10" "1 $hA 16 7 6" "1 $hA 12 4 3" "2 $hB 13 5 4" "2 $hB 14 6 6"; do
+for x in "1 $hA 11 10 10" "1 $hA 16 7 6" "1 $hA 12 4 3" "1 $hA 17 6 6" "2 $hA 17 5 5" \
+	"2 $hB 13 5 4" "2 $hB 14 6 6" "2 $hB 18 8 8"; do
 	set -- $x
 	d=$(ch_q "$1" "SELECT toString(min(day)), toString(max(day)) FROM strobe.samples_local
 		WHERE host = '$2' AND session = $3" | tr '\t' ' ')
 	lo=$(day "$4") hi=$(day "$5")
 	[ "$d" = "$(day "$4") $(day "$5")" ] || fail "copy $3 of $2 spans $d, not $lo $hi"
 done
-ok "old copies: $hA 11 on $(day 10), 16 on $(day 7)..$(day 6), 12 on $(day 4)..$(day 3); $hB 13 on $(day 5)..$(day 4), 14 on $(day 6)"
+ok "old copies: $hA 11 on $(day 10), 16 on $(day 7)..$(day 6), 12 on $(day 4)..$(day 3), 17 on $(day 6) (shard 1) and $(day 5) (shard 2); $hB 13 on $(day 5)..$(day 4), 14 on $(day 6), 18 on $(day 8)"
 
 # state: every shard's active parts of the strobe tables and symbols' rows
 state() {
@@ -92,8 +100,10 @@ state() {
 sessions() {
 	for t in $tables; do
 		ch_q "$1" "SELECT DISTINCT host, session FROM strobe.$t"
-	done | sort -u | tr '\t' ' ' | tr '\n' ' '
+	done | tr '\t' ' ' | LC_ALL=C sort -u | tr '\n' ' '
 }
+# expect "HOST SESSION"...: as sessions() prints them
+expect() { printf '%s\n' "$@" | LC_ALL=C sort -u | tr '\n' ' '; }
 # partitions N: the partition ids of shard N's tables
 partitions() {
 	ch_q "$1" "SELECT DISTINCT partition_id FROM system.parts WHERE database = 'strobe'
@@ -144,16 +154,16 @@ P --source "$url2" --source "$url" --older-than 3d --dry-run >"$tmp/dry" 2>"$tmp
 [ -s "$tmp/err" ] && fail "dry run wrote on stderr: $(cat "$tmp/err")"
 state >"$tmp/state2"
 cmp -s "$tmp/state0" "$tmp/state2" || fail "the dry run changed the servers: $(diff "$tmp/state0" "$tmp/state2")"
-head -1 "$tmp/dry" | grep -qx "cutoff $(day 3) (3 days before $(day 0), UTC); session 13 of host $hB spans $(day 5) to $(day 4) and is kept whole: would drop the days before $(day 5)" ||
+head -1 "$tmp/dry" | grep -qx "cutoff $(day 3) (3 days before $(day 0), UTC); session 16 of host $hA spans $(day 7) to $(day 6) and is kept whole: would drop the days before $(day 7)" ||
 	fail "dry run's first line: $(head -1 "$tmp/dry")"
 grep '^session ' "$tmp/dry" >"$tmp/dry.sessions"
-printf 'session 11 of host %s (%s to %s): would be dropped\nsession 16 of host %s (%s to %s): would be dropped\nsession 14 of host %s (%s to %s): would be dropped\n' \
-	"$hA" "$(day 10)" "$(day 10)" "$hA" "$(day 7)" "$(day 6)" "$hB" "$(day 6)" "$(day 6)" |
+printf 'session 11 of host %s (%s to %s): would be dropped\nsession 18 of host %s (%s to %s): would be dropped\n' \
+	"$hA" "$(day 10)" "$(day 10)" "$hB" "$(day 8)" "$(day 8)" |
 	sort >"$tmp/want.sessions"
 sort "$tmp/dry.sessions" | cmp -s - "$tmp/want.sessions" ||
 	fail "dry run's sessions: $(cat "$tmp/dry.sessions")"
-# shard 1 has its old days T-10, T-7, T-6 in each table with rows; shard 2 T-6
-for x in "1 $url 10 7 6" "2 $url2 6"; do
+# shard 1 has its old day T-10 in each table with rows; shard 2 T-8
+for x in "1 $url 10" "2 $url2 8"; do
 	set -- $x
 	n=$1 u=$2
 	shift 2
@@ -166,9 +176,12 @@ for x in "1 $url 10 7 6" "2 $url2 6"; do
 		done
 	done
 done
-tail -1 "$tmp/dry" | grep -q "^dry run: would drop [0-9]* partitions ([0-9]* parts, [0-9]* rows) on 2 servers: 3 sessions\$" ||
+tail -1 "$tmp/dry" | grep -q "^dry run: would drop [0-9]* partitions ([0-9]* parts, [0-9]* rows) on 2 servers: 2 sessions\$" ||
 	fail "dry run's last line: $(tail -1 "$tmp/dry")"
-ok "dry run: boundary $(day 5), sessions $hA 11, 16 and $hB 14, $(grep -c '^shard' "$tmp/dry") partitions listed; nothing changed"
+[ "$(grep -c '^shard' "$tmp/dry")" = "$(($(ch_q 1 "SELECT count() FROM (SELECT DISTINCT table, partition_id FROM system.parts
+	WHERE database = 'strobe' AND active AND partition_id = '$(pid 10)')") + $(ch_q 2 "SELECT count() FROM (SELECT DISTINCT table, partition_id FROM system.parts
+	WHERE database = 'strobe' AND active AND partition_id = '$(pid 8)')")))" ] || fail "dry run lists other partitions: $(grep '^shard' "$tmp/dry")"
+ok "dry run: boundary $(day 7), sessions $hA 11 and $hB 18, $(grep -c '^shard' "$tmp/dry") partitions listed; nothing changed"
 
 # the prune
 P --source "$url" --source "$url2" --older-than 3d >"$tmp/prune" 2>"$tmp/err" ||
@@ -180,25 +193,26 @@ sed -e 's/^dry run: would drop/dropped/' -e 's/would be dropped$/dropping/' \
 # (the dry run had the servers the other way round: its lines in another order)
 sort "$tmp/prune" | cmp -s "$tmp/want.prune" - || fail "the prune did not do what the dry run said: $(sort "$tmp/prune" | diff "$tmp/want.prune" - | head -8)"
 p1=$(partitions 1) p2=$(partitions 2)
-[ "$p1" = "$(pid 4) $(pid 3) $(pid 0) " ] || fail "shard 1 keeps partitions $p1"
-[ "$p2" = "$(pid 5) $(pid 4) $(pid 0) " ] || fail "shard 2 keeps partitions $p2"
+[ "$p1" = "$(pid 7) $(pid 6) $(pid 4) $(pid 3) $(pid 0) " ] || fail "shard 1 keeps partitions $p1"
+[ "$p2" = "$(pid 6) $(pid 5) $(pid 4) $(pid 0) " ] || fail "shard 2 keeps partitions $p2"
 s1=$(sessions 1) s2=$(sessions 2)
-[ "$s1" = "$hA 1 $hA 12 " ] || fail "shard 1 keeps sessions $s1"
-[ "$s2" = "$hB 1 $hB 13 " ] || fail "shard 2 keeps sessions $s2"
-# the kept copies whole: every table's rows as session 1's
-for x in "1 $hA 12" "2 $hB 13"; do
+[ "$s1" = "$(expect "$hA 1" "$hA 12" "$hA 16" "$hA 17")" ] || fail "shard 1 keeps sessions $s1"
+[ "$s2" = "$(expect "$hA 17" "$hB 1" "$hB 13" "$hB 14")" ] || fail "shard 2 keeps sessions $s2"
+# the kept copies whole: every table's rows as those of the session 1
+# they copy (17 on shard 2: hB's)
+for x in "1 $hA 12" "1 $hA 16" "1 $hA 17" "2 $hB 13" "2 $hB 14" "2 $hB 17 $hA"; do
 	set -- $x
 	for t in $tables; do
 		a=$(ch_q "$1" "SELECT count() FROM strobe.$t WHERE host = '$2' AND session = 1")
-		b=$(ch_q "$1" "SELECT count() FROM strobe.$t WHERE host = '$2' AND session = $3")
-		[ "$a" = "$b" ] || fail "$t: session $3 of $2 has $b rows, session 1 $a"
+		b=$(ch_q "$1" "SELECT count() FROM strobe.$t WHERE host = '${4:-$2}' AND session = $3")
+		[ "$a" = "$b" ] || fail "$t: session $3 of ${4:-$2} on shard $1 has $b rows, the copied $a"
 	done
 done
 [ "$(symbols)" = "$sym0" ] || fail "symbols_local changed: $sym0 rows before, $(symbols) after"
 ok "pruned: partitions $p1 on shard 1, $p2 on shard 2; sessions $s1 $s2 whole; symbols kept"
 
 # the kept sessions as the local report
-for x in "$hA 1" "$hA 12" "$hB 1" "$hB 13"; do
+for x in "$hA 1" "$hA 12" "$hA 16" "$hB 1" "$hB 13" "$hB 14"; do
 	set -- $x
 	"$STROBE" report --db "$tmp/a.db" --session 1 --format csv --limit 0 >"$tmp/l.csv" 2>"$tmp/err" ||
 		fail "local report: $(cat "$tmp/err")"
@@ -207,7 +221,7 @@ for x in "$hA 1" "$hA 12" "$hB 1" "$hB 13"; do
 	[ "$(wc -l <"$tmp/l.csv")" -gt 2 ] || fail "a local report of no rows"
 	cmp -s "$tmp/l.csv" "$tmp/f.csv" || fail "report of $1 $2 differs: $(diff "$tmp/l.csv" "$tmp/f.csv" | head -6)"
 done
-ok "report --source of $hA 1, 12 and $hB 1, 13 equals the local report"
+ok "report --source of $hA 1, 12, 16 and $hB 1, 13, 14 equals the local report"
 
 # pushing again sends nothing; pruning again drops nothing
 state >"$tmp/state3"
@@ -218,7 +232,7 @@ for h in "$hA" "$hB"; do
 done
 P --source "$url" --source "$url2" --older-than 3d >"$tmp/prune2" 2>"$tmp/err" ||
 	fail "prune again: $(cat "$tmp/err")"
-tail -1 "$tmp/prune2" | grep -qx "nothing to drop: no partition before $(day 5) on 2 servers" ||
+tail -1 "$tmp/prune2" | grep -qx "nothing to drop: no partition before $(day 7) on 2 servers" ||
 	fail "prune again: $(cat "$tmp/prune2")"
 state >"$tmp/state4"
 cmp -s "$tmp/state3" "$tmp/state4" || fail "push or prune again changed the servers: $(diff "$tmp/state3" "$tmp/state4")"
