@@ -29,6 +29,7 @@ static const struct {
 	{ "sessions", cmd_sessions, "list the recorded sessions" },
 	{ "rm", cmd_rm, "remove recorded sessions" },
 	{ "push", cmd_push, "ship sessions to ClickHouse for fleet-wide reports" },
+	{ "prune", cmd_prune, "drop the fleet's sessions older than an age from ClickHouse" },
 	{ "list", cmd_list, "list the events this machine supports" },
 	{ "probe", cmd_probe, "measure the caches and the data TLB by timing" },
 };
