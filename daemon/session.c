@@ -18,6 +18,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include "callgraph.h"
+#include "cpufree.h"
 #include "events.h"
 #include "hashkey.h"
 #include "ingest.h"
@@ -51,6 +52,12 @@ struct session {
 	pid_t thread_tid;	/* for its priority: set by the thread */
 	int nice, hurry_nice;	/* its nice, and once a stop waits for it */
 	int idle;		/* SCHED_IDLE until a stop waits for it */
+	/* --ingest-defer (session_params): on, the lag limit (0: none), and
+	 * the spool bytes from which ingest runs on busy CPUs anyway */
+	int defer;
+	uint64_t defer_max_ns, defer_bytes;
+	int busy;		/* the ingest thread's: no CPU was idle at last look */
+	uint64_t deferred_since;	/* atomic: ingest waits since (ns), 0: not */
 	pthread_mutex_t lock;
 	int waiting;		/* main threads waiting for lock (atomic) */
 	int wake_fd;		/* eventfd: quit or hurry */
@@ -372,6 +379,9 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	s->nice = p->ingest_nice;
 	s->hurry_nice = p->base_nice;
 	s->idle = p->ingest_idle;
+	s->defer = p->ingest_defer;
+	s->defer_max_ns = p->ingest_defer_max_ns;
+	s->defer_bytes = (p->spool.mem_max + (p->spool_dir ? p->spool.disk_max : 0)) / 2;
 	s->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -599,17 +609,82 @@ static void efd_clear(int fd)
 	(void)n;
 }
 
+/* How often the ingest thread looks whether any CPU was idle, and how
+ * much idle time (in CPUs) counts as "some CPU was idle". */
+#define DEFER_LOOK_NS	(100 * 1000000ULL)
+#define DEFER_FREE_MIN	0.25
+/* The spool's memory while ingest waits: the rest goes to its disk
+ * (spool_mem_cap), the cheaper place for records written once and read
+ * after the workload. */
+#define DEFER_MEM	(8ULL << 20)
+
+/*
+ * Whether the ingest thread waits now instead of a pass (--ingest-defer):
+ * while no CPU was idle over the last DEFER_LOOK_NS (its own CPU time
+ * counted as idle: it would give it back), unless a stop waits for it, the
+ * spool holds s->defer_bytes, or the oldest record waits longer than
+ * s->defer_max_ns.  On a saturated machine even a nice-19 thread takes its
+ * share from the workload, and where each sample costs the CPU tens of
+ * microseconds that share is charged again in sampling interrupts: perf
+ * record defers its decoding to perf report in the same way.  The drain
+ * thread never waits: the spool takes the records meanwhile.
+ */
+static int defer_now(struct session *s, struct cpufree *cf, int *cf_ok)
+{
+	uint64_t now = clock_monotonic_ns();
+	struct spool_stats sp;
+	double free;
+	int r;
+
+	if (!s->defer || !*cf_ok || __atomic_load_n(&s->hurry, __ATOMIC_ACQUIRE))
+		goto run;
+	spool_get_stats(s->spool, &sp);	/* the consumer's: this thread's */
+	if (sp.mem_bytes + sp.disk_bytes >= s->defer_bytes)
+		goto run;
+	if (s->defer_max_ns && sp.oldest_ns && now > sp.oldest_ns &&
+	    now - sp.oldest_ns >= s->defer_max_ns)
+		goto run;
+	r = cpufree_read(cf, DEFER_LOOK_NS, &free);
+	if (r < 0) {
+		*cf_ok = 0;	/* /proc/stat unreadable: ingest as without */
+		daemon_log("ingest thread: cannot read /proc/stat: ingest no longer waits "
+			   "for idle CPUs");
+		goto run;
+	}
+	if (r == 0)
+		s->busy = free < DEFER_FREE_MIN;
+	if (!s->busy)
+		goto run;
+	if (!__atomic_load_n(&s->deferred_since, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->deferred_since, now, __ATOMIC_RELAXED);
+		spool_mem_cap(s->spool, DEFER_MEM);
+	}
+	return 1;
+run:
+	if (__atomic_load_n(&s->deferred_since, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->deferred_since, 0, __ATOMIC_RELAXED);
+		spool_mem_cap(s->spool, 0);
+	}
+	return 0;
+}
+
 /* The ingest thread: a pass whenever the drain thread spooled records
- * (notify_fd), or every 100 ms while the database is locked elsewhere.
- * It yields the lock to a main thread that waits for it (waiting), and
- * posts done_fd when the outcome changes, and after each pass once a stop
- * waits for it (hurry). */
+ * (notify_fd), or every 100 ms while the database is locked elsewhere or
+ * ingest waits for idle CPUs (defer_now).  It yields the lock to a main
+ * thread that waits for it (waiting), and posts done_fd when the outcome
+ * changes, and after each pass once a stop waits for it (hurry). */
 static void *ingest_main(void *arg)
 {
 	struct session *s = arg;
 	struct pollfd pfd[2] = { { .fd = s->notify_fd, .events = POLLIN },
 				 { .fd = s->wake_fd, .events = POLLIN } };
-	int last = 0;
+	struct error ce = { 0 };
+	struct cpufree cf = { .fd = -1 };
+	int last = 0, deferred = 0;
+	int cf_ok = s->defer && cpufree_open(&cf, &ce) == 0;
+
+	if (s->defer && !cf_ok)
+		daemon_log("ingest thread: %s: ingest does not wait for idle CPUs", ce.msg);
 
 	__atomic_store_n(&s->thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	/* per thread on Linux: only this one yields to the workload (unless
@@ -629,7 +704,8 @@ static void *ingest_main(void *arg)
 		struct error e = { 0 };
 		int r;
 
-		if (poll(pfd, 2, last == SESSION_BLOCKED ? 100 : -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, last == SESSION_BLOCKED || deferred ? 100 : -1) < 0 &&
+		    errno != EINTR)
 			poll(NULL, 0, 100);
 		/* reset first: what the drain thread posts from now on is news
 		 * for the next pass */
@@ -641,11 +717,18 @@ static void *ingest_main(void *arg)
 		pthread_mutex_lock(&s->lock);
 		if (s->quit) {
 			pthread_mutex_unlock(&s->lock);
+			if (cf_ok)
+				cpufree_close(&cf);
 			return NULL;
 		}
 		if (s->failed) {
 			pthread_mutex_unlock(&s->lock);
 			continue;	/* the main thread stops the session */
+		}
+		deferred = defer_now(s, &cf, &cf_ok);
+		if (deferred) {
+			pthread_mutex_unlock(&s->lock);
+			continue;
 		}
 		r = ingest_pass(s, &e);
 		if (r < 0)
@@ -801,6 +884,7 @@ void session_get_status(struct session *s, struct session_status *st)
 	st->lag_records = st->spool.records_in - st->spool.records_out;
 	st->lag_ns = st->lag_records && st->spool.oldest_ns && now > st->spool.oldest_ns ?
 		     now - st->spool.oldest_ns : 0;
+	st->deferred_since_ns = __atomic_load_n(&s->deferred_since, __ATOMIC_RELAXED);
 	st->id = s->row.id;
 	st->samples = is.samples;
 	st->lost = is.lost;

@@ -35,6 +35,11 @@ struct session_params {
 	/* the ingest thread's nice (or SCHED_IDLE with ingest_idle); and its
 	 * nice once a stop waits for it (strobed's own, SCHED_OTHER) */
 	int ingest_nice, base_nice, ingest_idle;
+	/* --ingest-defer: while no CPU is idle, ingest waits (the spool holds
+	 * the records) until the spool is half full, or for at most
+	 * ingest_defer_max_ns at a time (0: no limit); ingest_defer 0: never */
+	int ingest_defer;
+	uint64_t ingest_defer_max_ns;
 };
 
 struct session;
@@ -173,6 +178,9 @@ struct session_status {
 	/* the spool: what waits for ingest, and how late it is */
 	struct spool_stats spool;
 	uint64_t lag_records, lag_ns;
+	/* ingest waits because no CPU is idle (--ingest-defer): since when
+	 * (CLOCK_MONOTONIC ns), 0: it does not */
+	uint64_t deferred_since_ns;
 	/* the files of executable mappings held from drain to ingest */
 	struct binhold_stats held;
 };

@@ -138,6 +138,9 @@ struct daemon {
 	int base_nice;		/* strobed's nice: its drain threads' */
 	int ingest_nice;	/* --ingest-nice: added for each session's ingest thread */
 	int ingest_idle;	/* --ingest-nice idle: SCHED_IDLE instead */
+	int ingest_defer;	/* --ingest-defer: not off */
+	int ingest_defer_set;	/* --ingest-defer given (else: see session_params) */
+	uint64_t ingest_defer_max_ns;	/* --ingest-defer SECONDS; 0: busy (no limit) */
 	char *spool_dir;		/* DB.spool: a directory per session */
 	int reaping;		/* sessions marked 'deleting' remain */
 	int64_t reaped;		/* sessions removed since reaping began */
@@ -202,6 +205,10 @@ static void help(void)
 	      "  --spool-disk SIZE    disk (DB.spool/) for them once memory is full (default 4G; 0: none)\n"
 	      "  --ingest-nice N|idle nice of ingest above strobed's own, 0 to 19 (default 19), or idle\n"
 	      "                       (SCHED_IDLE)\n"
+	      "  --ingest-defer busy|SECONDS|off  while no CPU is idle, ingest waits and the spool\n"
+	      "                       holds the records, until it is half full (busy, the default),\n"
+	      "                       or also at most SECONDS behind (1 to 86400; with --push and no\n"
+	      "                       --ingest-defer: --push-interval); off: never waits\n"
 	      "  --push URL|none      push each session to ClickHouse, in intervals while it runs\n"
 	      "                       and the rest when it stops (default none)\n"
 	      "                       (http://HOST:8123/?database=strobe; doc/FLEET.md)\n"
@@ -744,6 +751,12 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	p.cfg.drain_rt = 1;
 	p.ingest_nice = MIN(19, d->base_nice + d->ingest_nice);
 	p.ingest_idle = d->ingest_idle;
+	p.ingest_defer = d->ingest_defer;
+	p.ingest_defer_max_ns = d->ingest_defer_max_ns;
+	/* a running session is pushed every push_interval s: unless told
+	 * otherwise, ingest falls no further behind than that */
+	if (d->push_url && !d->ingest_defer_set)
+		p.ingest_defer_max_ns = (uint64_t)d->push_interval * 1000000000ULL;
 	p.base_nice = d->base_nice;
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
@@ -1079,6 +1092,10 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 			proto_addf(&m, "rate", "%.1f", st.rate);
 			proto_addf(&m, "lag_records", "%llu", (unsigned long long)st.lag_records);
 			proto_addf(&m, "lag_ns", "%llu", (unsigned long long)st.lag_ns);
+			/* ingest waits for an idle CPU (--ingest-defer), for so long */
+			proto_addf(&m, "ingest_deferred_ns", "%llu",
+				   (unsigned long long)(st.deferred_since_ns ?
+				   clock_monotonic_ns() - st.deferred_since_ns : 0));
 			proto_addf(&m, "spool_mem", "%llu", (unsigned long long)st.spool.mem_bytes);
 			proto_addf(&m, "spool_disk", "%llu", (unsigned long long)st.spool.disk_bytes);
 			proto_addf(&m, "spool_mem_max", "%llu", (unsigned long long)d->spool.mem_max);
@@ -1845,6 +1862,7 @@ static const struct option opts[] = {
 	{ "spool-mem", required_argument, NULL, 'S' },
 	{ "spool-disk", required_argument, NULL, 'D' },
 	{ "ingest-nice", required_argument, NULL, 'N' },
+	{ "ingest-defer", required_argument, NULL, 'E' },
 	{ "push", required_argument, NULL, 'P' },
 	{ "push-interval", required_argument, NULL, 'I' },
 	{ "push-password-file", required_argument, NULL, 'F' },
@@ -1857,6 +1875,7 @@ static const struct option opts[] = {
 /* The options a configuration file may set: those that take a value and
  * say how strobed runs (not --foreground, --config, --help, --version). */
 #define FILE_KEYS "db, socket, backend, keep, max-size, max-wal, spool-mem, spool-disk, ingest-nice, " \
+	"ingest-defer, " \
 	"push, push-interval, push-password-file"
 
 /*
@@ -1911,6 +1930,25 @@ static int apply_option(struct settings *o, int c, const char *arg, struct error
 					 "(SCHED_IDLE: only CPU time nothing else wants)", arg);
 		d->ingest_nice = (int)v;
 		d->ingest_idle = 0;
+		break;
+	}
+	case 'E': {
+		char *end;
+		long v = strtol(arg, &end, 10);
+
+		d->ingest_defer_set = 1;
+		if (!strcmp(arg, "busy") || !strcmp(arg, "off")) {
+			d->ingest_defer = !strcmp(arg, "busy");
+			d->ingest_defer_max_ns = 0;
+			break;
+		}
+		if (end == arg || *end || v < 1 || v > 86400)
+			return error_set(e, "bad --ingest-defer '%s': give busy (ingest waits while "
+					 "no CPU is idle, up to half the spool), a number of seconds "
+					 "from 1 to 86400 (busy, and at most that far behind) or off",
+					 arg);
+		d->ingest_defer = 1;
+		d->ingest_defer_max_ns = (uint64_t)v * 1000000000ULL;
 		break;
 	}
 	case 'P': {
@@ -2014,7 +2052,7 @@ static int inherited_socket(struct daemon *d, struct error *e)
 int main(int argc, char **argv)
 {
 	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
-			    .ingest_nice = DEFAULT_INGEST_NICE,
+			    .ingest_nice = DEFAULT_INGEST_NICE, .ingest_defer = 1,
 			    .spool = { SPOOL_MEM_DEFAULT, SPOOL_DISK_DEFAULT } };
 	struct settings set = { .d = &d, .backend = "auto" };
 	struct client clients[MAX_CLIENTS];

@@ -403,6 +403,7 @@ struct snap {
 	double elapsed;			/* s since the session's start */
 	uint64_t samples, stored, lost;	/* samples: taken from the rings */
 	uint64_t lag_records, lag_ns, spool_mem, spool_disk, spool_mem_max, spool_disk_max;
+	uint64_t deferred_ns;		/* ingest waits for an idle CPU, so long */
 	uint64_t db_bytes, db_wal_bytes;
 	int have_db_bytes;
 	int nr_cpus;			/* the session's; of them nr listed */
@@ -476,6 +477,7 @@ static void snap_take(struct snap *s, const struct proto_msg *m)
 	s->lost = get_u64(m, "lost");
 	s->lag_records = get_u64(m, "lag_records");
 	s->lag_ns = get_u64(m, "lag_ns");
+	s->deferred_ns = get_u64(m, "ingest_deferred_ns");
 	s->spool_mem = get_u64(m, "spool_mem");
 	s->spool_disk = get_u64(m, "spool_disk");
 	s->spool_mem_max = get_u64(m, "spool_mem_max");
@@ -589,8 +591,12 @@ static void watch_draw(const struct snap *cur, const struct rates *r, double int
 		       (unsigned long long)cur->stored);
 		printf("lost: %lld over the last %.1f s, %llu in all\n", (long long)r->lost, r->dt,
 		       (unsigned long long)cur->lost);
-		printf("ingest: %llu records behind (%.2f s)\n",
+		printf("ingest: %llu records behind (%.2f s)",
 		       (unsigned long long)cur->lag_records, cur->lag_ns / 1e9);
+		if (cur->deferred_ns)
+			printf(", waiting %.1f s for an idle CPU (strobed --ingest-defer)",
+			       cur->deferred_ns / 1e9);
+		putchar('\n');
 		bytes_text(a, sizeof(a), cur->spool_mem);
 		bytes_text(b, sizeof(b), cur->spool_mem_max);
 		bytes_text(c, sizeof(c), cur->spool_disk);
@@ -824,6 +830,7 @@ int cmd_status(int argc, char **argv)
 	/* lines added after the first, which scripts may parse */
 	if (running && !strcmp(running, "1") && proto_get(&resp, "lag_records")) {
 		const char *g = proto_get(&resp, "spool_refused");
+		const char *d = proto_get(&resp, "ingest_deferred_ns");
 		char mem[32], memx[32], disk[32], diskx[32];
 
 		size_text(mem, sizeof(mem), proto_get(&resp, "spool_mem"));
@@ -834,6 +841,9 @@ int cmd_status(int argc, char **argv)
 		       "on disk", proto_get(&resp, "lag_records"),
 		       atof(proto_get(&resp, "lag_ns") ? proto_get(&resp, "lag_ns") : "0") / 1e9,
 		       mem, memx, disk, diskx);
+		if (d && strcmp(d, "0"))
+			printf("; ingest waits for an idle CPU since %.1f s (strobed --ingest-defer; "
+			       "the stop catches up)", atof(d) / 1e9);
 		if (g && strcmp(g, "0"))
 			printf("; full %s times (the records stayed in the rings, where the "
 			       "kernel counts what no longer fits as lost)", g);

@@ -119,6 +119,7 @@ struct spool {
 	/* counters, atomic: the producer's, then the consumer's */
 	uint64_t mem_peak, disk_peak, records_in, samples_in, refused, disk_errors;
 	uint64_t records_out, samples_out;
+	uint64_t mem_cap;		/* atomic, the consumer's: spool_mem_cap */
 };
 
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -152,6 +153,9 @@ struct spool *spool_open(const char *dir, const struct spool_limits *lim, struct
 		goto fail;
 	}
 	s->ring = m;
+	/* a backlog fills the ring at up to tens of MB a second: a fault
+	 * per 2 MiB rather than per 4 KiB (a hint; refused is fine) */
+	madvise(m, s->ring_size, MADV_HUGEPAGE);
 	if (!dir)
 		return s;
 	s->dir = xstrdup(dir);
@@ -334,6 +338,15 @@ static int run_start(struct spool *s, const struct rhdr *h)
 	return 0;
 }
 
+/* Producer: whether a chunk of need bytes goes to disk because the
+ * consumer capped the memory (spool_mem_cap) and there is a disk. */
+static int mem_capped(struct spool *s, uint64_t need)
+{
+	uint64_t cap = LOAD(s->mem_cap);
+
+	return cap && s->dir && s->lim.disk_max && s->head - ACQUIRE(s->tail) + need > cap;
+}
+
 /* Producer: one entry into the ring, or onto disk.  0, or 1: no room. */
 static int put(struct spool *s, const struct rhdr *h, const void *a, size_t alen,
 	       const void *b, size_t blen)
@@ -346,7 +359,8 @@ static int put(struct spool *s, const struct rhdr *h, const void *a, size_t alen
 	if (s->disk_mode && ACQUIRE(s->caught_up) == LOAD(s->disk_written))
 		s->disk_mode = 0;
 	if (!s->disk_mode) {
-		off = ring_reserve(s, need, h->kind == KIND_CHUNK ? RING_SLACK : 0);
+		off = h->kind == KIND_CHUNK && mem_capped(s, need) ? -1 :
+		      ring_reserve(s, need, h->kind == KIND_CHUNK ? RING_SLACK : 0);
 		if (off >= 0) {
 			memcpy(s->ring + off, h, sizeof(*h));
 			if (alen)
@@ -407,11 +421,22 @@ uint64_t spool_room(struct spool *s)
 		free -= RING_SLACK;
 		mem = MAX(MIN(contig, free), free > contig ? free - contig : 0);
 		mem = mem > sizeof(struct rhdr) ? (mem - sizeof(struct rhdr)) & ~7ULL : 0;
+		if (LOAD(s->mem_cap) && s->dir && s->lim.disk_max) {	/* mem_capped */
+			uint64_t used = s->head - tail, cap = LOAD(s->mem_cap);
+
+			mem = MIN(mem, cap > used + sizeof(struct rhdr) ?
+				  (cap - used - sizeof(struct rhdr)) & ~7ULL : 0);
+		}
 	}
 	held = disk_held(s);
 	if (s->dir && held + 2 * sizeof(struct ent_hdr) + 8 < s->lim.disk_max)
 		disk = s->lim.disk_max - held - 2 * sizeof(struct ent_hdr) - 8;
 	return MIN(MAX(mem, disk), SPOOL_SEGMENT_MAX - sizeof(struct ent_hdr) * 3 - 8);
+}
+
+void spool_mem_cap(struct spool *s, uint64_t bytes)
+{
+	STORE(s->mem_cap, bytes);
 }
 
 void spool_short(struct spool *s)

@@ -81,6 +81,14 @@ int spool_put(struct spool *s, uint32_t src, uint64_t time, const void *a, size_
  * makes more room meanwhile). */
 uint64_t spool_room(struct spool *s);
 
+/* Consumer: hold at most bytes of chunks in memory from now on (0: up to
+ * mem_max), the rest going to disk when there is one, as if memory were
+ * full.  For a consumer that waits on purpose (ingest on busy CPUs): a
+ * page of the memory ring is faulted in and zeroed the first time it is
+ * written, which on such CPUs cost the producer about twice what writing
+ * the same bytes to a segment file did (doc/PERFORMANCE.md). */
+void spool_mem_cap(struct spool *s, uint64_t bytes);
+
 /* Producer: a ring held more than spool_room (counted as refused). */
 void spool_short(struct spool *s);
 

@@ -1,7 +1,8 @@
 /*
  * test_spool.c - the drain-to-ingest spool (lib/capture/spool.c): entries come out
  * in the order they were put, across the memory bound into disk segments
- * (several of them) and back to memory; a full spool refuses and counts;
+ * (several of them) and back to memory; a consumer's cap on memory sends
+ * the rest to disk; a full spool refuses and counts;
  * the byte counts return to zero when read empty; a producer thread and a
  * consumer running together lose and reorder nothing; and what a killed
  * strobed left (put, not committed) is found by spool_orphan.
@@ -126,6 +127,43 @@ static void test_disk_overflow(void **state)
 }
 
 /* both bounds reached: refused and counted, and what was put comes out */
+/* A consumer that waits caps the memory (spool_mem_cap): with 64 MiB of
+ * memory and a cap of 64 KiB, a backlog of about 7.5 MB goes to disk,
+ * the memory never holds more than the cap, order and bytes kept; without
+ * a disk the cap is ignored (nothing refused); cap 0 is memory again. */
+static void test_mem_cap(void **state)
+{
+	struct spool_limits lim = { .mem_max = 64 << 20, .disk_max = 1ULL << 30 };
+	struct spool_stats st;
+	struct error e;
+	struct spool *s = spool_open(path_of("cap"), &lim, &e);
+
+	(void)state;
+	assert_non_null(s);
+	spool_mem_cap(s, 64 << 10);
+	roundtrip(s, 5000);
+	spool_get_stats(s, &st);
+	assert_true(st.disk_peak > 7000000);
+	/* chunks within the cap; pass marks are not capped (a few bytes) */
+	assert_true(st.mem_peak <= (64 << 10) + 4096);
+	assert_int_equal(st.refused, 0);
+	spool_mem_cap(s, 0);
+	roundtrip(s, 5000);
+	spool_get_stats(s, &st);
+	assert_true(st.mem_peak > 7000000);
+	spool_close(s);
+
+	lim.disk_max = 0;
+	s = spool_open(NULL, &lim, &e);
+	assert_non_null(s);
+	spool_mem_cap(s, 64 << 10);
+	roundtrip(s, 5000);
+	spool_get_stats(s, &st);
+	assert_true(st.mem_peak > 7000000);
+	assert_int_equal(st.refused, 0);
+	spool_close(s);
+}
+
 static void test_full(void **state)
 {
 	struct spool_limits lim = { .mem_max = 16 << 10, .disk_max = 32 << 10 };
@@ -294,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memory_only),
 		cmocka_unit_test(test_disk_overflow),
+		cmocka_unit_test(test_mem_cap),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_orphan),

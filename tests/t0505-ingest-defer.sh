@@ -1,0 +1,135 @@
+#!/bin/sh
+# t0505-ingest-defer: strobed --ingest-defer against a private strobed, a
+# cpu-clock session at -F 1000 while bench/spin keeps every CPU busy.
+# 1. busy (the default): strobe status says ingest waits for an idle CPU,
+#    for ever longer, and meanwhile nothing is stored while the lag grows
+#    (any pass would have reset the wait); once the CPUs are free again
+#    ingest catches up before any stop, and the stop stores every sample
+#    taken, none lost.
+# 2. --ingest-defer 1: on the same busy CPUs ingest stores while the
+#    session runs and stays within about a second of the rings.
+# 3. --ingest-defer off: ingest stores while the session runs and never
+#    waits for an idle CPU.
+# 4. bad values: one line, exit 2.
+. "$(dirname "$0")/lib.sh"
+need_root
+F=1000
+ncpu=$(getconf _NPROCESSORS_ONLN)
+spins=
+start_spins() {
+	for i in $(seq "$ncpu"); do
+		"$build/bench/spin" 1000000 &
+		spins="$spins $!"
+	done
+}
+stop_spins() {
+	[ -n "$spins" ] && kill $spins 2>/dev/null
+	for p in $spins; do wait "$p" 2>/dev/null; done
+	spins=
+}
+# status NAME: strobe status into $tmp/NAME
+status() { "$STROBE" status >"$tmp/$1" 2>&1 || fail "status: $(cat "$tmp/$1")"; }
+stored() { sed -n 's/^session [0-9]* running for [0-9.]* s: \([0-9]*\) samples.*/\1/p' "$tmp/$1"; }
+behind() { sed -n 's/^ingest: \([0-9]*\) records behind (\([0-9.]*\) s).*/\1 \2/p' "$tmp/$1"; }
+waited() { sed -n 's/.*ingest waits for an idle CPU since \([0-9.]*\) s.*/\1/p' "$tmp/$1"; }
+start() {
+	"$STROBE" start --sample-event cpu-clock -F $F >"$tmp/id" 2>"$tmp/start.err" ||
+		fail "start: $(cat "$tmp/start.err")"
+}
+# stop_check: strobe stop stores every sample the rings gave, none lost
+stop_check() {
+	id=$(cat "$tmp/id")
+	"$STROBE" stop >"$tmp/stop" 2>&1 || fail "stop: $(cat "$tmp/stop")"
+	n=$(sqlq "$STROBE_DB" "SELECT count(*) FROM samples WHERE session_id = $id")
+	t=$(sqlq "$STROBE_DB" "SELECT samples FROM sessions WHERE id = $id")
+	l=$(sqlq "$STROBE_DB" "SELECT lost FROM sessions WHERE id = $id")
+	[ "$n" = "$t" ] && [ "$n" -gt 0 ] || fail "session $id: $n sample rows, $t counted: $(cat "$tmp/stop")"
+	[ "$l" = 0 ] || fail "session $id: $l lost: $(cat "$tmp/stop")"
+}
+trap 'stop_spins; cleanup' EXIT
+
+# --- 1. busy: ingest waits while no CPU is idle
+start_daemon
+start
+start_spins
+i=0
+while status s1; [ -z "$(waited s1)" ]; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && fail "no wait for an idle CPU in 10 s with $ncpu spinning CPUs: $(cat "$tmp/s1")"
+	sleep 0.1
+done
+sleep 1.5
+status s2
+w1=$(waited s1) w2=$(waited s2) n1=$(stored s1) n2=$(stored s2)
+set -- $(behind s1); b1=$1
+set -- $(behind s2); b2=$1 lag2=$2
+[ -n "$w2" ] || fail "ingest no longer waits with every CPU busy: $(cat "$tmp/s2")"
+# the wait restarts with every pass: grown by the time between, none came
+python3 -c "import sys; sys.exit(not float('$w2') - float('$w1') >= 1.3)" ||
+	fail "the wait went from $w1 s to $w2 s in 1.5 s: ingest ran meanwhile"
+[ "$n1" = "$n2" ] || fail "stored $n1, then $n2 samples while ingest waited"
+[ "$b2" -gt "$b1" ] || fail "$b1, then $b2 records behind while ingest waited"
+ok "every CPU busy: ingest waits ($w1 s, then $w2 s), $n1 samples stored throughout, $b1 then $b2 records behind"
+stop_spins
+i=0
+while status s3; ! grep -q '^ingest: 0 records behind' "$tmp/s3"; do
+	i=$((i + 1))
+	[ $i -gt 300 ] && fail "ingest did not catch up in 30 s on idle CPUs: $(cat "$tmp/s3")"
+	sleep 0.1
+done
+[ -z "$(waited s3)" ] || fail "still waiting once caught up: $(cat "$tmp/s3")"
+[ "$(stored s3)" -gt "$n2" ] || fail "caught up, yet $(stored s3) samples stored (was $n2)"
+ok "CPUs free again: ingest caught up while the session runs ($(stored s3) samples stored)"
+stop_check
+ok "stop: $n samples stored, the count taken, 0 lost"
+stop_daemon
+
+# --- 2. --ingest-defer 1: at most about a second behind
+start_daemon --ingest-defer 1
+start
+start_spins
+sleep 2
+status b1
+sleep 3
+status b2
+stop_spins
+set -- $(behind b2); lag=$2
+[ "$(stored b2)" -gt "$(stored b1)" ] ||
+	fail "--ingest-defer 1: $(stored b1), then $(stored b2) samples stored on busy CPUs"
+# the limit is looked at every 100 ms and a pass takes time on busy CPUs
+python3 -c "import sys; sys.exit(not float('$lag') < 3)" ||
+	fail "--ingest-defer 1: ingest $lag s behind: $(cat "$tmp/b2")"
+ok "--ingest-defer 1 on busy CPUs: $(stored b1), then $(stored b2) samples stored, $lag s behind"
+stop_check
+stop_daemon
+
+# --- 3. off: ingest runs whenever records wait
+start_daemon --ingest-defer off
+start
+start_spins
+sleep 1
+status o1
+# at nice 19 on busy CPUs a pass may take a while: up to 20 s
+i=0
+while status o2; [ "$(stored o2)" -le "$(stored o1)" ]; do
+	[ -z "$(waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
+	i=$((i + 1))
+	[ $i -gt 200 ] && fail "--ingest-defer off: $(stored o1), then $(stored o2) samples stored on busy CPUs in 20 s"
+	sleep 0.1
+done
+stop_spins
+[ -z "$(waited o1)$(waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
+ok "--ingest-defer off on busy CPUs: $(stored o1), then $(stored o2) samples stored, no wait"
+stop_check
+stop_daemon
+
+# --- 4. bad values
+for v in 0 86401 soon -1 1.5 ""; do
+	"$STROBED" --foreground --db "$tmp/bad.db" --socket "$tmp/bad.sock" --ingest-defer "$v" \
+		>"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	[ "$rc" = 2 ] || fail "--ingest-defer '$v' exited $rc, not 2: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "^strobed: bad --ingest-defer '$v': give busy" "$tmp/err" ||
+		fail "--ingest-defer '$v': $(cat "$tmp/err")"
+done
+ok "bad --ingest-defer values: one line each, exit 2 ($(cat "$tmp/err"))"
