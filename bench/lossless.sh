@@ -160,7 +160,7 @@ run_perf() {	# rate round
 		     END { print s + 0, n + 0 }')
 	# the group's leader samples; the members' are in the same records
 	awk -v r="$1" -v k="$2" -v s="$s" -v l="$l" -v w="$(echo "$t2 - $t1" | bc)" \
-	    -v cap="$cap" -v rep="$rep" -v b="$(stat -c %s "$f")" -v cut=$((rep_rc == 124)) \
+	    -v cap="$cap" -v rep="$rep" -v b="$(stat -c %s "$f")" -v cut=$((rep_rc == 124 || rep_rc == 137)) \
 	    'BEGIN { printf "%-6s %6d %6d %9d %9d %7.2f %9.2f %s%8.2f %7.0f\n", "perf", r, k, s, l, w,
 		     cap, cut ? ">" : " ", cap + rep, s ? b / s : 0 }'
 }
