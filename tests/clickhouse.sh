@@ -144,6 +144,16 @@ ch_q() {
 		fail "query on clickhouse $1 failed: $2: $(head -c 600 "$tmp/ch_q.err")"
 }
 
+# ch_parts N COLUMNS WHERE: server N's active parts grouped by COLUMNS (of
+# system.parts) where WHERE: COLUMNS, rows, and the highest block number.
+# Each insert takes a new block number and a background merge keeps it, so
+# this changes with what was written or dropped, never with a merge (a
+# count of parts does, whenever ClickHouse merges).
+ch_parts() {
+	ch_q "$1" "SELECT $2, sum(rows), max(max_block_number) FROM system.parts
+		WHERE active AND ($3) GROUP BY $2 ORDER BY $2"
+}
+
 ch_schema() {
 	ch_q "$1" "CREATE DATABASE IF NOT EXISTS strobe"
 	for f in "$top"/schema/clickhouse/[0-9]*.sql; do

@@ -20,8 +20,24 @@ export STROBE_SOCKET=$tmp/strobed.sock
 # No report asks the user's debuginfod servers (t0139 starts its own).
 unset DEBUGINFOD_URLS
 daemon_pid=
+spins=
+
+# spins_start: one bench/spin per online CPU, every CPU kept busy until
+# spins_stop (or the test's end)
+spins_start() {
+	for i in $(seq "$(getconf _NPROCESSORS_ONLN)"); do
+		"$build/bench/spin" 1000000 &
+		spins="$spins $!"
+	done
+}
+spins_stop() {
+	[ -n "$spins" ] && kill $spins 2>/dev/null
+	for p in $spins; do wait "$p" 2>/dev/null; done
+	spins=
+}
 
 cleanup() {
+	spins_stop
 	if [ -n "$daemon_pid" ]; then
 		kill "$daemon_pid" 2>/dev/null
 		wait "$daemon_pid" 2>/dev/null

@@ -65,7 +65,10 @@ PY
 	apid=$(cat "$tmp/apid")
 }
 
-start_daemon --max-wal 1M
+# ingest writes whenever records wait, busy CPUs or not: one that waits
+# for an idle CPU (--ingest-defer busy, t0505) meets the lock only when it
+# next writes, and then names the holder as here
+start_daemon --max-wal 1M --ingest-defer off
 [ "$(stat -c %a "$STROBE_DB-shm")" = 640 ] || fail "DB-shm is mode $(stat -c %a "$STROBE_DB-shm")"
 
 # (1) the WAL write lock for 8 s, mid-session

@@ -15,18 +15,6 @@
 need_root
 F=1000
 ncpu=$(getconf _NPROCESSORS_ONLN)
-spins=
-start_spins() {
-	for i in $(seq "$ncpu"); do
-		"$build/bench/spin" 1000000 &
-		spins="$spins $!"
-	done
-}
-stop_spins() {
-	[ -n "$spins" ] && kill $spins 2>/dev/null
-	for p in $spins; do wait "$p" 2>/dev/null; done
-	spins=
-}
 # status NAME: strobe status into $tmp/NAME
 status() { "$STROBE" status >"$tmp/$1" 2>&1 || fail "status: $(cat "$tmp/$1")"; }
 stored() { sed -n 's/^session [0-9]* running for [0-9.]* s: \([0-9]*\) samples.*/\1/p' "$tmp/$1"; }
@@ -46,12 +34,11 @@ stop_check() {
 	[ "$n" = "$t" ] && [ "$n" -gt 0 ] || fail "session $id: $n sample rows, $t counted: $(cat "$tmp/stop")"
 	[ "$l" = 0 ] || fail "session $id: $l lost: $(cat "$tmp/stop")"
 }
-trap 'stop_spins; cleanup' EXIT
 
 # --- 1. busy: ingest waits while no CPU is idle
 start_daemon
 start
-start_spins
+spins_start
 i=0
 while status s1; [ -z "$(waited s1)" ]; do
 	i=$((i + 1))
@@ -70,7 +57,7 @@ python3 -c "import sys; sys.exit(not float('$w2') - float('$w1') >= 1.3)" ||
 [ "$n1" = "$n2" ] || fail "stored $n1, then $n2 samples while ingest waited"
 [ "$b2" -gt "$b1" ] || fail "$b1, then $b2 records behind while ingest waited"
 ok "every CPU busy: ingest waits ($w1 s, then $w2 s), $n1 samples stored throughout, $b1 then $b2 records behind"
-stop_spins
+spins_stop
 i=0
 while status s3; ! grep -q '^ingest: 0 records behind' "$tmp/s3"; do
 	i=$((i + 1))
@@ -87,12 +74,12 @@ stop_daemon
 # --- 2. --ingest-defer 1: at most about a second behind
 start_daemon --ingest-defer 1
 start
-start_spins
+spins_start
 sleep 2
 status b1
 sleep 3
 status b2
-stop_spins
+spins_stop
 set -- $(behind b2); lag=$2
 [ "$(stored b2)" -gt "$(stored b1)" ] ||
 	fail "--ingest-defer 1: $(stored b1), then $(stored b2) samples stored on busy CPUs"
@@ -106,7 +93,7 @@ stop_daemon
 # --- 3. off: ingest runs whenever records wait
 start_daemon --ingest-defer off
 start
-start_spins
+spins_start
 sleep 1
 status o1
 # at nice 19 on busy CPUs a pass may take a while: up to 20 s
@@ -117,7 +104,7 @@ while status o2; [ "$(stored o2)" -le "$(stored o1)" ]; do
 	[ $i -gt 200 ] && fail "--ingest-defer off: $(stored o1), then $(stored o2) samples stored on busy CPUs in 20 s"
 	sleep 0.1
 done
-stop_spins
+spins_stop
 [ -z "$(waited o1)$(waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
 ok "--ingest-defer off on busy CPUs: $(stored o1), then $(stored o2) samples stored, no wait"
 stop_check

@@ -21,20 +21,11 @@ start_daemon
 	fail "start: $(cat "$tmp/start.err")"
 id=$(cat "$tmp/id")
 ncpu=$(getconf _NPROCESSORS_ONLN)
-spins=
-for i in $(seq "$ncpu"); do
-	"$build/bench/spin" 1000000 &
-	spins="$spins $!"
-done
-stop_spins() {
-	[ -n "$spins" ] && kill $spins 2>/dev/null
-	for p in $spins; do wait "$p" 2>/dev/null; done
-	spins=
-}
+spins_start
 sleep 0.5
 "$STROBE" status --watch --interval 0.5 --count 4 >"$tmp/watch" 2>"$tmp/watch.err"
 rc=$?
-stop_spins
+spins_stop
 cat "$tmp/watch"
 [ $rc = 0 ] || fail "status --watch exited $rc: $(cat "$tmp/watch.err")"
 [ -s "$tmp/watch.err" ] && fail "status --watch wrote on stderr: $(cat "$tmp/watch.err")"

@@ -161,8 +161,7 @@ ok "$pairs symbol rows for $pairs sampled locations, $shared of them sampled by 
 # pushing again sends nothing and changes nothing
 state() {
 	for n in 1 2; do
-		ch_q $n "SELECT table, count(), sum(rows) FROM system.parts WHERE database = 'strobe'
-			AND active GROUP BY table ORDER BY table"
+		ch_parts $n table "database = 'strobe'"
 		ch_q $n "SELECT count() FROM strobe.symbols_local"
 	done
 }

@@ -36,10 +36,7 @@ STROBE_PUSH_BATCH_ROWS=4 "$STROBE" push --db "$tmp/m.db" --to "$url" --host host
 	fail "push m: $(cat "$tmp/err")"
 
 state() {
-	for n in 1 2; do
-		ch_q $n "SELECT database, table, count(), sum(rows) FROM system.parts WHERE
-			database LIKE 'strobe%' AND active GROUP BY database, table ORDER BY database, table"
-	done
+	for n in 1 2; do ch_parts $n "database, table" "database LIKE 'strobe%'"; done
 }
 state >"$tmp/state0"
 

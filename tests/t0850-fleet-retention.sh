@@ -90,9 +90,7 @@ ok "old copies: $hA 11 on $(day 10), 16 on $(day 7)..$(day 6), 12 on $(day 4)..$
 # state: every shard's active parts of the strobe tables and symbols' rows
 state() {
 	for n in 1 2; do
-		ch_q $n "SELECT table, partition_id, count(), sum(rows) FROM system.parts
-			WHERE database = 'strobe' AND active GROUP BY table, partition_id
-			ORDER BY table, partition_id"
+		ch_parts $n "table, partition_id" "database = 'strobe'"
 		ch_q $n "SELECT count() FROM strobe.symbols_local"
 	done
 }
