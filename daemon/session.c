@@ -717,8 +717,7 @@ static void *ingest_main(void *arg)
 		pthread_mutex_lock(&s->lock);
 		if (s->quit) {
 			pthread_mutex_unlock(&s->lock);
-			if (cf_ok)
-				cpufree_close(&cf);
+			cpufree_close(&cf);	/* also once a read failed (cf_ok 0) */
 			return NULL;
 		}
 		if (s->failed) {
