@@ -19,7 +19,9 @@ command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 
 q() { sqlq -readonly "$STROBE_DB" "$@"; }
 
-start_daemon
+# ingest commits as records come, busy CPUs or not (the default waits for
+# an idle CPU, t0505): the kill must find committed rows and a spool
+start_daemon --ingest-defer off
 "$STROBE" start --sample-event cpu-clock -F 1000 -e page-faults --name crashy >"$tmp/id" \
 	2>"$tmp/err" || fail "start: $(cat "$tmp/err")"
 id=$(cat "$tmp/id")

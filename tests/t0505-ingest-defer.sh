@@ -7,7 +7,7 @@
 #    ingest catches up before any stop, and the stop stores every sample
 #    taken, none lost.
 # 2. --ingest-defer 1: on the same busy CPUs ingest stores while the
-#    session runs and stays within about a second of the rings.
+#    session runs, and never waits much longer than a second.
 # 3. --ingest-defer off: ingest stores while the session runs and never
 #    waits for an idle CPU.
 # 4. bad values: one line, exit 2.
@@ -71,22 +71,31 @@ stop_check
 ok "stop: $n samples stored, the count taken, 0 lost"
 stop_daemon
 
-# --- 2. --ingest-defer 1: at most about a second behind
+# --- 2. --ingest-defer 1: waits of at most about a second
 start_daemon --ingest-defer 1
 start
 spins_start
-sleep 2
+sleep 1
 status b1
-sleep 3
+# 3 s of looks: a wait longer than 2.5 s (a second, and the time a nice-19
+# thread on busy CPUs takes to look again) would be the limit not kept;
+# how far behind ingest is depends on how fast it runs there, not on it
+maxw=0 k=0
+while [ $k -lt 30 ]; do
+	status bw
+	w=$(waited bw)
+	maxw=$(python3 -c "print(max(float('$maxw'), float('${w:-0}')))")
+	k=$((k + 1))
+	sleep 0.1
+done
 status b2
 spins_stop
 set -- $(behind b2); lag=$2
 [ "$(stored b2)" -gt "$(stored b1)" ] ||
 	fail "--ingest-defer 1: $(stored b1), then $(stored b2) samples stored on busy CPUs"
-# the limit is looked at every 100 ms and a pass takes time on busy CPUs
-python3 -c "import sys; sys.exit(not float('$lag') < 3)" ||
-	fail "--ingest-defer 1: ingest $lag s behind: $(cat "$tmp/b2")"
-ok "--ingest-defer 1 on busy CPUs: $(stored b1), then $(stored b2) samples stored, $lag s behind"
+python3 -c "import sys; sys.exit(not float('$maxw') < 2.5)" ||
+	fail "--ingest-defer 1: ingest waited $maxw s for an idle CPU"
+ok "--ingest-defer 1 on busy CPUs: $(stored b1), then $(stored b2) samples stored, waits of at most $maxw s, $lag s behind at the end"
 stop_check
 stop_daemon
 
