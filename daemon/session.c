@@ -639,6 +639,15 @@ static int defer_now(struct session *s, struct cpufree *cf, int *cf_ok)
 	if (!s->defer || !*cf_ok || __atomic_load_n(&s->hurry, __ATOMIC_ACQUIRE))
 		goto run;
 	spool_get_stats(s->spool, &sp);	/* the consumer's: this thread's */
+	if (sp.refused || sp.disk_errors) {
+		/* out of room (a full disk, say): the records are better in
+		 * the database, and its errors are the session's to know */
+		s->defer = 0;
+		daemon_log("ingest thread: the spool %s: ingest no longer waits for idle "
+			   "CPUs in this session", sp.disk_errors ? "could not write to its disk" :
+			   "was full");
+		goto run;
+	}
 	if (sp.mem_bytes + sp.disk_bytes >= s->defer_bytes)
 		goto run;
 	if (s->defer_max_ns && sp.oldest_ns && now > sp.oldest_ns &&
