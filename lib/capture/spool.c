@@ -101,6 +101,7 @@ struct spool {
 	uint64_t disk_written, disk_read, caught_up;	/* atomic: bytes ever */
 	/* producer only */
 	int disk_mode;			/* entries go to disk until caught up */
+	int cap_failed;			/* the disk failed a chunk the cap sent */
 	int wfd;
 	unsigned wseg;			/* segment being written (wfd) */
 	uint64_t woff;
@@ -248,10 +249,11 @@ static void ring_publish(struct spool *s, uint64_t off, uint64_t n)
 		STORE(s->mem_peak, used);
 }
 
-/* Producer: write n bytes (a then b, padded to 8) after header h to the
- * run's segment: 0, or -1 with nothing of it kept. */
-static int seg_write(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
-		     const void *b, size_t blen)
+/* Producer: write header h then a (alen) and b (blen), padded to 8, at the
+ * end of the run's segment: the bytes written, or -1 with nothing of it
+ * kept.  disk_written is the caller's to publish. */
+static int64_t seg_append(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
+			  const void *b, size_t blen)
 {
 	static const unsigned char zero[8];
 	size_t pad = (8 - (alen + blen) % 8) % 8;
@@ -263,7 +265,29 @@ static int seg_write(struct spool *s, const struct ent_hdr *h, const void *a, si
 		return -1;
 	}
 	s->woff += sizeof(*h) + alen + blen + pad;
-	RELEASE(s->disk_written, s->disk_written + sizeof(*h) + alen + blen + pad);
+	return (int64_t)(sizeof(*h) + alen + blen + pad);
+}
+
+/* Producer: the run's disk holds n more bytes (the consumer may read them). */
+static void disk_publish(struct spool *s, uint64_t n)
+{
+	uint64_t held;
+
+	RELEASE(s->disk_written, s->disk_written + n);
+	held = LOAD(s->disk_written) - ACQUIRE(s->disk_read);
+	if (held > LOAD(s->disk_peak))
+		STORE(s->disk_peak, held);
+}
+
+/* Producer: seg_append, published: 0, or -1 (nothing kept). */
+static int seg_write(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
+		     const void *b, size_t blen)
+{
+	int64_t n = seg_append(s, h, a, alen, b, blen);
+
+	if (n < 0)
+		return -1;
+	disk_publish(s, (uint64_t)n);
 	return 0;
 }
 
@@ -271,7 +295,7 @@ static int seg_write(struct spool *s, const struct ent_hdr *h, const void *a, si
 static int disk_put(struct spool *s, const struct ent_hdr *h, const void *a, size_t alen,
 		    const void *b, size_t blen)
 {
-	uint64_t need = sizeof(*h) + pad8(alen + blen), held;
+	uint64_t need = sizeof(*h) + pad8(alen + blen);
 
 	if (s->woff + need + sizeof(*h) > SPOOL_SEGMENT_MAX) {
 		struct ent_hdr end = { .magic = SEG_MAGIC, .kind = KIND_END };
@@ -292,12 +316,7 @@ static int disk_put(struct spool *s, const struct ent_hdr *h, const void *a, siz
 		s->wseg++;
 		s->woff = 0;
 	}
-	if (seg_write(s, h, a, alen, b, blen) < 0)
-		return -1;
-	held = LOAD(s->disk_written) - ACQUIRE(s->disk_read);
-	if (held > LOAD(s->disk_peak))
-		STORE(s->disk_peak, held);
-	return 0;
+	return seg_write(s, h, a, alen, b, blen);
 }
 
 /* Producer: bytes on disk now (an upper bound: the consumer only lowers it). */
@@ -306,13 +325,21 @@ static uint64_t disk_held(struct spool *s)
 	return LOAD(s->disk_written) - ACQUIRE(s->disk_read);
 }
 
-/* Producer: a new run, in a new segment, announced by a KIND_DISK entry in
- * the ring; 0, or -1 (no room in the ring for it, or no file). */
-static int run_start(struct spool *s, const struct rhdr *h)
+/*
+ * Producer: a new run, in a new segment, holding first the entry eh (a
+ * then b), announced by a KIND_DISK entry in the ring: 0, or -1 (no room
+ * in the ring for the announcement, no file, or the entry could not be
+ * written), with no trace of the run then.  The entry is written before
+ * the announcement, so a disk that fails sends no empty run to the
+ * consumer; disk_written grows only after it, as the consumer requires
+ * (spool_take: disk bytes past an entry in the ring are the next run's).
+ */
+static int run_start(struct spool *s, const struct rhdr *h, const struct ent_hdr *eh,
+		     const void *a, size_t alen, const void *b, size_t blen)
 {
 	struct rhdr d = { .kind = KIND_DISK, .time = h->time };
 	char path[PATH_MAX];
-	int64_t off;
+	int64_t off, n;
 
 	if (s->ring_size - (s->head - ACQUIRE(s->tail)) < 2 * sizeof(d))
 		return -1;
@@ -323,11 +350,16 @@ static int run_start(struct spool *s, const struct rhdr *h)
 	}
 	seg_path(s, s->wseg, path, sizeof(path));
 	s->wfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (s->wfd < 0) {
-		ADD(s->disk_errors, 1);
-		return -1;
-	}
+	if (s->wfd < 0)
+		goto fail;
 	s->woff = 0;
+	n = seg_append(s, eh, a, alen, b, blen);
+	if (n < 0) {
+		close(s->wfd);
+		s->wfd = -1;
+		unlink(path);	/* never announced: the number is used again */
+		goto fail;
+	}
 	d.seg = s->wseg;
 	off = ring_reserve(s, sizeof(d), 0);
 	if (off < 0)
@@ -335,16 +367,41 @@ static int run_start(struct spool *s, const struct rhdr *h)
 	memcpy(s->ring + off, &d, sizeof(d));
 	ring_publish(s, (uint64_t)off, sizeof(d));
 	s->disk_mode = 1;
+	disk_publish(s, (uint64_t)n);
 	return 0;
+fail:
+	ADD(s->disk_errors, 1);
+	return -1;
 }
 
 /* Producer: whether a chunk of need bytes goes to disk because the
- * consumer capped the memory (spool_mem_cap) and there is a disk. */
+ * consumer capped the memory (spool_mem_cap), there is a disk, and it
+ * has not failed under the cap before (then memory serves the rest of
+ * the spool's life: the disk is no cheaper place for records it
+ * refuses). */
 static int mem_capped(struct spool *s, uint64_t need)
 {
 	uint64_t cap = LOAD(s->mem_cap);
 
-	return cap && s->dir && s->lim.disk_max && s->head - ACQUIRE(s->tail) + need > cap;
+	return cap && s->dir && s->lim.disk_max && !s->cap_failed &&
+	       s->head - ACQUIRE(s->tail) + need > cap;
+}
+
+/* Producer: the entry into the ring at need bytes, published: 0, or -1. */
+static int ring_put(struct spool *s, const struct rhdr *h, uint64_t need, const void *a,
+		    size_t alen, const void *b, size_t blen)
+{
+	int64_t off = ring_reserve(s, need, h->kind == KIND_CHUNK ? RING_SLACK : 0);
+
+	if (off < 0)
+		return -1;
+	memcpy(s->ring + off, h, sizeof(*h));
+	if (alen)
+		memcpy(s->ring + off + sizeof(*h), a, alen);
+	if (blen)
+		memcpy(s->ring + off + sizeof(*h) + alen, b, blen);
+	ring_publish(s, (uint64_t)off, need);
+	return 0;
 }
 
 /* Producer: one entry into the ring, or onto disk.  0, or 1: no room. */
@@ -353,38 +410,39 @@ static int put(struct spool *s, const struct rhdr *h, const void *a, size_t alen
 {
 	uint64_t need = sizeof(*h) + (h->kind == KIND_CHUNK ? pad8(alen + blen) : 0);
 	struct ent_hdr eh;
-	int64_t off;
+	int capped = 0;
 
 	/* the consumer read the whole run: back to the ring */
 	if (s->disk_mode && ACQUIRE(s->caught_up) == LOAD(s->disk_written))
 		s->disk_mode = 0;
 	if (!s->disk_mode) {
-		off = h->kind == KIND_CHUNK && mem_capped(s, need) ? -1 :
-		      ring_reserve(s, need, h->kind == KIND_CHUNK ? RING_SLACK : 0);
-		if (off >= 0) {
-			memcpy(s->ring + off, h, sizeof(*h));
-			if (alen)
-				memcpy(s->ring + off + sizeof(*h), a, alen);
-			if (blen)
-				memcpy(s->ring + off + sizeof(*h) + alen, b, blen);
-			ring_publish(s, (uint64_t)off, need);
+		capped = h->kind == KIND_CHUNK && mem_capped(s, need);
+		if (!capped && ring_put(s, h, need, a, alen, b, blen) == 0)
 			return 0;
-		}
 		if (h->kind != KIND_CHUNK)
 			return 1;
 	}
 	if (!s->dir || disk_held(s) + 2 * sizeof(eh) + alen + blen + 8 > s->lim.disk_max)
-		return 1;
-	if (!s->disk_mode && run_start(s, h) < 0)
-		return 1;
+		goto memory;
 	eh = (struct ent_hdr){ .magic = SEG_MAGIC, .kind = h->kind, .src = h->src,
 			       .time = h->time, .records = h->records, .samples = h->samples,
 			       .len = alen + blen };
+	if (!s->disk_mode) {
+		if (run_start(s, h, &eh, a, alen, b, blen) == 0)
+			return 0;
+		s->cap_failed |= capped;
+		goto memory;
+	}
 	if (disk_put(s, &eh, a, alen, b, blen) < 0) {
+		/* within a run the ring must wait for the consumer: refused */
 		ADD(s->disk_errors, 1);
 		return 1;
 	}
 	return 0;
+memory:
+	/* a chunk the cap sent to a disk without room or that failed:
+	 * memory still takes it if it can */
+	return capped && ring_put(s, h, need, a, alen, b, blen) == 0 ? 0 : 1;
 }
 
 int spool_put(struct spool *s, uint32_t src, uint64_t time, const void *a, size_t alen,
@@ -421,12 +479,8 @@ uint64_t spool_room(struct spool *s)
 		free -= RING_SLACK;
 		mem = MAX(MIN(contig, free), free > contig ? free - contig : 0);
 		mem = mem > sizeof(struct rhdr) ? (mem - sizeof(struct rhdr)) & ~7ULL : 0;
-		if (LOAD(s->mem_cap) && s->dir && s->lim.disk_max) {	/* mem_capped */
-			uint64_t used = s->head - tail, cap = LOAD(s->mem_cap);
-
-			mem = MIN(mem, cap > used + sizeof(struct rhdr) ?
-				  (cap - used - sizeof(struct rhdr)) & ~7ULL : 0);
-		}
+		/* not lowered by a cap: what the cap sends to a disk without
+		 * room for it, memory takes (put) */
 	}
 	held = disk_held(s);
 	if (s->dir && held + 2 * sizeof(struct ent_hdr) + 8 < s->lim.disk_max)

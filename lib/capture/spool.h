@@ -62,7 +62,9 @@ struct spool_stats {
 	uint64_t oldest_ns;			/* copy time of the oldest chunk held, 0: none */
 	uint64_t refused;			/* puts refused and rings left not emptied
 						 * (spool_short), for want of room */
-	uint64_t disk_errors;			/* segment writes that failed (then: refused) */
+	uint64_t disk_errors;			/* segment writes that failed (then:
+						 * refused, unless memory took the
+						 * chunk under a cap) */
 };
 
 struct spool;
@@ -83,10 +85,13 @@ uint64_t spool_room(struct spool *s);
 
 /* Consumer: hold at most bytes of chunks in memory from now on (0: up to
  * mem_max), the rest going to disk when there is one, as if memory were
- * full.  For a consumer that waits on purpose (ingest on busy CPUs): a
- * page of the memory ring is faulted in and zeroed the first time it is
- * written, which on such CPUs cost the producer about twice what writing
- * the same bytes to a segment file did (doc/PERFORMANCE.md). */
+ * full.  A chunk the disk has no room for, or fails to write, still goes
+ * to memory up to mem_max, and after a failed write (counted in
+ * disk_errors) the cap is ignored for the spool's life.  For a consumer
+ * that waits on purpose (ingest on busy CPUs): a page of the memory ring
+ * is faulted in and zeroed the first time it is written, which on such
+ * CPUs cost the producer about twice what writing the same bytes to a
+ * segment file did (doc/PERFORMANCE.md). */
 void spool_mem_cap(struct spool *s, uint64_t bytes);
 
 /* Producer: a ring held more than spool_room (counted as refused). */

@@ -2,7 +2,7 @@
  * test_spool.c - the drain-to-ingest spool (lib/capture/spool.c): entries come out
  * in the order they were put, across the memory bound into disk segments
  * (several of them) and back to memory; a consumer's cap on memory sends
- * the rest to disk; a full spool refuses and counts;
+ * the rest to disk, and memory takes what a failing disk cannot; a full spool refuses and counts;
  * the byte counts return to zero when read empty; a producer thread and a
  * consumer running together lose and reorder nothing; and what a killed
  * strobed left (put, not committed) is found by spool_orphan.
@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "spool.h"
@@ -161,6 +163,52 @@ static void test_mem_cap(void **state)
 	spool_get_stats(s, &st);
 	assert_true(st.mem_peak > 7000000);
 	assert_int_equal(st.refused, 0);
+	spool_close(s);
+}
+
+/*
+ * Under the cap, a chunk that would start a run on a disk that cannot take
+ * it goes to memory: a segment that cannot be written (a file size limit:
+ * EFBIG, as ENOSPC on a full disk) or created (its directory gone).  After
+ * the first failure the cap is off: one error, not one a chunk.
+ */
+static void test_cap_disk_fails(void **state)
+{
+	struct spool_limits lim = { .mem_max = 64 << 20, .disk_max = 1ULL << 30 };
+	struct rlimit old, none = { 0, 0 };
+	struct spool_stats st;
+	struct error e;
+	struct spool *s;
+	char gone[160];
+
+	(void)state;
+	s = spool_open(path_of("capfsize"), &lim, &e);
+	assert_non_null(s);
+	spool_mem_cap(s, 64 << 10);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	none.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	roundtrip(s, 5000);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.refused, 0);
+	assert_int_equal(st.disk_errors, 1);
+	assert_int_equal(st.disk_peak, 0);
+	assert_true(st.mem_peak > 7000000);
+	spool_close(s);
+
+	s = spool_open(path_of("capgone"), &lim, &e);
+	assert_non_null(s);
+	snprintf(gone, sizeof(gone), "%s", path_of("capgone.moved"));
+	assert_int_equal(rename(path_of("capgone"), gone), 0);
+	spool_mem_cap(s, 64 << 10);
+	roundtrip(s, 5000);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.refused, 0);
+	assert_int_equal(st.disk_errors, 1);
+	assert_true(st.mem_peak > 7000000);
+	assert_int_equal(rename(gone, path_of("capgone")), 0);
 	spool_close(s);
 }
 
@@ -333,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_memory_only),
 		cmocka_unit_test(test_disk_overflow),
 		cmocka_unit_test(test_mem_cap),
+		cmocka_unit_test(test_cap_disk_fails),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_orphan),
