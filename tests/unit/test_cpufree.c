@@ -3,7 +3,7 @@
  * cpufree.c): /proc/stat's first line parsed to idle + iowait, bad lines
  * refused, the free CPUs of an interval computed from ticks and the own
  * thread's time, and a live reading that counts the caller's own spinning
- * as free and refuses a second reading too soon.
+ * as free while every other CPU spins, and refuses a second reading too soon.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,9 +76,21 @@ static uint64_t clock_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static int spinning;	/* atomic: the spinner threads run while set */
+
+static void *spin(void *arg)
+{
+	(void)arg;
+	while (__atomic_load_n(&spinning, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
 /* Spinning in the reader's own thread is time it would give back: the
- * reading counts it as free, whatever else the machine runs; and no
- * reading says more CPUs are free than the machine has. */
+ * reading counts it as free, however busy the machine is.  The other CPUs
+ * spin too (a thread each), so that idle time alone cannot pass: a
+ * reading without the own term fails.  And no reading says more CPUs are
+ * free than the machine has. */
 static void test_live(void **state)
 {
 	struct error e = { 0 };
@@ -86,8 +99,13 @@ static void test_live(void **state)
 	double free = -1, wall;
 	uint64_t w0, t0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[64];
+	long nth = ncpu - 1 < 64 ? ncpu - 1 : 64;
 
 	(void)state;
+	__atomic_store_n(&spinning, 1, __ATOMIC_RELAXED);
+	for (long i = 0; i < nth; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, spin, NULL), 0);
 	w0 = clock_of(CLOCK_MONOTONIC);
 	assert_int_equal(cpufree_open(&c, &e), 0);
 	assert_int_equal(cpufree_read(&c, 3600ULL * 1000000000ULL, &free), 1);
@@ -97,10 +115,14 @@ static void test_live(void **state)
 		x++;
 	assert_int_equal(cpufree_read(&c, 0, &free), 0);
 	wall = (clock_of(CLOCK_MONOTONIC) - w0) / 1e9;
+	__atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
+	for (long i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
 	/* at least the own 0.2 s over the reading's interval (shorter than
 	 * wall), however busy the machine; at most every CPU, plus a tick of
 	 * rounding per CPU over the interval */
-	assert_true(free >= 0.2 / wall * 0.999);
+	if (!(free >= 0.2 / wall * 0.999))
+		fail_msg("%.3f CPUs free over %.3f s, in which this thread ran 0.2 s", free, wall);
 	assert_true(free <= ncpu * (1 + 1.0 / c.hz / wall) + 1e-9);
 	cpufree_close(&c);
 	assert_int_equal(c.fd, -1);
