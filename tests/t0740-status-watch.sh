@@ -5,8 +5,10 @@
 # header and 4 lines in which the per-CPU samples/s add up to the total
 # (the same snapshot: exact but for rounding), the total is between 0.2
 # and 1.2 x F x the CPUs kept busy, and the per-CPU lost add up to the
-# lost.  Once ingest has caught up, the database size it gives is what
-# stat says of the file and its WAL, and its lost total is strobe status's.
+# lost; the columns keep their places, and ingest_wait_s, last, shows
+# ingest waiting for an idle CPU on the busy CPUs.  Once ingest has caught
+# up, the database size it gives is what stat says of the file and its
+# WAL, its lost total is strobe status's, and it shows no wait.
 # With no session it says so each refresh; a bad --interval is one line
 # and exit 2; SIGINT ends it with exit 0; strobed killed ends it with exit
 # 1 and one line.  Through a pty (script -qec) it clears the screen and
@@ -37,8 +39,14 @@ sid, F, busy = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 assert len(lines) == 5, f"{len(lines)} lines, not a header and 4"
 head = lines[0].split()
 for col in ("time", "session", "elapsed_s", "samples/s", "lost", "lost_total", "lag_records",
-            "lag_s", "spool_mem", "spool_disk", "db_bytes", "cpus", "cpu_samples/s", "cpu_lost"):
+            "lag_s", "spool_mem", "spool_disk", "db_bytes", "cpus", "cpu_samples/s", "cpu_lost",
+            "ingest_wait_s"):
     assert col in head, f"no column {col} in the header {head}"
+# new columns go last: the first 14 keep their places
+assert head[:14] == ["time", "session", "elapsed_s", "samples/s", "lost", "lost_total",
+                     "lag_records", "lag_s", "spool_mem", "spool_disk", "db_bytes", "cpus",
+                     "cpu_samples/s", "cpu_lost"], f"the columns moved: {head}"
+waits = []
 lo, hi = 0.2 * F * busy, 1.2 * F * busy
 for l in lines[1:]:
     w = l.split()
@@ -59,9 +67,15 @@ for l in lines[1:]:
     assert lo <= total <= hi, (f"{total} samples/s, not between 0.2 and 1.2 x {F:.0f} Hz x "
                                f"{busy} busy CPUs ({lo:.0f}..{hi:.0f})")
     assert int(r["db_bytes"]) > 0, f"db_bytes {r['db_bytes']}"
-    print(f"ok: {total} samples/s = sum of {per}; lost {r['lost']} (total {r['lost_total']})")
+    wait = float(r["ingest_wait_s"])
+    assert 0 <= wait <= float(r["elapsed_s"]) + 0.001, f"ingest_wait_s {wait}: {l}"
+    waits.append(wait)
+    print(f"ok: {total} samples/s = sum of {per}; lost {r['lost']} (total {r['lost_total']}); "
+          f"ingest waits {wait} s")
+# every CPU spins and strobed runs with the default --ingest-defer busy
+assert max(waits) > 0, f"ingest_wait_s stayed 0 on busy CPUs: {waits}"
 PY
-ok "4 lines: per-CPU samples/s sum to the total, plausible for $ncpu busy CPUs at $F Hz"
+ok "4 lines: per-CPU samples/s sum to the total, plausible for $ncpu busy CPUs at $F Hz; ingest waited"
 
 # ingest caught up: the size strobed gives is stat's, the lost status's
 i=0
@@ -83,6 +97,7 @@ size = int(sys.argv[3])
 m = re.match(r"session \d+ running for [\d.]+ s: \d+ samples, [\d.]+ samples/s, (\d+) lost", st)
 assert m, "strobe status's first line"
 assert int(r["lost_total"]) == int(m.group(1)), f"lost_total {r['lost_total']}, status {m.group(1)}"
+assert float(r["ingest_wait_s"]) == 0, f"ingest_wait_s {r['ingest_wait_s']} after it caught up"
 db = int(r["db_bytes"])
 assert abs(db - size) <= max(64 * 1024, size // 20), f"db_bytes {db}, stat says {size}"
 print(f"ok: db_bytes {db}, stat {size}; lost {r['lost_total']} as status says")

@@ -622,10 +622,11 @@ static void watch_draw(const struct snap *cur, const struct rates *r, double int
 }
 
 #define WATCH_HEADER "time session elapsed_s samples/s lost lost_total lag_records lag_s " \
-	"spool_mem spool_disk db_bytes cpus cpu_samples/s cpu_lost"
+	"spool_mem spool_disk db_bytes cpus cpu_samples/s cpu_lost ingest_wait_s"
 
 /* The log form: one line per refresh, the columns of WATCH_HEADER; the
- * per-CPU columns are lists, one number per CPU of cpus. */
+ * per-CPU columns are lists, one number per CPU of cpus.  New columns go
+ * last: scripts read these by position too. */
 static void watch_line(const struct snap *cur, const struct rates *r)
 {
 	char when[64];
@@ -648,7 +649,7 @@ static void watch_line(const struct snap *cur, const struct rates *r)
 	printf(cur->nr ? " " : "- ");
 	for (int i = 0; i < cur->nr; i++)
 		printf(i ? ",%lld" : "%lld", (long long)r->cpu_lost[i]);
-	printf(cur->nr ? "\n" : "-\n");
+	printf(cur->nr ? " %.3f\n" : "- %.3f\n", cur->deferred_ns / 1e9);
 }
 
 static int status_watch(const char *socket, double interval, long count)
