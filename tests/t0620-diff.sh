@@ -14,8 +14,8 @@
 #    event counts), delta_percent and delta_EV are B - A, within_noise is
 #    the rule of diff.h recomputed here, rows sorted by |delta_percent|.
 #  - the CSV header contract, JSON that parses with the same rows, text
-#    with its header and footnote, --by binary (symbol empty), --by line
-#    (source last), --limit.
+#    with its header and footnote, --by binary (symbol empty, each binary
+#    the sum of its symbols' rows), --by line (source last), --limit.
 #  - bad input, one line on stderr and exit 2 each: a missing session, A
 #    == B, a session still running, an unknown --by, --session, a session
 #    id that is not a number, one session only.
@@ -163,13 +163,35 @@ grep -E ' work60 ' "$tmp/ac.txt" | grep -q '~' && fail "text: work60 marked ~"
 [ "$(wc -l <"$tmp/l.csv")" = 3 ] || fail "--limit 2: $(cat "$tmp/l.csv")"
 "$STROBE" diff "$A" "$C" --comm split --by binary --format csv >"$tmp/bin.csv" 2>/dev/null ||
 	fail "diff --by binary"
-python3 - "$tmp/bin.csv" "$tmp/split" <<'PY' || fail "--by binary: $(cat "$tmp/bin.csv")"
+"$STROBE" diff "$A" "$C" --comm split --format csv >"$tmp/sym.csv" 2>/dev/null ||
+	fail "diff --comm split"
+# each binary's row is the sum of its symbols' rows under the same filter
+# (how much of split's time the kernel takes depends on the machine's load:
+# no fixed bound on the binary's share)
+python3 - "$tmp/bin.csv" "$tmp/sym.csv" "$tmp/split" <<'PY' || fail "--by binary: $(cat "$tmp/bin.csv")"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+syms = list(csv.DictReader(open(sys.argv[2])))
 assert all(r["symbol"] == "" for r in rows), "symbol not empty"
-r = [r for r in rows if r["binary"] == sys.argv[2]]
+assert len({r["binary"] for r in rows}) == len(rows), "a binary on two rows"
+r = [r for r in rows if r["binary"] == sys.argv[3]]
 assert len(r) == 1 and int(r[0]["a_samples"]) > 1000 and int(r[0]["b_samples"]) > 1000, r
-assert abs(float(r[0]["delta_percent"])) < 3, r
+num = [c for c in rows[0] if c.startswith(("a_", "b_", "delta_")) and not c.endswith("percent")]
+assert "a_page-faults" in num and "delta_context-switches" in num, num
+for side in "ab":
+    total = sum(int(x[f"{side}_samples"]) for x in rows)
+    assert total == sum(int(x[f"{side}_samples"]) for x in syms), f"{side}: {total} samples by binary"
+    for x in rows:
+        pct = 100.0 * int(x[f"{side}_samples"]) / total
+        assert abs(pct - float(x[f"{side}_percent"])) <= 0.006, (side, pct, x)
+for x in rows:
+    mine = [y for y in syms if y["binary"] == x["binary"]]
+    assert mine, f"{x['binary']}: no symbol rows"
+    for c in num:
+        assert int(x[c]) == sum(int(y[c]) for y in mine), f"{x['binary']} {c}: {x[c]}"
+    d = float(x["b_percent"]) - float(x["a_percent"])
+    assert abs(d - float(x["delta_percent"])) <= 0.011, x
+print(f"ok: {len(rows)} binaries, each the sum of its {len(syms)} symbol rows")
 PY
 "$STROBE" diff "$A" "$B" --binary "$tmp/split" --by line --format csv >"$tmp/line.csv" 2>/dev/null ||
 	fail "diff --by line"
