@@ -48,7 +48,7 @@ df -k "$small"
 rc=$?
 cat "$tmp/rec2.err"
 df -k "$small"
-[ $rc = 1 ] || fail "record on a full disk exited $rc, not 1: $(cat "$tmp/rec2.err")"
+[ $rc = 1 ] || fail "record on a full disk exited $rc, not 1: $(cat "$tmp/rec2.err"); strobed's log: $(tail -n 8 "$tmp/strobed.log"); max sample rate, cpu time %: $(grep -h . /proc/sys/kernel/perf_event_max_sample_rate /proc/sys/kernel/perf_cpu_time_max_percent | tr '\n' ' ')"
 [ "$(wc -l <"$tmp/rec2.err")" = 1 ] || fail "record did not print exactly one line: $(cat "$tmp/rec2.err")"
 grep -q "^strobe record: .*disk full" "$tmp/rec2.err" || fail "record does not say disk full: $(cat "$tmp/rec2.err")"
 grep -q "disk full" "$tmp/strobed.log" || fail "strobed's log does not say disk full: $(tail -n 5 "$tmp/strobed.log")"
