@@ -120,6 +120,7 @@ struct daemon {
 	struct session *session;
 	enum backend_kind backend;	/* what sessions capture with */
 	char ended[600];	/* why strobed stopped the last session itself */
+	struct error stop_err;	/* why ingest failed while a stop waited for it */
 	int quit;
 	uint64_t quit_deadline;	/* exiting: until when to try storing the session */
 	int watching;		/* the session's ring fds are in the epoll set */
@@ -560,6 +561,14 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		db_blocked(d);
 		return SESSION_BLOCKED;
 	}
+	if (ret == 0 && d->stop_err.msg[0]) {
+		/* ingest failed while the stop waited (a full disk, say): what
+		 * it had not stored is not in the session, which is aborted
+		 * (session_fail), and the stop says why, not "ok" */
+		e = d->stop_err;
+		ret = -1;
+	}
+	d->stop_err.msg[0] = 0;
 	db_unblocked(d);
 	d->session = NULL;
 	pusher_kick(d->pusher);
@@ -626,7 +635,8 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		return 0;
 	if (ret < 0) {
 		proto_init(m, "error");
-		proto_add(m, "msg", e.msg);
+		proto_add(m, "msg", d->ended[0] ? d->ended : e.msg);
+		d->ended[0] = 0;	/* told */
 		return 0;
 	}
 	proto_init(m, "ok");
@@ -761,6 +771,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 	p.spool = d->spool;
 	p.spool_dir = d->spool_dir;
 	d->ended[0] = 0;
+	d->stop_err.msg[0] = 0;
 	d->session = session_start(d->db, &d->cache, &p, &e);
 	session_params_free(&p);
 	if (!d->session) {
@@ -1185,6 +1196,7 @@ static void drain(struct daemon *d)
 	/* the next 'stop' tells the client why its session ended early */
 	snprintf(d->ended, sizeof(d->ended), "session %lld was stopped early by "
 		 "strobed: %s", (long long)session_status_id(d->session), e.msg);
+	d->stop_err = e;	/* also a stop that comes while it catches up */
 	session_fail(d->session);
 	watch_session(d, 0);
 	stop_session(d, NULL);
@@ -1231,6 +1243,7 @@ static void stop_retry(struct daemon *d)
 		}
 		if (r < 0) {
 			daemon_log("stopping the session: %s", e.msg);
+			d->stop_err = e;	/* the stop's answer (stop_session) */
 			session_fail(d->session);
 			d->stop_drained = 1;	/* stop it as it is */
 		} else {
