@@ -25,6 +25,7 @@
 #define KIND_END	3			/* segment: the run goes on in the next */
 #define KIND_DISK	4			/* ring: a run on disk starts, in seg */
 #define KIND_PAD	5			/* ring: skip to the end */
+#define KIND_CLOSE	6			/* ring: the run before ended early, at len */
 
 /* Ring bytes left for KIND_DISK entries when chunks fill the rest. */
 #define RING_SLACK	4096
@@ -84,9 +85,15 @@ struct rhdr {
  * caught_up equal to disk_written goes back to the ring, and only then.
  * So the ring's entries after a KIND_DISK come after all of its run, and
  * the consumer, once the run reads empty, goes back to the ring when it
- * holds an entry.  A run that crosses SPOOL_SEGMENT_MAX goes on in the
- * next segment after a KIND_END; each run starts a new segment; the
- * consumer punches out what it read and unlinks the segments behind it.
+ * holds an entry.  The one exception: a write that fails inside a run (a
+ * full disk) ends the run at once, with a KIND_CLOSE entry in the ring
+ * saying where (disk_written then), and the chunk goes to the ring.  A
+ * consumer that finds a KIND_CLOSE first reads the run up to it; the
+ * producer starts no run until caught_up has reached it, so the disk
+ * bytes up to it are that run's alone.  A run that crosses
+ * SPOOL_SEGMENT_MAX goes on in the next segment after a KIND_END; each run
+ * starts a new segment; the consumer punches out what it read and unlinks
+ * the segments behind it.
  *
  * Counters: each has one writer; the other thread reads it atomically.
  */
@@ -102,6 +109,8 @@ struct spool {
 	/* producer only */
 	int disk_mode;			/* entries go to disk until caught up */
 	int cap_failed;			/* the disk failed a chunk the cap sent */
+	int closing;			/* a run ended early (KIND_CLOSE) at */
+	uint64_t close_pos;		/* this disk_written, not yet read to */
 	int wfd;
 	unsigned wseg;			/* segment being written (wfd) */
 	uint64_t woff;
@@ -374,6 +383,31 @@ fail:
 	return -1;
 }
 
+/*
+ * Producer: a write inside the run failed (a full disk): the run ends
+ * here, so that memory takes the chunks that follow instead of the ring
+ * waiting for the consumer to read the whole run.  A KIND_CLOSE entry in
+ * the ring says where the run ends (its slack keeps room for it); the
+ * disk is not used again under the cap, and no run starts before the
+ * consumer has read this one (closing).  0, or -1: no room (the run goes
+ * on).
+ */
+static int run_close(struct spool *s, const struct rhdr *h)
+{
+	struct rhdr c = { .kind = KIND_CLOSE, .time = h->time, .len = LOAD(s->disk_written) };
+	int64_t off = ring_reserve(s, sizeof(c), 0);
+
+	if (off < 0)
+		return -1;
+	memcpy(s->ring + off, &c, sizeof(c));
+	ring_publish(s, (uint64_t)off, sizeof(c));
+	s->disk_mode = 0;
+	s->closing = 1;
+	s->close_pos = c.len;
+	s->cap_failed = 1;
+	return 0;
+}
+
 /* Producer: whether a chunk of need bytes goes to disk because the
  * consumer capped the memory (spool_mem_cap), there is a disk, and it
  * has not failed under the cap before (then memory serves the rest of
@@ -415,6 +449,8 @@ static int put(struct spool *s, const struct rhdr *h, const void *a, size_t alen
 	/* the consumer read the whole run: back to the ring */
 	if (s->disk_mode && ACQUIRE(s->caught_up) == LOAD(s->disk_written))
 		s->disk_mode = 0;
+	if (s->closing && ACQUIRE(s->caught_up) == s->close_pos)
+		s->closing = 0;
 	if (!s->disk_mode) {
 		capped = h->kind == KIND_CHUNK && mem_capped(s, need);
 		if (!capped && ring_put(s, h, need, a, alen, b, blen) == 0)
@@ -428,15 +464,16 @@ static int put(struct spool *s, const struct rhdr *h, const void *a, size_t alen
 			       .time = h->time, .records = h->records, .samples = h->samples,
 			       .len = alen + blen };
 	if (!s->disk_mode) {
+		if (s->closing)
+			goto memory;	/* the run closed early is not read yet */
 		if (run_start(s, h, &eh, a, alen, b, blen) == 0)
 			return 0;
 		s->cap_failed |= capped;
 		goto memory;
 	}
 	if (disk_put(s, &eh, a, alen, b, blen) < 0) {
-		/* within a run the ring must wait for the consumer: refused */
 		ADD(s->disk_errors, 1);
-		return 1;
+		return run_close(s, h) == 0 && ring_put(s, h, need, a, alen, b, blen) == 0 ? 0 : 1;
 	}
 	return 0;
 memory:
@@ -483,7 +520,8 @@ uint64_t spool_room(struct spool *s)
 		 * room for it, memory takes (put) */
 	}
 	held = disk_held(s);
-	if (s->dir && held + 2 * sizeof(struct ent_hdr) + 8 < s->lim.disk_max)
+	if (s->dir && !(s->closing && ACQUIRE(s->caught_up) != s->close_pos) &&
+	    held + 2 * sizeof(struct ent_hdr) + 8 < s->lim.disk_max)
 		disk = s->lim.disk_max - held - 2 * sizeof(struct ent_hdr) - 8;
 	return MIN(MAX(mem, disk), SPOOL_SEGMENT_MAX - sizeof(struct ent_hdr) * 3 - 8);
 }
@@ -584,6 +622,29 @@ bad:
 	return -1;
 }
 
+/*
+ * Consumer, the ring not empty: whether its next entry (past a KIND_PAD,
+ * skipped) is a KIND_CLOSE, and then where its run ends.  The head was
+ * read (acquire) before: the producer's disk_written up to that end is
+ * visible.
+ */
+static int ring_close_at(struct spool *s, uint64_t *end)
+{
+	uint64_t off = s->tail % s->ring_size, contig = s->ring_size - off;
+	struct rhdr h;
+
+	if (contig < sizeof(h) ||
+	    (memcpy(&h, s->ring + off, sizeof(h)), h.kind == KIND_PAD)) {
+		/* a pad is published with the entry after it, at 0 */
+		RELEASE(s->tail, s->tail + contig);
+		memcpy(&h, s->ring, sizeof(h));
+	}
+	if (h.kind != KIND_CLOSE)
+		return 0;
+	*end = h.len;
+	return 1;
+}
+
 int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 {
 	uint64_t head, off, contig;
@@ -613,12 +674,18 @@ int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 				s->published = w;
 			}
 			if (s->published == LOAD(s->disk_read)) {
+				uint64_t end;
+
 				if (ACQUIRE(s->head) != s->tail) {
-					s->in_disk = 0;
-					continue;
-				}
-				if (LOAD(s->disk_read) == w)
+					/* a run closed early is read to its end first
+					 * (no later run's bytes before: see put) */
+					if (!ring_close_at(s, &end) || end == LOAD(s->disk_read)) {
+						s->in_disk = 0;
+						continue;
+					}
+				} else if (LOAD(s->disk_read) == w) {
 					return 0;
+				}
 			}
 			r = disk_take(s, ent, e);
 			if (r != 0)
@@ -634,6 +701,10 @@ int spool_take(struct spool *s, struct spool_entry *ent, struct error *e)
 			memcpy(&h, s->ring + off, sizeof(h));
 		if (contig < sizeof(h) || h.kind == KIND_PAD) {
 			RELEASE(s->tail, s->tail + contig);
+			continue;
+		}
+		if (h.kind == KIND_CLOSE) {	/* its run was read to it */
+			RELEASE(s->tail, s->tail + sizeof(h));
 			continue;
 		}
 		if (h.kind == KIND_DISK) {

@@ -15,7 +15,9 @@
  * the chunk (1): the producer leaves the records in their ring, where the
  * kernel counts what no longer fits as lost, with its time, as with any
  * other loss.  Once a chunk went to disk, later ones follow it there until
- * ingest has read the disk empty, so that order is kept.
+ * ingest has read the disk empty, so that order is kept; a disk that
+ * fails a write ends that run at once, and memory takes what follows
+ * (ingest reads the run first).
  *
  * Crash accounting: the counters of what was put and what ingest has
  * stored (spool_committed) live in a small file in dir, mapped shared, so
@@ -62,9 +64,9 @@ struct spool_stats {
 	uint64_t oldest_ns;			/* copy time of the oldest chunk held, 0: none */
 	uint64_t refused;			/* puts refused and rings left not emptied
 						 * (spool_short), for want of room */
-	uint64_t disk_errors;			/* segment writes that failed (then:
-						 * refused, unless memory took the
-						 * chunk under a cap) */
+	uint64_t disk_errors;			/* segment writes that failed (then
+						 * memory takes the chunk if it has
+						 * room, else it is refused) */
 };
 
 struct spool;

@@ -2,7 +2,8 @@
  * test_spool.c - the drain-to-ingest spool (lib/capture/spool.c): entries come out
  * in the order they were put, across the memory bound into disk segments
  * (several of them) and back to memory; a consumer's cap on memory sends
- * the rest to disk, and memory takes what a failing disk cannot; a full spool refuses and counts;
+ * the rest to disk, and memory takes what a failing disk cannot, also in
+ * the middle of a run on disk; a full spool refuses and counts;
  * the byte counts return to zero when read empty; a producer thread and a
  * consumer running together lose and reorder nothing; and what a killed
  * strobed left (put, not committed) is found by spool_orphan.
@@ -27,6 +28,16 @@
 #define SCRATCH_NAME "spool"
 #define SCRATCH_FILES_ONLY
 #include "scratch.h"
+
+/* The file size limit at the start: the tests that lower it put it back,
+ * also when they fail (fsize_restore). */
+static struct rlimit fsize_saved;
+
+static int fsize_restore(void **state)
+{
+	(void)state;
+	return setrlimit(RLIMIT_FSIZE, &fsize_saved);
+}
 
 /* chunk i: src i % 4, len 8 + (i * 37) % 3000, every byte (i + k) & 0xff */
 static size_t chunk_len(unsigned i)
@@ -186,7 +197,6 @@ static void test_cap_disk_fails(void **state)
 	assert_non_null(s);
 	spool_mem_cap(s, 64 << 10);
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-	signal(SIGXFSZ, SIG_IGN);
 	none.rlim_max = old.rlim_max;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
 	roundtrip(s, 5000);
@@ -209,6 +219,121 @@ static void test_cap_disk_fails(void **state)
 	assert_int_equal(st.disk_errors, 1);
 	assert_true(st.mem_peak > 7000000);
 	assert_int_equal(rename(gone, path_of("capgone")), 0);
+	spool_close(s);
+}
+
+/* Take every entry there is, chunks from *got on; the pass marks skipped. */
+static void take_all(struct spool *s, unsigned *got)
+{
+	struct spool_entry ent;
+	struct error e;
+	int r;
+
+	while ((r = spool_take(s, &ent, &e)) == 1)
+		if (!ent.is_pass)
+			check_chunk(&ent, (*got)++);
+	assert_int_equal(r, 0);
+}
+
+/*
+ * A write that fails inside a run on disk (the file size limit: EFBIG, as
+ * ENOSPC) ends the run there.  Under the cap, memory takes the chunks that
+ * follow: none refused, one disk error, and ingest reads the run's start
+ * from disk, then the rest from memory, in order.  Without the cap (the
+ * run began when the ring was full) the chunk the ring cannot hold is
+ * refused and counted, a new run waits until the closed one was read, and
+ * once the disk takes writes again runs work as before.
+ */
+static void test_disk_fails_in_run(void **state)
+{
+	struct spool_limits lim = { .mem_max = 64 << 20, .disk_max = 1ULL << 30 };
+	struct rlimit old, none = { 0, 0 };
+	struct spool_stats st;
+	struct spool_entry ent;
+	struct error e;
+	struct spool *s;
+	unsigned put = 0, got = 0, refused = 0;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	none.rlim_max = old.rlim_max;
+
+	s = spool_open(path_of("runfails"), &lim, &e);
+	assert_non_null(s);
+	spool_mem_cap(s, 64 << 10);
+	for (; put < 300; put++)
+		assert_int_equal(put_chunk(s, put), 0);
+	spool_get_stats(s, &st);
+	assert_true(st.disk_bytes > 200000);	/* a run on disk, open */
+	for (unsigned i = 0; i < 100; i++) {	/* into the run */
+		assert_int_equal(spool_take(s, &ent, &e), 1);
+		check_chunk(&ent, got++);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	for (; put < 5000; put++) {
+		assert_int_equal(put_chunk(s, put), 0);
+		if (put % 10 == 9)
+			spool_pass(s, 5000 + put);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.refused, 0);
+	assert_int_equal(st.disk_errors, 1);
+	assert_true(st.mem_bytes > 7000000);
+	take_all(s, &got);
+	assert_int_equal(got, put);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.disk_bytes, 0);
+	assert_int_equal(st.mem_bytes, 0);
+	roundtrip(s, 300);	/* and on: the cap is off */
+	spool_close(s);
+
+	/* no cap: a 16 KiB ring full, the run on disk, its write failing */
+	lim.mem_max = 16 << 10;
+	s = spool_open(path_of("runfails2"), &lim, &e);
+	assert_non_null(s);
+	put = got = 0;
+	for (; put < 60; put++)
+		assert_int_equal(put_chunk(s, put), 0);
+	spool_get_stats(s, &st);
+	assert_true(st.disk_bytes > 40000);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(spool_take(s, &ent, &e), 1);
+		check_chunk(&ent, got++);
+	}
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
+	/* the ring takes what its room allows after the close, then refuses */
+	for (unsigned i = 0; i < 20; i++) {
+		if (put_chunk(s, put) == 0)
+			put++;
+		else
+			refused++;
+	}
+	spool_get_stats(s, &st);
+	assert_int_equal(st.refused, refused);
+	assert_int_equal(st.disk_errors, 1);
+	assert_true(refused > 0);
+	take_all(s, &got);
+	assert_int_equal(got, put);
+	/* the disk still fails: the ring serves, a run cannot start */
+	for (unsigned i = 0; i < 20; i++) {
+		if (put_chunk(s, put) == 0)
+			put++;
+		else
+			refused++;
+	}
+	take_all(s, &got);
+	assert_int_equal(got, put);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	spool_get_stats(s, &st);
+	assert_int_equal(st.refused, refused);
+	/* the disk writes again: a new run takes what the ring cannot */
+	for (unsigned i = 0; i < 200; i++)
+		assert_int_equal(put_chunk(s, put++), 0);
+	spool_get_stats(s, &st);
+	assert_true(st.disk_bytes > 200000);
+	take_all(s, &got);
+	assert_int_equal(got, put);
 	spool_close(s);
 }
 
@@ -247,6 +372,7 @@ static void test_full(void **state)
 struct prod {
 	struct spool *s;
 	unsigned n;
+	int disk_fails;		/* every 3000 chunks, the disk fails for 1000 */
 };
 
 static void *producer(void *arg)
@@ -254,6 +380,14 @@ static void *producer(void *arg)
 	struct prod *p = arg;
 
 	for (unsigned i = 0; i < p->n; i++) {
+		if (p->disk_fails && i % 1000 == 0) {
+			struct rlimit r = fsize_saved;
+
+			if (i % 3000 == 1000)
+				r.rlim_cur = 0;
+			if (setrlimit(RLIMIT_FSIZE, &r) != 0)
+				abort();	/* not cmocka's: another thread */
+		}
 		while (put_chunk(p->s, i) != 0)
 			usleep(100);
 		if (i % 10 == 9)
@@ -265,7 +399,8 @@ static void *producer(void *arg)
 /*
  * One thread puts (with a pass mark after every 10th chunk) while this one
  * takes, through memory and disk: with rings of 16 KiB and 256 KiB, runs
- * on disk start and end many times; nothing is lost or reordered.
+ * on disk start and end many times, also with a disk that fails writes
+ * (runs closed early) a third of the time; nothing is lost or reordered.
  */
 static void test_threads(void **state)
 {
@@ -273,7 +408,10 @@ static void test_threads(void **state)
 		{ .mem_max = 256 << 10, .disk_max = 1 << 20 },
 		{ .mem_max = 16 << 10, .disk_max = 1 << 20 },
 		{ .mem_max = 16 << 10, .disk_max = 0 },
+		{ .mem_max = 256 << 10, .disk_max = 1 << 20 },	/* the disk failing */
+		{ .mem_max = 16 << 10, .disk_max = 1 << 20 },
 	};
+	struct spool_stats st;
 	struct spool_entry ent;
 	struct error e;
 	struct prod p;
@@ -285,6 +423,7 @@ static void test_threads(void **state)
 
 		p.s = spool_open(lims[k].disk_max ? path_of("threads") : NULL, &lims[k], &e);
 		p.n = 20000;
+		p.disk_fails = k >= 3;
 		assert_non_null(p.s);
 		assert_int_equal(pthread_create(&t, NULL, producer, &p), 0);
 		while (got < p.n) {
@@ -304,14 +443,20 @@ static void test_threads(void **state)
 			check_chunk(&ent, got++);
 		}
 		pthread_join(t, NULL);
+		assert_int_equal(fsize_restore(NULL), 0);
 		while (spool_take(p.s, &ent, &e) == 1)
 			assert_true(ent.is_pass);
+		spool_get_stats(p.s, &st);
+		if (p.disk_fails)
+			assert_true(st.disk_errors > 0);
 		spool_close(p.s);
 		if (lims[k].disk_max)
 			assert_int_equal(access(path_of("threads"), F_OK), -1);
-		print_message("ring %llu, disk %llu: %u pass marks\n",
-			      (unsigned long long)lims[k].mem_max,
-			      (unsigned long long)lims[k].disk_max, passes);
+		print_message("ring %llu, disk %llu%s: %u pass marks, %llu refused, %llu disk "
+			      "errors\n", (unsigned long long)lims[k].mem_max,
+			      (unsigned long long)lims[k].disk_max,
+			      p.disk_fails ? " (failing)" : "", passes,
+			      (unsigned long long)st.refused, (unsigned long long)st.disk_errors);
 	}
 }
 
@@ -381,11 +526,15 @@ int main(void)
 		cmocka_unit_test(test_memory_only),
 		cmocka_unit_test(test_disk_overflow),
 		cmocka_unit_test(test_mem_cap),
-		cmocka_unit_test(test_cap_disk_fails),
+		cmocka_unit_test_teardown(test_cap_disk_fails, fsize_restore),
+		cmocka_unit_test_teardown(test_disk_fails_in_run, fsize_restore),
 		cmocka_unit_test(test_full),
-		cmocka_unit_test(test_threads),
+		cmocka_unit_test_teardown(test_threads, fsize_restore),
 		cmocka_unit_test(test_orphan),
 	};
 
+	if (getrlimit(RLIMIT_FSIZE, &fsize_saved) != 0)
+		return 1;
+	signal(SIGXFSZ, SIG_IGN);	/* EFBIG instead */
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
