@@ -976,12 +976,15 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 					      &st->handler_max_ns) == 0;
 	}
 	if (ret < 0) {
-		struct error ignore;
+		struct error ue;
 
 		snprintf(s->row.state, sizeof(s->row.state), "aborted");
 		s->row.end_ns = end;
 		s->row.duration_ns = end - s->row.start_ns;
-		db_session_update(s->db, &s->row, &ignore);
+		if (db_session_update(s->db, &s->row, &ue) < 0)
+			daemon_log("session %lld: its end (aborted) could not be stored either: "
+				   "%s; it reads as running until strobed starts again and marks "
+				   "it interrupted", (long long)s->row.id, ue.msg);
 	}
 	session_free(s, 0);
 	return ret;
