@@ -36,6 +36,47 @@ spins_stop() {
 	spins=
 }
 
+# status_save NAME: 'strobe status' into $tmp/NAME; status_stored NAME
+# (samples stored), status_behind NAME ("RECORDS SECONDS" ingest is
+# behind) and status_waited NAME (seconds ingest has waited for an idle
+# CPU; empty when it does not wait) read that file
+status_save() { "$STROBE" status >"$tmp/$1" 2>&1 || fail "status: $(cat "$tmp/$1")"; }
+status_stored() { sed -n 's/^session [0-9]* running for [0-9.]* s: \([0-9]*\) samples.*/\1/p' "$tmp/$1"; }
+status_behind() { sed -n 's/^ingest: \([0-9]*\) records behind (\([0-9.]*\) s).*/\1 \2/p' "$tmp/$1"; }
+status_waited() { sed -n 's/.*ingest waits for an idle CPU since \([0-9.]*\) s.*/\1/p' "$tmp/$1"; }
+# wait_ingest_waits NAME: until ingest waits for an idle CPU (the session
+# running, every CPU spinning: spins_start), its status in $tmp/NAME;
+# fails after 10 s
+wait_ingest_waits() {
+	i=0
+	while status_save "$1"; [ -z "$(status_waited "$1")" ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && fail "no wait for an idle CPU in 10 s with $(getconf _NPROCESSORS_ONLN) spinning CPUs: $(cat "$tmp/$1")"
+		sleep 0.1
+	done
+}
+
+# mount_small: a 1 GiB tmpfs at $small ($tmp/small, mode 0700) for a
+# database to fill, unmounted at the end after strobed is gone; skips
+# when no tmpfs can be mounted here
+mount_small() {
+	small=$tmp/small
+	mkdir "$small"
+	mount -t tmpfs -o size=1g,mode=0700 tmpfs "$small" 2>"$tmp/mount.err" ||
+		skip "cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
+	trap cleanup_small EXIT
+}
+cleanup_small() {
+	spins_stop
+	if [ -n "$daemon_pid" ]; then
+		kill "$daemon_pid" 2>/dev/null
+		wait "$daemon_pid" 2>/dev/null
+		daemon_pid=
+	fi
+	umount "$small" 2>/dev/null || umount -l "$small"
+	cleanup
+}
+
 cleanup() {
 	spins_stop
 	if [ -n "$daemon_pid" ]; then

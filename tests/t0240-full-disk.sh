@@ -14,20 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 
-small=$tmp/small
-mkdir "$small"
-mount -t tmpfs -o size=1g,mode=0700 tmpfs "$small" 2>"$tmp/mount.err" ||
-	skip "cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
-cleanup_small() {
-	if [ -n "$daemon_pid" ]; then
-		kill "$daemon_pid" 2>/dev/null
-		wait "$daemon_pid" 2>/dev/null
-		daemon_pid=
-	fi
-	umount "$small" 2>/dev/null || umount -l "$small"
-	cleanup
-}
-trap cleanup_small EXIT
+mount_small
 export STROBE_DB=$small/strobe.db
 
 start_daemon

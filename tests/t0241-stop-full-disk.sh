@@ -18,43 +18,20 @@
 need_root
 ncpu=$(getconf _NPROCESSORS_ONLN)
 
-small=$tmp/small
-mkdir "$small"
-mount -t tmpfs -o size=1g,mode=0700 tmpfs "$small" 2>"$tmp/mount.err" ||
-	skip "cannot mount a tmpfs here: $(cat "$tmp/mount.err")"
-cleanup_small() {
-	spins_stop
-	if [ -n "$daemon_pid" ]; then
-		kill "$daemon_pid" 2>/dev/null
-		wait "$daemon_pid" 2>/dev/null
-		daemon_pid=
-	fi
-	umount "$small" 2>/dev/null || umount -l "$small"
-	cleanup
-}
-trap cleanup_small EXIT
+mount_small
 export STROBE_DB=$small/strobe.db
-
-status() { "$STROBE" status >"$tmp/$1" 2>&1 || fail "status: $(cat "$tmp/$1")"; }
-stored() { sed -n 's/^session [0-9]* running for [0-9.]* s: \([0-9]*\) samples.*/\1/p' "$tmp/$1"; }
-behind() { sed -n 's/^ingest: \([0-9]*\) records behind.*/\1/p' "$tmp/$1"; }
-waited() { sed -n 's/.*ingest waits for an idle CPU since \([0-9.]*\) s.*/\1/p' "$tmp/$1"; }
 
 start_daemon
 "$STROBE" start --sample-event cpu-clock -F 1000 -e page-faults >"$tmp/id" 2>"$tmp/start.err" ||
 	fail "start: $(cat "$tmp/start.err")"
 id=$(cat "$tmp/id")
 spins_start
-i=0
-while status s1; [ -z "$(waited s1)" ]; do
-	i=$((i + 1))
-	[ $i -gt 100 ] && fail "no wait for an idle CPU in 10 s with $ncpu spinning CPUs: $(cat "$tmp/s1")"
-	sleep 0.1
-done
+wait_ingest_waits s1
 sleep 2
-status s2
-n=$(stored s2) b=$(behind s2)
-[ -n "$(waited s2)" ] || fail "ingest no longer waits with every CPU busy: $(cat "$tmp/s2")"
+status_save s2
+set -- $(status_behind s2)
+n=$(status_stored s2) b=${1:-}
+[ -n "$(status_waited s2)" ] || fail "ingest no longer waits with every CPU busy: $(cat "$tmp/s2")"
 [ -n "$b" ] && [ "$b" -gt 1000 ] || fail "ingest is not behind by 1000 records after 2 s: $(cat "$tmp/s2")"
 
 # leave 64 KB: the records waiting in the spool take far more
@@ -71,7 +48,7 @@ du -ak "$small" | sort -n | tail -n 8
 	fail "stop did not print exactly one line: $(cat "$tmp/stop.out" "$tmp/stop.err")"
 grep -q "^strobe stop: .*disk full" "$tmp/stop.err" || fail "stop does not say disk full: $(cat "$tmp/stop.err")"
 kill -0 "$daemon_pid" 2>/dev/null || fail "strobed died: $(tail -n 5 "$tmp/strobed.log")"
-status s3
+status_save s3
 grep -q "no session running" "$tmp/s3" || fail "a session is still running: $(cat "$tmp/s3")"
 [ "$(sqlite3 -readonly "$STROBE_DB" 'PRAGMA integrity_check' 2>&1)" = ok ] ||
 	fail "integrity_check: $(sqlite3 -readonly "$STROBE_DB" 'PRAGMA integrity_check' 2>&1 | head -n 3)"

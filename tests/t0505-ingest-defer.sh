@@ -14,12 +14,6 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 F=1000
-ncpu=$(getconf _NPROCESSORS_ONLN)
-# status NAME: strobe status into $tmp/NAME
-status() { "$STROBE" status >"$tmp/$1" 2>&1 || fail "status: $(cat "$tmp/$1")"; }
-stored() { sed -n 's/^session [0-9]* running for [0-9.]* s: \([0-9]*\) samples.*/\1/p' "$tmp/$1"; }
-behind() { sed -n 's/^ingest: \([0-9]*\) records behind (\([0-9.]*\) s).*/\1 \2/p' "$tmp/$1"; }
-waited() { sed -n 's/.*ingest waits for an idle CPU since \([0-9.]*\) s.*/\1/p' "$tmp/$1"; }
 start() {
 	"$STROBE" start --sample-event cpu-clock -F $F >"$tmp/id" 2>"$tmp/start.err" ||
 		fail "start: $(cat "$tmp/start.err")"
@@ -39,17 +33,12 @@ stop_check() {
 start_daemon
 start
 spins_start
-i=0
-while status s1; [ -z "$(waited s1)" ]; do
-	i=$((i + 1))
-	[ $i -gt 100 ] && fail "no wait for an idle CPU in 10 s with $ncpu spinning CPUs: $(cat "$tmp/s1")"
-	sleep 0.1
-done
+wait_ingest_waits s1
 sleep 1.5
-status s2
-w1=$(waited s1) w2=$(waited s2) n1=$(stored s1) n2=$(stored s2)
-set -- $(behind s1); b1=$1
-set -- $(behind s2); b2=$1 lag2=$2
+status_save s2
+w1=$(status_waited s1) w2=$(status_waited s2) n1=$(status_stored s1) n2=$(status_stored s2)
+set -- $(status_behind s1); b1=$1
+set -- $(status_behind s2); b2=$1 lag2=$2
 [ -n "$w2" ] || fail "ingest no longer waits with every CPU busy: $(cat "$tmp/s2")"
 # the wait restarts with every pass: grown by the time between, none came
 python3 -c "import sys; sys.exit(not float('$w2') - float('$w1') >= 1.3)" ||
@@ -59,14 +48,14 @@ python3 -c "import sys; sys.exit(not float('$w2') - float('$w1') >= 1.3)" ||
 ok "every CPU busy: ingest waits ($w1 s, then $w2 s), $n1 samples stored throughout, $b1 then $b2 records behind"
 spins_stop
 i=0
-while status s3; ! grep -q '^ingest: 0 records behind' "$tmp/s3"; do
+while status_save s3; ! grep -q '^ingest: 0 records behind' "$tmp/s3"; do
 	i=$((i + 1))
 	[ $i -gt 300 ] && fail "ingest did not catch up in 30 s on idle CPUs: $(cat "$tmp/s3")"
 	sleep 0.1
 done
-[ -z "$(waited s3)" ] || fail "still waiting once caught up: $(cat "$tmp/s3")"
-[ "$(stored s3)" -gt "$n2" ] || fail "caught up, yet $(stored s3) samples stored (was $n2)"
-ok "CPUs free again: ingest caught up while the session runs ($(stored s3) samples stored)"
+[ -z "$(status_waited s3)" ] || fail "still waiting once caught up: $(cat "$tmp/s3")"
+[ "$(status_stored s3)" -gt "$n2" ] || fail "caught up, yet $(status_stored s3) samples stored (was $n2)"
+ok "CPUs free again: ingest caught up while the session runs ($(status_stored s3) samples stored)"
 stop_check
 ok "stop: $n samples stored, the count taken, 0 lost"
 stop_daemon
@@ -76,27 +65,27 @@ start_daemon --ingest-defer 1
 start
 spins_start
 sleep 1
-status b1
+status_save b1
 # 3 s of looks: a wait longer than 2.5 s (a second, and the time a nice-19
 # thread on busy CPUs takes to look again) would be the limit not kept;
 # how far behind ingest is depends on how fast it runs there, not on it
 : >"$tmp/waits"
 k=0
 while [ $k -lt 30 ]; do
-	status bw
-	waited bw >>"$tmp/waits"	# one process per look: the CPUs are busy
+	status_save bw
+	status_waited bw >>"$tmp/waits"	# one process per look: the CPUs are busy
 	k=$((k + 1))
 	sleep 0.1
 done
 maxw=$(awk '$1 + 0 > m { m = $1 + 0 } END { print m + 0 }' "$tmp/waits")
-status b2
+status_save b2
 spins_stop
-set -- $(behind b2); lag=$2
-[ "$(stored b2)" -gt "$(stored b1)" ] ||
-	fail "--ingest-defer 1: $(stored b1), then $(stored b2) samples stored on busy CPUs"
+set -- $(status_behind b2); lag=$2
+[ "$(status_stored b2)" -gt "$(status_stored b1)" ] ||
+	fail "--ingest-defer 1: $(status_stored b1), then $(status_stored b2) samples stored on busy CPUs"
 awk -v w="$maxw" 'BEGIN { exit !(w < 2.5) }' ||
 	fail "--ingest-defer 1: ingest waited $maxw s for an idle CPU"
-ok "--ingest-defer 1 on busy CPUs: $(stored b1), then $(stored b2) samples stored, waits of at most $maxw s, $lag s behind at the end"
+ok "--ingest-defer 1 on busy CPUs: $(status_stored b1), then $(status_stored b2) samples stored, waits of at most $maxw s, $lag s behind at the end"
 stop_check
 stop_daemon
 
@@ -105,18 +94,18 @@ start_daemon --ingest-defer off
 start
 spins_start
 sleep 1
-status o1
+status_save o1
 # at nice 19 on busy CPUs a pass may take a while: up to 20 s
 i=0
-while status o2; [ "$(stored o2)" -le "$(stored o1)" ]; do
-	[ -z "$(waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
+while status_save o2; [ "$(status_stored o2)" -le "$(status_stored o1)" ]; do
+	[ -z "$(status_waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
 	i=$((i + 1))
-	[ $i -gt 200 ] && fail "--ingest-defer off: $(stored o1), then $(stored o2) samples stored on busy CPUs in 20 s"
+	[ $i -gt 200 ] && fail "--ingest-defer off: $(status_stored o1), then $(status_stored o2) samples stored on busy CPUs in 20 s"
 	sleep 0.1
 done
 spins_stop
-[ -z "$(waited o1)$(waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
-ok "--ingest-defer off on busy CPUs: $(stored o1), then $(stored o2) samples stored, no wait"
+[ -z "$(status_waited o1)$(status_waited o2)" ] || fail "--ingest-defer off, yet waiting: $(cat "$tmp/o2")"
+ok "--ingest-defer off on busy CPUs: $(status_stored o1), then $(status_stored o2) samples stored, no wait"
 stop_check
 stop_daemon
 

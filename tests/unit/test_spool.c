@@ -222,6 +222,18 @@ static void test_cap_disk_fails(void **state)
 	spool_close(s);
 }
 
+/* n tries to put the chunks from *put on: each put counted in *put, each
+ * refusal in *refused. */
+static void try_puts(struct spool *s, unsigned n, unsigned *put, unsigned *refused)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (put_chunk(s, *put) == 0)
+			(*put)++;
+		else
+			(*refused)++;
+	}
+}
+
 /* Take every entry there is, chunks from *got on; the pass marks skipped. */
 static void take_all(struct spool *s, unsigned *got)
 {
@@ -303,12 +315,7 @@ static void test_disk_fails_in_run(void **state)
 	}
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &none), 0);
 	/* the ring takes what its room allows after the close, then refuses */
-	for (unsigned i = 0; i < 20; i++) {
-		if (put_chunk(s, put) == 0)
-			put++;
-		else
-			refused++;
-	}
+	try_puts(s, 20, &put, &refused);
 	spool_get_stats(s, &st);
 	assert_int_equal(st.refused, refused);
 	assert_int_equal(st.disk_errors, 1);
@@ -316,12 +323,7 @@ static void test_disk_fails_in_run(void **state)
 	take_all(s, &got);
 	assert_int_equal(got, put);
 	/* the disk still fails: the ring serves, a run cannot start */
-	for (unsigned i = 0; i < 20; i++) {
-		if (put_chunk(s, put) == 0)
-			put++;
-		else
-			refused++;
-	}
+	try_puts(s, 20, &put, &refused);
 	take_all(s, &got);
 	assert_int_equal(got, put);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
@@ -348,12 +350,7 @@ static void test_full(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	for (unsigned i = 0; i < 100; i++) {
-		if (put_chunk(s, put) == 0)
-			put++;
-		else
-			refused++;
-	}
+	try_puts(s, 100, &put, &refused);
 	if (!(put > 5 && refused > 40))
 		fail_msg("put %u, refused %u", put, refused);
 	spool_get_stats(s, &st);
