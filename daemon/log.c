@@ -7,17 +7,19 @@
 #include <time.h>
 #include <unistd.h>
 #include "log.h"
+#include "util.h"
 
 void daemon_log(const char *fmt, ...)
 {
 	va_list ap;
-	char ts[32];
+	char ts[32], msg[2048];
 	time_t t = time(NULL);
 
 	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime(&t));
-	fprintf(stderr, "strobed[%d] %s: ", (int)getpid(), ts);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* paths, names and server answers in it: one line a terminal shows */
+	text_sanitize(msg);
+	fprintf(stderr, "strobed[%d] %s: %s\n", (int)getpid(), ts, msg);
 }

@@ -583,7 +583,7 @@ static void watch_draw(const struct snap *cur, const struct rates *r, double int
 	printf("\033[H\033[2J");
 	printf("strobe status --watch: every %g s (Ctrl-C ends)    %s\n\n", interval, when);
 	if (!cur->running) {
-		printf("no session running (strobed on database %s)\n", cur->db);
+		printf("no session running (strobed on database %s)\n", TEXT_SAFE(cur->db));
 	} else {
 		printf("session %lld running for %.1f s\n", cur->session, cur->elapsed);
 		printf("samples: %.1f/s over the last %.1f s, %llu in all (%llu stored)\n",
@@ -606,10 +606,10 @@ static void watch_draw(const struct snap *cur, const struct rates *r, double int
 	if (cur->have_db_bytes) {
 		bytes_text(a, sizeof(a), cur->db_bytes);
 		bytes_text(b, sizeof(b), cur->db_wal_bytes);
-		printf("database: %s on disk (of it %s WAL): %s\n", a, b, cur->db);
+		printf("database: %s on disk (of it %s WAL): %s\n", a, b, TEXT_SAFE(cur->db));
 	}
 	if (cur->note)
-		printf("%s\n", cur->note);
+		printf("%s\n", TEXT_SAFE(cur->note));
 	if (cur->running && cur->nr) {
 		printf("\n%5s %12s %12s %12s\n", "CPU", "samples/s", "lost", "lost in all");
 		for (int i = 0; i < cur->nr; i++)
@@ -633,7 +633,7 @@ static void watch_line(const struct snap *cur, const struct rates *r)
 
 	wall_text(when, sizeof(when));
 	if (!cur->running) {
-		printf("%s no session running (strobed on database %s)\n", when, cur->db);
+		printf("%s no session running (strobed on database %s)\n", when, TEXT_SAFE(cur->db));
 		return;
 	}
 	printf("%s %lld %.3f %.1f %lld %llu %llu %.3f %llu %llu %llu ", when, cur->session,
@@ -823,10 +823,10 @@ int cmd_status(int argc, char **argv)
 		       "database %s\n",
 		       proto_get(&resp, "session"), el ? atof(el) / 1e9 : 0.0,
 		       proto_get(&resp, "samples"), proto_get(&resp, "rate"),
-		       proto_get(&resp, "lost"), proto_get(&resp, "db"));
+		       proto_get(&resp, "lost"), TEXT_SAFE(proto_get(&resp, "db")));
 	} else {
 		printf("no session running (strobed on database %s)\n",
-		       proto_get(&resp, "db") ? proto_get(&resp, "db") : "?");
+		       proto_get(&resp, "db") ? TEXT_SAFE(proto_get(&resp, "db")) : "?");
 	}
 	/* lines added after the first, which scripts may parse */
 	if (running && !strcmp(running, "1") && proto_get(&resp, "lag_records")) {
@@ -861,7 +861,7 @@ int cmd_status(int argc, char **argv)
 		printf("database locked for %.1f s by %s: records wait in the spool, and what "
 		       "does not fit there is counted as lost\n",
 		       atof(proto_get(&resp, "blocked_ms")) / 1e3,
-		       proto_get(&resp, "lock_holder") ? proto_get(&resp, "lock_holder") : "?");
+		       proto_get(&resp, "lock_holder") ? TEXT_SAFE(proto_get(&resp, "lock_holder")) : "?");
 	if (proto_get(&resp, "removing"))
 		printf("removing sessions: their rows are being deleted\n");
 	if (proto_get(&resp, "push_to")) {
@@ -869,12 +869,12 @@ int cmd_status(int argc, char **argv)
 		const char *err = proto_get(&resp, "push_error");
 
 		printf("push to %s: last pushed session %s, %s pending",
-		       proto_get(&resp, "push_to"), last && strcmp(last, "0") ? last : "none",
+		       TEXT_SAFE(proto_get(&resp, "push_to")), last && strcmp(last, "0") ? last : "none",
 		       proto_get(&resp, "push_pending") ? proto_get(&resp, "push_pending") : "?");
 		if (proto_get(&resp, "push_held"))
 			printf(", %s kept from retention until pushed", proto_get(&resp, "push_held"));
 		if (err)
-			printf("; failing: %s", err);
+			printf("; failing: %s", TEXT_SAFE(err));
 		putchar('\n');
 	}
 	proto_free(&resp);

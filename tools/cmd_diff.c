@@ -124,15 +124,15 @@ static void print_header(const struct diff *d, FILE *f)
 
 		fprintf(f, "# %s: session %lld", s ? "B" : "A", (long long)ss->id);
 		if (d->host[s][0])
-			fprintf(f, " of host %s", d->host[s]);
+			fprintf(f, " of host %s", TEXT_SAFE(d->host[s]));
 		if (ss->name[0])
-			fprintf(f, " \"%s\"", ss->name);
-		fprintf(f, " (%s), sampling %s: %" PRIu64 " samples", ss->state,
-			ss->sample_event, sum->samples);
+			fprintf(f, " \"%s\"", TEXT_SAFE(ss->name));
+		fprintf(f, " (%s), sampling %s: %" PRIu64 " samples", TEXT_SAFE(ss->state),
+			TEXT_SAFE(ss->sample_event), sum->samples);
 		if (ss->samples > 0 && sum->samples != (uint64_t)ss->samples)
 			fprintf(f, " of %lld pass the filters", (long long)ss->samples);
 		if (sum->weighted)
-			fprintf(f, "; percent of %s's count, %" PRIu64, ss->sample_event,
+			fprintf(f, "; percent of %s's count, %" PRIu64, TEXT_SAFE(ss->sample_event),
 				sum->weight);
 		fputc('\n', f);
 	}
@@ -314,10 +314,10 @@ int cmd_diff(int argc, char **argv)
 			free(f.s);
 		}
 		for (i = 0; i < d->nr_notes; i++)
-			printf("# note: %s\n", d->notes[i]);
+			printf("# note: %s\n", TEXT_SAFE(d->notes[i]));
 	} else {
 		for (i = 0; i < d->nr_notes; i++)
-			fprintf(stderr, "strobe diff: note: %s\n", d->notes[i]);
+			fprintf(stderr, "strobe diff: note: %s\n", TEXT_SAFE(d->notes[i]));
 	}
 	if (table_write(t, fmt, stdout) < 0) {
 		ret = 1;

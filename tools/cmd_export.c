@@ -932,7 +932,7 @@ static int export_stacks(const struct opts *o)
 		}
 	}
 	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
-		fprintf(stderr, "strobe export: note: %s\n", set->notes[i]);
+		fprintf(stderr, "strobe export: note: %s\n", TEXT_SAFE(set->notes[i]));
 	if (set->no_stack)
 		fprintf(stderr, "strobe export: note: %llu samples that pass the filters have "
 			"no stack and are not exported\n", (unsigned long long)set->no_stack);

@@ -266,10 +266,10 @@ int cmd_flamegraph(int argc, char **argv)
 	/* notes of a graph drawn (after an error they would be noise) */
 	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
 		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
-			(long long)set->session.id, set->notes[i]);
+			(long long)set->session.id, TEXT_SAFE(set->notes[i]));
 	for (int i = 0; base && i < base->nr_notes && i < (int)ARRAY_SIZE(base->notes); i++)
 		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
-			(long long)base->session.id, base->notes[i]);
+			(long long)base->session.id, TEXT_SAFE(base->notes[i]));
 	ret = 0;
 out:
 	progress_done(&prog);

@@ -32,7 +32,7 @@ static const char usage_text[] =
 
 static void note(void *arg, const char *line)
 {
-	printf("%s\n", line);
+	printf("%s\n", TEXT_SAFE(line));
 	fflush(stdout);
 }
 

@@ -38,7 +38,7 @@ static void note(void *arg, const char *line)
 	struct progress *p = arg;
 
 	progress_done(p);
-	printf("%s\n", line);
+	printf("%s\n", TEXT_SAFE(line));
 	fflush(stdout);
 }
 

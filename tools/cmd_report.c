@@ -275,8 +275,9 @@ static void print_header(const struct report_opts *o,
 
 	fprintf(f, "# session %lld", (long long)s->id);
 	if (s->name[0])
-		fprintf(f, " \"%s\"", s->name);
-	fprintf(f, " (%s) %s backend, sampling %s", s->state, s->backend, s->sample_event);
+		fprintf(f, " \"%s\"", TEXT_SAFE(s->name));
+	fprintf(f, " (%s) %s backend, sampling %s", TEXT_SAFE(s->state), TEXT_SAFE(s->backend),
+		TEXT_SAFE(s->sample_event));
 	if (s->sample_freq)
 		fprintf(f, " at %lld Hz", (long long)s->sample_freq);
 	else if (s->sample_period)
@@ -291,7 +292,7 @@ static void print_header(const struct report_opts *o,
 	else
 		fputs("duration unknown", f);
 	for (i = 0; i < s->nr_events; i++)
-		fprintf(f, "%s%s", i ? ", " : "; counting: ", s->events[i].name);
+		fprintf(f, "%s%s", i ? ", " : "; counting: ", TEXT_SAFE(s->events[i].name));
 	fputc('\n', f);
 
 	if (filtered) {
@@ -305,11 +306,11 @@ static void print_header(const struct report_opts *o,
 			sep = ", ";
 		}
 		if (o->comm) {
-			fprintf(f, "%scomm %s", sep, o->comm);
+			fprintf(f, "%scomm %s", sep, TEXT_SAFE(o->comm));
 			sep = ", ";
 		}
 		if (o->binary) {
-			fprintf(f, "%sbinary %s", sep, o->binary);
+			fprintf(f, "%sbinary %s", sep, TEXT_SAFE(o->binary));
 			sep = ", ";
 		}
 		if (o->mode != REPORT_ALL) {
@@ -330,15 +331,15 @@ static void print_header(const struct report_opts *o,
 	}
 	for (i = 0; i < s->nr_events && fleet; i++)
 		fprintf(f, "# %s: %" PRIu64 " attributed (what no sample got is not pushed)\n",
-			s->events[i].name, sum->total[i]);
+			TEXT_SAFE(s->events[i].name), sum->total[i]);
 	for (i = 0; i < s->nr_events && !fleet; i++)
 		fprintf(f, "# %s: %" PRIu64 " attributed%s, %" PRIu64 " unattributed "
-			"(after the last sample of a CPU%s)\n", s->events[i].name,
+			"(after the last sample of a CPU%s)\n", TEXT_SAFE(s->events[i].name),
 			sum->total[i], filtered ? " to these samples" : "",
 			sum->unattributed[i], filtered ? ", whole session" : "");
 	if (sum->weighted)
 		fprintf(f, "# percent: of %s's count, %" PRIu64 " (each sample weighs its "
-			"period, which varied: -F on this event)\n", s->sample_event,
+			"period, which varied: -F on this event)\n", TEXT_SAFE(s->sample_event),
 			sum->weight);
 	if (sum->unresolved)
 		fprintf(f, "# %" PRIu64 " samples (%.2f%%) are in binaries that cannot be "
@@ -365,17 +366,14 @@ static int64_t uncertain_processes(struct db *db, int64_t session, char *buf, si
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		char name[32];
 		const unsigned char *c = sqlite3_column_text(st, 1);
-		size_t i;
 
 		if (nr++ >= 5) {
 			if (nr == 7)
 				bufadd(buf, len, &n, ", ...");
 			continue;
 		}
-		/* a name is the process's own choice: printable bytes only */
-		for (i = 0; c && c[i] && i < sizeof(name) - 1; i++)
-			name[i] = c[i] >= 0x20 && c[i] < 0x7f ? c[i] : '?';
-		name[i] = 0;
+		/* a name is the process's own choice: text only */
+		text_escape(name, sizeof(name), (const char *)c);
 		bufadd(buf, len, &n, "%spid %lld%s%s%s", nr > 1 ? ", " : "",
 		       (long long)sqlite3_column_int64(st, 0), name[0] ? " (" : "", name,
 		       name[0] ? ")" : "");
@@ -400,7 +398,7 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			"samples kept, and counter increases over a gap go to the next "
 			"sample; record with a bigger buffer or a lower frequency\n",
 			prefix, (long long)s->lost, where[0] ? " (" : "",
-			where, where[0] ? ")" : "");
+			TEXT_SAFE(where), where[0] ? ")" : "");
 	}
 	if (s->late_records > 0)
 		fprintf(f, "%sWARNING: %lld records reached strobed more than the merge "
@@ -485,12 +483,12 @@ static int report_stacks(struct db *db, const struct report_opts *o, enum output
 		print_stack_header(set, stdout, "# ");
 		print_warnings(db, &sum->session, stdout, "# ");
 		for (i = 0; i < sum->nr_notes; i++)
-			printf("# note: %s\n", sum->notes[i]);
+			printf("# note: %s\n", TEXT_SAFE(sum->notes[i]));
 	} else {
 		print_stack_header(set, stderr, "strobe report: ");
 		print_warnings(db, &sum->session, stderr, "strobe report: ");
 		for (i = 0; i < sum->nr_notes; i++)
-			fprintf(stderr, "strobe report: note: %s\n", sum->notes[i]);
+			fprintf(stderr, "strobe report: note: %s\n", TEXT_SAFE(sum->notes[i]));
 	}
 	wr = t ? table_write(t, fmt, stdout) : calltree_write_json(tree, stdout);
 	if (wr < 0 || fflush(stdout) == EOF || ferror(stdout))
@@ -553,11 +551,11 @@ static int report_fleet(const char *source, const struct fleet_opts *fo,
 		       fs->nr_sessions, fs->nr_hosts, fs->nr_hosts == 1 ? "" : "s",
 		       (long long)s->samples, (long long)s->lost);
 		for (i = 0; i < s->nr_events; i++)
-			printf("%s%s", i ? ", " : "; counting: ", s->events[i].name);
+			printf("%s%s", i ? ", " : "; counting: ", TEXT_SAFE(s->events[i].name));
 		putchar('\n');
 		for (i = 0; i < s->nr_events; i++)
 			printf("# %s: %" PRIu64 " attributed (what no sample got is not "
-			       "pushed)\n", s->events[i].name, fs->sum.total[i]);
+			       "pushed)\n", TEXT_SAFE(s->events[i].name), fs->sum.total[i]);
 		if (fs->sum.weighted)
 			printf("# percent: of the periods, %" PRIu64 " (each sample weighs "
 			       "its period, which varied)\n", fs->sum.weight);
@@ -573,7 +571,7 @@ static int report_fleet(const char *source, const struct fleet_opts *fo,
 		fprintf(f, "%sWARNING: %lld samples lost%s%s%s: percentages are of the "
 			"samples kept, and counter increases over a gap go to the next "
 			"sample; record with a bigger buffer or a lower frequency\n",
-			prefix, (long long)s->lost, where[0] ? " (" : "", where,
+			prefix, (long long)s->lost, where[0] ? " (" : "", TEXT_SAFE(where),
 			where[0] ? ")" : "");
 	}
 	if (s->throttled > 0)
@@ -581,7 +579,7 @@ static int report_fleet(const char *source, const struct fleet_opts *fo,
 			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
 			prefix, (long long)s->throttled);
 	for (i = 0; i < fs->sum.nr_notes; i++)
-		fprintf(f, "%snote: %s\n", prefix, fs->sum.notes[i]);
+		fprintf(f, "%snote: %s\n", prefix, TEXT_SAFE(fs->sum.notes[i]));
 	if (table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
 		error_set(&e, "writing the report: %s", strerror(errno));
 		goto out;
@@ -819,11 +817,11 @@ int cmd_report(int argc, char **argv)
 			       o.has_from || o.has_to ? "--from/--to range" : "session");
 		print_warnings(db, &sum->session, stdout, "# ");
 		for (i = 0; i < sum->nr_notes; i++)
-			printf("# note: %s\n", sum->notes[i]);
+			printf("# note: %s\n", TEXT_SAFE(sum->notes[i]));
 	} else {
 		print_warnings(db, &sum->session, stderr, "strobe report: ");
 		for (i = 0; i < sum->nr_notes; i++)
-			fprintf(stderr, "strobe report: note: %s\n", sum->notes[i]);
+			fprintf(stderr, "strobe report: note: %s\n", TEXT_SAFE(sum->notes[i]));
 	}
 	if (table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr, "strobe report: writing the report: %s\n", strerror(errno));

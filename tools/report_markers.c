@@ -92,8 +92,8 @@ int report_markers(struct db *db, const struct report_opts *o, enum output_forma
 	if (fmt == OUTPUT_TEXT) {
 		fprintf(f, "# session %" PRId64, s.id);
 		if (s.name[0])
-			fprintf(f, " \"%s\"", s.name);
-		fprintf(f, " (%s): %zu marker%s", s.state, table_rows(t),
+			fprintf(f, " \"%s\"", TEXT_SAFE(s.name));
+		fprintf(f, " (%s): %zu marker%s", TEXT_SAFE(s.state), table_rows(t),
 			table_rows(t) == 1 ? "" : "s");
 		if (o->pid >= 0 || o->comm || o->has_from || o->has_to || o->limit)
 			fputs(" selected", f);

@@ -20,6 +20,7 @@ int error_set(struct error *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
+	text_sanitize(e->msg);	/* one line of text, wherever it is shown */
 	return -1;
 }
 
@@ -38,6 +39,7 @@ int error_prefix(struct error *e, const char *fmt, ...)
 	n = snprintf(e->msg, sizeof(e->msg), "%s: ", pre);
 	if (n >= 0 && (size_t)n < sizeof(e->msg))
 		snprintf(e->msg + n, sizeof(e->msg) - n, "%s", old);
+	text_sanitize(e->msg);
 	return -1;
 }
 
@@ -263,6 +265,97 @@ void gnuplot_write_string(FILE *f, const char *s)
 			fputc(*p, f);
 	}
 	fputc('\'', f);
+}
+
+size_t text_char(const unsigned char *p, int *ok)
+{
+	unsigned int c = p[0];
+	uint32_t cp;
+	size_t n, i;
+
+	*ok = 0;
+	if (c < 0x80) {
+		*ok = c >= 0x20 && c != 0x7f;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 1;		/* a continuation byte or 0xc0, 0xc1, 0xf5-0xff */
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)	/* NUL included: never read past it */
+			return 1;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 1;		/* overlong, beyond Unicode, a surrogate */
+	*ok = cp >= 0xa0 && cp != 0x2028 && cp != 0x2029 &&
+	      !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2066 && cp <= 0x2069);
+	return n;
+}
+
+char *text_escape(char *dst, size_t cap, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = 0, len;
+	int ok;
+
+	if (!cap)
+		return dst;
+	while (*p) {
+		len = text_char(p, &ok);
+		if (n + (ok ? len : 1) >= cap)
+			break;
+		if (ok)
+			memcpy(dst + n, p, len);
+		else
+			dst[n] = '?';
+		n += ok ? len : 1;
+		p += len;
+	}
+	dst[n] = 0;
+	return dst;
+}
+
+void text_sanitize(char *s)
+{
+	unsigned char *r = (unsigned char *)s, *w = r;
+	size_t len;
+	int ok;
+
+	while (*r) {
+		len = text_char(r, &ok);
+		if (!ok) {
+			*w++ = '?';
+			r += len;
+			continue;
+		}
+		memmove(w, r, len);
+		w += len;
+		r += len;
+	}
+	*w = 0;
+}
+
+void text_write_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t len;
+	int ok;
+
+	while (*p) {
+		len = text_char(p, &ok);
+		if (ok)
+			fwrite(p, 1, len, f);
+		else
+			fputc('?', f);
+		p += len;
+	}
 }
 
 char *file_read_all(const char *path, size_t *len)

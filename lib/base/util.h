@@ -73,6 +73,30 @@ void csv_write_field(FILE *f, const char *s, int flags);
  */
 void gnuplot_write_string(FILE *f, const char *s);
 
+/*
+ * Text for a terminal.  Names, paths, problems and anything else a user, a
+ * profiled process or a server controls may hold bytes a terminal obeys
+ * instead of showing: C0 controls (ESC starts a sequence that can set the
+ * title, clear the screen or forge a line; newline and CR forge lines), DEL,
+ * the C1 controls U+0080..U+009F (in UTF-8, and as the lone bytes 0x80-0x9f
+ * an 8-bit terminal takes for CSI, OSC...), and the Unicode controls that
+ * break or reorder a line (U+2028, U+2029, the bidi embeddings, overrides
+ * and isolates).  Each of those, and each byte that does not start valid
+ * UTF-8, is shown as one '?'; printable UTF-8 is kept as it is.
+ *
+ * text_char: the length (1-4) of the character at p (1 for a byte that
+ * starts no valid UTF-8) and whether it is shown as itself (*ok).  text_escape: s into dst (cap bytes, NUL-terminated,
+ * cut at a character); returns dst.  text_sanitize: the same, in place.
+ * text_write_string: s to f.  TEXT_SAFE(s) is text_escape into a buffer
+ * of the caller's block, for one printf argument.
+ */
+size_t text_char(const unsigned char *p, int *ok);
+char *text_escape(char *dst, size_t cap, const char *s);
+void text_sanitize(char *s);
+void text_write_string(FILE *f, const char *s);
+#define TEXT_SAFE_MAX 4352
+#define TEXT_SAFE(s) text_escape((char[TEXT_SAFE_MAX]){0}, TEXT_SAFE_MAX, (s))
+
 /* Read a whole small file (e.g. from /proc) into a NUL-terminated buffer. */
 char *file_read_all(const char *path, size_t *len);
 

@@ -42,6 +42,7 @@ static void note_add(struct diff *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(d->notes[d->nr_notes], sizeof(d->notes[0]), fmt, ap);
 	va_end(ap);
+	text_sanitize(d->notes[d->nr_notes]);
 	d->nr_notes++;
 }
 

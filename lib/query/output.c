@@ -23,8 +23,10 @@
  * columns are separated by two spaces, numeric columns (and their
  * headers) right-aligned, string columns left-aligned, the last column
  * is never padded on the right and lines carry no trailing spaces.
- * Control characters in text cells are shown as '?' so a row stays on one
- * line; widths count UTF-8 characters, not bytes.
+ * Text cells are written as text_write_string writes (lib/base/util.h):
+ * controls, C1, line breaks, bidi overrides and invalid UTF-8 are each a
+ * '?', so a row stays one line and a terminal obeys nothing in it; widths
+ * count characters as written, not bytes.
  */
 #include "config.h"
 #include <inttypes.h>
@@ -379,14 +381,17 @@ static const char *cell_repr(const struct cell *c, enum col_type type,
 
 /* ---- text ---- */
 
-/* Display width: UTF-8 characters (bytes that don't continue one). */
+/* Display width: characters as lw_str writes them (each '?' one). */
 static size_t text_width(const char *s)
 {
-	size_t w = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t w = 0, len;
+	int ok;
 
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w++;
+	for (; *p; w++) {
+		len = text_char(p, &ok);
+		p += len;
+	}
 	return w;
 }
 
@@ -402,18 +407,27 @@ static void lw_spaces(struct linew *lw, size_t n)
 	lw->spaces += n;
 }
 
+/* s as text_write_string shows it: what a terminal would obey is '?' */
 static void lw_str(struct linew *lw, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char ch = *s;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len;
+	int ok;
 
-		if (ch == ' ') {
+	while (*p) {
+		if (*p == ' ') {
 			lw->spaces++;
+			p++;
 			continue;
 		}
 		for (; lw->spaces; lw->spaces--)
 			fputc(' ', lw->f);
-		fputc(ch < 0x20 || ch == 0x7f ? '?' : ch, lw->f);
+		len = text_char(p, &ok);
+		if (ok)
+			fwrite(p, 1, len, lw->f);
+		else
+			fputc('?', lw->f);
+		p += len;
 	}
 }
 

@@ -276,6 +276,7 @@ static void note_add(struct report *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sum->notes[sum->nr_notes], sizeof(sum->notes[0]), fmt, ap);
 	va_end(ap);
+	text_sanitize(sum->notes[sum->nr_notes]);	/* paths, names: one line of text */
 	sum->nr_notes++;
 }
 

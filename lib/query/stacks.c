@@ -184,6 +184,7 @@ static void note_add(struct sload *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(set->notes[set->nr_notes], sizeof(set->notes[0]), fmt, ap);
 	va_end(ap);
+	text_sanitize(set->notes[set->nr_notes]);
 	set->nr_notes++;
 }
 

@@ -1,7 +1,7 @@
 /*
  * test_output.c - lib/query/output.c: exact text, CSV and JSON renderings of
  * small tables, and JSON that a real parser accepts; lib/base/util.c's CSV
- * formula guard and gnuplot string quoting.
+ * formula guard, gnuplot string quoting and text for a terminal.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -160,6 +160,91 @@ static void test_text_last_col_string(void **state)
 	      "      2\n"
 	      "\n"
 	      "      3  caf\xc3\xa9?x?y\n");
+	table_free(t);
+}
+
+/*
+ * Text for a terminal (text_escape, text_sanitize, text_write_string, the
+ * text table, error messages): what a terminal would obey shows as '?',
+ * printable UTF-8 stays.  The hostile strings are those issue 30 saw in
+ * root's report: an OSC title (ESC ] 0 ; ... BEL), a clear screen
+ * (ESC [ 2 J), a forged "# note:" line, and the C1 CSI both as UTF-8 and as
+ * the lone byte an 8-bit terminal obeys.
+ */
+static void test_text_escape(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "plain /usr/lib/x.so", "plain /usr/lib/x.so" },
+		{ "\x1b]0;owned\x07x", "?]0;owned?x" },
+		{ "\x1b[2Jclear", "?[2Jclear" },
+		{ "a\n# note: forged\r", "a?# note: forged?" },
+		{ "csi\xc2\x9b" "31m", "csi?31m" },	/* U+009B in UTF-8: one '?' */
+		{ "csi\x9b" "31m", "csi?31m" },		/* the lone 8-bit CSI */
+		{ "del\x7f", "del?" },
+		{ "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80" },
+		{ "nbsp\xc2\xa0", "nbsp\xc2\xa0" },	/* U+00A0: the first after C1 */
+		{ "rlo\xe2\x80\xae" "cod.exe", "rlo?cod.exe" },	/* U+202E */
+		{ "ls\xe2\x80\xa8x", "ls?x" },		/* U+2028 */
+		{ "bad\xc0\xaf", "bad??" },		/* overlong */
+		{ "sur\xed\xa0\x80", "sur???" },	/* a surrogate */
+		{ "cut\xe6\x97", "cut??" },		/* cut in a character */
+		{ "", "" },
+	};
+	char buf[64], *s;
+	char *mem = NULL;
+	size_t len = 0;
+	struct error e;
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_string_equal(text_escape(buf, sizeof(buf), cases[i].in), cases[i].want);
+		s = xstrdup(cases[i].in);
+		text_sanitize(s);
+		assert_string_equal(s, cases[i].want);
+		free(s);
+		f = open_memstream(&mem, &len);
+		assert_non_null(f);
+		text_write_string(f, cases[i].in);
+		assert_int_equal(fclose(f), 0);
+		assert_string_equal(mem, cases[i].want);
+		free(mem);
+		mem = NULL;
+		assert_string_equal(TEXT_SAFE(cases[i].in), cases[i].want);
+	}
+	/* cut at a character, never inside one, always terminated */
+	assert_string_equal(text_escape(buf, 5, "ab\xe6\x97\xa5"), "ab");
+	assert_string_equal(text_escape(buf, 6, "ab\xe6\x97\xa5"), "ab\xe6\x97\xa5");
+	assert_string_equal(text_escape(buf, 3, "\x1b\x1b\x1b"), "??");
+	assert_string_equal(TEXT_SAFE(NULL), "");
+	/* every error message is one line of text */
+	error_set(&e, "cannot open %s: %s", "/tmp/\x1b]0;x\x07\n# note: y", "no");
+	assert_string_equal(e.msg, "cannot open /tmp/?]0;x??# note: y: no");
+	error_prefix(&e, "binary %s", "\x9b" "2J");
+	assert_string_equal(e.msg, "binary ?2J: cannot open /tmp/?]0;x??# note: y: no");
+}
+
+/* A table cell keeps its row and its width: one '?' a character */
+static void test_text_cell_escape(void **state)
+{
+	struct table *t = table_new();
+	int cs = table_add_col(t, "name", COL_STR);
+	int cn = table_add_col(t, "n", COL_INT);
+	size_t r;
+
+	(void)state;
+	r = table_add_row(t);
+	table_set_str(t, r, cs, "\x1b]0;t\x07\xc2\x9b\x9b");
+	table_set_int(t, r, cn, 1);
+	r = table_add_row(t);
+	table_set_str(t, r, cs, "abcdefghi");
+	table_set_int(t, r, cn, 2);
+	check(t, OUTPUT_TEXT,
+	      "name       n\n"
+	      "?]0;t???   1\n"
+	      "abcdefghi  2\n");
 	table_free(t);
 }
 
@@ -488,6 +573,8 @@ int main(void)
 		cmocka_unit_test(test_text_alignment),
 		cmocka_unit_test(test_text_last_col_string),
 		cmocka_unit_test(test_text_no_rows),
+		cmocka_unit_test(test_text_escape),
+		cmocka_unit_test(test_text_cell_escape),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_csv_header_quoting),
 		cmocka_unit_test(test_csv_formula_guard),
