@@ -11,6 +11,25 @@
 
 int countstore_begin(struct db *db, struct db_session *s, struct error *e)
 {
+	sqlite3_stmt *st = NULL;
+	int64_t open = 0;
+
+	if (s->owner_uid != 0) {
+		if (sqlite3_prepare_v2(db_sqlite(db), "SELECT count(*) FROM sessions WHERE "
+				       "backend='count' AND owner_uid=?1 AND ifnull(end_ns,0)=0",
+				       -1, &st, NULL))
+			return db_sql_error(db, e, "counting the uid's open count sessions");
+		sqlite3_bind_int64(st, 1, s->owner_uid);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			open = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (open >= COUNTSTORE_OPEN_MAX)
+			return error_set(e, "uid %lld has %lld count sessions not ended (at most "
+					 "%d): end them, or remove those a killed 'strobe count "
+					 "--save' left open with 'strobe rm ID'",
+					 (long long)s->owner_uid, (long long)open,
+					 COUNTSTORE_OPEN_MAX);
+	}
 	snprintf(s->backend, sizeof(s->backend), "count");
 	snprintf(s->state, sizeof(s->state), "done");
 	snprintf(s->sample_event, sizeof(s->sample_event), "none");

@@ -7,7 +7,9 @@
  * The values come from any member of the strobe group: countstore_add
  * takes only values that are in range (see struct count_saved), only for
  * a count session the caller owns (or root) that is not ended, and at most
- * COUNTSTORE_MAX_ROWS per session.
+ * COUNTSTORE_MAX_ROWS per session.  A uid other than root has at most
+ * COUNTSTORE_OPEN_MAX count sessions not ended at once (each may grow to
+ * COUNTSTORE_MAX_ROWS): one member cannot fill the database for all.
  */
 #ifndef STROBE_COUNTSTORE_H
 #define STROBE_COUNTSTORE_H
@@ -17,6 +19,7 @@
 #include "db.h"
 
 #define COUNTSTORE_MAX_ROWS	1000000		/* count_values rows per session */
+#define COUNTSTORE_OPEN_MAX	8		/* not ended, per uid but root */
 #define COUNTSTORE_UNIT_MAX	64		/* unit names, NUL included */
 
 /* One count: see schema/015-counts.sql. */
@@ -32,7 +35,8 @@ struct count_saved {
  * Insert the count session s (backend, state, sample_event and samples
  * are set here; name, owner_uid, hostname, kernel_release, nr_cpus,
  * start_ns, wall_offset_ns and the events come from the caller).  s->id
- * is set.
+ * is set.  Refused when s->owner_uid (not root) has COUNTSTORE_OPEN_MAX
+ * count sessions not ended.
  */
 int countstore_begin(struct db *db, struct db_session *s, struct error *e);
 

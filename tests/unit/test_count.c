@@ -555,6 +555,36 @@ static void test_store(void **state)
 	assert_int_equal(db_session_get(db, s.id, &s, &e), 0);
 	assert_string_equal(s.backend, "count");
 	assert_int_equal(s.end_ns, 2000);
+
+	/* at most COUNTSTORE_OPEN_MAX open count sessions per uid but root;
+	 * an ended one frees a place; another uid and root are not held */
+	struct db_session o = s;
+	int64_t first = 0;
+
+	for (int i = 0; i < COUNTSTORE_OPEN_MAX; i++) {
+		o = s;
+		o.end_ns = 0;
+		assert_int_equal(countstore_begin(db, &o, &e), 0);
+		if (!first)
+			first = o.id;
+	}
+	o = s;
+	o.end_ns = 0;
+	assert_int_equal(countstore_begin(db, &o, &e), -1);
+	assert_non_null(strstr(e.msg, "not ended"));
+	o.owner_uid = 1001;
+	assert_int_equal(countstore_begin(db, &o, &e), 0);
+	for (int i = 0; i < COUNTSTORE_OPEN_MAX + 2; i++) {
+		o = s;
+		o.end_ns = 0;
+		o.owner_uid = 0;
+		assert_int_equal(countstore_begin(db, &o, &e), 0);
+	}
+	assert_int_equal(countstore_end(db, first, 1000, 2000, &e), 0);
+	o = s;
+	o.end_ns = 0;
+	assert_int_equal(countstore_begin(db, &o, &e), 0);
+	assert_int_equal(countstore_begin(db, &o, &e), -1);
 	db_close(db);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
