@@ -14,8 +14,10 @@ void daemon_log(const char *fmt, ...)
 	va_list ap;
 	char ts[32], msg[2048];
 	time_t t = time(NULL);
+	struct tm tm;
 
-	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	/* the ingest, drain and push threads log too: localtime_r */
+	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

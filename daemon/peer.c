@@ -180,7 +180,12 @@ static void __attribute__((noreturn)) opener(const struct peer *p, const char *p
 	int fd = -1;
 
 	close_others(sock);
-	if (setgroups(p->ngroups, p->groups) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 ||
+	/* not dumpable nor ptrace-able by the requester before the ids change
+	 * (strobed's memory is this child's), and again after: changing the
+	 * euid sets dumpable to fs.suid_dumpable */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r.err = errno;
+	else if (setgroups(p->ngroups, p->groups) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 ||
 	    setresuid(p->uid, p->uid, p->uid) < 0)
 		r.err = errno;
 	else if (prctl(PR_SET_DUMPABLE, 0) < 0)

@@ -56,6 +56,7 @@
 #include "countstore.h"
 #include "db.h"
 #include "dblock.h"
+#include "dbdir.h"
 #include "lockinfo.h"
 #include "log.h"
 #include "proto.h"
@@ -294,10 +295,13 @@ static int listen_socket(struct daemon *d, struct error *e)
 	return 0;
 }
 
-/* Is the peer root or a member of group strobe (primary or supplementary)? */
-static int peer_allowed(const struct daemon *d, const struct ucred *cr)
+/* Is the peer on sock root or a member of group strobe (primary or
+ * supplementary)?  The groups are those SO_PEERGROUPS gives (peer.h): the
+ * peer's as it connected, not what /proc/PID says now of a pid that may
+ * have exited and been reused. */
+static int peer_allowed(const struct daemon *d, int sock, const struct ucred *cr)
 {
-	char path[64], *status, *g;
+	struct peer who;
 	int ok = 0;
 
 	if (cr->uid == 0)
@@ -306,28 +310,10 @@ static int peer_allowed(const struct daemon *d, const struct ucred *cr)
 		return 0;
 	if (cr->gid == d->strobe_gid)
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)cr->pid);
-	status = file_read_all(path, NULL);
-	if (!status)
-		return 0;
-	g = strstr(status, "\nGroups:");
-	if (g) {
-		char *p = g + 8;
-
-		while (*p && *p != '\n') {
-			char *end;
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p) {
-				p++;
-				continue;
-			}
-			if (v == d->strobe_gid)
-				ok = 1;
-			p = end;
-		}
-	}
-	free(status);
+	peer_init(&who, sock, cr->uid, cr->gid);
+	for (int i = 0; i < who.ngroups && !ok; i++)
+		ok = who.groups[i] == d->strobe_gid;
+	peer_free(&who);
 	return ok;
 }
 
@@ -1691,7 +1677,7 @@ static void client_accept(struct daemon *d)
 		close(fd);
 		return;
 	}
-	if (!peer_allowed(d, &cr)) {
+	if (!peer_allowed(d, fd, &cr)) {
 		daemon_log("refused uid %u (pid %d): not root nor in group strobe",
 		       (unsigned)cr.uid, (int)cr.pid);
 		reply_error(fd, "permission denied: uid %u is neither root nor a member of group "
@@ -2203,6 +2189,12 @@ int main(int argc, char **argv)
 	    chown(dir, 0, d.strobe_gid) < 0)
 		daemon_log("cannot give %s to group strobe: %s", dir, strerror(errno));
 	free(dir);
+	/* a directory others may write is refused before anything in it is
+	 * touched (lib/store/dbdir.h) */
+	if (dbdir_check(db_path_arg, &e) < 0) {
+		fprintf(stderr, "strobed: %s\n", e.msg);
+		return 1;
+	}
 	/* one strobed per database, decided before the database is touched */
 	if (dblock_acquire(&d.lock, db_path_arg, &e) < 0) {
 		fprintf(stderr, "strobed: %s\n", e.msg);

@@ -70,8 +70,42 @@ timeout 20 "$STROBED" --foreground --db "$tmp/shared/s.db" --socket "$tmp/s2.soc
 	>"$tmp/s2.out" 2>"$tmp/s2.err"
 rc=$?
 [ $rc = 1 ] || fail "strobed with a planted cache symlink exited $rc: $(cat "$tmp/s2.err")"
-grep -q "cache directory .*s.db.cache" "$tmp/s2.err" || fail "no clear error: $(cat "$tmp/s2.err")"
+grep -q "cache directory .*s.db.cache\|database's directory .*shared belongs to uid 0, mode 1777" \
+	"$tmp/s2.err" || fail "no clear error: $(cat "$tmp/s2.err")"
 [ "$(stat -c '%a %G' "$tmp/victim")" = "700 root" ] ||
 	fail "strobed changed the planted target: $(stat -c '%a %G' "$tmp/victim")"
 [ -z "$(ls -A "$tmp/victim")" ] || fail "strobed wrote into the planted target: $(ls -A "$tmp/victim")"
 ok "a planted DB.cache symlink is refused, its target untouched"
+
+# the same directory with a planted DB.spool instead: a symlink to a
+# directory of root's whose numbered subdirectories hold spool files.
+# strobed cleans up a dead strobed's spool at start (every numbered
+# directory's state and seg-* files), so it must refuse the directory
+# before it reads or removes anything there (the database's directory
+# must be root's and writable by no one else: lib/store/dbdir.h); a
+# directory above it that is sticky (like /tmp) is no reason to refuse
+rm -f "$tmp/shared/s.db.cache"
+mkdir -p -m 0700 "$tmp/victim2/7" && echo keep >"$tmp/victim2/7/state" &&
+	echo keep >"$tmp/victim2/7/seg-0" || fail "victim2"
+as_a ln -s "$tmp/victim2" "$tmp/shared/s.db.spool" || fail "planting DB.spool as member A"
+timeout 20 "$STROBED" --foreground --db "$tmp/shared/s.db" --socket "$tmp/s3.sock" \
+	>"$tmp/s3.out" 2>"$tmp/s3.err"
+rc=$?
+[ $rc = 1 ] || fail "strobed in a directory others can write exited $rc: $(cat "$tmp/s3.err")"
+grep -q "database's directory .*shared belongs to uid 0, mode 1777" "$tmp/s3.err" ||
+	fail "no clear error: $(cat "$tmp/s3.err")"
+[ -f "$tmp/victim2/7/state" ] && [ -f "$tmp/victim2/7/seg-0" ] ||
+	fail "strobed removed the spool files behind a planted DB.spool: $(ls -AR "$tmp/victim2")"
+[ ! -e "$tmp/shared/s.db" ] || fail "strobed created the database in a directory others can write"
+mkdir -m 0700 "$tmp/shared/own" || fail "mkdir own"
+timeout 20 "$STROBED" --foreground --db "$tmp/shared/own/s.db" --socket "$tmp/s4.sock" \
+	>"$tmp/s4.out" 2>"$tmp/s4.err" &
+p4=$!
+i=0
+until STROBE_SOCKET=$tmp/s4.sock "$STROBE" status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && { kill $p4; fail "strobed in a root-only directory under a sticky one did not start: $(cat "$tmp/s4.err")"; }
+	sleep 0.1
+done
+kill $p4; wait $p4
+ok "a directory others can write is refused before strobed touches a planted DB.spool; root's own directory under a sticky one is not"
