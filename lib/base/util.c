@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 #include "util.h"
 
@@ -356,6 +358,52 @@ void text_write_string(FILE *f, const char *s)
 			fputc('?', f);
 		p += len;
 	}
+}
+
+int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int follow,
+			   struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		.resolve = resolve,
+	};
+	char self[40];
+	struct stat again;
+	int pfd, fd, err;
+
+	pfd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (pfd < 0 && errno == ENOSYS && !resolve)	/* before Linux 5.6 */
+		pfd = openat(dirfd, path, (int)how.flags);
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, st) < 0) {
+		err = errno;
+		close(pfd);
+		errno = err;
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(pfd);
+		/* O_PATH | O_NOFOLLOW gives the link itself: as open() would */
+		errno = S_ISLNK(st->st_mode) && !follow ? ELOOP : EFTYPE_NOT_REGULAR;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	err = errno;
+	close(pfd);
+	if (fd < 0) {
+		errno = err;
+		return -1;
+	}
+	/* the magic link leads to the inode held: checked, not assumed */
+	if (fstat(fd, &again) < 0 || again.st_dev != st->st_dev || again.st_ino != st->st_ino) {
+		close(fd);
+		errno = EFTYPE_NOT_REGULAR;
+		return -1;
+	}
+	*st = again;
+	return fd;
 }
 
 char *file_read_all(const char *path, size_t *len)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 struct error {
 	char msg[512];
@@ -99,6 +101,24 @@ void text_write_string(FILE *f, const char *s);
 
 /* Read a whole small file (e.g. from /proc) into a NUL-terminated buffer. */
 char *file_read_all(const char *path, size_t *len);
+
+/*
+ * Open for reading a regular file that a user or a profiled process names,
+ * without opening anything else.  The lookup is O_PATH (openat2 with
+ * resolve, its RESOLVE_* flags; the last component is not followed unless
+ * follow is set, for magic links such as /proc/PID/map_files/START-END),
+ * so a device, FIFO or socket at the end is never opened: no driver's
+ * open runs (a watchdog's, a tape's), nothing blocks.  Only when fstat
+ * finds a regular file is that same inode opened, O_RDONLY | O_NONBLOCK |
+ * O_NOCTTY, through /proc/self/fd.  st gets the file's status, also when
+ * it is not regular.  Returns the fd, or -1 with errno: the lookup's,
+ * ELOOP for a symlink at the end not followed (as open(2) with O_NOFOLLOW),
+ * or EFTYPE_NOT_REGULAR (st says what it is).  The one way strobed opens
+ * such a file by path.
+ */
+#define EFTYPE_NOT_REGULAR EMEDIUMTYPE
+int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int follow,
+			   struct stat *st);
 
 /* A name for the file open at fd (its /proc/self/fd link), for messages. */
 const char *util_fd_name(int fd, char *buf, size_t len);

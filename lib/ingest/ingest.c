@@ -864,25 +864,24 @@ static int proc_own_tmp(uint32_t pid, uint32_t *nspid)
 static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *name,
 		       const char *path, struct error *e)
 {
-	struct open_how how = {
-		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
 	const char *problem = NULL;
 	struct jitmap m = { 0 };
 	struct error je;
+	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
 	int fd, rc;
 
-	fd = (int)syscall(SYS_openat2, root, name, &how, sizeof(how));
+	fd = open_regular_untrusted(root, name, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
+				    RESOLVE_NO_SYMLINKS, 0, &st);
 	if (fd < 0 && errno == ENOENT) {
 		close(root);
 		return 0;
 	}
 	if (fd < 0) {
 		snprintf(je.msg, sizeof(je.msg), "%s: %s", path, errno == ELOOP ?
-			 "a symbolic link, refused" : strerror(errno));
+			 "a symbolic link, refused" : errno == EFTYPE_NOT_REGULAR ?
+			 "not a regular file, refused" : strerror(errno));
 		problem = je.msg;
 		rc = -1;
 	} else if (!p->jit_uid_known) {
@@ -1051,18 +1050,15 @@ static const char *const special_maps[] = {
  */
 static int open_in_root(uint32_t pid, const char *path)
 {
-	struct open_how how = {
-		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	char root[64];
+	struct stat st;
 	int dfd, fd, err;
 
 	snprintf(root, sizeof(root), "/proc/%u/root", pid);
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
-	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	fd = open_regular_untrusted(dfd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, 0, &st);
 	err = errno;
 	close(dfd);
 	errno = err;
@@ -1085,10 +1081,6 @@ static int open_in_root(uint32_t pid, const char *path)
  */
 static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e)
 {
-	struct open_how how = {
-		.flags = OPEN_UNTRUSTED | O_NOFOLLOW,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 	char *path = p->jitdump, problem[PATH_MAX + 1024];
 	unsigned char *buf = NULL;
 	struct jitmap m = { 0 };
@@ -1109,12 +1101,14 @@ static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e)
 	} else {
 		fd = open_in_root(p->pid, path);
 		if (fd < 0 && errno != ELOOP)
-			fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+			fd = open_regular_untrusted(AT_FDCWD, path, RESOLVE_NO_SYMLINKS |
+						    RESOLVE_NO_MAGICLINKS, 0, &st);
 		if (fd < 0)
 			snprintf(problem, sizeof(problem), "%s: %s", path,
 				 errno == ENOENT ? "gone (deleted before the process's exit was "
 				 "seen): keep the file until the session stops" :
 				 errno == ELOOP ? "a symbolic link on the way, refused" :
+				 errno == EFTYPE_NOT_REGULAR ? "not a regular file, refused" :
 				 strerror(errno));
 	}
 	if (fd >= 0 && p->jitdump_dev_known &&
@@ -1203,15 +1197,25 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 		return mapped_check(fd, m, 0, st, problem, size);
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 m->pid, m->start, m->start + m->len);
-	fd = open(path, OPEN_UNTRUSTED);
+	/* the mapping itself (a magic link: followed), never opened unless
+	 * it is a regular file: a device mapped executable is not */
+	fd = open_regular_untrusted(AT_FDCWD, path, 0, 1, st);
 	if (fd >= 0)
 		return mapped_check(fd, m, 0, st, problem, size);
+	if (errno == EFTYPE_NOT_REGULAR) {
+		snprintf(problem, size, "%s is not a regular file", m->filename);
+		return -1;
+	}
 	fd = open_in_root(m->pid, m->filename);
 	if (fd >= 0 && (fd = mapped_check(fd, m, 1, st, problem, size)) >= 0)
 		return fd;
-	fd = open(m->filename, OPEN_UNTRUSTED | O_NOFOLLOW);
+	/* strobed's view: no symlink anywhere on the path (the kernel names
+	 * a mapping by its resolved path), the end opened only if regular */
+	fd = open_regular_untrusted(AT_FDCWD, m->filename, RESOLVE_NO_SYMLINKS |
+				    RESOLVE_NO_MAGICLINKS, 0, st);
 	if (fd < 0) {
-		snprintf(problem, size, "cannot open %s: %s%s", m->filename, strerror(errno),
+		snprintf(problem, size, "cannot open %s: %s%s", m->filename,
+			 errno == EFTYPE_NOT_REGULAR ? "not a regular file" : strerror(errno),
 			 m->held_over ? " (and strobed held no handle of it from the "
 			 "drain: its limit of files held was reached)" : "");
 		return -1;

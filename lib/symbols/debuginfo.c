@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <lzma.h>
+#include <linux/openat2.h>
 #include "debuginfo.h"
 #include "hashkey.h"
 
@@ -121,13 +122,21 @@ static int usable_file(int fd, const char *path, char **refused)
 	return 0;
 }
 
-/* Open path as a candidate: fd, or -1 (ENOENT and the like: silently). */
+/* Open path as a candidate: fd, or -1 (ENOENT and the like: silently).
+ * The path comes partly from the binary (its debug link): looked up
+ * O_PATH, so a device or FIFO there is never opened (symlinks followed:
+ * /usr/lib/debug/.build-id is made of them; the file must then be
+ * regular). */
 static int open_candidate(const char *path, char **refused)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	int fd = open_regular_untrusted(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS, 1, &st);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EFTYPE_NOT_REGULAR)
+			refuse(refused, path, "not a regular file of at most 1 GiB");
 		return -1;
+	}
 	if (usable_file(fd, path, refused) < 0) {
 		close(fd);
 		return -1;

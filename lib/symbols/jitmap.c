@@ -13,7 +13,8 @@
 int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, size_t *len,
 		struct error *e)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	int fd = open_regular_untrusted(AT_FDCWD, path, 0, 0, &st);
 
 	*buf = NULL;
 	*len = 0;
@@ -21,7 +22,8 @@ int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, 
 		if (errno == ENOENT)
 			return 0;
 		return error_set(e, "%s: %s", path, errno == ELOOP ?
-				 "a symbolic link, refused" : strerror(errno));
+				 "a symbolic link, refused" : errno == EFTYPE_NOT_REGULAR ?
+				 "not a regular file, refused" : strerror(errno));
 	}
 	return jitmap_read_fd(fd, path, uid, not_before_ns, buf, len, e);
 }
