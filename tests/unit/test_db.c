@@ -323,8 +323,11 @@ static void test_migrate_raw_stacks(void **state)
 				"rawstk.raw_stacks WHERE session_id=1 AND sample_row=5"), 1);
 	assert_int_equal(db_int(db, "SELECT hex(ustack)='0200000001' FROM rawstk.raw_stacks "
 				"WHERE session_id=2"), 1);
+	/* the database's pages were overwritten, not just freed, and they
+	 * are in the file (checkpointed) while strobed runs */
+	assert_false(file_holds(path, secret, strlen(secret)));
+	assert_false(file_holds(wal, secret, strlen(secret)));
 	db_close(db);
-	/* the database's pages were overwritten, not just freed */
 	assert_false(file_holds(path, secret, strlen(secret)));
 	assert_false(file_holds(wal, secret, strlen(secret)));
 	assert_true(file_holds(stk, secret, strlen(secret)));
