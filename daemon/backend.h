@@ -51,7 +51,8 @@ struct backend_config {
 	 * 2 dwarf: the kernel part of the callchain, and the user registers
 	 * (unwind_regs_mask()) with stack_bytes of user stack.  The driver
 	 * does fp only (STROBE_CONFIG_CALLCHAIN).  keep_stacks (dwarf): the
-	 * raw copies are kept after unwinding (ingest's business).
+	 * raw copies are kept after unwinding (ingest's business, in the
+	 * root-only DB.stacks: rawstk.h); root's sessions only.
 	 */
 	int call_graph;		/* 0 none, 1 fp, 2 dwarf: enum callgraph_mode */
 	uint32_t stack_bytes;

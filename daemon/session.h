@@ -52,7 +52,8 @@ int session_parse_request(struct session_params *p, const char *events,
 
 /* The --call-graph and --keep-stacks of a start request (NULL or "":
  * none) into p->cfg; call after session_parse_request.  keep_stacks is
- * "1" or "0" (NULL: 0). */
+ * "1" or "0" (NULL: 0); whether the requester may keep stacks (root only)
+ * is handle_start's check, with the ring cap (daemon/strobed.c). */
 int session_parse_call_graph(struct session_params *p, const char *call_graph,
 			     const char *keep_stacks, struct error *e);
 

@@ -669,6 +669,18 @@ static int ring_over_limit(const struct ucred *cr, const struct backend_config *
 			 (unsigned long long)(MEMBER_RING_BYTES >> 10));
 }
 
+/* --keep-stacks is root's: a raw copy holds the registers and stack bytes
+ * of whatever process was sampled, anyone's (rawstk.h). */
+static int keep_stacks_refused(const struct ucred *cr, const struct backend_config *cfg,
+			       struct error *e)
+{
+	if (!cfg->keep_stacks || cr->uid == 0)
+		return 0;
+	return error_set(e, "permission denied: --keep-stacks is root's: raw stack copies hold "
+			 "other users' stack bytes and registers (secrets); record as root, "
+			 "or without --keep-stacks");
+}
+
 /* May this peer stop or mark the running session?  Root, or whoever
  * started it: members of group strobe do not control each other's. */
 static int peer_owns(const struct daemon *d, const struct ucred *cr, int fd)
@@ -737,7 +749,7 @@ static void handle_start(struct daemon *d, int fd, const struct proto_msg *req,
 		reply_error(fd, "%s", e.msg);
 		return;
 	}
-	if (ring_over_limit(cr, &p.cfg, &e)) {
+	if (ring_over_limit(cr, &p.cfg, &e) || keep_stacks_refused(cr, &p.cfg, &e)) {
 		session_params_free(&p);
 		reply_error(fd, "%s", e.msg);
 		return;

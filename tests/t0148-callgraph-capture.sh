@@ -7,7 +7,7 @@
 # strobed refuses the same from a client that skips those checks (a raw
 # start request on its socket).  A 'strobe record -g' session stores
 # sessions.call_graph 'fp', '--call-graph dwarf,4096 --keep-stacks' stores
-# 'dwarf,4096', plain 'dwarf' 'dwarf,8192' and none NULL, and each has
+# 'dwarf,4096' (and the raw copies, in DB.stacks), plain 'dwarf' 'dwarf,8192' and none NULL, and each has
 # the workload's samples.  The stored stacks of calltree-fp (-g) and
 # calltree-nofp (--call-graph dwarf) decode, frame by frame through the
 # workload's symbol table, to leaf <- outer_a|outer_b <- main for at least
@@ -97,8 +97,9 @@ ok "sessions.call_graph says how each session recorded stacks"
 
 # --keep-stacks: the raw copy of every sample that had one (user samples of
 # the workload: abi 2, its 4096-byte stack), by the sample's row; none
-# without it
-raw() { sqlq "$STROBE_DB" "SELECT $2 FROM raw_stacks AS r JOIN samples AS x ON
+# without it.  They are in root's DB.stacks (schema 17), attached as rawstk
+raw() { sqlq -cmd "ATTACH '$STROBE_DB.stacks' AS rawstk" "$STROBE_DB" "SELECT $2 FROM
+	rawstk.raw_stacks AS r JOIN samples AS x ON
 	x.rowid = r.sample_row AND x.session_id = r.session_id JOIN sessions AS s ON
 	s.id = r.session_id WHERE s.name = '$1'"; }
 kept=$(raw dw4 "count(*)")

@@ -31,10 +31,16 @@ command -v find >/dev/null || skip "find is not installed"
 q() { sqlq -readonly "$STROBE_DB" "$@"; }
 cache=$STROBE_DB.cache
 entry() { hex=${1#buildid:}; echo "$cache/buildid/$(echo "$hex" | cut -c1-2)/$(echo "$hex" | cut -c3-)"; }
-# usage as strobed counts it: database pages in use, and the cache's files
+# usage as strobed counts it: database pages in use (of DB.stacks too, the
+# raw stack copies' file, schema 17), and the cache's files
+pages_used() {
+	[ -e "$1" ] || { echo 0; return; }
+	echo $(( ($(sqlite3 -readonly "$1" "PRAGMA page_count") -
+		  $(sqlite3 -readonly "$1" "PRAGMA freelist_count")) *
+		 $(sqlite3 -readonly "$1" "PRAGMA page_size") ))
+}
 usage() {
-	echo $(( $(q "PRAGMA page_count") * $(q "PRAGMA page_size") -
-		 $(q "PRAGMA freelist_count") * $(q "PRAGMA page_size") +
+	echo $(( $(pages_used "$STROBE_DB") + $(pages_used "$STROBE_DB.stacks") +
 		 $(find "$cache" -type f -printf '%b\n' | awk '{ s += $1 } END { print s * 512 }') ))
 }
 # wait_until DESC CMD...: poll CMD for up to 20 s

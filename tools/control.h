@@ -59,6 +59,7 @@ struct start_opts {
 	"                       8192, a multiple of 8), unwound by strobed with the\n" \
 	"                       binaries' CFI (perf backend only)\n" \
 	"  --keep-stacks        with dwarf, keep the raw stack copies after unwinding\n" \
+	"                       (root only: they hold other users' stack bytes)\n" \
 	"  --attribution exact|sample\n" \
 	"                       how the -e counts are split among threads: sample\n" \
 	"                       (default) gives a CPU's increases to its next sample;\n" \

@@ -10,7 +10,7 @@
  * count-data, count-end.
  *   start  events= sample_event= freq= period= name= buffer_pages=
  *          marker0= marker1= ... (USDT probes, PATH:PROVIDER:NAME)
- *          call_graph= (fp, dwarf, dwarf,BYTES) keep_stacks= (0, 1)
+ *          call_graph= (fp, dwarf, dwarf,BYTES) keep_stacks= (0, 1; 1 from root only)
  *          attribution= (exact, sample)
  *   mark   text= time_ns= (the client's CLOCK_MONOTONIC when it was run)
  *   rm     sessions=ID,ID,... (replies removed=ID,ID,...)

@@ -15,7 +15,8 @@
  * deduplicated as schema/014-stacks.sql says and stored in the batch of its
  * first sample (samples.stack_id); stack_agg is kept in memory like
  * sample_agg, unwinding failures are added to unwind_errors at each commit,
- * and with keep_stacks (ingest_call_graph) the raw copies go to raw_stacks.
+ * and with keep_stacks (ingest_call_graph) the raw copies go to
+ * rawstk.raw_stacks.
  */
 #ifndef STROBE_INGEST_H
 #define STROBE_INGEST_H
@@ -114,7 +115,8 @@ int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error
  * callgraph_parse() reads it ("fp", "dwarf", "dwarf,BYTES"; NULL or "":
  * none), stored in sessions.call_graph as callgraph_format() spells it.
  * keep_stacks (dwarf only): the samples' raw register and stack copies
- * are kept (raw_stacks) after unwinding.  Called once, before records.
+ * are kept after unwinding, in rawstk.raw_stacks (the root-only DB.stacks
+ * that db_open attaches: rawstk.h).  Called once, before records.
  */
 int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks,
 		      struct error *e);

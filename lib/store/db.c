@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "db.h"
 #include "progress.h"
+#include "rawstk.h"
 #include "sampleblk.h"
 #include "samplevt.h"
 
@@ -98,7 +99,7 @@ static const char *const stmt_sql[NR_STMTS] = {
 			   "c0=c0+excluded.c0,c1=c1+excluded.c1,"
 			   "c2=c2+excluded.c2,c3=c3+excluded.c3,c4=c4+excluded.c4,"
 			   "c5=c5+excluded.c5,c6=c6+excluded.c6,c7=c7+excluded.c7",
-	[STMT_RAW_STACK] = "INSERT OR REPLACE INTO raw_stacks(session_id,sample_row,ustack) "
+	[STMT_RAW_STACK] = "INSERT OR REPLACE INTO rawstk.raw_stacks(session_id,sample_row,ustack) "
 			   "VALUES(?1,?2,?3)",
 	[STMT_UNWIND_ERR_SET] = "UPDATE unwind_errors SET count=count+?4 WHERE session_id=?1 "
 				"AND binary_id IS ?2 AND reason=?3",
@@ -389,6 +390,10 @@ static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 				 db->path, (long long)ver, want);
 	if (mode == DB_WRITE && tables != 0 && quick_check(db, e))	/* not DB_WRITE_TRUSTED */
 		return -1;
+	/* the raw stack copies' own file (rawstk.h), before any migration:
+	 * schema 17 moves them there */
+	if (mode != DB_READ && rawstk_attach(db->sql, db->path, e))
+		return -1;
 	if (ver == want)
 		return 0;
 	if (mode == DB_READ)
@@ -420,7 +425,13 @@ static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 			return -1;
 		}
 	}
-	return db_commit(db, e);
+	if (db_commit(db, e))
+		return -1;
+	/* schema 17 zeroed the raw stacks' pages in the WAL: into the file,
+	 * which members read, now (a reader's snapshot may delay it) */
+	if (ver < 17 && tables != 0)
+		sqlite3_wal_checkpoint_v2(db->sql, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	return 0;
 }
 
 /* Create the file ourselves so that its mode (and that of -wal/-shm,

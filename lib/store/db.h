@@ -5,7 +5,8 @@
  * db_open() refuses, without writing anything, a file that is not a strobe
  * database, one whose schema is newer than this build, and a corrupt one.
  * A strobe database is marked by PRAGMA application_id = DB_APPLICATION_ID;
- * PRAGMA user_version is its schema version.
+ * PRAGMA user_version is its schema version.  A connection that writes
+ * also has DB.stacks attached (rawstk.h): raw stack copies are root's.
  */
 #ifndef STROBE_DB_H
 #define STROBE_DB_H
@@ -21,7 +22,9 @@
 enum db_mode {
 	DB_READ,	/* must exist; never written */
 	DB_WRITE,	/* created (mode 0640) and migrated if needed; an existing
-			 * file is checked whole (PRAGMA quick_check) first */
+			 * file is checked whole (PRAGMA quick_check) first.
+			 * DB.stacks, root's raw stack copies, is attached
+			 * as schema rawstk (rawstk.h) */
 	DB_WRITE_TRUSTED,	/* DB_WRITE without the whole-file check: for
 				 * strobed when the file is, by its stamp
 				 * (dblock.h), exactly as a strobed left it */

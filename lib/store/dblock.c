@@ -47,31 +47,49 @@ static void lock_stamp(int fd, char *stamp, size_t len)
 	snprintf(stamp, len, "%s", p);
 }
 
-int dblock_acquire(struct dblock *l, const char *db_path, struct error *e)
+int dblock_own_file(const char *path, const char *what, int private, struct error *e)
 {
 	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		  O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		fchmod(fd, 0600);	/* whatever the umask */
+		return fd;
+	}
+	if (errno == EEXIST)
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(e, "cannot open %s %s: %s%s", what, path, strerror(errno),
+				 errno == ELOOP ? " (it is a symlink: remove it)" : "");
+	if (fstat(fd, &st) < 0) {
+		error_set(e, "cannot stat %s %s: %s", what, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    (private && (st.st_mode & 077))) {
+		error_set(e, "%s %s is not a plain file of strobed's (uid %u, %lu links, mode "
+			  "%04o): remove it, or choose another --db", what, path,
+			  (unsigned)st.st_uid, (unsigned long)st.st_nlink,
+			  (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int dblock_acquire(struct dblock *l, const char *db_path, struct error *e)
+{
 	int fd;
 
 	l->fd = -1;
 	l->stamp[0] = 0;
 	l->path = xasprintf("%s.lock", db_path);
-	fd = open(l->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
-		  0600);
-	if (fd < 0) {
-		error_set(e, "cannot open the lock file %s: %s%s", l->path, strerror(errno),
-			  errno == ELOOP ? " (it is a symlink: remove it)" : "");
+	fd = dblock_own_file(l->path, "the lock file", 0, e);
+	if (fd < 0)
 		goto fail;
-	}
-	if (fstat(fd, &st) < 0) {
-		error_set(e, "cannot stat the lock file %s: %s", l->path, strerror(errno));
-		goto fail_fd;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
-		error_set(e, "the lock file %s is not a plain file of strobed's (uid %u, %lu "
-			  "links): remove it, or choose another --db", l->path,
-			  (unsigned)st.st_uid, (unsigned long)st.st_nlink);
-		goto fail_fd;
-	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
 		long pid = err == EWOULDBLOCK ? lock_pid(fd) : 0;

@@ -15,6 +15,9 @@
  * whose stamp is unchanged is exactly as a strobed left it, so the next
  * strobed need not read it whole to trust it (db_open DB_WRITE_TRUSTED).
  * Its format is two lines, "pid N" and "stamp S".
+ *
+ * dblock_own_file() makes and checks such root-only files: the lock file,
+ * and the raw stack copies' DB.stacks (rawstk.h).
  */
 #ifndef STROBE_DBLOCK_H
 #define STROBE_DBLOCK_H
@@ -38,6 +41,16 @@ struct dblock {
  * is not a plain file of this uid.
  */
 int dblock_acquire(struct dblock *l, const char *db_path, struct error *e);
+
+/*
+ * A file next to the database that is strobed's alone (DB.lock, DB.stacks):
+ * path created by this call (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), or an
+ * existing one opened O_NOFOLLOW and kept only if fstat says it is a
+ * regular file of this uid with one link and, when private, no group or
+ * other mode bits.  The descriptor (O_RDWR, O_CLOEXEC), or -1 with e
+ * saying why; what names the file in it ("the lock file").
+ */
+int dblock_own_file(const char *path, const char *what, int private, struct error *e);
 
 /* Record the holder's pid and the database's stamp (stamp may be ""). */
 int dblock_write(struct dblock *l, pid_t pid, const char *stamp, struct error *e);

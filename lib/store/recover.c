@@ -2,8 +2,8 @@
  * recover.c - interrupted sessions (see recover.h).
  *
  * The histogram (and the stack histogram stack_agg, schema 14: the
- * stacks, unwind_errors and raw_stacks rows were stored with each batch)
- * is rebuilt with one INSERT ... SELECT ... GROUP BY over the
+ * stacks, unwind_errors and rawstk.raw_stacks rows were stored with each
+ * batch) is rebuilt with one INSERT ... SELECT ... GROUP BY over the
  * session's samples (rowid >= first_sample AND session_id = id: a rowid
  * range search, as reports do for a session that is not complete), the
  * rest with one more pass grouped by CPU and two indexed reads of lost

@@ -3,8 +3,8 @@
  *
  * Every statement reaches its rows through a key or an index (schema
  * 003): samples through the session's rowid range, sample_agg,
- * sample_time, processes, stacks, stack_agg and raw_stacks through their
- * primary keys, which start with session_id, unwind_errors through its index,
+ * sample_time, processes, stacks, stack_agg and raw_stacks (in DB.stacks,
+ * attached as rawstk: rawstk.h) through their primary keys, which start with session_id, unwind_errors through its index,
  * markers, lost and session_probes through their session_id indexes, and
  * the sessions to remove through sessions_by_state.  A step's DELETEs take
  * their rows with "... IN (SELECT ... LIMIT n)", so one transaction never
@@ -85,26 +85,43 @@ static int int_query(struct db *db, const char *sql, int64_t *v, struct error *e
 	return 0;
 }
 
+/* The bytes in use in the pages of schema (main, rawstk), and its WAL's. */
+static int schema_usage(struct db *db, const char *schema, const char *wal_path,
+			uint64_t *bytes, uint64_t *wal, struct error *e)
+{
+	int64_t pages, free_pages, page_size;
+	char q[3][64];
+	struct stat st;
+
+	snprintf(q[0], sizeof(q[0]), "PRAGMA %s.page_count", schema);
+	snprintf(q[1], sizeof(q[1]), "PRAGMA %s.freelist_count", schema);
+	snprintf(q[2], sizeof(q[2]), "PRAGMA %s.page_size", schema);
+	if (int_query(db, q[0], &pages, e) || int_query(db, q[1], &free_pages, e) ||
+	    int_query(db, q[2], &page_size, e))
+		return -1;
+	*bytes += (uint64_t)(pages - free_pages) * (uint64_t)page_size;
+	if (stat(wal_path, &st) == 0)
+		*wal += st.st_size;
+	return 0;
+}
+
 int retention_usage(struct db *db, const char *cache_dir, struct retention_usage *u,
 		    struct error *e)
 {
-	int64_t pages, free_pages, page_size, samples;
+	int64_t samples;
 	char *wal = xasprintf("%s-wal", db_path(db));
-	struct stat st;
+	char *rawwal = xasprintf("%s.stacks-wal", db_path(db));
+	int rc;
 
 	memset(u, 0, sizeof(*u));
-	if (int_query(db, "PRAGMA page_count", &pages, e) ||
-	    int_query(db, "PRAGMA freelist_count", &free_pages, e) ||
-	    int_query(db, "PRAGMA page_size", &page_size, e) ||
-	    int_query(db, "SELECT coalesce(sum(samples),0) FROM sessions", &samples, e)) {
-		free(wal);
-		return -1;
-	}
-	u->db_bytes = (uint64_t)(pages - free_pages) * (uint64_t)page_size;
-	u->samples = samples;
-	if (stat(wal, &st) == 0)
-		u->wal_bytes = st.st_size;
+	rc = schema_usage(db, "main", wal, &u->db_bytes, &u->wal_bytes, e) ||
+	     schema_usage(db, "rawstk", rawwal, &u->db_bytes, &u->wal_bytes, e) ||
+	     int_query(db, "SELECT coalesce(sum(samples),0) FROM sessions", &samples, e);
 	free(wal);
+	free(rawwal);
+	if (rc)
+		return -1;
+	u->samples = samples;
 	if (cache_dir && cachegc_usage(cache_dir, &u->cache_bytes, e) < 0)
 		return -1;
 	return 0;
@@ -321,8 +338,9 @@ static const char *const session_tables[] = {
 	"WHERE session_id=?1 LIMIT ?2)",
 	"DELETE FROM unwind_errors WHERE rowid IN "
 	"(SELECT rowid FROM unwind_errors WHERE session_id=?1 LIMIT ?2)",
-	"DELETE FROM raw_stacks WHERE (session_id,sample_row) IN "
-	"(SELECT session_id,sample_row FROM raw_stacks WHERE session_id=?1 LIMIT ?2)",
+	/* schema 17: in DB.stacks (rawstk.h) */
+	"DELETE FROM rawstk.raw_stacks WHERE (session_id,sample_row) IN "
+	"(SELECT session_id,sample_row FROM rawstk.raw_stacks WHERE session_id=?1 LIMIT ?2)",
 	/* schema 15 */
 	"DELETE FROM count_values WHERE (session_id,t_ns,event_idx,unit) IN "
 	"(SELECT session_id,t_ns,event_idx,unit FROM count_values WHERE session_id=?1 LIMIT ?2)",

@@ -34,8 +34,9 @@ int retention_parse_size(const char *s, uint64_t *bytes, struct error *e);
 
 /* What the database and the cache take on disk. */
 struct retention_usage {
-	uint64_t db_bytes;	/* pages in use: (page_count - freelist_count) * page_size */
-	uint64_t wal_bytes;	/* the -wal file */
+	uint64_t db_bytes;	/* pages in use: (page_count - freelist_count) * page_size,
+				 * of the database and of DB.stacks (rawstk.h) */
+	uint64_t wal_bytes;	/* their -wal files */
 	uint64_t cache_bytes;	/* the cache's files (cachegc_usage) */
 	uint64_t samples;	/* sample rows of all sessions */
 };

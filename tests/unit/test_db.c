@@ -2,7 +2,9 @@
  * test_db.c - lib/store/db.c on files in a temporary directory: a new database
  * gets the newest schema version and strobe's application_id; one made
  * by schema/001 alone is migrated to the newest, keeping its rows, and
- * left untouched when its migration fails; files
+ * left untouched when its migration fails; the raw stack copies of a
+ * schema-16 file move to the root-only DB.stacks leaving no byte behind,
+ * and a DB.stacks strobed did not make is refused; files
  * that are newer, another program's, or corrupt are refused for writing
  * and reading without a byte of them changing.  A batch whose commit
  * fails (disk full, simulated with PRAGMA max_page_count) is rolled back:
@@ -114,7 +116,7 @@ static void test_fresh(void **state)
 
 	if (!db)
 		fail_msg("db_open: %s", e.msg);
-	assert_int_equal(db_schema_version(), 16);	/* schema/001 to 016 */
+	assert_int_equal(db_schema_version(), 17);	/* schema/001 to 017 */
 	assert_int_equal(db_int(db, "PRAGMA user_version"), db_schema_version());
 	assert_int_equal(db_int(db, "PRAGMA application_id"), DB_APPLICATION_ID);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
@@ -128,14 +130,23 @@ static void test_fresh(void **state)
 				"WHERE name IN ('cgroup_id','cgroup_moves')"), 2);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM pragma_table_info('sessions') "
 				"WHERE name='cgroup_source'"), 1);
+	/* schema 17: the raw stack copies' table in DB.stacks, attached */
+	assert_int_equal(db_int(db, "SELECT count(*) FROM rawstk.sqlite_master WHERE "
+				"name='raw_stacks'"), 1);
 	db_close(db);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(stat(path_of("fresh.db.stacks"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_uid, geteuid());
 
-	/* opened again, for reading and for writing: nothing to migrate */
+	/* opened again, for reading and for writing: nothing to migrate; a
+	 * reader does not attach DB.stacks */
 	db = db_open(path, DB_READ, &e);
 	if (!db)
 		fail_msg("db_open read: %s", e.msg);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM pragma_database_list WHERE "
+				"name='rawstk'"), 0);
 	db_close(db);
 	db = db_open(path, DB_WRITE, &e);
 	assert_non_null(db);
@@ -255,6 +266,132 @@ static void test_migrate_011(void **state)
 	if (!db)
 		fail_msg("reopen: %s", e.msg);
 	db_close(db);
+}
+
+/* Does the file at path hold the bytes what[0..len)? */
+static int file_holds(const char *path, const char *what, size_t len)
+{
+	size_t n;
+	char *buf;
+	int found = 0;
+
+	if (!file_exists(path))
+		return 0;
+	buf = read_file(path, &n);
+	for (size_t i = 0; i + len <= n && !found; i++)
+		found = !memcmp(buf + i, what, len);
+	free(buf);
+	return found;
+}
+
+/*
+ * Schema 17: the raw stack copies a schema-16 database holds (the leak of
+ * issue 30: other users' stack bytes in a file group strobe reads) move
+ * to DB.stacks, and no byte of them stays in the database or its WAL.
+ */
+static void test_migrate_raw_stacks(void **state)
+{
+	static const char secret[] = "s3cret-0f-r00ts-stack-7d1c";
+	char path[160], sql[512], stk[176], wal[176];
+	struct error e;
+	struct db *db;
+
+	snprintf(path, sizeof(path), "%s", path_of("v16.db"));
+	snprintf(stk, sizeof(stk), "%s.stacks", path);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	db_close(db);
+	assert_int_equal(unlink(stk), 0);	/* as strobe 16 left it: no DB.stacks */
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=16; INSERT INTO raw_stacks VALUES"
+		 "(1,5,CAST('%s' AS BLOB)),(1,6,CAST(replace(hex(zeroblob(35000)),'0','A')||'%s' AS BLOB)),"
+		 "(2,9,X'0200000001');", secret, secret);
+	raw_exec(path, sql);
+	assert_true(file_holds(path, secret, strlen(secret)) ||
+		    file_holds(wal, secret, strlen(secret)));
+
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	assert_int_equal(db_int(db, "PRAGMA user_version"), 17);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM main.raw_stacks"), 0);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM rawstk.raw_stacks"), 3);
+	assert_int_equal(db_int(db, "SELECT length(ustack) FROM rawstk.raw_stacks WHERE "
+				"session_id=1 AND sample_row=6"), 70000 + strlen(secret));
+	assert_int_equal(db_int(db, "SELECT instr(ustack, CAST('s3cret-0f' AS BLOB)) FROM "
+				"rawstk.raw_stacks WHERE session_id=1 AND sample_row=5"), 1);
+	assert_int_equal(db_int(db, "SELECT hex(ustack)='0200000001' FROM rawstk.raw_stacks "
+				"WHERE session_id=2"), 1);
+	/* the database's pages were overwritten, not just freed, and they
+	 * are in the file (checkpointed) while strobed runs */
+	assert_false(file_holds(path, secret, strlen(secret)));
+	assert_false(file_holds(wal, secret, strlen(secret)));
+	db_close(db);
+	assert_false(file_holds(path, secret, strlen(secret)));
+	assert_false(file_holds(wal, secret, strlen(secret)));
+	assert_true(file_holds(stk, secret, strlen(secret)));
+}
+
+/* DB.stacks is strobed's alone: one planted as a symlink, a hard link,
+ * with group or other bits, or another uid's is refused (the symlink's
+ * target not created), and so is a file that is not strobe's. */
+static void test_raw_stacks_file(void **state)
+{
+	char path[160], stk[176];
+	struct error e;
+	struct db *db;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s", path_of("rs.db"));	/* path_of's buffers rotate */
+	snprintf(stk, sizeof(stk), "%s.stacks", path);
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	db_close(db);
+	assert_int_equal(unlink(stk), 0);
+
+	assert_int_equal(symlink(path_of("rs-target"), stk), 0);
+	assert_null(db_open(path, DB_WRITE, &e));
+	assert_non_null(strstr(e.msg, "symlink"));
+	assert_false(file_exists(path_of("rs-target")));
+	unlink(stk);
+
+	fd = open(stk, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(link(stk, path_of("rs-link")), 0);
+	assert_null(db_open(path, DB_WRITE, &e));
+	assert_non_null(strstr(e.msg, "not a plain file of strobed's"));
+	unlink(path_of("rs-link"));
+	assert_int_equal(chmod(stk, 0640), 0);
+	assert_null(db_open(path, DB_WRITE, &e));
+	assert_non_null(strstr(e.msg, "mode 0640"));
+	assert_int_equal(chmod(stk, 0600), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(stk, 65534, 65534), 0);
+		assert_null(db_open(path, DB_WRITE, &e));
+		assert_non_null(strstr(e.msg, "uid 65534"));
+		unlink(stk);
+	}
+	unlink(stk);
+	raw_exec(stk, "PRAGMA application_id=1234; CREATE TABLE t(x)");
+	assert_int_equal(chmod(stk, 0600), 0);
+	assert_null(db_open(path, DB_WRITE, &e));
+	assert_non_null(strstr(e.msg, "not strobe's raw stacks file"));
+	unlink(stk);
+
+	/* readers never touch it */
+	db = db_open(path, DB_READ, &e);
+	if (!db)
+		fail_msg("db_open read: %s", e.msg);
+	db_close(db);
+	assert_false(file_exists(stk));
+	db = db_open(path, DB_WRITE, &e);
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	db_close(db);
+	assert_true(file_exists(stk));
 }
 
 /* A migration that fails leaves the file as it was: version 1, intact. */
@@ -555,6 +692,8 @@ int main(void)
 		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_migrate_from_001),
 		cmocka_unit_test(test_migrate_011),
+		cmocka_unit_test(test_migrate_raw_stacks),
+		cmocka_unit_test(test_raw_stacks_file),
 		cmocka_unit_test(test_migrate_fails),
 		cmocka_unit_test(test_refuse_newer),
 		cmocka_unit_test(test_refuse_foreign),

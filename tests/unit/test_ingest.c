@@ -1772,7 +1772,8 @@ static void sample_dwarf(struct fix *f, uint64_t t, uint32_t pid, uint16_t mode,
  * incomplete and counted in unwind_errors ('no registers', no binary), at
  * the commit; one whose registers the unwinder cannot use is counted too
  * and keeps frame 0; --keep-stacks stores the register and stack bytes by
- * the sample's rowid.
+ * the sample's rowid, in DB.stacks (rawstk.raw_stacks), none in the
+ * database's own raw_stacks.
  */
 static void test_stacks_dwarf(void **state)
 {
@@ -1807,13 +1808,15 @@ static void test_stacks_dwarf(void **state)
 	assert_int_equal(q_int(f, "SELECT sum(count) FROM unwind_errors"), 2);
 	ingest_get_stats(f->in, &st);
 	assert_int_equal(st.unwind_failures, 2);
-	/* raw_stacks: struct strobe_ustack, the registers, the stack bytes */
-	assert_int_equal(q_int(f, "SELECT count(*) FROM raw_stacks"), 3);
-	assert_int_equal(q_int(f, "SELECT length(ustack) FROM raw_stacks r JOIN samples s ON "
+	/* raw_stacks: struct strobe_ustack, the registers, the stack bytes,
+	 * in DB.stacks (rawstk.h), none in the group-readable database */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM rawstk.raw_stacks"), 3);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM main.raw_stacks"), 0);
+	assert_int_equal(q_int(f, "SELECT length(ustack) FROM rawstk.raw_stacks r JOIN samples s ON "
 			       "s.rowid = r.sample_row WHERE s.time_ns = 202"),
 			 sizeof(struct strobe_ustack) + 16 + sizeof(stack) - 3);
 	assert_int_equal(q_int(f, "SELECT instr(ustack, X'3412000000000000785600000000000001020304"
-			       "05000000000000000000000000') FROM raw_stacks r JOIN samples s ON "
+			       "05000000000000000000000000') FROM rawstk.raw_stacks r JOIN samples s ON "
 			       "s.rowid = r.sample_row WHERE s.time_ns = 202"),
 			 sizeof(struct strobe_ustack) + 1);
 	/* counted again in the next batch: added to the same row */

@@ -7,7 +7,8 @@
  * and a session marked for removal is gone for db_session_get.
  * retention_step never deletes more than its budget (plus the session row)
  * in one call, leaves other sessions' rows alone, and ends with every row
- * of the session gone.  retention_plan picks by age and by size, oldest
+ * of the session gone, its raw stacks in DB.stacks too.  retention_usage
+ * counts DB.stacks.  retention_plan picks by age and by size, oldest
  * first, never the running session, and by size never the newest one.  retention_gc_binaries keeps binaries
  * referenced by a histogram, a session's kernel, or the samples of a
  * session stored without a histogram; cachegc_prune removes the entries
@@ -87,14 +88,15 @@ static void add_session(struct db *db, int id, const char *state, int owner, int
 		 n, first, id, binary, n, id, state, id, id, id, id, id, id, id, id);
 	exec_ok(db, sql);
 	/* schema 14: a stack of two frames (its binary, then binary + 100),
-	 * its histogram row, an unwinding failure and a raw stack */
+	 * its histogram row, an unwinding failure and a raw stack (in
+	 * DB.stacks, schema 17) */
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO stacks VALUES(%d,1,0,2,4,"
 		 "X'%02x00000000000000' || zeroblob(8) || X'%02x00000000000000' || zeroblob(8));"
 		 "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,samples) "
 		 "VALUES(%d,1,1,0,5,3);"
 		 "INSERT INTO unwind_errors VALUES(%d,%d,'no CFI',2);"
-		 "INSERT INTO raw_stacks VALUES(%d,%d,zeroblob(40));"
+		 "INSERT INTO rawstk.raw_stacks VALUES(%d,%d,zeroblob(40));"
 		 /* schema 15: a count session's value (any session's is removed) */
 		 "INSERT INTO count_values VALUES(%d,10,0,'',5.0,100.0);",
 		 id, binary, binary + 100, id, id, binary, id, first, id);
@@ -106,7 +108,7 @@ static int64_t rows_of(struct db *db, int id)
 	/* sample_blocks: a block is the unit retention_step counts */
 	static const char *const t[] = { "sample_blocks", "sample_agg", "processes", "lost", "markers",
 					 "session_cpus", "session_events", "session_probes",
-					 "stacks", "stack_agg", "unwind_errors", "raw_stacks",
+					 "stacks", "stack_agg", "unwind_errors", "rawstk.raw_stacks",
 					 "count_values" };
 	char sql[128];
 	int64_t n = 0;
@@ -233,6 +235,21 @@ static void test_step(void **state)
 	assert_int_equal(removed, 2);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions"), 0);
 	assert_int_equal(db_int(db, "SELECT count(*) FROM samples"), 0);
+	db_close(db);
+}
+
+/* --max-size counts DB.stacks (the raw stack copies, rawstk.h) too */
+static void test_usage(void **state)
+{
+	struct db *db = fresh("usage.db");
+	struct retention_usage u0, u1;
+	struct error e;
+
+	assert_int_equal(retention_usage(db, NULL, &u0, &e), 0);
+	exec_ok(db, "INSERT INTO rawstk.raw_stacks VALUES(1,1,randomblob(1048576))");
+	assert_int_equal(retention_usage(db, NULL, &u1, &e), 0);
+	assert_true(u1.db_bytes >= u0.db_bytes + 1048576);
+	assert_true(u1.wal_bytes >= 1048576);	/* DB.stacks-wal, not checkpointed yet */
 	db_close(db);
 }
 
@@ -405,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_step),
+		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_gc_binaries),
 		cmocka_unit_test(test_cachegc),
