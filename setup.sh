@@ -2,7 +2,8 @@
 # setup.sh - install everything strobe needs to build, run and test on Debian 12
 # (scdoc, groff-base, man-db: the man pages and t0710; systemd, libcap2-bin
 # and git: t0700-t0702, the install and the units; bash-completion: t0730;
-# libcurl4-openssl-dev: strobe push; clickhouse-server, clickhouse-client:
+# libseccomp-dev: the seccomp filter of strobed's symbol worker (optional
+# to build, see configure --without-seccomp); libcurl4-openssl-dev: strobe push; clickhouse-server, clickhouse-client:
 # the fleet tests t08xx (tests/clickhouse.sh);
 # the dpkg-dev ... fakeroot line builds, checks and installs the Debian
 # packages of debian/: doc/PACKAGING.md, tests/t0720-deb.sh; the last two
@@ -16,6 +17,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 PKGS="build-essential autoconf automake libtool pkg-config
 	binutils-dev libsqlite3-dev sqlite3 libpfm4-dev libxxhash-dev liblzma-dev xz-utils libc6-dbg
+	libseccomp-dev
 	libdebuginfod-dev debuginfod curl libdw-dev libelf-dev
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev scdoc groff-base man-db

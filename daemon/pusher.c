@@ -135,11 +135,23 @@ static size_t running(struct pusher *p, int64_t **ids)
 	return n;
 }
 
+/* One line for what the symbol worker's failures cost in a push. */
+static void log_worker(const struct push_stats *st)
+{
+	if (!st->worker_crashes && !st->worker_timeouts)
+		return;
+	daemon_log("push: the symbol worker crashed %u times and was killed after hanging %u "
+		   "times (%u started); %u binaries got no names: %s", st->worker_crashes,
+		   st->worker_timeouts, st->worker_started, st->worker_failed,
+		   st->worker_failed ? st->worker_failed_names : "none");
+}
+
 /* Push every stopped session in scope, then the next interval of each
- * running one: 0, or -1 with e set. */
+ * running one: 0, or -1 with e set.  Binaries are parsed in a symbol
+ * worker without privileges (symworker.h), never in strobed. */
 static int attempt(struct pusher *p, struct error *e)
 {
-	struct push_opts o = { .host = p->host };
+	struct push_opts o = { .host = p->host, .parse_in_worker = 1 };
 	struct push_stats st;
 	struct chclient *c;
 	int64_t last, *ids = NULL, *rids = NULL;
@@ -172,6 +184,7 @@ static int attempt(struct pusher *p, struct error *e)
 		o.nsessions = n;
 		o.intervals = 1;
 		r = push_run(p->db, c, &o, &st, e);
+		log_worker(&st);
 	}
 	if (r == 0 && nr) {
 		/* a session that stopped since it was listed is pushed whole */
@@ -179,6 +192,7 @@ static int attempt(struct pusher *p, struct error *e)
 		o.nsessions = nr;
 		o.intervals = 1;
 		r = push_run(p->db, c, &o, &st, e);
+		log_worker(&st);
 	}
 	chclient_free(c);
 	pthread_mutex_lock(&p->lock);

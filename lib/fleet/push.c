@@ -17,6 +17,7 @@
 #include "push.h"
 #include "resolve.h"
 #include "samplescan.h"
+#include "symworker.h"
 
 #define NS_PER_DAY	(86400LL * 1000000000LL)
 
@@ -215,6 +216,7 @@ struct gen {
 	size_t batch_rows;		/* this session's */
 	size_t default_rows;		/* a new session's */
 	struct resolver *res;
+	struct symworker *worker;	/* o->parse_in_worker; NULL: parse here */
 	char **comms;			/* by comms.id */
 	size_t ncomms;
 	struct otable locs;		/* struct loc */
@@ -499,10 +501,11 @@ static int gen_samples(struct gen *g, struct bb *x, int64_t lo, int64_t hi, stru
 		if (added) {
 			struct resolved rs;
 
-			resolver_lookup(g->res, l->binary_id, l->offset, 0, &rs);
+			/* named in send_symbols, those the fleet lacks */
+			resolver_binary(g->res, l->binary_id, &rs);
 			l->key = rs.key;
 			l->binary = rs.binary;
-			l->symbol = rs.symbol;
+			l->symbol = NULL;
 		}
 		day = push_day(v[SB_TIME_NS] + g->s->wall_offset_ns);
 		agg_add(g, day, l, v, (r->null & (1u << SB_COMM_ID)) || comm < 0 ||
@@ -897,32 +900,83 @@ static int server_symbols(struct gen *g, struct sbuf *text, char ***lines, size_
 	return 0;
 }
 
+static int cmp_loc(const void *a, const void *b)
+{
+	const struct loc *x = *(const struct loc *const *)a, *y = *(const struct loc *const *)b;
+
+	if (x->binary_id != y->binary_id)
+		return x->binary_id < y->binary_id ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Name the locations todo[0..n) not named yet: each binary's at once
+ * (resolver_prefetch: one message per batch through a symbol worker). */
+static void name_locs(struct gen *g, struct loc **todo, size_t n)
+{
+	uint64_t *off = xmalloc((n + 1) * sizeof(*off));
+
+	qsort(todo, n, sizeof(*todo), cmp_loc);
+	for (size_t i = 0, j; i < n; i = j) {
+		size_t k = 0;
+
+		for (j = i; j < n && todo[j]->binary_id == todo[i]->binary_id; j++)
+			if (!todo[j]->symbol)
+				off[k++] = todo[j]->offset;
+		resolver_prefetch(g->res, todo[i]->binary_id, off, k);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct resolved rs;
+
+		if (todo[i]->symbol)
+			continue;
+		resolver_lookup(g->res, todo[i]->binary_id, todo[i]->offset, 0, &rs);
+		todo[i]->symbol = rs.symbol;
+	}
+	free(off);
+}
+
+/* "KEY\tOFFSET" of l into line (KEY escaped as in TSV) */
+static void loc_line(struct sbuf *line, const struct loc *l)
+{
+	line->n = 0;
+	push_tsv_escape(line, l->key);
+	sb_put(line, "\t", 1);
+	sb_u64(line, l->offset, 0);
+}
+
 /* the names of the session's locations the fleet lacks */
 static int send_symbols(struct gen *g, struct error *e)
 {
 	struct sbuf rows = { 0 }, text = { 0 }, line = { 0 };
+	struct loc **todo = xmalloc((g->locs.nr + 1) * sizeof(*todo));
 	char **have = NULL;
-	size_t n = 0, nhave = 0;
+	size_t n = 0, nhave = 0, ntodo = 0;
 	int ret = 0;
 
-	if (server_symbols(g, &text, &have, &nhave, e) < 0)
+	if (server_symbols(g, &text, &have, &nhave, e) < 0) {
+		free(todo);
 		return error_prefix(e, "session %" PRId64 ", symbols", g->s->id);
+	}
 	for (struct loc *l = NULL; (l = otable_next(&g->locs, l));) {
 		char *key;
 
-		line.n = 0;
-		push_tsv_escape(&line, l->key);
-		sb_put(&line, "\t", 1);
-		sb_u64(&line, l->offset, 0);
+		loc_line(&line, l);
 		key = line.s;
 		if (nhave && bsearch(&key, have, nhave, sizeof(*have), cmp_str))
 			continue;
+		todo[ntodo++] = l;
+	}
+	name_locs(g, todo, ntodo);
+	for (size_t i = 0; i < ntodo; i++) {
+		const struct loc *l = todo[i];
+
 		/* while the session runs, a location not named yet ([binary
 		 * unavailable] before the binary or the kallsyms snapshot is
 		 * stored, [unknown]) may be named later: its row goes when the
 		 * session has stopped, for the fleet keeps the first name */
 		if (g->running && l->symbol && l->symbol[0] == '[')
 			continue;
+		loc_line(&line, l);
 		sb_put(&rows, line.s, strlen(line.s));
 		sb_put(&rows, "\t", 1);
 		push_tsv_escape(&rows, l->symbol);
@@ -939,6 +993,7 @@ static int send_symbols(struct gen *g, struct error *e)
 	if (!ret && n)
 		ret = chclient_insert(g->c, "INSERT INTO symbols (binary_key, offset, symbol) "
 				      "FORMAT TabSeparated", distributed_sync, rows.s, rows.n, e);
+	free(todo);
 	free(rows.s);
 	free(line.s);
 	free(text.s);
@@ -1200,6 +1255,8 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 	g->res = resolver_new(g->db, g->s, e);
 	if (!g->res)
 		return -1;
+	if (g->worker)
+		resolver_set_worker(g->res, g->worker);
 	g->start_day = push_day(g->s->start_ns + g->s->wall_offset_ns);
 	/* a session begun with other batches is resumed with its plan */
 	g->batch_rows = g->default_rows;
@@ -1429,6 +1486,10 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 		}
 	}
 	n = k;
+	if (n && o->parse_in_worker && !(g.worker = symworker_new(NULL, e))) {
+		error_prefix(e, "naming code");
+		goto out;
+	}
 	otable_init(&g.locs, sizeof(struct loc), 16, 1024);
 	otable_init(&g.by_loc, sizeof(struct agg_loc), AGG_LOC_KEY, 1024);
 	otable_init(&g.by_time, sizeof(struct agg_time), AGG_TIME_KEY, 1024);
@@ -1443,6 +1504,18 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 	}
 	ret = 0;
 out:
+	if (g.worker) {
+		struct symworker_stats ws;
+
+		symworker_stats(g.worker, &ws);
+		st->worker_started = ws.started;
+		st->worker_crashes = ws.crashes;
+		st->worker_timeouts = ws.timeouts;
+		st->worker_failed = ws.failed;
+		snprintf(st->worker_failed_names, sizeof(st->worker_failed_names), "%s",
+			 ws.failed_names);
+		symworker_free(g.worker);
+	}
 	otable_free(&g.locs);
 	otable_free(&g.by_loc);
 	otable_free(&g.by_time);

@@ -53,6 +53,9 @@ struct push_opts {
 	 * interval (what was committed since the last one), not refused;
 	 * one neither running nor stopped whole (aborted) is left out */
 	int intervals;
+	/* name code in a symbol worker (symworker.h) without privileges
+	 * instead of parsing binaries in this process: strobed, as root */
+	int parse_in_worker;
 	struct progress *progress;	/* NULL: none */
 	/* called after each session with a line for the user (no newline) */
 	void (*note)(void *arg, const char *line);
@@ -63,6 +66,12 @@ struct push_stats {
 	uint64_t sessions, sessions_sent;
 	uint64_t batches, batches_sent, rows_sent;
 	uint64_t intervals_sent;	/* interval rows */
+	/* with parse_in_worker: workers started, crashed (or answering
+	 * garbage) and killed after the timeout, binaries whose names that
+	 * cost (their locations read [binary unavailable]), and the first
+	 * of those by path */
+	unsigned worker_started, worker_crashes, worker_timeouts, worker_failed;
+	char worker_failed_names[256];
 };
 
 /* Check the server's schema version (one line naming both when it is not

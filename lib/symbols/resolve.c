@@ -25,6 +25,7 @@
 #include "kallsyms.h"
 #include "resolve.h"
 #include "symtab.h"
+#include "symworker.h"
 
 enum bin_kind { BIN_FILE, BIN_KERNEL, BIN_NOFILE };
 
@@ -42,6 +43,7 @@ struct rbin {
 	char *debug;			/* the debug file its symbols come from, or NULL */
 	char *debug_note;		/* NULL, or why debug files were refused */
 	int dbg_fd;			/* that debug file, open; -1: none */
+	int wh;				/* its handle in r->worker; -1: none */
 };
 
 struct rloc {
@@ -85,6 +87,7 @@ struct resolver {
 	char *fetch_summary;		/* resolver_debuginfod_summary() */
 	int raw_names;			/* resolver_set_demangle(r, 0) */
 	int want_inline;		/* resolver_set_inline(r, 1) */
+	struct symworker *worker;	/* resolver_set_worker(); NULL: parse here */
 
 	struct rbin *bins;
 	size_t nbins, bins_cap;
@@ -130,6 +133,11 @@ void resolver_set_inline(struct resolver *r, int on)
 	r->want_inline = on;
 }
 
+void resolver_set_worker(struct resolver *r, struct symworker *w)
+{
+	r->worker = w;
+}
+
 void resolver_free(struct resolver *r)
 {
 	size_t i;
@@ -147,6 +155,8 @@ void resolver_free(struct resolver *r)
 
 		if (b->st)
 			symtab_close(b->st);
+		if (b->wh >= 0)
+			symworker_close(r->worker, b->wh);
 		free(b->display);
 		free(b->key);
 		free(b->build_id);
@@ -361,6 +371,93 @@ static void debug_attach(struct resolver *r, struct rbin *b, const struct db_bin
 	free((char *)w.link);
 }
 
+/* Append line to the "; "-separated list *list. */
+static void note_add(char **list, char *line)
+{
+	char *old = *list;
+
+	*list = xasprintf("%s%s%s", old ? old : "", old ? "; " : "", line);
+	free(old);
+	free(line);
+}
+
+/*
+ * debug_attach through the worker: the debug file is found and opened
+ * here (debuginfo.h: by path, regular files only, its build-id or CRC
+ * checked on the descriptor) and read in the worker; MiniDebugInfo is
+ * decoded there.  debuginfod is not asked (strobed never does).
+ */
+static void worker_debug(struct resolver *r, struct rbin *b, const struct db_binary *row,
+			 struct symworker_bin *info)
+{
+	struct debuginfo_want w = { 0 };
+	struct debuginfo_found f;
+	struct error err = { "" };
+	int rc;
+
+	w.bin_path = row->path;
+	w.build_id = strncmp(row->key, "buildid:", 8) ? NULL : row->key + 8;
+	w.link = info->link[0] ? info->link : NULL;
+	w.link_crc = info->link_crc;
+	w.roots = r->debug_roots;
+	if (debuginfo_find(&w, &f) == 1) {
+		int fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
+
+		rc = fd < 0 ? error_set(&err, "%s", strerror(errno)) :
+			symworker_debug(r->worker, b->wh, fd, info, &err);
+		if (rc == 1) {
+			b->debug = f.path;
+			f.path = NULL;
+		} else {
+			note_add(&f.refused, xasprintf("%s not used: %s", f.path,
+						       rc ? err.msg : "it has no function symbols"));
+		}
+	}
+	if (!b->debug) {
+		rc = symworker_mini(r->worker, b->wh, info, &err);
+		if (rc == 1)
+			b->debug = xstrdup(".gnu_debugdata (MiniDebugInfo)");
+		else if (rc < 0)
+			note_add(&f.refused, xasprintf(".gnu_debugdata not used: %s", err.msg));
+	}
+	b->debug_note = f.refused;
+	f.refused = NULL;
+	debuginfo_found_free(&f);
+}
+
+/* The cached copy of a file binary, opened here (never following a
+ * symlink) and parsed in r->worker. */
+static void worker_bin_open(struct resolver *r, struct rbin *b, const struct db_binary *row)
+{
+	struct symworker_bin info;
+	struct error err = { "" };
+	int fd = bincache_open_entry(&r->cache, row->key);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			b->problem = xstrdup(row->cached ? "cached copy missing" :
+					     "never copied to the binary cache");
+		else
+			b->problem = xasprintf("cached copy unreadable: %s", strerror(errno));
+		return;
+	}
+	b->wh = symworker_open(r->worker, fd, row->path, &info, &err);
+	if (b->wh < 0) {
+		b->problem = xasprintf("cached copy unreadable: %s", err.msg);
+		return;
+	}
+	if (!info.has_symtab)
+		worker_debug(r, b, row, &info);
+	b->no_symbols = !info.nsyms;
+}
+
+/* The worker failed on b: its names are lost (b->problem says why). */
+static void worker_failed(struct rbin *b, const struct error *err)
+{
+	if (!b->problem)
+		b->problem = xasprintf("its symbols could not be read: %s", err->msg);
+}
+
 /* Fill b for binary id: its row, its cached copy or the kallsyms. */
 static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 {
@@ -372,6 +469,7 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 	b->id = id;
 	b->own_fd = -1;
 	b->dbg_fd = -1;
+	b->wh = -1;
 	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
 		/* No mapping was known for the sample (or the row is gone). */
 		b->kind = BIN_NOFILE;
@@ -408,6 +506,11 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 		b->note = xstrdup(row->note);
 	if (row->problem[0]) {
 		b->problem = xstrdup(row->problem);
+		free(row);
+		return;
+	}
+	if (r->worker) {
+		worker_bin_open(r, b, row);
 		free(row);
 		return;
 	}
@@ -491,8 +594,19 @@ static void loc_rehash(struct resolver *r)
 }
 
 /* Name l's symbol, and its source line when want_line. */
-static void loc_name(struct resolver *r, const struct rbin *b, struct rloc *l, int want_line)
+static void loc_name(struct resolver *r, struct rbin *b, struct rloc *l, int want_line)
 {
+	if (!l->symbol && b->wh >= 0 && !b->problem) {
+		struct error err = { "" };
+		char *name;
+
+		if (symworker_lookup(r->worker, b->wh, &l->offset, 1, &name, &err) < 0)
+			worker_failed(b, &err);
+		else
+			l->symbol = l->own_sym = name;
+		if (l->symbol && want_line && !l->source)
+			l->source = xstrdup("");	/* lines are not read in the worker */
+	}
 	if (!l->symbol) {
 		l->symbol = "[unknown]";
 		if (b->problem) {
@@ -595,7 +709,7 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 		     struct resolved *out)
 {
 	struct rloc *l = loc_get(r, binary_id, offset);
-	const struct rbin *b = &r->bins[l->bin];
+	struct rbin *b = &r->bins[l->bin];
 
 	if (!l->symbol || (want_line && !l->source))
 		loc_name(r, b, l, want_line);
@@ -612,6 +726,61 @@ void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int
 	out->debug = b->debug;
 	out->debug_note = b->debug_note;
 	out->inlined = r->want_inline ? l->inl : NULL;
+}
+
+void resolver_prefetch(struct resolver *r, int64_t binary_id, const uint64_t *off, size_t n)
+{
+	size_t bi = bin_get(r, binary_id), k = 0, *idx;
+	struct error err = { "" };
+	uint64_t *todo;
+	char **names;
+
+	if (!n || r->bins[bi].wh < 0 || r->bins[bi].problem)
+		return;		/* resolver_lookup names them as cheaply */
+	idx = xmalloc(n * sizeof(*idx));
+	todo = xmalloc(n * sizeof(*todo));
+	for (size_t i = 0; i < n; i++) {
+		struct rloc *l = loc_get(r, binary_id, off[i]);
+
+		if (l->symbol)
+			continue;
+		l->symbol = "[unknown]";	/* an offset given twice is asked once */
+		idx[k] = (size_t)(l - r->locs);
+		todo[k++] = off[i];
+	}
+	names = xcalloc(k + 1, sizeof(*names));
+	if (k && symworker_lookup(r->worker, r->bins[bi].wh, todo, k, names, &err) < 0) {
+		worker_failed(&r->bins[bi], &err);
+		for (size_t j = 0; j < k; j++)
+			r->locs[idx[j]].symbol = "[binary unavailable]";
+	} else {
+		for (size_t j = 0; j < k; j++) {
+			struct rloc *l = &r->locs[idx[j]];
+
+			l->own_sym = names[j];
+			if (names[j])
+				l->symbol = names[j];
+		}
+	}
+	free(names);
+	free(todo);
+	free(idx);
+}
+
+void resolver_binary(struct resolver *r, int64_t binary_id, struct resolved *out)
+{
+	size_t i = bin_get(r, binary_id);	/* may move bins */
+	const struct rbin *b = &r->bins[i];
+
+	memset(out, 0, sizeof(*out));
+	out->binary = b->display;
+	out->build_id = b->build_id;
+	out->key = b->key;
+	out->problem = b->problem;
+	out->note = b->note;
+	out->no_symbols = b->no_symbols;
+	out->debug = b->debug;
+	out->debug_note = b->debug_note;
 }
 
 static int rjsym_cmp(const void *pa, const void *pb)

@@ -55,6 +55,20 @@ void resolver_set_demangle(struct resolver *r, int on);
  * before the first lookup.  Off by default. */
 void resolver_set_inline(struct resolver *r, int on);
 
+/*
+ * Parse binaries in the symbol worker w (symworker.h) instead of in this
+ * process: for strobed, which runs as root (strobed --push).  Cache
+ * entries are opened here, by handle, and read there; a debug file is
+ * found and opened here and read there; MiniDebugInfo is decoded there;
+ * debuginfod is never asked.  Only symbols are named through the worker:
+ * source is "" and the inline chain "" (strobed asks for neither).  A
+ * binary the worker crashed or hung on gets problem set and
+ * "[binary unavailable]" from then on.  Call before the first lookup; r
+ * does not own w.
+ */
+struct symworker;
+void resolver_set_worker(struct resolver *r, struct symworker *w);
+
 struct resolved {
 	const char *binary;	/* display name: path, [kernel.kallsyms], [unknown], ... */
 	const char *build_id;	/* NULL when none; the hex build-id of buildid: and
@@ -92,6 +106,17 @@ struct resolved {
  */
 void resolver_lookup(struct resolver *r, int64_t binary_id, uint64_t offset, int want_line,
 		     struct resolved *out);
+
+/* Name the locations (binary_id, off[i]) not named yet all at once (with
+ * a worker: in messages of SYMWORKER_BATCH offsets, not one each), so that
+ * resolver_lookup() of them parses nothing more.  Without a worker this
+ * does nothing: resolver_lookup() names as cheaply. */
+void resolver_prefetch(struct resolver *r, int64_t binary_id, const uint64_t *off, size_t n);
+
+/* The binary's fields of out for binary_id (binary, build_id, key,
+ * problem, note, no_symbols, debug, debug_note), no location named:
+ * symbol, source and inlined are NULL. */
+void resolver_binary(struct resolver *r, int64_t binary_id, struct resolved *out);
 
 /*
  * JIT code (schema 10): a location in anonymous executable memory

@@ -15,9 +15,11 @@
 #include <bfd.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "symtab.h"
 
 /* From libiberty's demangle.h, which binutils-dev does not ship. */
@@ -346,7 +348,32 @@ static void read_sections(struct symtab *s)
 		qsort(s->secs, s->nsecs, sizeof(*s->secs), loadsec_cmp);
 }
 
-struct symtab *symtab_open(const char *path, struct error *e)
+/* bfd_openr(path), or with fd >= 0 bfd_fdopenr on a duplicate of fd
+ * (libbfd then reads only that descriptor, never reopening by name). */
+static bfd *bfd_open_either(const char *path, int fd)
+{
+	bfd *abfd;
+	int d;
+
+	if (fd < 0)
+		return bfd_openr(path, NULL);
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (d < 0) {
+		bfd_set_error(bfd_error_system_call);
+		return NULL;
+	}
+	if (lseek(d, 0, SEEK_SET) < 0) {
+		close(d);
+		bfd_set_error(bfd_error_system_call);
+		return NULL;
+	}
+	abfd = bfd_fdopenr(path, NULL, d);	/* d is the bfd's now, even on failure */
+	if (abfd)
+		bfd_set_cacheable(abfd, 0);	/* never closed and reopened by name */
+	return abfd;
+}
+
+static struct symtab *open_either(const char *path, int fd, struct error *e)
 {
 	struct symtab *s;
 	size_t added;
@@ -357,7 +384,7 @@ struct symtab *symtab_open(const char *path, struct error *e)
 		return NULL;
 	}
 	s = xcalloc(1, sizeof(*s));
-	s->abfd = bfd_openr(path, NULL);
+	s->abfd = bfd_open_either(path, fd);
 	if (!s->abfd) {
 		if (bfd_get_error() == bfd_error_system_call)
 			error_set(e, "cannot read symbols of %s: %s", path, strerror(errno));
@@ -417,6 +444,16 @@ struct symtab *symtab_open(const char *path, struct error *e)
 fail:
 	symtab_close(s);
 	return NULL;
+}
+
+struct symtab *symtab_open(const char *path, struct error *e)
+{
+	return open_either(path, -1, e);
+}
+
+struct symtab *symtab_open_fd(int fd, const char *name, struct error *e)
+{
+	return open_either(name, fd, e);
 }
 
 void symtab_close(struct symtab *s)
@@ -489,7 +526,7 @@ char *symtab_debuglink(struct symtab *s, uint32_t *crc)
 	return name;
 }
 
-int symtab_use_debug(struct symtab *s, const char *path, struct error *e)
+static int use_debug_either(struct symtab *s, const char *path, int fd, struct error *e)
 {
 	struct func *old_fn = s->fn;
 	size_t old_nfn = s->nfn, old_cap = s->fncap, added, i;
@@ -499,7 +536,7 @@ int symtab_use_debug(struct symtab *s, const char *path, struct error *e)
 
 	if (s->dbg)
 		return error_set(e, "%s: a debug file is already in use", path);
-	d = bfd_openr(path, NULL);
+	d = bfd_open_either(path, fd);
 	if (!d)
 		return error_set(e, "cannot read symbols of %s: %s", path, bfd_err());
 	if (!bfd_check_format(d, bfd_object) || bfd_get_flavour(d) != bfd_target_elf_flavour) {
@@ -542,6 +579,16 @@ int symtab_use_debug(struct symtab *s, const char *path, struct error *e)
 	s->dbgsyms = syms;
 	s->ndbgsyms = n;
 	return 1;
+}
+
+int symtab_use_debug(struct symtab *s, const char *path, struct error *e)
+{
+	return use_debug_either(s, path, -1, e);
+}
+
+int symtab_use_debug_fd(struct symtab *s, int fd, const char *name, struct error *e)
+{
+	return use_debug_either(s, name, fd, e);
 }
 
 static const struct loadsec *find_section(const struct symtab *s, uint64_t off)

@@ -24,6 +24,10 @@ struct symtab_hit {
 
 /* Open the ELF file at path and read its function symbols. */
 struct symtab *symtab_open(const char *path, struct error *e);
+/* The same from the open file fd (read from offset 0 through a duplicate:
+ * the caller keeps fd; nothing is opened by name), called name in
+ * messages.  For a process that may not open files (symworker.h). */
+struct symtab *symtab_open_fd(int fd, const char *name, struct error *e);
 void symtab_close(struct symtab *s);
 
 /* Number of function symbols read from .symtab or .dynsym (0: the binary
@@ -55,6 +59,9 @@ int symtab_debugdata(struct symtab *s, void **buf, size_t *len);
  * binary's, the @plt stubs stay), 0 when it had none (nothing changes),
  * -1 when it cannot be read (e says why; nothing changes). */
 int symtab_use_debug(struct symtab *s, const char *path, struct error *e);
+/* The same from the open file fd (a duplicate is read; the caller keeps
+ * fd), called name in messages. */
+int symtab_use_debug_fd(struct symtab *s, int fd, const char *name, struct error *e);
 
 /* Name the code at file offset off. want_line also looks up file:line
  * (needs DWARF line info). Returns 0 when a symbol covers off, -1 if not

@@ -1,0 +1,489 @@
+/*
+ * test_symworker.c - lib/symbols/symworker.c, the symbol worker strobed
+ * names code in (strobed --push), and the resolver through it.
+ *
+ * Covers: (a) the same names through the worker as in this process, for
+ * every file offset of the built workload split603010 and of stripped
+ * (symtab_lookup against symworker_lookup), and through the resolver
+ * (resolver_set_worker, resolver_prefetch) for those and a copy with no
+ * symbols or not an ELF file; (b) the worker's rights, as it says them
+ * (selftest) and as /proc/PID/status shows them: not root, no groups, no
+ * capability, no new privileges (as root only: skipped otherwise);
+ * (c) a worker killed while idle is replaced and nothing is lost, one
+ * killed during a request costs that binary alone, and the next lookup
+ * of another binary works in a new worker; no new worker after
+ * max_restarts; (d) a stopped worker is killed after the timeout and the
+ * lookup returns in bounded time; (e) under the seccomp filter the worker
+ * cannot open /etc/passwd (EPERM; skipped, saying why, when libseccomp
+ * was not built in).
+ */
+#include "config.h"
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "dbfix.h"
+#include "resolve.h"
+#include "sandbox.h"
+#include "symtab.h"
+#include "symworker.h"
+
+#define SPLIT_KEY "buildid:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
+#define STRIP_KEY "xxh3:00112233445566778899aabbccddeeff"
+#define JUNK_KEY "buildid:0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b"
+#define BARE_KEY "buildid:0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c"
+
+struct fx {
+	struct fixdb f;
+	char split[PATH_MAX], strip[PATH_MAX];
+	uint64_t w60, w30, w10, size60;
+	int64_t b_split, b_strip, b_junk, b_bare, b_missing;
+	struct db_session s;
+};
+
+static int setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	struct error e = { "" };
+	char cmd[2 * PATH_MAX + 64], bare[PATH_MAX + 16];
+	uint64_t sz;
+
+	fix_path(x->split, sizeof(x->split), "split603010", 0);
+	fix_path(x->strip, sizeof(x->strip), "stripped", 0);
+	assert_int_equal(fix_elf_func(x->split, "work60", &x->w60, &x->size60), 0);
+	assert_int_equal(fix_elf_func(x->split, "work30", &x->w30, &sz), 0);
+	assert_int_equal(fix_elf_func(x->split, "work10", &x->w10, &sz), 0);
+	assert_int_equal(fixdb_open(&x->f, "symworker"), 0);
+	assert_int_equal(fixdb_cache_file(&x->f, SPLIT_KEY, x->split), 0);
+	assert_int_equal(fixdb_cache_file(&x->f, STRIP_KEY, x->strip), 0);
+	assert_int_equal(bincache_store_buf(&x->f.cache, JUNK_KEY, "not an ELF file\n", 16,
+					    BINCACHE_SHARED, &e), 0);
+	snprintf(bare, sizeof(bare), "%s/bare", x->f.dir);
+	snprintf(cmd, sizeof(cmd), "strip --strip-all -o '%s' '%s'", bare, x->split);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fixdb_cache_file(&x->f, BARE_KEY, bare), 0);
+	x->b_split = db_binary_intern(x->f.db, SPLIT_KEY, "/opt/fixture/split603010", 20000, 1,
+				      NULL, &e);
+	x->b_strip = db_binary_intern(x->f.db, STRIP_KEY, "/opt/fixture/stripped", 16000, 1, NULL,
+				      &e);
+	x->b_junk = db_binary_intern(x->f.db, JUNK_KEY, "/opt/fixture/junk", 16, 1, NULL, &e);
+	x->b_bare = db_binary_intern(x->f.db, BARE_KEY, "/opt/fixture/bare", 16000, 1, NULL, &e);
+	x->b_missing = db_binary_intern(x->f.db, "buildid:dead0000dead0000dead0000dead0000",
+					"/opt/fixture/gone", 100, 1, NULL, &e);
+	assert_true(x->b_split > 0 && x->b_strip > 0 && x->b_junk > 0 && x->b_bare > 0 &&
+		    x->b_missing > 0);
+	snprintf(x->s.name, sizeof(x->s.name), "symworker");
+	snprintf(x->s.state, sizeof(x->s.state), "done");
+	snprintf(x->s.backend, sizeof(x->s.backend), "perf");
+	snprintf(x->s.sample_event, sizeof(x->s.sample_event), "cpu-clock");
+	snprintf(x->s.tsc_source, sizeof(x->s.tsc_source), "none");
+	x->s.nr_cpus = 1;
+	x->s.start_ns = 1000000000000LL;
+	assert_int_equal(db_session_insert(x->f.db, &x->s, &e), 0);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+
+	fixdb_close(&x->f);
+	free(x);
+	return 0;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_size;
+}
+
+static int open_ro(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* Every offset of path named alike here and in w (h open there). */
+static void same_names(struct symworker *w, int h, const char *path)
+{
+	struct error e = { "" };
+	struct symtab *st = symtab_open(path, &e);
+	size_t n = (size_t)file_size(path), named = 0;
+	uint64_t *off = malloc(n * sizeof(*off));
+	char **names = calloc(n, sizeof(*names));
+
+	assert_non_null(st);
+	for (size_t i = 0; i < n; i++)
+		off[i] = i;
+	assert_int_equal(symworker_lookup(w, h, off, n, names, &e), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct symtab_hit hit;
+		int rc = symtab_lookup(st, i, 0, &hit);
+
+		if (rc == 0 && hit.name) {
+			assert_non_null(names[i]);
+			assert_string_equal(names[i], hit.name);
+			named++;
+		} else {
+			assert_null(names[i]);
+		}
+		free(names[i]);
+	}
+	assert_true(named > 100);
+	symtab_close(st);
+	free(names);
+	free(off);
+}
+
+static struct symworker *worker(unsigned timeout_ms, unsigned restarts)
+{
+	struct symworker_opts o = { .timeout_ms = timeout_ms, .max_restarts = restarts };
+	struct error e = { "" };
+	struct symworker *w = symworker_new(&o, &e);
+
+	if (!w)
+		fail_msg("symworker_new: %s", e.msg);
+	return w;
+}
+
+/* (a) the worker names what this process names */
+static void test_same_names(void **state)
+{
+	struct fx *x = *state;
+	struct symworker *w = worker(0, 0);
+	struct symworker_bin info;
+	struct error e = { "" };
+	uint64_t off[3] = { x->w60 + 4, x->w30, x->w10 + 1 };
+	char *names[3];
+	int h;
+
+	h = symworker_open(w, open_ro(x->split), x->split, &info, &e);
+	assert_true(h >= 0);
+	assert_true(info.nsyms > 3 && info.has_symtab);
+	assert_int_equal(symworker_lookup(w, h, off, 3, names, &e), 0);
+	assert_string_equal(names[0], "work60");
+	assert_string_equal(names[1], "work30");
+	assert_string_equal(names[2], "work10");
+	for (int i = 0; i < 3; i++)
+		free(names[i]);
+	same_names(w, h, x->split);
+	h = symworker_open(w, open_ro(x->strip), x->strip, &info, &e);
+	assert_true(h >= 0);
+	assert_false(info.has_symtab);
+	same_names(w, h, x->strip);
+	/* not an ELF file: refused, the worker lives on */
+	assert_true(symworker_open(w, open_ro("/etc/hostname"), "/etc/hostname", &info, &e) < 0);
+	assert_non_null(strstr(e.msg, "cannot read symbols"));
+	same_names(w, h, x->strip);
+	{
+		struct symworker_stats st;
+
+		symworker_stats(w, &st);
+		assert_int_equal(st.started, 1);
+		assert_int_equal(st.crashes + st.timeouts + st.failed, 0);
+	}
+	symworker_free(w);
+}
+
+/* (a) through the resolver: the same answers with and without a worker */
+static void test_resolver(void **state)
+{
+	struct fx *x = *state;
+	struct error e = { "" };
+	struct symworker *w = worker(0, 0);
+	struct resolver *here = resolver_new(x->f.db, &x->s, &e);
+	struct resolver *there = resolver_new(x->f.db, &x->s, &e);
+	int64_t bins[] = { x->b_split, x->b_strip, x->b_bare, x->b_junk, x->b_missing };
+	size_t n = (size_t)file_size(x->split);
+	uint64_t *off = malloc(n * sizeof(*off));
+
+	resolver_set_worker(there, w);
+	{
+		/* the binary alone, first thing a new resolver is asked (push) */
+		struct resolved a;
+
+		resolver_binary(there, x->b_split, &a);
+		assert_string_equal(a.binary, "/opt/fixture/split603010");
+		assert_null(a.problem);
+		assert_null(a.symbol);
+	}
+	for (size_t i = 0; i < n; i++)
+		off[i] = i;
+	for (size_t b = 0; b < sizeof(bins) / sizeof(*bins); b++) {
+		/* half named one by one, all then prefetched */
+		for (size_t i = 0; i < n; i += 2) {
+			struct resolved a, c;
+
+			resolver_lookup(here, bins[b], off[i], 0, &a);
+			resolver_lookup(there, bins[b], off[i], 0, &c);
+			assert_string_equal(a.symbol, c.symbol);
+			assert_string_equal(a.binary, c.binary);
+			assert_int_equal(!a.problem, !c.problem);
+			assert_int_equal(a.no_symbols, c.no_symbols);
+		}
+		resolver_prefetch(there, bins[b], off, n);
+		for (size_t i = 0; i < n; i++) {
+			struct resolved a, c;
+
+			resolver_lookup(here, bins[b], off[i], 0, &a);
+			resolver_lookup(there, bins[b], off[i], 0, &c);
+			assert_string_equal(a.symbol, c.symbol);
+		}
+	}
+	{
+		struct resolved a;
+
+		resolver_lookup(there, x->b_split, x->w60 + 4, 1, &a);
+		assert_string_equal(a.symbol, "work60");
+		assert_string_equal(a.source, "");	/* lines are not read there */
+		resolver_binary(there, x->b_junk, &a);
+		assert_non_null(a.problem);
+		assert_null(a.symbol);
+	}
+	resolver_free(here);
+	resolver_free(there);
+	symworker_free(w);
+	free(off);
+}
+
+/* The "Name:" line of /proc/PID/status, its value; "" when missing. */
+static void status_field(pid_t pid, const char *name, char *out, size_t len)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	*out = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, strlen(name)) && line[strlen(name)] == ':') {
+			char *v = line + strlen(name) + 1;
+
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			snprintf(out, len, "%s", v);
+		}
+	if (f)
+		fclose(f);
+}
+
+/* (b) not root, no groups, no capabilities */
+static void test_no_rights(void **state)
+{
+	struct symworker *w;
+	struct symworker_self me;
+	struct error e = { "" };
+	char v[256];
+	unsigned u[4];
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("the worker changes ids only when started as root\n");
+		skip();
+	}
+	w = worker(0, 0);
+	assert_int_equal(symworker_selftest(w, &me, &e), 0);
+	assert_true(me.uid != 0 && me.euid != 0 && me.gid != 0 && me.egid != 0);
+	assert_int_equal(me.ngroups, 0);
+	assert_true(me.cap_eff == 0 && me.cap_prm == 0 && me.cap_inh == 0);
+	pid = symworker_pid(w);
+	assert_true(pid > 0);
+	status_field(pid, "Uid", v, sizeof(v));
+	assert_int_equal(sscanf(v, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]), 4);
+	assert_true(u[0] && u[1] && u[2] && u[3]);
+	status_field(pid, "Gid", v, sizeof(v));
+	assert_int_equal(sscanf(v, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]), 4);
+	assert_true(u[0] && u[1] && u[2] && u[3]);
+	status_field(pid, "Groups", v, sizeof(v));
+	assert_string_equal(v, "");
+	status_field(pid, "CapEff", v, sizeof(v));
+	assert_string_equal(v, "0000000000000000");
+	status_field(pid, "CapPrm", v, sizeof(v));
+	assert_string_equal(v, "0000000000000000");
+	status_field(pid, "CapBnd", v, sizeof(v));
+	assert_string_equal(v, "0000000000000000");
+	status_field(pid, "CapAmb", v, sizeof(v));
+	assert_string_equal(v, "0000000000000000");
+	status_field(pid, "NoNewPrivs", v, sizeof(v));
+	assert_string_equal(v, "1");
+	symworker_free(w);
+}
+
+/* Wait until pid has died (a zombie nobody reaped yet). */
+static void wait_dead(pid_t pid)
+{
+	char v[64];
+
+	for (int i = 0; i < 500; i++) {
+		status_field(pid, "State", v, sizeof(v));
+		if (v[0] == 'Z' || !v[0])
+			return;
+		usleep(10000);
+	}
+	fail_msg("worker %d did not die", (int)pid);
+}
+
+static int64_t ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void assert_names_work60(struct symworker *w, int h, uint64_t off)
+{
+	struct error e = { "" };
+	char *name;
+
+	if (symworker_lookup(w, h, &off, 1, &name, &e) < 0)
+		fail_msg("lookup: %s", e.msg);
+	assert_string_equal(name, "work60");
+	free(name);
+}
+
+/* (c) a crash costs one binary's names; the next lookup works */
+static void test_crash(void **state)
+{
+	struct fx *x = *state;
+	struct symworker *w = worker(5000, 3);
+	struct symworker_bin info;
+	struct symworker_stats st;
+	struct error e = { "" };
+	uint64_t off = x->w60;
+	pid_t pid, helper;
+	char *name;
+	int h1, h2;
+
+	h1 = symworker_open(w, open_ro(x->split), "first", &info, &e);
+	h2 = symworker_open(w, open_ro(x->split), "second", &info, &e);
+	assert_true(h1 >= 0 && h2 >= 0);
+	/* killed while idle: nobody is blamed, both reopened in a new one */
+	pid = symworker_pid(w);
+	kill(pid, SIGSEGV);
+	wait_dead(pid);
+	assert_names_work60(w, h1, off);
+	assert_true(symworker_pid(w) != pid);
+	symworker_stats(w, &st);
+	assert_int_equal(st.started, 2);
+	assert_int_equal(st.crashes, 1);
+	assert_int_equal(st.failed, 0);
+	/* killed during a request on h1: h1 fails, h2 goes on */
+	pid = symworker_pid(w);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	helper = fork();
+	assert_true(helper >= 0);
+	if (helper == 0) {
+		usleep(300000);
+		kill(pid, SIGSEGV);
+		kill(pid, SIGCONT);
+		_exit(0);
+	}
+	assert_int_equal(symworker_lookup(w, h1, &off, 1, &name, &e), -1);
+	assert_null(name);
+	assert_non_null(strstr(e.msg, "first"));
+	assert_non_null(strstr(e.msg, "crashed"));
+	waitpid(helper, NULL, 0);
+	assert_names_work60(w, h2, off);
+	assert_int_equal(symworker_lookup(w, h1, &off, 1, &name, &e), -1);	/* at once */
+	symworker_stats(w, &st);
+	assert_int_equal(st.started, 3);
+	assert_int_equal(st.crashes, 2);
+	assert_int_equal(st.failed, 1);
+	assert_string_equal(st.failed_names, "first");
+	/* a fourth start is allowed (3 restarts), a fifth not */
+	pid = symworker_pid(w);
+	kill(pid, SIGKILL);
+	wait_dead(pid);
+	assert_names_work60(w, h2, off);
+	pid = symworker_pid(w);
+	kill(pid, SIGKILL);
+	wait_dead(pid);
+	assert_int_equal(symworker_lookup(w, h2, &off, 1, &name, &e), -1);
+	assert_non_null(strstr(e.msg, "no symbol worker"));
+	symworker_free(w);
+}
+
+/* (d) a worker that hangs is killed after the timeout */
+static void test_hang(void **state)
+{
+	struct fx *x = *state;
+	struct symworker *w = worker(1000, 0);
+	struct symworker_bin info;
+	struct symworker_stats st;
+	struct error e = { "" };
+	uint64_t off = x->w60;
+	int64_t t0, took;
+	pid_t pid;
+	char *name;
+	int h1, h2;
+
+	h1 = symworker_open(w, open_ro(x->split), "hung-on", &info, &e);
+	h2 = symworker_open(w, open_ro(x->split), "other", &info, &e);
+	assert_true(h1 >= 0 && h2 >= 0);
+	pid = symworker_pid(w);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	t0 = ms_now();
+	assert_int_equal(symworker_lookup(w, h1, &off, 1, &name, &e), -1);
+	took = ms_now() - t0;
+	assert_true(took >= 900 && took < 5000);
+	assert_non_null(strstr(e.msg, "hung"));
+	assert_int_equal(kill(pid, 0), -1);	/* killed and reaped */
+	assert_int_equal(errno, ESRCH);
+	symworker_stats(w, &st);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(st.failed, 1);
+	assert_names_work60(w, h2, off);
+	symworker_free(w);
+}
+
+/* (e) the seccomp filter: no path can be opened */
+static void test_seccomp(void **state)
+{
+	struct symworker *w;
+	struct symworker_self me;
+	struct error e = { "" };
+	char v[64];
+
+	(void)state;
+	if (!sandbox_seccomp_built()) {
+		print_message("libseccomp was not built in (configure found no libseccomp-dev): "
+			      "the worker has no seccomp filter\n");
+		skip();
+	}
+	w = worker(0, 0);
+	assert_int_equal(symworker_selftest(w, &me, &e), 0);
+	assert_int_equal(me.seccomp, 1);
+	assert_int_equal(me.open_errno, EPERM);
+	status_field(symworker_pid(w), "Seccomp", v, sizeof(v));
+	assert_string_equal(v, "2");
+	symworker_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_names),
+		cmocka_unit_test(test_resolver),
+		cmocka_unit_test(test_no_rights),
+		cmocka_unit_test(test_crash),
+		cmocka_unit_test(test_hang),
+		cmocka_unit_test(test_seccomp),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
