@@ -97,6 +97,11 @@
  * once; each has CLIENT_TIMEOUT_MS to complete its line.
  */
 #define MAX_CLIENTS 16
+/* strobed's soft RLIMIT_NOFILE is raised to its hard limit, up to this */
+#define NOFILE_WANT 65536
+/* out of fds (EMFILE, ENFILE) with no spare fd: how long the listening
+ * socket is left unwatched, instead of waking on it in a loop */
+#define ACCEPT_PAUSE_NS (500 * 1000000ULL)
 #define MAX_CLIENTS_PER_UID 4	/* so one user cannot take every slot */
 
 struct client {
@@ -116,6 +121,11 @@ struct daemon {
 	struct bincache cache;
 	const char *socket_path;
 	int listen_fd, sig_fd, timer_fd, ep;
+	int spare_fd;		/* /dev/null, closed to accept and refuse a client
+				 * when strobed is out of fds; -1: none */
+	uint64_t accept_paused;	/* listen_fd out of the epoll set since then */
+	unsigned long fd_refused;	/* connections refused for want of an fd */
+	int fd_short;		/* out of fds now: logged once until it passes */
 	gid_t strobe_gid;
 	int have_group;
 	struct session *session;
@@ -1673,6 +1683,54 @@ static struct client *client_evict(struct daemon *d)
 	return old;
 }
 
+/* Out of fds (EMFILE, ENFILE) on an accept: the connection waiting is
+ * taken with the spare fd and refused with the reason, so that the listening
+ * socket is no longer readable; without a spare (another thread took it),
+ * the socket leaves the epoll set for ACCEPT_PAUSE_NS (the timer puts it
+ * back).  Either way epoll_wait does not return at once again: no spin.
+ * Logged once until an accept succeeds again, then with the count. */
+static void accept_no_fd(struct daemon *d, int err)
+{
+	int fd = -1;
+
+	d->fd_refused++;
+	if (!d->fd_short)
+		daemon_log("out of file descriptors (%s): connections are refused until some "
+			   "close; raise LimitNOFILE= or ulimit -n", err == EMFILE ?
+			   "EMFILE, RLIMIT_NOFILE" : "ENFILE, the system's file table");
+	d->fd_short = 1;
+	if (d->spare_fd >= 0) {
+		close(d->spare_fd);
+		d->spare_fd = -1;
+		fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0) {
+			reply_error(fd, "strobed is out of file descriptors (%s): try again later",
+				    strerror(err));
+			close(fd);
+		}
+		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return;
+	}
+	if (!d->accept_paused && epoll_ctl(d->ep, EPOLL_CTL_DEL, d->listen_fd, NULL) == 0)
+		d->accept_paused = now_ns();
+}
+
+/* On each timer tick: the listening socket back in the epoll set after a
+ * pause for want of fds. */
+static void accept_resume(struct daemon *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (!d->accept_paused || now_ns() - d->accept_paused < ACCEPT_PAUSE_NS)
+		return;
+	if (d->spare_fd < 0)
+		d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ev.data.fd = d->listen_fd;
+	if (epoll_ctl(d->ep, EPOLL_CTL_ADD, d->listen_fd, &ev) == 0)
+		d->accept_paused = 0;
+}
+
 /* A new connection: refused at once if the peer may not use strobed or
  * every slot is taken, else watched until its line is complete. */
 static void client_accept(struct daemon *d)
@@ -1683,8 +1741,16 @@ static void client_accept(struct daemon *d)
 	struct ucred cr;
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			accept_no_fd(d, errno);
 		return;
+	}
+	if (d->fd_short) {
+		daemon_log("file descriptors available again: %lu connections were refused for "
+			   "want of one", d->fd_refused);
+		d->fd_short = 0;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0) {
 		close(fd);
 		return;
@@ -1814,6 +1880,7 @@ static int run(struct daemon *d)
 				if (read(d->timer_fd, &ticks, sizeof(ticks)) < 0)
 					ticks = 0;
 				clients_expire(d);
+				accept_resume(d);
 				if (d->stop_pending)
 					stop_retry(d);
 				else
@@ -2060,9 +2127,33 @@ static int inherited_socket(struct daemon *d, struct error *e)
 	return 1;
 }
 
+/* The soft RLIMIT_NOFILE up to the hard one, at most NOFILE_WANT: a ring
+ * and an event fd per CPU, binhold's files (a quarter of the limit, at most
+ * 512), the spool's, the clients'.  Said in the log when still low. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > NOFILE_WANT ? NOFILE_WANT :
+	       rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024)
+		daemon_log("RLIMIT_NOFILE is %llu (hard limit %llu): fewer binaries are held and "
+			   "fewer CPUs can be sampled than with 1024 or more; raise LimitNOFILE= "
+			   "or ulimit -Hn", (unsigned long long)rl.rlim_cur,
+			   (unsigned long long)rl.rlim_max);
+}
+
 int main(int argc, char **argv)
 {
-	struct daemon d = { .listen_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
+	struct daemon d = { .listen_fd = -1, .spare_fd = -1, .stop_fd = -1, .max_wal = DEFAULT_MAX_WAL,
 			    .ingest_nice = DEFAULT_INGEST_NICE, .ingest_defer = 1,
 			    .spool = { SPOOL_MEM_DEFAULT, SPOOL_DISK_DEFAULT } };
 	struct settings set = { .d = &d, .backend = "auto" };
@@ -2190,6 +2281,8 @@ int main(int argc, char **argv)
 		clients[i].fd = -1;
 	d.clients = clients;
 	umask(027);
+	raise_nofile();
+	d.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	tracefs_ensure();
 	g = getgrnam("strobe");
 	if (g) {

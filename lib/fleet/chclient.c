@@ -1,5 +1,8 @@
 /*
  * chclient.c - ClickHouse over HTTP with libcurl and zlib: chclient.h.
+ * Every answer is bounded in size (answer_max; error answers 64 KiB) and
+ * every request in time (a deadline and a stall limit): the connection is
+ * closed when one is passed, with one line naming the server and the limit.
  */
 #include "config.h"
 #include <ctype.h>
@@ -9,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
 #include <zlib.h>
@@ -22,7 +26,39 @@ struct chclient {
 	char curl_err[CURL_ERROR_SIZE];
 	curl_write_callback sink;	/* chclient_query_lines(): the answer's reader */
 	void *sink_arg;
+	struct sbuf *out;		/* else: a 200 answer goes here */
+	struct sbuf errbody;		/* the start of an answer that is not 200 */
+	int over;			/* out reached answer_max: transfer stopped */
+	int err_cut;			/* errbody full: transfer stopped */
+	int stalled;			/* nothing moved for stall_s: stopped */
+	curl_off_t last_dl, last_ul;	/* progress seen at last_move */
+	struct timespec last_move;
 };
+
+/* Of an error answer, what is worth showing. */
+#define ERR_MAX_BYTES	(64U << 10)
+/* The deadline of a query or insert. */
+#define CHCLIENT_TIMEOUT(c)	((c)->cred.limits.timeout_s ? (c)->cred.limits.timeout_s : \
+				 CHCLIENT_TIMEOUT_S)
+
+/* An unsigned number from the environment variable name, in [1, max];
+ * unset or empty: *v untouched.  0, or -1 with e set. */
+static int env_uint(const char *name, unsigned max, unsigned *v, struct error *e)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || !isdigit((unsigned char)*s) || n < 1 || n > max)
+		return error_set(e, "bad %s '%.40s': give a whole number from 1 to %u", name, s,
+				 max);
+	*v = (unsigned)n;
+	return 0;
+}
 
 static int db_name_ok(const char *s, size_t n)
 {
@@ -95,7 +131,15 @@ int chclient_credentials(struct chclient_cred *c, struct error *e)
 	const char *pw = getenv("STROBE_CLICKHOUSE_PASSWORD");
 	const char *file = getenv("STROBE_CLICKHOUSE_PASSWORD_FILE");
 
+	unsigned mb = 0;
+
 	memset(c, 0, sizeof(*c));
+	if (env_uint("STROBE_CLICKHOUSE_MAX_ANSWER_MB", CHCLIENT_ANSWER_MAX_MB_MAX, &mb, e) < 0 ||
+	    env_uint("STROBE_CLICKHOUSE_TIMEOUT", CHCLIENT_TIMEOUT_S_MAX,
+		     &c->limits.timeout_s, e) < 0 ||
+	    env_uint("STROBE_CLICKHOUSE_STALL", CHCLIENT_TIMEOUT_S_MAX, &c->limits.stall_s, e) < 0)
+		return -1;
+	c->limits.answer_max = (size_t)mb << 20;
 	if (!user || !*user)
 		user = "default";
 	if (strlen(user) >= sizeof(c->user))
@@ -229,6 +273,10 @@ struct chclient *chclient_new(const struct chclient_url *u, const struct chclien
 	c = xcalloc(1, sizeof(*c));
 	c->url = *u;
 	c->cred = *cred;
+	if (!c->cred.limits.answer_max)
+		c->cred.limits.answer_max = CHCLIENT_ANSWER_MAX;
+	if (!c->cred.limits.stall_s)
+		c->cred.limits.stall_s = CHCLIENT_STALL_S;
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		free(c);
@@ -243,6 +291,7 @@ void chclient_free(struct chclient *c)
 	if (!c)
 		return;
 	curl_easy_cleanup(c->curl);
+	free(c->errbody.s);
 	memset(c->cred.password, 0, sizeof(c->cred.password));
 	free(c);
 }
@@ -252,16 +301,92 @@ size_t chclient_bytes_sent(const struct chclient *c)
 	return c->sent;
 }
 
+/* Each piece of the answer: an error answer's first 64 KiB into
+ * c->errbody, a 200 answer to the sink or into c->out up to answer_max.
+ * Returning less than the piece ends the transfer and closes the
+ * connection. */
 static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 {
-	sbuf_add(arg, p, size * nmemb);
-	return size * nmemb;
+	struct chclient *c = arg;
+	size_t n = size * nmemb;
+	long status = 0;
+
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		sbuf_add(&c->errbody, p, MIN(n, ERR_MAX_BYTES - c->errbody.n));
+		if (c->errbody.n < ERR_MAX_BYTES)
+			return n;
+		c->err_cut = 1;		/* the message is in what we have */
+		return 0;
+	}
+	if (c->sink)
+		return c->sink(p, size, nmemb, c->sink_arg);
+	if (n > c->cred.limits.answer_max - c->out->n) {
+		c->over = 1;
+		return 0;
+	}
+	sbuf_add(c->out, p, n);
+	return n;
+}
+
+/* curl's progress, at least once a second: nothing sent or received for
+ * stall_s ends the request (curl's own low-speed limit averages over a
+ * window of 5 s, which a request body alone keeps above 1 byte/s). */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct chclient *c = arg;
+	struct timespec t;
+
+	(void)dltotal;
+	(void)ultotal;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (dlnow != c->last_dl || ulnow != c->last_ul) {
+		c->last_dl = dlnow;
+		c->last_ul = ulnow;
+		c->last_move = t;
+		return 0;
+	}
+	if (t.tv_sec - c->last_move.tv_sec +
+	    (t.tv_nsec - c->last_move.tv_nsec) / 1e9 < c->cred.limits.stall_s)
+		return 0;
+	c->stalled = 1;
+	return 1;
+}
+
+/* The line for a request curl ended with rc. */
+static int failed(struct chclient *c, CURLcode rc, unsigned timeout_s, struct error *e)
+{
+	const char *why = c->curl_err[0] ? c->curl_err : curl_easy_strerror(rc);
+	curl_off_t connect_us = 0, total_us = 0;
+
+	if (c->over || rc == CURLE_FILESIZE_EXCEEDED)
+		return error_set(e, "ClickHouse at %s: the answer is longer than %zu MiB, the "
+				 "limit (STROBE_CLICKHOUSE_MAX_ANSWER_MB): connection closed",
+				 c->url.base, c->cred.limits.answer_max >> 20);
+	if (c->stalled)
+		return error_set(e, "ClickHouse at %s: nothing received for %u s, the limit "
+				 "(STROBE_CLICKHOUSE_STALL): connection closed", c->url.base,
+				 c->cred.limits.stall_s);
+	curl_easy_getinfo(c->curl, CURLINFO_CONNECT_TIME_T, &connect_us);
+	curl_easy_getinfo(c->curl, CURLINFO_TOTAL_TIME_T, &total_us);
+	if (rc == CURLE_OPERATION_TIMEDOUT && connect_us > 0 &&
+	    total_us >= (curl_off_t)timeout_s * 1000000 - 500000)
+		return error_set(e, "ClickHouse at %s: no whole answer within %u s, the limit "
+				 "(STROBE_CLICKHOUSE_TIMEOUT): connection closed", c->url.base,
+				 timeout_s);
+	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	    rc == CURLE_OPERATION_TIMEDOUT)
+		return error_set(e, "cannot reach ClickHouse at %s: %s: check the URL and "
+				 "that the server runs", c->url.base, why);
+	return error_set(e, "ClickHouse at %s: %s", c->url.base, why);
 }
 
 /* POST body (len bytes, gzip-compressed when gz) to the server with the
- * URL's query string extra; the answer into *out. */
+ * URL's query string extra, within timeout_s; the answer into *out (or to
+ * c->sink). */
 static int post(struct chclient *c, const char *extra, const void *body, size_t len, int gz,
-		struct sbuf *out, struct error *e)
+		unsigned timeout_s, struct sbuf *out, struct error *e)
 {
 	struct curl_slist *hdr = NULL;
 	struct sbuf url = { 0 };
@@ -280,9 +405,16 @@ static int post(struct chclient *c, const char *extra, const void *body, size_t 
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
-	/* a server that stops answering fails the request after 60 s */
-	curl_easy_setopt(c->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_LOW_SPEED_TIME, 60L);
+	/* the whole request, however the server sends; and a server that
+	 * stops sending fails it after stall_s (on_progress) */
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, (long)timeout_s);
+	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+	/* a Content-Length over the limit is refused before its body */
+	if (!c->sink)
+		curl_easy_setopt(c->curl, CURLOPT_MAXFILESIZE_LARGE,
+				 (curl_off_t)c->cred.limits.answer_max);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
 	curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->cred.user);
 	curl_easy_setopt(c->curl, CURLOPT_PASSWORD, c->cred.password);
@@ -294,27 +426,26 @@ static int post(struct chclient *c, const char *extra, const void *body, size_t 
 	if (gz)
 		hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, c->sink ? c->sink : on_data);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c->sink ? c->sink_arg : out);
+	/* no Accept-Encoding: curl decodes nothing, so an answer's size in
+	 * memory is its size on the wire */
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
+	c->out = out;
+	c->over = c->err_cut = c->stalled = 0;
+	c->errbody.n = 0;
+	c->last_dl = c->last_ul = -1;
 	rc = curl_easy_perform(c->curl);
+	c->out = NULL;
 	curl_slist_free_all(hdr);
 	free(url.s);
-	if (rc != CURLE_OK) {
-		const char *why = c->curl_err[0] ? c->curl_err : curl_easy_strerror(rc);
-
-		if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-		    rc == CURLE_OPERATION_TIMEDOUT)
-			return error_set(e, "cannot reach ClickHouse at %s: %s: check the URL and "
-					 "that the server runs", c->url.base, why);
-		return error_set(e, "ClickHouse at %s: %s", c->url.base, why);
-	}
+	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && c->err_cut))
+		return failed(c, rc, timeout_s, e);
 	c->sent += len;
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
 		char line[480];
-		const char *b = out->s ? out->s : "";
-		int code = chclient_error_line((int)status, b, out->s ? out->n : 0, line,
-					       sizeof(line));
+		const char *b = c->errbody.s ? c->errbody.s : "";
+		int code = chclient_error_line((int)status, b, c->errbody.n, line, sizeof(line));
 
 		if (code == 193 || code == 516 || status == 401)
 			return error_set(e, "ClickHouse at %s refused user '%s': %s: set "
@@ -333,7 +464,8 @@ int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct
 
 	/* the whole answer before the status: an error past the first
 	 * rows is then an HTTP error, not a 200 with the text at its end */
-	ret = post(c, "wait_end_of_query=1", sql, strlen(sql), 0, out ? out : &tmp, e);
+	ret = post(c, "wait_end_of_query=1", sql, strlen(sql), 0, CHCLIENT_TIMEOUT(c),
+		   out ? out : &tmp, e);
 	free(tmp.s);
 	if (ret < 0 && out) {
 		free(out->s);
@@ -382,7 +514,7 @@ int chclient_insert(struct chclient *c, const char *insert, const char *settings
 	q = curl_easy_escape(c->curl, insert, 0);
 	sbuf_addf(&extra, "query=%s%s%s", q ? q : "", settings ? "&" : "", settings ? settings : "");
 	curl_free(q);
-	ret = post(c, extra.s, gz, gzlen, 1, &out, e);
+	ret = post(c, extra.s, gz, gzlen, 1, CHCLIENT_TIMEOUT(c), &out, e);
 	free(extra.s);
 	free(out.s);
 	free(gz);
@@ -393,12 +525,9 @@ int chclient_insert(struct chclient *c, const char *insert, const char *settings
 
 /* No row strobe asks for comes near this: a longer line is not one. */
 #define LINE_MAX_BYTES	(1U << 20)
-/* Of an error answer, what is worth showing. */
-#define ERR_MAX_BYTES	(64U << 10)
 
 struct lines {
 	struct chclient *c;
-	struct sbuf *err;		/* the body of an answer that is not 200 */
 	struct sbuf part;		/* a line begun in an earlier piece */
 	int (*line)(void *arg, char *line, struct error *e);
 	void *arg;
@@ -420,14 +549,7 @@ static size_t on_lines(char *p, size_t size, size_t nmemb, void *arg)
 	struct lines *l = arg;
 	size_t n = size * nmemb;
 	char *end = p + n, *nl;
-	long status = 0;
 
-	curl_easy_getinfo(l->c->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200) {
-		if (l->err->n < ERR_MAX_BYTES)
-			sbuf_add(l->err, p, MIN(n, ERR_MAX_BYTES - l->err->n));
-		return n;
-	}
 	while (p < end) {
 		size_t len;
 
@@ -463,14 +585,14 @@ int chclient_query_lines(struct chclient *c, const char *sql,
 			 int (*line)(void *arg, char *line, struct error *e), void *arg,
 			 struct error *e)
 {
-	struct sbuf err = { 0 };
 	struct error lerr = { "" };
-	struct lines l = { .c = c, .err = &err, .line = line, .arg = arg, .e = &lerr };
+	struct lines l = { .c = c, .line = line, .arg = arg, .e = &lerr };
+	unsigned t = c->cred.limits.timeout_s ? c->cred.limits.timeout_s : CHCLIENT_LINES_TIMEOUT_S;
 	int ret;
 
 	c->sink = on_lines;
 	c->sink_arg = &l;
-	ret = post(c, NULL, sql, strlen(sql), 0, &err, e);
+	ret = post(c, NULL, sql, strlen(sql), 0, t, NULL, e);
 	c->sink = NULL;
 	c->sink_arg = NULL;
 	if (l.failed) {
@@ -480,7 +602,6 @@ int chclient_query_lines(struct chclient *c, const char *sql,
 	else if (!ret && l.part.n)
 		ret = error_set(e, "ClickHouse at %s: the answer ends in the middle of a "
 				"line: %.200s", c->url.base, l.part.s);
-	free(err.s);
 	free(l.part.s);
 	return ret;
 }

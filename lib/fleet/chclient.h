@@ -27,15 +27,39 @@ struct chclient_url {
  * names that are not [A-Za-z0-9_]+.  0, or -1 with e set. */
 int chclient_url_parse(const char *url, struct chclient_url *u, struct error *e);
 
+/*
+ * What one request may cost, whatever the server does (doc/FLEET.md,
+ * "Security"): a server is hostile input, and strobed --push runs as root.
+ * 0 in a field: its default.  Answers are never decoded (no
+ * Accept-Encoding), so their size on the wire is their size in memory.
+ */
+struct chclient_limits {
+	size_t answer_max;	/* bytes of one answer held in memory (chclient_query);
+				 * an error answer is read to 64 KiB only */
+	unsigned timeout_s;	/* the whole request, connection to last byte */
+	unsigned stall_s;	/* nothing received (under 1 byte/s) for this long */
+};
+
+#define CHCLIENT_ANSWER_MAX	(64U << 20)	/* STROBE_CLICKHOUSE_MAX_ANSWER_MB */
+#define CHCLIENT_ANSWER_MAX_MB_MAX	16384U
+#define CHCLIENT_TIMEOUT_S	600U	/* STROBE_CLICKHOUSE_TIMEOUT */
+#define CHCLIENT_LINES_TIMEOUT_S 3600U	/* ... for chclient_query_lines() */
+#define CHCLIENT_TIMEOUT_S_MAX	86400U
+#define CHCLIENT_STALL_S	60U	/* STROBE_CLICKHOUSE_STALL */
+
 struct chclient_cred {
 	char user[128];
 	char password[256];
+	struct chclient_limits limits;
 };
 
 /* The user (STROBE_CLICKHOUSE_USER, default "default") and password
  * (STROBE_CLICKHOUSE_PASSWORD, or the first line of the file named by
  * STROBE_CLICKHOUSE_PASSWORD_FILE, which must be a regular file that
- * neither group nor others may read; none: empty).  0, or -1 with e set. */
+ * neither group nor others may read; none: empty), and the limits:
+ * STROBE_CLICKHOUSE_MAX_ANSWER_MB (1..16384), STROBE_CLICKHOUSE_TIMEOUT and
+ * STROBE_CLICKHOUSE_STALL (seconds, 1..86400; unset: the defaults above).
+ * 0, or -1 with e set. */
 int chclient_credentials(struct chclient_cred *c, struct error *e);
 
 /* One line for a failed request: status is the HTTP status (0: none),
@@ -54,7 +78,9 @@ struct chclient *chclient_new(const struct chclient_url *u, const struct chclien
 void chclient_free(struct chclient *c);
 
 /* Run sql; its output (TabSeparated unless sql says FORMAT) into *out
- * (appended; free(out->s) when done).  0, or -1 with e set. */
+ * (appended; free(out->s) when done).  An answer longer than the limit
+ * (answer_max) fails the request and closes the connection.  0, or -1
+ * with e set. */
 int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct error *e);
 
 /* Run sql and call line() with each line of its answer (NUL-terminated,
@@ -63,7 +89,9 @@ int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct
  * (no wait_end_of_query): an error the server meets after the first rows
  * comes as text in the answer, which line() must refuse (a line that is
  * not a row of the expected form).  0; -1 with e set on a server error
- * or when line() returns -1 (e then line()'s). */
+ * or when line() returns -1 (e then line()'s).  The answer's size is not
+ * limited (one line is, to 1 MiB), its time is: the request's deadline is
+ * CHCLIENT_LINES_TIMEOUT_S unless STROBE_CLICKHOUSE_TIMEOUT says. */
 int chclient_query_lines(struct chclient *c, const char *sql,
 			 int (*line)(void *arg, char *line, struct error *e), void *arg,
 			 struct error *e);

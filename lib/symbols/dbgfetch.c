@@ -127,7 +127,7 @@ char *dbgfetch_summary_text(const struct dbgfetch_counts *c, const char *servers
 	if (c->failed)
 		part_add(&parts, "%u could not be fetched (%s)", c->failed,
 			 c->fail_errno == ETIME || c->fail_errno == ETIMEDOUT ?
-			 "timed out: DEBUGINFOD_TIMEOUT" : strerror(c->fail_errno));
+			 "timed out: DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXTIME" : strerror(c->fail_errno));
 	if (c->skipped)
 		part_add(&parts, "%u not asked after that failure", c->skipped);
 	if (c->refused)
@@ -150,6 +150,12 @@ struct dbgfetch *dbgfetch_new(const char *urls)
 		return NULL;
 	if (!t || !*t)
 		setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, DBGFETCH_DEFAULT_TIMEOUT, 1);
+	/* DEBUGINFOD_TIMEOUT bounds a connection and each 100 KB, not a
+	 * download: a server sending 100 KB every few seconds would hold a
+	 * report for hours over a large file */
+	t = getenv(DEBUGINFOD_MAXTIME_ENV_VAR);
+	if (!t || !*t)
+		setenv(DEBUGINFOD_MAXTIME_ENV_VAR, DBGFETCH_DEFAULT_MAXTIME, 1);
 	t = getenv(DEBUGINFOD_MAXSIZE_ENV_VAR);
 	if (!t || !*t) {
 		char max[32];

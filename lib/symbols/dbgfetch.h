@@ -13,8 +13,10 @@
  *
  * Bounds: the library's timeout (DEBUGINFOD_TIMEOUT, seconds to connect
  * and per 100 KB received; DBGFETCH_DEFAULT_TIMEOUT when unset, where
- * libdebuginfod would wait 90 s), downloads of at most DEBUGINFO_FILE_MAX
- * (DEBUGINFOD_MAXSIZE, where unset), each build-id asked of the servers at
+ * libdebuginfod would wait 90 s), each download within
+ * DBGFETCH_DEFAULT_MAXTIME seconds (DEBUGINFOD_MAXTIME, where unset; the
+ * library has no total bound of its own), downloads of at most
+ * DEBUGINFO_FILE_MAX (DEBUGINFOD_MAXSIZE, where unset), each build-id asked of the servers at
  * most once per dbgfetch, and after one query fails for any reason but "not found" (the
  * server is down, slow or broken) nothing more is asked: those binaries
  * are counted as not asked.  dbgfetch_summary says all of it in one line.
@@ -27,6 +29,7 @@
 #include "debuginfo.h"
 
 #define DBGFETCH_DEFAULT_TIMEOUT "5"
+#define DBGFETCH_DEFAULT_MAXTIME "120"	/* seconds for one file */
 #define DBGFETCH_SERVERS_MAX 120	/* bytes of dbgfetch_servers() */
 
 struct dbgfetch_counts {
@@ -63,7 +66,8 @@ struct dbgfetch;
 
 /* A fetcher for the servers of urls (the caller's DEBUGINFOD_URLS; the
  * library reads that variable itself), or NULL when !dbgfetch_enabled.
- * Sets DEBUGINFOD_TIMEOUT=DBGFETCH_DEFAULT_TIMEOUT and
+ * Sets DEBUGINFOD_TIMEOUT=DBGFETCH_DEFAULT_TIMEOUT,
+ * DEBUGINFOD_MAXTIME=DBGFETCH_DEFAULT_MAXTIME and
  * DEBUGINFOD_MAXSIZE=DEBUGINFO_FILE_MAX (no larger file would be used) in
  * this process's environment where unset or empty: libdebuginfod has no
  * other way to take them.  No connection is made before dbgfetch_find. */

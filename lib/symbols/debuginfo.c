@@ -259,32 +259,58 @@ void debuginfo_found_free(struct debuginfo_found *f)
 int debuginfo_xz_decode(const void *in, size_t len, void **out, size_t *outlen,
 			struct error *e)
 {
-	size_t cap = len * 4 < (1 << 20) ? (1 << 20) : len * 4;
-	uint64_t memlimit = 128 << 20;
+	/* a bomb (xz of zeros: 1000 to 1 and more) stops at the limit: the
+	 * output grows only as it is decoded, one pass */
+	size_t max = len > DEBUGINFO_MINI_MAX / DEBUGINFO_MINI_RATIO ? DEBUGINFO_MINI_MAX :
+		     len * DEBUGINFO_MINI_RATIO;
+	size_t cap = 1 << 20;
+	lzma_stream z = LZMA_STREAM_INIT;
+	unsigned char *buf = NULL;
+	lzma_ret rc;
 
 	*out = NULL;
-	for (;;) {
-		size_t inpos = 0, outpos = 0;
-		uint64_t ml = memlimit;
-		unsigned char *buf = malloc(cap);
-		lzma_ret rc;
+	if (max < DEBUGINFO_MINI_FLOOR)
+		max = DEBUGINFO_MINI_FLOOR;
+	if (lzma_stream_decoder(&z, 128 << 20, 0) != LZMA_OK)
+		return error_set(e, "MiniDebugInfo: cannot start an xz decoder");
+	z.next_in = in;
+	z.avail_in = len;
+	do {
+		if (!z.avail_out) {
+			size_t n = z.total_out;
+			unsigned char *nb;
 
-		if (!buf)
-			return error_set(e, "MiniDebugInfo: out of memory");
-		rc = lzma_stream_buffer_decode(&ml, 0, NULL, in, &inpos, len, buf, &outpos, cap);
-		if (rc == LZMA_OK) {
-			*out = buf;
-			*outlen = outpos;
-			return 0;
+			if (n >= max) {
+				lzma_end(&z);
+				free(buf);
+				return error_set(e, "MiniDebugInfo: decodes to more than %zu MiB (at most "
+						 "%d times its %zu bytes, and %d MiB): refused",
+						 max >> 20, DEBUGINFO_MINI_RATIO, len,
+						 (int)(DEBUGINFO_MINI_MAX >> 20));
+			}
+			cap = n ? (n * 2 > max ? max : n * 2) : (cap > max ? max : cap);
+			nb = realloc(buf, cap);
+			if (!nb) {
+				lzma_end(&z);
+				free(buf);
+				return error_set(e, "MiniDebugInfo: out of memory");
+			}
+			buf = nb;
+			z.next_out = buf + n;
+			z.avail_out = cap - n;
 		}
+		rc = lzma_code(&z, LZMA_FINISH);
+	} while (rc == LZMA_OK);
+	*outlen = z.total_out;
+	lzma_end(&z);
+	if (rc != LZMA_STREAM_END) {
 		free(buf);
-		if (rc != LZMA_BUF_ERROR || cap >= DEBUGINFO_MINI_MAX)
-			return error_set(e, "MiniDebugInfo: %s",
-					 rc == LZMA_BUF_ERROR ? "decodes to more than 256 MiB" :
-					 rc == LZMA_MEMLIMIT_ERROR ? "needs too much memory to decode" :
-					 "not a valid xz stream");
-		cap = cap * 2 > DEBUGINFO_MINI_MAX ? DEBUGINFO_MINI_MAX : cap * 2;
+		return error_set(e, "MiniDebugInfo: %s",
+				 rc == LZMA_MEMLIMIT_ERROR ? "needs too much memory to decode" :
+				 "not a valid xz stream");
 	}
+	*out = buf;
+	return 0;
 }
 
 int debuginfo_mini_fd(const void *in, size_t len, struct error *e)

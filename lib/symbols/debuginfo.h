@@ -72,10 +72,14 @@ void debuginfo_found_free(struct debuginfo_found *f);
 int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused);
 
 /* MiniDebugInfo: the xz stream of a .gnu_debugdata section (in, len)
- * decoded into a new buffer of at most DEBUGINFO_MINI_MAX bytes (*out,
- * caller frees; *outlen).  -1 when it is not xz or decodes to more (e says
- * why). */
-#define DEBUGINFO_MINI_MAX (256LL << 20)
+ * decoded into a new buffer (*out, caller frees; *outlen) of at most
+ * DEBUGINFO_MINI_RATIO times len, but 4 MiB always and 64 MiB at most (a
+ * section holds a .symtab and its strings, which xz shrinks by 3 to 10).
+ * -1 when it is not xz or decodes to more (e says why: a bomb, e.g. xz of
+ * zeros, is refused with its limit named). */
+#define DEBUGINFO_MINI_MAX (64LL << 20)
+#define DEBUGINFO_MINI_FLOOR (4U << 20)
+#define DEBUGINFO_MINI_RATIO 64
 int debuginfo_xz_decode(const void *in, size_t len, void **out, size_t *outlen,
 			struct error *e);
 

@@ -3,7 +3,11 @@
  * 127.0.0.1 (a thread answering one request with canned bytes): lines
  * split across pieces arrive whole, a line past the bound fails the query
  * with one line instead of growing without end, and a long error answer
- * is read only as far as its message.
+ * is read only as far as its message.  Hostile peers (issue 30): an answer
+ * that never ends, one that announces 2 GB, one that stalls after its
+ * headers, one that trickles forever and an endless error answer each end
+ * the request within its limit (answer size, stall, deadline) with one
+ * line naming the limit.
  */
 #define _GNU_SOURCE 1	/* strcasestr */
 #include <stdarg.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "chclient.h"
 
@@ -25,6 +30,7 @@ struct peer {
 	int lfd;
 	int port;
 	const char *status;	/* "200 OK" */
+	enum { CANNED, ENDLESS, BIG_LENGTH, STALL, TRICKLE } mode;
 	size_t body_len;
 	char *body;
 	pthread_t thread;
@@ -69,6 +75,33 @@ static void *peer_run(void *arg)
 		if (end && (!cl || got >= (size_t)(end + 4 - req) + strtoul(cl + 15, NULL, 10)))
 			break;
 	}
+	if (p->mode != CANNED) {
+		char chunk[65536], c;
+
+		/* no Content-Length (to the end of the connection), or one of
+		 * 2 GB; then the body at full speed, nothing, or 10 bytes
+		 * every 50 ms, until the client hangs up */
+		snprintf(hdr, sizeof(hdr), "HTTP/1.1 %s\r\n%sConnection: close\r\n\r\n",
+			 p->status, p->mode == BIG_LENGTH ? "Content-Length: 2147483648\r\n" : "");
+		memset(chunk, 'a', sizeof(chunk));
+		for (size_t i = 0; i < sizeof(chunk); i += 100)
+			chunk[i] = '\n';
+		if (p->body_len)
+			memcpy(chunk, p->body, p->body_len);
+		if (write_all(fd, hdr, strlen(hdr)) == 0) {
+			if (p->mode == STALL)
+				while (read(fd, &c, 1) > 0)
+					;
+			else if (p->mode == TRICKLE)
+				while (write_all(fd, chunk, 10) == 0)
+					usleep(50000);
+			else
+				while (write_all(fd, chunk, sizeof(chunk)) == 0)
+					;
+		}
+		close(fd);
+		return NULL;
+	}
 	snprintf(hdr, sizeof(hdr), "HTTP/1.1 %s\r\nContent-Length: %zu\r\n"
 		 "Connection: close\r\n\r\n", p->status, p->body_len);
 	if (write_all(fd, hdr, strlen(hdr)) == 0)
@@ -93,6 +126,7 @@ static void peer_start(struct peer *p, const char *status, const char *body, siz
 	assert_int_equal(getsockname(p->lfd, (struct sockaddr *)&a, &alen), 0);
 	p->port = ntohs(a.sin_port);
 	p->status = status;
+	p->mode = CANNED;
 	p->body = malloc(len + 1);
 	memcpy(p->body, body, len);
 	p->body_len = len;
@@ -129,7 +163,7 @@ static int on_line(void *arg, char *line, struct error *e)
 static int query(struct peer *p, struct seen *s, struct error *e)
 {
 	struct chclient_url u;
-	struct chclient_cred cred = { "default", "" };
+	struct chclient_cred cred = { "default", "", { 0, 0, 0 } };
 	struct chclient *c;
 	char url[64];
 	int ret;
@@ -209,12 +243,106 @@ static void test_long_error_answer(void **state)
 	free(body);
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A hostile peer in mode m answering chclient_query() (lines: 0) or
+ * chclient_query_lines() (1) under limits of 1 MiB, a 3 s deadline and a
+ * 1 s stall limit; the query must fail within max_s with msg in its error,
+ * holding no answer. */
+static void hostile(int m, const char *status, const char *body, int lines, const char *msg,
+		    double max_s)
+{
+	struct chclient_url u;
+	struct chclient_cred cred = { "default", "", { 1U << 20, 3, 1 } };
+	struct chclient *c;
+	struct sbuf out = { 0 };
+	struct seen s = { 0 };
+	struct error e = { "" };
+	struct peer p;
+	char url[64];
+	double t0;
+	int ret;
+
+	peer_start(&p, status, body ? body : "", body ? strlen(body) : 0);
+	p.mode = m;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", p.port);
+	assert_int_equal(chclient_url_parse(url, &u, &e), 0);
+	c = chclient_new(&u, &cred, &e);
+	assert_non_null(c);
+	t0 = now_s();
+	ret = lines ? chclient_query_lines(c, "SELECT 1", on_line, &s, &e) :
+		      chclient_query(c, "SELECT 1", &out, &e);
+	t0 = now_s() - t0;
+	chclient_free(c);	/* the connection closed: the peer's write fails */
+	peer_stop(&p);
+	print_message("%.2f s: %s\n", t0, e.msg);
+	assert_int_equal(ret, -1);
+	assert_non_null(strstr(e.msg, msg));
+	assert_non_null(strstr(e.msg, url));
+	assert_null(strchr(e.msg, '\n'));
+	assert_null(out.s);
+	assert_true(t0 < max_s);
+}
+
+static void test_endless_answer(void **state)
+{
+	(void)state;
+	hostile(ENDLESS, "200 OK", NULL, 0, "the answer is longer than 1 MiB, the limit "
+		"(STROBE_CLICKHOUSE_MAX_ANSWER_MB): connection closed", 2.5);
+}
+
+static void test_big_length(void **state)
+{
+	(void)state;
+	hostile(BIG_LENGTH, "200 OK", NULL, 0, "the answer is longer than 1 MiB", 2.5);
+}
+
+static void test_stall_after_headers(void **state)
+{
+	(void)state;
+	hostile(STALL, "200 OK", NULL, 0, "nothing received for 1 s, the limit "
+		"(STROBE_CLICKHOUSE_STALL)", 2.9);
+	hostile(STALL, "200 OK", NULL, 1, "nothing received for 1 s", 2.9);
+}
+
+static void test_trickle_deadline(void **state)
+{
+	(void)state;
+	hostile(TRICKLE, "200 OK", NULL, 0, "no whole answer within 3 s, the limit "
+		"(STROBE_CLICKHOUSE_TIMEOUT)", 5);
+	/* streamed lines: any size, but not any time */
+	hostile(ENDLESS, "200 OK", NULL, 1, "no whole answer within 3 s", 5);
+}
+
+static void test_endless_error(void **state)
+{
+	(void)state;
+	/* the message from the first 64 KiB; the rest is not waited for */
+	hostile(ENDLESS, "500 Internal Server Error", "Code: 62, e.displayText() = "
+		"DB::Exception: Syntax error, e.what() = DB::Exception\n", 0,
+		"Syntax error (ClickHouse error 62)", 2.5);
+	hostile(ENDLESS, "500 Internal Server Error", "Code: 62, e.displayText() = "
+		"DB::Exception: Syntax error, e.what() = DB::Exception\n", 1,
+		"Syntax error (ClickHouse error 62)", 2.5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_across_pieces),
 		cmocka_unit_test(test_line_too_long),
 		cmocka_unit_test(test_long_error_answer),
+		cmocka_unit_test(test_endless_answer),
+		cmocka_unit_test(test_big_length),
+		cmocka_unit_test(test_stall_after_headers),
+		cmocka_unit_test(test_trickle_deadline),
+		cmocka_unit_test(test_endless_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

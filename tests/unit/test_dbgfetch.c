@@ -4,7 +4,9 @@
  * query strings, bounded), the one-line summary, the default timeout,
  * and dbgfetch_find against a file:// "server" the test lays out (a
  * verified file, a file with another build-id refused, one not there)
- * and a closed local port (one failure, then nothing more asked).
+ * and a closed local port (one failure, then nothing more asked); a
+ * server that trickles a large file fast enough for DEBUGINFOD_TIMEOUT is
+ * ended by DEBUGINFOD_MAXTIME.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -17,7 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "dbgfetch.h"
 #include "hashkey.h"
@@ -110,9 +117,11 @@ static void test_default_timeout(void **state)
 	(void)state;
 	unsetenv("DEBUGINFOD_TIMEOUT");
 	unsetenv("DEBUGINFOD_MAXSIZE");
+	unsetenv("DEBUGINFOD_MAXTIME");
 	f = dbgfetch_new("http://127.0.0.1:1");
 	assert_non_null(f);
 	assert_string_equal(getenv("DEBUGINFOD_TIMEOUT"), DBGFETCH_DEFAULT_TIMEOUT);
+	assert_string_equal(getenv("DEBUGINFOD_MAXTIME"), DBGFETCH_DEFAULT_MAXTIME);
 	assert_int_equal(atoll(getenv("DEBUGINFOD_MAXSIZE")), DEBUGINFO_FILE_MAX);
 	dbgfetch_free(f);
 	setenv("DEBUGINFOD_TIMEOUT", "17", 1);
@@ -251,6 +260,76 @@ static void test_find(void **state)
 	assert_int_equal(system((snprintf(path, sizeof(path), "rm -rf '%s'", dir), path)), 0);
 }
 
+/* A debuginfod server announcing 100 MB and sending 32 KB every 0.25 s
+ * (fast enough for DEBUGINFOD_TIMEOUT's 100 KB per 5 s), to every request,
+ * for 20 s at most. */
+static int trickle_lfd;
+
+static void *trickle_run(void *arg)
+{
+	static char chunk[32768];
+	static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n"
+				  "Connection: close\r\n\r\n";
+	time_t end = time(NULL) + 20;
+	int fd;
+
+	(void)arg;
+	memset(chunk, 0x7f, sizeof(chunk));
+	while (time(NULL) < end && (fd = accept(trickle_lfd, NULL, NULL)) >= 0) {
+		char req[4096];
+
+		if (read(fd, req, sizeof(req)) > 0 &&
+		    send(fd, hdr, sizeof(hdr) - 1, MSG_NOSIGNAL) > 0)
+			while (time(NULL) < end &&
+			       send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL) == sizeof(chunk))
+				usleep(250000);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void test_maxtime(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	char dir[] = "/tmp/test_dbgfetch_mt.XXXXXX", url[64], path[600];
+	struct debuginfo_found out;
+	struct timespec t0, t1;
+	struct dbgfetch *f;
+	pthread_t th;
+	double s;
+
+	(void)state;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	trickle_lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(trickle_lfd >= 0);
+	assert_int_equal(bind(trickle_lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(trickle_lfd, 8), 0);
+	assert_int_equal(getsockname(trickle_lfd, (struct sockaddr *)&a, &alen), 0);
+	assert_int_equal(pthread_create(&th, NULL, trickle_run, NULL), 0);
+	assert_non_null(mkdtemp(dir));
+	setenv("DEBUGINFOD_CACHE_PATH", dir, 1);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(a.sin_port));
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "5", 1);
+	setenv("DEBUGINFOD_MAXTIME", "2", 1);
+	f = dbgfetch_new(url);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(dbgfetch_find(f, "0123456789abcdef0123456789abcdef01234567", &out), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("%.2f s, %u failed\n", s, dbgfetch_counts(f)->failed);
+	assert_int_equal(dbgfetch_counts(f)->failed, 1);
+	assert_true(s < 10);
+	dbgfetch_free(f);
+	shutdown(trickle_lfd, SHUT_RDWR);
+	close(trickle_lfd);
+	pthread_join(th, NULL);
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_MAXTIME");
+	assert_int_equal(system((snprintf(path, sizeof(path), "rm -rf '%s'", dir), path)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_default_timeout),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_maxtime),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -170,6 +170,56 @@ static void test_xz(void **state)
 	assert_int_equal(debuginfo_xz_decode(xzbuf, xzlen, &out, &n, &err), -1);
 }
 
+/* MiniDebugInfo bombs: xz of zeros decodes to at most 64 times its size
+ * (4 MiB at least), and to 64 MiB at most whatever its size; both refused
+ * with the limit named.  A large section within its ratio still decodes. */
+static void test_xz_bomb(void **state)
+{
+	size_t plen = (size_t)(80 << 20), xzlen = 0, xcap = (size_t)(2 << 20), n, i;
+	unsigned char *plain = calloc(1, plen), *xzbuf = malloc(xcap);
+	struct error err = { "" };
+	void *out = (void *)1;
+	uint64_t x;
+
+	(void)state;
+	/* 8 MiB of zeros: about 1.2 KB of xz, so the limit is 4 MiB */
+	assert_int_equal(lzma_easy_buffer_encode(0, LZMA_CHECK_CRC64, NULL, plain, 8 << 20,
+						 xzbuf, &xzlen, xcap), LZMA_OK);
+	assert_true(xzlen < 64 << 10);
+	assert_int_equal(debuginfo_xz_decode(xzbuf, xzlen, &out, &n, &err), -1);
+	assert_null(out);
+	print_message("%zu bytes: %s\n", xzlen, err.msg);
+	assert_non_null(strstr(err.msg, "decodes to more than 4 MiB"));
+	/* 1.5 MiB that xz cannot shrink, then 78.5 MiB of zeros: the ratio
+	 * would allow 96 MiB, the cap is 64 */
+	for (i = 0, x = 88172645463325252ULL; i < (3U << 19); i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		plain[i] = (unsigned char)(x >> 32);
+	}
+	xzlen = 0;
+	assert_int_equal(lzma_easy_buffer_encode(0, LZMA_CHECK_CRC64, NULL, plain, plen,
+						 xzbuf, &xzlen, xcap), LZMA_OK);
+	assert_true(xzlen > (1U << 20));
+	err.msg[0] = 0;
+	out = (void *)1;
+	assert_int_equal(debuginfo_xz_decode(xzbuf, xzlen, &out, &n, &err), -1);
+	assert_null(out);
+	print_message("%zu bytes: %s\n", xzlen, err.msg);
+	assert_non_null(strstr(err.msg, "decodes to more than 64 MiB"));
+	/* 6 MiB decoded from that 1.5 MiB start and zeros: within 64 times */
+	xzlen = 0;
+	assert_int_equal(lzma_easy_buffer_encode(0, LZMA_CHECK_CRC64, NULL, plain, 6 << 20,
+						 xzbuf, &xzlen, xcap), LZMA_OK);
+	assert_int_equal(debuginfo_xz_decode(xzbuf, xzlen, &out, &n, &err), 0);
+	assert_int_equal(n, 6 << 20);
+	assert_memory_equal(out, plain, n);
+	free(out);
+	free(plain);
+	free(xzbuf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +229,7 @@ int main(void)
 		cmocka_unit_test(test_link_paths),
 		cmocka_unit_test(test_find_link),
 		cmocka_unit_test(test_xz),
+		cmocka_unit_test(test_xz_bomb),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
