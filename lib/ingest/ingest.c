@@ -1311,29 +1311,53 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	struct ingest_mmap unheld;
 	int64_t *slot, id;
 	int64_t size = 0;
-	int cached = 0, fd;
+	int cached = 0, fd, pre = -1, tried;
 	struct stat st;
 	struct error fe;
 
 	if (m->build_id_len) {
+		/*
+		 * A record with a build-id has no device and inode, and a path
+		 * and a build-id name no file: another mount namespace may put
+		 * a file of the same build-id, other bytes, at the same path
+		 * (a bind mount of a doctored libc).  So the file is opened and
+		 * remembered by what it is (device, inode, size, times): only
+		 * the same file skips the checks below (bytes compared with
+		 * the cache's under its build-id).
+		 */
 		hashkey_format(key, "buildid", m->build_id, m->build_id_len);
-		snprintf(memo, sizeof(memo), "%s:%s", key, m->filename);
+		pre = open_mapped(m, &st, problem, sizeof(problem));
+		if (pre >= 0)
+			snprintf(memo, sizeof(memo), "file:%ju:%ju:%jd:%jd.%09ld:%jd.%09ld:%s",
+				 (uintmax_t)st.st_dev, (uintmax_t)st.st_ino, (intmax_t)st.st_size,
+				 (intmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+				 (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, key);
+		else
+			snprintf(memo, sizeof(memo), "unopened:%s:%s", key, m->filename);
 	} else {
 		snprintf(memo, sizeof(memo), "ino:%u:%u:%" PRIu64 ":%" PRIu64 ":%s", m->maj,
 			 m->min, m->ino, m->ino_generation, m->filename);
 		key[0] = 0;
 	}
 	slot = strmap_slot(&in->binaries, memo, 0);
-	if (slot && *slot)
+	if (slot && *slot) {
+		if (pre >= 0)
+			close(pre);
 		return *slot;
+	}
 	if (in->binaries.nr >= in->limits.binaries) {
+		if (pre >= 0)
+			close(pre);
 		in->stats.binaries_over++;
 		return binary_special(in, "[too many binaries]", e);
 	}
 	slot = strmap_slot(&in->binaries, memo, 1);
 
+	tried = m->build_id_len != 0;	/* opened above (pre, or problem) */
 again:
-	fd = open_mapped(m, &st, problem, sizeof(problem));
+	fd = tried ? pre : open_mapped(m, &st, problem, sizeof(problem));
+	tried = 0;
+	pre = -1;
 	if (fd >= 0 && in->stats.bytes_read + st.st_size > in->limits.bytes_read) {
 		snprintf(problem, sizeof(problem), "not read: the session has read its "
 			 "limit of %" PRIu64 " MiB of binaries already",
