@@ -587,6 +587,11 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.comms_over,
 		       (unsigned long long)st.ingest.collisions,
 		       (unsigned long long)(st.ingest.bytes_read >> 20));
+	if (st.ingest.read_refused)
+		daemon_log("session %lld: %llu binaries not read for the budget of %llu MiB of "
+			   "binaries a session reads (%s)", (long long)st.id,
+			   (unsigned long long)st.ingest.read_refused,
+			   (unsigned long long)(INGEST_READ_MAX >> 20), st.ingest.read_refusals);
 	if (st.ingest.cgroups_over || st.ingest.cgroup_unknown || st.ingest.cgroup_moved ||
 	    st.ingest.jit_roots_over)
 		daemon_log("session %lld: %llu cgroups past the limit (not stored), %llu processes "

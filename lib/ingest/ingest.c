@@ -44,6 +44,7 @@
 #include "jitmap.h"
 #include "maps.h"
 #include "otable.h"
+#include "readbudget.h"
 #include "unwind.h"
 #include "vdso.h"
 #include <linux/perf_event.h>
@@ -278,6 +279,7 @@ struct ingest {
 	struct db_session *s;
 	struct proc_table *procs;
 	struct hashkey_memo *memo;
+	struct readbudget *budget;	/* bytes of binaries read, by file and owner */
 	struct strmap binaries;	/* "bid:<hex>" / "ino:..." / special -> binaries.id */
 	struct strmap comms;	/* comm -> comms.id */
 	struct agg_table agg;		/* committed samples */
@@ -372,6 +374,7 @@ struct unwind_err {
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
 {
 	in->limits = *lim;
+	readbudget_set_total(in->budget, lim->bytes_read);
 	if (!in->limits.stacks)
 		in->limits.stacks = INGEST_STACKS_MAX;
 }
@@ -609,6 +612,7 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	};
 	in->procs = proc_table_new();
 	in->memo = hashkey_memo_new();
+	in->budget = readbudget_new(INGEST_READ_MAX);
 	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
 	s->time_bucket_ns = INGEST_TIME_BUCKET_NS;
@@ -653,6 +657,7 @@ void ingest_free(struct ingest *in)
 	proc_table_free(in->procs);
 	strmap_free(&in->cgroups);
 	hashkey_memo_free(in->memo);
+	readbudget_free(in->budget);
 	strmap_free(&in->binaries);
 	strmap_free(&in->comms);
 	free(in->agg.ent);
@@ -1358,12 +1363,34 @@ again:
 	fd = tried ? pre : open_mapped(m, &st, problem, sizeof(problem));
 	tried = 0;
 	pre = -1;
-	if (fd >= 0 && in->stats.bytes_read + st.st_size > in->limits.bytes_read) {
-		snprintf(problem, sizeof(problem), "not read: the session has read its "
-			 "limit of %" PRIu64 " MiB of binaries already",
-			 in->limits.bytes_read >> 20);
-		close(fd);
-		fd = -1;
+	if (fd >= 0) {
+		/* read once a file (not a path), within its owner's share */
+		const struct readbudget_seen *seen;
+		int ok;
+
+		seen = readbudget_take(in->budget, &st, &ok, problem, sizeof(problem));
+		if (!ok) {
+			in->stats.read_refused++;
+			close(fd);
+			fd = -1;
+		} else if (seen) {
+			size = st.st_size;
+			if (key[0] && strcmp(key, seen->fkey) && m->held) {
+				unheld = *m;
+				unheld.held = 0;
+				m = &unheld;
+				close(fd);
+				goto again;
+			} else if (key[0] && strcmp(key, seen->fkey)) {
+				snprintf(problem, sizeof(problem), "%s no longer matches the "
+					 "mapped binary (its build-id changed)", m->filename);
+			} else {
+				snprintf(key, sizeof(key), "%s", seen->key);
+				cached = seen->cached;
+			}
+			close(fd);
+			fd = -1;
+		}
 	}
 	if (fd >= 0) {
 		char fkey[HASHKEY_MAX];
@@ -1395,6 +1422,8 @@ again:
 				snprintf(problem, sizeof(problem), "%s", fe.msg);
 			else
 				cached = 1;
+			if (!problem[0])
+				readbudget_done(in->budget, &st, fkey, key, cached);
 		}
 		close(fd);
 	}
@@ -2530,6 +2559,7 @@ fail:
 void ingest_get_stats(const struct ingest *in, struct ingest_stats *st)
 {
 	*st = in->stats;
+	readbudget_refusals(in->budget, st->read_refusals, sizeof(st->read_refusals));
 }
 
 uint64_t ingest_cpu_lost(const struct ingest *in, uint32_t cpu)

@@ -47,6 +47,7 @@
 #include "cgroups.h"
 #include "cgset.h"
 #include "ingest.h"
+#include "readbudget.h"
 #include "report.h"
 #include "vdso.h"
 #include <linux/perf_event.h>
@@ -1448,6 +1449,83 @@ static void test_limits(void **state)
 	fix_free(f);
 }
 
+/*
+ * Issue 30, item 5: one user's files cannot spend the session's read
+ * budget for everyone.  Eight hard links to one sparse file of nobody's
+ * are read (and charged) once; nobody's distinct files stop at their
+ * share (READBUDGET_SHARE_DIV of the budget); root's binary is still read
+ * after both, and the stats say whose files were refused.  (Charged per
+ * path, as before, the links alone spent the budget and root's binary
+ * was "not read".)
+ */
+static void test_read_budget_owners(void **state)
+{
+	struct fix *f;
+	struct ingest_limits lim;
+	struct ingest_stats is;
+	char path[PATH_MAX + 32], lnk[PATH_MAX + 256];
+	struct stat st, ra;
+	uint64_t share;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: needs root: the files must belong to another user (chown)\n");
+		skip();
+	}
+	f = fix_new(0);
+	assert_int_equal(stat(elf_a, &ra), 0);
+	/* the budget: root's binary and a bit more; nobody's share a quarter */
+	lim = (struct ingest_limits){ .binaries = 100, .comms = 100,
+				      .bytes_read = (uint64_t)ra.st_size * 4 + 4 * 65536 };
+	share = lim.bytes_read / READBUDGET_SHARE_DIV;
+	ingest_set_limits(f->in, &lim);
+	/* a sparse file of nobody's, a bit under its share, 8 links to it */
+	snprintf(path, sizeof(path), "%s/sparse", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "x", 1, (off_t)(share - 4096)), 1);
+	close(fd);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	for (int i = 0; i < 8; i++) {	/* each link changes the file's ctime */
+		snprintf(lnk, sizeof(lnk), "%s/link-%d", f->dir, i);
+		assert_int_equal(link(path, lnk), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		snprintf(lnk, sizeof(lnk), "%s/link-%d", f->dir, i);
+		mmap_at(f, P1, BASE + i * 0x1000, 0x1000, 0, lnk, 100 + i);
+	}
+	assert_int_equal(stat(path, &st), 0);
+	/* nobody's own distinct files, each a sixteenth of its share: past
+	 * the share, refused */
+	for (int i = 0; i < 4; i++) {
+		snprintf(lnk, sizeof(lnk), "%s/own-%d", f->dir, i);
+		fd = open(lnk, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, "y", 1, (off_t)(share / 16) + i), 1);
+		close(fd);
+		assert_int_equal(chown(lnk, 65534, 65534), 0);
+		mmap_at(f, P1, BASE + (16 + i) * 0x1000, 0x1000, 0, lnk, 200 + i);
+	}
+	mmap_at(f, P2, BASE, 0x1000, 0, elf_a, 300);
+	commit(f);
+	/* the links are one file, read once: a row each, all cached */
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%/link-%' "
+			       "AND cached = 1 AND problem IS NULL"), 8);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%/link-%' "
+			       "AND (cached = 0 OR problem IS NOT NULL)"), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%/own-%' "
+			       "AND cached = 0 AND problem LIKE '%uid 65534%share%'"), 4);
+	snprintf(lnk, sizeof(lnk), "SELECT count(*) FROM binaries WHERE path = '%s' AND "
+		 "cached = 1 AND problem IS NULL", elf_a);
+	assert_int_equal(q_int(f, lnk), 1);
+	ingest_get_stats(f->in, &is);
+	assert_int_equal(is.bytes_read, (uint64_t)st.st_size + (uint64_t)ra.st_size);
+	assert_int_equal(is.read_refused, 4);
+	assert_non_null(strstr(is.read_refusals, "uid 65534: 4 files refused"));
+	fix_free(f);
+}
+
 static void sample_cg(struct fix *f, uint64_t t, uint32_t pid, uint64_t cgroup)
 {
 	struct record r;
@@ -1848,6 +1926,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_held, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
+		cmocka_unit_test_teardown(test_read_budget_owners, teardown),
 		cmocka_unit_test_teardown(test_vdso, teardown),
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
