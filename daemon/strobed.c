@@ -1040,7 +1040,8 @@ static int handle_request(struct daemon *d, struct client *c, const char *why)
 		return 0;
 	}
 	if (proto_parse(buf, &req, &e) < 0) {
-		daemon_log("uid %u: %s", (unsigned)cr.uid, e.msg);
+		if (daemon_log_ratelimit((unsigned)cr.uid, "malformed requests"))
+			daemon_log("uid %u: %s", (unsigned)cr.uid, e.msg);
 		reply_error(fd, "%s", e.msg);
 		return 0;
 	}
@@ -2394,6 +2395,8 @@ int main(int argc, char **argv)
 			       O_NONBLOCK, 0640);
 		pid_t pid;
 
+		if (lfd >= 0)
+			daemon_log_file(log);
 		free(log);
 		pid = fork();
 		if (pid < 0) {

@@ -136,3 +136,25 @@ cmp -s "$tmp/r0.csv" "$tmp/r1.csv" ||
 kill -0 "$daemon_pid" || fail "strobed died: $(tail -n 5 "$tmp/strobed.log")"
 stop_daemon || fail "strobed did not exit cleanly: $(tail -n 5 "$tmp/strobed.log")"
 ok "malformed requests answered in one line; strobed and the stored session survive"
+
+# the log cannot be flooded by one client: of 200 malformed requests from
+# one uid within a minute, at most LOG_LIMIT_PER_MINUTE (5) are logged
+# (daemon/log.h; review R5: DB.log grew a line for each, unbounded); each
+# is still answered
+rm -f "$STROBE_DB" "$STROBE_DB"-* "$STROBE_DB".*
+start_daemon
+python3 - "$STROBE_SOCKET" <<'PY' || fail "malformed requests not answered"
+import socket, sys
+for i in range(200):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(b"start =x%d\n" % i)
+    ans = s.makefile().readline()
+    assert ans.startswith("error"), ans
+    s.close()
+PY
+n=$(grep -c "uid 0: " "$tmp/strobed.log")
+echo "log lines for 200 malformed requests: $n"
+[ "$n" -le 6 ] && [ "$n" -ge 1 ] || fail "$n log lines for 200 malformed requests of one uid (at most 5, and a summary)"
+stop_daemon || fail "strobed did not exit cleanly"
+ok "200 malformed requests of one uid: each answered, at most 5 logged"
