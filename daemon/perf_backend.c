@@ -1316,7 +1316,11 @@ static int ring_copy(struct backend *b, struct cpu_ring *r, uint32_t src, uint64
 		struct perf_event_header h;
 
 		memcpy(&h, r->data + (end & (r->size - 1)), sizeof(h));
-		if (h.size < sizeof(h)) {
+		/* a record past head (or, with head - tail clamped to the
+		 * ring, past the ring) is malformed too: nothing is copied
+		 * beyond what the kernel wrote, and data_tail never passes
+		 * data_head */
+		if (h.size < sizeof(h) || h.size % 8 || h.size > head - end) {
 			end = head;	/* malformed: all of it, for decoding to say so */
 			break;
 		}

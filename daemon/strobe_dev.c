@@ -308,7 +308,9 @@ int strobe_dev_copy(struct strobe_dev *d, int i, uint64_t max, strobe_dev_put_fn
 		struct strobe_rec_header h;
 
 		memcpy(&h, r->data + (end & (r->size - 1)), sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8) {
+		/* a record past head (or, after the clamp above, past the ring)
+		 * is malformed too: nothing is copied beyond what was written */
+		if (h.size < sizeof(h) || h.size % 8 || h.size > head - end) {
 			end = head;	/* malformed: all of it, for parse to say so */
 			break;
 		}
