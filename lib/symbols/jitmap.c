@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,6 +49,12 @@ int jitmap_read_fd(int fd, const char *path, uid_t uid, int64_t not_before_ns, c
 	if (st.st_uid != uid && st.st_uid != 0) {
 		error_set(e, "%s: owned by uid %u, not by the process's uid %u or root, "
 			  "refused", path, (unsigned)st.st_uid, (unsigned)uid);
+		goto fail;
+	}
+	/* a hard link to another file of the user's is that file, whatever
+	 * its name (with fs.protected_hardlinks 0, even another user's) */
+	if (st.st_nlink != 1) {
+		error_set(e, "%s: %ju hard links, not 1, refused", path, (uintmax_t)st.st_nlink);
 		goto fail;
 	}
 	if (not_before_ns &&

@@ -216,6 +216,18 @@ static void test_read_owner(void **state)
 		assert_int_equal(jitmap_read(p, 4242, 0, &buf, &len, &e), 1);
 		free(buf);
 	}
+	/* a hard link is another file's name (review R7: with
+	 * fs.protected_hardlinks 0, even another user's file): refused */
+	{
+		char q[256];
+
+		path_in(q, sizeof(q), "perf-3-link");
+		assert_int_equal(link(p, q), 0);
+		assert_int_equal(jitmap_read(p, geteuid() == 0 ? 0 : owner, 0, &buf, &len, &e), -1);
+		assert_non_null(strstr(e.msg, "hard links"));
+		assert_null(buf);
+		unlink(q);
+	}
 	unlink(p);
 }
 
