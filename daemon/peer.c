@@ -270,6 +270,29 @@ static int open_error(const struct peer *p, const char *path, const struct open_
 			 "an answer: try again", path, uid);
 }
 
+/*
+ * Children killed but not gone: one waiting on a hung file system may
+ * sit in an uninterruptible wait (another lookup holds the directory's
+ * lock), where SIGKILL takes effect only once the file system answers.
+ * strobed must not wait for that (a member's FUSE daemon would hold it
+ * for ever): such children are reaped later, and while PEER_HUNG_MAX of
+ * them are left, no more lookups are made.
+ */
+#define PEER_HUNG_MAX 16
+static pid_t hung[PEER_HUNG_MAX];
+static int nr_hung;
+
+static void reap_hung(void)
+{
+	for (int i = 0; i < nr_hung;) {
+		if (waitpid(hung[i], NULL, WNOHANG) != 0) {	/* gone, or not ours */
+			hung[i] = hung[--nr_hung];
+			continue;
+		}
+		i++;
+	}
+}
+
 int peer_open_file(const struct peer *p, const char *path, uint64_t deadline_ns,
 		   struct error *e)
 {
@@ -282,6 +305,12 @@ int peer_open_file(const struct peer *p, const char *path, uint64_t deadline_ns,
 		fd = open_regular(path, 0, &r);
 		return fd >= 0 ? fd : open_error(p, path, &r, e);
 	}
+	reap_hung();
+	if (nr_hung == PEER_HUNG_MAX)
+		return error_set(e, "cannot read %s as uid %u: %d earlier lookups are still "
+				 "stuck in their file systems (killed, not yet gone): try again "
+				 "later, with a path on a local file system", path,
+				 (unsigned)p->uid, nr_hung);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_set(e, "cannot read %s as uid %u: socketpair: %s", path,
 				 (unsigned)p->uid, strerror(errno));
@@ -314,8 +343,15 @@ int peer_open_file(const struct peer *p, const char *path, uint64_t deadline_ns,
 	/* whatever it is doing (stopped by the requester, or waiting on a
 	 * file system: FUSE and NFS wait killably), it ends here */
 	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	if (r.status == TIMED_OUT) {
+		/* it may not die before its file system answers: not waited for */
+		usleep(1000);
+		if (waitpid(pid, NULL, WNOHANG) == 0)
+			hung[nr_hung++] = pid;
+	} else {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	close(sv[0]);
 	if (fd < 0)
 		return open_error(p, path, &r, e);

@@ -248,11 +248,59 @@ static int marker_file_allowed(int fd, const char *path, uid_t uid, struct error
 	return 0;
 }
 
+/*
+ * The time --marker lookups of one uid took (the requester's child opens
+ * the path, up to PEER_OPEN_TIMEOUT_MS, while the event loop waits): a
+ * member whose paths hang (a FUSE or dead NFS mount of theirs) could hold
+ * every other client 2 s per start, again and again.  Each uid but root
+ * has MARKER_LOOKUP_BUDGET_MS a minute; past it, its markers are refused
+ * until the minute is over.  Main thread only.
+ */
+#define MARKER_LOOKUP_BUDGET_MS	4000
+#define MARKER_LOOKUP_SLOTS	16
+static struct {
+	uid_t uid;
+	uint64_t minute, used_ns;
+} marker_time[MARKER_LOOKUP_SLOTS];
+
+static uint64_t *marker_time_of(uid_t uid, uint64_t now)
+{
+	uint64_t minute = now / (60 * 1000000000ULL);
+	int i, slot = 0;
+
+	for (i = 0; i < MARKER_LOOKUP_SLOTS; i++) {
+		if (marker_time[i].uid == uid && marker_time[i].minute)
+			break;
+		if (marker_time[i].minute < marker_time[slot].minute)
+			slot = i;
+	}
+	if (i == MARKER_LOOKUP_SLOTS) {
+		i = slot;
+		marker_time[i].uid = uid;
+		marker_time[i].minute = 0;
+	}
+	if (marker_time[i].minute != minute) {
+		marker_time[i].minute = minute;
+		marker_time[i].used_ns = 0;
+	}
+	return &marker_time[i].used_ns;
+}
+
 int session_parse_markers(struct session_params *p, const char *const *specs, int n,
 			  const struct peer *who, struct error *e)
 {
-	uint64_t deadline = clock_monotonic_ns() + PEER_OPEN_TIMEOUT_MS * 1000000ULL;
+	uint64_t now = clock_monotonic_ns(), *used = NULL;
+	uint64_t deadline = now + PEER_OPEN_TIMEOUT_MS * 1000000ULL;
 	size_t cap = 0, fcap = 0;
+
+	if (n > 0 && who->uid != 0) {
+		used = marker_time_of(who->uid, now);
+		if (*used >= MARKER_LOOKUP_BUDGET_MS * 1000000ULL)
+			return error_set(e, "--marker: the lookups of uid %u's paths took %.1f s in "
+					 "this minute, the most a uid may (their file system is "
+					 "slow or hung): try again in a minute, with paths on a "
+					 "local file system", (unsigned)who->uid, *used / 1e9);
+	}
 
 	if (n > SESSION_MAX_MARKERS)
 		return error_set(e, "too many markers: at most %d --marker probes",
@@ -272,6 +320,8 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 				return error_set(e, "marker '%s' is given twice: give each probe once",
 						 specs[i]);
 		fd = peer_open_file(who, path, deadline, e);
+		if (used)
+			*used += clock_monotonic_ns() - now, now = clock_monotonic_ns();
 		if (fd < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);
 		p->marker_fds[p->nr_marker_fds++] = fd;
