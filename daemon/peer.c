@@ -150,27 +150,7 @@ static void close_others(int keep)
 
 static void send_reply(int sock, const struct open_reply *r, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)r, sizeof(*r) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
+	fd_send_with(sock, r, sizeof(*r), fd);
 }
 
 /* The child: become the requester for good, open, answer, exit. */

@@ -90,7 +90,9 @@ ok "the unit's capabilities: $(tr '\n' ' ' <"$tmp/want")"
 # with_caps LIST NAME [ERE]: a session with strobed holding exactly LIST
 # (file of CAP_ names); CSVs in $tmp/NAME.split.csv and $tmp/NAME.kern.csv.
 # 1 when strobe start fails with ERE.
-with_caps() {
+# capped_daemon LIST NAME: strobed with exactly the capabilities LIST on
+# $tmp/NAME.db and $tmp/NAME.sock ($db, $sock), answering
+capped_daemon() {
 	spec=-all$(sed 's/^CAP_//' "$1" | tr 'A-Z' 'a-z' | sed 's/^/,+/' | tr -d '\n')
 	db=$tmp/$2.db sock=$tmp/$2.sock
 	setpriv --bounding-set "$spec" --inh-caps=-all "$STROBED" --foreground --db "$db" \
@@ -103,6 +105,9 @@ with_caps() {
 		kill -0 "$daemon_pid" 2>/dev/null || fail "strobed ($2) died: $(cat "$tmp/$2.log")"
 		sleep 0.05
 	done
+}
+with_caps() {
+	capped_daemon "$1" "$2"
 	eff=$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$daemon_pid/status")
 	capsh --decode="$eff" | sed 's/.*=//' | tr ',' '\n' | tr 'a-z' 'A-Z' | sort >"$tmp/$2.eff"
 	cmp -s "$1" "$tmp/$2.eff" ||
@@ -182,17 +187,7 @@ ok "control, without CAP_SYSLOG: $(cat "$tmp/nosyslog.start.err")"
 # gone LIST NAME: that session with strobed holding LIST; its report of the
 # deleted copy into $tmp/NAME.gone
 gone() {
-	spec=-all$(sed 's/^CAP_//' "$1" | tr 'A-Z' 'a-z' | sed 's/^/,+/' | tr -d '\n')
-	db=$tmp/$2.db sock=$tmp/$2.sock
-	setpriv --bounding-set "$spec" --inh-caps=-all "$STROBED" --foreground --db "$db" \
-		--socket "$sock" 2>"$tmp/$2.log" &
-	daemon_pid=$!
-	i=0
-	while ! "$STROBE" status --socket "$sock" >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && fail "strobed ($2) did not start: $(cat "$tmp/$2.log")"
-		sleep 0.05
-	done
+	capped_daemon "$1" "$2"
 	install -d -m 0700 -o "$nuid" -g "$ngid" "$tmp/priv" || fail "nobody's directory"
 	unique_copy "$WL/split603010" "$tmp/priv/gone" >/dev/null &&
 		chown "$nuid:$ngid" "$tmp/priv/gone" && chmod 0700 "$tmp/priv/gone" || fail "copy"

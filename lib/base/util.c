@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -404,6 +405,34 @@ int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int fo
 	}
 	*st = again;
 	return fd;
+}
+
+long fd_send_with(int sock, const void *buf, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		r = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r;
 }
 
 char *file_read_all(const char *path, size_t *len)

@@ -120,6 +120,11 @@ char *file_read_all(const char *path, size_t *len);
 int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int follow,
 			   struct stat *st);
 
+/* One message of len bytes on the unix socket sock, with the descriptor
+ * fd passed along (SCM_RIGHTS) unless fd is -1; MSG_NOSIGNAL, retried on
+ * EINTR.  sendmsg's result. */
+long fd_send_with(int sock, const void *buf, size_t len, int fd);
+
 /* A name for the file open at fd (its /proc/self/fd link), for messages. */
 const char *util_fd_name(int fd, char *buf, size_t len);
 

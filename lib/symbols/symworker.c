@@ -387,30 +387,7 @@ static void gone(struct symworker *w, int h, int timed_out)
 
 static int send_req(struct symworker *w, const struct wreq *q, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)q, WREQ_HEAD + q->n * sizeof(uint64_t) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t r;
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do
-		r = sendmsg(w->sock, &m, MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
-	return r < 0 ? -1 : 0;
+	return fd_send_with(w->sock, q, WREQ_HEAD + q->n * sizeof(uint64_t), fd) < 0 ? -1 : 0;
 }
 
 /* The answer, of at most cap bytes, within the deadline: its length; -1
