@@ -405,7 +405,11 @@ static int db_check_schema(struct db *db, enum db_mode mode, struct error *e)
 	for (int v = (int)ver; v < want; v++) {
 		char pragma[96];
 
-		if (exec(db, schema_migrations[v], e) ||
+		/* 17 empties main.raw_stacks: its rows go to DB.stacks first */
+		if ((v + 1 == 17 &&
+		     exec(db, "INSERT OR REPLACE INTO rawstk.raw_stacks(session_id,sample_row,"
+			  "ustack) SELECT session_id,sample_row,ustack FROM main.raw_stacks", e)) ||
+		    exec(db, schema_migrations[v], e) ||
 		    (v + 1 == 6 && pack_legacy_samples(db, e))) {
 			db_rollback(db);
 			return error_prefix(e, "migration to schema version %d failed", v + 1);
