@@ -5,12 +5,10 @@
 #include "config.h"
 #include <ctype.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 #include "procscan.h"
 
 static int scan_maps(struct ingest *in, uint32_t pid, uint64_t t, struct error *e)
@@ -84,77 +82,21 @@ static int scan_threads(struct ingest *in, uint32_t pid, uint64_t t, struct erro
 	return ret;
 }
 
-/* Field 22 of /proc/PID/stat (after the name in parentheses, which may
- * hold any byte but NUL): the start time in clock ticks; 0: unreadable. */
-static uint64_t proc_start(uint32_t pid)
-{
-	char path[64], buf[1024], *p;
-	uint64_t v = 0;
-	ssize_t n;
-	int fd, i;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	for (i = 2; p && i < 22; i++)		/* p at the space before field i+1 */
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
-}
-
-void procscan_snapshot(struct procscan_list *l)
+int procscan_all(struct ingest *in, uint64_t time_ns, struct error *e)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	size_t cap = 0, cap2 = 0;
+	int n = 0;
 
-	memset(l, 0, sizeof(*l));
 	if (!d)
-		return;
+		return 0;
 	while ((de = readdir(d))) {
+		char path[64], *comm;
 		uint32_t pid;
-		uint64_t start;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = strtoul(de->d_name, NULL, 10);
-		start = proc_start(pid);
-		if (!start && pid != 1)
-			continue;	/* gone already */
-		ARRAY_GROW(l->pid, cap, l->nr + 1);
-		ARRAY_GROW(l->start, cap2, l->nr + 1);
-		l->pid[l->nr] = pid;
-		l->start[l->nr++] = start;
-	}
-	closedir(d);
-}
-
-void procscan_list_free(struct procscan_list *l)
-{
-	free(l->pid);
-	free(l->start);
-	memset(l, 0, sizeof(*l));
-}
-
-int procscan_all(struct ingest *in, const struct procscan_list *l, uint64_t time_ns,
-		 struct error *e)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < l->nr; i++) {
-		char path[64], *comm;
-		uint32_t pid = l->pid[i];
-
-		if (proc_start(pid) != l->start[i])
-			continue;	/* exited, or its pid is another process's */
 		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 		comm = file_read_all(path, NULL);
 		if (!comm)
@@ -164,10 +106,12 @@ int procscan_all(struct ingest *in, const struct procscan_list *l, uint64_t time
 		    scan_maps(in, pid, time_ns, e) < 0 ||
 		    scan_threads(in, pid, time_ns, e) < 0) {
 			free(comm);
+			closedir(d);
 			return -1;
 		}
 		free(comm);
 		n++;
 	}
+	closedir(d);
 	return n;
 }

@@ -66,7 +66,6 @@ struct session {
 	/* under lock */
 	int quit, failed;
 	int scan_pending;	/* the processes already running: not read yet */
-	struct procscan_list scan;	/* which they are (procscan_snapshot) */
 	/* under pub_lock */
 	pthread_mutex_t pub_lock;
 	int result;		/* the last pass: 0, SESSION_BLOCKED or -1 */
@@ -491,7 +490,6 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	 * and hashing and copying what they map takes as long as their
 	 * binaries and processes make it, and the event loop answers others
 	 * meanwhile. */
-	procscan_snapshot(&s->scan);
 	s->scan_pending = 1;
 	s->last_status_ns = s->row.start_ns;
 	publish(s, 0, NULL);
@@ -521,7 +519,6 @@ fail:
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->pub_lock);
 	free(s->pub_cpu_lost);
-	procscan_list_free(&s->scan);
 	free(s);
 	return NULL;
 }
@@ -543,7 +540,6 @@ static void session_free(struct session *s, int keep_spool)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->pub_lock);
 	free(s->pub_cpu_lost);
-	procscan_list_free(&s->scan);
 	free(s);
 }
 
@@ -621,10 +617,9 @@ static int ingest_pass(struct session *s, struct error *e)
 	/* first, the processes running at the start: their maps come before
 	 * any record (each is stamped at the session's start) */
 	if (s->scan_pending) {
-		if (procscan_all(s->in, &s->scan, s->row.start_ns, e) < 0)
+		if (procscan_all(s->in, s->row.start_ns, e) < 0)
 			return -1;
 		s->scan_pending = 0;
-		procscan_list_free(&s->scan);
 	}
 	if (marks_store(s, e) < 0 || backend_drain(s->b, s->in, 0, e) < 0)
 		return -1;
