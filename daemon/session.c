@@ -65,7 +65,6 @@ struct session {
 	int hurry;		/* atomic: a stop waits for ingest */
 	/* under lock */
 	int quit, failed;
-	int scan_pending;	/* the processes already running: not read yet */
 	/* under pub_lock */
 	pthread_mutex_t pub_lock;
 	int result;		/* the last pass: 0, SESSION_BLOCKED or -1 */
@@ -485,12 +484,8 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	/* after enabling: cgroups made from now on come as PERF_RECORD_CGROUP */
 	if (ingest_cgroups_start(s->in, backend_has_cgroups(s->b), NULL, e) < 0)
 		goto fail_row;
-	/* The processes already running are read by the first pass of the
-	 * ingest thread (ingest_pass), not here: reading every /proc/PID/maps
-	 * and hashing and copying what they map takes as long as their
-	 * binaries and processes make it, and the event loop answers others
-	 * meanwhile. */
-	s->scan_pending = 1;
+	if (procscan_all(s->in, s->row.start_ns, e) < 0 || ingest_commit(s->in, e) < 0)
+		goto fail_row;
 	s->last_status_ns = s->row.start_ns;
 	publish(s, 0, NULL);
 	if (thread_start(s, e) < 0)
@@ -614,13 +609,6 @@ static int ingest_pass(struct session *s, struct error *e)
 	/* the write lock first: without it nothing leaves the spool */
 	if (ingest_begin(s->in, e) < 0)
 		return db_busy(s->db) ? SESSION_BLOCKED : -1;
-	/* first, the processes running at the start: their maps come before
-	 * any record (each is stamped at the session's start) */
-	if (s->scan_pending) {
-		if (procscan_all(s->in, s->row.start_ns, e) < 0)
-			return -1;
-		s->scan_pending = 0;
-	}
 	if (marks_store(s, e) < 0 || backend_drain(s->b, s->in, 0, e) < 0)
 		return -1;
 	return commit(s, e);
@@ -795,9 +783,7 @@ static void *ingest_main(void *arg)
 			pthread_mutex_unlock(&s->lock);
 			continue;	/* the main thread stops the session */
 		}
-		/* the start's scan does not wait for idle CPUs: the processes
-		 * it reads may exit meanwhile */
-		deferred = !s->scan_pending && defer_now(s, &cf, &cf_ok);
+		deferred = defer_now(s, &cf, &cf_ok);
 		if (deferred) {
 			pthread_mutex_unlock(&s->lock);
 			continue;
