@@ -26,7 +26,7 @@ share() {
 
 run_backend() {
 	b=$1
-	export STROBE_DB=/tmp/$b.db STROBE_SOCKET=/tmp/$b.sock
+	export STROBE_DB=/tmp/db/$b.db STROBE_SOCKET=/tmp/$b.sock
 	strobed --foreground --backend $b 2>/tmp/$b.log &
 	spid=$!
 	i=0
@@ -153,7 +153,7 @@ tsc_agree() {
 # for a second: samples are lost, and every one is accounted for.
 run_lost() {
 	b=$1
-	export STROBE_DB=/tmp/$b.lost.db STROBE_SOCKET=/tmp/$b.lost.sock
+	export STROBE_DB=/tmp/db/$b.lost.db STROBE_SOCKET=/tmp/$b.lost.sock
 	strobed --foreground --backend $b 2>/tmp/$b.lost.log &
 	spid=$!
 	i=0

@@ -6,7 +6,7 @@ fi
 W=/usr/libexec/strobe
 fails=0
 for b in driver perf; do
-	export STROBE_DB=/tmp/m$b.db STROBE_SOCKET=/tmp/m$b.sock
+	export STROBE_DB=/tmp/db/m$b.db STROBE_SOCKET=/tmp/m$b.sock
 	strobed --foreground --backend $b 2>/tmp/m$b.log &
 	spid=$!
 	i=0

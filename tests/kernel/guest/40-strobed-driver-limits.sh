@@ -16,7 +16,7 @@ fails=0
 fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 pass() { echo "PASS $1"; }
 
-export STROBE_DB=/tmp/limits.db STROBE_SOCKET=/tmp/limits.sock
+export STROBE_DB=/tmp/db/limits.db STROBE_SOCKET=/tmp/limits.sock
 strobed --foreground --backend driver 2>/tmp/limits.log &
 spid=$!
 i=0

@@ -61,7 +61,7 @@ tree_shares() {
 
 run() {
 	b=$1
-	export STROBE_DB=/tmp/cg-$b.db STROBE_SOCKET=/tmp/cg-$b.sock
+	export STROBE_DB=/tmp/db/cg-$b.db STROBE_SOCKET=/tmp/cg-$b.sock
 	rm -f "$STROBE_DB" "$STROBE_SOCKET"
 	strobed --foreground --backend "$b" 2>/tmp/cg-$b.log &
 	spid=$!
