@@ -135,18 +135,6 @@ out:
 	return fd;
 }
 
-/* Every fd but keep. */
-static void close_others(int keep)
-{
-#ifdef SYS_close_range
-	if ((keep == 0 || syscall(SYS_close_range, 0U, (unsigned)keep - 1, 0U) == 0) &&
-	    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U) == 0)
-		return;
-#endif
-	for (int fd = 0; fd < 65536; fd++)
-		if (fd != keep)
-			close(fd);
-}
 
 static void send_reply(int sock, const struct open_reply *r, int fd)
 {
@@ -159,7 +147,7 @@ static void __attribute__((noreturn)) opener(const struct peer *p, const char *p
 	struct open_reply r = { NO_RIGHTS, 0 };
 	int fd = -1;
 
-	close_others(sock);
+	fd_close_others(sock);
 	/* not dumpable nor ptrace-able by the requester before the ids change
 	 * (strobed's memory is this child's), and again after: changing the
 	 * euid sets dumpable to fs.suid_dumpable */

@@ -435,6 +435,18 @@ long fd_send_with(int sock, const void *buf, size_t len, int fd)
 	return r;
 }
 
+void fd_close_others(int keep)
+{
+#ifdef SYS_close_range
+	if ((keep == 0 || syscall(SYS_close_range, 0U, (unsigned)keep - 1, 0U) == 0) &&
+	    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U) == 0)
+		return;
+#endif
+	for (int fd = 0; fd < 65536; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
 char *file_read_all(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -125,6 +125,9 @@ int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int fo
  * EINTR.  sendmsg's result. */
 long fd_send_with(int sock, const void *buf, size_t len, int fd);
 
+/* Close every descriptor but keep (a child that drops its privileges). */
+void fd_close_others(int keep);
+
 /* A name for the file open at fd (its /proc/self/fd link), for messages. */
 const char *util_fd_name(int fd, char *buf, size_t len);
 

@@ -263,18 +263,6 @@ static void __attribute__((noreturn)) w_serve(int sock, int seccomp_on)
 	_exit(0);
 }
 
-/* Every fd but keep. */
-static void close_others(int keep)
-{
-#ifdef SYS_close_range
-	if ((keep == 0 || syscall(SYS_close_range, 0U, (unsigned)keep - 1, 0U) == 0) &&
-	    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U) == 0)
-		return;
-#endif
-	for (int fd = 0; fd < 65536; fd++)
-		if (fd != keep)
-			close(fd);
-}
 
 /* Drop every right for good; 0, or -1 with err set. */
 static int w_drop(const struct symworker *w, struct error *err)
@@ -333,7 +321,7 @@ static void __attribute__((noreturn)) w_main(const struct symworker *w, int sock
 			_exit(1);
 		sock = 3;
 	}
-	close_others(sock);
+	fd_close_others(sock);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	sigemptyset(&all);
