@@ -8,8 +8,10 @@
  * Messages are SOCK_SEQPACKET datagrams: a request is struct wreq (its
  * offsets only as many as n), with at most one descriptor (SCM_RIGHTS);
  * OPEN, DEBUG, MINI and the start-up hello answer a struct winfo, LOOKUP a
- * count and n names (a u16 length, NAME_NONE for none, then the bytes, no
- * NUL), SELF a struct symworker_self; CLOSE has no answer.
+ * count k (1 <= k <= n) and the names of the first k offsets (a u16 length,
+ * NAME_NONE for none, then the bytes, no NUL): as many as fit in REPLY_MAX
+ * bytes, the parent asks again for the rest.  SELF answers a struct
+ * symworker_self; CLOSE has no answer.
  */
 #include "config.h"
 #include <errno.h>
@@ -37,7 +39,11 @@ enum { OP_HELLO, OP_OPEN, OP_DEBUG, OP_MINI, OP_LOOKUP, OP_CLOSE, OP_SELF };
 
 #define NAME_NONE	0xffff
 #define ERR_MAX		256
-#define REPLY_MAX	(4 + SYMWORKER_BATCH * (2 + SYMWORKER_NAME_MAX))
+/* one reply: a count, then names; always room for one name of
+ * SYMWORKER_NAME_MAX behind SYMWORKER_BATCH - 1 empty ones, and within an
+ * AF_UNIX socket's default send buffer (net.core.wmem_default, 208 KiB) */
+#define REPLY_MAX	(128 * 1024)
+_Static_assert(4 + 2 * SYMWORKER_BATCH + SYMWORKER_NAME_MAX <= REPLY_MAX, "a reply holds a name");
 
 struct wreq {
 	uint32_t op, h, n, raw;
@@ -107,22 +113,25 @@ static void w_lookup(int sock, struct symtab *st, const struct wreq *q)
 {
 	static unsigned char out[REPLY_MAX];
 	size_t pos = 4;
-	uint32_t n = q->n;
+	uint32_t i;
 
-	memcpy(out, &n, 4);
-	for (uint32_t i = 0; i < n; i++) {
+	for (i = 0; i < q->n; i++) {
 		struct symtab_hit hit;
 		uint16_t len = NAME_NONE;
+		size_t l = 0;
 
 		if (st && symtab_lookup(st, q->off[i], 0, &hit) == 0 && hit.name) {
-			size_t l = strnlen(hit.name, SYMWORKER_NAME_MAX);
-
+			l = strnlen(hit.name, SYMWORKER_NAME_MAX);
 			len = (uint16_t)l;
-			memcpy(out + pos + 2, hit.name, l);
 		}
+		if (pos + 2 + l > sizeof(out))
+			break;	/* the rest in the next reply (i >= 1: see REPLY_MAX) */
 		memcpy(out + pos, &len, 2);
-		pos += 2 + (len == NAME_NONE ? 0 : len);
+		if (l)
+			memcpy(out + pos + 2, hit.name, l);
+		pos += 2 + l;
 	}
+	memcpy(out, &i, 4);
 	w_send(sock, out, pos);
 }
 
@@ -678,8 +687,9 @@ int symworker_mini(struct symworker *w, int h, struct symworker_bin *info, struc
 	return attach(w, h, -1, info, e);
 }
 
-/* The names of one answer to n offsets into names[]: 0, or -1 (garbage). */
-static int parse_names(const unsigned char *buf, size_t len, size_t n, char **names)
+/* The names of one answer to at most n offsets into names[]: how many
+ * (1 to n), or -1 (garbage). */
+static long parse_names(const unsigned char *buf, size_t len, size_t n, char **names)
 {
 	size_t pos = 4;
 	uint32_t got;
@@ -687,9 +697,9 @@ static int parse_names(const unsigned char *buf, size_t len, size_t n, char **na
 	if (len < 4)
 		return -1;
 	memcpy(&got, buf, 4);
-	if (got != n)
+	if (got < 1 || got > n)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < got; i++) {
 		uint16_t l;
 
 		if (len - pos < 2)
@@ -705,7 +715,7 @@ static int parse_names(const unsigned char *buf, size_t len, size_t n, char **na
 		names[i][l] = 0;
 		pos += l;
 	}
-	return pos == len ? 0 : -1;
+	return pos == len ? (long)got : -1;
 }
 
 int symworker_lookup(struct symworker *w, int h, const uint64_t *off, size_t n, char **names,
@@ -721,6 +731,7 @@ int symworker_lookup(struct symworker *w, int h, const uint64_t *off, size_t n, 
 	for (done = 0; done < n;) {
 		struct wreq q = { .op = OP_LOOKUP, .h = (uint32_t)h };
 		ssize_t len;
+		long got;
 
 		q.n = n - done < SYMWORKER_BATCH ? (uint32_t)(n - done) : SYMWORKER_BATCH;
 		memcpy(q.off, off + done, q.n * sizeof(*off));
@@ -731,12 +742,12 @@ int symworker_lookup(struct symworker *w, int h, const uint64_t *off, size_t n, 
 			failed(w, h, e);
 			goto fail;
 		}
-		if (parse_names(buf, (size_t)len, q.n, names + done) < 0) {
+		if ((got = parse_names(buf, (size_t)len, q.n, names + done)) < 0) {
 			gone(w, h, 0);
 			error_set(e, "%s: the symbol worker answered garbage: killed", w->h[h].name);
 			goto fail;
 		}
-		done += q.n;
+		done += (size_t)got;
 	}
 	return 0;
 fail:

@@ -57,7 +57,7 @@
 #include "util.h"
 
 #define SYMWORKER_BATCH		64	/* offsets per lookup message */
-#define SYMWORKER_NAME_MAX	512	/* bytes of a name, without its NUL */
+#define SYMWORKER_NAME_MAX	65534	/* bytes of a name, without its NUL */
 #define SYMWORKER_TIMEOUT_MS	10000
 #define SYMWORKER_RESTARTS	4
 #define SYMWORKER_HANDLES	1024	/* binaries open at once */

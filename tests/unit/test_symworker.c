@@ -15,7 +15,9 @@
  * max_restarts; (d) a stopped worker is killed after the timeout and the
  * lookup returns in bounded time; (e) under the seccomp filter the worker
  * cannot open /etc/passwd (EPERM; skipped, saying why, when libseccomp
- * was not built in).
+ * was not built in); (f) names of up to SYMWORKER_NAME_MAX bytes come
+ * whole (C++ names run to kilobytes), many to a batch, and a longer one
+ * is cut there.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -29,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "dbfix.h"
 #include "resolve.h"
 #include "sandbox.h"
@@ -474,6 +477,82 @@ static void test_seccomp(void **state)
 	symworker_free(w);
 }
 
+/* (f) long names: 40 functions with names of 20,000 to 59,000 bytes (a
+ * few to a reply) and one of 70,000 (cut at SYMWORKER_NAME_MAX) */
+#define LONG_FUNCS 41
+static size_t long_len(int i)
+{
+	return i == LONG_FUNCS - 1 ? 70000 : 20000 + (size_t)i * 1000;
+}
+
+static char *long_name(int i)
+{
+	size_t n = long_len(i);
+	char *s = malloc(n + 1);
+
+	for (size_t k = 0; k < n; k++)
+		s[k] = (char)('a' + (i + k) % 26);
+	s[0] = 'L';
+	s[n] = 0;
+	return s;
+}
+
+static void test_long_names(void **state)
+{
+	struct fx *x = *state;
+	char src[PATH_MAX], so[PATH_MAX], cmd[3 * PATH_MAX];
+	uint64_t off[LONG_FUNCS], sz;
+	char *names[LONG_FUNCS];
+	struct symworker *w;
+	struct symworker_bin info;
+	struct error e = { "" };
+	FILE *f;
+	int h;
+
+	snprintf(src, sizeof(src), "%s/long.c", x->f.dir);
+	snprintf(so, sizeof(so), "%s/long.so", x->f.dir);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	for (int i = 0; i < LONG_FUNCS; i++) {
+		char *n = long_name(i);
+
+		fprintf(f, "int f%d(int a) __asm__(\"%s\");\nint f%d(int a) { return a * %d; }\n",
+			i, n, i, i + 3);
+		free(n);
+	}
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -shared -fPIC -o '%s' '%s'", so, src);
+	assert_int_equal(system(cmd), 0);
+	for (int i = 0; i < LONG_FUNCS; i++) {
+		char *n = long_name(i);
+
+		assert_int_equal(fix_elf_func(so, n, &off[i], &sz), 0);
+		free(n);
+	}
+	w = worker(0, 0);
+	h = symworker_open(w, open_ro(so), so, &info, &e);
+	assert_true(h >= 0);
+	assert_int_equal(symworker_lookup(w, h, off, LONG_FUNCS, names, &e), 0);
+	for (int i = 0; i < LONG_FUNCS; i++) {
+		char *n = long_name(i);
+
+		assert_non_null(names[i]);
+		if (i == LONG_FUNCS - 1)	/* the others come whole */
+			n[SYMWORKER_NAME_MAX] = 0;
+		assert_int_equal(strlen(names[i]), strlen(n));
+		assert_string_equal(names[i], n);
+		free(n);
+		free(names[i]);
+	}
+	{
+		struct symworker_stats st;
+
+		symworker_stats(w, &st);
+		assert_int_equal(st.crashes + st.timeouts + st.failed, 0);
+	}
+	symworker_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_seccomp),
+		cmocka_unit_test(test_long_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
