@@ -1311,7 +1311,10 @@ static int cache_key_verify(struct ingest *in, int fd, char key[HASHKEY_MAX],
 static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 			      struct error *e)
 {
-	char memo[512], key[HASHKEY_MAX], problem[sizeof(((struct error *)0)->msg)] = "";
+	/* the memo key holds the whole path: cut, two paths alike in their
+	 * first few hundred bytes were one binary (the first's name) */
+	char memo[PATH_MAX + 3 * HASHKEY_MAX], key[HASHKEY_MAX];
+	char problem[sizeof(((struct error *)0)->msg)] = "";
 	char note[512] = "";
 	struct ingest_mmap unheld;
 	int64_t *slot, id;
@@ -1320,6 +1323,8 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	struct stat st;
 	struct error fe;
 
+	if (strlen(m->filename) >= PATH_MAX)	/* no path the kernel names */
+		return binary_special(in, "[path too long]", e);
 	if (m->build_id_len) {
 		/*
 		 * A record with a build-id has no device and inode, and a path

@@ -1046,6 +1046,43 @@ static void test_hostile_paths(void **state)
 }
 
 /*
+ * A path is part of what ingest remembers a mapping by, whole: two hard
+ * links whose paths (over 512 bytes) differ only at their end are two
+ * binaries, each sample named by its own path.  (The memo key was cut at
+ * 512 bytes: the second link was taken for the first, its samples named
+ * by the first's path.)
+ */
+static void test_long_paths(void **state)
+{
+	struct fix *f = fix_new(0);
+	char dir[PATH_MAX], one[PATH_MAX + 8], two[PATH_MAX + 8];
+	FILE *fp;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/%0240d", f->dir, 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%0240d", 1);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(one, sizeof(one), "%s/one", dir);
+	snprintf(two, sizeof(two), "%s/two", dir);
+	assert_true(strlen(one) > 512);
+	assert_non_null(fp = fopen(one, "w"));
+	fputs("no build-id here\n", fp);
+	fclose(fp);
+	assert_int_equal(link(one, two), 0);
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, 0x1000, 0, one, 110);
+	mmap_at(f, P1, BASE + 0x1000, 0x1000, 0, two, 120);
+	sample(f, 0, 130, P1, P1, BASE + 0x10, 0, NULL);
+	sample(f, 0, 140, P1, P1, BASE + 0x1010, 0, NULL);
+	commit(f);
+	check_sample(f, 130, one, 0x10);
+	check_sample(f, 140, two, 0x10);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE length(path) > 512"), 2);
+	fix_free(f);
+}
+
+/*
  * A handle held since the drain (binhold.h) is read first: a deleted file
  * whose process is gone (no map_files, no path) is still cached, from it,
  * root's only; without one it is not, and a limit that left it without one
@@ -1923,6 +1960,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
+		cmocka_unit_test_teardown(test_long_paths, teardown),
 		cmocka_unit_test_teardown(test_held, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
