@@ -764,6 +764,17 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 static int proc_own_tmp(uint32_t pid, uint32_t *nspid);
 static int cgroup_store(struct ingest *in, struct proc *p, struct error *e);
 
+/* Give back p's handle of its /tmp (maps.h jit_root), if it holds one:
+ * closed and no longer counted against INGEST_JIT_ROOTS_MAX. */
+static void jit_root_drop(struct ingest *in, struct proc *p)
+{
+	if (!p->jit_root)
+		return;
+	close(p->jit_root - 1);
+	p->jit_root = 0;
+	in->jit_roots--;
+}
+
 int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		uint64_t time_ns, struct error *e)
 {
@@ -780,10 +791,13 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		return 0;
 	if (batch_open(in, e))
 		return -1;
-	/* a process of pid still held (its exit lost): its row first */
+	/* a process of pid still held (its exit lost): its row first, its
+	 * /tmp handle given back (proc_fork would close it uncounted) */
 	p = proc_get(in->procs, pid, 0);
 	if (p && cgroup_store(in, p, e) < 0)
 		return -1;
+	if (p)
+		jit_root_drop(in, p);
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
 	if (p->jit && in->jit_roots < INGEST_JIT_ROOTS_MAX) {
@@ -1037,6 +1051,7 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		ret = jitdump_copy(in, p, e);
 	if (!ret)
 		ret = cgroup_store(in, p, e);
+	jit_root_drop(in, p);	/* jit_copy's failed or never ran */
 	proc_remove(in->procs, pid);
 	return ret;
 }

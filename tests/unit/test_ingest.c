@@ -1350,6 +1350,79 @@ static void test_jit_map_container(void **state)
 	fix_free(f);
 }
 
+/*
+ * The handles of JIT processes' /tmp in other mount namespaces are at most
+ * INGEST_JIT_ROOTS_MAX, counted as they are taken and given back: a pid
+ * forked again (its exit lost) gives back its old one.  Two processes of
+ * another mount namespace, the second forked from the first (which has
+ * JIT code) more times than the limit: afterwards a new JIT process still
+ * gets a handle.  (proc_fork closed the old handle without counting it
+ * given back: after 1,024 forks no JIT process got one again.)
+ */
+static void test_jit_roots_fork(void **state)
+{
+	struct fix *f;
+	struct ingest_stats is;
+	int pfd[2];
+	pid_t child;
+	uint32_t gc = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t g;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "size=64k") < 0)
+			_exit(1);
+		g = fork();
+		if (g < 0)
+			_exit(1);
+		if (g == 0) {
+			pause();
+			_exit(0);
+		}
+		{
+			uint32_t v = (uint32_t)g;
+
+			if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
+				_exit(1);
+		}
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &gc, sizeof(gc)) != sizeof(gc)) {
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+		skip();	/* no mount namespaces here */
+	}
+	close(pfd[0]);
+
+	f = fix_new(0);
+	comm(f, gc, gc, "jit", 1, 100);
+	mmap_dev(f, gc, 0x7f0000000000ULL, 0x10000, 0, "//anon", 110, 0, 0, 0);
+	for (uint64_t i = 0; i < INGEST_JIT_ROOTS_MAX + 8; i++)
+		fork_(f, gc, (uint32_t)child, (uint32_t)child, 200 + i);
+	/* a JIT process after them: its handle (none here: strobed's own
+	 * namespace) is not refused for the limit */
+	mmap_dev(f, P3, 0x7f0000000000ULL, 0x10000, 0, "//anon", 5000, 0, 0, 0);
+	commit(f);
+	ingest_get_stats(f->in, &is);
+	kill(child, SIGKILL);
+	kill((pid_t)gc, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(is.jit_roots_over, 0);
+	fix_free(f);
+}
+
 /* A jitdump of pid at path: a header, a load of name at addr stamped ts
  * and one stamped 90 (before the process's start at 100: an earlier
  * process's). */
@@ -1969,6 +2042,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
 		cmocka_unit_test_teardown(test_jit_map_container, teardown),
+		cmocka_unit_test_teardown(test_jit_roots_fork, teardown),
 		cmocka_unit_test_teardown(test_cgroups, teardown),
 		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
 		cmocka_unit_test_teardown(test_stacks, teardown),
