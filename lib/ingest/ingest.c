@@ -44,6 +44,7 @@
 #include "jitmap.h"
 #include "maps.h"
 #include "otable.h"
+#include "public.h"
 #include "readbudget.h"
 #include "unwind.h"
 #include "vdso.h"
@@ -1243,47 +1244,6 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	return mapped_check(fd, m, 1, st, problem, size);
 }
 
-/* Whether everyone could read the file at path, whose status is st: it is
- * readable by others, still linked, and each directory from / down to it
- * is searchable by others.  The walk goes by handle and never follows a
- * symlink, and must end at st's device and inode: a path that resolves
- * differently here (another mount namespace, renamed since) counts as not
- * readable by everyone.  What is not is cached for root alone. */
-static int readable_by_all(const char *path, const struct stat *st)
-{
-	char buf[4096], *comp, *next;
-	struct stat ds;
-	int dfd, ok = 0;
-
-	if (!(st->st_mode & S_IROTH) || st->st_nlink == 0 || path[0] != '/' ||
-	    strlen(path) >= sizeof(buf))
-		return 0;
-	strcpy(buf, path);
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (comp = buf + 1; dfd >= 0; comp = next) {
-		int nfd;
-
-		if (fstat(dfd, &ds) < 0 || !(ds.st_mode & S_IXOTH))
-			break;
-		next = strchr(comp, '/');
-		if (!next) {
-			ok = fstatat(dfd, comp, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
-			     S_ISREG(ds.st_mode) && ds.st_dev == st->st_dev &&
-			     ds.st_ino == st->st_ino;
-			break;
-		}
-		*next++ = 0;
-		if (!*comp || !strcmp(comp, ".") || !strcmp(comp, ".."))
-			break;
-		nfd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(dfd);
-		dfd = nfd;
-	}
-	if (dfd >= 0)
-		close(dfd);
-	return ok;
-}
-
 /* The cache entry for the file at fd (content hash hex, key as found in
  * the file): the key itself, unless the cache already holds different
  * bytes under it.  Build-ids are chosen by whoever builds the file, so an
@@ -1437,7 +1397,7 @@ again:
 					     sizeof(problem)) < 0)
 				;
 			else if (bincache_store_fd(in->cache, key, fd,
-						   readable_by_all(m->filename, &st) ?
+						   file_public(m->filename, fd, &st) ?
 						   BINCACHE_SHARED : BINCACHE_PRIVATE, &fe) < 0)
 				snprintf(problem, sizeof(problem), "%s", fe.msg);
 			else

@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
@@ -1082,6 +1083,85 @@ static void test_long_paths(void **state)
 	fix_free(f);
 }
 
+/* The mode of the cache entry of the binary at path. */
+static unsigned entry_mode(struct fix *f, const char *path)
+{
+	sqlite3_stmt *st;
+	struct stat es;
+	char *file;
+
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT key FROM binaries WHERE path = ?1 AND cached = 1", -1, &st, NULL),
+		SQLITE_OK);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	file = bincache_path(&f->cache, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	assert_int_equal(stat(file, &es), 0);
+	free(file);
+	return es.st_mode & 07777;
+}
+
+/* An access ACL (system.posix_acl_access, as setfacl writes it) of
+ * user::rwx, user:uid:---, group::r-x, mask::r-x, other::r-x on path. */
+static int set_acl_deny(const char *path, uint32_t uid)
+{
+	struct { uint16_t tag, perm; uint32_t id; } __attribute__((packed)) ent[] = {
+		{ 0x01, 7, UINT32_MAX }, { 0x02, 0, uid }, { 0x04, 5, UINT32_MAX },
+		{ 0x10, 5, UINT32_MAX }, { 0x20, 5, UINT32_MAX },
+	};
+	unsigned char buf[4 + sizeof(ent)];
+	uint32_t version = 2;
+
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, ent, sizeof(ent));
+	return setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+/*
+ * A file with an access ACL is not "readable by everyone" whatever its
+ * mode's other bits say: an ACL may deny a user (here nobody) what they
+ * allow.  Three files with mode 0755 in a directory everyone may search:
+ * the plain one's cache entry is group strobe's (0640); the one with an
+ * ACL denying nobody, and the one in a directory with such an ACL, are
+ * root's alone (0600).  (Before: all three 0640, so a member denied the
+ * file by its ACL read it in the cache.)
+ */
+static void test_acl_private(void **state)
+{
+	struct fix *f = fix_new(0);
+	char plain[PATH_MAX + 16], acl[PATH_MAX + 16], sub[PATH_MAX + 16], below[PATH_MAX + 32];
+	const char *const files[] = { plain, acl, below };
+	FILE *fp;
+
+	(void)state;
+	snprintf(plain, sizeof(plain), "%s/plain", f->dir);
+	snprintf(acl, sizeof(acl), "%s/acl", f->dir);
+	snprintf(sub, sizeof(sub), "%s/sub", f->dir);
+	snprintf(below, sizeof(below), "%s/below", sub);
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_non_null(fp = fopen(files[i], "w"));
+		fprintf(fp, "file %d, no build-id\n", i);
+		fclose(fp);
+		assert_int_equal(chmod(files[i], 0755), 0);
+	}
+	if (set_acl_deny(acl, 65534) < 0 || set_acl_deny(sub, 65534) < 0) {
+		print_message("skipped: no POSIX ACLs on %s: %s\n", f->dir, strerror(errno));
+		fix_free(f);
+		skip();
+	}
+	comm(f, P1, P1, "alpha", 1, 100);
+	for (int i = 0; i < 3; i++)
+		mmap_at(f, P1, BASE + i * 0x1000, 0x1000, 0, files[i], 110 + i);
+	commit(f);
+	assert_int_equal(entry_mode(f, plain), 0640);
+	assert_int_equal(entry_mode(f, acl), 0600);
+	assert_int_equal(entry_mode(f, below), 0600);
+	fix_free(f);
+}
+
 /*
  * A handle held since the drain (binhold.h) is read first: a deleted file
  * whose process is gone (no map_files, no path) is still cached, from it,
@@ -2034,6 +2114,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
 		cmocka_unit_test_teardown(test_long_paths, teardown),
+		cmocka_unit_test_teardown(test_acl_private, teardown),
 		cmocka_unit_test_teardown(test_held, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
