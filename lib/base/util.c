@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <linux/openat2.h>
 #include <unistd.h>
@@ -361,9 +363,67 @@ void text_write_string(FILE *f, const char *s)
 	}
 }
 
-int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int follow,
+#ifndef FUSE_CTL_SUPER_MAGIC
+#define FUSE_CTL_SUPER_MAGIC 0x65735543
+#endif
+
+int fd_on_fuse(int fd)
+{
+	char path[48], *buf, *line, *end, *type;
+	unsigned long mnt = 0, id;
+	int found = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	buf = file_read_all(path, NULL);
+	if (!buf)
+		return -1;
+	line = strstr(buf, "\nmnt_id:");
+	if (line)
+		mnt = strtoul(line + 8, NULL, 10);
+	free(buf);
+	if (!line)
+		return -1;
+	buf = file_read_all("/proc/self/mountinfo", NULL);
+	if (!buf)
+		return -1;
+	for (line = buf; *line && found < 0; line = end + 1) {
+		end = strchrnul(line, '\n');
+		id = strtoul(line, NULL, 10);
+		if (id == mnt) {
+			*end = 0;
+			/* "ID PARENT M:N ROOT POINT OPTS [TAGS...] - TYPE ..." */
+			type = strstr(line, " - ");
+			found = type && (!strncmp(type + 3, "fuse ", 5) ||
+					 !strncmp(type + 3, "fuse.", 5) ||
+					 !strncmp(type + 3, "fuseblk ", 8));
+			break;
+		}
+		if (!*end)
+			break;
+	}
+	free(buf);
+	if (found < 0) {
+		/* a mount of another namespace: FUSE's control file system,
+		 * when mounted, names each connection by its device; the
+		 * device without asking the file system (cached attributes) */
+		struct statx sx;
+		struct statfs cs;
+
+		if (statfs("/sys/fs/fuse/connections", &cs) == 0 &&
+		    cs.f_type == FUSE_CTL_SUPER_MAGIC &&
+		    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &sx) == 0) {
+			snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u",
+				 (unsigned)makedev(sx.stx_dev_major, sx.stx_dev_minor));
+			found = access(path, F_OK) == 0;
+		}
+	}
+	return found;
+}
+
+int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int flags,
 			   struct stat *st)
 {
+	int follow = flags & OPEN_UNTRUSTED_FOLLOW;
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = resolve,
@@ -377,6 +437,12 @@ int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int fo
 		pfd = openat(dirfd, path, (int)how.flags);
 	if (pfd < 0)
 		return -1;
+	if ((flags & OPEN_UNTRUSTED_NO_FUSE) && fd_on_fuse(pfd) == 1) {
+		close(pfd);
+		memset(st, 0, sizeof(*st));
+		errno = EFTYPE_FUSE;
+		return -1;
+	}
 	if (fstat(pfd, st) < 0) {
 		err = errno;
 		close(pfd);

@@ -893,7 +893,7 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 	int fd, rc;
 
 	fd = open_regular_untrusted(root, name, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
-				    RESOLVE_NO_SYMLINKS, 0, &st);
+				    RESOLVE_NO_SYMLINKS, OPEN_UNTRUSTED_NO_FUSE, &st);
 	if (fd < 0 && errno == ENOENT) {
 		close(root);
 		return 0;
@@ -901,7 +901,8 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 	if (fd < 0) {
 		snprintf(je.msg, sizeof(je.msg), "%s: %s", path, errno == ELOOP ?
 			 "a symbolic link, refused" : errno == EFTYPE_NOT_REGULAR ?
-			 "not a regular file, refused" : strerror(errno));
+			 "not a regular file, refused" : errno == EFTYPE_FUSE ?
+			 EFTYPE_FUSE_TEXT : strerror(errno));
 		problem = je.msg;
 		rc = -1;
 	} else if (!p->jit_uid_known) {
@@ -1079,7 +1080,8 @@ static int open_in_root(uint32_t pid, const char *path)
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
-	fd = open_regular_untrusted(dfd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, 0, &st);
+	fd = open_regular_untrusted(dfd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+				    OPEN_UNTRUSTED_NO_FUSE, &st);
 	err = errno;
 	close(dfd);
 	errno = err;
@@ -1123,14 +1125,15 @@ static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e)
 		fd = open_in_root(p->pid, path);
 		if (fd < 0 && errno != ELOOP)
 			fd = open_regular_untrusted(AT_FDCWD, path, RESOLVE_NO_SYMLINKS |
-						    RESOLVE_NO_MAGICLINKS, 0, &st);
+						    RESOLVE_NO_MAGICLINKS, OPEN_UNTRUSTED_NO_FUSE,
+						    &st);
 		if (fd < 0)
 			snprintf(problem, sizeof(problem), "%s: %s", path,
 				 errno == ENOENT ? "gone (deleted before the process's exit was "
 				 "seen): keep the file until the session stops" :
 				 errno == ELOOP ? "a symbolic link on the way, refused" :
 				 errno == EFTYPE_NOT_REGULAR ? "not a regular file, refused" :
-				 strerror(errno));
+				 errno == EFTYPE_FUSE ? EFTYPE_FUSE_TEXT : strerror(errno));
 	}
 	if (fd >= 0 && p->jitdump_dev_known &&
 	    (fstat(fd, &st) < 0 || major(st.st_dev) != p->jitdump_maj ||
@@ -1220,11 +1223,16 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 		 m->pid, m->start, m->start + m->len);
 	/* the mapping itself (a magic link: followed), never opened unless
 	 * it is a regular file: a device mapped executable is not */
-	fd = open_regular_untrusted(AT_FDCWD, path, 0, 1, st);
+	fd = open_regular_untrusted(AT_FDCWD, path, 0, OPEN_UNTRUSTED_FOLLOW |
+				    OPEN_UNTRUSTED_NO_FUSE, st);
 	if (fd >= 0)
 		return mapped_check(fd, m, 0, st, problem, size);
 	if (errno == EFTYPE_NOT_REGULAR) {
 		snprintf(problem, size, "%s is not a regular file", m->filename);
+		return -1;
+	}
+	if (errno == EFTYPE_FUSE) {	/* and so is its path */
+		snprintf(problem, size, "%s is " EFTYPE_FUSE_TEXT, m->filename);
 		return -1;
 	}
 	fd = open_in_root(m->pid, m->filename);
@@ -1233,10 +1241,11 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	/* strobed's view: no symlink anywhere on the path (the kernel names
 	 * a mapping by its resolved path), the end opened only if regular */
 	fd = open_regular_untrusted(AT_FDCWD, m->filename, RESOLVE_NO_SYMLINKS |
-				    RESOLVE_NO_MAGICLINKS, 0, st);
+				    RESOLVE_NO_MAGICLINKS, OPEN_UNTRUSTED_NO_FUSE, st);
 	if (fd < 0) {
 		snprintf(problem, size, "cannot open %s: %s%s", m->filename,
-			 errno == EFTYPE_NOT_REGULAR ? "not a regular file" : strerror(errno),
+			 errno == EFTYPE_NOT_REGULAR ? "not a regular file" :
+			 errno == EFTYPE_FUSE ? EFTYPE_FUSE_TEXT : strerror(errno),
 			 m->held_over ? " (and strobed held no handle of it from the "
 			 "drain: its limit of files held was reached)" : "");
 		return -1;
