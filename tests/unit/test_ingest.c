@@ -1163,6 +1163,62 @@ static void test_acl_private(void **state)
 }
 
 /*
+ * A sparse file's cache entry is as sparse: 64 MiB holding 8 KiB of data
+ * (at its start and its middle) is stored with its size and the same
+ * bytes, in about 8 KiB of disk.  (Before: 64 MiB of disk, the holes
+ * written out as zeros: a user's eight links to a 1 GiB sparse file made
+ * 8 GiB of root's disk from 8 KiB of theirs.)
+ */
+static void test_sparse_cache(void **state)
+{
+	struct fix *f = fix_new(0);
+	char path[PATH_MAX + 16], block[4096];
+	sqlite3_stmt *st;
+	struct stat es, ss;
+	struct error e;
+	char *file;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sparse", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	memset(block, 'x', sizeof(block));
+	assert_int_equal(pwrite(fd, block, sizeof(block), 0), (ssize_t)sizeof(block));
+	assert_int_equal(pwrite(fd, block, sizeof(block), 32 << 20), (ssize_t)sizeof(block));
+	assert_int_equal(ftruncate(fd, 64 << 20), 0);
+	close(fd);
+	assert_int_equal(stat(path, &ss), 0);
+	if ((uint64_t)ss.st_blocks * 512 >= (uint64_t)ss.st_size) {
+		print_message("skipped: %s is not sparse on this file system\n", path);
+		fix_free(f);
+		skip();
+	}
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, 0x1000, 0, path, 110);
+	commit(f);
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT key FROM binaries WHERE path = ?1 AND cached = 1", -1, &st, NULL),
+		SQLITE_OK);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	file = bincache_path(&f->cache, (const char *)sqlite3_column_text(st, 0));
+	assert_int_equal(stat(file, &es), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(bincache_same(&f->cache, (const char *)sqlite3_column_text(st, 0), fd,
+				       &e), 1);
+	close(fd);
+	sqlite3_finalize(st);
+	free(file);
+	print_message("64 MiB sparse file: cache entry of %jd bytes in %jd KiB\n",
+		      (intmax_t)es.st_size, (intmax_t)es.st_blocks / 2);
+	assert_int_equal(es.st_size, 64 << 20);
+	assert_true((uint64_t)es.st_blocks * 512 <= 1 << 20);
+	fix_free(f);
+}
+
+/*
  * A handle held since the drain (binhold.h) is read first: a deleted file
  * whose process is gone (no map_files, no path) is still cached, from it,
  * root's only; without one it is not, and a limit that left it without one
@@ -2115,6 +2171,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
 		cmocka_unit_test_teardown(test_long_paths, teardown),
 		cmocka_unit_test_teardown(test_acl_private, teardown),
+		cmocka_unit_test_teardown(test_sparse_cache, teardown),
 		cmocka_unit_test_teardown(test_held, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
