@@ -4,6 +4,7 @@
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -420,6 +421,74 @@ int fd_on_fuse(int fd)
 	return found;
 }
 
+int walk_nofollow(int dirfd, const char *path, int (*dir_ok)(int dfd, void *arg), void *arg)
+{
+	const char *comp = path, *end;
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int dfd, nfd, err;
+
+	dfd = open(*path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*path != '/' && dirfd != AT_FDCWD) {
+		if (dfd >= 0)
+			close(dfd);
+		dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	}
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		while (*comp == '/')
+			comp++;
+		end = strchrnul(comp, '/');
+		if (!*comp || (end - comp == 1 && *comp == '.')) {
+			if (!*comp) {	/* "", "/" or a trailing "/": the directory */
+				return dfd;
+			}
+			comp = end;
+			continue;
+		}
+		if (end - comp == 2 && !strncmp(comp, "..", 2)) {
+			err = EXDEV;
+			goto fail;
+		}
+		if ((size_t)(end - comp) > NAME_MAX) {
+			err = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(name, comp, end - comp);
+		name[end - comp] = 0;
+		if (dir_ok && dir_ok(dfd, arg)) {
+			err = EACCES;
+			goto fail;
+		}
+		nfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		err = errno;
+		close(dfd);
+		if (nfd < 0) {
+			errno = err;
+			return -1;
+		}
+		dfd = nfd;
+		comp = end;
+		while (*comp == '/')
+			comp++;
+		if (!*comp && *end != '/')
+			return dfd;	/* the last component, as it is */
+		if (fstat(dfd, &st) < 0) {
+			err = errno;
+			goto fail;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			err = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+			goto fail;
+		}
+	}
+fail:
+	close(dfd);
+	errno = err;
+	return -1;
+}
+
 int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int flags,
 			   struct stat *st)
 {
@@ -433,8 +502,15 @@ int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int fl
 	int pfd, fd, err;
 
 	pfd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	if (pfd < 0 && errno == ENOSYS && !resolve)	/* before Linux 5.6 */
+	if (pfd < 0 && errno == ENOSYS && !resolve) {	/* before Linux 5.6 */
 		pfd = openat(dirfd, path, (int)how.flags);
+	} else if (pfd < 0 && errno == ENOSYS && !follow &&
+		   !(resolve & ~(uint64_t)(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   RESOLVE_BENEATH)) &&
+		   (resolve & RESOLVE_NO_SYMLINKS) &&
+		   !((resolve & RESOLVE_BENEATH) && *path == '/')) {
+		pfd = walk_nofollow(dirfd, path, NULL, NULL);
+	}
 	if (pfd < 0)
 		return -1;
 	if ((flags & OPEN_UNTRUSTED_NO_FUSE) && fd_on_fuse(pfd) == 1) {

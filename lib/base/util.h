@@ -112,7 +112,10 @@ char *file_read_all(const char *path, size_t *len);
  * open runs (a watchdog's, a tape's), nothing blocks.  Only when fstat
  * finds a regular file is that same inode opened, O_RDONLY | O_NONBLOCK |
  * O_NOCTTY, through /proc/self/fd.  st gets the file's status, also when
- * it is not regular.  Returns the fd, or -1 with errno: the lookup's,
+ * it is not regular.  Before Linux 5.6 (no openat2), a resolve of only
+ * RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and RESOLVE_BENEATH (a
+ * relative path) is done by walk_nofollow(); any other fails with ENOSYS.
+ * Returns the fd, or -1 with errno: the lookup's,
  * ELOOP for a symlink at the end not followed (as open(2) with O_NOFOLLOW),
  * EFTYPE_NOT_REGULAR (st says what it is), or, with OPEN_UNTRUSTED_NO_FUSE,
  * EFTYPE_FUSE for a file on FUSE (fd_on_fuse(), checked before anything
@@ -126,6 +129,19 @@ char *file_read_all(const char *path, size_t *len);
 #define OPEN_UNTRUSTED_NO_FUSE	2
 int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int flags,
 			   struct stat *st);
+
+/*
+ * Look path up from dirfd (from / when absolute) one component at a time,
+ * each O_PATH | O_NOFOLLOW: a symlink anywhere fails with ELOOP (but the
+ * last component's, which is returned as is), ".." with EXDEV, a file on
+ * the way that is no directory with ENOTDIR.  Each directory is passed to
+ * dir_ok, when given, before it is looked in; its nonzero stops the walk
+ * (EACCES).  An O_PATH handle of the last component (nothing opened for
+ * real: no device's open, no FIFO's wait), or -1 with errno.  openat2's
+ * RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH by hand, for kernels before 5.6,
+ * and the walk of lib/ingest/public.c.
+ */
+int walk_nofollow(int dirfd, const char *path, int (*dir_ok)(int dfd, void *arg), void *arg);
 
 /*
  * 1 if the file at fd (any handle, O_PATH too) is on a FUSE file system

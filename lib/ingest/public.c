@@ -1,6 +1,7 @@
 /*
  * public.c - whether everyone could read a mapped file (see public.h):
- * mode bits, links, the directories above it by handle, and ACLs.
+ * mode bits, links, the directories above it by handle (walk_nofollow,
+ * lib/base/util.c), and ACLs.
  */
 #include "config.h"
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 #include <sys/xattr.h>
 #include "public.h"
+#include "util.h"
 
 int fd_has_acl(int fd)
 {
@@ -29,42 +31,30 @@ int fd_has_acl(int fd)
 	return 0;
 }
 
+/* A directory everyone may search, with no ACL (walk_nofollow's dir_ok:
+ * nonzero stops the walk). */
+static int dir_not_public(int dfd, void *arg)
+{
+	struct stat ds;
+
+	(void)arg;
+	return fstat(dfd, &ds) < 0 || !(ds.st_mode & S_IXOTH) || fd_has_acl(dfd);
+}
+
 int file_public(const char *path, int fd, const struct stat *st)
 {
-	char buf[4096], *comp, *next;
-	struct stat ds;
-	int dfd, ok = 0;
+	struct stat fs;
+	int pfd, ok;
 
-	if (!(st->st_mode & S_IROTH) || st->st_nlink == 0 || path[0] != '/' ||
-	    strlen(path) >= sizeof(buf))
+	if (!(st->st_mode & S_IROTH) || st->st_nlink == 0 || path[0] != '/')
 		return 0;
 	if (fd >= 0 && fd_has_acl(fd))
 		return 0;
-	strcpy(buf, path);
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (comp = buf + 1; dfd >= 0; comp = next) {
-		int nfd;
-
-		if (fstat(dfd, &ds) < 0 || !(ds.st_mode & S_IXOTH) || fd_has_acl(dfd))
-			break;
-		next = strchr(comp, '/');
-		if (!next) {
-			nfd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			ok = nfd >= 0 && fstat(nfd, &ds) == 0 && S_ISREG(ds.st_mode) &&
-			     ds.st_dev == st->st_dev && ds.st_ino == st->st_ino &&
-			     (fd >= 0 || !fd_has_acl(nfd));
-			if (nfd >= 0)
-				close(nfd);
-			break;
-		}
-		*next++ = 0;
-		if (!*comp || !strcmp(comp, ".") || !strcmp(comp, ".."))
-			break;
-		nfd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(dfd);
-		dfd = nfd;
-	}
-	if (dfd >= 0)
-		close(dfd);
+	pfd = walk_nofollow(AT_FDCWD, path, dir_not_public, NULL);
+	if (pfd < 0)
+		return 0;
+	ok = fstat(pfd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_dev == st->st_dev &&
+	     fs.st_ino == st->st_ino && (fd >= 0 || !fd_has_acl(pfd));
+	close(pfd);
 	return ok;
 }
