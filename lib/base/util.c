@@ -4,11 +4,14 @@
 #include "config.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <linux/openat2.h>
 #include <unistd.h>
@@ -361,9 +364,135 @@ void text_write_string(FILE *f, const char *s)
 	}
 }
 
-int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int follow,
+#ifndef FUSE_CTL_SUPER_MAGIC
+#define FUSE_CTL_SUPER_MAGIC 0x65735543
+#endif
+
+int fd_on_fuse(int fd)
+{
+	char path[48], *buf, *line, *end, *type;
+	unsigned long mnt = 0, id;
+	int found = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	buf = file_read_all(path, NULL);
+	if (!buf)
+		return -1;
+	line = strstr(buf, "\nmnt_id:");
+	if (line)
+		mnt = strtoul(line + 8, NULL, 10);
+	free(buf);
+	if (!line)
+		return -1;
+	buf = file_read_all("/proc/self/mountinfo", NULL);
+	if (!buf)
+		return -1;
+	for (line = buf; *line && found < 0; line = end + 1) {
+		end = strchrnul(line, '\n');
+		id = strtoul(line, NULL, 10);
+		if (id == mnt) {
+			*end = 0;
+			/* "ID PARENT M:N ROOT POINT OPTS [TAGS...] - TYPE ..." */
+			type = strstr(line, " - ");
+			found = type && (!strncmp(type + 3, "fuse ", 5) ||
+					 !strncmp(type + 3, "fuse.", 5) ||
+					 !strncmp(type + 3, "fuseblk ", 8));
+			break;
+		}
+		if (!*end)
+			break;
+	}
+	free(buf);
+	if (found < 0) {
+		/* a mount of another namespace: FUSE's control file system,
+		 * when mounted, names each connection by its device; the
+		 * device without asking the file system (cached attributes) */
+		struct statx sx;
+		struct statfs cs;
+
+		if (statfs("/sys/fs/fuse/connections", &cs) == 0 &&
+		    cs.f_type == FUSE_CTL_SUPER_MAGIC &&
+		    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &sx) == 0) {
+			snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u",
+				 (unsigned)makedev(sx.stx_dev_major, sx.stx_dev_minor));
+			found = access(path, F_OK) == 0;
+		}
+	}
+	return found;
+}
+
+int walk_nofollow(int dirfd, const char *path, int (*dir_ok)(int dfd, void *arg), void *arg)
+{
+	const char *comp = path, *end;
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int dfd, nfd, err;
+
+	dfd = open(*path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*path != '/' && dirfd != AT_FDCWD) {
+		if (dfd >= 0)
+			close(dfd);
+		dfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	}
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		while (*comp == '/')
+			comp++;
+		end = strchrnul(comp, '/');
+		if (!*comp || (end - comp == 1 && *comp == '.')) {
+			if (!*comp) {	/* "", "/" or a trailing "/": the directory */
+				return dfd;
+			}
+			comp = end;
+			continue;
+		}
+		if (end - comp == 2 && !strncmp(comp, "..", 2)) {
+			err = EXDEV;
+			goto fail;
+		}
+		if ((size_t)(end - comp) > NAME_MAX) {
+			err = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(name, comp, end - comp);
+		name[end - comp] = 0;
+		if (dir_ok && dir_ok(dfd, arg)) {
+			err = EACCES;
+			goto fail;
+		}
+		nfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		err = errno;
+		close(dfd);
+		if (nfd < 0) {
+			errno = err;
+			return -1;
+		}
+		dfd = nfd;
+		comp = end;
+		while (*comp == '/')
+			comp++;
+		if (!*comp && *end != '/')
+			return dfd;	/* the last component, as it is */
+		if (fstat(dfd, &st) < 0) {
+			err = errno;
+			goto fail;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			err = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+			goto fail;
+		}
+	}
+fail:
+	close(dfd);
+	errno = err;
+	return -1;
+}
+
+int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int flags,
 			   struct stat *st)
 {
+	int follow = flags & OPEN_UNTRUSTED_FOLLOW;
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = resolve,
@@ -373,10 +502,23 @@ int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int fo
 	int pfd, fd, err;
 
 	pfd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	if (pfd < 0 && errno == ENOSYS && !resolve)	/* before Linux 5.6 */
+	if (pfd < 0 && errno == ENOSYS && !resolve) {	/* before Linux 5.6 */
 		pfd = openat(dirfd, path, (int)how.flags);
+	} else if (pfd < 0 && errno == ENOSYS && !follow &&
+		   !(resolve & ~(uint64_t)(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   RESOLVE_BENEATH)) &&
+		   (resolve & RESOLVE_NO_SYMLINKS) &&
+		   !((resolve & RESOLVE_BENEATH) && *path == '/')) {
+		pfd = walk_nofollow(dirfd, path, NULL, NULL);
+	}
 	if (pfd < 0)
 		return -1;
+	if ((flags & OPEN_UNTRUSTED_NO_FUSE) && fd_on_fuse(pfd) == 1) {
+		close(pfd);
+		memset(st, 0, sizeof(*st));
+		errno = EFTYPE_FUSE;
+		return -1;
+	}
 	if (fstat(pfd, st) < 0) {
 		err = errno;
 		close(pfd);

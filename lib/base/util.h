@@ -106,19 +106,51 @@ char *file_read_all(const char *path, size_t *len);
  * Open for reading a regular file that a user or a profiled process names,
  * without opening anything else.  The lookup is O_PATH (openat2 with
  * resolve, its RESOLVE_* flags; the last component is not followed unless
- * follow is set, for magic links such as /proc/PID/map_files/START-END),
+ * flags has OPEN_UNTRUSTED_FOLLOW, for magic links such as
+ * /proc/PID/map_files/START-END),
  * so a device, FIFO or socket at the end is never opened: no driver's
  * open runs (a watchdog's, a tape's), nothing blocks.  Only when fstat
  * finds a regular file is that same inode opened, O_RDONLY | O_NONBLOCK |
  * O_NOCTTY, through /proc/self/fd.  st gets the file's status, also when
- * it is not regular.  Returns the fd, or -1 with errno: the lookup's,
+ * it is not regular.  Before Linux 5.6 (no openat2), a resolve of only
+ * RESOLVE_NO_SYMLINKS, RESOLVE_NO_MAGICLINKS and RESOLVE_BENEATH (a
+ * relative path) is done by walk_nofollow(); any other fails with ENOSYS.
+ * Returns the fd, or -1 with errno: the lookup's,
  * ELOOP for a symlink at the end not followed (as open(2) with O_NOFOLLOW),
- * or EFTYPE_NOT_REGULAR (st says what it is).  The one way strobed opens
- * such a file by path.
+ * EFTYPE_NOT_REGULAR (st says what it is), or, with OPEN_UNTRUSTED_NO_FUSE,
+ * EFTYPE_FUSE for a file on FUSE (fd_on_fuse(), checked before anything
+ * asks its daemon; st then zeroed).  The one way strobed opens such a
+ * file by path.
  */
 #define EFTYPE_NOT_REGULAR EMEDIUMTYPE
-int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int follow,
+#define EFTYPE_FUSE EREMOTE
+#define EFTYPE_FUSE_TEXT "on a FUSE file system, not read (its daemon answers when it pleases)"
+#define OPEN_UNTRUSTED_FOLLOW	1
+#define OPEN_UNTRUSTED_NO_FUSE	2
+int open_regular_untrusted(int dirfd, const char *path, uint64_t resolve, int flags,
 			   struct stat *st);
+
+/*
+ * Look path up from dirfd (from / when absolute) one component at a time,
+ * each O_PATH | O_NOFOLLOW: a symlink anywhere fails with ELOOP (but the
+ * last component's, which is returned as is), ".." with EXDEV, a file on
+ * the way that is no directory with ENOTDIR.  Each directory is passed to
+ * dir_ok, when given, before it is looked in; its nonzero stops the walk
+ * (EACCES).  An O_PATH handle of the last component (nothing opened for
+ * real: no device's open, no FIFO's wait), or -1 with errno.  openat2's
+ * RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH by hand, for kernels before 5.6,
+ * and the walk of lib/ingest/public.c.
+ */
+int walk_nofollow(int dirfd, const char *path, int (*dir_ok)(int dfd, void *arg), void *arg);
+
+/*
+ * 1 if the file at fd (any handle, O_PATH too) is on a FUSE file system
+ * (fuse, fuse.*, fuseblk), else 0; -1 if /proc cannot say.  Read from
+ * /proc/self/fdinfo (its mount id) and /proc/self/mountinfo, so without
+ * a request to the file system: its daemon, perhaps a user's, answers a
+ * stat, an open or a read of root's when it pleases, or never.
+ */
+int fd_on_fuse(int fd);
 
 /* One message of len bytes on the unix socket sock, with the descriptor
  * fd passed along (SCM_RIGHTS) unless fd is -1; MSG_NOSIGNAL, retried on

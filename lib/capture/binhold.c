@@ -176,7 +176,8 @@ static void note_add(struct binhold *h, const struct binhold_rec *r, int file, i
  * The file of r's mapping, opened as the mapping itself: O_PATH first (a
  * device mapped executable is never opened for real), then, once fstat
  * finds a regular file (of the record's device and inode when it has
- * them), opened for reading through that handle.  -1 with errno if not.
+ * them), opened for reading through that handle; never a file on FUSE,
+ * whose daemon would answer when it pleases.  -1 with errno if not.
  */
 static int mapping_open(const struct binhold_rec *r, struct stat *st)
 {
@@ -188,6 +189,11 @@ static int mapping_open(const struct binhold_rec *r, struct stat *st)
 	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return -1;
+	if (fd_on_fuse(pfd) == 1) {	/* before its daemon is asked a thing */
+		close(pfd);
+		errno = EFTYPE_FUSE;
+		return -1;
+	}
 	if (fstat(pfd, st) == 0 && S_ISREG(st->st_mode) &&
 	    (!r->has_ino || (major(st->st_dev) == r->maj && minor(st->st_dev) == r->min &&
 			     (uint64_t)st->st_ino == r->ino))) {

@@ -44,6 +44,7 @@
 #include "jitmap.h"
 #include "maps.h"
 #include "otable.h"
+#include "public.h"
 #include "readbudget.h"
 #include "unwind.h"
 #include "vdso.h"
@@ -764,6 +765,17 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 static int proc_own_tmp(uint32_t pid, uint32_t *nspid);
 static int cgroup_store(struct ingest *in, struct proc *p, struct error *e);
 
+/* Give back p's handle of its /tmp (maps.h jit_root), if it holds one:
+ * closed and no longer counted against INGEST_JIT_ROOTS_MAX. */
+static void jit_root_drop(struct ingest *in, struct proc *p)
+{
+	if (!p->jit_root)
+		return;
+	close(p->jit_root - 1);
+	p->jit_root = 0;
+	in->jit_roots--;
+}
+
 int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		uint64_t time_ns, struct error *e)
 {
@@ -780,10 +792,13 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 		return 0;
 	if (batch_open(in, e))
 		return -1;
-	/* a process of pid still held (its exit lost): its row first */
+	/* a process of pid still held (its exit lost): its row first, its
+	 * /tmp handle given back (proc_fork would close it uncounted) */
 	p = proc_get(in->procs, pid, 0);
 	if (p && cgroup_store(in, p, e) < 0)
 		return -1;
+	if (p)
+		jit_root_drop(in, p);
 	p = proc_fork(in->procs, ppid, pid);
 	p->start_ns = time_ns;
 	if (p->jit && in->jit_roots < INGEST_JIT_ROOTS_MAX) {
@@ -878,7 +893,7 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 	int fd, rc;
 
 	fd = open_regular_untrusted(root, name, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
-				    RESOLVE_NO_SYMLINKS, 0, &st);
+				    RESOLVE_NO_SYMLINKS, OPEN_UNTRUSTED_NO_FUSE, &st);
 	if (fd < 0 && errno == ENOENT) {
 		close(root);
 		return 0;
@@ -886,7 +901,8 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 	if (fd < 0) {
 		snprintf(je.msg, sizeof(je.msg), "%s: %s", path, errno == ELOOP ?
 			 "a symbolic link, refused" : errno == EFTYPE_NOT_REGULAR ?
-			 "not a regular file, refused" : strerror(errno));
+			 "not a regular file, refused" : errno == EFTYPE_FUSE ?
+			 EFTYPE_FUSE_TEXT : strerror(errno));
 		problem = je.msg;
 		rc = -1;
 	} else if (!p->jit_uid_known) {
@@ -1037,6 +1053,7 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		ret = jitdump_copy(in, p, e);
 	if (!ret)
 		ret = cgroup_store(in, p, e);
+	jit_root_drop(in, p);	/* jit_copy's failed or never ran */
 	proc_remove(in->procs, pid);
 	return ret;
 }
@@ -1063,7 +1080,8 @@ static int open_in_root(uint32_t pid, const char *path)
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
-	fd = open_regular_untrusted(dfd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, 0, &st);
+	fd = open_regular_untrusted(dfd, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+				    OPEN_UNTRUSTED_NO_FUSE, &st);
 	err = errno;
 	close(dfd);
 	errno = err;
@@ -1107,14 +1125,15 @@ static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e)
 		fd = open_in_root(p->pid, path);
 		if (fd < 0 && errno != ELOOP)
 			fd = open_regular_untrusted(AT_FDCWD, path, RESOLVE_NO_SYMLINKS |
-						    RESOLVE_NO_MAGICLINKS, 0, &st);
+						    RESOLVE_NO_MAGICLINKS, OPEN_UNTRUSTED_NO_FUSE,
+						    &st);
 		if (fd < 0)
 			snprintf(problem, sizeof(problem), "%s: %s", path,
 				 errno == ENOENT ? "gone (deleted before the process's exit was "
 				 "seen): keep the file until the session stops" :
 				 errno == ELOOP ? "a symbolic link on the way, refused" :
 				 errno == EFTYPE_NOT_REGULAR ? "not a regular file, refused" :
-				 strerror(errno));
+				 errno == EFTYPE_FUSE ? EFTYPE_FUSE_TEXT : strerror(errno));
 	}
 	if (fd >= 0 && p->jitdump_dev_known &&
 	    (fstat(fd, &st) < 0 || major(st.st_dev) != p->jitdump_maj ||
@@ -1204,11 +1223,16 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 		 m->pid, m->start, m->start + m->len);
 	/* the mapping itself (a magic link: followed), never opened unless
 	 * it is a regular file: a device mapped executable is not */
-	fd = open_regular_untrusted(AT_FDCWD, path, 0, 1, st);
+	fd = open_regular_untrusted(AT_FDCWD, path, 0, OPEN_UNTRUSTED_FOLLOW |
+				    OPEN_UNTRUSTED_NO_FUSE, st);
 	if (fd >= 0)
 		return mapped_check(fd, m, 0, st, problem, size);
 	if (errno == EFTYPE_NOT_REGULAR) {
 		snprintf(problem, size, "%s is not a regular file", m->filename);
+		return -1;
+	}
+	if (errno == EFTYPE_FUSE) {	/* and so is its path */
+		snprintf(problem, size, "%s is " EFTYPE_FUSE_TEXT, m->filename);
 		return -1;
 	}
 	fd = open_in_root(m->pid, m->filename);
@@ -1217,56 +1241,16 @@ static int open_mapped(const struct ingest_mmap *m, struct stat *st,
 	/* strobed's view: no symlink anywhere on the path (the kernel names
 	 * a mapping by its resolved path), the end opened only if regular */
 	fd = open_regular_untrusted(AT_FDCWD, m->filename, RESOLVE_NO_SYMLINKS |
-				    RESOLVE_NO_MAGICLINKS, 0, st);
+				    RESOLVE_NO_MAGICLINKS, OPEN_UNTRUSTED_NO_FUSE, st);
 	if (fd < 0) {
 		snprintf(problem, size, "cannot open %s: %s%s", m->filename,
-			 errno == EFTYPE_NOT_REGULAR ? "not a regular file" : strerror(errno),
+			 errno == EFTYPE_NOT_REGULAR ? "not a regular file" :
+			 errno == EFTYPE_FUSE ? EFTYPE_FUSE_TEXT : strerror(errno),
 			 m->held_over ? " (and strobed held no handle of it from the "
 			 "drain: its limit of files held was reached)" : "");
 		return -1;
 	}
 	return mapped_check(fd, m, 1, st, problem, size);
-}
-
-/* Whether everyone could read the file at path, whose status is st: it is
- * readable by others, still linked, and each directory from / down to it
- * is searchable by others.  The walk goes by handle and never follows a
- * symlink, and must end at st's device and inode: a path that resolves
- * differently here (another mount namespace, renamed since) counts as not
- * readable by everyone.  What is not is cached for root alone. */
-static int readable_by_all(const char *path, const struct stat *st)
-{
-	char buf[4096], *comp, *next;
-	struct stat ds;
-	int dfd, ok = 0;
-
-	if (!(st->st_mode & S_IROTH) || st->st_nlink == 0 || path[0] != '/' ||
-	    strlen(path) >= sizeof(buf))
-		return 0;
-	strcpy(buf, path);
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (comp = buf + 1; dfd >= 0; comp = next) {
-		int nfd;
-
-		if (fstat(dfd, &ds) < 0 || !(ds.st_mode & S_IXOTH))
-			break;
-		next = strchr(comp, '/');
-		if (!next) {
-			ok = fstatat(dfd, comp, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
-			     S_ISREG(ds.st_mode) && ds.st_dev == st->st_dev &&
-			     ds.st_ino == st->st_ino;
-			break;
-		}
-		*next++ = 0;
-		if (!*comp || !strcmp(comp, ".") || !strcmp(comp, ".."))
-			break;
-		nfd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(dfd);
-		dfd = nfd;
-	}
-	if (dfd >= 0)
-		close(dfd);
-	return ok;
 }
 
 /* The cache entry for the file at fd (content hash hex, key as found in
@@ -1311,7 +1295,10 @@ static int cache_key_verify(struct ingest *in, int fd, char key[HASHKEY_MAX],
 static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 			      struct error *e)
 {
-	char memo[512], key[HASHKEY_MAX], problem[sizeof(((struct error *)0)->msg)] = "";
+	/* the memo key holds the whole path: cut, two paths alike in their
+	 * first few hundred bytes were one binary (the first's name) */
+	char memo[PATH_MAX + 3 * HASHKEY_MAX], key[HASHKEY_MAX];
+	char problem[sizeof(((struct error *)0)->msg)] = "";
 	char note[512] = "";
 	struct ingest_mmap unheld;
 	int64_t *slot, id;
@@ -1320,6 +1307,8 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 	struct stat st;
 	struct error fe;
 
+	if (strlen(m->filename) >= PATH_MAX)	/* no path the kernel names */
+		return binary_special(in, "[path too long]", e);
 	if (m->build_id_len) {
 		/*
 		 * A record with a build-id has no device and inode, and a path
@@ -1417,7 +1406,7 @@ again:
 					     sizeof(problem)) < 0)
 				;
 			else if (bincache_store_fd(in->cache, key, fd,
-						   readable_by_all(m->filename, &st) ?
+						   file_public(m->filename, fd, &st) ?
 						   BINCACHE_SHARED : BINCACHE_PRIVATE, &fe) < 0)
 				snprintf(problem, sizeof(problem), "%s", fe.msg);
 			else

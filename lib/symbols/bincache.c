@@ -108,20 +108,21 @@ int bincache_has(const struct bincache *c, const char *key)
 }
 
 
-/* Copy all of src from offset 0 into dst; -1 with errno. *rd tells
- * whether the failure was in reading (1) or writing (0).  A file that grew
- * past HASHKEY_FILE_MAX since it was checked fails with EFBIG: src may be a
+/* Copy [off, end) of src (end -1: to its end) to the same offsets of dst;
+ * -1 with errno.  *rd tells whether the failure was in reading (1) or
+ * writing (0).  Past HASHKEY_FILE_MAX it fails with EFBIG: src may be a
  * profiled process's file, extended while we copy. */
-static int copy_fd(int dst, int src, int *rd)
+static int copy_range(int dst, int src, loff_t off, loff_t end, int *rd)
 {
-	loff_t off = 0;
+	loff_t doff = off;
 	char *buf;
 	int cfr = 1;
 
 	/* copy_file_range first (it may share extents); any error makes us
 	 * fall back to plain reads, which then report real I/O errors. */
-	while (cfr) {
-		ssize_t r = copy_file_range(src, &off, dst, NULL, COPY_CHUNK, 0);
+	while (cfr && (end < 0 || off < end)) {
+		size_t want = end < 0 ? COPY_CHUNK : (size_t)MIN((loff_t)COPY_CHUNK, end - off);
+		ssize_t r = copy_file_range(src, &off, dst, &doff, want, 0);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -133,6 +134,8 @@ static int copy_fd(int dst, int src, int *rd)
 			return -1;
 		}
 	}
+	if (end >= 0 && off >= end)
+		return 0;
 	/* Whatever copy_file_range could not do (pseudo files report 0). */
 	if (lseek(dst, off, SEEK_SET) < 0) {
 		*rd = 0;
@@ -145,8 +148,9 @@ static int copy_fd(int dst, int src, int *rd)
 		*rd = 0;
 		return -1;
 	}
-	for (;;) {
-		ssize_t r = pread(src, buf, COPY_CHUNK, off);
+	while (end < 0 || off < end) {
+		size_t want = end < 0 ? COPY_CHUNK : (size_t)MIN((loff_t)COPY_CHUNK, end - off);
+		ssize_t r = pread(src, buf, want, off);
 
 		if (r < 0) {
 			if (errno == EINTR)
@@ -172,6 +176,44 @@ static int copy_fd(int dst, int src, int *rd)
 fail:
 	free(buf);
 	return -1;
+}
+
+/*
+ * Copy all of src into dst; -1 with errno, *rd as copy_range()'s.  A
+ * sparse file (fewer blocks than its size) stays sparse: only its data
+ * is copied (SEEK_DATA, SEEK_HOLE) and the size set, so a user's file of
+ * holes does not become as many bytes of root's disk.  Any other file is
+ * copied whole, to its end.
+ */
+static int copy_fd(int dst, int src, int *rd)
+{
+	loff_t data, hole;
+	struct stat st;
+
+	if (fstat(src, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size)
+		return copy_range(dst, src, 0, -1, rd);
+	if (st.st_size > HASHKEY_FILE_MAX) {
+		errno = EFBIG;
+		*rd = 1;
+		return -1;
+	}
+	data = lseek(src, 0, SEEK_DATA);
+	if (data < 0 && errno != ENXIO)	/* cannot say where holes are */
+		return copy_range(dst, src, 0, -1, rd);
+	while (data >= 0 && data < st.st_size) {
+		hole = lseek(src, data, SEEK_HOLE);
+		if (hole < 0 || hole > st.st_size)
+			hole = st.st_size;
+		if (copy_range(dst, src, data, hole, rd) < 0)
+			return -1;
+		data = lseek(src, hole, SEEK_DATA);
+	}
+	if (ftruncate(dst, st.st_size) < 0) {
+		*rd = 0;
+		return -1;
+	}
+	return 0;
 }
 
 int bincache_open_entry(const struct bincache *c, const char *key)

@@ -130,11 +130,16 @@ static int usable_file(int fd, const char *path, char **refused)
 static int open_candidate(const char *path, char **refused)
 {
 	struct stat st;
-	int fd = open_regular_untrusted(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS, 1, &st);
+	/* root's (reports, strobed --push) never wait for a FUSE daemon */
+	int fd = open_regular_untrusted(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS,
+					OPEN_UNTRUSTED_FOLLOW |
+					(geteuid() ? 0 : OPEN_UNTRUSTED_NO_FUSE), &st);
 
 	if (fd < 0) {
 		if (errno == EFTYPE_NOT_REGULAR)
 			refuse(refused, path, "not a regular file of at most 1 GiB");
+		else if (errno == EFTYPE_FUSE)
+			refuse(refused, path, EFTYPE_FUSE_TEXT);
 		return -1;
 	}
 	if (usable_file(fd, path, refused) < 0) {

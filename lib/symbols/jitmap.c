@@ -15,7 +15,7 @@ int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, 
 		struct error *e)
 {
 	struct stat st;
-	int fd = open_regular_untrusted(AT_FDCWD, path, 0, 0, &st);
+	int fd = open_regular_untrusted(AT_FDCWD, path, 0, OPEN_UNTRUSTED_NO_FUSE, &st);
 
 	*buf = NULL;
 	*len = 0;
@@ -24,7 +24,8 @@ int jitmap_read(const char *path, uid_t uid, int64_t not_before_ns, char **buf, 
 			return 0;
 		return error_set(e, "%s: %s", path, errno == ELOOP ?
 				 "a symbolic link, refused" : errno == EFTYPE_NOT_REGULAR ?
-				 "not a regular file, refused" : strerror(errno));
+				 "not a regular file, refused" : errno == EFTYPE_FUSE ?
+				 EFTYPE_FUSE_TEXT : strerror(errno));
 	}
 	return jitmap_read_fd(fd, path, uid, not_before_ns, buf, len, e);
 }

@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "bincache.h"
 #include "db.h"
@@ -1046,6 +1047,178 @@ static void test_hostile_paths(void **state)
 }
 
 /*
+ * A path is part of what ingest remembers a mapping by, whole: two hard
+ * links whose paths (over 512 bytes) differ only at their end are two
+ * binaries, each sample named by its own path.  (The memo key was cut at
+ * 512 bytes: the second link was taken for the first, its samples named
+ * by the first's path.)
+ */
+static void test_long_paths(void **state)
+{
+	struct fix *f = fix_new(0);
+	char dir[PATH_MAX], one[PATH_MAX + 8], two[PATH_MAX + 8];
+	FILE *fp;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/%0240d", f->dir, 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%0240d", 1);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(one, sizeof(one), "%s/one", dir);
+	snprintf(two, sizeof(two), "%s/two", dir);
+	assert_true(strlen(one) > 512);
+	assert_non_null(fp = fopen(one, "w"));
+	fputs("no build-id here\n", fp);
+	fclose(fp);
+	assert_int_equal(link(one, two), 0);
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, 0x1000, 0, one, 110);
+	mmap_at(f, P1, BASE + 0x1000, 0x1000, 0, two, 120);
+	sample(f, 0, 130, P1, P1, BASE + 0x10, 0, NULL);
+	sample(f, 0, 140, P1, P1, BASE + 0x1010, 0, NULL);
+	commit(f);
+	check_sample(f, 130, one, 0x10);
+	check_sample(f, 140, two, 0x10);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE length(path) > 512"), 2);
+	fix_free(f);
+}
+
+/* The mode of the cache entry of the binary at path. */
+static unsigned entry_mode(struct fix *f, const char *path)
+{
+	sqlite3_stmt *st;
+	struct stat es;
+	char *file;
+
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT key FROM binaries WHERE path = ?1 AND cached = 1", -1, &st, NULL),
+		SQLITE_OK);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	file = bincache_path(&f->cache, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	assert_int_equal(stat(file, &es), 0);
+	free(file);
+	return es.st_mode & 07777;
+}
+
+/* An access ACL (system.posix_acl_access, as setfacl writes it) of
+ * user::rwx, user:uid:---, group::r-x, mask::r-x, other::r-x on path. */
+static int set_acl_deny(const char *path, uint32_t uid)
+{
+	struct { uint16_t tag, perm; uint32_t id; } __attribute__((packed)) ent[] = {
+		{ 0x01, 7, UINT32_MAX }, { 0x02, 0, uid }, { 0x04, 5, UINT32_MAX },
+		{ 0x10, 5, UINT32_MAX }, { 0x20, 5, UINT32_MAX },
+	};
+	unsigned char buf[4 + sizeof(ent)];
+	uint32_t version = 2;
+
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, ent, sizeof(ent));
+	return setxattr(path, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+/*
+ * A file with an access ACL is not "readable by everyone" whatever its
+ * mode's other bits say: an ACL may deny a user (here nobody) what they
+ * allow.  Three files with mode 0755 in a directory everyone may search:
+ * the plain one's cache entry is group strobe's (0640); the one with an
+ * ACL denying nobody, and the one in a directory with such an ACL, are
+ * root's alone (0600).  (Before: all three 0640, so a member denied the
+ * file by its ACL read it in the cache.)
+ */
+static void test_acl_private(void **state)
+{
+	struct fix *f = fix_new(0);
+	char plain[PATH_MAX + 16], acl[PATH_MAX + 16], sub[PATH_MAX + 16], below[PATH_MAX + 32];
+	const char *const files[] = { plain, acl, below };
+	FILE *fp;
+
+	(void)state;
+	snprintf(plain, sizeof(plain), "%s/plain", f->dir);
+	snprintf(acl, sizeof(acl), "%s/acl", f->dir);
+	snprintf(sub, sizeof(sub), "%s/sub", f->dir);
+	snprintf(below, sizeof(below), "%s/below", sub);
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_non_null(fp = fopen(files[i], "w"));
+		fprintf(fp, "file %d, no build-id\n", i);
+		fclose(fp);
+		assert_int_equal(chmod(files[i], 0755), 0);
+	}
+	if (set_acl_deny(acl, 65534) < 0 || set_acl_deny(sub, 65534) < 0) {
+		print_message("skipped: no POSIX ACLs on %s: %s\n", f->dir, strerror(errno));
+		fix_free(f);
+		skip();
+	}
+	comm(f, P1, P1, "alpha", 1, 100);
+	for (int i = 0; i < 3; i++)
+		mmap_at(f, P1, BASE + i * 0x1000, 0x1000, 0, files[i], 110 + i);
+	commit(f);
+	assert_int_equal(entry_mode(f, plain), 0640);
+	assert_int_equal(entry_mode(f, acl), 0600);
+	assert_int_equal(entry_mode(f, below), 0600);
+	fix_free(f);
+}
+
+/*
+ * A sparse file's cache entry is as sparse: 64 MiB holding 8 KiB of data
+ * (at its start and its middle) is stored with its size and the same
+ * bytes, in about 8 KiB of disk.  (Before: 64 MiB of disk, the holes
+ * written out as zeros: a user's eight links to a 1 GiB sparse file made
+ * 8 GiB of root's disk from 8 KiB of theirs.)
+ */
+static void test_sparse_cache(void **state)
+{
+	struct fix *f = fix_new(0);
+	char path[PATH_MAX + 16], block[4096];
+	sqlite3_stmt *st;
+	struct stat es, ss;
+	struct error e;
+	char *file;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sparse", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	memset(block, 'x', sizeof(block));
+	assert_int_equal(pwrite(fd, block, sizeof(block), 0), (ssize_t)sizeof(block));
+	assert_int_equal(pwrite(fd, block, sizeof(block), 32 << 20), (ssize_t)sizeof(block));
+	assert_int_equal(ftruncate(fd, 64 << 20), 0);
+	close(fd);
+	assert_int_equal(stat(path, &ss), 0);
+	if ((uint64_t)ss.st_blocks * 512 >= (uint64_t)ss.st_size) {
+		print_message("skipped: %s is not sparse on this file system\n", path);
+		fix_free(f);
+		skip();
+	}
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, 0x1000, 0, path, 110);
+	commit(f);
+	assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db),
+		"SELECT key FROM binaries WHERE path = ?1 AND cached = 1", -1, &st, NULL),
+		SQLITE_OK);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	file = bincache_path(&f->cache, (const char *)sqlite3_column_text(st, 0));
+	assert_int_equal(stat(file, &es), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(bincache_same(&f->cache, (const char *)sqlite3_column_text(st, 0), fd,
+				       &e), 1);
+	close(fd);
+	sqlite3_finalize(st);
+	free(file);
+	print_message("64 MiB sparse file: cache entry of %jd bytes in %jd KiB\n",
+		      (intmax_t)es.st_size, (intmax_t)es.st_blocks / 2);
+	assert_int_equal(es.st_size, 64 << 20);
+	assert_true((uint64_t)es.st_blocks * 512 <= 1 << 20);
+	fix_free(f);
+}
+
+/*
  * A handle held since the drain (binhold.h) is read first: a deleted file
  * whose process is gone (no map_files, no path) is still cached, from it,
  * root's only; without one it is not, and a limit that left it without one
@@ -1310,6 +1483,79 @@ static void test_jit_map_container(void **state)
 		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
 		sqlite3_finalize(st);
 	}
+	fix_free(f);
+}
+
+/*
+ * The handles of JIT processes' /tmp in other mount namespaces are at most
+ * INGEST_JIT_ROOTS_MAX, counted as they are taken and given back: a pid
+ * forked again (its exit lost) gives back its old one.  Two processes of
+ * another mount namespace, the second forked from the first (which has
+ * JIT code) more times than the limit: afterwards a new JIT process still
+ * gets a handle.  (proc_fork closed the old handle without counting it
+ * given back: after 1,024 forks no JIT process got one again.)
+ */
+static void test_jit_roots_fork(void **state)
+{
+	struct fix *f;
+	struct ingest_stats is;
+	int pfd[2];
+	pid_t child;
+	uint32_t gc = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pid_t g;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "size=64k") < 0)
+			_exit(1);
+		g = fork();
+		if (g < 0)
+			_exit(1);
+		if (g == 0) {
+			pause();
+			_exit(0);
+		}
+		{
+			uint32_t v = (uint32_t)g;
+
+			if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
+				_exit(1);
+		}
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &gc, sizeof(gc)) != sizeof(gc)) {
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+		skip();	/* no mount namespaces here */
+	}
+	close(pfd[0]);
+
+	f = fix_new(0);
+	comm(f, gc, gc, "jit", 1, 100);
+	mmap_dev(f, gc, 0x7f0000000000ULL, 0x10000, 0, "//anon", 110, 0, 0, 0);
+	for (uint64_t i = 0; i < INGEST_JIT_ROOTS_MAX + 8; i++)
+		fork_(f, gc, (uint32_t)child, (uint32_t)child, 200 + i);
+	/* a JIT process after them: its handle (none here: strobed's own
+	 * namespace) is not refused for the limit */
+	mmap_dev(f, P3, 0x7f0000000000ULL, 0x10000, 0, "//anon", 5000, 0, 0, 0);
+	commit(f);
+	ingest_get_stats(f->in, &is);
+	kill(child, SIGKILL);
+	kill((pid_t)gc, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(is.jit_roots_over, 0);
 	fix_free(f);
 }
 
@@ -1923,6 +2169,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
+		cmocka_unit_test_teardown(test_long_paths, teardown),
+		cmocka_unit_test_teardown(test_acl_private, teardown),
+		cmocka_unit_test_teardown(test_sparse_cache, teardown),
 		cmocka_unit_test_teardown(test_held, teardown),
 		cmocka_unit_test_teardown(test_mount_namespace, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
@@ -1931,6 +2180,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_jit_map, teardown),
 		cmocka_unit_test_teardown(test_jitdump, teardown),
 		cmocka_unit_test_teardown(test_jit_map_container, teardown),
+		cmocka_unit_test_teardown(test_jit_roots_fork, teardown),
 		cmocka_unit_test_teardown(test_cgroups, teardown),
 		cmocka_unit_test_teardown(test_cgroups_proc, teardown),
 		cmocka_unit_test_teardown(test_stacks, teardown),
