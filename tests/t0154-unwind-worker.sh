@@ -8,7 +8,8 @@
 # is replaced: the session goes on and stops cleanly, the samples of
 # the workload's last 3 s (after the crash) still get complete stacks of calltree-nofp (leaf <- outer_a|
 # outer_b <- main), and unwind_errors counts the samples lost as
-# 'unwinder failed', a few at most (those in flight).
+# 'unwinder failed', a few at most (those in flight), and strobed's log
+# says at the stop how often the worker crashed and hung.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -91,4 +92,6 @@ assert 1 <= failed <= 4, f"unwind_errors: {failed} 'unwinder failed' (the sample
 print(f"{good} of {total} samples after the crash with complete stacks; "
       f"{failed} 'unwinder failed'")
 PY
+grep -q "session $id: the unwind worker crashed [1-9][0-9]* times and hung [1-9][0-9]* (killed)" \
+	"$tmp/strobed.log" || fail "strobed's log does not say the unwind worker failed: $(cat "$tmp/strobed.log")"
 ok "the session went on: later stacks complete, the samples lost counted"

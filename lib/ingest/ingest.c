@@ -1927,6 +1927,14 @@ static void stack_unwound(struct ingest *in, struct stack_build *b, const struct
 				  r->sample.regs, r->sample.nr_regs, r->sample.stack,
 				  r->sample.stack_size, in->uips, INGEST_STACK_FRAMES, &nr, &stop);
 		nr = MIN(nr, (size_t)INGEST_STACK_FRAMES);
+		{	/* for strobed's log at the stop */
+			struct symworker_stats ws;
+
+			uworker_stats(in->unwinder, &ws);
+			in->stats.unwinder_crashes = ws.crashes;
+			in->stats.unwinder_hangs = ws.timeouts;
+			in->stats.unwinder_started = ws.started;
+		}
 	}
 	for (size_t i = skip_first ? 1 : 0; i < nr; i++)
 		if (in->uips[i])
