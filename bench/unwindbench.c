@@ -2,7 +2,7 @@
  * unwindbench - the cost of dwarf unwinding (lib/ingest/unwind.c) per
  * sample, on a real program's samples.
  *
- * Usage: unwindbench [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]
+ * Usage: unwindbench [-w] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]
  *
  * Runs PROGRAM under a cpu-clock perf event (HZ samples/s, default 1000)
  * that takes its user registers (unwind_regs_mask()) and STACK_BYTES of
@@ -13,6 +13,8 @@
  * "key: value" per line) the samples, the time of the first round (the
  * sessions built) and the best of the others per sample, the mean number of
  * frames, and how many samples ended with each unwind result.
+ * -w: unwind in the worker strobed uses (uworker.h: a process without
+ * rights, one round trip a sample) instead of in this process.
  * Nothing is asserted: a measurement, not a test.  Needs the right to
  * profile PROGRAM (root, or perf_event_paranoid <= 1).
  */
@@ -31,6 +33,7 @@
 #include <linux/perf_event.h>
 #include "perfrec.h"
 #include "unwind.h"
+#include "uworker.h"
 #include "util.h"
 
 #define RING_PAGES	1024
@@ -110,28 +113,31 @@ int main(int argc, char **argv)
 	size_t nr_samples = 0, dropped = 0, i, round, rounds = 3;
 	unsigned long hz = 1000, stack_bytes = 8192;
 	unsigned char *data, tmp[PERFREC_MAX_SIZE];
-	uint64_t size, counts[UNWIND_ERROR + 1] = { 0 }, frames = 0, best = 0, first = 0;
+	uint64_t size, counts[UNWIND_FAILED + 1] = { 0 }, frames = 0, best = 0, first = 0;
 	uint64_t ips[MAX_FRAMES];
 	struct unwind_ops ops = { NULL, open_binary, NULL };
-	struct unwinder *u;
+	struct unwinder *u = NULL;
+	struct uworker *uw = NULL;
 	struct proc p;
 	struct error e;
-	int fd, go[2], status, opt, exited = 0;
+	int fd, go[2], status, opt, exited = 0, worker = 0;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "+F:b:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "+wF:b:r:")) != -1) {
 		if (opt == 'F')
 			hz = strtoul(optarg, NULL, 10);
 		else if (opt == 'b')
 			stack_bytes = strtoul(optarg, NULL, 10);
 		else if (opt == 'r')
 			rounds = strtoul(optarg, NULL, 10);
+		else if (opt == 'w')
+			worker = 1;
 		else
 			goto usage;
 	}
 	if (optind >= argc || !hz || !rounds || stack_bytes > 65000 || stack_bytes % 8) {
 usage:
-		fprintf(stderr, "usage: unwindbench [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: unwindbench [-w] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	if (!unwind_regs_mask()) {
@@ -246,8 +252,11 @@ usage:
 		fprintf(stderr, "unwindbench: no maps read of %s\n", argv[optind]);
 		return 1;
 	}
-	u = unwinder_new(&ops, &e);
-	if (!u) {
+	if (worker)
+		uw = uworker_new(&ops, &e);
+	else
+		u = unwinder_new(&ops, &e);
+	if (!u && !uw) {
 		fprintf(stderr, "unwindbench: %s\n", e.msg);
 		return 1;
 	}
@@ -258,9 +267,13 @@ usage:
 			struct sample *c = &samples[i];
 			size_t nr;
 			int64_t stop;
-			enum unwind_result r = unwind_user(u, &p, (uint32_t)c->abi, c->mask, c->regs,
-							   c->nr_regs, c->stack, c->stack_size, ips,
-							   MAX_FRAMES, &nr, &stop);
+			enum unwind_result r = uw ?
+				uworker_unwind(uw, &p, (uint32_t)c->abi, c->mask, c->regs,
+					       c->nr_regs, c->stack, c->stack_size, ips,
+					       MAX_FRAMES, &nr, &stop) :
+				unwind_user(u, &p, (uint32_t)c->abi, c->mask, c->regs,
+					    c->nr_regs, c->stack, c->stack_size, ips,
+					    MAX_FRAMES, &nr, &stop);
 
 			if (!round) {
 				counts[r]++;
@@ -282,11 +295,12 @@ usage:
 		if (best)
 			printf("ns_per_sample: %.0f\n", (double)best / nr_samples);
 	}
-	for (i = 0; i <= UNWIND_ERROR; i++)
+	for (i = 0; i <= UNWIND_FAILED; i++)
 		if (counts[i])
 			printf("result %s: %llu\n", unwind_result_name((enum unwind_result)i),
 			       (unsigned long long)counts[i]);
 	unwinder_free(u);
+	uworker_free(uw);
 	for (i = 0; i < nr_samples; i++) {
 		free(samples[i].regs);
 		free(samples[i].stack);

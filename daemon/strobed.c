@@ -64,6 +64,7 @@
 #include "retention.h"
 #include "session.h"
 #include "strobe_dev.h"
+#include "uworker.h"
 
 #define DEFAULT_DB	"/var/lib/strobe/strobe.db"
 #define DEFAULT_SOCKET	"/run/strobe/strobed.sock"
@@ -615,6 +616,13 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 		       (unsigned long long)st.ingest.stacks_over,
 		       (unsigned long long)st.ingest.samples_no_stack,
 		       (unsigned long long)st.ingest.unwind_failures);
+	if (st.ingest.unwinder_crashes || st.ingest.unwinder_hangs)
+		daemon_log("session %lld: the unwind worker crashed %llu times and hung %llu "
+			   "(killed); %llu workers started (at most %d new): the samples in flight "
+			   "were counted as 'unwinder failed'", (long long)st.id,
+			   (unsigned long long)st.ingest.unwinder_crashes,
+			   (unsigned long long)st.ingest.unwinder_hangs,
+			   (unsigned long long)st.ingest.unwinder_started, UWORKER_RESTARTS);
 	if (st.ingest.switch_reads)
 		daemon_log("session %lld: --attribution exact: %llu counter reads at context "
 		       "switches, %llu threads' last runs stored after their last sample",

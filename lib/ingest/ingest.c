@@ -47,6 +47,7 @@
 #include "public.h"
 #include "readbudget.h"
 #include "unwind.h"
+#include "uworker.h"
 #include "vdso.h"
 #include <linux/perf_event.h>
 #include <sys/random.h>
@@ -331,7 +332,7 @@ struct ingest {
 	/* --attribution exact: switch records seen; struct exact_thread */
 	int exact;
 	struct otable exact_threads;
-	struct unwinder *unwinder;
+	struct uworker *unwinder;	/* unwind.h in a worker without rights */
 	int unwinder_failed;		/* unwinder_new() failed: NO_BINARY */
 	unsigned char *frames;		/* INGEST_STACK_FRAMES * 16 bytes */
 	uint64_t *uips;			/* INGEST_STACK_FRAMES */
@@ -669,7 +670,7 @@ void ingest_free(struct ingest *in)
 	otable_free(&in->stack_pending);
 	otable_free(&in->unwind_errs);
 	otable_free(&in->exact_threads);
-	unwinder_free(in->unwinder);
+	uworker_free(in->unwinder);
 	free(in->frames);
 	free(in->uips);
 	free(in->cpus);
@@ -1045,8 +1046,6 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		ret = db_process_put(in->db, in->s->id, pid, 0, 0, p->start_ns, time_ns, e);
 	in->gone[pid & (GONE_CACHE - 1)].pid = pid;
 	in->gone[pid & (GONE_CACHE - 1)].start_ns = p->start_ns;
-	if (in->unwinder)	/* its libdw session */
-		unwinder_forget(in->unwinder, pid, p->start_ns);
 	if (!ret && p->jit)
 		ret = jit_copy(in, p, e);
 	if (!ret && p->jitdump)
@@ -1905,7 +1904,7 @@ static void stack_unwound(struct ingest *in, struct stack_build *b, const struct
 		struct unwind_ops ops = { .ctx = in, .open_binary = unwind_open_binary };
 		struct error e;
 
-		in->unwinder = unwinder_new(&ops, &e);
+		in->unwinder = uworker_new(&ops, &e);
 		in->unwinder_failed = !in->unwinder;
 	}
 	if (!p) {
@@ -1913,10 +1912,18 @@ static void stack_unwound(struct ingest *in, struct stack_build *b, const struct
 	} else if (!in->unwinder) {
 		res = UNWIND_ERROR;
 	} else {
-		res = unwind_user(in->unwinder, p, r->sample.regs_abi, r->sample.regs_mask,
+		res = uworker_unwind(in->unwinder, p, r->sample.regs_abi, r->sample.regs_mask,
 				  r->sample.regs, r->sample.nr_regs, r->sample.stack,
 				  r->sample.stack_size, in->uips, INGEST_STACK_FRAMES, &nr, &stop);
 		nr = MIN(nr, (size_t)INGEST_STACK_FRAMES);
+		{	/* for strobed's log at the stop */
+			struct symworker_stats ws;
+
+			uworker_stats(in->unwinder, &ws);
+			in->stats.unwinder_crashes = ws.crashes;
+			in->stats.unwinder_hangs = ws.timeouts;
+			in->stats.unwinder_started = ws.started;
+		}
 	}
 	for (size_t i = skip_first ? 1 : 0; i < nr; i++)
 		if (in->uips[i])

@@ -226,6 +226,9 @@ struct ingest_stats {
 					 * stored without a stack (the limit) */
 	uint64_t unwind_failures;	/* samples whose user stack unwinding
 					 * stopped early (unwind_errors) */
+	uint64_t unwinder_crashes;	/* the unwind worker (uworker.h) died, */
+	uint64_t unwinder_hangs;	/* was killed after its timeout */
+	uint64_t unwinder_started;	/* workers started, the first included */
 	uint64_t switch_reads;		/* --attribution exact: counter reads at
 					 * context switches (STROBE_SAMPLE_SWITCH) */
 	uint64_t exact_tails;		/* and threads' last runs stored with no

@@ -239,6 +239,7 @@ const char *unwind_result_name(enum unwind_result r)
 	case UNWIND_NO_BINARY: return "binary unreadable";
 	case UNWIND_STACK: return "outside the stack copy";
 	case UNWIND_NO_REGS: return "no registers";
+	case UNWIND_FAILED: return "unwinder failed";
 	case UNWIND_ERROR: break;
 	}
 	return "unwinding error";

@@ -78,6 +78,8 @@ enum unwind_result {
 	UNWIND_STACK,		/* the CFI reads outside the stack copy */
 	UNWIND_NO_REGS,		/* no user registers (a kernel thread) */
 	UNWIND_ERROR,		/* anything else libdw reports */
+	UNWIND_FAILED,		/* the unwinder's process hung or died
+				 * (uworker.h); never from unwind_user() */
 };
 
 /* "no CFI", "no mapping", ... as stored in unwind_errors.reason. */

@@ -35,7 +35,11 @@
 #include "symworker.h"
 #include "sandbox.h"
 
-enum { OP_HELLO, OP_OPEN, OP_DEBUG, OP_MINI, OP_LOOKUP, OP_CLOSE, OP_SELF };
+enum { OP_HELLO, OP_OPEN, OP_DEBUG, OP_MINI, OP_LOOKUP, OP_CLOSE, OP_SELF, OP_EXT, OP_FD };
+/* The worker's messages during an OP_EXT request: a u32 kind, then the
+ * key of a descriptor it asks for (u64, answered by an OP_FD request with
+ * the descriptor or none), or the answer. */
+enum { EXT_NEED = 1, EXT_DONE = 2 };
 
 #define NAME_NONE	0xffff
 #define ERR_MAX		256
@@ -76,6 +80,15 @@ struct symworker {
 	unsigned gen;
 	struct whandle *h;	/* SYMWORKER_HANDLES */
 	struct symworker_stats st;
+	unsigned char *xbuf;	/* an OP_EXT answer: 4 + SYMWORKER_EXT_MAX */
+	char comm[16];
+};
+
+/* The request buffer of the worker: a struct wreq, or an OP_EXT request's
+ * head and bytes. */
+union wbuf {
+	struct wreq q;
+	unsigned char b[offsetof(struct wreq, off) + SYMWORKER_EXT_MAX];
 };
 
 /* --- the worker --- */
@@ -166,13 +179,14 @@ static void w_self(int sock, int seccomp_on)
 }
 
 /* One request and its descriptor (or -1); 0 at EOF or on a bad message. */
-static ssize_t w_recv(int sock, struct wreq *q, int *fd)
+static ssize_t w_recv(int sock, union wbuf *wb, int *fd)
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = { q, sizeof(*q) };
+	struct wreq *q = &wb->q;
+	struct iovec iov = { wb, sizeof(*wb) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf) };
 	ssize_t n;
@@ -194,8 +208,9 @@ static ssize_t w_recv(int sock, struct wreq *q, int *fd)
 				close(x);
 		}
 	}
-	if (n < (ssize_t)WREQ_HEAD || q->n > SYMWORKER_BATCH ||
-	    (size_t)n < WREQ_HEAD + q->n * sizeof(uint64_t)) {
+	if (n < (ssize_t)WREQ_HEAD || (m.msg_flags & MSG_TRUNC) ||
+	    (q->op != OP_EXT && (q->n > SYMWORKER_BATCH ||
+				 (size_t)n < WREQ_HEAD + q->n * sizeof(uint64_t)))) {
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
@@ -204,13 +219,55 @@ static ssize_t w_recv(int sock, struct wreq *q, int *fd)
 	return n;
 }
 
-static void __attribute__((noreturn)) w_serve(int sock, int seccomp_on)
+static int w_sock = -1;
+static union wbuf w_buf;
+
+int symworker_ext_fd(uint64_t key)
 {
-	static struct symtab *st[SYMWORKER_HANDLES];
-	static struct wreq q;
+	static union wbuf in;	/* not w_buf: the request being served */
+	unsigned char msg[12];
+	uint32_t kind = EXT_NEED;
 	int fd;
 
-	while (w_recv(sock, &q, &fd) > 0) {
+	if (w_sock < 0)
+		return -1;
+	memcpy(msg, &kind, 4);
+	memcpy(msg + 4, &key, 8);
+	w_send(w_sock, msg, sizeof(msg));
+	if (w_recv(w_sock, &in, &fd) <= 0)
+		_exit(0);	/* the parent is gone */
+	if (in.q.op != OP_FD && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void w_ext(int sock, const struct symworker_ext *ext, void **state, size_t len)
+{
+	static unsigned char out[4 + SYMWORKER_EXT_MAX];
+	uint32_t kind = EXT_DONE;
+	size_t n = 0;
+
+	if (ext)
+		n = ext->serve(state, w_buf.b + WREQ_HEAD, len - WREQ_HEAD, out + 4,
+			       SYMWORKER_EXT_MAX);
+	memcpy(out, &kind, 4);
+	w_send(sock, out, 4 + MIN(n, (size_t)SYMWORKER_EXT_MAX));
+}
+
+static void __attribute__((noreturn)) w_serve(int sock, int seccomp_on,
+					      const struct symworker_ext *ext)
+{
+	static struct symtab *st[SYMWORKER_HANDLES];
+	struct wreq *const qp = &w_buf.q;
+	void *ext_state = NULL;
+	ssize_t len;
+	int fd;
+
+#define q (*qp)
+	w_sock = sock;
+	while ((len = w_recv(sock, &w_buf, &fd)) > 0) {
 		struct error err = { "" };
 		struct symtab **s = q.h < SYMWORKER_HANDLES ? &st[q.h] : NULL;
 		int rc = -1;
@@ -265,10 +322,14 @@ static void __attribute__((noreturn)) w_serve(int sock, int seccomp_on)
 		case OP_SELF:
 			w_self(sock, seccomp_on);
 			break;
+		case OP_EXT:
+			w_ext(sock, ext, &ext_state, (size_t)len);
+			break;
 		}
 		if (fd >= 0)
 			close(fd);
 	}
+#undef q
 	_exit(0);
 }
 
@@ -335,9 +396,10 @@ static void __attribute__((noreturn)) w_main(const struct symworker *w, int sock
 		signal(sig, SIG_DFL);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
+	prctl(PR_SET_NAME, w->comm, 0, 0, 0);
 	if (w_drop(w, &err) == 0 && (on = sandbox_seccomp(&err)) >= 0) {
 		w_info(sock, NULL, 0, NULL);
-		w_serve(sock, on);
+		w_serve(sock, on, w->o.ext);
 	}
 	w_info(sock, NULL, -1, &err);
 	_exit(1);
@@ -440,6 +502,13 @@ static int start(struct symworker *w, struct error *e)
 		return error_set(e, "no symbol worker: it failed %u times", w->st.started);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_set(e, "symbol worker: socketpair: %s", strerror(errno));
+	if (w->o.ext)	/* room for an OP_EXT request or answer */
+		for (int i = 0; i < 2; i++) {
+			int sz = 2 * (WREQ_HEAD + SYMWORKER_EXT_MAX) + 4096;
+
+			if (setsockopt(sv[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+				setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		}
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
@@ -567,6 +636,14 @@ struct symworker *symworker_new(const struct symworker_opts *o, struct error *e)
 		w->o.cpu_s = 60;
 	w->sock = -1;
 	w->h = xcalloc(SYMWORKER_HANDLES, sizeof(*w->h));
+	{
+		const char *c = w->o.comm ? w->o.comm : "strobe-symworker";
+
+		memcpy(w->comm, c, strnlen(c, sizeof(w->comm) - 1));
+	}
+	w->o.comm = NULL;	/* not kept */
+	if (w->o.ext)
+		w->xbuf = xmalloc(4 + SYMWORKER_EXT_MAX);
 	if (geteuid() == 0) {
 		const char *user = w->o.user ? w->o.user : "nobody";
 		struct passwd pw, *res = NULL;
@@ -610,6 +687,7 @@ void symworker_free(struct symworker *w)
 		if (w->h[i].used)
 			symworker_close(w, i);
 	free(w->h);
+	free(w->xbuf);
 	free(w);
 }
 
@@ -777,6 +855,71 @@ void symworker_close(struct symworker *w, int h)
 		close(x->dbg_fd);
 	free(x->name);
 	memset(x, 0, sizeof(*x));
+}
+
+ssize_t symworker_call(struct symworker *w, const void *req, size_t len, void *out, size_t cap,
+		       int (*give_fd)(void *ctx, uint64_t key), void *ctx, struct error *e)
+{
+	struct wreq head = { .op = OP_EXT };
+	struct iovec iov[2] = { { &head, WREQ_HEAD }, { (void *)req, len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	unsigned needs = 0;
+	ssize_t n;
+
+	if (!w->o.ext || len > SYMWORKER_EXT_MAX)
+		return error_set(e, "worker: a request of %zu bytes (at most %u)", len,
+				 (unsigned)SYMWORKER_EXT_MAX);
+	reap_idle(w);
+	if (w->pid <= 0 && start(w, e) < 0)
+		return -1;
+	do
+		n = sendmsg(w->sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		int err = errno;
+
+		gone(w, -1, 0);
+		return error_set(e, "the worker died (sending: %s)", strerror(err));
+	}
+	for (;;) {
+		uint32_t kind;
+		uint64_t key;
+
+		n = recv_reply(w, -1, w->xbuf, 4 + SYMWORKER_EXT_MAX, e);
+		if (n < 0)
+			return -1;
+		if (n < 4)
+			break;
+		memcpy(&kind, w->xbuf, 4);
+		if (kind == EXT_DONE) {
+			if ((size_t)n - 4 > cap)
+				break;
+			memcpy(out, w->xbuf + 4, (size_t)n - 4);
+			return n - 4;
+		}
+		if (kind != EXT_NEED || n != 12 || ++needs > SYMWORKER_EXT_FDS)
+			break;
+		memcpy(&key, w->xbuf + 4, 8);
+		{
+			struct wreq q = { .op = OP_FD };
+			int fd = give_fd ? give_fd(ctx, key) : -1;
+			long rc = fd_send_with(w->sock, &q, WREQ_HEAD, fd);
+
+			if (fd >= 0)
+				close(fd);
+			if (rc < 0) {
+				gone(w, -1, 0);
+				return error_set(e, "the worker died");
+			}
+		}
+	}
+	gone(w, -1, 0);
+	return error_set(e, "the worker answered garbage: killed");
+}
+
+void symworker_discard(struct symworker *w)
+{
+	gone(w, -1, 0);
 }
 
 pid_t symworker_pid(const struct symworker *w)

@@ -71,6 +71,26 @@ struct symworker_opts {
 	uint64_t mem_max;	/* RLIMIT_AS; 0: 1 GiB */
 	unsigned cpu_s;		/* RLIMIT_CPU in s; 0: 60 */
 	int raw_names;		/* 1: do not demangle */
+	const char *comm;	/* the worker's name (prctl PR_SET_NAME, 15
+				 * bytes); NULL: "strobe-symworker" */
+	const struct symworker_ext *ext;	/* requests of the caller's own
+						 * kind (symworker_call); NULL: none */
+};
+
+/*
+ * A request kind of the caller's own served by the same worker (one home
+ * for forking, dropping rights, the seccomp filter, the deadline and the
+ * respawning): unwinding (uworker.h) is one.  serve runs in the worker,
+ * after the drop, on a request of at most SYMWORKER_EXT_MAX bytes, exactly
+ * as the parent sent it (hostile input for serve: it checks it), and
+ * writes its answer into out (cap SYMWORKER_EXT_MAX bytes): the answer's
+ * length.  state is serve's own, NULL at the first request of each worker.
+ * While serving, symworker_ext_fd() asks the parent for a descriptor.
+ */
+#define SYMWORKER_EXT_MAX	(256 * 1024)
+#define SYMWORKER_EXT_FDS	1024	/* descriptors asked per request */
+struct symworker_ext {
+	size_t (*serve)(void **state, const void *req, size_t len, void *out, size_t cap);
 };
 
 /* What the worker read of a binary (symworker_open), and after a debug
@@ -128,6 +148,25 @@ int symworker_lookup(struct symworker *w, int h, const uint64_t *off, size_t n, 
 		     struct error *e);
 /* Forget h (its descriptors closed). */
 void symworker_close(struct symworker *w, int h);
+
+/*
+ * Send the caller's own request (len <= SYMWORKER_EXT_MAX bytes) to the
+ * worker (opts.ext), starting one if none runs, and receive its answer
+ * into out (at most cap bytes): its length, or -1 with e set when the
+ * worker hung (killed after opts.timeout_ms), died, or asked for more than
+ * SYMWORKER_EXT_FDS descriptors (killed): the request is lost, the next
+ * one starts a new worker.  Each descriptor the worker asks for by key is
+ * give_fd(ctx, key)'s (the symworker closes it after sending; -1: none).
+ * The answer is untrusted: the caller checks it.
+ */
+ssize_t symworker_call(struct symworker *w, const void *req, size_t len, void *out, size_t cap,
+		       int (*give_fd)(void *ctx, uint64_t key), void *ctx, struct error *e);
+/* Kill the worker (its answer did not make sense): counted as a crash,
+ * the next request starts a new one. */
+void symworker_discard(struct symworker *w);
+/* In the worker, from opts.ext->serve: the descriptor the parent gives for
+ * key (the caller owns it), or -1. */
+int symworker_ext_fd(uint64_t key);
 
 /* The worker's pid, 0 when none runs now (for tests and logs). */
 pid_t symworker_pid(const struct symworker *w);

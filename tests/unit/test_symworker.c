@@ -17,7 +17,11 @@
  * cannot open /etc/passwd (EPERM; skipped, saying why, when libseccomp
  * was not built in); (f) names of up to SYMWORKER_NAME_MAX bytes come
  * whole (C++ names run to kilobytes), many to a batch, and a longer one
- * is cut there.
+ * is cut there; (g) requests of the caller's own kind
+ * (symworker_call, as uworker.h's unwinding): a large request echoed, a
+ * descriptor asked by key from the worker and read there, and a worker
+ * asking for descriptors without end killed (that request lost, the next
+ * served by a new worker).
  */
 #include "config.h"
 #include <stdarg.h>
@@ -553,6 +557,90 @@ static void test_long_names(void **state)
 	symworker_free(w);
 }
 
+/* (g): cmd 0 echoes the request; 1 reads 4 bytes of the descriptor of
+ * key; 2 asks for descriptors without end */
+struct ext_req {
+	uint32_t cmd, pad;
+	uint64_t key;
+	unsigned char fill[100000];
+};
+
+static size_t ext_serve(void **state, const void *req, size_t len, void *out, size_t cap)
+{
+	struct ext_req q;
+	int fd;
+
+	(void)state;
+	if (len < 16 || len > sizeof(q) || cap < len)
+		return 0;
+	memcpy(&q, req, len);
+	if (q.cmd == 0) {
+		memcpy(out, req, len);
+		return len;
+	}
+	if (q.cmd == 2)
+		for (;;)
+			if ((fd = symworker_ext_fd(q.key)) >= 0)
+				close(fd);
+	fd = symworker_ext_fd(q.key);
+	if (fd < 0 || pread(fd, out, 4, 0) != 4)
+		return 0;
+	close(fd);
+	return 4;
+}
+
+static const struct symworker_ext ext = { .serve = ext_serve };
+static int ext_keys;
+
+static int ext_fd(void *ctx, uint64_t key)
+{
+	ext_keys++;
+	assert_int_equal(key, 0x1234);
+	return open((const char *)ctx, O_RDONLY | O_CLOEXEC);
+}
+
+static void test_ext(void **state)
+{
+	struct symworker_opts o = { .ext = &ext, .timeout_ms = 5000, .comm = "strobe-test" };
+	static struct ext_req q, back;
+	struct symworker_stats st;
+	struct symworker *w;
+	struct error e;
+	char path[4096];
+	ssize_t n;
+
+	(void)state;
+	w = symworker_new(&o, &e);
+	assert_non_null(w);
+	memset(&q, 0x5a, sizeof(q));
+	q.cmd = 0;
+	n = symworker_call(w, &q, sizeof(q), &back, sizeof(back), ext_fd, NULL, &e);
+	assert_int_equal(n, sizeof(q));
+	assert_memory_equal(&q, &back, sizeof(q));
+
+	fix_path(path, sizeof(path), "split603010", 0);
+	q.cmd = 1;
+	q.key = 0x1234;
+	n = symworker_call(w, &q, 16, &back, sizeof(back), ext_fd, path, &e);
+	assert_int_equal(n, 4);
+	assert_memory_equal(&back, "\177ELF", 4);
+	assert_int_equal(ext_keys, 1);
+
+	q.cmd = 2;
+	n = symworker_call(w, &q, 16, &back, sizeof(back), ext_fd, path, &e);
+	assert_int_equal(n, -1);
+	assert_int_equal(ext_keys, 1 + SYMWORKER_EXT_FDS);
+	symworker_stats(w, &st);
+	assert_int_equal(st.crashes, 1);
+
+	q.cmd = 0;
+	n = symworker_call(w, &q, sizeof(q), &back, sizeof(back), ext_fd, NULL, &e);
+	assert_int_equal(n, sizeof(q));
+	symworker_stats(w, &st);
+	assert_int_equal(st.started, 2);
+	symworker_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -563,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_seccomp),
 		cmocka_unit_test(test_long_names),
+		cmocka_unit_test(test_ext),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
