@@ -593,6 +593,11 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 			   "binaries a session reads (%s)", (long long)st.id,
 			   (unsigned long long)st.ingest.read_refused,
 			   (unsigned long long)(INGEST_READ_MAX >> 20), st.ingest.read_refusals);
+	if (st.ingest.share_refused)
+		daemon_log("session %lld: %llu names, binaries, cgroups or stacks refused past a "
+			   "user's share (a quarter of each table, root's unlimited): %s",
+			   (long long)st.id, (unsigned long long)st.ingest.share_refused,
+			   st.ingest.share_refusals);
 	if (st.ingest.cgroups_over || st.ingest.cgroup_unknown || st.ingest.cgroup_moved ||
 	    st.ingest.jit_roots_over)
 		daemon_log("session %lld: %llu cgroups past the limit (not stored), %llu processes "

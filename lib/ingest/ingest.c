@@ -46,6 +46,7 @@
 #include "otable.h"
 #include "public.h"
 #include "readbudget.h"
+#include "shares.h"
 #include "unwind.h"
 #include "uworker.h"
 #include "vdso.h"
@@ -282,6 +283,7 @@ struct ingest {
 	struct proc_table *procs;
 	struct hashkey_memo *memo;
 	struct readbudget *budget;	/* bytes of binaries read, by file and owner */
+	struct shares *shares;		/* each user's share of the tables */
 	struct strmap binaries;	/* "bid:<hex>" / "ino:..." / special -> binaries.id */
 	struct strmap comms;	/* comm -> comms.id */
 	struct agg_table agg;		/* committed samples */
@@ -373,12 +375,42 @@ struct unwind_err {
 	uint64_t count, committed;
 };
 
+static void shares_limits(struct ingest *in)
+{
+	shares_set_limit(in->shares, SHARES_COMMS, in->limits.comms);
+	shares_set_limit(in->shares, SHARES_BINARIES, in->limits.binaries);
+	shares_set_limit(in->shares, SHARES_CGROUPS, INGEST_CGROUPS_MAX);
+	shares_set_limit(in->shares, SHARES_STACKS, in->limits.stacks);
+}
+
+/* Whom an entry for pid's process is charged to (shares.h): p's real
+ * uid, read once while it lives (again after an exec); when it is gone
+ * by then (short-lived), its parent's or its own before its exec; root
+ * for pid 0 (the kernel's idle); else SHARES_UNKNOWN. */
+static uint32_t proc_charge(struct proc *p, uint32_t pid)
+{
+	uint32_t uid;
+
+	if (!pid)
+		return 0;
+	if (p && p->owner_known == 1)
+		return p->owner;
+	if (proc_owner(pid, &uid) < 0)
+		return p && p->owner_known ? p->owner : SHARES_UNKNOWN;
+	if (p) {
+		p->owner = uid;
+		p->owner_known = 1;
+	}
+	return uid;
+}
+
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
 {
 	in->limits = *lim;
 	readbudget_set_total(in->budget, lim->bytes_read);
 	if (!in->limits.stacks)
 		in->limits.stacks = INGEST_STACKS_MAX;
+	shares_limits(in);
 }
 
 static int64_t binary_special(struct ingest *in, const char *key, struct error *e)
@@ -615,6 +647,7 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->procs = proc_table_new();
 	in->memo = hashkey_memo_new();
 	in->budget = readbudget_new(INGEST_READ_MAX);
+	in->shares = shares_new();
 	in->nr_cpus = s->nr_cpus > 0 ? s->nr_cpus : 1;
 	in->cpus = xcalloc(in->nr_cpus, sizeof(*in->cpus));
 	s->time_bucket_ns = INGEST_TIME_BUCKET_NS;
@@ -623,6 +656,7 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	in->max_time = INT64_MIN;
 	in->committed.max_time = INT64_MIN;
 	in->limits.stacks = INGEST_STACKS_MAX;
+	shares_limits(in);
 	otable_init(&in->stack_ids, sizeof(struct stack_key), 2 * sizeof(uint64_t), 1024);
 	otable_init(&in->stack_agg, sizeof(struct db_stack_agg),
 		    offsetof(struct db_stack_agg, samples), 1024);
@@ -640,6 +674,7 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	if (batch_open(in, e))	/* adds [unknown] */
 		goto fail;
 	idle = proc_get(in->procs, 0, 1);
+	idle->owner_known = 1;	/* root: the kernel's */
 	idle->comm_id = db_comm_intern(db, "swapper", e);
 	if (idle->comm_id < 0)
 		goto fail;
@@ -660,6 +695,7 @@ void ingest_free(struct ingest *in)
 	strmap_free(&in->cgroups);
 	hashkey_memo_free(in->memo);
 	readbudget_free(in->budget);
+	shares_free(in->shares);
 	strmap_free(&in->binaries);
 	strmap_free(&in->comms);
 	free(in->agg.ent);
@@ -720,11 +756,14 @@ int ingest_kernel(struct ingest *in, struct error *e)
 	return db_session_update(in->db, in->s, e);
 }
 
-static int64_t comm_id(struct ingest *in, const char *comm, struct error *e)
+/* The id of name comm, new for p (pid) when not known yet. */
+static int64_t comm_id(struct ingest *in, struct proc *p, uint32_t pid, const char *comm,
+		       struct error *e)
 {
 	int64_t *slot = strmap_slot(&in->comms, comm, 0);
 
-	if (!slot && in->comms.nr >= in->limits.comms) {
+	if (!slot && (in->comms.nr >= in->limits.comms ||
+		      !shares_take(in->shares, SHARES_COMMS, proc_charge(p, pid)))) {
 		in->stats.comms_over++;
 		comm = "[too many names]";
 	}
@@ -754,7 +793,7 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 	p = proc_get(in->procs, pid, 1);
 	if (exec)
 		proc_exec(p);
-	id = comm_id(in, comm, e);
+	id = comm_id(in, p, pid, comm, e);
 	if (id < 0)
 		return -1;
 	p->comm_id = id;
@@ -1338,7 +1377,9 @@ static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
 			close(pre);
 		return *slot;
 	}
-	if (in->binaries.nr >= in->limits.binaries) {
+	if (in->binaries.nr >= in->limits.binaries ||
+	    !shares_take(in->shares, SHARES_BINARIES,
+			 proc_charge(proc_get(in->procs, m->pid, 0), m->pid))) {
 		if (pre >= 0)
 			close(pre);
 		in->stats.binaries_over++;
@@ -1642,6 +1683,19 @@ static struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu)
 	return &in->cpus[cpu];
 }
 
+/* Whom a new cgroup is charged to (shares.h): its directory's owner,
+ * the user it was delegated to; SHARES_UNKNOWN when it is gone. */
+static uint32_t cgroup_charge(const struct ingest *in, const char *path)
+{
+	char full[sizeof(in->cgroup_root) + CGROUP_PATH_MAX];
+	struct stat st;
+
+	snprintf(full, sizeof(full), "%s%s", in->cgroup_root, path);
+	if (!in->cgroup_root[0] || lstat(full, &st) < 0)
+		return SHARES_UNKNOWN;
+	return st.st_uid;
+}
+
 int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e)
 {
 	int64_t *slot;
@@ -1652,7 +1706,8 @@ int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error
 	slot = strmap_slot(&in->cgroups, path, 0);
 	if (slot && *slot == (int64_t)id)
 		return 0;
-	if (!slot && in->cgroups.nr >= INGEST_CGROUPS_MAX) {
+	if (!slot && (in->cgroups.nr >= INGEST_CGROUPS_MAX ||
+		      !shares_take(in->shares, SHARES_CGROUPS, cgroup_charge(in, path)))) {
 		in->stats.cgroups_over++;
 		return 0;
 	}
@@ -1993,7 +2048,8 @@ static int stack_build(struct ingest *in, const struct record *r, const struct p
 }
 
 /* The id of the stack in b, stored when new; 0 past the session's limit. */
-static int64_t stack_id(struct ingest *in, const struct stack_build *b, struct error *e)
+static int64_t stack_id(struct ingest *in, struct proc *p, uint32_t pid,
+			const struct stack_build *b, struct error *e)
 {
 	struct stack_key key, *k;
 	XXH128_hash_t h;
@@ -2009,7 +2065,8 @@ static int64_t stack_id(struct ingest *in, const struct stack_build *b, struct e
 	k = otable_find(&in->stack_ids, &key);
 	if (k)
 		return k->id;
-	if (in->stack_ids.nr >= in->limits.stacks) {
+	if (in->stack_ids.nr >= in->limits.stacks ||
+	    !shares_take(in->shares, SHARES_STACKS, proc_charge(p, pid))) {
 		in->stats.stacks_over++;
 		return 0;
 	}
@@ -2220,7 +2277,7 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 
 	row.stack_id = 0;
 	if (stack_build(in, r, p, row.binary_id, row.offset, &sb)) {
-		row.stack_id = stack_id(in, &sb, e);
+		row.stack_id = stack_id(in, p, row.pid, &sb, e);
 		if (row.stack_id < 0)
 			return -1;
 		if (!row.stack_id)
@@ -2556,6 +2613,8 @@ void ingest_get_stats(const struct ingest *in, struct ingest_stats *st)
 {
 	*st = in->stats;
 	readbudget_refusals(in->budget, st->read_refusals, sizeof(st->read_refusals));
+	st->share_refused = shares_refused(in->shares);
+	shares_refusals(in->shares, st->share_refusals, sizeof(st->share_refusals));
 }
 
 uint64_t ingest_cpu_lost(const struct ingest *in, uint32_t cpu)

@@ -212,6 +212,10 @@ struct ingest_stats {
 	uint64_t collisions;		/* build-ids already cached with other bytes */
 	uint64_t read_refused;		/* binaries not read: budget or owner's share */
 	char read_refusals[256];	/* whose: readbudget_refusals() */
+	uint64_t share_refused;		/* names, binaries, cgroups, stacks past a
+					 * user's share (shares.h), within the
+					 * *_over counts */
+	char share_refusals[256];	/* whose: shares_refusals() */
 	uint64_t unscheduled_ns;	/* sampling groups enabled but not counting */
 	uint64_t uncertain;		/* processes marked by ingest_lost_records */
 	uint64_t cgroups;		/* cgroup paths stored */

@@ -146,6 +146,7 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	child->jitdump_uid_known = child->jitdump_dev_known = 0;
 	child->cgroup_id = child->cgroup_moves = 0;
 	child->cgroup_tried = child->cgroup_dirty = 0;
+	child->owner_known = 0;
 	proc_exec(child);
 	if (!parent)
 		return child;
@@ -154,6 +155,8 @@ struct proc *proc_fork(struct proc_table *t, uint32_t ppid, uint32_t pid)
 	child->jit = parent->jit;
 	child->jit_uid_known = parent->jit_uid_known;
 	child->jit_uid = parent->jit_uid;
+	child->owner_known = parent->owner_known ? 2 : 0;
+	child->owner = parent->owner;
 	ARRAY_GROW(child->maps, child->cap_maps, parent->nr_maps);
 	if (parent->nr_maps)
 		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(struct map));
@@ -168,6 +171,8 @@ void proc_exec(struct proc *p)
 	p->last_tid = 0;
 	p->leader_exited = 0;
 	p->uncertain_ns = 0;
+	if (p->owner_known)
+		p->owner_known = 2;
 }
 
 /*

@@ -60,6 +60,11 @@ struct proc {
 	uint64_t cgroup_id;	/* of its latest sample, as stored; 0: none
 				 * yet.  Not inherited (the child's row has
 				 * its own) */
+	int owner_known;	/* owner: its real uid (shares.h).  1: read
+				 * from /proc; 2: its parent's, or its own
+				 * before an exec (setuid), read again while
+				 * it lives; 0: not known */
+	uint32_t owner;
 	uint64_t cgroup_moves;	/* samples whose cgroup differed from the
 				 * one before */
 	int cgroup_tried;	/* /proc/PID/cgroup read (once) */

@@ -1662,6 +1662,7 @@ static void test_limits(void **state)
 	assert_int_equal(stat(elf_a, &st), 0);
 	lim.bytes_read = st.st_size - 1;
 	ingest_set_limits(f->in, &lim);
+	fork_(f, 0, P1, P1, 90);	/* root's (the kernel's child): whole tables */
 	comm(f, P1, P1, "one", 1, 100);
 	comm(f, P1, P1, "two", 1, 110);
 	comm(f, P1, P1, "three", 1, 120);
@@ -1938,6 +1939,7 @@ static void test_stacks(void **state)
 	struct ingest_stats st;
 
 	have_kernel = ingest_kernel(f->in, &e) == 0;
+	fork_(f, 0, P1, P1, 90);	/* root's (the kernel's child): whole tables */
 	comm(f, P1, P1, "alpha", 1, 100);
 	mmap_at(f, P1, BASE, LEN, PGOFF, elf_a, 110);
 	mmap_at(f, P1, BASE + 0x100000, LEN, 0, elf_b, 120);
@@ -2153,6 +2155,119 @@ static void test_stacks_dwarf(void **state)
 	fix_free(f);
 }
 
+/*
+ * Issue 30 (SECURITY.md R1): one user cannot fill a session's tables of
+ * names, binaries and stacks for everyone.  A process of nobody's renames
+ * itself, maps paths and makes stacks past its share (a quarter of each
+ * table); root's process still gets its own; a process of nobody's gone
+ * by ingest's look is charged to its parent (nobody), one with no known
+ * parent to "gone processes"; the stop's line names them.
+ */
+static void test_table_shares(void **state)
+{
+	const uint64_t U = (uint64_t)PERF_CONTEXT_USER;
+	struct ingest_limits lim = { .binaries = 8, .comms = 16, .bytes_read = 1 << 30,
+				     .stacks = 8 };
+	struct fix *f;
+	struct ingest_stats is;
+	char path[PATH_MAX + 32], name[16];
+	uint32_t nob;
+	int64_t n;
+	pid_t kid;
+	int pipefd[2];
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();	/* a process of another user's */
+	assert_int_equal(pipe(pipefd), 0);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		char c;
+
+		close(pipefd[1]);
+		if (setgid(65534) || setuid(65534))
+			_exit(1);
+		(void)!read(pipefd[0], &c, 1);	/* until the test ends */
+		_exit(0);
+	}
+	close(pipefd[0]);
+	nob = (uint32_t)kid;
+	f = fix_new(0);
+	ingest_set_limits(f->in, &lim);
+	for (int tries = 0; tries < 100; tries++) {	/* the child's setuid */
+		char st[64], line[256];
+		FILE *sf;
+		int done = 0;
+
+		snprintf(st, sizeof(st), "/proc/%u/status", nob);
+		sf = fopen(st, "r");
+		while (sf && fgets(line, sizeof(line), sf))
+			if (!strncmp(line, "Uid:", 4))
+				done = strtoul(line + 4, NULL, 10) == 65534;
+		if (sf)
+			fclose(sf);
+		if (done)
+			break;
+		usleep(10000);
+	}
+	fork_(f, 0, P1, P1, 90);	/* root's */
+	/* nobody's: 6 names, 4 kept (16 / 4), 2 "[too many names]" */
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "nob%d", i);
+		comm(f, nob, nob, name, 1, 100 + i);
+	}
+	/* root's: all 5 */
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "root%d", i);
+		comm(f, P1, P1, name, 1, 110 + i);
+	}
+	/* nobody's binaries: 4 paths, 2 rows */
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/nob-%d", f->dir, i);
+		mmap_at(f, nob, BASE + (uint64_t)i * 0x1000, 0x1000, 0, path, 120 + i);
+	}
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/root-%d", f->dir, i);
+		mmap_at(f, P1, BASE + (uint64_t)i * 0x1000, 0x1000, 0, path, 130 + i);
+	}
+	/* a child of nobody's gone before ingest looks: nobody's still */
+	fork_(f, nob, P2, P2, 140);
+	comm(f, P2, P2, "nobchild", 0, 141);
+	/* stacks: nobody's 4 distinct, 2 kept; root's 4, all kept */
+	for (int i = 0; i < 4; i++) {
+		uint64_t a[] = { U, BASE + 0x10, BASE + 0x100 + (uint64_t)i };
+
+		sample_cc(f, 200 + (uint64_t)i, nob, STROBE_SAMPLE_USER, BASE + 0x10, a, 3);
+		a[2] += 0x1000;
+		sample_cc(f, 210 + (uint64_t)i, P1, STROBE_SAMPLE_USER, BASE + 0x10, a, 3);
+	}
+	/* a process nobody knows the owner of: 5 names, 4 kept */
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "ghost%d", i);
+		comm(f, P3, P3, name, 1, 220 + i);
+	}
+	commit(f);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name LIKE 'nob_'"), 4);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name LIKE 'root_'"), 5);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name = 'nobchild'"), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM comms WHERE name LIKE 'ghost_'"), 4);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%/nob-%'"), 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM binaries WHERE path LIKE '%/root-%'"), 4);
+	n = q_int(f, "SELECT count(*) FROM samples WHERE pid = ? AND stack_id IS NULL", nob);
+	assert_int_equal(n, 2);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples WHERE pid = ? AND stack_id IS NULL",
+			       P1), 0);
+	ingest_get_stats(f->in, &is);
+	assert_int_equal(is.share_refused, 2 + 1 + 1 + 2 + 2);
+	snprintf(path, sizeof(path), "names: uid 65534 refused 3, gone processes refused 1; "
+		 "binaries: uid 65534 refused 2; stacks: uid 65534 refused 2");
+	assert_string_equal(is.share_refusals, path);
+	fix_free(f);
+	close(pipefd[1]);
+	waitpid(kid, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2186,6 +2301,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stacks, teardown),
 		cmocka_unit_test_teardown(test_stacks_rollback, teardown),
 		cmocka_unit_test_teardown(test_stacks_dwarf, teardown),
+		cmocka_unit_test(test_table_shares),
 	};
 
 	if (find_fixtures()) {
