@@ -93,7 +93,7 @@ cmp "$tmp/ct.local" "$tmp/ct.out" || fail "-o FILE differs from the local export
 # the rows added above, and any the kernel wrote (throttling under load)
 nlost=$(sqlq "$tmp/a.db" "SELECT count(*) FROM lost WHERE session_id = 1")
 python3 - "$tmp/ct.fleet" "$hH" "$nlost" <<'PY' || fail "chrome-trace: its content (above)"
-import json, sys
+import collections, json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"]
 mk = [e for e in ev if e.get("cat") == "marker"]
