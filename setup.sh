@@ -22,7 +22,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	libcmocka-dev zlib1g-dev gnuplot-nox linux-perf python3 procps util-linux
 	systemtap-sdt-dev scdoc groff-base man-db
 	systemd libcap2-bin git
-	bash-completion python3-fusepy fuse3
+	bash-completion python3-fusepy fuse3 strace
 	libcurl4-openssl-dev clickhouse-server clickhouse-client
 	golang-go nodejs
 	dpkg-dev debhelper dh-dkms dkms lintian fakeroot

@@ -23,6 +23,7 @@
 #include "hashkey.h"
 #include "ingest.h"
 #include "log.h"
+#include "markerparse.h"
 #include "procscan.h"
 #include "session.h"
 
@@ -326,8 +327,13 @@ int session_parse_markers(struct session_params *p, const char *const *specs, in
 		p->marker_fds[p->nr_marker_fds++] = fd;
 		if (who->uid != 0 && marker_file_allowed(fd, path, who->uid, e) < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);
-		if (usdt_find_fd(fd, path, prov, name, &s, &ns, e) < 0)
+		/* the notes are the requester's bytes: read in a child with
+		 * their rights (markerparse.h) */
+		if (marker_sites(who, fd, path, prov, name, deadline, &s, &ns,
+				 p->marker_keys[p->nr_marker_fds - 1], e) < 0)
 			return error_prefix(e, "marker '%s'", specs[i]);
+		if (used)
+			*used += clock_monotonic_ns() - now, now = clock_monotonic_ns();
 		if (p->nr_sites + ns > SESSION_MAX_SITES) {
 			free(s);
 			return error_set(e, "marker '%s': the probes have more than %d sites in all: "
@@ -368,18 +374,18 @@ static int store_probes(struct db *db, int64_t id, const struct session_params *
 {
 	for (int i = 0; i < p->nr_sites; i++) {
 		const struct usdt_site *s = &p->sites[i];
-		char key[HASHKEY_MAX], *spec = xasprintf("%s:%s:%s", s->path, s->provider, s->name);
+		char *spec = xasprintf("%s:%s:%s", s->path, s->provider, s->name);
 		struct db_probe row = {
 			.spec = spec, .offset = s->offset, .nargs = s->nargs, .arg_spec = s->arg_spec,
 			.semaphore = s->semaphore ? (int64_t)s->semaphore_offset : -1,
 		};
-		struct error ke;
 		int r;
 
 		/* the file the notes were read from and the uprobes are on, not
-		 * s->path again */
-		if (hashkey_file(NULL, p->site_fds[i], key, &ke) == 0)
-			row.binary_key = key;
+		 * s->path again: its key as the reader named it */
+		for (int j = 0; j < p->nr_marker_fds; j++)
+			if (p->marker_fds[j] == p->site_fds[i] && p->marker_keys[j][0])
+				row.binary_key = p->marker_keys[j];
 		r = db_probe_insert(db, id, &row, e);
 		free(spec);
 		if (r < 0)

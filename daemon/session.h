@@ -10,6 +10,7 @@
 #include "bincache.h"
 #include "binhold.h"
 #include "db.h"
+#include "hashkey.h"
 #include "peer.h"
 #include "spool.h"
 
@@ -26,6 +27,8 @@ struct session_params {
 	int nr_sites;
 	int *site_fds;			/* per site: the file its notes were read from */
 	int marker_fds[SESSION_MAX_MARKERS];	/* those files, one per --marker */
+	char marker_keys[SESSION_MAX_MARKERS][HASHKEY_MAX];	/* their binary keys
+						 * (markerparse.h), "" unknown */
 	int nr_marker_fds;
 	/* the spool between the drain thread and ingest: its bounds, and the
 	 * directory its session's own directory (named by the session id) is
