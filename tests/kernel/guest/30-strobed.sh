@@ -177,9 +177,9 @@ run_lost() {
 	echo "# $b overflow: $(cat /tmp/$b.lost.stop)"
 	grep -E 'driver STATS' /tmp/$b.lost.log | sed "s/^/# $b overflow: /"
 	if [ $b = driver ]; then
-		lost_agree $b-overflow /tmp/$b.lost.db /tmp/$b.lost.stop /tmp/$b.lost.log
+		lost_agree $b-overflow /tmp/db/$b.lost.db /tmp/$b.lost.stop /tmp/$b.lost.log
 	else
-		lost_agree $b-overflow /tmp/$b.lost.db /tmp/$b.lost.stop
+		lost_agree $b-overflow /tmp/db/$b.lost.db /tmp/$b.lost.stop
 	fi
 	[ "${lost_n:-0}" -gt 0 ] && pass "$b-overflow-loses" ||
 		fail "$b-overflow-loses" "no sample lost with 1-page rings and strobed stopped for 1 s"
@@ -187,7 +187,7 @@ run_lost() {
 
 for b in driver perf; do
 	run_backend $b || continue
-	db=/tmp/$b.db
+	db=/tmp/db/$b.db
 	# the driver's own count (STATS: samples + dropped) is what strobed stored
 	if [ $b = driver ]; then
 		st=$(sed -n 's/.*session 1: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p' /tmp/$b.stop)
@@ -257,14 +257,14 @@ done
 
 # the two backends fill the same columns
 for b in driver perf; do
-	sqlite3 /tmp/$b.db "SELECT count(*) > 0, max(binary_id) IS NOT NULL, max(comm_id) IS NOT NULL,
+	sqlite3 /tmp/db/$b.db "SELECT count(*) > 0, max(binary_id) IS NOT NULL, max(comm_id) IS NOT NULL,
 		count(c0) = count(*), count(c1) = count(*), count(c2) = 0, sum(pid = 0) > 0 FROM samples" >/tmp/$b.cols 2>&1
 done
 echo "# columns driver: $(cat /tmp/driver.cols) perf: $(cat /tmp/perf.cols)"
 for b in driver perf; do
-	echo "# $b: samples per cpu, pid 0 (idle) / all: $(sqlite3 /tmp/$b.db "SELECT group_concat(n, ' ') FROM
+	echo "# $b: samples per cpu, pid 0 (idle) / all: $(sqlite3 /tmp/db/$b.db "SELECT group_concat(n, ' ') FROM
 		(SELECT cpu || ':' || sum(pid = 0) || '/' || count(*) AS n FROM samples GROUP BY cpu)");" \
-		"pids below 0: $(sqlite3 /tmp/$b.db "SELECT count(*) || ' (min ' || coalesce(min(pid), '-') || ')' FROM samples WHERE pid < 0")"
+		"pids below 0: $(sqlite3 /tmp/db/$b.db "SELECT count(*) || ' (min ' || coalesce(min(pid), '-') || ')' FROM samples WHERE pid < 0")"
 done
 cmp -s /tmp/driver.cols /tmp/perf.cols && pass "backends-same-columns" ||
 	fail "backends-same-columns" "driver $(cat /tmp/driver.cols), perf $(cat /tmp/perf.cols)"
