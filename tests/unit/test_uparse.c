@@ -4,7 +4,9 @@
  * answer refused with the map left as it was; then the round trips
  * through a real worker: a build-id as hashkey_build_id_fd() reads it in
  * process, a perf map of 3,000 lines (several chunks) as jitmap_parse()
- * parses it, a refused jitdump header.
+ * parses it, a refused jitdump header; a SIGSTOPped worker costs the
+ * request in flight only (-2, the next one served by a new worker), and
+ * hashkey_file_by() keys such a binary by its contents.
  */
 #include "config.h"
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,12 +240,61 @@ static void test_worker(void **st)
 	uworker_free(u);
 }
 
+static int no_id(void *ctx, int fd, uint8_t *id, size_t cap, struct error *e)
+{
+	(void)ctx, (void)fd, (void)id, (void)cap;
+	error_set(e, "the worker hung");
+	return -2;
+}
+
+/* A hung worker costs the file in flight (-2: the binary then keyed by
+ * its contents), the next request has a new worker. */
+static void test_worker_hang(void **st)
+{
+	struct unwind_ops ops = { .open_binary = no_binary };
+	uint8_t a[BUILD_ID_MAX], b[BUILD_ID_MAX];
+	char key[HASHKEY_MAX];
+	struct symworker_stats ws;
+	struct jitmap m;
+	struct uworker *u;
+	struct error e;
+	pid_t w;
+	int fd, na;
+
+	(void)st;
+	u = uworker_new(&ops, &e);
+	assert_non_null(u);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	na = hashkey_build_id_fd(fd, a, sizeof(a), &e);
+	assert_int_equal(uparse_build_id(u, fd, b, sizeof(b), &e), na);
+	w = uworker_pid(u);
+	assert_true(w > 0);
+	kill(w, SIGSTOP);
+	assert_int_equal(uparse_build_id(u, fd, b, sizeof(b), &e), -2);
+	assert_int_equal(uparse_jit(u, UPARSE_JITMAP, "1000 10 f\n", 10, 1, 0, &m, NULL, &e), 0);
+	assert_int_equal(m.nr, 1);
+	jitmap_free(&m);
+	assert_int_equal(uparse_build_id(u, fd, b, sizeof(b), &e), na);
+	assert_true(uworker_pid(u) != w);
+	uworker_stats(u, &ws);
+	assert_int_equal(ws.timeouts, 1);
+	assert_int_equal(ws.started, 2);
+
+	/* what hashkey_file_by() makes of it: the contents' key */
+	assert_int_equal(hashkey_file_by(NULL, fd, key, no_id, NULL, &e), 0);
+	assert_memory_equal(key, "xxh3:", 5);
+	close(fd);
+	uworker_free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_id_checks),
 		cmocka_unit_test(test_jit_checks),
 		cmocka_unit_test(test_worker),
+		cmocka_unit_test(test_worker_hang),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
