@@ -337,6 +337,7 @@ struct ingest {
 	struct otable exact_threads;
 	struct uworker *unwinder;	/* unwind.h in a worker without rights */
 	int unwinder_failed;		/* unwinder_new() failed: NO_BINARY */
+	int parse_lost;			/* the build-id read in flight failed */
 	unsigned char *frames;		/* INGEST_STACK_FRAMES * 16 bytes */
 	uint64_t *uips;			/* INGEST_STACK_FRAMES */
 };
@@ -959,10 +960,12 @@ static int build_id_in_worker(void *ctx, int fd, uint8_t *id, size_t cap, struct
 
 	if (!w) {
 		parse_done(in, 1);
+		in->parse_lost = 1;
 		return -2;
 	}
 	n = uparse_build_id(w, fd, id, cap, e);
 	parse_done(in, n == -2);
+	in->parse_lost |= n == -2;
 	return n;
 }
 
@@ -1506,10 +1509,20 @@ again:
 	}
 	if (fd >= 0) {
 		char fkey[HASHKEY_MAX];
+		int hk;
 
 		size = st.st_size;
 		in->stats.bytes_read += st.st_size;
-		if (hashkey_file_by(in->memo, fd, fkey, build_id_in_worker, in, &fe) < 0) {
+		in->parse_lost = 0;
+		hk = hashkey_file_by(in->memo, fd, fkey, build_id_in_worker, in, &fe);
+		if (!hk && in->parse_lost && key[0] && strcmp(key, fkey)) {
+			/* the kernel's build-id could not be checked against the
+			 * file's (the ingest worker failed): keyed by its contents */
+			snprintf(note, sizeof(note), "its build-id was not read (the ingest "
+				 "worker failed): named from its contents (%s)", fkey);
+			snprintf(key, sizeof(key), "%s", fkey);
+		}
+		if (hk < 0) {
 			snprintf(problem, sizeof(problem), "%s", fe.msg);
 		} else if (key[0] && strcmp(key, fkey) && m->held) {
 			/* the mapping held since the drain is another file (the
@@ -1534,7 +1547,7 @@ again:
 				snprintf(problem, sizeof(problem), "%s", fe.msg);
 			else
 				cached = 1;
-			if (!problem[0])
+			if (!problem[0] && !in->parse_lost)	/* else read again */
 				readbudget_done(in->budget, &st, fkey, key, cached);
 		}
 		close(fd);

@@ -574,8 +574,12 @@ int hashkey_file_by(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 	}
 	n = read_id ? read_id(ctx, fd, id, sizeof(id), e) :
 		      hashkey_build_id_fd(fd, id, sizeof(id), e);
-	if (n == -2)
-		n = 0;		/* unread: keyed by its contents */
+	if (n == -2) {
+		/* unread: keyed by its contents, and not remembered so (the
+		 * next look may read it) */
+		me = NULL;
+		n = 0;
+	}
 	if (n < 0 || n > (int)sizeof(id))
 		return -1;
 	if (n > 0) {

@@ -62,7 +62,8 @@ int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 
 /* The same, the build-id read by read_id(ctx, fd, id, cap, e) (as
  * hashkey_build_id_fd(), which NULL means; -2: it could not be read, the
- * file is then keyed by its contents): strobed has it read in a worker
+ * file is then keyed by its contents, which the memo does not keep):
+ * strobed has it read in a worker
  * without rights (uparse.h). */
 int hashkey_file_by(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 		    int (*read_id)(void *ctx, int fd, uint8_t *id, size_t cap, struct error *e),
