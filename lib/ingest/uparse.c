@@ -234,8 +234,9 @@ int uparse_jit(struct uworker *u, enum uparse_kind kind, const void *buf, size_t
 	       uint32_t pid, uint64_t not_before, struct jitmap *m, struct jitdump_info *info,
 	       struct error *e)
 {
-	static uint64_t seq;
-	struct uparse_req q = { .kind = kind, .pid = pid, .seq = ++seq,
+	static uint64_t seq;	/* ingests run in threads of their own */
+	struct uparse_req q = { .kind = kind, .pid = pid,
+				.seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED),
 				.not_before = not_before, .size = len };
 	uint64_t total = (uint64_t)-1;
 	struct uparse_rep r;
