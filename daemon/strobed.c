@@ -628,6 +628,11 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 			   (unsigned long long)st.ingest.unwinder_crashes,
 			   (unsigned long long)st.ingest.unwinder_hangs,
 			   (unsigned long long)st.ingest.unwinder_started, UWORKER_RESTARTS);
+	if (st.ingest.parse_failed)
+		daemon_log("session %lld: the ingest worker did not parse %llu files (crash, hang "
+			   "or an answer that did not make sense): those binaries were keyed by "
+			   "their contents, those JIT files stored without symbols",
+			   (long long)st.id, (unsigned long long)st.ingest.parse_failed);
 	if (st.ingest.switch_reads)
 		daemon_log("session %lld: --attribution exact: %llu counter reads at context "
 		       "switches, %llu threads' last runs stored after their last sample",

@@ -48,6 +48,7 @@
 #include "readbudget.h"
 #include "shares.h"
 #include "unwind.h"
+#include "uparse.h"
 #include "uworker.h"
 #include "vdso.h"
 #include <linux/perf_event.h>
@@ -336,6 +337,7 @@ struct ingest {
 	struct otable exact_threads;
 	struct uworker *unwinder;	/* unwind.h in a worker without rights */
 	int unwinder_failed;		/* unwinder_new() failed: NO_BINARY */
+	int parse_lost;			/* the build-id read in flight failed */
 	unsigned char *frames;		/* INGEST_STACK_FRAMES * 16 bytes */
 	uint64_t *uips;			/* INGEST_STACK_FRAMES */
 };
@@ -917,6 +919,76 @@ static int proc_own_tmp(uint32_t pid, uint32_t *nspid)
 	return fd;
 }
 
+static int unwind_open_binary(void *ctx, int64_t binary_id);
+
+/* The ingest worker (uworker.h), started at the first need: unwinding,
+ * build-ids and JIT files (uparse.h); NULL when it cannot start. */
+static struct uworker *ingest_worker(struct ingest *in)
+{
+	if (!in->unwinder && !in->unwinder_failed) {
+		struct unwind_ops ops = { .ctx = in, .open_binary = unwind_open_binary };
+		struct error e;
+
+		in->unwinder = uworker_new(&ops, &e);
+		in->unwinder_failed = !in->unwinder;
+	}
+	return in->unwinder;
+}
+
+/* After a parse in the worker: its counts for strobed's log at the stop. */
+static void parse_done(struct ingest *in, int failed)
+{
+	struct symworker_stats ws;
+
+	if (failed)
+		in->stats.parse_failed++;
+	if (!in->unwinder)
+		return;
+	uworker_stats(in->unwinder, &ws);
+	in->stats.unwinder_crashes = ws.crashes;
+	in->stats.unwinder_hangs = ws.timeouts;
+	in->stats.unwinder_started = ws.started;
+}
+
+/* hashkey_file_by()'s reader: the build-id read in the worker; -2 when it
+ * could not (the file then keyed by its contents). */
+static int build_id_in_worker(void *ctx, int fd, uint8_t *id, size_t cap, struct error *e)
+{
+	struct ingest *in = ctx;
+	struct uworker *w = ingest_worker(in);
+	int n;
+
+	if (!w) {
+		parse_done(in, 1);
+		in->parse_lost = 1;
+		return -2;
+	}
+	n = uparse_build_id(w, fd, id, cap, e);
+	parse_done(in, n == -2);
+	in->parse_lost |= n == -2;
+	return n;
+}
+
+/* jitmap_parse() / jitdump_parse() in the worker (uparse_jit()): -2 when
+ * the worker failed (m empty, e says why), else as jitdump_parse(). */
+static int jit_parse_in_worker(struct ingest *in, enum uparse_kind kind, const void *buf,
+			       size_t len, uint32_t pid, uint64_t not_before, struct jitmap *m,
+			       struct jitdump_info *info, struct error *e)
+{
+	struct uworker *w = ingest_worker(in);
+	int rc;
+
+	if (!w) {
+		memset(m, 0, sizeof(*m));
+		parse_done(in, 1);
+		error_set(e, "the ingest worker could not start");
+		return -2;
+	}
+	rc = uparse_jit(w, kind, buf, len, pid, not_before, m, info, e);
+	parse_done(in, rc == -2);
+	return rc;
+}
+
 /* The perf map name ("perf-N.map", N its own pid) in tmp, p's /tmp
  * (proc_own_tmp(), closed here): beneath it, no symlink, no magic link;
  * then checked and read as jitmap_read() does.  path is how jit_maps
@@ -927,6 +999,7 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 	const char *problem = NULL;
 	struct jitmap m = { 0 };
 	struct error je;
+	char pmsg[sizeof(je.msg) + 160];
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
@@ -967,7 +1040,11 @@ static int jit_copy_in(struct ingest *in, struct proc *p, int root, const char *
 	close(root);
 	if (rc > 0) {
 		in->stats.bytes_read += len;
-		jitmap_parse(buf, len, &m);
+		if (jit_parse_in_worker(in, UPARSE_JITMAP, buf, len, p->pid, 0, &m, NULL,
+					&je) < 0) {
+			snprintf(pmsg, sizeof(pmsg), "%s: not parsed: %s", path, je.msg);
+			problem = pmsg;
+		}
 		free(buf);
 	}
 	rc = db_jit_map_put(in->db, in->s->id, p->pid, p->start_ns, path, m.nr, m.dropped,
@@ -991,6 +1068,7 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 	const char *problem = NULL;
 	struct jitmap m = { 0 };
 	struct error je;
+	char pmsg[sizeof(je.msg) + 160];
 	size_t len;
 	int rc;
 
@@ -1037,7 +1115,11 @@ static int jit_copy(struct ingest *in, struct proc *p, struct error *e)
 	}
 	if (rc > 0) {
 		in->stats.bytes_read += len;
-		jitmap_parse(buf, len, &m);
+		if (jit_parse_in_worker(in, UPARSE_JITMAP, buf, len, p->pid, 0, &m, NULL,
+					&je) < 0) {
+			snprintf(pmsg, sizeof(pmsg), "%s: not parsed: %s", path, je.msg);
+			problem = pmsg;
+		}
 		free(buf);
 	}
 	rc = db_jit_map_put(in->db, in->s->id, p->pid, p->start_ns, path, m.nr, m.dropped,
@@ -1188,7 +1270,11 @@ static int jitdump_copy(struct ingest *in, struct proc *p, struct error *e)
 		uint64_t not_before = p->start_ns > (uint64_t)in->s->start_ns ? p->start_ns : 0;
 
 		in->stats.bytes_read += len;
-		if (jitdump_parse(buf, len, p->pid, not_before, &m, &info, &je) < 0)
+		rc = jit_parse_in_worker(in, UPARSE_JITDUMP, buf, len, p->pid, not_before, &m,
+					 &info, &je);
+		if (rc == -2)
+			snprintf(problem, sizeof(problem), "%s: not parsed: %s", path, je.msg);
+		else if (rc < 0)
 			snprintf(problem, sizeof(problem), "%s: %s, refused", path, je.msg);
 		free(buf);
 	}
@@ -1423,10 +1509,20 @@ again:
 	}
 	if (fd >= 0) {
 		char fkey[HASHKEY_MAX];
+		int hk;
 
 		size = st.st_size;
 		in->stats.bytes_read += st.st_size;
-		if (hashkey_file(in->memo, fd, fkey, &fe) < 0) {
+		in->parse_lost = 0;
+		hk = hashkey_file_by(in->memo, fd, fkey, build_id_in_worker, in, &fe);
+		if (!hk && in->parse_lost && key[0] && strcmp(key, fkey)) {
+			/* the kernel's build-id could not be checked against the
+			 * file's (the ingest worker failed): keyed by its contents */
+			snprintf(note, sizeof(note), "its build-id was not read (the ingest "
+				 "worker failed): named from its contents (%s)", fkey);
+			snprintf(key, sizeof(key), "%s", fkey);
+		}
+		if (hk < 0) {
 			snprintf(problem, sizeof(problem), "%s", fe.msg);
 		} else if (key[0] && strcmp(key, fkey) && m->held) {
 			/* the mapping held since the drain is another file (the
@@ -1451,7 +1547,7 @@ again:
 				snprintf(problem, sizeof(problem), "%s", fe.msg);
 			else
 				cached = 1;
-			if (!problem[0])
+			if (!problem[0] && !in->parse_lost)	/* else read again */
 				readbudget_done(in->budget, &st, fkey, key, cached);
 		}
 		close(fd);

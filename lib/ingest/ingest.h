@@ -233,6 +233,10 @@ struct ingest_stats {
 	uint64_t unwinder_crashes;	/* the unwind worker (uworker.h) died, */
 	uint64_t unwinder_hangs;	/* was killed after its timeout */
 	uint64_t unwinder_started;	/* workers started, the first included */
+	uint64_t parse_failed;		/* files the ingest worker did not parse
+					 * (uparse.h: crash, hang, bad answer): a
+					 * binary keyed by its contents, a JIT
+					 * file stored without symbols */
 	uint64_t switch_reads;		/* --attribution exact: counter reads at
 					 * context switches (STROBE_SAMPLE_SWITCH) */
 	uint64_t exact_tails;		/* and threads' last runs stored with no

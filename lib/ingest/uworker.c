@@ -6,12 +6,14 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "uparse.h"
 #include "uworker.h"
 
 struct ureq {			/* then maps, regs, stack */
-	uint32_t pid, abi, nr_regs, nr_maps;
+	uint32_t kind, pid, abi, nr_regs;	/* kind: UPARSE_UNWIND */
 	uint64_t start_ns, regs_mask, stack_size;
-	uint32_t max, pad;
+	uint32_t max, nr_maps;
 };
 
 struct urep {			/* then nr ips */
@@ -26,6 +28,12 @@ struct uworker {
 	unsigned char *req;	/* SYMWORKER_EXT_MAX */
 	unsigned char *rep;	/* sizeof(struct urep) + 8 * UWORKER_FRAMES */
 	const struct proc *p;	/* of the request in flight */
+	int fd;			/* uworker_call()'s, or -1 */
+};
+
+struct wstate {			/* a worker's: each kind's own */
+	void *unwinder;
+	void *parse;		/* uparse.c's */
 };
 
 /* --- the worker --- */
@@ -36,7 +44,7 @@ static int w_open_binary(void *ctx, int64_t binary_id)
 	return symworker_ext_fd((uint64_t)binary_id);
 }
 
-static size_t w_serve(void **state, const void *req, size_t len, void *out, size_t cap)
+static size_t w_unwind(void **state, const void *req, size_t len, void *out, size_t cap)
 {
 	static uint64_t ips[UWORKER_FRAMES];
 	struct urep r = { .result = UNWIND_ERROR };
@@ -81,6 +89,22 @@ out:
 	return sizeof(r) + 8 * (size_t)r.nr;
 }
 
+/* Every request starts with its kind (uparse.h). */
+static size_t w_serve(void **state, const void *req, size_t len, void *out, size_t cap)
+{
+	struct wstate *w = *state;
+	uint32_t kind;
+
+	if (!w)
+		w = *state = xcalloc(1, sizeof(*w));
+	if (len < sizeof(kind))
+		return 0;
+	memcpy(&kind, req, sizeof(kind));
+	if (kind == UPARSE_UNWIND)
+		return w_unwind(&w->unwinder, req, len, out, cap);
+	return uparse_serve(&w->parse, req, len, out, cap);
+}
+
 static const struct symworker_ext uworker_ext = { .serve = w_serve };
 
 /* --- the parent --- */
@@ -98,6 +122,8 @@ static int give_fd(void *ctx, uint64_t key)
 {
 	struct uworker *u = ctx;
 
+	if (key == 1 && u->fd >= 0)
+		return dup(u->fd);
 	if (!u->p || !key || !in_maps(u->p, (int64_t)key) || !u->ops.open_binary)
 		return -1;
 	return u->ops.open_binary(u->ops.ctx, (int64_t)key);
@@ -116,6 +142,7 @@ struct uworker *uworker_new(const struct unwind_ops *ops, struct error *e)
 	struct uworker *u = xcalloc(1, sizeof(*u));
 
 	u->ops = *ops;
+	u->fd = -1;
 	u->w = symworker_new(&o, e);
 	if (!u->w) {
 		free(u);
@@ -141,7 +168,7 @@ enum unwind_result uworker_unwind(struct uworker *u, const struct proc *p, uint3
 				  const unsigned char *stack, uint64_t stack_size, uint64_t *ips,
 				  size_t max, size_t *nr, int64_t *stop_binary)
 {
-	struct ureq h = { .pid = p->pid, .abi = abi, .nr_regs = nr_regs,
+	struct ureq h = { .kind = UPARSE_UNWIND, .pid = p->pid, .abi = abi, .nr_regs = nr_regs,
 			  .nr_maps = (uint32_t)p->nr_maps, .start_ns = p->start_ns,
 			  .regs_mask = regs_mask, .stack_size = stack_size,
 			  .max = (uint32_t)MIN(max, (size_t)UWORKER_FRAMES) };
@@ -193,4 +220,20 @@ void uworker_stats(const struct uworker *u, struct symworker_stats *out)
 int uworker_selftest(struct uworker *u, struct symworker_self *out, struct error *e)
 {
 	return symworker_selftest(u->w, out, e);
+}
+
+ssize_t uworker_call(struct uworker *u, const void *req, size_t len, void *out, size_t cap,
+		     int fd, struct error *e)
+{
+	ssize_t n;
+
+	u->fd = fd;
+	n = symworker_call(u->w, req, len, out, cap, give_fd, u, e);
+	u->fd = -1;
+	return n;
+}
+
+void uworker_discard(struct uworker *u)
+{
+	symworker_discard(u->w);
 }

@@ -1,5 +1,6 @@
 /*
- * uworker.h - user stacks unwound (unwind.h) in a process without
+ * uworker.h - the ingest worker: user stacks unwound (unwind.h), and
+ * build-ids and JIT symbols parsed (uparse.h), in a process without
  * privileges: strobed runs as root, and the CFI of the binaries a process
  * maps and the stack bytes it had are bytes that process's user controls
  * (doc/SECURITY.md, "Which process parses what").
@@ -51,6 +52,14 @@ enum unwind_result uworker_unwind(struct uworker *u, const struct proc *p, uint3
 				  uint64_t regs_mask, const unsigned char *regs, uint32_t nr_regs,
 				  const unsigned char *stack, uint64_t stack_size, uint64_t *ips,
 				  size_t max, size_t *nr, int64_t *stop_binary);
+
+/* A request of another kind (uparse.h: its first 4 bytes), answered into
+ * out: symworker_call(), the worker asking key 1 gets a dup of fd (and
+ * nothing else: no binary of a process's maps).  The answer is unchecked. */
+ssize_t uworker_call(struct uworker *u, const void *req, size_t len, void *out, size_t cap,
+		     int fd, struct error *e);
+/* Kill the worker: its answer did not make sense (counted as a crash). */
+void uworker_discard(struct uworker *u);
 
 /* The worker's pid (0: none now), and symworker_stats(). */
 pid_t uworker_pid(const struct uworker *u);

@@ -550,6 +550,13 @@ int hashkey_content(struct hashkey_memo *m, int fd, char hex[33], struct error *
 int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 		 struct error *e)
 {
+	return hashkey_file_by(m, fd, key, NULL, NULL, e);
+}
+
+int hashkey_file_by(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
+		    int (*read_id)(void *ctx, int fd, uint8_t *id, size_t cap, struct error *e),
+		    void *ctx, struct error *e)
+{
 	struct memo_entry *me = NULL;
 	uint8_t id[BUILD_ID_MAX];
 	struct stat st;
@@ -565,8 +572,15 @@ int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 			return 0;
 		}
 	}
-	n = hashkey_build_id_fd(fd, id, sizeof(id), e);
-	if (n < 0)
+	n = read_id ? read_id(ctx, fd, id, sizeof(id), e) :
+		      hashkey_build_id_fd(fd, id, sizeof(id), e);
+	if (n == -2) {
+		/* unread: keyed by its contents, and not remembered so (the
+		 * next look may read it) */
+		me = NULL;
+		n = 0;
+	}
+	if (n < 0 || n > (int)sizeof(id))
 		return -1;
 	if (n > 0) {
 		hashkey_format(key, "buildid", id, n);

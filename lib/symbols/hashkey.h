@@ -60,6 +60,15 @@ size_t hashkey_memo_count(const struct hashkey_memo *m);
 int hashkey_file(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
 		 struct error *e);
 
+/* The same, the build-id read by read_id(ctx, fd, id, cap, e) (as
+ * hashkey_build_id_fd(), which NULL means; -2: it could not be read, the
+ * file is then keyed by its contents, which the memo does not keep):
+ * strobed has it read in a worker
+ * without rights (uparse.h). */
+int hashkey_file_by(struct hashkey_memo *m, int fd, char key[HASHKEY_MAX],
+		    int (*read_id)(void *ctx, int fd, uint8_t *id, size_t cap, struct error *e),
+		    void *ctx, struct error *e);
+
 /* XXH3-128 of the whole contents of the regular file at fd (32 hex digits),
  * whatever its key: what tells two files with the same build-id apart.
  * Uses and fills the memo (m may be NULL). */
