@@ -2223,8 +2223,8 @@ static char *dwarf_burst(int flush_each, struct ingest_stats *st)
 		}
 		regs[sp] = 0x7ffc00000000ULL;
 		regs[ip] = BASE + fn[i % nfn] + (i % 2 ? 0 : 0x4);
-		if (i == 15)
-			mmap_at(f, P1, BASE + LEN, LEN, 0, elf_b, 300 + i);	/* a flush point */
+		if (i == 15)	/* a flush point: the samples before keep split603010 */
+			mmap_at(f, P1, BASE, LEN, 0, elf_b, 300 + i);
 		if (i == 25)	/* not held (no registers): after those held */
 			sample_dwarf(f, 300 + i, P1, STROBE_SAMPLE_USER, BASE + 0x1010, NULL, 0, 0,
 				     0, NULL, NULL, 0);
