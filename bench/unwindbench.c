@@ -2,7 +2,7 @@
  * unwindbench - the cost of dwarf unwinding (lib/ingest/unwind.c) per
  * sample, on a real program's samples.
  *
- * Usage: unwindbench [-w] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]
+ * Usage: unwindbench [-w|-W] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]
  *
  * Runs PROGRAM under a cpu-clock perf event (HZ samples/s, default 1000)
  * that takes its user registers (unwind_regs_mask()) and STACK_BYTES of
@@ -14,7 +14,11 @@
  * sessions built) and the best of the others per sample, the mean number of
  * frames, and how many samples ended with each unwind result.
  * -w: unwind in the worker strobed uses (uworker.h: a process without
- * rights, one round trip a sample) instead of in this process.
+ * rights) instead of in this process, in batches as ingest sends them
+ * (uworker_add until the batch is full, uworker_run, then each answer);
+ * -W: the same, one round trip a sample (uworker_unwind).  With either,
+ * the round trips of a round are printed.  At most 1024 frames a sample
+ * (ingest's INGEST_STACK_FRAMES, which bounds a batch's answer too).
  * Nothing is asserted: a measurement, not a test.  Needs the right to
  * profile PROGRAM (root, or perf_event_paranoid <= 1).
  */
@@ -38,7 +42,7 @@
 
 #define RING_PAGES	1024
 #define MAX_SAMPLES	20000
-#define MAX_FRAMES	127
+#define MAX_FRAMES	1024	/* INGEST_STACK_FRAMES */
 
 struct sample {
 	uint64_t abi, mask;
@@ -104,6 +108,38 @@ static int read_maps(pid_t pid, struct proc *p)
 	return n ? 0 : -1;
 }
 
+/* Samples from i on, as many as one batch holds, unwound in the worker
+ * (counted when count): the index of the first one left. */
+static size_t batch_run(struct uworker *uw, const struct proc *p, const struct sample *samples,
+			size_t nr_samples, size_t i, int count, uint64_t *counts, uint64_t *frames)
+{
+	static uint64_t ips[MAX_FRAMES];
+	size_t first = i, n;
+
+	for (; i < nr_samples; i++) {
+		const struct sample *c = &samples[i];
+
+		int k = uworker_add(uw, p, (uint32_t)c->abi, c->mask, c->regs, c->nr_regs,
+				    c->stack, c->stack_size, MAX_FRAMES);
+
+		if (k == UWORKER_INVALID && i == first) {
+			counts[UNWIND_ERROR] += count;	/* too large: never sent */
+			return i + 1;
+		}
+		if (k < 0)
+			break;
+	}
+	n = uworker_run(uw);
+	for (size_t k = 0; count && k < n; k++) {
+		size_t nr;
+		int64_t stop;
+
+		counts[uworker_result(uw, k, ips, &nr, &stop)]++;
+		*frames += nr;
+	}
+	return first + n;
+}
+
 int main(int argc, char **argv)
 {
 	struct perf_event_attr a;
@@ -123,7 +159,7 @@ int main(int argc, char **argv)
 	int fd, go[2], status, opt, exited = 0, worker = 0;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "+wF:b:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "+wWF:b:r:")) != -1) {
 		if (opt == 'F')
 			hz = strtoul(optarg, NULL, 10);
 		else if (opt == 'b')
@@ -131,13 +167,15 @@ int main(int argc, char **argv)
 		else if (opt == 'r')
 			rounds = strtoul(optarg, NULL, 10);
 		else if (opt == 'w')
+			worker = 2;	/* batched */
+		else if (opt == 'W')
 			worker = 1;
 		else
 			goto usage;
 	}
 	if (optind >= argc || !hz || !rounds || stack_bytes > 65000 || stack_bytes % 8) {
 usage:
-		fprintf(stderr, "usage: unwindbench [-w] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: unwindbench [-w|-W] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	if (!unwind_regs_mask()) {
@@ -263,7 +301,9 @@ usage:
 	for (round = 0; round < rounds; round++) {
 		uint64_t t0 = clock_monotonic_ns(), t;
 
-		for (i = 0; i < nr_samples; i++) {
+		for (i = 0; worker == 2 && i < nr_samples;)
+			i = batch_run(uw, &p, samples, nr_samples, i, !round, counts, &frames);
+		for (i = 0; worker < 2 && i < nr_samples; i++) {
 			struct sample *c = &samples[i];
 			size_t nr;
 			int64_t stop;
@@ -285,6 +325,12 @@ usage:
 			first = t;
 		else if (!best || t < best)
 			best = t;
+	}
+	if (uw) {
+		struct uworker_counts uc;
+
+		uworker_counts(uw, &uc);
+		printf("round_trips_per_round: %.0f\n", (double)uc.calls / rounds);
 	}
 	printf("samples: %zu\n", nr_samples);
 	printf("samples_dropped: %zu\n", dropped);

@@ -50,6 +50,7 @@
 #include "unwind.h"
 #include "uparse.h"
 #include "uworker.h"
+#include "ubatch.h"
 #include "vdso.h"
 #include <linux/perf_event.h>
 #include <sys/random.h>
@@ -336,11 +337,20 @@ struct ingest {
 	int exact;
 	struct otable exact_threads;
 	struct uworker *unwinder;	/* unwind.h in a worker without rights */
+	struct ubatch *ubatch;		/* samples waiting for a batched unwind */
+	int flushing;			/* samples_flush() is finishing them */
+	int unwound;			/* >= 0: the uworker's answer of the sample
+					 * being finished; -1: none */
+	int flush_failed;		/* a flush without a caller to tell failed: */
+	struct error flush_error;	/* told by the next one */
 	int unwinder_failed;		/* unwinder_new() failed: NO_BINARY */
 	int parse_lost;			/* the build-id read in flight failed */
 	unsigned char *frames;		/* INGEST_STACK_FRAMES * 16 bytes */
 	uint64_t *uips;			/* INGEST_STACK_FRAMES */
 };
+
+static int samples_flush(struct ingest *in, struct error *e);
+static void samples_flush_later(struct ingest *in);
 
 /* stack_ids: the in-memory key of a stack, and its id */
 struct stack_key {
@@ -408,6 +418,7 @@ static uint32_t proc_charge(struct proc *p, uint32_t pid)
 
 void ingest_set_limits(struct ingest *in, const struct ingest_limits *lim)
 {
+	samples_flush_later(in);
 	in->limits = *lim;
 	readbudget_set_total(in->budget, lim->bytes_read);
 	if (!in->limits.stacks)
@@ -673,6 +684,8 @@ struct ingest *ingest_new(struct db *db, struct bincache *cache, struct db_sessi
 	if (getrandom(&in->stack_seed, sizeof(in->stack_seed), GRND_NONBLOCK) !=
 	    sizeof(in->stack_seed))
 		in->stack_seed = (uint64_t)(uintptr_t)in ^ (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL;
+	in->ubatch = ubatch_new();
+	in->unwound = -1;
 	if (batch_open(in, e))	/* adds [unknown] */
 		goto fail;
 	idle = proc_get(in->procs, 0, 1);
@@ -709,6 +722,7 @@ void ingest_free(struct ingest *in)
 	otable_free(&in->unwind_errs);
 	otable_free(&in->exact_threads);
 	uworker_free(in->unwinder);
+	ubatch_free(in->ubatch);	/* samples held: not finished */
 	free(in->frames);
 	free(in->uips);
 	free(in->cpus);
@@ -733,6 +747,8 @@ static int kallsyms_shared(void)
 
 int ingest_kernel(struct ingest *in, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	char key[HASHKEY_MAX], hex[33];
 	struct error ke;
 	char *buf;
@@ -788,6 +804,8 @@ int ingest_comm(struct ingest *in, uint32_t pid, uint32_t tid, const char *comm,
 	struct proc *p;
 	int64_t id;
 
+	if (samples_flush(in, e))
+		return -1;
 	if (pid != tid && !exec)
 		return 0;	/* thread names: the process keeps its own */
 	if (batch_open(in, e))
@@ -823,6 +841,8 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 {
 	struct proc *p;
 
+	if (samples_flush(in, e))
+		return -1;
 	if (pid != tid) {
 		/* a new thread shares its process's maps */
 		p = proc_get(in->procs, pid, 0);
@@ -935,19 +955,15 @@ static struct uworker *ingest_worker(struct ingest *in)
 	return in->unwinder;
 }
 
+static void unwinder_stats(struct ingest *in);
+
 /* After a parse in the worker: its counts for strobed's log at the stop. */
 static void parse_done(struct ingest *in, int failed)
 {
-	struct symworker_stats ws;
-
 	if (failed)
 		in->stats.parse_failed++;
-	if (!in->unwinder)
-		return;
-	uworker_stats(in->unwinder, &ws);
-	in->stats.unwinder_crashes = ws.crashes;
-	in->stats.unwinder_hangs = ws.timeouts;
-	in->stats.unwinder_started = ws.started;
+	if (in->unwinder)
+		unwinder_stats(in);
 }
 
 /* hashkey_file_by()'s reader: the build-id read in the worker; -2 when it
@@ -1154,6 +1170,8 @@ int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 	struct proc *p;
 	int ret = 0;
 
+	if (samples_flush(in, e))
+		return -1;
 	if (in->exact) {
 		/* its next switch out is its last: its tail is stored then */
 		exact_get(in, tid, pid)->cur.exited = 1;
@@ -1706,6 +1724,8 @@ int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
 	const char *special;
 	uid_t uid;
 
+	if (samples_flush(in, e))
+		return -1;
 	if (!(m->prot & PROT_EXEC))
 		return 0;
 	if (batch_open(in, e))
@@ -1797,6 +1817,8 @@ int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error
 	int64_t *slot;
 	size_t n = strnlen(path, CGROUP_PATH_MAX);
 
+	if (samples_flush(in, e))
+		return -1;
 	if (!in->cgroup_source || !id || n >= CGROUP_PATH_MAX || path[0] != '/')
 		return 0;
 	slot = strmap_slot(&in->cgroups, path, 0);
@@ -1826,6 +1848,8 @@ static int cgroup_scan_one(void *ctx, uint64_t id, const char *path)
 int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
 			 struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	struct error se;
 	void *a[2] = { in, e };
 	long n = -1;
@@ -1861,6 +1885,8 @@ int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks
 	struct callgraph cg;
 	char spelled[32];
 
+	if (samples_flush(in, e))
+		return -1;
 	if (callgraph_parse(call_graph, &cg, e) < 0)
 		return error_prefix(e, "call graph");
 	if (keep_stacks && cg.mode != CALLGRAPH_DWARF)
@@ -2034,8 +2060,24 @@ static int unwind_open_binary(void *ctx, int64_t binary_id)
 	return fd;
 }
 
-/* The user frames unwound from the sample's registers and stack copy;
- * skip_first: ips[0] (the user IP) is frame 0 already. */
+/* The worker's counts, for strobed's log at the stop. */
+static void unwinder_stats(struct ingest *in)
+{
+	struct symworker_stats ws;
+	struct uworker_counts uc;
+
+	uworker_stats(in->unwinder, &ws);
+	uworker_counts(in->unwinder, &uc);
+	in->stats.unwinder_crashes = ws.crashes;
+	in->stats.unwinder_hangs = ws.timeouts;
+	in->stats.unwinder_started = ws.started;
+	in->stats.unwinder_calls = uc.calls;
+	in->stats.unwinder_samples = uc.samples;
+}
+
+/* The user frames unwound from the sample's registers and stack copy
+ * (a held sample's: its batch's answer, samples_flush); skip_first:
+ * ips[0] (the user IP) is frame 0 already. */
 static void stack_unwound(struct ingest *in, struct stack_build *b, const struct proc *p,
 			  const struct record *r, int skip_first)
 {
@@ -2051,31 +2093,20 @@ static void stack_unwound(struct ingest *in, struct stack_build *b, const struct
 		}
 		return;
 	}
-	if (!in->unwinder && !in->unwinder_failed) {
-		struct unwind_ops ops = { .ctx = in, .open_binary = unwind_open_binary };
-		struct error e;
-
-		in->unwinder = uworker_new(&ops, &e);
-		in->unwinder_failed = !in->unwinder;
-	}
+	ingest_worker(in);
 	if (!p) {
 		res = UNWIND_NO_MAP;
 	} else if (!in->unwinder) {
 		res = UNWIND_ERROR;
+	} else if (in->unwound >= 0) {
+		res = uworker_result(in->unwinder, (size_t)in->unwound, in->uips, &nr, &stop);
 	} else {
 		res = uworker_unwind(in->unwinder, p, r->sample.regs_abi, r->sample.regs_mask,
 				  r->sample.regs, r->sample.nr_regs, r->sample.stack,
 				  r->sample.stack_size, in->uips, INGEST_STACK_FRAMES, &nr, &stop);
-		nr = MIN(nr, (size_t)INGEST_STACK_FRAMES);
-		{	/* for strobed's log at the stop */
-			struct symworker_stats ws;
-
-			uworker_stats(in->unwinder, &ws);
-			in->stats.unwinder_crashes = ws.crashes;
-			in->stats.unwinder_hangs = ws.timeouts;
-			in->stats.unwinder_started = ws.started;
-		}
+		unwinder_stats(in);
 	}
+	nr = MIN(nr, (size_t)INGEST_STACK_FRAMES);
 	for (size_t i = skip_first ? 1 : 0; i < nr; i++)
 		if (in->uips[i])
 			frame_user(in, b, p, in->uips[i] - 1);
@@ -2301,6 +2332,8 @@ static int ingest_switch(struct ingest *in, const struct record *r, struct error
 	uint64_t c[STROBE_MAX_COUNTERS];
 	struct exact_thread *t;
 
+	if (samples_flush(in, e))
+		return -1;
 	if (batch_open(in, e))
 		return -1;
 	in->exact = 1;
@@ -2315,7 +2348,8 @@ static int ingest_switch(struct ingest *in, const struct record *r, struct error
 	return 0;
 }
 
-static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
+/* Store sample r (held or not: all but its user stack's unwinding). */
+static int sample_finish(struct ingest *in, const struct record *r, struct error *e)
 {
 	struct cpu_counts *cs = &cpu_state(in, r->cpu)->now;
 	struct db_sample row;
@@ -2464,9 +2498,114 @@ static int ingest_sample(struct ingest *in, const struct record *r, struct error
 	return 0;
 }
 
+/*
+ * Hold sample r for a batched unwind (ubatch.h) when its user stack is
+ * the worker's to unwind: its index in the uworker's batch; UWORKER_FULL
+ * (flush, then try again); < 0 else (finished at once: stack_unwound).
+ */
+static int sample_hold(struct ingest *in, const struct record *r)
+{
+	struct proc *p;
+	int i;
+
+	if (!(r->sample.flags & STROBE_SAMPLE_USTACK) || !r->sample.regs_abi ||
+	    !r->sample.nr_regs || !ingest_worker(in))
+		return UWORKER_INVALID;
+	p = proc_get(in->procs, r->sample.pid, 0);
+	if (!p)
+		return UWORKER_INVALID;
+	i = uworker_add(in->unwinder, p, r->sample.regs_abi, r->sample.regs_mask,
+			r->sample.regs, r->sample.nr_regs, r->sample.stack,
+			r->sample.stack_size, INGEST_STACK_FRAMES);
+	if (i >= 0)
+		ubatch_put(in->ubatch, r);
+	return i;
+}
+
+/*
+ * Finish the held samples in the order they came: one round trip to the
+ * worker for all of them, then each exactly as ingest_sample() would
+ * have finished it when it came (sample_finish, the worker's answer in
+ * place of uworker_unwind's).  That is the same only because of the
+ * FLUSH POINTS, where this is called before anything else is done:
+ *  - the top of every other entry point (the records of mmap, comm, exec,
+ *    fork, exit, cgroups, lost, late, throttle, unscheduled, marker,
+ *    switch; ingest_kernel, _call_graph, _cgroups_start, _set_limits,
+ *    _begin, _commit, _finish, _get_stats): what finishing reads (the
+ *    process table, each process's maps, which are also those sent to the
+ *    worker, its threads and cgroup, the counters, the limits) is what it
+ *    was when the samples came, and no struct proc they were held with
+ *    can have been freed (none is kept: sample_finish looks it up again);
+ *  - a sample that is not held (ingest_sample): samples keep their order;
+ *  - a full batch (ingest_sample).
+ * While it finishes them, the calls finishing makes (ingest_commit every
+ * BATCH_ROWS, ingest_cgroup) do not flush again.  Every held sample was
+ * held in an open batch (ingest_sample opens it first; ingest_commit
+ * flushes before it closes it).
+ */
+static int samples_flush(struct ingest *in, struct error *e)
+{
+	int rc = 0;
+
+	if (in->flushing)
+		return 0;
+	if (in->flush_failed) {
+		in->flush_failed = 0;
+		*e = in->flush_error;
+		return -1;
+	}
+	if (!ubatch_nr(in->ubatch))
+		return 0;
+	in->flushing = 1;
+	uworker_run(in->unwinder);
+	unwinder_stats(in);
+	for (size_t i = 0; i < ubatch_nr(in->ubatch) && !rc; i++) {
+		in->unwound = (int)i;
+		rc = sample_finish(in, ubatch_get(in->ubatch, i), e);
+	}
+	in->unwound = -1;
+	ubatch_clear(in->ubatch);
+	in->flushing = 0;
+	return rc;
+}
+
+/* The same where no error can be returned: told by the next flush. */
+static void samples_flush_later(struct ingest *in)
+{
+	struct error e;
+
+	if (!in->flush_failed && samples_flush(in, &e) < 0) {
+		in->flush_failed = 1;
+		in->flush_error = e;
+	}
+}
+
+/* A sample: held for a batched unwind, or finished now, after the held
+ * ones (samples_flush). */
+static int ingest_sample(struct ingest *in, const struct record *r, struct error *e)
+{
+	int i;
+
+	if (batch_open(in, e))
+		return -1;
+	i = sample_hold(in, r);
+	if (i == UWORKER_FULL) {
+		if (samples_flush(in, e) || batch_open(in, e))
+			return -1;
+		i = sample_hold(in, r);
+	}
+	if (i < 0)
+		return samples_flush(in, e) ? -1 : sample_finish(in, r, e);
+	if (ubatch_nr(in->ubatch) == UWORKER_BATCH)
+		return samples_flush(in, e);
+	return 0;
+}
+
 int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
 		const char *kind, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	if (!count)
 		return 0;
 	if (batch_open(in, e))
@@ -2508,6 +2647,8 @@ int ingest_late(struct ingest *in, uint32_t pid, uint64_t time_ns, uint64_t late
 	struct mark_arg a = { in, time_ns ? time_ns : 1, e, 0 };
 	struct proc *p;
 
+	if (samples_flush(in, e))
+		return -1;
 	if (batch_open(in, e))
 		return -1;
 	in->s->late_records++;
@@ -2523,6 +2664,8 @@ int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint6
 {
 	struct mark_arg a = { in, time_ns ? time_ns : 1, e, 0 };
 
+	if (samples_flush(in, e))
+		return -1;
 	if (!count)
 		return 0;
 	if (ingest_lost(in, cpu, time_ns, count, "ring", e) < 0)
@@ -2533,6 +2676,8 @@ int ingest_lost_records(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint6
 
 int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	if (batch_open(in, e))
 		return -1;
 	in->s->throttled++;
@@ -2542,6 +2687,8 @@ int ingest_throttle(struct ingest *in, uint32_t cpu, uint64_t time_ns, struct er
 
 int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	if (batch_open(in, e))
 		return -1;
 	in->batch_rows++;
@@ -2551,6 +2698,8 @@ int ingest_marker(struct ingest *in, const struct db_marker *m, struct error *e)
 int ingest_unscheduled(struct ingest *in, uint32_t cpu, uint64_t time_ns,
 		       uint64_t enabled_ns, uint64_t running_ns, int error, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	if (running_ns >= enabled_ns && !error)
 		return 0;
 	if (batch_open(in, e))
@@ -2580,6 +2729,8 @@ int ingest_record(struct ingest *in, const struct record *r, struct error *e)
 
 int ingest_begin(struct ingest *in, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	if (batch_open(in, e) < 0)
 		return -1;
 	in->held = 1;
@@ -2588,6 +2739,8 @@ int ingest_begin(struct ingest *in, struct error *e)
 
 int ingest_commit(struct ingest *in, struct error *e)
 {
+	if (samples_flush(in, e))
+		return -1;
 	if (!in->in_batch)
 		return 0;
 	if (sqlite3_get_autocommit(db_sqlite(in->db))) {
@@ -2661,6 +2814,8 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 {
 	struct jit_all ja = { in, e, 0 };
 
+	if (samples_flush(in, e))
+		return -1;
 	if (batch_open(in, e))
 		return -1;
 	/* the perf maps of processes still running */
@@ -2705,8 +2860,9 @@ fail:
 	return -1;
 }
 
-void ingest_get_stats(const struct ingest *in, struct ingest_stats *st)
+void ingest_get_stats(struct ingest *in, struct ingest_stats *st)
 {
+	samples_flush_later(in);
 	*st = in->stats;
 	readbudget_refusals(in->budget, st->read_refusals, sizeof(st->read_refusals));
 	st->share_refused = shares_refused(in->shares);

@@ -121,7 +121,12 @@ int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error
 int ingest_call_graph(struct ingest *in, const char *call_graph, int keep_stacks,
 		      struct error *e);
 
-/* A sample or a lost report (kind "ring" for STROBE_REC_LOST). */
+/* A sample or a lost report (kind "ring" for STROBE_REC_LOST).  A sample
+ * whose user stack the unwind worker unwinds (--call-graph dwarf) may be
+ * held (copied) and stored by the next call of any other ingest function,
+ * with the others held, in the order they came (one round trip to the
+ * worker for many: uworker.h): ingest_commit(), ingest_finish() and
+ * ingest_get_stats() see every sample given before stored. */
 int ingest_record(struct ingest *in, const struct record *r, struct error *e);
 /* Lost records of another kind ("samples": dropped before the buffer). */
 int ingest_lost(struct ingest *in, uint32_t cpu, uint64_t time_ns, uint64_t count,
@@ -237,13 +242,16 @@ struct ingest_stats {
 					 * (uparse.h: crash, hang, bad answer): a
 					 * binary keyed by its contents, a JIT
 					 * file stored without symbols */
+	uint64_t unwinder_calls;	/* round trips to it (batches of samples) */
+	uint64_t unwinder_samples;	/* samples they carried */
 	uint64_t switch_reads;		/* --attribution exact: counter reads at
 					 * context switches (STROBE_SAMPLE_SWITCH) */
 	uint64_t exact_tails;		/* and threads' last runs stored with no
 					 * sample after them (sample_agg rows
 					 * with samples 0 added) */
 };
-void ingest_get_stats(const struct ingest *in, struct ingest_stats *st);
+/* (Held samples are finished first: ingest_record.) */
+void ingest_get_stats(struct ingest *in, struct ingest_stats *st);
 /* The records lost on CPU cpu so far (in the open batch too, as in
  * ingest_get_stats: summed over the CPUs, its lost); 0 for a CPU not seen. */
 uint64_t ingest_cpu_lost(const struct ingest *in, uint32_t cpu);

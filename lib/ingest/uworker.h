@@ -7,22 +7,33 @@
  *
  * The unwinder (unwind.c, its logic unchanged) runs in a worker started,
  * dropped to nobody, filtered and respawned by symworker.h (one home for
- * the worker concept; its comm is "strobe-unwind").  Each sample is one
- * request: the process's identity (pid, start_ns), its maps (at most
- * UWORKER_MAPS), the ABI, regs_mask and registers, the stack copy (at most
- * UWORKER_STACK bytes).  When the worker's unwinder opens a binary, it
- * asks the parent for it, and ops->open_binary's descriptor is passed
- * (SCM_RIGHTS) only for a binary_id of the maps sent; the worker never
- * opens a path.  The answer is checked: result in range, nr <= max,
- * stop_binary 0 or one of the maps' binaries; else the worker is killed.
+ * the worker concept; its comm is "strobe-unwind").
+ *
+ * Samples go in batches (a round trip costs more than most unwinds, and
+ * on a loaded machine each one waits for the worker to be scheduled): one
+ * request holds up to UWORKER_BATCH samples, and each distinct process's
+ * identity (pid, start_ns) and maps (at most UWORKER_MAPS) once, then per
+ * sample its process's index, the ABI, regs_mask and registers, the stack
+ * copy (at most UWORKER_STACK bytes); the answer and its worst case (max
+ * ips a sample) fit SYMWORKER_EXT_MAX bytes.  uworker_add() copies a
+ * sample into the batch being built (nothing of the caller's is kept),
+ * uworker_run() sends it, uworker_result() reads each sample's answer.
+ * uworker_unwind() is a batch of one.
+ *
+ * When the worker's unwinder opens a binary, it asks the parent for it,
+ * and ops->open_binary's descriptor is passed (SCM_RIGHTS) only for a
+ * binary_id of the maps sent in that batch; the worker never opens a
+ * path.  The answer is checked sample by sample: result in range, nr <=
+ * max, stop_binary 0 or one of that sample's process's binaries; one
+ * answer that fails gets the worker killed and fails the whole batch.
  *
  * A worker that does not answer within UWORKER_TIMEOUT_MS is killed, one
- * that dies is reaped; the sample in flight gets UNWIND_FAILED ("unwinder
- * failed": no frame, counted per binary by the caller like the other
- * results) and the next sample starts a new worker, at most
- * UWORKER_RESTARTS times over the uworker's life; then every sample is
- * UNWIND_FAILED.  Not thread-safe; the caller must not reap children it
- * did not start (symworker.h).
+ * that dies is reaped; every sample of the batch in flight gets
+ * UNWIND_FAILED ("unwinder failed": no frame, counted per binary by the
+ * caller like the other results) and the next batch starts a new worker,
+ * at most UWORKER_RESTARTS times over the uworker's life; then every
+ * sample is UNWIND_FAILED.  Not thread-safe; the caller must not reap
+ * children it did not start (symworker.h).
  */
 #ifndef STROBE_UWORKER_H
 #define STROBE_UWORKER_H
@@ -36,6 +47,7 @@
 #define UWORKER_FRAMES		1024	/* ips per answer */
 #define UWORKER_TIMEOUT_MS	3000
 #define UWORKER_RESTARTS	8
+#define UWORKER_BATCH		64	/* samples per request, at most */
 
 struct uworker;
 
@@ -44,7 +56,9 @@ struct uworker;
 struct uworker *uworker_new(const struct unwind_ops *ops, struct error *e);
 void uworker_free(struct uworker *u);
 
-/* unwind_user() in the worker, same arguments and results, and
+/* unwind_user() in the worker, alone in its batch (a batch being built
+ * is run first and its answers are lost: the caller runs it before),
+ * same arguments and results, and
  * UNWIND_FAILED when the worker hung or died (*nr 0, *stop_binary 0);
  * a process with more than UWORKER_MAPS maps, a stack copy larger than
  * UWORKER_STACK or more than UWORKER_REGS registers is UNWIND_ERROR. */
@@ -60,6 +74,39 @@ ssize_t uworker_call(struct uworker *u, const void *req, size_t len, void *out, 
 		     int fd, struct error *e);
 /* Kill the worker: its answer did not make sense (counted as a crash). */
 void uworker_discard(struct uworker *u);
+/*
+ * Add a sample of process p to the batch being built (started by the
+ * first add after uworker_run()): its index in the batch (0, 1, ...);
+ * UWORKER_FULL when it does not fit (run the batch, then add it again);
+ * UWORKER_INVALID when it never will (more than UWORKER_MAPS maps, a
+ * stack copy larger than UWORKER_STACK, more than UWORKER_REGS
+ * registers: unwind_user() would not be asked, the result is
+ * UNWIND_ERROR).  p's maps are copied; a process whose identity and maps
+ * equal those of one already in the batch is not sent again.  At most
+ * max (<= UWORKER_FRAMES) ips come back for it.
+ */
+#define UWORKER_FULL	(-1)
+#define UWORKER_INVALID	(-2)
+int uworker_add(struct uworker *u, const struct proc *p, uint32_t abi, uint64_t regs_mask,
+		const unsigned char *regs, uint32_t nr_regs, const unsigned char *stack,
+		uint64_t stack_size, size_t max);
+/* Send the batch and receive every sample's answer (each checked): the
+ * number of samples in it (0: nothing was sent).  When the worker hung,
+ * died or answered what does not make sense, every sample is
+ * UNWIND_FAILED. */
+size_t uworker_run(struct uworker *u);
+/* Sample i's answer after uworker_run() (until the next uworker_add()):
+ * unwind_user()'s result, its *nr ips into ips (room for the max given to
+ * uworker_add), *stop_binary. */
+enum unwind_result uworker_result(const struct uworker *u, size_t i, uint64_t *ips, size_t *nr,
+				  int64_t *stop_binary);
+
+/* Round trips to the worker and samples they carried, over the uworker's
+ * life (a batch that could not be sent is counted too). */
+struct uworker_counts {
+	uint64_t calls, samples;
+};
+void uworker_counts(const struct uworker *u, struct uworker_counts *out);
 
 /* The worker's pid (0: none now), and symworker_stats(). */
 pid_t uworker_pid(const struct uworker *u);

@@ -42,12 +42,16 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#endif
 #include "bincache.h"
 #include "db.h"
 #include "hashkey.h"
 #include "cgroups.h"
 #include "cgset.h"
 #include "ingest.h"
+#include "unwind.h"
 #include "readbudget.h"
 #include "report.h"
 #include "vdso.h"
@@ -2155,6 +2159,126 @@ static void test_stacks_dwarf(void **state)
 	fix_free(f);
 }
 
+/* Each sample's row (in rowid order), its stack and the unwind errors, as
+ * text, for comparing two sessions sample by sample. */
+static char *dwarf_digest(struct fix *f)
+{
+	static const char *const q[] = {
+		"SELECT s.time_ns, s.binary_id, s.offset, ifnull(k.nr, -1), ifnull(k.flags, -1), "
+		"ifnull(hex(k.frames), '') FROM samples s LEFT JOIN stacks k ON "
+		"k.session_id = s.session_id AND k.id = s.stack_id ORDER BY s.rowid",
+		"SELECT ifnull(binary_id, 0), reason, count FROM unwind_errors ORDER BY 1, 2",
+	};
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+
+	for (size_t i = 0; i < 2; i++) {
+		sqlite3_stmt *st;
+
+		assert_int_equal(sqlite3_prepare_v2(db_sqlite(f->db), q[i], -1, &st, NULL),
+				 SQLITE_OK);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int c = 0; c < sqlite3_column_count(st); c++) {
+				const char *v = (const char *)sqlite3_column_text(st, c);
+
+				ARRAY_GROW(out, cap, len + strlen(v ? v : "") + 3);
+				len += (size_t)sprintf(out + len, "%s%c", v ? v : "",
+						       c + 1 < sqlite3_column_count(st) ? ' ' : '\n');
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	return out;
+}
+
+/* The session of test_stacks_dwarf_batch: samples of P1 with registers
+ * whose IP is in split603010's text and a stack copy of addresses in it
+ * (each unwound as far as its CFI and the copy go), a flush point (an
+ * mmap) and a sample not held (no registers) among them; flush_each:
+ * stats read after each sample, which flushes: one round trip a sample. */
+static char *dwarf_burst(int flush_each, struct ingest_stats *st)
+{
+	struct fix *f = fix_new(0);
+	uint64_t regs[64] = { 0 }, mask = unwind_regs_mask();
+	unsigned char stack[512];
+	int sp = __builtin_popcountll(mask & ((1ULL << PERF_REG_X86_SP) - 1));
+	int ip = __builtin_popcountll(mask & ((1ULL << PERF_REG_X86_IP) - 1));
+	struct error e;
+	char *d;
+
+	if (ingest_call_graph(f->in, "dwarf", 0, &e))
+		fail_msg("ingest_call_graph: %s", e.msg);
+	comm(f, P1, P1, "alpha", 1, 100);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 110);
+	/* split603010's functions (nm), as mapped whole at BASE */
+	static const uint64_t fn[] = { 0x1100, 0x1130, 0x1160, 0x11a0, 0x11e0, 0x1200, 0x1314,
+				       0x1435 };
+	const size_t nfn = sizeof(fn) / sizeof(fn[0]);
+
+	for (uint64_t i = 0; i < 40; i++) {
+		for (size_t j = 0; j < sizeof(stack) / 8; j++) {
+			uint64_t a = BASE + fn[(i + j) % nfn] + (j % 3 ? 0x9 : 0x1);
+
+			memcpy(stack + 8 * j, &a, 8);
+		}
+		regs[sp] = 0x7ffc00000000ULL;
+		regs[ip] = BASE + fn[i % nfn] + (i % 2 ? 0 : 0x4);
+		if (i == 15)	/* a flush point: the samples before keep split603010 */
+			mmap_at(f, P1, BASE, LEN, 0, elf_b, 300 + i);
+		if (i == 25)	/* not held (no registers): after those held */
+			sample_dwarf(f, 300 + i, P1, STROBE_SAMPLE_USER, BASE + 0x1010, NULL, 0, 0,
+				     0, NULL, NULL, 0);
+		else
+			sample_dwarf(f, 300 + i, P1, STROBE_SAMPLE_USER, regs[ip], NULL, 0,
+				     PERF_SAMPLE_REGS_ABI_64, mask, regs, stack,
+				     sizeof(stack) - 8 * (i % 3));
+		if (flush_each)
+			ingest_get_stats(f->in, st);
+	}
+	commit(f);
+	ingest_get_stats(f->in, st);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples"), 40);
+	d = dwarf_digest(f);
+	fix_free(f);
+	return d;
+}
+
+/*
+ * --call-graph dwarf through the worker in batches (lib/ingest/ubatch.c):
+ * a burst of samples of one process goes in fewer round trips than
+ * samples, and every sample is stored as when each is unwound alone (a
+ * flush after each): the same rows in the same order, the same stacks,
+ * the same unwind errors.  Red with UWORKER_BATCH 1 (as many round trips
+ * as samples).
+ */
+static void test_stacks_dwarf_batch(void **state)
+{
+	struct ingest_stats bst, ost;
+	char *batched, *alone;
+
+	(void)state;
+#if defined(__x86_64__)
+	if (!unwind_regs_mask())
+		skip();
+	batched = dwarf_burst(0, &bst);
+	alone = dwarf_burst(1, &ost);
+	printf("batched: %llu samples in %llu round trips; alone: %llu in %llu\n",
+	       (unsigned long long)bst.unwinder_samples, (unsigned long long)bst.unwinder_calls,
+	       (unsigned long long)ost.unwinder_samples, (unsigned long long)ost.unwinder_calls);
+	assert_int_equal(bst.unwinder_samples, 39);
+	assert_int_equal(ost.unwinder_samples, 39);
+	assert_int_equal(ost.unwinder_calls, 39);
+	assert_true(bst.unwinder_calls <= 4);	/* before 15, 25, the commit, and one more */
+	assert_int_equal(bst.unwind_failures, ost.unwind_failures);
+	assert_string_equal(batched, alone);
+	printf("%s", batched + strlen(batched) - MIN(strlen(batched), (size_t)300));
+	free(batched);
+	free(alone);
+#else
+	skip();
+#endif
+}
+
 /*
  * Issue 30 (SECURITY.md R1): one user cannot fill a session's tables of
  * names, binaries and stacks for everyone.  A process of nobody's renames
@@ -2301,6 +2425,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stacks, teardown),
 		cmocka_unit_test_teardown(test_stacks_rollback, teardown),
 		cmocka_unit_test_teardown(test_stacks_dwarf, teardown),
+		cmocka_unit_test_teardown(test_stacks_dwarf_batch, teardown),
 		cmocka_unit_test(test_table_shares),
 	};
 

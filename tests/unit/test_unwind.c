@@ -11,7 +11,8 @@
  * the depth limit; a stack through a signal handler's frame; hostile inputs (a truncated stack, garbage and zero
  * registers, maps without the IP, a binary that is no ELF, a wrong ABI or
  * register mask); maps that change rebuild the process's session; many
- * processes; and the cost per sample, printed (not asserted).
+ * processes; samples unwound in the worker in batches, each as alone and
+ * in-process; and the cost per sample, printed (not asserted).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -34,6 +35,7 @@
 #include <asm/perf_regs.h>
 #endif
 #include "unwind.h"
+#include "uworker.h"
 #include "util.h"
 
 #define STACK_MAX	(64 * 1024)
@@ -811,6 +813,130 @@ static void test_cost(void **state)
 #endif
 }
 
+/*
+ * Samples unwound in the worker in batches (uworker.h): a burst of
+ * samples of three processes (two with the same maps, one with none) and
+ * of several shapes (a chain, a signal handler's stack, a depth limit,
+ * garbage registers) goes in fewer round trips than samples, each process
+ * sent once per batch, and every sample's answer equals, sample by sample,
+ * what the worker answers it alone (a batch of one) and what unwind_user()
+ * answers in this process.  Red with UWORKER_BATCH 1.
+ */
+static void test_batch(void **state)
+{
+#if HAVE_CAPTURE
+	enum { K = 24 };
+	struct capture *c[3];
+	struct unwinder *u = new_unwinder(open_binary);
+	struct unwind_ops ops = { NULL, open_binary, NULL };
+	struct uworker *w;
+	struct uworker_counts before, after;
+	struct proc p[3];
+	struct sigaction sa, old;
+	struct error e;
+	uint64_t ips[MAX_FRAMES], ips1[MAX_FRAMES], ips2[MAX_FRAMES];
+	size_t nr, nr1, nr2, done = 0, ran = 0;
+	int64_t stop, stop1, stop2;
+	enum unwind_result r, r1, r2;
+	int idx[K];
+
+	skip_if_unbuilt();
+	for (int i = 0; i < 3; i++)
+		c[i] = xcalloc(1, sizeof(*c[i]));
+	f1(c[0]);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	h1(c[1]);
+	sigaction(SIGUSR1, &old, NULL);
+	*c[2] = *c[0];
+	for (uint32_t i = 0; i < c[2]->nr_regs; i++)
+		c[2]->regs[i] ^= 0x5a5a5a5a5a5aULL;	/* garbage registers */
+	read_maps(&p[0]);
+	read_maps(&p[1]);
+	p[1].pid++;			/* another process, the same maps */
+	memset(&p[2], 0, sizeof(p[2]));	/* one with no maps */
+	p[2].pid = 7;
+	w = uworker_new(&ops, &e);
+	if (!w)
+		fail_msg("uworker_new: %s", e.msg);
+
+	/* the batches: each sample added, the batch run when full */
+	uworker_counts(w, &before);
+	while (done < K) {
+		size_t i = done, max = i % 5 == 4 ? 3 : MAX_FRAMES;
+		struct capture *ci = c[i % 3];
+		struct proc *pi = &p[(i / 3) % 3];
+		int k = uworker_add(w, pi, PERF_SAMPLE_REGS_ABI_64, ci->mask,
+				    (const unsigned char *)ci->regs, ci->nr_regs, ci->stack,
+				    ci->stack_size, max);
+
+		if (k == UWORKER_FULL || i == K - 1) {
+			size_t n;
+
+			if (k >= 0)
+				idx[done++] = k;
+			assert_true(k >= 0 || ran < done);
+			n = uworker_run(w);
+			assert_int_equal(n, done - ran);
+			/* each answer as the worker alone and unwind_user() say */
+			for (size_t j = ran; j < done; j++) {
+				struct capture *cj = c[j % 3];
+				struct proc *pj = &p[(j / 3) % 3];
+				size_t mj = j % 5 == 4 ? 3 : MAX_FRAMES;
+
+				r = uworker_result(w, (size_t)idx[j], ips, &nr, &stop);
+				r2 = unwind_capture(u, pj, cj, ips2, mj, &nr2, &stop2);
+				assert_int_equal(r, r2);
+				assert_int_equal(nr, nr2);
+				assert_int_equal(stop, stop2);
+				assert_memory_equal(ips, ips2, nr * sizeof(*ips));
+			}
+			ran = done;
+			continue;
+		}
+		assert_true(k >= 0);
+		assert_int_equal(k, (int)(done - ran));	/* in order */
+		idx[done++] = k;
+	}
+	uworker_counts(w, &after);
+	printf("batched: %zu samples in %llu round trips\n", (size_t)K,
+	       (unsigned long long)(after.calls - before.calls));
+	assert_int_equal(after.samples - before.samples, K);
+	assert_true(after.calls - before.calls < K / 2);
+
+	/* alone: a round trip each, the same answers */
+	for (size_t i = 0; i < K; i++) {
+		size_t max = i % 5 == 4 ? 3 : MAX_FRAMES;
+		struct capture *ci = c[i % 3];
+
+		r1 = uworker_unwind(w, &p[(i / 3) % 3], PERF_SAMPLE_REGS_ABI_64, ci->mask,
+				    (const unsigned char *)ci->regs, ci->nr_regs, ci->stack,
+				    ci->stack_size, ips1, max, &nr1, &stop1);
+		r2 = unwind_capture(u, &p[(i / 3) % 3], ci, ips2, max, &nr2, &stop2);
+		assert_int_equal(r1, r2);
+		assert_int_equal(nr1, nr2);
+		assert_int_equal(stop1, stop2);
+		assert_memory_equal(ips1, ips2, nr1 * sizeof(*ips1));
+		if (i == 0)
+			assert_true(r1 == UNWIND_OK && nr1 >= 5);
+		if (i == 4)
+			assert_true(r1 == UNWIND_DEPTH && nr1 == 3);
+	}
+	uworker_counts(w, &before);
+	assert_int_equal(before.calls - after.calls, K);
+	uworker_free(w);
+	unwinder_free(u);
+	free(p[0].maps);
+	free(p[1].maps);
+	for (int i = 0; i < 3; i++)
+		free(c[i]);
+#else
+	skip_if_unbuilt();
+#endif
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(unwind_result_name(UNWIND_NO_CFI), "no CFI");
@@ -838,6 +964,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_debug_frame),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_batch),
 	};
 	int r;
 
