@@ -207,6 +207,25 @@ static int key_ok(const char *k, size_t size)
 	return len >= 2 && len % 2 == 0 && strspn(hex, "0123456789abcdef") == len;
 }
 
+int marker_check_answer(const char *path, const char *provider, const char *name,
+			uint64_t size, struct usdt_site *s, uint32_t n, const char key[HASHKEY_MAX],
+			struct error *e)
+{
+	if (n == 0 || n > USDT_MAX_SITES)
+		return error_set(e, "reading the probes of %s: the reader answered %u sites", path,
+				 n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct error ce = { "" };
+
+		if (site_check(&s[i], path, provider, name, size, &ce) < 0)
+			return error_set(e, "reading the probes of %s: the reader's site %u is "
+					 "wrong: %s", path, i + 1, ce.msg);
+	}
+	if (key[0] && !key_ok(key, HASHKEY_MAX))
+		return error_set(e, "reading the probes of %s: the reader's key is malformed", path);
+	return 0;
+}
+
 int marker_sites(const struct peer *p, int fd, const char *path, const char *provider,
 		 const char *name, uint64_t deadline_ns, struct usdt_site **sites, size_t *n,
 		 char key[HASHKEY_MAX], struct error *e)
@@ -259,24 +278,9 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 		rc = error_set(e, "%s", r.err[0] ? r.err : "the probe reader failed");
 		goto out;
 	}
-	if (r.n == 0 || r.n > USDT_MAX_SITES) {
-		rc = error_set(e, "reading the probes of %s: the reader answered %u sites", path,
-			       r.n);
+	rc = marker_check_answer(path, provider, name, (uint64_t)st.st_size, s, r.n, r.key, e);
+	if (rc < 0)
 		goto out;
-	}
-	for (uint32_t i = 0; i < r.n; i++) {
-		struct error ce = { "" };
-
-		if (site_check(&s[i], path, provider, name, (uint64_t)st.st_size, &ce) < 0) {
-			rc = error_set(e, "reading the probes of %s: the reader's site %u is "
-				       "wrong: %s", path, i + 1, ce.msg);
-			goto out;
-		}
-	}
-	if (r.key[0] && !key_ok(r.key, sizeof(r.key))) {
-		rc = error_set(e, "reading the probes of %s: the reader's key is malformed", path);
-		goto out;
-	}
 	memcpy(key, r.key, HASHKEY_MAX);
 	*sites = s;
 	*n = r.n;

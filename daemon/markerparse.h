@@ -21,9 +21,10 @@
  * key (hashkey_file: its build-id note, else a hash of its bytes), for
  * session_probes.binary_key: checked for its form only, it is a label of
  * the requester's own file, which they could have built with any build-id
- * anyway; strobed's uprobes and what it reads do not depend on it.  A child that crashes, hangs past the
- * deadline or answers garbage costs that request one line, never the
- * daemon; a hung child is killed and reaped.
+ * anyway; strobed's uprobes and what it reads do not depend on it.  A
+ * child that crashes, hangs past the deadline or answers garbage costs
+ * that request one line, never the daemon; a hung child is killed and
+ * reaped (test_markerparse).
  */
 #ifndef STROBE_MARKERPARSE_H
 #define STROBE_MARKERPARSE_H
@@ -43,5 +44,16 @@
 int marker_sites(const struct peer *p, int fd, const char *path, const char *provider,
 		 const char *name, uint64_t deadline_ns, struct usdt_site **sites, size_t *n,
 		 char key[HASHKEY_MAX], struct error *e);
+
+/*
+ * The checks marker_sites() makes of the reader's answer (see above): n
+ * sites s of provider:name in the file at path, size bytes as strobed
+ * fstat()s it, and the key ("" for none).  Each site's path is set to
+ * path and its arguments parsed again from its string; 0, or -1 with e
+ * naming the first thing wrong.  Exported for test_markerparse.
+ */
+int marker_check_answer(const char *path, const char *provider, const char *name,
+			uint64_t size, struct usdt_site *s, uint32_t n, const char key[HASHKEY_MAX],
+			struct error *e);
 
 #endif
