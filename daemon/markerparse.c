@@ -71,7 +71,8 @@ static int recv_fd(int sock)
 	return fd;
 }
 
-/* Become p (nobody for root) for good, with no right left; 0 or -1. */
+/* Become p (never root: see marker_sites) for good, with no right left;
+ * 0 or -1. */
 static int child_drop(const struct peer *p, struct error *e)
 {
 	struct rlimit as = { CHILD_MEM_MAX, CHILD_MEM_MAX }, cpu = { CHILD_CPU_S, CHILD_CPU_S };
@@ -80,15 +81,8 @@ static int child_drop(const struct peer *p, struct error *e)
 	gid_t gid = p->gid;
 	int ng = p->ngroups;
 
-	if (uid == 0) {
-		struct passwd pw, *res = NULL;
-		char buf[4096];
-
-		uid = gid = 65534;
-		if (getpwnam_r("nobody", &pw, buf, sizeof(buf), &res) == 0 && res)
-			uid = pw.pw_uid, gid = pw.pw_gid;
-		ng = 0;
-	}
+	if (uid == 0)
+		return error_set(e, "the marker reader must not run as root");
 	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_set(e, "prctl: %s", strerror(errno));
 	if (setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_CPU, &cpu) < 0 ||
@@ -235,11 +229,24 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 	struct stat st;
 	int sv[2], rc, hung = 0;
 	char one = 0;
+	struct peer as = *p;	/* whom the child becomes */
 	pid_t pid;
 
 	*sites = NULL;
 	*n = 0;
 	key[0] = 0;
+	if (!as.uid) {
+		/* root asked: nobody, looked up here (no name service in a
+		 * child forked from threads: its locks may be held) */
+		struct passwd pw, *res = NULL;
+		char buf[4096];
+
+		as.uid = as.gid = 65534;
+		if (getpwnam_r("nobody", &pw, buf, sizeof(buf), &res) == 0 && res && pw.pw_uid)
+			as.uid = pw.pw_uid, as.gid = pw.pw_gid;
+		as.groups = NULL;
+		as.ngroups = 0;
+	}
 	if (fstat(fd, &st) < 0)
 		return error_set(e, "%s: fstat: %s", path, strerror(errno));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -254,7 +261,7 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 		return error_set(e, "reading the probes of %s: fork: %s", path, strerror(err));
 	}
 	if (pid == 0)
-		child(p, sv[1], path, provider, name);
+		child(&as, sv[1], path, provider, name);
 	close(sv[1]);
 	if (fd_send_with(sv[0], &one, 1, fd) != 1) {
 		rc = error_set(e, "reading the probes of %s: cannot pass the file to the reader",
