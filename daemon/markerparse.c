@@ -2,9 +2,13 @@
  * markerparse.c - a --marker file's USDT notes read in a child without
  * rights (markerparse.h).
  *
- * The exchange is a stream socketpair: the parent sends one byte with the
- * file's descriptor; the child answers a struct mreply, then n struct
- * usdt_site, and exits.
+ * The exchange is a stream socketpair: the parent sends a struct mrequest
+ * (whom to become, what to look for), the requester's supplementary
+ * groups, then one byte with the file's descriptor; the child answers a
+ * struct mreply, then n struct usdt_site, and exits.  The request goes
+ * over the socket, not the command line, because strobed executes the
+ * child afresh (selfexec.h, marker_reader_main) and a command line is
+ * every user's to read.
  */
 #include "config.h"
 #include <errno.h>
@@ -22,9 +26,18 @@
 #include <unistd.h>
 #include "markerparse.h"
 #include "sandbox.h"
+#include "selfexec.h"
 
 #define CHILD_MEM_MAX	(512ULL << 20)	/* the parser reads headers and notes */
 #define CHILD_CPU_S	2
+
+#define MREQ_GROUPS_MAX	65536	/* NGROUPS_MAX */
+
+struct mrequest {
+	uint32_t uid, gid, ngroups;
+	char provider[USDT_MAX_NAME], name[USDT_MAX_NAME];
+	char path[PATH_MAX];
+};
 
 struct mreply {
 	int32_t status;		/* 0: n sites follow; -1: err says why */
@@ -99,23 +112,59 @@ static int child_drop(const struct peer *p, struct error *e)
 	return sandbox_seccomp(e) < 0 ? -1 : 0;
 }
 
-static void __attribute__((noreturn)) child(const struct peer *p, int sock, const char *path,
-					    const char *provider, const char *name)
+/* len bytes from sock, blocking (the child: the parent's deadline kills
+ * it): 0, or -1 when the socket closed short */
+static int nul_in(const char *s, size_t size);
+
+static int recv_all(int sock, void *buf, size_t len)
 {
+	char *p = buf;
+
+	while (len) {
+		ssize_t k = recv(sock, p, len, 0);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The reader, its socket at sock: read the request, the groups and the
+ * file, become the requester, answer. */
+static void __attribute__((noreturn)) reader(int sock)
+{
+	static gid_t groups[MREQ_GROUPS_MAX];
+	static struct mrequest q;
 	struct mreply r = { -1, 0, "", "" };
 	struct usdt_site *s = NULL;
 	struct error e = { "" };
+	struct peer p = { 0 };
 	size_t n = 0;
-	int fd;
+	int fd = -1;
 
 	fd_close_others(sock);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	prctl(PR_SET_NAME, "strobe-marker", 0, 0, 0);
-	fd = recv_fd(sock);
-	if (fd < 0)
+	if (recv_all(sock, &q, sizeof(q)) < 0 || q.ngroups > MREQ_GROUPS_MAX ||
+	    recv_all(sock, groups, q.ngroups * sizeof(*groups)) < 0 ||
+	    !nul_in(q.provider, sizeof(q.provider)) || !nul_in(q.name, sizeof(q.name)) ||
+	    !nul_in(q.path, sizeof(q.path)))
+		error_set(&e, "a malformed request came to the marker reader");
+	else if ((fd = recv_fd(sock)) < 0)
 		error_set(&e, "no file came to the marker reader");
-	else if (child_drop(p, &e) == 0 && usdt_find_fd(fd, path, provider, name, &s, &n, &e) == 0) {
+	if (fd >= 0) {
+		p.uid = q.uid;
+		p.gid = q.gid;
+		p.groups = groups;
+		p.ngroups = (int)q.ngroups;
+	}
+	if (fd >= 0 && child_drop(&p, &e) == 0 &&
+	    usdt_find_fd(fd, q.path, q.provider, q.name, &s, &n, &e) == 0) {
 		struct error ke;
 
 		r.status = 0, r.n = (uint32_t)n;
@@ -127,6 +176,13 @@ static void __attribute__((noreturn)) child(const struct peer *p, int sock, cons
 	if (send_all(sock, &r, sizeof(r)) == 0 && n)
 		send_all(sock, s, n * sizeof(*s));
 	_exit(0);
+}
+
+int marker_reader_main(int argc, char **argv)
+{
+	if (argc != 3 || strcmp(argv[1], SELFEXEC_ARG) || strcmp(argv[2], "marker"))
+		return 2;
+	reader(3);
 }
 
 /* len bytes from sock by deadline_ns: 0, 1 (timed out), -1 (closed short) */
@@ -230,6 +286,8 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 	int sv[2], rc, hung = 0;
 	char one = 0;
 	struct peer as = *p;	/* whom the child becomes */
+	struct mrequest *q;
+	static char *const argv[] = { "strobe-marker", SELFEXEC_ARG, "marker", NULL };
 	pid_t pid;
 
 	*sites = NULL;
@@ -252,18 +310,32 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_set(e, "reading the probes of %s: socketpair: %s", path,
 				 strerror(errno));
+	q = xcalloc(1, sizeof(*q));
+	q->uid = as.uid;
+	q->gid = as.gid;
+	q->ngroups = as.ngroups > 0 ? (uint32_t)MIN(as.ngroups, MREQ_GROUPS_MAX) : 0;
+	snprintf(q->provider, sizeof(q->provider), "%s", provider);
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	snprintf(q->path, sizeof(q->path), "%s", path);
 	pid = fork();
 	if (pid < 0) {
 		int err = errno;
 
 		close(sv[0]);
 		close(sv[1]);
+		free(q);
 		return error_set(e, "reading the probes of %s: fork: %s", path, strerror(err));
 	}
-	if (pid == 0)
-		child(&as, sv[1], path, provider, name);
+	if (pid == 0) {
+		/* afresh when strobed allows it: nothing of strobed's memory */
+		if (selfexec_enabled())
+			selfexec_run(sv[1], argv);
+		reader(sv[1]);
+	}
 	close(sv[1]);
-	if (fd_send_with(sv[0], &one, 1, fd) != 1) {
+	if (send_all(sv[0], q, sizeof(*q)) < 0 ||
+	    send_all(sv[0], as.groups, q->ngroups * sizeof(*as.groups)) < 0 ||
+	    fd_send_with(sv[0], &one, 1, fd) != 1) {
 		rc = error_set(e, "reading the probes of %s: cannot pass the file to the reader",
 			       path);
 		goto out;
@@ -295,6 +367,7 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 	rc = 0;
 out:
 	free(s);
+	free(q);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;

@@ -46,6 +46,13 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 		 char key[HASHKEY_MAX], struct error *e);
 
 /*
+ * The reader's entry point when strobed executes it afresh (selfexec.h):
+ * strobed's main() calls it first when argv[1] is SELFEXEC_ARG; it never
+ * returns for the reader's command line ("marker"), 2 otherwise.
+ */
+int marker_reader_main(int argc, char **argv);
+
+/*
  * The checks marker_sites() makes of the reader's answer (see above): n
  * sites s of provider:name in the file at path, size bytes as strobed
  * fstat()s it, and the key ("" for none).  Each site's path is set to

@@ -64,6 +64,8 @@
 #include "retention.h"
 #include "session.h"
 #include "strobe_dev.h"
+#include "markerparse.h"
+#include "selfexec.h"
 #include "uworker.h"
 
 #define DEFAULT_DB	"/var/lib/strobe/strobe.db"
@@ -2198,7 +2200,12 @@ int main(int argc, char **argv)
 	struct chclient_cred push_cred;
 	char push_host[256];
 	uint64_t started_wall = clock_realtime_ns();
+	static const struct symworker_ext *const worker_exts[] = { &uworker_ext, NULL };
 
+	/* a worker executed afresh (selfexec.h): nothing of strobed runs */
+	if (argc > 2 && !strcmp(argv[1], SELFEXEC_ARG))
+		return !strcmp(argv[2], "marker") ? marker_reader_main(argc, argv) :
+			symworker_exec_main(argc, argv, worker_exts);
 	/* the command line first, applied last: it overrides the file */
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (c) {
@@ -2438,6 +2445,10 @@ int main(int argc, char **argv)
 	}
 	d.stamp[0] = 0;
 	stamp_refresh(&d);	/* DB.lock: this pid, the file as it is now */
+	/* workers run as fresh images of strobed, holding none of its memory
+	 * (the ClickHouse password, other users' names); failing that, forked */
+	if (selfexec_init(&e) < 0)
+		daemon_log("%s: the workers are forked copies of strobed instead", e.msg);
 	log_recovered(rec, nrec, ARRAY_SIZE(rec), rec_ns);
 	if (d.recover_max_id) {
 		char who[256];

@@ -10,12 +10,22 @@
 # outer_b <- main), and unwind_errors counts the samples lost as
 # 'unwinder failed', a few at most (the batches in flight, of at most 64
 # samples each), and strobed's log
-# says at the stop how often the worker crashed and hung.
+# says at the stop how often the worker crashed and hung.  The worker is
+# strobed executed afresh (selfexec.h), not a forked copy: its memory holds
+# nothing of strobed's, not a secret in strobed's environment (a forked
+# copy would hold it, as it would the ClickHouse password).
 . "$(dirname "$0")/lib.sh"
 need_root
 
 nobody=$(id -u nobody 2>/dev/null || echo 65534)
+secret="t0154-secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+STROBE_T0154_SECRET=$secret
+export STROBE_T0154_SECRET
 start_daemon --ingest-defer off	# unwinding while the workload runs
+# only strobed has it: the workloads' stacks (env strings at their top) go
+# to the worker, and so would any process's that had it
+unset STROBE_T0154_SECRET
+echo "$secret" >"$tmp/secret"
 "$STROBE" start --call-graph dwarf --sample-event cpu-clock -F 1000 --name uw >/dev/null \
 	2>"$tmp/start.err" || fail "start: $(cat "$tmp/start.err")"
 sh -c 'echo $$ >"$1"; exec "$2" 20' sh "$tmp/pid" "$WL/calltree-nofp" &
@@ -48,6 +58,28 @@ if grep -q "define HAVE_SECCOMP 1" "$build/config.h"; then
 	[ "$(field Seccomp)" = 2 ] || fail "worker Seccomp: $(field Seccomp)"
 fi
 ok "dwarf unwinding runs in strobe-unwind (pid $w1): uid nobody, no capabilities, seccomp $(field Seccomp)"
+grep -q STROBE_T0154_SECRET "/proc/$daemon_pid/environ" || fail "strobed does not have the secret in its environment"
+[ ! -s "/proc/$w1/environ" ] || fail "the worker has an environment: $(tr '\0' ' ' <"/proc/$w1/environ" | cut -c1-200)"
+python3 - "$w1" "$tmp/secret" <<'PY' || fail "the worker holds strobed's memory (a forked copy, not executed afresh)"
+import re, sys
+pid = sys.argv[1]
+secret = open(sys.argv[2], "rb").read().strip()
+found = []
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        if "r" not in line.split()[1] or hi - lo > 1 << 30:
+            continue
+        try:
+            mem.seek(lo)
+            if secret in mem.read(hi - lo):
+                found.append(line.strip())
+        except OSError:
+            pass
+if found:
+    sys.exit("strobed's secret found in the worker's memory: " + "; ".join(found[:3]))
+PY
+ok "the worker holds none of strobed's memory (no environment, the secret absent)"
 
 kill -STOP "$w1"
 w2=$(worker "$w1") || fail "no new worker after the hung one"

@@ -4,7 +4,9 @@
 # strobed: strace on strobed shows every pread64 of the marker file made
 # by a process whose last setresuid took the requester's uid (nobody's for
 # root's request; the member's, here nobody with group strobe, for the
-# member's), after which the session records the probe's hits as before.
+# member's), in a child that executed strobed afresh (execveat: none of
+# strobed's memory, selfexec.h), after which the session records the
+# probe's hits as before.
 # Before: strobed's main thread read the notes as root.  A reader that
 # hangs is killed at the request's deadline and the start is refused in
 # one line, strobed answering at once (SIGSTOP on the reader by a second
@@ -21,7 +23,7 @@ mkdir -m 0755 "$tmp/m" && chown "$nuid:$ngid" "$tmp/m" || fail "mkdir"
 unique_copy "$WL/tlbwalk" "$tmp/m/prog" >/dev/null && chown "$nuid:$ngid" "$tmp/m/prog" ||
 	fail "the member's copy of tlbwalk"
 start_daemon
-strace -f -p "$daemon_pid" -y -qq -e trace=pread64,setresuid,accept4,accept -o "$tmp/strace.log" \
+strace -f -p "$daemon_pid" -y -qq -e trace=pread64,setresuid,accept4,accept,execveat -o "$tmp/strace.log" \
 	2>"$tmp/strace.err" &
 spid=$!
 i=0
@@ -60,13 +62,16 @@ files = sys.argv[4:]
 # session's start and as it runs: still root's, doc/SECURITY.md)
 shoff = {f: struct.unpack_from("<Q", open(f, "rb").read(64), 0x28)[0] for f in files}
 uid = {}		# pid -> its last successful setresuid
+fresh = set()		# pids that executed strobed afresh (selfexec.h)
 readers = {f: set() for f in files}
 for line in open(log):
     m = re.match(r"(\d+)\s+(\w+)\((.*)", line)
     if not m:
         continue
     pid, call, rest = m.groups()
-    if call == "setresuid" and rest.rstrip().endswith("= 0"):
+    if call == "execveat" and "--strobe-worker" in rest and rest.rstrip().endswith("= 0"):
+        fresh.add(pid)
+    elif call == "setresuid" and rest.rstrip().endswith("= 0"):
         uid[pid] = rest.split(",")[0]
     elif call == "pread64":
         off = re.search(r", (\d+), (\d+)\) += ", rest)	# count, offset
@@ -79,7 +84,8 @@ for f, pids in readers.items():
     for p in pids:
         assert p != strobed, f"strobed ({p}) read {f}'s section headers"
         assert uid.get(p) == nuid, f"{f}'s sections read by {p} as uid {uid.get(p, '0 (no setresuid)')}"
-    print(f"  {f}: its sections read by {sorted(pids)}, each after setresuid({nuid})")
+        assert p in fresh, f"{f}'s sections read by {p}, a forked copy of strobed (no execveat)"
+    print(f"  {f}: its sections read by {sorted(pids)}, each executed afresh, after setresuid({nuid})")
 PY
 	{ cp "$tmp/strace.log" /tmp/t0472.strace; fail "who read the marker files (above)"; }
 ok "the marker files' notes were read by children as uid $nuid, never by strobed"

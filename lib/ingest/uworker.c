@@ -178,7 +178,7 @@ static size_t w_serve(void **state, const void *req, size_t len, void *out, size
 	return uparse_serve(&w->parse, req, len, out, cap);
 }
 
-static const struct symworker_ext uworker_ext = { .serve = w_serve };
+const struct symworker_ext uworker_ext = { .name = "unwind", .serve = w_serve };
 
 /* --- the parent --- */
 

@@ -51,6 +51,10 @@
 
 struct uworker;
 
+/* The worker's request kind, for a program that executes its workers
+ * afresh (symworker_exec_main): named "unwind". */
+extern const struct symworker_ext uworker_ext;
+
 /* Start the worker; ops->open_binary is called in this process (ops->open_debug
  * is not used).  NULL with e set when it cannot start. */
 struct uworker *uworker_new(const struct unwind_ops *ops, struct error *e);

@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -34,6 +35,7 @@
 #include "symtab.h"
 #include "symworker.h"
 #include "sandbox.h"
+#include "selfexec.h"
 
 enum { OP_HELLO, OP_OPEN, OP_DEBUG, OP_MINI, OP_LOOKUP, OP_CLOSE, OP_SELF, OP_EXT, OP_FD };
 /* The worker's messages during an OP_EXT request: a u32 kind, then the
@@ -380,17 +382,13 @@ static int w_drop(const struct symworker *w, struct error *err)
 	return 0;
 }
 
-static void __attribute__((noreturn)) w_main(const struct symworker *w, int sock)
+/* In the worker, its socket at 3: drop every right, then serve. */
+static void __attribute__((noreturn)) w_run(const struct symworker *w, int sock)
 {
 	struct error err = { "" };
 	sigset_t all;
 	int on = 0;
 
-	if (sock != 3) {
-		if (dup2(sock, 3) < 0)
-			_exit(1);
-		sock = 3;
-	}
 	fd_close_others(sock);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
@@ -403,6 +401,89 @@ static void __attribute__((noreturn)) w_main(const struct symworker *w, int sock
 	}
 	w_info(sock, NULL, -1, &err);
 	_exit(1);
+}
+
+/* The forked child: executed afresh when the program allows it (argv,
+ * symworker_exec_main), else the copy of the parent serves. */
+static void __attribute__((noreturn)) w_main(const struct symworker *w, int sock,
+					     char *const *argv)
+{
+	struct error err = { "" };
+
+	if (argv) {
+		selfexec_run(sock, argv);
+		error_set(&err, "cannot execute the worker afresh: %s", strerror(errno));
+		w_info(3, NULL, -1, &err);
+		_exit(1);
+	}
+	if (sock != 3) {
+		if (dup2(sock, 3) < 0)
+			_exit(1);
+		sock = 3;
+	}
+	w_run(w, sock);
+}
+
+/* The worker's command line, for selfexec_run: built before the fork. */
+struct wargv {
+	char num[5][24];
+	char *argv[10];
+};
+
+static char *const *w_argv(const struct symworker *w, struct wargv *a)
+{
+	const unsigned long long v[5] = { w->drop, w->uid, w->gid, w->o.mem_max, w->o.cpu_s };
+
+	if (!selfexec_enabled())
+		return NULL;
+	for (int i = 0; i < 5; i++)
+		snprintf(a->num[i], sizeof(a->num[i]), "%llu", v[i]);
+	a->argv[0] = (char *)w->comm;
+	a->argv[1] = (char *)SELFEXEC_ARG;
+	a->argv[2] = (char *)"symworker";
+	a->argv[3] = (char *)(w->o.ext ? w->o.ext->name : "-");
+	for (int i = 0; i < 5; i++)
+		a->argv[4 + i] = a->num[i];
+	a->argv[9] = NULL;
+	return a->argv;
+}
+
+static int w_num(const char *s, unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || end == s || *end || *v > max ? -1 : 0;
+}
+
+int symworker_exec_main(int argc, char **argv, const struct symworker_ext *const *exts)
+{
+	static struct symworker w;
+	unsigned long long v[5];
+	const unsigned long long max[5] = { 1, UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT32_MAX };
+
+	if (argc != 9 || strcmp(argv[1], SELFEXEC_ARG) || strcmp(argv[2], "symworker"))
+		return 2;
+	for (int i = 0; i < 5; i++)
+		if (w_num(argv[4 + i], max[i], &v[i]) < 0)
+			return 2;
+	if (strcmp(argv[3], "-")) {
+		for (; exts && *exts && strcmp((*exts)->name, argv[3]); exts++)
+			;
+		if (!exts || !*exts)
+			return 2;
+		w.o.ext = *exts;
+	}
+	w.drop = (int)v[0];
+	w.uid = (uid_t)v[1];
+	w.gid = (gid_t)v[2];
+	w.o.mem_max = v[3];
+	w.o.cpu_s = (unsigned)v[4];
+	if (w.drop && (w.uid == 0 || w.gid == 0))
+		return 2;
+	memcpy(w.comm, argv[0], strnlen(argv[0], sizeof(w.comm) - 1));
+	w_run(&w, 3);
 }
 
 /* --- the parent --- */
@@ -494,6 +575,8 @@ static ssize_t recv_reply(struct symworker *w, int h, void *buf, size_t cap, str
 
 static int start(struct symworker *w, struct error *e)
 {
+	struct wargv a;
+	char *const *argv;
 	struct winfo in;
 	int sv[2];
 	pid_t pid;
@@ -509,6 +592,7 @@ static int start(struct symworker *w, struct error *e)
 			if (setsockopt(sv[i], SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
 				setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 		}
+	argv = w_argv(w, &a);
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
@@ -516,7 +600,7 @@ static int start(struct symworker *w, struct error *e)
 		return error_set(e, "symbol worker: fork: %s", strerror(errno));
 	}
 	if (pid == 0)
-		w_main(w, sv[1]);
+		w_main(w, sv[1], argv);
 	close(sv[1]);
 	w->sock = sv[0];
 	w->pid = pid;

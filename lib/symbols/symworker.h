@@ -90,6 +90,8 @@ struct symworker_opts {
 #define SYMWORKER_EXT_MAX	(256 * 1024)
 #define SYMWORKER_EXT_FDS	1024	/* descriptors asked per request */
 struct symworker_ext {
+	const char *name;	/* on an executed worker's command line
+				 * (symworker_exec_main): [a-z]+ */
 	size_t (*serve)(void **state, const void *req, size_t len, void *out, size_t cap);
 };
 
@@ -167,6 +169,21 @@ void symworker_discard(struct symworker *w);
 /* In the worker, from opts.ext->serve: the descriptor the parent gives for
  * key (the caller owns it), or -1. */
 int symworker_ext_fd(uint64_t key);
+
+/*
+ * Workers executed afresh (selfexec.h): when the program called
+ * selfexec_init(), a new worker is the program's own file executed again
+ * in the forked child, as root and with only its socket, and drops its
+ * rights in that fresh image; so it holds nothing of the parent's memory.
+ * The program's main() must then begin with
+ *
+ *	if (argc > 1 && !strcmp(argv[1], SELFEXEC_ARG))
+ *		return symworker_exec_main(argc, argv, exts);
+ *
+ * where exts (NULL-terminated) lists every opts.ext the program uses, by
+ * name.  It never returns for a worker's command line; 2 otherwise.
+ */
+int symworker_exec_main(int argc, char **argv, const struct symworker_ext *const *exts);
 
 /* The worker's pid, 0 when none runs now (for tests and logs). */
 pid_t symworker_pid(const struct symworker *w);
