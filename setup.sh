@@ -38,3 +38,6 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq $missing
 fi
 getent group strobe >/dev/null || groupadd --system strobe
+# strobed's workers run as a user of their own (dist/sysusers.d/strobe.conf)
+getent passwd _strobe >/dev/null ||
+	useradd --system --user-group --no-create-home --home-dir / --shell /usr/sbin/nologin _strobe

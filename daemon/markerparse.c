@@ -294,14 +294,13 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 	*n = 0;
 	key[0] = 0;
 	if (!as.uid) {
-		/* root asked: nobody, looked up here (no name service in a
-		 * child forked from threads: its locks may be held) */
-		struct passwd pw, *res = NULL;
-		char buf[4096];
+		/* root asked: the workers' user, looked up here (no name
+		 * service in a child forked from threads: its locks may be
+		 * held) */
+		char who[64];
 
-		as.uid = as.gid = 65534;
-		if (getpwnam_r("nobody", &pw, buf, sizeof(buf), &res) == 0 && res && pw.pw_uid)
-			as.uid = pw.pw_uid, as.gid = pw.pw_gid;
+		if (sandbox_worker_ids(&as.uid, &as.gid, who, sizeof(who), e) < 0)
+			return -1;
 		as.groups = NULL;
 		as.ngroups = 0;
 	}

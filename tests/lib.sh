@@ -224,6 +224,9 @@ need_users() {
 	nuid=$(id -u nobody) ngid=$(id -g nobody)
 	chmod 0711 "$tmp"
 }
+# the uid strobed's workers run as (sandbox_worker_ids, lib/base/sandbox.h):
+# _strobe when it exists (setup.sh creates it), else nobody
+worker_uid() { id -u _strobe 2>/dev/null || id -u nobody 2>/dev/null || echo 65534; }
 as_nobody() { setpriv --reuid="$nuid" --regid="$ngid" --clear-groups "$@"; }
 as_member() { setpriv --reuid="$nuid" --regid="$ngid" --groups="$gid" "$@"; }
 as_other() { setpriv --reuid="$duid" --regid="$dgid" --groups="$gid" "$@"; }

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v strace >/dev/null || skip "strace is not installed (setup.sh installs it)"
-nobody=$(id -u nobody 2>/dev/null || echo 65534)
+nobody=$(worker_uid)	# the workers' user
 
 unique_copy "$WL/tlbwalk" "$tmp/prog" >/dev/null || fail "a copy of tlbwalk with its own build-id"
 start_daemon

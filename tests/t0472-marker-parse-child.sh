@@ -52,10 +52,12 @@ for s in 1 2; do
 done
 ok "root's and the member's markers record their hits"
 
-python3 - "$tmp/strace.log" "$daemon_pid" "$nuid" "$WL/tlbwalk" "$tmp/m/prog" <<'PY' ||
+python3 - "$tmp/strace.log" "$daemon_pid" "$(worker_uid)" "$nuid" "$WL/tlbwalk" "$tmp/m/prog" <<'PY' ||
 import re, struct, sys
-log, strobed, nuid = sys.argv[1], sys.argv[2], sys.argv[3]
-files = sys.argv[4:]
+log, strobed = sys.argv[1], sys.argv[2]
+files = sys.argv[5:]
+# root's file read as the workers' user, the member's as the member
+want = {files[0]: sys.argv[3], files[1]: sys.argv[4]}
 # the USDT parser's reads: each 64-byte section header, at e_shoff and on;
 # a build-id lookup reads the program headers and notes before them, and a
 # copy into the cache whole chunks (ingest identifying the binary at the
@@ -83,9 +85,9 @@ for f, pids in readers.items():
     assert pids, f"no read of {f}'s section headers seen"
     for p in pids:
         assert p != strobed, f"strobed ({p}) read {f}'s section headers"
-        assert uid.get(p) == nuid, f"{f}'s sections read by {p} as uid {uid.get(p, '0 (no setresuid)')}"
+        assert uid.get(p) == want[f], f"{f}'s sections read by {p} as uid {uid.get(p, '0 (no setresuid)')}"
         assert p in fresh, f"{f}'s sections read by {p}, a forked copy of strobed (no execveat)"
-    print(f"  {f}: its sections read by {sorted(pids)}, each executed afresh, after setresuid({nuid})")
+    print(f"  {f}: its sections read by {sorted(pids)}, each executed afresh, after setresuid({want[f]})")
 PY
 	{ cp "$tmp/strace.log" /tmp/t0472.strace; fail "who read the marker files (above)"; }
-ok "the marker files' notes were read by children as uid $nuid, never by strobed"
+ok "the marker files' notes were read by children as uid $(worker_uid) (root's) and $nuid (the member's), never by strobed"

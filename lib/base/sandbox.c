@@ -8,6 +8,8 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #ifdef HAVE_SECCOMP
@@ -68,3 +70,25 @@ int sandbox_seccomp_built(void)
 	return 0;
 }
 #endif
+
+int sandbox_worker_ids(uid_t *uid, gid_t *gid, char *name, size_t len, struct error *e)
+{
+	static const char *const users[] = { SANDBOX_USER, "nobody" };
+	char buf[4096];
+
+	*uid = *gid = 65534;
+	snprintf(name, len, "uid 65534");
+	for (size_t i = 0; i < sizeof(users) / sizeof(*users); i++) {
+		struct passwd pw, *res = NULL;
+
+		if (getpwnam_r(users[i], &pw, buf, sizeof(buf), &res) == 0 && res) {
+			*uid = pw.pw_uid;
+			*gid = pw.pw_gid;
+			snprintf(name, len, "%s", users[i]);
+			break;
+		}
+	}
+	if (*uid == 0 || *gid == 0)
+		return error_set(e, "the workers' user %s is root or in group root", name);
+	return 0;
+}

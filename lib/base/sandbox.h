@@ -7,6 +7,7 @@
 #ifndef STROBE_SANDBOX_H
 #define STROBE_SANDBOX_H
 
+#include <sys/types.h>
 #include "util.h"
 
 /*
@@ -23,5 +24,16 @@ int sandbox_seccomp(struct error *e);
 
 /* Whether sandbox_seccomp() can install a filter in this build. */
 int sandbox_seccomp_built(void);
+
+/*
+ * The user that strobe's workers run as when root starts them: SANDBOX_USER
+ * when it exists (dist/sysusers.d/strobe.conf creates it: its own, so that
+ * no other service's processes can signal the workers), else "nobody",
+ * else uid and gid 65534.  Its name into name (at most len bytes).  A
+ * name-service lookup: call it before forking from threads.  0, or -1 with
+ * e set when the user found is root or in group root.
+ */
+#define SANDBOX_USER	"_strobe"
+int sandbox_worker_ids(uid_t *uid, gid_t *gid, char *name, size_t len, struct error *e);
 
 #endif

@@ -729,21 +729,25 @@ struct symworker *symworker_new(const struct symworker_opts *o, struct error *e)
 	if (w->o.ext)
 		w->xbuf = xmalloc(4 + SYMWORKER_EXT_MAX);
 	if (geteuid() == 0) {
-		const char *user = w->o.user ? w->o.user : "nobody";
+		const char *user = w->o.user;
 		struct passwd pw, *res = NULL;
 		char buf[4096];
 
 		w->drop = 1;
-		w->uid = w->gid = 65534;
-		if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) == 0 && res) {
+		if (!user) {
+			if (sandbox_worker_ids(&w->uid, &w->gid, buf, sizeof(buf), e) < 0) {
+				error_prefix(e, "symbol worker");
+				goto fail;
+			}
+		} else if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) == 0 && res) {
 			w->uid = pw.pw_uid;
 			w->gid = pw.pw_gid;
-		} else if (w->o.user) {
+			if (w->uid == 0 || w->gid == 0) {
+				error_set(e, "symbol worker: user '%s' is root", user);
+				goto fail;
+			}
+		} else {
 			error_set(e, "symbol worker: no user '%s'", user);
-			goto fail;
-		}
-		if (w->uid == 0 || w->gid == 0) {
-			error_set(e, "symbol worker: user '%s' is root", user);
 			goto fail;
 		}
 	}
