@@ -224,6 +224,28 @@ need_users() {
 	nuid=$(id -u nobody) ngid=$(id -g nobody)
 	chmod 0711 "$tmp"
 }
+# strace_daemon CALLS: strace -f on strobed ($daemon_pid), the system calls
+# CALLS (strace's -e trace= list) with descriptors' paths (-y) into
+# $tmp/strace.log, its pid in $spid; returns once strace has attached (a
+# request to strobed was logged: accept4 or accept must be in CALLS).
+# strace_stop: let strobed's last calls in, then stop it.
+strace_daemon() {
+	strace -f -p "$daemon_pid" -y -qq -e trace="$1" -o "$tmp/strace.log" 2>"$tmp/strace.err" &
+	spid=$!
+	i=0
+	until grep -q . "$tmp/strace.log" 2>/dev/null || [ $i -gt 100 ]; do
+		"$STROBE" status >/dev/null 2>&1
+		i=$((i + 1))
+		sleep 0.05
+	done
+	grep -q . "$tmp/strace.log" || fail "strace did not attach: $(cat "$tmp/strace.err")"
+}
+strace_stop() {
+	sleep 0.3
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+}
+
 # the uid strobed's workers run as (sandbox_worker_ids, lib/base/sandbox.h):
 # _strobe when it exists (setup.sh creates it), else nobody
 worker_uid() { id -u _strobe 2>/dev/null || id -u nobody 2>/dev/null || echo 65534; }

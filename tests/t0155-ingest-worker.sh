@@ -19,24 +19,13 @@ nobody=$(worker_uid)	# the workers' user
 
 unique_copy "$WL/tlbwalk" "$tmp/prog" >/dev/null || fail "a copy of tlbwalk with its own build-id"
 start_daemon
-strace -f -p "$daemon_pid" -y -qq -e trace=pread64,setresuid,mmap,accept4,accept -o "$tmp/strace.log" \
-	2>"$tmp/strace.err" &
-spid=$!
-i=0
-until grep -q . "$tmp/strace.log" 2>/dev/null || [ $i -gt 100 ]; do
-	"$STROBE" status >/dev/null 2>&1
-	i=$((i + 1))
-	sleep 0.05
-done
-grep -q . "$tmp/strace.log" || fail "strace did not attach: $(cat "$tmp/strace.err")"
+strace_daemon pread64,setresuid,mmap,accept4,accept
 
 "$STROBE" record --sample-event cpu-clock -F 200 --name iw \
 	-- sh -c '"$1" 4 6 >/dev/null; "$2/jitmap" 1 & echo $! >"$3/pid"; wait $!' \
 	sh "$tmp/prog" "$WL" "$tmp" >"$tmp/record.out" 2>"$tmp/record.err" ||
 	fail "record: $(cat "$tmp/record.err")"
-sleep 0.3
-kill "$spid" 2>/dev/null
-wait "$spid" 2>/dev/null
+strace_stop
 pid=$(cat "$tmp/pid")
 rm -f "/tmp/perf-$pid.map"
 n=$(sqlq "$STROBE_DB" "SELECT symbols || ' ' || ifnull(problem, '-') FROM jit_maps WHERE pid=$pid")

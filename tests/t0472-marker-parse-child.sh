@@ -23,16 +23,7 @@ mkdir -m 0755 "$tmp/m" && chown "$nuid:$ngid" "$tmp/m" || fail "mkdir"
 unique_copy "$WL/tlbwalk" "$tmp/m/prog" >/dev/null && chown "$nuid:$ngid" "$tmp/m/prog" ||
 	fail "the member's copy of tlbwalk"
 start_daemon
-strace -f -p "$daemon_pid" -y -qq -e trace=pread64,setresuid,accept4,accept,execveat -o "$tmp/strace.log" \
-	2>"$tmp/strace.err" &
-spid=$!
-i=0
-until grep -q . "$tmp/strace.log" 2>/dev/null || [ $i -gt 100 ]; do
-	"$STROBE" status >/dev/null 2>&1
-	i=$((i + 1))
-	sleep 0.05
-done
-grep -q . "$tmp/strace.log" || fail "strace did not attach: $(cat "$tmp/strace.err")"
+strace_daemon pread64,setresuid,accept4,accept,execveat
 
 # root's request, then the member's, each with the tlbwalk hits
 "$STROBE" start --sample-event cpu-clock -F 100 --marker "$WL/tlbwalk:tlbwalk:size" \
@@ -43,9 +34,7 @@ as_member "$STROBE" start --sample-event cpu-clock -F 100 --marker "$tmp/m/prog:
 	>/dev/null 2>"$tmp/err" || fail "the member's start: $(cat "$tmp/err")"
 as_member "$tmp/m/prog" 4 6 >/dev/null || fail "the member's tlbwalk"
 "$STROBE" stop >/dev/null || fail "stop"
-sleep 0.3
-kill "$spid" 2>/dev/null
-wait "$spid" 2>/dev/null
+strace_stop
 for s in 1 2; do
 	n=$(sqlq "$STROBE_DB" "SELECT count(*) FROM markers WHERE session_id = $s AND kind = 'usdt'")
 	[ "$n" = 3 ] || fail "session $s: $n usdt markers, not the 3 hits of 'tlbwalk 4 6'"
