@@ -167,7 +167,11 @@ int debuginfo_check_build_id_by(int fd, const char *path, const char *hex, char 
 	for (i = 0; i < n; i++)
 		snprintf(got + 2 * i, 3, "%02x", id[i]);
 	got[n > 0 ? 2 * n : 0] = 0;
-	if (n <= 0 || !hex || strcmp(got, hex)) {
+	if (n < 0) {	/* a read error, or the symbol worker failed on it */
+		refuse(refused, path, "its build-id could not be read");
+		return -1;
+	}
+	if (!n || !hex || strcmp(got, hex)) {
 		refuse(refused, path, "its build-id is not the binary's");
 		return -1;
 	}

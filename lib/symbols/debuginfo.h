@@ -74,7 +74,8 @@ void debuginfo_found_free(struct debuginfo_found *f);
 
 /* Does the file open at fd (named path in messages) carry build-id hex
  * (lowercase), and is it a regular file of at most DEBUGINFO_FILE_MAX
- * bytes?  0 when it does; -1 when not, with "PATH refused: why" appended
+ * bytes?  0 when it does; -1 when not or when its build-id could not be
+ * read, with "PATH refused: why" appended
  * to *refused (a "; "-separated list the caller frees).  fd stays open.
  * Every debug file found by build-id, local or fetched, passes this. */
 int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused);

@@ -349,6 +349,30 @@ static void test_debug_by_build_id(void **state)
 		assert_string_equal(a.symbol, c.symbol);
 	}
 	assert_int_equal(hashkey_build_id_parses(), p2);
+	/* symworker_build_id itself: the bytes hashkey_build_id_fd reads,
+	 * none for a file that is not ELF, and a worker that hangs on it
+	 * costs that call only (-1, killed; the next one in a new worker) */
+	{
+		struct symworker *h = worker(300, 0);
+		struct symworker_stats ws;
+		uint8_t got[BUILD_ID_MAX];
+
+		fd = open_ro(x->split);
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), len);
+		assert_memory_equal(got, id, (size_t)len);
+		kill(symworker_pid(h), SIGSTOP);
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), -1);
+		assert_non_null(strstr(e.msg, "did not answer"));
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), len);
+		close(fd);
+		fd = open_ro("/etc/hostname");
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), 0);
+		close(fd);
+		symworker_stats(h, &ws);
+		assert_int_equal(ws.timeouts, 1);
+		assert_int_equal(ws.failed, 0);		/* no binary blamed */
+		symworker_free(h);
+	}
 	resolver_free(here);
 	resolver_free(there);
 	symworker_free(w);
