@@ -629,12 +629,23 @@ static int stop_session(struct daemon *d, struct proto_msg *m)
 			   "were counted as 'unwinder failed'", (long long)st.id,
 			   (unsigned long long)st.ingest.unwinder_crashes,
 			   (unsigned long long)st.ingest.unwinder_hangs,
-			   (unsigned long long)st.ingest.unwinder_started, UWORKER_RESTARTS);
+			   (unsigned long long)st.ingest.unwinder_started,
+			   UWORKER_KINDS * (UWORKER_RESTARTS + 1));
 	if (st.ingest.parse_failed)
 		daemon_log("session %lld: the ingest worker did not parse %llu files (crash, hang "
 			   "or an answer that did not make sense): those binaries were keyed by "
 			   "their contents, those JIT files stored without symbols",
 			   (long long)st.id, (unsigned long long)st.ingest.parse_failed);
+	if (st.ingest.worker_failed[0] || st.ingest.worker_failed[1] || st.ingest.worker_failed[2])
+		daemon_log("session %lld: the ingest worker failed (crash, hang, bad answer) %llu "
+			   "times on unwinding, %llu on build-ids, %llu on JIT files; a kind is "
+			   "not asked again after %d: %llu, %llu, %llu requests refused",
+			   (long long)st.id, (unsigned long long)st.ingest.worker_failed[0],
+			   (unsigned long long)st.ingest.worker_failed[1],
+			   (unsigned long long)st.ingest.worker_failed[2], UWORKER_RESTARTS + 1,
+			   (unsigned long long)st.ingest.worker_refused[0],
+			   (unsigned long long)st.ingest.worker_refused[1],
+			   (unsigned long long)st.ingest.worker_refused[2]);
 	if (st.ingest.switch_reads)
 		daemon_log("session %lld: --attribution exact: %llu counter reads at context "
 		       "switches, %llu threads' last runs stored after their last sample",

@@ -6,7 +6,8 @@
 # binary runs: its build-id request times out, the worker is killed and
 # replaced, the binary is keyed by its contents (xxh3:) with a name and
 # samples as before, the session stops cleanly, and strobed's stop log
-# counts the file the ingest worker did not parse.
+# counts the file the ingest worker did not parse, and the failure as a
+# build-id's (the worker's budget is per kind: uworker.h).
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -70,3 +71,6 @@ id=$(sqlq "$STROBE_DB" "SELECT max(id) FROM sessions")
 grep -q "session $id: the ingest worker did not parse [1-9][0-9]* files" "$tmp/strobed.log" ||
 	fail "strobed's log does not count the file: $(cat "$tmp/strobed.log")"
 ok "strobed's stop log: $(grep -o 'the ingest worker did not parse [0-9]* files' "$tmp/strobed.log")"
+grep -q "session $id: the ingest worker failed (crash, hang, bad answer) 0 times on unwinding, [1-9][0-9]* on build-ids, 0 on JIT files" "$tmp/strobed.log" ||
+	fail "strobed's log does not count the failure as a build-id's: $(grep 'ingest worker' "$tmp/strobed.log")"
+ok "per kind: $(grep -o 'the ingest worker failed (crash, hang, bad answer) .* on JIT files' "$tmp/strobed.log")"

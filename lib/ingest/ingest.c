@@ -2071,6 +2071,12 @@ static void unwinder_stats(struct ingest *in)
 	in->stats.unwinder_crashes = ws.crashes;
 	in->stats.unwinder_hangs = ws.timeouts;
 	in->stats.unwinder_started = ws.started;
+	_Static_assert(UWORKER_KINDS == 3 && UWORKER_UNWIND == 0 && UWORKER_BUILD_ID == 1 &&
+		       UWORKER_JIT == 2, "ingest_stats.worker_failed's order");
+	for (int k = 0; k < UWORKER_KINDS; k++) {
+		in->stats.worker_failed[k] = uc.failed[k];
+		in->stats.worker_refused[k] = uc.refused[k];
+	}
 	in->stats.unwinder_calls = uc.calls;
 	in->stats.unwinder_samples = uc.samples;
 }

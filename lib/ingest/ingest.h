@@ -242,6 +242,11 @@ struct ingest_stats {
 					 * (uparse.h: crash, hang, bad answer): a
 					 * binary keyed by its contents, a JIT
 					 * file stored without symbols */
+	uint64_t worker_failed[3];	/* the ingest worker's failures charged to
+					 * unwinding, build-ids, JIT files (in that
+					 * order: uworker.h's kinds) */
+	uint64_t worker_refused[3];	/* their requests refused after
+					 * UWORKER_RESTARTS + 1 failures of that kind */
 	uint64_t unwinder_calls;	/* round trips to it (batches of samples) */
 	uint64_t unwinder_samples;	/* samples they carried */
 	uint64_t switch_reads;		/* --attribution exact: counter reads at

@@ -67,6 +67,7 @@ struct uworker {
 	struct uworker_counts counts;
 	int calling;		/* in uworker_call(): */
 	int fd;			/* its descriptor, or -1 */
+	enum uworker_kind last;	/* the kind of the last request sent */
 };
 
 struct wstate {			/* a worker's: each kind's own */
@@ -212,11 +213,38 @@ static int give_fd(void *ctx, uint64_t key)
 	return u->ops.open_binary(u->ops.ctx, (int64_t)key);
 }
 
+/* The budget per kind (uworker.h): is kind k still asked?  Counts a
+ * refusal when not. */
+static int kind_open(struct uworker *u, enum uworker_kind k)
+{
+	if (u->counts.failed[k] <= UWORKER_RESTARTS)
+		return 1;
+	u->counts.refused[k]++;
+	return 0;
+}
+
+/* symworker_call() for a request of kind k: the worker's failures during
+ * it (a crash, a hang, one found dead when the request came) are k's. */
+static ssize_t kind_call(struct uworker *u, enum uworker_kind k, const void *req, size_t len,
+			 void *out, size_t cap, struct error *e)
+{
+	struct symworker_stats a, b;
+	ssize_t n;
+
+	symworker_stats(u->w, &a);
+	u->last = k;
+	n = symworker_call(u->w, req, len, out, cap, give_fd, u, e);
+	symworker_stats(u->w, &b);
+	u->counts.failed[k] += (b.crashes + b.timeouts) - (a.crashes + a.timeouts);
+	return n;
+}
+
 struct uworker *uworker_new(const struct unwind_ops *ops, struct error *e)
 {
 	struct symworker_opts o = {
 		.timeout_ms = UWORKER_TIMEOUT_MS,
-		.max_restarts = UWORKER_RESTARTS,
+		/* each kind's failures start at most UWORKER_RESTARTS + 1 */
+		.max_restarts = UWORKER_KINDS * (UWORKER_RESTARTS + 1),
 		.mem_max = 4ULL << 30,		/* libdw maps the binaries */
 		.cpu_s = 1u << 30,		/* a session's life; hangs: the timeout */
 		.comm = "strobe-unwind",
@@ -359,9 +387,10 @@ size_t uworker_run(struct uworker *u)
 	u->ran = 1;
 	u->counts.calls++;
 	u->counts.samples += u->nr;
-	n = symworker_call(u->w, u->req, u->len, u->rep, SYMWORKER_EXT_MAX, give_fd, u, &e);
+	n = kind_open(u, UWORKER_UNWIND) ?
+		kind_call(u, UWORKER_UNWIND, u->req, u->len, u->rep, SYMWORKER_EXT_MAX, &e) : -1;
 	if (n >= 0 && check_answer(u, (size_t)n) < 0)
-		symworker_discard(u->w);	/* the answer is the worker's: checked */
+		uworker_discard(u);	/* the answer is the worker's: checked */
 	else if (n >= 0)
 		return u->nr;
 	for (size_t i = 0; i < u->nr; i++) {
@@ -423,11 +452,23 @@ int uworker_selftest(struct uworker *u, struct symworker_self *out, struct error
 ssize_t uworker_call(struct uworker *u, const void *req, size_t len, void *out, size_t cap,
 		     int fd, struct error *e)
 {
+	enum uworker_kind k = UWORKER_JIT;
+	uint32_t kind = UPARSE_JITMAP;
 	ssize_t n;
 
+	if (len >= sizeof(kind))
+		memcpy(&kind, req, sizeof(kind));
+	if (kind == UPARSE_BUILD_ID)
+		k = UWORKER_BUILD_ID;
+	else if (kind == UPARSE_UNWIND)
+		k = UWORKER_UNWIND;
+	if (!kind_open(u, k))
+		return error_set(e, "the ingest worker failed %u times on %s: not asked again",
+				 UWORKER_RESTARTS + 1, k == UWORKER_BUILD_ID ? "build-ids" :
+				 k == UWORKER_JIT ? "JIT files" : "unwinding");
 	u->calling = 1;
 	u->fd = fd;
-	n = symworker_call(u->w, req, len, out, cap, give_fd, u, e);
+	n = kind_call(u, k, req, len, out, cap, e);
 	u->fd = -1;
 	u->calling = 0;
 	return n;
@@ -435,5 +476,6 @@ ssize_t uworker_call(struct uworker *u, const void *req, size_t len, void *out, 
 
 void uworker_discard(struct uworker *u)
 {
+	u->counts.failed[u->last]++;
 	symworker_discard(u->w);
 }

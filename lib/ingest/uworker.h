@@ -30,10 +30,19 @@
  * A worker that does not answer within UWORKER_TIMEOUT_MS is killed, one
  * that dies is reaped; every sample of the batch in flight gets
  * UNWIND_FAILED ("unwinder failed": no frame, counted per binary by the
- * caller like the other results) and the next batch starts a new worker,
- * at most UWORKER_RESTARTS times over the uworker's life; then every
- * sample is UNWIND_FAILED.  Not thread-safe; the caller must not reap
- * children it did not start (symworker.h).
+ * caller like the other results) and the next batch starts a new worker.
+ *
+ * The budget of failures is per kind of request (enum uworker_kind:
+ * unwinding, build-ids, JIT files), so that files that crash or hang one
+ * parser cannot take the others away: each failure (a crash, a hang, an
+ * answer that did not make sense, and a worker found dead when a request
+ * came) is charged to the kind of the request in flight, and a kind that
+ * failed more than UWORKER_RESTARTS times (its failures started that many
+ * new workers, and the last failed too: the whole worker's budget before
+ * it was per kind) is not asked again over the uworker's life (its
+ * samples UNWIND_FAILED, its requests -1 at once, counted in
+ * uworker_counts.refused); the others go on, in new workers.  Not thread-safe;
+ * the caller must not reap children it did not start (symworker.h).
  */
 #ifndef STROBE_UWORKER_H
 #define STROBE_UWORKER_H
@@ -46,7 +55,7 @@
 #define UWORKER_REGS		64
 #define UWORKER_FRAMES		1024	/* ips per answer */
 #define UWORKER_TIMEOUT_MS	3000
-#define UWORKER_RESTARTS	8
+#define UWORKER_RESTARTS	8	/* new workers for one kind's failures */
 #define UWORKER_BATCH		64	/* samples per request, at most */
 
 struct uworker;
@@ -54,6 +63,14 @@ struct uworker;
 /* The worker's request kind, for a program that executes its workers
  * afresh (symworker_exec_main): named "unwind". */
 extern const struct symworker_ext uworker_ext;
+
+/* The kinds of request, each with its own budget of failures. */
+enum uworker_kind {
+	UWORKER_UNWIND,		/* uworker_run, uworker_unwind */
+	UWORKER_BUILD_ID,	/* uworker_call of UPARSE_BUILD_ID */
+	UWORKER_JIT,		/* uworker_call of UPARSE_JITMAP, UPARSE_JITDUMP */
+	UWORKER_KINDS
+};
 
 /* Start the worker; ops->open_binary is called in this process (ops->open_debug
  * is not used).  NULL with e set when it cannot start. */
@@ -73,10 +90,12 @@ enum unwind_result uworker_unwind(struct uworker *u, const struct proc *p, uint3
 
 /* A request of another kind (uparse.h: its first 4 bytes), answered into
  * out: symworker_call(), the worker asking key 1 gets a dup of fd (and
- * nothing else: no binary of a process's maps).  The answer is unchecked. */
+ * nothing else: no binary of a process's maps).  The answer is unchecked.
+ * -1 at once (e set) when its kind is refused (its budget spent). */
 ssize_t uworker_call(struct uworker *u, const void *req, size_t len, void *out, size_t cap,
 		     int fd, struct error *e);
-/* Kill the worker: its answer did not make sense (counted as a crash). */
+/* Kill the worker: its answer did not make sense (counted as a crash,
+ * and a failure of the last request's kind). */
 void uworker_discard(struct uworker *u);
 /*
  * Add a sample of process p to the batch being built (started by the
@@ -109,6 +128,8 @@ enum unwind_result uworker_result(const struct uworker *u, size_t i, uint64_t *i
  * life (a batch that could not be sent is counted too). */
 struct uworker_counts {
 	uint64_t calls, samples;
+	uint64_t failed[UWORKER_KINDS];		/* failures charged to each kind */
+	uint64_t refused[UWORKER_KINDS];	/* requests refused: budget spent */
 };
 void uworker_counts(const struct uworker *u, struct uworker_counts *out);
 

@@ -149,7 +149,9 @@ static int open_candidate(const char *path, char **refused)
 	return fd;
 }
 
-int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused)
+int debuginfo_check_build_id_by(int fd, const char *path, const char *hex, char **refused,
+				int (*read_id)(void *ctx, int fd, uint8_t *id, size_t cap),
+				void *ctx)
 {
 	struct error err = { "" };
 	uint8_t id[64];
@@ -158,24 +160,37 @@ int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **r
 
 	if (usable_file(fd, path, refused) < 0)
 		return -1;
-	n = hashkey_build_id_fd(fd, id, sizeof(id), &err);
+	n = read_id ? read_id(ctx, fd, id, sizeof(id)) :
+		      hashkey_build_id_fd(fd, id, sizeof(id), &err);
+	if (n > (int)sizeof(id))
+		n = -1;
 	for (i = 0; i < n; i++)
 		snprintf(got + 2 * i, 3, "%02x", id[i]);
 	got[n > 0 ? 2 * n : 0] = 0;
-	if (n <= 0 || !hex || strcmp(got, hex)) {
+	if (n < 0) {	/* a read error, or the symbol worker failed on it */
+		refuse(refused, path, "its build-id could not be read");
+		return -1;
+	}
+	if (!n || !hex || strcmp(got, hex)) {
 		refuse(refused, path, "its build-id is not the binary's");
 		return -1;
 	}
 	return 0;
 }
 
-static int try_build_id(const char *path, const char *hex, char **refused)
+int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused)
+{
+	return debuginfo_check_build_id_by(fd, path, hex, refused, NULL, NULL);
+}
+
+static int try_build_id(const struct debuginfo_want *w, const char *path, char **refused)
 {
 	int fd = open_candidate(path, refused);
 
 	if (fd < 0)
 		return -1;
-	if (debuginfo_check_build_id(fd, path, hex, refused) < 0) {
+	if (debuginfo_check_build_id_by(fd, path, w->build_id, refused, w->read_id,
+					w->read_id_ctx) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -222,8 +237,7 @@ int debuginfo_find(const struct debuginfo_want *w, struct debuginfo_found *out)
 			if (pass == 0 && w->build_id) {
 				char *path = debuginfo_build_id_path(root, w->build_id);
 
-				if (path && (out->fd = try_build_id(path, w->build_id,
-								    &out->refused)) >= 0) {
+				if (path && (out->fd = try_build_id(w, path, &out->refused)) >= 0) {
 					out->path = path;
 					free(root);
 					return 1;

@@ -47,6 +47,14 @@ struct debuginfo_want {
 	const char *link;	/* .gnu_debuglink name, or NULL */
 	uint32_t link_crc;
 	const char *roots;	/* colon-separated; NULL: DEBUGINFO_DEFAULT_ROOTS */
+	/* How a build-id candidate's build-id is read (its ELF headers and
+	 * notes: the candidate owner's bytes).  NULL: here, with
+	 * hashkey_build_id_fd (a reader with its own rights).  strobed, as
+	 * root, reads it in the symbol worker (symworker_build_id): the
+	 * length (1..cap) into id, 0 none, -1 could not; the comparison with
+	 * build_id stays here. */
+	int (*read_id)(void *ctx, int fd, uint8_t *id, size_t cap);
+	void *read_id_ctx;
 };
 
 struct debuginfo_found {
@@ -66,10 +74,16 @@ void debuginfo_found_free(struct debuginfo_found *f);
 
 /* Does the file open at fd (named path in messages) carry build-id hex
  * (lowercase), and is it a regular file of at most DEBUGINFO_FILE_MAX
- * bytes?  0 when it does; -1 when not, with "PATH refused: why" appended
+ * bytes?  0 when it does; -1 when not or when its build-id could not be
+ * read, with "PATH refused: why" appended
  * to *refused (a "; "-separated list the caller frees).  fd stays open.
  * Every debug file found by build-id, local or fetched, passes this. */
 int debuginfo_check_build_id(int fd, const char *path, const char *hex, char **refused);
+/* The same with the build-id read by read_id(ctx, ...) (struct
+ * debuginfo_want); read_id NULL: debuginfo_check_build_id. */
+int debuginfo_check_build_id_by(int fd, const char *path, const char *hex, char **refused,
+				int (*read_id)(void *ctx, int fd, uint8_t *id, size_t cap),
+				void *ctx);
 
 /* MiniDebugInfo: the xz stream of a .gnu_debugdata section (in, len)
  * decoded into a new buffer (*out, caller frees; *outlen) of at most

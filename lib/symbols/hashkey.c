@@ -138,6 +138,13 @@ union hdr_ent {
 	Elf32_Shdr s32;
 };
 
+static unsigned long build_id_parses;
+
+unsigned long hashkey_build_id_parses(void)
+{
+	return __atomic_load_n(&build_id_parses, __ATOMIC_RELAXED);
+}
+
 int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 {
 	unsigned char ehdr[sizeof(Elf64_Ehdr)], *tab = NULL;
@@ -150,6 +157,7 @@ int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 	struct stat st;
 	char name[256];
 
+	__atomic_add_fetch(&build_id_parses, 1, __ATOMIC_RELAXED);
 	if (fstat(fd, &st) < 0)
 		goto fail;
 	fsize = st.st_size;

@@ -28,6 +28,10 @@
 /* Build-id of the ELF file open at fd: its length (1..cap), 0 if the file
  * has none or is not ELF, -1 on a read error (e says why). */
 int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e);
+/* How many times this process has called hashkey_build_id_fd (parsed an
+ * ELF file's headers and notes): the tests' proof of which process parses
+ * (a worker's calls are its own). */
+unsigned long hashkey_build_id_parses(void);
 
 /* Build-id from a notes blob (e.g. /sys/kernel/notes): length or 0. */
 int hashkey_build_id_notes(const void *notes, size_t len, uint8_t *id, size_t cap);

@@ -226,8 +226,10 @@ static int key_is_nofile(const char *key)
 }
 
 /* The original file of a root-only cache entry, opened with the reader's
- * own rights: its symbols are used only if it still has the row's key.
- * Returns the symtab (b->own_fd keeps the file open for libbfd, which may
+ * own rights: its symbols are used only if it still has the row's key
+ * (hashkey_file parses its ELF headers: a user's report only; strobed, in
+ * worker mode, opens every entry as root by handle, worker_bin_open, and
+ * never comes here).  Returns the symtab (b->own_fd keeps the file open for libbfd, which may
  * reopen it by name) or NULL with *why set. */
 static struct symtab *own_copy_open(struct rbin *b, const struct db_binary *row,
 				    const char **why)
@@ -381,11 +383,22 @@ static void note_add(char **list, char *line)
 	free(line);
 }
 
+/* debuginfo_want.read_id in worker mode: a build-id candidate's ELF
+ * headers and notes are read in the worker, not in root's process. */
+static int worker_read_id(void *ctx, int fd, uint8_t *id, size_t cap)
+{
+	struct error err = { "" };
+
+	return symworker_build_id(ctx, fd, id, cap, &err);
+}
+
 /*
  * debug_attach through the worker: the debug file is found and opened
- * here (debuginfo.h: by path, regular files only, its build-id or CRC
- * checked on the descriptor) and read in the worker; MiniDebugInfo is
- * decoded there.  debuginfod is not asked (strobed never does).
+ * here (debuginfo.h: by path, regular files only, a debuglink candidate's
+ * CRC computed here: bytes summed, not parsed) and read in the worker; a
+ * build-id candidate's build-id is read there too (worker_read_id) and
+ * compared here; MiniDebugInfo is decoded there.  debuginfod is not asked
+ * (strobed never does).
  */
 static void worker_debug(struct resolver *r, struct rbin *b, const struct db_binary *row,
 			 struct symworker_bin *info)
@@ -400,6 +413,8 @@ static void worker_debug(struct resolver *r, struct rbin *b, const struct db_bin
 	w.link = info->link[0] ? info->link : NULL;
 	w.link_crc = info->link_crc;
 	w.roots = r->debug_roots;
+	w.read_id = worker_read_id;
+	w.read_id_ctx = r->worker;
 	if (debuginfo_find(&w, &f) == 1) {
 		int fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
 

@@ -10,8 +10,8 @@
  * OPEN, DEBUG, MINI and the start-up hello answer a struct winfo, LOOKUP a
  * count k (1 <= k <= n) and the names of the first k offsets (a u16 length,
  * NAME_NONE for none, then the bytes, no NUL): as many as fit in REPLY_MAX
- * bytes, the parent asks again for the rest.  SELF answers a struct
- * symworker_self; CLOSE has no answer.
+ * bytes, the parent asks again for the rest.  BUILD_ID answers a struct
+ * wbid; SELF a struct symworker_self; CLOSE has no answer.
  */
 #include "config.h"
 #include <errno.h>
@@ -32,12 +32,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "debuginfo.h"
+#include "hashkey.h"
 #include "symtab.h"
 #include "symworker.h"
 #include "sandbox.h"
 #include "selfexec.h"
 
-enum { OP_HELLO, OP_OPEN, OP_DEBUG, OP_MINI, OP_LOOKUP, OP_CLOSE, OP_SELF, OP_EXT, OP_FD };
+enum { OP_HELLO, OP_OPEN, OP_DEBUG, OP_MINI, OP_LOOKUP, OP_CLOSE, OP_SELF, OP_EXT, OP_FD,
+       OP_BUILD_ID };
 /* The worker's messages during an OP_EXT request: a u32 kind, then the
  * key of a descriptor it asks for (u64, answered by an OP_FD request with
  * the descriptor or none), or the answer. */
@@ -62,6 +64,11 @@ struct winfo {
 	uint32_t nsyms, has_symtab, link_crc;
 	char link[SYMWORKER_LINK_MAX];
 	char err[ERR_MAX];
+};
+
+struct wbid {			/* BUILD_ID: the length (0: none), the bytes */
+	int32_t n;
+	uint8_t id[BUILD_ID_MAX];
 };
 
 struct whandle {
@@ -148,6 +155,20 @@ static void w_lookup(int sock, struct symtab *st, const struct wreq *q)
 	}
 	memcpy(out, &i, 4);
 	w_send(sock, out, pos);
+}
+
+/* A debug file candidate's build-id, for the parent to compare. */
+static void w_build_id(int sock, int fd)
+{
+	struct error err = { "" };
+	struct wbid b;
+
+	memset(&b, 0, sizeof(b));
+	if (fd >= 0)
+		b.n = hashkey_build_id_fd(fd, b.id, sizeof(b.id), &err);
+	if (b.n < 0)
+		b.n = 0;	/* unreadable: no build-id, refused */
+	w_send(sock, &b, sizeof(b));
 }
 
 static void w_self(int sock, int seccomp_on)
@@ -323,6 +344,9 @@ static void __attribute__((noreturn)) w_serve(int sock, int seccomp_on,
 			break;
 		case OP_SELF:
 			w_self(sock, seccomp_on);
+			break;
+		case OP_BUILD_ID:
+			w_build_id(sock, fd);
 			break;
 		case OP_EXT:
 			w_ext(sock, ext, &ext_state, (size_t)len);
@@ -846,6 +870,27 @@ int symworker_debug(struct symworker *w, int h, int fd, struct symworker_bin *in
 	if (fd < 0)
 		return error_set(e, "symbol worker: no debug file");
 	return attach(w, h, fd, info, e);
+}
+
+int symworker_build_id(struct symworker *w, int fd, uint8_t *id, size_t cap, struct error *e)
+{
+	struct wreq q = { .op = OP_BUILD_ID };
+	struct wbid b;
+	ssize_t n;
+
+	if (fd < 0)
+		return error_set(e, "symbol worker: no file");
+	n = call(w, -1, &q, fd, &b, sizeof(b), e);	/* fd dup'ed by SCM_RIGHTS */
+	if (n < 0)
+		return -1;
+	if (n != sizeof(b) || b.n < 0 || (size_t)b.n > sizeof(b.id)) {
+		gone(w, -1, 0);
+		return error_set(e, "the symbol worker answered garbage: killed");
+	}
+	if ((size_t)b.n > cap)
+		return 0;	/* longer than any the caller wants: not it */
+	memcpy(id, b.id, (size_t)b.n);
+	return b.n;
 }
 
 int symworker_mini(struct symworker *w, int h, struct symworker_bin *info, struct error *e)

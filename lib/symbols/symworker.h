@@ -136,10 +136,21 @@ void symworker_free(struct symworker *w);
 int symworker_open(struct symworker *w, int fd, const char *name, struct symworker_bin *info,
 		   struct error *e);
 /* Take the names from the separate debug file open at fd (kept, as
- * above), already verified as h's (debuginfo.h): 1 when it had function
+ * above), already verified as h's (debuginfo.h, its build-id read with
+ * symworker_build_id): 1 when it had function
  * symbols (*info updated), 0 when not, -1 with e set. */
 int symworker_debug(struct symworker *w, int h, int fd, struct symworker_bin *info,
 		    struct error *e);
+/*
+ * The build-id of the file open at fd (a debug file candidate: its ELF
+ * headers and notes are the candidate's owner's bytes), read in the worker
+ * (hashkey_build_id_fd): its length (1..cap) into id, 0 when the file has
+ * none, is not ELF or could not be read, -1 with e set when the worker
+ * crashed, hung or answered garbage (killed; no binary blamed, the next
+ * request starts a new one).  fd stays the caller's.  The caller compares
+ * (debuginfo.h, struct debuginfo_want.read_id): the worker only reads.
+ */
+int symworker_build_id(struct symworker *w, int fd, uint8_t *id, size_t cap, struct error *e);
 /* The same from h's own MiniDebugInfo (.gnu_debugdata), decoded in the
  * worker. */
 int symworker_mini(struct symworker *w, int h, struct symworker_bin *info, struct error *e);

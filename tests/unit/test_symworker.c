@@ -21,7 +21,10 @@
  * (symworker_call, as uworker.h's unwinding): a large request echoed, a
  * descriptor asked by key from the worker and read there, and a worker
  * asking for descriptors without end killed (that request lost, the next
- * served by a new worker).
+ * served by a new worker); (h) a stripped binary's debug file by
+ * build-id: a candidate of another build-id refused, the binary's used,
+ * both candidates' build-ids read in the worker (this process parses no
+ * ELF file for them: hashkey_build_id_parses()).
  */
 #include "config.h"
 #include <stdarg.h>
@@ -37,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "dbfix.h"
+#include "hashkey.h"
 #include "resolve.h"
 #include "sandbox.h"
 #include "symtab.h"
@@ -264,6 +268,114 @@ static void test_resolver(void **state)
 	resolver_free(there);
 	symworker_free(w);
 	free(off);
+}
+
+/*
+ * (h) a stripped binary's debug file found by build-id in worker mode:
+ * two roots, the first with a candidate of another build-id (this test
+ * program), the second with the binary's own (objcopy --only-keep-debug).
+ * Through the worker the first is refused and the second used, the names
+ * those of the in-process resolver; and this process parsed no ELF file
+ * for it (hashkey_build_id_parses() unchanged: the candidates' build-ids
+ * were read in the worker, the cached binary's key never recomputed),
+ * where the in-process resolver parses both candidates.
+ */
+static void test_debug_by_build_id(void **state)
+{
+	struct fx *x = *state;
+	struct error e = { "" };
+	char cmd[8 * PATH_MAX], key[HASHKEY_MAX + 2 * BUILD_ID_MAX], hex[2 * BUILD_ID_MAX + 1];
+	char roots[2 * PATH_MAX];
+	char bin[PATH_MAX + 16], bad[PATH_MAX + 200], good[PATH_MAX + 200];
+	uint8_t id[BUILD_ID_MAX];
+	struct symworker *w = worker(0, 0);
+	struct resolver *here, *there;
+	struct resolved a, c;
+	unsigned long p0, p1, p2;
+	size_t n;
+	int64_t b;
+	int fd, len;
+
+	fd = open_ro(x->split);
+	len = hashkey_build_id_fd(fd, id, sizeof(id), &e);
+	close(fd);
+	if (len <= 0)
+		fail_msg("split603010 has no build-id");
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(key, sizeof(key), "buildid:%s", hex);
+	snprintf(bin, sizeof(bin), "%s/split-stripped", x->f.dir);
+	snprintf(bad, sizeof(bad), "%s/r1/.build-id/%.2s/%s.debug", x->f.dir, hex, hex + 2);
+	snprintf(good, sizeof(good), "%s/r2/.build-id/%.2s/%s.debug", x->f.dir, hex, hex + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p \"$(dirname '%s')\" \"$(dirname '%s')\" && cp /proc/%d/exe '%s' && "
+		 "objcopy --only-keep-debug '%s' '%s' && strip --strip-all -o '%s' '%s'",
+		 bad, good, (int)getpid(), bad, x->split, good, bin, x->split);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fixdb_cache_file(&x->f, key, bin), 0);
+	b = db_binary_intern(x->f.db, key, "/opt/fixture/split-stripped", 20000, 1, NULL, &e);
+	assert_true(b > 0);
+	snprintf(roots, sizeof(roots), "%s/r1:%s/r2", x->f.dir, x->f.dir);
+	setenv("STROBE_DEBUG_DIRS", roots, 1);
+	here = resolver_new(x->f.db, &x->s, &e);
+	there = resolver_new(x->f.db, &x->s, &e);
+	unsetenv("STROBE_DEBUG_DIRS");
+	resolver_set_worker(there, w);
+
+	p0 = hashkey_build_id_parses();
+	resolver_lookup(there, b, x->w60 + 4, 0, &c);
+	p1 = hashkey_build_id_parses();
+	resolver_lookup(here, b, x->w60 + 4, 0, &a);
+	p2 = hashkey_build_id_parses();
+	printf("ELF parses for a build-id in this process: %lu in worker mode, %lu in process\n",
+	       p1 - p0, p2 - p1);
+	assert_int_equal(p1 - p0, 0);
+	assert_true(p2 - p1 >= 2);	/* both candidates, here */
+	assert_string_equal(c.symbol, "work60");
+	assert_string_equal(a.symbol, "work60");
+	assert_non_null(c.debug);
+	assert_string_equal(c.debug, good);
+	assert_string_equal(a.debug, good);
+	assert_non_null(c.debug_note);
+	assert_non_null(strstr(c.debug_note, bad));
+	assert_non_null(strstr(c.debug_note, "its build-id is not the binary's"));
+	assert_non_null(a.debug_note);
+	assert_string_equal(a.debug_note, c.debug_note);
+	/* every offset named alike */
+	n = (size_t)file_size(bin);
+	for (size_t i = 0; i < n; i += 3) {
+		resolver_lookup(here, b, i, 0, &a);
+		resolver_lookup(there, b, i, 0, &c);
+		assert_string_equal(a.symbol, c.symbol);
+	}
+	assert_int_equal(hashkey_build_id_parses(), p2);
+	/* symworker_build_id itself: the bytes hashkey_build_id_fd reads,
+	 * none for a file that is not ELF, and a worker that hangs on it
+	 * costs that call only (-1, killed; the next one in a new worker) */
+	{
+		struct symworker *h = worker(300, 0);
+		struct symworker_stats ws;
+		uint8_t got[BUILD_ID_MAX];
+
+		fd = open_ro(x->split);
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), len);
+		assert_memory_equal(got, id, (size_t)len);
+		kill(symworker_pid(h), SIGSTOP);
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), -1);
+		assert_non_null(strstr(e.msg, "did not answer"));
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), len);
+		close(fd);
+		fd = open_ro("/etc/hostname");
+		assert_int_equal(symworker_build_id(h, fd, got, sizeof(got), &e), 0);
+		close(fd);
+		symworker_stats(h, &ws);
+		assert_int_equal(ws.timeouts, 1);
+		assert_int_equal(ws.failed, 0);		/* no binary blamed */
+		symworker_free(h);
+	}
+	resolver_free(here);
+	resolver_free(there);
+	symworker_free(w);
 }
 
 /* The "Name:" line of /proc/PID/status, its value; "" when missing. */
@@ -646,6 +758,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_names),
 		cmocka_unit_test(test_resolver),
+		cmocka_unit_test(test_debug_by_build_id),
 		cmocka_unit_test(test_no_rights),
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_hang),

@@ -12,7 +12,9 @@
  * registers, maps without the IP, a binary that is no ELF, a wrong ABI or
  * register mask); maps that change rebuild the process's session; many
  * processes; samples unwound in the worker in batches, each as alone and
- * in-process; and the cost per sample, printed (not asserted).
+ * in-process; the worker's budget per kind (build-ids crashed until
+ * refused leave unwinding working, and the reverse); and the cost per
+ * sample, printed (not asserted).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -34,7 +37,9 @@
 #if defined(__x86_64__) || defined(__aarch64__)
 #include <asm/perf_regs.h>
 #endif
+#include "hashkey.h"
 #include "unwind.h"
+#include "uparse.h"
 #include "uworker.h"
 #include "util.h"
 
@@ -937,6 +942,136 @@ static void test_batch(void **state)
 #endif
 }
 
+/* Kill pid 100 ms from now (a thread): a request sent meanwhile to the
+ * stopped worker is in flight when it dies, as in a parser's crash. */
+static void *kill_later(void *arg)
+{
+	usleep(100000);
+	kill((pid_t)(intptr_t)arg, SIGKILL);
+	return NULL;
+}
+
+/* A worker running (selftest starts one, charged to no kind), stopped,
+ * and killed while the caller's next request is in flight. */
+static pthread_t crash_next_request(struct uworker *w)
+{
+	struct symworker_self me;
+	struct error e;
+	pthread_t t;
+	pid_t pid;
+
+	assert_int_equal(uworker_selftest(w, &me, &e), 0);
+	pid = uworker_pid(w);
+	assert_true(pid > 0);
+	kill(pid, SIGSTOP);
+	assert_int_equal(pthread_create(&t, NULL, kill_later, (void *)(intptr_t)pid), 0);
+	return t;
+}
+
+/*
+ * The ingest worker's budget is per kind (uworker.h): UWORKER_RESTARTS
+ * + 1 build-id requests that crash in flight get build-ids refused (at
+ * once, counted), and dwarf unwinding (and JIT files) still work afterwards,
+ * as in process; the reverse on a second uworker: unwinding crashed as
+ * often is refused, build-ids still read.  Red with the old shared budget
+ * (symworker max_restarts UWORKER_RESTARTS: the unwinding after the
+ * build-id crashes is 'unwinder failed').
+ */
+static void test_budget_per_kind(void **state)
+{
+#if HAVE_CAPTURE
+	struct capture *c = xcalloc(1, sizeof(*c));
+	struct unwinder *u = new_unwinder(open_binary);
+	struct unwind_ops ops = { NULL, open_binary, NULL };
+	uint64_t ips[MAX_FRAMES], ips2[MAX_FRAMES];
+	uint8_t id[BUILD_ID_MAX], want[BUILD_ID_MAX];
+	struct uworker_counts uc;
+	struct uworker *w;
+	struct jitmap m;
+	struct error e;
+	struct proc p;
+	size_t nr, nr2;
+	int64_t stop, stop2;
+	enum unwind_result r, r2;
+	int fd, na;
+
+	skip_if_unbuilt();
+	f1(c);
+	read_maps(&p);
+	r2 = unwind_capture(u, &p, c, ips2, MAX_FRAMES, &nr2, &stop2);
+	assert_int_equal(r2, UNWIND_OK);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	na = hashkey_build_id_fd(fd, want, sizeof(want), &e);
+	assert_true(na > 0);
+
+	/* build-ids crashed UWORKER_RESTARTS + 1 times: refused, unwinding not */
+	w = uworker_new(&ops, &e);
+	if (!w)
+		fail_msg("uworker_new: %s", e.msg);
+	for (int i = 0; i <= UWORKER_RESTARTS; i++) {
+		pthread_t t = crash_next_request(w);
+
+		assert_int_equal(uparse_build_id(w, fd, id, sizeof(id), &e), -2);
+		pthread_join(t, NULL);
+	}
+	assert_int_equal(uparse_build_id(w, fd, id, sizeof(id), &e), -2);
+	assert_non_null(strstr(e.msg, "not asked again"));
+	r = uworker_unwind(w, &p, PERF_SAMPLE_REGS_ABI_64, c->mask, (const unsigned char *)c->regs,
+			   c->nr_regs, c->stack, c->stack_size, ips, MAX_FRAMES, &nr, &stop);
+	print_frames("after the build-id crashes", r, ips, nr);
+	assert_int_equal(r, r2);
+	assert_int_equal(nr, nr2);
+	assert_memory_equal(ips, ips2, nr * sizeof(*ips));
+	assert_int_equal(uparse_jit(w, UPARSE_JITMAP, "1000 10 f\n", 10, 1, 0, &m, NULL, &e), 0);
+	assert_int_equal(m.nr, 1);
+	jitmap_free(&m);
+	uworker_counts(w, &uc);
+	printf("failed: unwind %llu, build-id %llu, jit %llu; refused %llu %llu %llu\n",
+	       (unsigned long long)uc.failed[UWORKER_UNWIND],
+	       (unsigned long long)uc.failed[UWORKER_BUILD_ID],
+	       (unsigned long long)uc.failed[UWORKER_JIT],
+	       (unsigned long long)uc.refused[UWORKER_UNWIND],
+	       (unsigned long long)uc.refused[UWORKER_BUILD_ID],
+	       (unsigned long long)uc.refused[UWORKER_JIT]);
+	assert_int_equal(uc.failed[UWORKER_BUILD_ID], UWORKER_RESTARTS + 1);
+	assert_int_equal(uc.refused[UWORKER_BUILD_ID], 1);
+	assert_int_equal(uc.failed[UWORKER_UNWIND] + uc.refused[UWORKER_UNWIND], 0);
+	assert_int_equal(uc.failed[UWORKER_JIT] + uc.refused[UWORKER_JIT], 0);
+	uworker_free(w);
+
+	/* the reverse: unwinding crashed as often, build-ids still read */
+	w = uworker_new(&ops, &e);
+	if (!w)
+		fail_msg("uworker_new: %s", e.msg);
+	for (int i = 0; i <= UWORKER_RESTARTS; i++) {
+		pthread_t t = crash_next_request(w);
+
+		r = uworker_unwind(w, &p, PERF_SAMPLE_REGS_ABI_64, c->mask,
+				   (const unsigned char *)c->regs, c->nr_regs, c->stack,
+				   c->stack_size, ips, MAX_FRAMES, &nr, &stop);
+		assert_int_equal(r, UNWIND_FAILED);
+		pthread_join(t, NULL);
+	}
+	r = uworker_unwind(w, &p, PERF_SAMPLE_REGS_ABI_64, c->mask, (const unsigned char *)c->regs,
+			   c->nr_regs, c->stack, c->stack_size, ips, MAX_FRAMES, &nr, &stop);
+	assert_int_equal(r, UNWIND_FAILED);	/* refused */
+	assert_int_equal(uparse_build_id(w, fd, id, sizeof(id), &e), na);
+	assert_memory_equal(id, want, (size_t)na);
+	uworker_counts(w, &uc);
+	assert_int_equal(uc.failed[UWORKER_UNWIND], UWORKER_RESTARTS + 1);
+	assert_int_equal(uc.refused[UWORKER_UNWIND], 1);
+	assert_int_equal(uc.failed[UWORKER_BUILD_ID] + uc.refused[UWORKER_BUILD_ID], 0);
+	uworker_free(w);
+	close(fd);
+	unwinder_free(u);
+	free(p.maps);
+	free(c);
+#else
+	skip_if_unbuilt();
+#endif
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(unwind_result_name(UNWIND_NO_CFI), "no CFI");
@@ -965,6 +1100,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_budget_per_kind),
 	};
 	int r;
 
