@@ -1,7 +1,8 @@
 /*
  * test_chchild.c - the fleet child (chchild.h) against a fake ClickHouse
  * on 127.0.0.1 (a thread of this test answering each request with canned
- * bytes): a normal answer comes through, an insert goes out and is counted
+ * bytes): a normal answer comes through (to a host name too, resolved in
+ * the child that may not start threads), an insert goes out and is counted
  * in the parent; an answer with a control byte, ESC or NUL is refused with
  * one line; a child SIGKILLed mid-request costs that request only, one
  * SIGSTOPped is killed at the deadline, and after CHCHILD_RESTARTS new
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -186,6 +188,55 @@ static void test_normal(void **state)
 }
 
 /* through chclient: the insert's bytes counted in the parent */
+/* This machine's name when it resolves to 127.0.0.1 only (as in
+ * /etc/hosts here); else "localhost", which libcurl resolves itself. */
+static const char *local_name(void)
+{
+	static char name[256];
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL;
+	int ok = 0;
+
+	if (gethostname(name, sizeof(name) - 1) == 0 && getaddrinfo(name, NULL, &hints, &res) == 0) {
+		ok = 1;
+		for (struct addrinfo *a = res; a; a = a->ai_next)
+			if (((struct sockaddr_in *)a->ai_addr)->sin_addr.s_addr !=
+			    htonl(INADDR_LOOPBACK))
+				ok = 0;
+		freeaddrinfo(res);
+	}
+	if (ok)
+		return name;
+	printf("# test_host_name: this machine's name is not 127.0.0.1: localhost instead "
+	       "(which libcurl resolves without a thread: the test shows less)\n");
+	return "localhost";
+}
+
+/* a host name, resolved in the child: its RLIMIT_NPROC 0 leaves libcurl
+ * no resolver thread (chclient_pin_host) */
+static void test_host_name(void **state)
+{
+	struct chclient_url u;
+	struct chclient_cred cred;
+	struct error e = { "" };
+	struct sbuf out = { 0 };
+	struct chchild *k;
+	char url[400];
+
+	(void)state;
+	server(&u, &cred, 0);
+	snprintf(url, sizeof(url), "http://%s:%d/?database=strobe", local_name(), P.port);
+	assert_int_equal(chclient_url_parse(url, &u, &e), 0);
+	k = chchild_new(&u, &cred, &e);
+	if (!k)
+		fail_msg("chchild_new: %s", e.msg);
+	if (chchild_query(k, "SELECT 1, 2", &out, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_string_equal(out.s, "1\t2\n");
+	free(out.s);
+	chchild_free(k);
+}
+
 static void test_client_wiring(void **state)
 {
 	struct chclient_url u;
@@ -390,6 +441,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_normal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_wiring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killed_mid_request, setup, teardown),
