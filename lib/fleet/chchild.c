@@ -194,6 +194,10 @@ void chchild_serve(int sock)
 		sock = 3;
 	}
 	fd_close_others(sock);
+	/* 0, 1 and 2 on /dev/null: a library's message to stderr must not go
+	 * down a connection that took descriptor 2 */
+	for (int fd = open("/dev/null", O_RDWR | O_CLOEXEC); fd >= 0 && fd < 2;)
+		fd = dup(fd);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);	/* a server that hangs up is an error, not death */
