@@ -8,6 +8,14 @@
  * SIGSTOPped is killed at the deadline, and after CHCHILD_RESTARTS new
  * children the requests fail with one line; as root the child runs as
  * nobody with no capability and NoNewPrivs (/proc/PID/status).
+ *
+ * A child the server took over may send root anything: a pthread_atfork()
+ * handler of this test (no hook in chchild.c) makes the forked child
+ * answer the start-up and then forge the answer to the first request
+ * (control bytes in a 200 answer, a frame over the limit, a wrong kind,
+ * an unprintable error line, inconsistent status and error, a frame cut
+ * short); each is refused by root in one line, the child killed and
+ * reaped, and the next request served by a new child.
  */
 #define _GNU_SOURCE 1	/* strcasestr */
 #include <stdarg.h>
@@ -17,15 +25,18 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "chchild.h"
@@ -437,6 +448,149 @@ static void test_rights(void **state)
 	chchild_free(k);
 }
 
+/* chchild.c's frames, as a child would write them */
+struct forged_frame {
+	uint32_t kind, zero;
+	uint64_t len;
+};
+struct forged_ans {
+	int32_t status;
+	uint32_t err_len;
+};
+#define F_ANSWER	4
+
+static volatile int forge = -1;	/* the case the next forked child forges */
+
+static int f_read(int fd, size_t len)
+{
+	char buf[4096];
+
+	while (len) {
+		ssize_t n = read(fd, buf, len < sizeof(buf) ? len : sizeof(buf));
+
+		if (n <= 0)
+			return -1;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* one frame in, its payload dropped */
+static int f_skip(int fd)
+{
+	struct forged_frame f;
+
+	return read(fd, &f, sizeof(f)) == (ssize_t)sizeof(f) ? f_read(fd, f.len) : -1;
+}
+
+static void f_send(int fd, uint32_t kind, uint64_t len, int32_t status, uint32_t err_len,
+		   const char *bytes, size_t n)
+{
+	struct forged_frame f = { kind, 0, len };
+	struct forged_ans a = { status, err_len };
+
+	write_all(fd, &f, sizeof(f));
+	write_all(fd, &a, sizeof(a));
+	write_all(fd, bytes, n);
+}
+
+/* The forked child, before chchild_serve: its end of the socketpair is
+ * the AF_UNIX socket the HELLO arrives on. */
+static void in_child(void)
+{
+	int fd, sock = -1;
+
+	if (forge < 0)
+		return;
+	/* gone by itself should a failed case leave it, and off the test's
+	 * output (a pipe to whoever reads it) */
+	alarm(20);
+	fd = open("/dev/null", O_WRONLY);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+	for (fd = 3; fd < 64 && sock < 0; fd++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		struct stat st;
+		int dom = 0;
+		socklen_t len = sizeof(dom);
+
+		if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0 || dom != AF_UNIX)
+			continue;
+		if (poll(&p, 1, 2000) == 1)
+			sock = fd;
+	}
+	if (sock < 0 || f_skip(sock) < 0)
+		_exit(1);
+	f_send(sock, F_ANSWER, sizeof(struct forged_ans), 0, 0, "", 0);	/* ready */
+	if (f_skip(sock) < 0)
+		_exit(1);
+	switch (forge) {
+	case 0:		/* a 200 answer with ESC and NUL */
+		f_send(sock, F_ANSWER, 8 + 6, 0, 0, "1\x1b[m\0\n", 6);
+		break;
+	case 1:		/* over the answer limit and the error line */
+		f_send(sock, F_ANSWER, 8 + CHCHILD_ERR_MAX + CHCLIENT_ANSWER_MAX + 1, 0, 0, "", 0);
+		break;
+	case 2:		/* not an answer */
+		f_send(sock, F_ANSWER + 1, 8, 0, 0, "", 0);
+		break;
+	case 3:		/* an error line with ESC */
+		f_send(sock, F_ANSWER, 8 + 4, -1, 4, "a\x1b[m", 4);
+		break;
+	case 4:		/* success with an error line */
+		f_send(sock, F_ANSWER, 8 + 4, 0, 4, "oops", 4);
+		break;
+	case 5:		/* a status that is neither */
+		f_send(sock, F_ANSWER, 8, 7, 0, "", 0);
+		break;
+	case 6:		/* cut short */
+		f_send(sock, F_ANSWER, 8 + 100, 0, 0, "12", 2);
+		_exit(0);
+	}
+	pause();
+	_exit(0);
+}
+
+static void test_forged(void **state)
+{
+	static const char *const want[] = {
+		"the fleet child sent an answer that is not printable text: killed",
+		"the fleet child sent a frame larger than allowed: killed",
+		"the fleet child sent a malformed frame: killed",
+		"the fleet child sent an error line that is not printable: killed",
+		"the fleet child sent a malformed answer: killed",
+		"the fleet child sent a malformed answer: killed",
+		"the fleet child died during the request",
+	};
+	struct chchild *k;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		struct sbuf out = { 0 };
+		struct error e = { "" };
+		pid_t pid;
+
+		forge = (int)i;
+		k = child(0);
+		pid = chchild_pid(k);
+		assert_int_equal(chchild_query(k, "SELECT 1", &out, &e), -1);
+		one_line(&e);
+		if (strcmp(e.msg, want[i]))
+			fail_msg("case %zu: %s", i, e.msg);
+		assert_true(!out.s || !out.n);
+		assert_int_equal(chchild_pid(k), 0);
+		assert_int_equal(kill(pid, 0), -1);	/* killed and reaped */
+		forge = -1;
+		if (chchild_query(k, "SELECT 1, 2", &out, &e) < 0)
+			fail_msg("case %zu, the next request: %s", i, e.msg);
+		assert_string_equal(out.s, "1\t2\n");
+		free(out.s);
+		chchild_free(k);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,8 +602,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stopped_killed_at_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	pthread_atfork(NULL, NULL, in_child);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
