@@ -61,9 +61,13 @@ int sandbox_drop(int change_ids, uid_t uid, gid_t gid, const struct sandbox_limi
 	    limit(RLIMIT_CORE, 0, 0) < 0)
 		return error_set(e, "setrlimit: %s", strerror(errno));
 	if (change_ids) {
+		/* those still in the set: dropping one needs CAP_SETPCAP */
 		for (int cap = 0; cap < 64; cap++)
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-				return error_set(e, "PR_CAPBSET_DROP: %s", strerror(errno));
+			if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0 &&
+			    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+				return error_set(e, "cannot empty the capability bounding set "
+						 "(PR_CAPBSET_DROP: %s): strobed needs CAP_SETPCAP",
+						 strerror(errno));
 		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
 		    setresuid(uid, uid, uid) < 0)
 			return error_set(e, "cannot become uid %u: %s", (unsigned)uid,
