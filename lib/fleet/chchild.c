@@ -99,9 +99,15 @@ static int c_write(int sock, const void *buf, size_t len)
 static void c_answer(int sock, int status, const struct error *err, const void *body,
 		     size_t len)
 {
-	const char *msg = err->msg[0] ? err->msg : "the request failed";
-	size_t elen = status < 0 ? strnlen(msg, CHCHILD_ERR_MAX) : 0;
+	const char *m = err->msg[0] ? err->msg : "the request failed";
+	size_t elen = status < 0 ? strnlen(m, CHCHILD_ERR_MAX) : 0;
 	struct ans a = { status, (uint32_t)elen };
+	char msg[CHCHILD_ERR_MAX];
+
+	/* printable, as root checks it to be: a byte of the server's in a
+	 * libcurl message must not cost the child */
+	for (size_t i = 0; i < elen; i++)
+		msg[i] = m[i] >= 0x20 && m[i] <= 0x7e ? m[i] : '?';
 	struct frame f = { F_ANSWER, 0, sizeof(a) + elen + len };
 
 	if (c_write(sock, &f, sizeof(f)) < 0 || c_write(sock, &a, sizeof(a)) < 0 ||
