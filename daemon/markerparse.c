@@ -297,10 +297,8 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 		/* root asked: the workers' user, looked up here (no name
 		 * service in a child forked from threads: its locks may be
 		 * held) */
-		char who[64];
-
-		if (sandbox_worker_ids(&as.uid, &as.gid, who, sizeof(who), e) < 0)
-			return -1;
+		if (sandbox_user(NULL, &as.uid, &as.gid, e) < 0)
+			return error_prefix(e, "the marker reader");
 		as.groups = NULL;
 		as.ngroups = 0;
 	}

@@ -6,7 +6,7 @@
  * controls (doc/SECURITY.md, "Which process parses what"): its ELF
  * headers, sections and .note.stapsdt notes are parsed (usdt_find_fd) in
  * a child that took the requester's uid, gid and groups for good (the
- * workers' user's, sandbox_worker_ids(),
+ * workers' user's, sandbox_user(),
  * when root asked), no capability, no new privileges, not dumpable, a
  * seccomp filter where built (sandbox.h), RLIMIT_AS, RLIMIT_CPU, no core
  * and no file written.  It is given the descriptor peer_open_file()

@@ -148,7 +148,9 @@ static void log_worker(const struct push_stats *st)
 
 /* Push every stopped session in scope, then the next interval of each
  * running one: 0, or -1 with e set.  Binaries are parsed in a symbol
- * worker without privileges (symworker.h), never in strobed. */
+ * worker without privileges (symworker.h), never in strobed; the server
+ * is talked to by a fleet child without privileges (chchild.h), whose
+ * answers are checked printable text before they are parsed here. */
 static int attempt(struct pusher *p, struct error *e)
 {
 	struct push_opts o = { .host = p->host, .parse_in_worker = 1 };
@@ -171,7 +173,7 @@ static int attempt(struct pusher *p, struct error *e)
 		last = p->floor - 1;
 	if (p->asked && !nr && !scope(p, last, NULL))
 		return 0;	/* nothing new: no request at all */
-	c = chclient_new(&p->url, &p->cred, e);
+	c = chclient_new_child(&p->url, &p->cred, e);
 	if (!c) {
 		free(rids);
 		return -1;

@@ -51,6 +51,7 @@
 #include "bincache.h"
 #include "cachegc.h"
 #include "conffile.h"
+#include "chchild.h"
 #include "pusher.h"
 #include "countsave.h"
 #include "countstore.h"
@@ -2216,6 +2217,7 @@ int main(int argc, char **argv)
 	/* a worker executed afresh (selfexec.h): nothing of strobed runs */
 	if (argc > 2 && !strcmp(argv[1], SELFEXEC_ARG))
 		return !strcmp(argv[2], "marker") ? marker_reader_main(argc, argv) :
+			!strcmp(argv[2], "fleet") ? chchild_exec_main(argc, argv) :
 			symworker_exec_main(argc, argv, worker_exts);
 	/* the command line first, applied last: it overrides the file */
 	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {

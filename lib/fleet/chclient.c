@@ -16,10 +16,16 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include <zlib.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include "chchild.h"
 #include "chclient.h"
 
 struct chclient {
-	CURL *curl;
+	CURL *curl;			/* NULL when child is set */
+	struct chchild *child;		/* chclient_new_child(): requests made there */
+	struct curl_slist *pin;		/* chclient_pin_host()'s CURLOPT_RESOLVE */
+	int pinned;
 	struct chclient_url url;
 	struct chclient_cred cred;
 	size_t sent;
@@ -286,11 +292,28 @@ struct chclient *chclient_new(const struct chclient_url *u, const struct chclien
 	return c;
 }
 
+struct chclient *chclient_new_child(const struct chclient_url *u,
+				    const struct chclient_cred *cred, struct error *e)
+{
+	struct chclient *c = xcalloc(1, sizeof(*c));
+
+	c->url = *u;
+	c->child = chchild_new(u, cred, e);
+	if (!c->child) {
+		free(c);
+		return NULL;
+	}
+	return c;	/* no password kept here: the child has it */
+}
+
 void chclient_free(struct chclient *c)
 {
 	if (!c)
 		return;
-	curl_easy_cleanup(c->curl);
+	chchild_free(c->child);
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->pin);
 	free(c->errbody.s);
 	memset(c->cred.password, 0, sizeof(c->cred.password));
 	free(c);
@@ -404,6 +427,8 @@ static int post(struct chclient *c, const char *extra, const void *body, size_t 
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->curl_err);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->pin)
+		curl_easy_setopt(c->curl, CURLOPT_RESOLVE, c->pin);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	/* the whole request, however the server sends; and a server that
 	 * stops sending fails it after stall_s (on_progress) */
@@ -462,6 +487,12 @@ int chclient_query(struct chclient *c, const char *sql, struct sbuf *out, struct
 	struct sbuf tmp = { 0 };
 	int ret;
 
+	if (c->child) {
+		ret = chchild_query(c->child, sql, out ? out : &tmp, e);
+		free(tmp.s);
+		return ret;
+	}
+
 	/* the whole answer before the status: an error past the first
 	 * rows is then an HTTP error, not a 200 with the text at its end */
 	ret = post(c, "wait_end_of_query=1", sql, strlen(sql), 0, CHCLIENT_TIMEOUT(c),
@@ -500,25 +531,109 @@ static int gzip_buf(const void *data, size_t len, unsigned char **outp, size_t *
 	return 0;
 }
 
-int chclient_insert(struct chclient *c, const char *insert, const char *settings,
-		    const void *data, size_t len, struct error *e)
+int chclient_insert_gz(struct chclient *c, const char *insert, const char *settings,
+		       const void *gz, size_t gzlen, struct error *e)
 {
 	struct sbuf extra = { 0 }, out = { 0 };
-	unsigned char *gz;
-	size_t gzlen;
 	char *q;
 	int ret;
 
-	if (gzip_buf(data, len, &gz, &gzlen) < 0)
-		return error_set(e, "cannot compress %zu bytes with zlib", len);
 	q = curl_easy_escape(c->curl, insert, 0);
 	sbuf_addf(&extra, "query=%s%s%s", q ? q : "", settings ? "&" : "", settings ? settings : "");
 	curl_free(q);
 	ret = post(c, extra.s, gz, gzlen, 1, CHCLIENT_TIMEOUT(c), &out, e);
 	free(extra.s);
 	free(out.s);
+	return ret;
+}
+
+int chclient_insert(struct chclient *c, const char *insert, const char *settings,
+		    const void *data, size_t len, struct error *e)
+{
+	unsigned char *gz;
+	size_t gzlen;
+	int ret;
+
+	if (gzip_buf(data, len, &gz, &gzlen) < 0)
+		return error_set(e, "cannot compress %zu bytes with zlib", len);
+	if (c->child) {
+		/* counted here: what the child says it sent is not trusted */
+		ret = chchild_insert(c->child, insert, settings, gz, gzlen, e);
+		if (ret == 0)
+			c->sent += gzlen;
+	} else {
+		ret = chclient_insert_gz(c, insert, settings, gz, gzlen, e);
+	}
 	free(gz);
 	return ret;
+}
+
+/* The host of url.base, written into host (size bytes), and its port. */
+static int base_host(const struct chclient_url *u, char *host, size_t size, unsigned *port)
+{
+	int tls = !strncmp(u->base, "https://", 8);
+	const char *h = u->base + (tls ? 8 : 7), *end = h + strcspn(h, "/"), *colon;
+	size_t n;
+
+	*port = tls ? 443 : 80;
+	if (*h == '[')
+		return -1;	/* an IPv6 address: nothing to resolve */
+	colon = memchr(h, ':', (size_t)(end - h));
+	if (colon) {
+		*port = (unsigned)strtoul(colon + 1, NULL, 10);
+		end = colon;
+	}
+	n = (size_t)(end - h);
+	if (!n || n >= size)
+		return -1;
+	memcpy(host, h, n);
+	host[n] = 0;
+	return 0;
+}
+
+int chclient_pin_host(struct chclient *c, struct error *e)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+	struct addrinfo *res = NULL;
+	struct in6_addr a6;
+	struct sbuf line = { 0 };
+	char host[256], addr[INET6_ADDRSTRLEN];
+	unsigned port;
+	int rc, n = 0;
+
+	if (c->pinned || c->child)
+		return 0;
+	if (base_host(&c->url, host, sizeof(host), &port) < 0 ||
+	    inet_pton(AF_INET, host, &a6) == 1) {
+		c->pinned = 1;
+		return 0;
+	}
+	rc = getaddrinfo(host, NULL, &hints, &res);
+	if (rc)
+		return error_set(e, "cannot reach ClickHouse at %s: cannot resolve %s: %s: check "
+				 "the URL and that the server runs", c->url.base, host,
+				 gai_strerror(rc));
+	sbuf_addf(&line, "%s:%u:", host, port);
+	for (struct addrinfo *ai = res; ai && n < 8; ai = ai->ai_next) {
+		const void *p = ai->ai_family == AF_INET ?
+			(const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr :
+			ai->ai_family == AF_INET6 ?
+			(const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr : NULL;
+
+		if (!p || !inet_ntop(ai->ai_family, p, addr, sizeof(addr)))
+			continue;
+		sbuf_addf(&line, ai->ai_family == AF_INET6 ? "%s[%s]" : "%s%s", n ? "," : "", addr);
+		n++;
+	}
+	freeaddrinfo(res);
+	if (n)
+		c->pin = curl_slist_append(NULL, line.s);
+	free(line.s);
+	if (!n)
+		return error_set(e, "cannot reach ClickHouse at %s: no address for %s",
+				 c->url.base, host);
+	c->pinned = 1;
+	return 0;
 }
 
 /* ---- chclient_query_lines(): the answer read as it comes ---- */
@@ -590,6 +705,9 @@ int chclient_query_lines(struct chclient *c, const char *sql,
 	unsigned t = c->cred.limits.timeout_s ? c->cred.limits.timeout_s : CHCLIENT_LINES_TIMEOUT_S;
 	int ret;
 
+	if (c->child)
+		return error_set(e, "ClickHouse at %s: reading an answer line by line is not "
+				 "done in the fleet child", c->url.base);
 	c->sink = on_lines;
 	c->sink_arg = &l;
 	ret = post(c, NULL, sql, strlen(sql), 0, t, NULL, e);

@@ -75,7 +75,21 @@ struct chclient;
 
 struct chclient *chclient_new(const struct chclient_url *u, const struct chclient_cred *cred,
 			      struct error *e);
+
+/* The same client, its requests made by a child process without rights
+ * (chchild.h), for strobed --push as root: chclient_query() and
+ * chclient_insert() forward to it (the rows compressed and counted here),
+ * chclient_query_lines() fails.  NULL with e set when the child did not
+ * start. */
+struct chclient *chclient_new_child(const struct chclient_url *u,
+				    const struct chclient_cred *cred, struct error *e);
 void chclient_free(struct chclient *c);
+
+/* Resolve the server's host now, in this thread (getaddrinfo), and use
+ * those addresses for every later request: libcurl's resolver would run in
+ * a thread, which a process limited to RLIMIT_NPROC 0 cannot start.  A host
+ * given as an address needs nothing.  Done once; 0, or -1 with e set. */
+int chclient_pin_host(struct chclient *c, struct error *e);
 
 /* Run sql; its output (TabSeparated unless sql says FORMAT) into *out
  * (appended; free(out->s) when done).  An answer longer than the limit
@@ -101,6 +115,10 @@ int chclient_query_lines(struct chclient *c, const char *sql,
  * "name=value&..." (NULL: none) in the URL.  0, or -1 with e set. */
 int chclient_insert(struct chclient *c, const char *insert, const char *settings,
 		    const void *data, size_t len, struct error *e);
+
+/* chclient_insert() of rows gzip-compressed already (gz, gzlen bytes). */
+int chclient_insert_gz(struct chclient *c, const char *insert, const char *settings,
+		       const void *gz, size_t gzlen, struct error *e);
 
 /* Bytes sent in request bodies (compressed) since chclient_new(). */
 size_t chclient_bytes_sent(const struct chclient *c);

@@ -360,50 +360,17 @@ static void __attribute__((noreturn)) w_serve(int sock, int seccomp_on,
 }
 
 
-/* Drop every right for good; 0, or -1 with err set. */
+/* Drop every right for good (sandbox.h); 0, or -1 with err set. */
 static int w_drop(const struct symworker *w, struct error *err)
 {
-	struct __user_cap_header_struct hd = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	struct rlimit as = { w->o.mem_max, w->o.mem_max };
-	struct rlimit cpu = { w->o.cpu_s, w->o.cpu_s + 1 };
-	struct rlimit nofile = { 2 * SYMWORKER_HANDLES + 16, 2 * SYMWORKER_HANDLES + 16 };
-	struct rlimit fsize = { DEBUGINFO_MINI_MAX, DEBUGINFO_MINI_MAX };	/* the memfd */
-	struct rlimit zero = { 0, 0 };
+	struct sandbox_limits l = {
+		.as = w->o.mem_max, .cpu_s = w->o.cpu_s,
+		.nofile = 2 * SYMWORKER_HANDLES + 16,
+		.fsize = DEBUGINFO_MINI_MAX,	/* the memfd */
+		.nproc_zero = 1,
+	};
 
-	if (setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_CPU, &cpu) < 0 ||
-	    setrlimit(RLIMIT_NOFILE, &nofile) < 0 || setrlimit(RLIMIT_FSIZE, &fsize) < 0 ||
-	    setrlimit(RLIMIT_CORE, &zero) < 0)
-		return error_set(err, "setrlimit: %s", strerror(errno));
-	if (w->drop) {
-		for (int cap = 0; cap < 64; cap++)
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-				return error_set(err, "PR_CAPBSET_DROP: %s", strerror(errno));
-		if (setgroups(0, NULL) < 0 || setresgid(w->gid, w->gid, w->gid) < 0 ||
-		    setresuid(w->uid, w->uid, w->uid) < 0)
-			return error_set(err, "cannot become uid %u: %s", (unsigned)w->uid,
-					 strerror(errno));
-		if (setuid(0) == 0 || getuid() != w->uid || geteuid() != w->uid ||
-		    getgid() != w->gid || getgroups(0, NULL) != 0)
-			return error_set(err, "the drop to uid %u did not hold", (unsigned)w->uid);
-		/* one process of that user, this one: no fork (setrlimit after the
-		 * drop, as RLIMIT_NPROC counts the uid's processes) */
-		setrlimit(RLIMIT_NPROC, &zero);
-	}
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capset, &hd, d) < 0)
-		return error_set(err, "capset: %s", strerror(errno));
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return error_set(err, "prctl: %s", strerror(errno));
-	if (syscall(SYS_capget, &hd, d) < 0)
-		return error_set(err, "capget: %s", strerror(errno));
-	for (int i = 0; i < 2; i++)
-		if (d[i].effective || d[i].permitted || d[i].inheritable)
-			return error_set(err, "capabilities left after the drop");
-	if (chdir("/") < 0)
-		return error_set(err, "chdir /: %s", strerror(errno));
-	return 0;
+	return sandbox_drop(w->drop, w->uid, w->gid, &l, err);
 }
 
 /* In the worker, its socket at 3: drop every right, then serve. */
@@ -753,25 +720,9 @@ struct symworker *symworker_new(const struct symworker_opts *o, struct error *e)
 	if (w->o.ext)
 		w->xbuf = xmalloc(4 + SYMWORKER_EXT_MAX);
 	if (geteuid() == 0) {
-		const char *user = w->o.user;
-		struct passwd pw, *res = NULL;
-		char buf[4096];
-
 		w->drop = 1;
-		if (!user) {
-			if (sandbox_worker_ids(&w->uid, &w->gid, buf, sizeof(buf), e) < 0) {
-				error_prefix(e, "symbol worker");
-				goto fail;
-			}
-		} else if (getpwnam_r(user, &pw, buf, sizeof(buf), &res) == 0 && res) {
-			w->uid = pw.pw_uid;
-			w->gid = pw.pw_gid;
-			if (w->uid == 0 || w->gid == 0) {
-				error_set(e, "symbol worker: user '%s' is root", user);
-				goto fail;
-			}
-		} else {
-			error_set(e, "symbol worker: no user '%s'", user);
+		if (sandbox_user(w->o.user, &w->uid, &w->gid, e) < 0) {
+			error_prefix(e, "symbol worker");
 			goto fail;
 		}
 	}

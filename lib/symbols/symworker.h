@@ -9,7 +9,7 @@
  * that parsing for its parent:
  *
  *  - forked from the caller, it drops for good, before it reads anything,
- *    to an unprivileged uid and gid (opts.user, default sandbox_worker_ids(): _strobe, else nobody) with no
+ *    to an unprivileged uid and gid (opts.user, default sandbox_user(NULL): _strobe, else nobody) with no
  *    supplementary groups (setgroups(0), setresgid, setresuid; only when
  *    started as root: otherwise it keeps the caller's uid), clears the
  *    capability bounding set, sets PR_SET_NO_NEW_PRIVS and not dumpable,
@@ -65,7 +65,7 @@
 
 struct symworker_opts {
 	const char *user;	/* the worker's user when started as root;
-				 * NULL: sandbox_worker_ids() (_strobe, else nobody) */
+				 * NULL: sandbox_user(NULL): _strobe, else nobody */
 	unsigned timeout_ms;	/* per request; 0: SYMWORKER_TIMEOUT_MS */
 	unsigned max_restarts;	/* 0: SYMWORKER_RESTARTS */
 	uint64_t mem_max;	/* RLIMIT_AS; 0: 1 GiB */
