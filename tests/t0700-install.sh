@@ -127,13 +127,18 @@ if command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/n
 	sgid=$(sed -n 's/^strobe:x:\([0-9]*\):$/\1/p' "$sr/etc/group")
 	[ -n "$sgid" ] || fail "sysusers.d made no group strobe: $(cat "$sr/etc/group")"
 	[ "$sgid" -lt 1000 ] || fail "group strobe is not a system group: gid $sgid"
+	# the workers' user (sandbox_user): a system user of its own group
+	wu=$(grep '^_strobe:' "$sr/etc/passwd") || fail "sysusers.d made no user _strobe: $(cat "$sr/etc/passwd")"
+	wuid=$(echo "$wu" | cut -d: -f3) wgid=$(echo "$wu" | cut -d: -f4)
+	[ "$wuid" -gt 0 ] && [ "$wuid" -lt 1000 ] && [ "$wgid" -gt 0 ] && [ "$wgid" != "$sgid" ] ||
+		fail "user _strobe: uid $wuid gid $wgid (group strobe $sgid): not a system user of its own group"
 	systemd-tmpfiles --root="$sr" --create >"$tmp/tmpfiles.log" 2>&1 ||
 		fail "systemd-tmpfiles: $(cat "$tmp/tmpfiles.log")"
 	[ "$(stat -c '%a %u:%g' "$sr/var/lib/strobe")" = "750 0:$sgid" ] ||
 		fail "/var/lib/strobe from tmpfiles.d: $(stat -c '%a %u:%g' "$sr/var/lib/strobe"), not 750 0:$sgid"
 	[ "$(stat -c '%a %u:%g' "$sr/run/strobe")" = "755 0:0" ] ||
 		fail "/run/strobe from tmpfiles.d: $(stat -c '%a %u:%g' "$sr/run/strobe")"
-	ok "sysusers.d makes system group strobe ($sgid); tmpfiles.d /var/lib/strobe 0750 root:strobe, /run/strobe 0755"
+	ok "sysusers.d makes system group strobe ($sgid) and the workers' user _strobe ($wuid:$wgid); tmpfiles.d /var/lib/strobe 0750 root:strobe, /run/strobe 0755"
 else
 	echo "not checked: systemd-sysusers or systemd-tmpfiles is not installed (package systemd)"
 fi
@@ -142,7 +147,7 @@ fi
 # program it may run replaced by one that only says how it was called
 stubs=$tmp/stubs
 mkdir "$stubs"
-for p in systemd-sysusers systemd-tmpfiles groupadd install getent; do
+for p in systemd-sysusers systemd-tmpfiles groupadd useradd install getent; do
 	printf '#!/bin/sh\necho "%s $*" >>"%s"\n%s\n' "$p" "$tmp/calls" \
 		"$([ $p = getent ] && echo 'exit 2' || echo 'exit 0')" >"$stubs/$p"
 	chmod +x "$stubs/$p"
@@ -161,7 +166,8 @@ grep -q "prefix $tmp/pfx is not /usr or /usr/local" "$tmp/hook.log" ||
 rm "$stubs/systemd-sysusers" "$stubs/systemd-tmpfiles"
 PATH=$stubs /bin/sh "$src/dist/post-install.sh" /usr/lib/sysusers.d/strobe.conf \
 	/usr/lib/tmpfiles.d/strobe.conf >"$tmp/hook.log" 2>&1 || fail "post-install.sh failed: $(cat "$tmp/hook.log")"
-printf '%s\n' "getent group strobe" "groupadd --system strobe" \
+printf '%s\n' "getent group strobe" "groupadd --system strobe" "getent passwd _strobe" \
+	"useradd --system --user-group --no-create-home --home-dir / --shell /usr/sbin/nologin _strobe" \
 	"install -d -m 0750 -o root -g strobe /var/lib/strobe" >"$tmp/calls.want"
 cmp -s "$tmp/calls" "$tmp/calls.want" || fail "the post-install step without systemd ran: $(cat "$tmp/calls")"
 printf '#!/bin/sh\nexit 1\n' >"$stubs/groupadd"
