@@ -6,10 +6,11 @@
 # burst_pages gets few samples of long periods and trickle_pages many of
 # short ones.  Known answer: weighed by period, burst_pages has NB / (NB +
 # NT) of the two functions' share (the periods must differ: -F); the
-# periods of the process's samples add up to its page faults (within 10%:
-# the period of a CPU's sample also counts other processes' faults on that
-# CPU, and faults after the last sample are in none); and perf report on
-# the same workload agrees.
+# periods of the process's samples add up to its page faults (at most 10%
+# more: the period of a CPU's sample also counts other processes' faults on
+# that CPU; and at least half, as faults after the last sample are in none
+# and a loaded kernel drops some: see below); and perf report on the same
+# workload agrees.
 # Weighing by period is exact only up to the samples at the trickle's ends
 # and the faults no sample stands for: its first sample's period may hold
 # faults of the burst, faults after its last sample are in no sample (the
@@ -20,7 +21,7 @@
 # periods' share of the faults plus the share no sample stands for (the
 # known faults less the sum of the periods) plus 1 point, whichever is
 # wider, all read off the run's own samples; the sum itself is checked
-# below (within 10%).
+# below.
 . "$(dirname "$0")/lib.sh"
 need_root
 
@@ -81,8 +82,13 @@ nper=$(sqlq -readonly "$STROBE_DB" "SELECT count(DISTINCT s.period) FROM samples
 
 sum=$(sqlq -readonly "$STROBE_DB" "SELECT sum(s.period) FROM samples s JOIN comms c
 	ON c.id=s.comm_id WHERE c.name='faultmix' AND s.session_id=(SELECT max(id) FROM sessions)")
-echo "sum of faultmix's periods: $sum (faults: $NB + $NT + startup)"
-[ -n "$sum" ] && [ "$sum" -ge $(((NB + NT) * 9 / 10)) ] && [ "$sum" -le $(((NB + NT) * 11 / 10)) ] ||
+echo "sum of faultmix's periods: $sum (faults: $NB + $NT + startup; $8 in no sample)"
+# at most the faults (+10%: other processes' faults on the CPU, startup);
+# at least half: the kernel drops the events of periods it cuts short,
+# which a loaded machine makes likelier (seen: 13,381 of 110,000 with a CPU
+# hog), but a sum of sample counts, or of periods cut to a fixed size,
+# would be a few hundred
+[ -n "$sum" ] && [ "$sum" -ge $(((NB + NT) / 2)) ] && [ "$sum" -le $(((NB + NT) * 11 / 10)) ] ||
 	fail "faultmix's periods add up to '$sum', not its $((NB + NT)) faults (+ startup)"
 
 # a software group is never multiplexed: nothing may say it did not count
