@@ -217,19 +217,24 @@ for b in driver perf; do
 	else
 		[ "$ne" = 0 ] && pass "perf-tsc-derived" || fail "perf-tsc-derived" "$ne samples claim an exact TSC"
 	fi
-	# the split workload: 60/30/10 within 6 points
+	# the split workload: 60/30/10 within 6 points, each a share of the
+	# three functions' samples (a loaded host slows the TCG guest and moves
+	# the kernel's share of the process: seen 10% with a CPU hog)
 	n=$(awk -F, 'NR > 1 { n += $4 } END { print n + 0 }' /tmp/$b.split.csv)
+	sym=$(awk -F, 'NR > 1 && $3 ~ /^work(60|30|10)$/ { n += $4 } END { print n + 0 }' /tmp/$b.split.csv)
 	ok=1
 	for f in work60:60 work30:30 work10:10; do
-		p=$(share $b ${f%:*})
+		k=$(awk -F, -v s=${f%:*} 'NR > 1 && $3 == s { print $4 }' /tmp/$b.split.csv)
+		p=$(awk -v k="${k:-0}" -v t="$sym" 'BEGIN { if (t > 0) printf "%.2f", 100 * k / t }')
 		awk -v p="${p:-0}" -v w=${f#*:} 'BEGIN { exit !(p - w <= 6 && w - p <= 6) }' || ok=0
-		echo "# $b: ${f%:*} ${p:-0}% (want ${f#*:}) of $n samples"
+		echo "# $b: ${f%:*} ${p:-0}% (want ${f#*:}) of the three's $sym samples ($(share $b ${f%:*})% of the process's $n)"
 	done
-	[ $ok = 1 ] && [ "$n" -ge 300 ] && pass "$b-split-603010" || fail "$b-split-603010" "see the shares above"
-	# user PCs resolved to the workload's symbols
-	sym=$(awk -F, 'NR > 1 && $3 ~ /^work(60|30|10)$/ { n += $4 } END { print n + 0 }' /tmp/$b.split.csv)
-	awk -v s=$sym -v n=$n 'BEGIN { exit !(n > 0 && s >= 0.9 * n) }' && pass "$b-user-symbols" ||
-		fail "$b-user-symbols" "$sym of $n samples on work60/30/10"
+	[ $ok = 1 ] && [ "$sym" -ge 300 ] && pass "$b-split-603010" || fail "$b-split-603010" "see the shares above"
+	# user PCs resolved to the workload's symbols: 90% of the samples
+	# outside the kernel
+	user=$(awk -F, 'NR > 1 && $1 !~ /^\[kernel/ { n += $4 } END { print n + 0 }' /tmp/$b.split.csv)
+	awk -v s=$sym -v n=$user 'BEGIN { exit !(n > 0 && s >= 0.9 * n) }' && pass "$b-user-symbols" ||
+		fail "$b-user-symbols" "$sym of $user user samples on work60/30/10 ($(awk -F, 'NR > 1 && $3 !~ /^work(60|30|10)$/ { printf "%s %s %s; ", $1, $3, $4 }' /tmp/$b.split.csv | cut -c1-300))"
 	# page faults counted by the session's counters: NPAGES within 2%
 	pf=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "page-faults") c = i }
 		NR > 1 { n += $c } END { print n + 0 }' /tmp/$b.touch.csv)
