@@ -29,7 +29,9 @@ NB=100000 NT=10000 USEC=100
 want=$(awk -v a=$NB -v b=$NT 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
 # The kernel lowers the period for the trickle only at its timer ticks; on
 # a loaded machine it may not have done so before the trickle ended (no
-# sample there at all: nothing to weigh).  Such a run is said and run
+# sample there at all, or a few of long periods that leave most of the
+# trickle's faults to the burst's: seen 2 samples, burst_pages weighed
+# 99.4%; a run has 10 or more when the period adapted).  Such a run is said and run
 # again, at most twice; a wrong weighing fails whatever the run.
 for try in 1 2 3; do
 	"$STROBE" record --sample-event page-faults -F 400 --name period \
@@ -37,8 +39,9 @@ for try in 1 2 3; do
 		2>"$tmp/record.err" ||
 		fail "record: $(cat "$tmp/record.err")"
 	"$STROBE" report --comm faultmix --format csv >"$tmp/r.csv" || fail "report csv"
-	grep -q ",trickle_pages," "$tmp/r.csv" && break
-	echo "note: run $try: no sample in trickle_pages (the kernel kept the burst's period): again"
+	nt=$(awk -F, '$3 == "trickle_pages" { print $4 }' "$tmp/r.csv")
+	[ "${nt:-0}" -ge 10 ] && break
+	echo "note: run $try: ${nt:-no} samples in trickle_pages (the kernel kept the burst's period): again"
 done
 "$STROBE" report --comm faultmix >"$tmp/r.txt" || fail "report"
 grep -q "^# percent: of page-faults's count" "$tmp/r.txt" ||
