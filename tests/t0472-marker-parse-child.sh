@@ -43,6 +43,7 @@ ok "root's and the member's markers record their hits"
 
 python3 - "$tmp/strace.log" "$daemon_pid" "$(worker_uid)" "$nuid" "$WL/tlbwalk" "$tmp/m/prog" <<'PY' ||
 import re, struct, sys
+import stracelog
 log, strobed = sys.argv[1], sys.argv[2]
 files = sys.argv[5:]
 # root's file read as the workers' user, the member's as the member
@@ -52,31 +53,17 @@ want = {files[0]: sys.argv[3], files[1]: sys.argv[4]}
 # copy into the cache whole chunks (ingest identifying the binary at the
 # session's start and as it runs: still root's, doc/SECURITY.md)
 shoff = {f: struct.unpack_from("<Q", open(f, "rb").read(64), 0x28)[0] for f in files}
-uid = {}		# pid -> its last successful setresuid
-fresh = set()		# pids that executed strobed afresh (selfexec.h)
+L = stracelog.Log(log)
 readers = {f: set() for f in files}
-for line in open(log):
-    m = re.match(r"(\d+)\s+(\w+)\((.*)", line)
-    if not m:
-        continue
-    pid, call, rest = m.groups()
-    if call == "execveat" and "--strobe-worker" in rest and rest.rstrip().endswith("= 0"):
-        fresh.add(pid)
-    elif call == "setresuid" and rest.rstrip().endswith("= 0"):
-        uid[pid] = rest.split(",")[0]
-    elif call == "pread64":
+for pid, call, rest in L.calls:
+    if call == "pread64":
         off = re.search(r", (\d+), (\d+)\) += ", rest)	# count, offset
         for f in files:
             if ("<" + f + ">" in rest and off and off.group(1) == "64" and
                     int(off.group(2)) >= shoff[f]):	# a section header
                 readers[f].add(pid)
 for f, pids in readers.items():
-    assert pids, f"no read of {f}'s section headers seen"
-    for p in pids:
-        assert p != strobed, f"strobed ({p}) read {f}'s section headers"
-        assert uid.get(p) == want[f], f"{f}'s sections read by {p} as uid {uid.get(p, '0 (no setresuid)')}"
-        assert p in fresh, f"{f}'s sections read by {p}, a forked copy of strobed (no execveat)"
-    print(f"  {f}: its sections read by {sorted(pids)}, each executed afresh, after setresuid({want[f]})")
+    print("  " + L.check(f"a read of {f}'s section headers", pids, {strobed}, want[f]))
 PY
 	{ cp "$tmp/strace.log" /tmp/t0472.strace; fail "who read the marker files (above)"; }
 ok "the marker files' notes were read by children as uid $(worker_uid) (root's) and $nuid (the member's), never by strobed"

@@ -99,29 +99,14 @@ kill "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null
 python3 - "$tmp/strace.log" "$tmp/tasks" "$nuid" "$port" <<'PY' ||
 import re, sys
+import stracelog
 log, tasks, nuid, port = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 threads = set(open(tasks).read().split())
-uid = {}		# pid -> its last successful setresuid
-fresh = set()		# pids that executed strobed afresh
-connects = []
-for line in open(log):
-    m = re.match(r"(\d+)\s+(\w+)\((.*)", line)
-    if not m:
-        continue
-    pid, call, rest = m.groups()
-    if call == "execveat" and "--strobe-worker" in rest and rest.rstrip().endswith("= 0"):
-        fresh.add(pid)
-    elif call == "setresuid" and rest.rstrip().endswith("= 0"):
-        uid[pid] = rest.split(",")[0]
-    elif call == "connect" and "sin_port=htons(%s)" % port in rest:
-        connects.append(pid)
-assert connects, "no connect() to the server seen"
-for p in connects:
-    assert p not in threads, f"strobed's own thread {p} connected to the server"
-    assert uid.get(p) == nuid, f"{p} connected as uid {uid.get(p, '0 (no setresuid)')}"
-    assert p in fresh, f"{p}, a forked copy of strobed (no execveat), connected to the server"
-print(f"  connect() to port {port} by {sorted(set(connects))}, each executed afresh, after setresuid({nuid}); "
-      f"strobed's threads {sorted(threads)} made none")
+L = stracelog.Log(log)
+connects = [pid for pid, call, rest in L.calls
+            if call == "connect" and "sin_port=htons(%s)" % port in rest]
+print("  " + L.check(f"a connect() to port {port}", connects, threads, nuid) +
+      f"; strobed's threads {sorted(threads)} made none")
 PY
 	{ cp "$tmp/strace.log" /tmp/t0804.strace; fail "who connected to the server (above)"; }
 ok "no thread of strobed connected to the server: its fleet child did, executed afresh, as uid $nuid"
