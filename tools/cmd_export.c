@@ -45,6 +45,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "db.h"
+#include "eventscan.h"
 #include "chrometrace.h"
 #include "exportcsv.h"
 #include "cgset.h"
@@ -565,64 +566,57 @@ static int chrome_samples(struct exp *x, const struct chrometrace_session *cs,
 	return 0;
 }
 
-/* Bind the time range (?2, ?3) of a markers or lost query. */
-static void bind_range(struct exp *x, sqlite3_stmt *st)
+/* The session's markers or lost records in the export's time range. */
+static void export_events(struct exp *x, struct event_filter *f)
 {
-	sqlite3_bind_int64(st, 1, x->s.id);
-	sqlite3_bind_int64(st, 2, x->o->has_from ? x->s.start_ns + x->o->from_ns : INT64_MIN);
-	sqlite3_bind_int64(st, 3, x->o->has_to ? x->s.start_ns + x->o->to_ns : INT64_MAX);
+	event_filter_all(f, x->s.id);
+	if (x->o->has_from)
+		f->time_lo = x->s.start_ns + x->o->from_ns;
+	if (x->o->has_to)
+		f->time_hi = x->s.start_ns + x->o->to_ns;
 }
 
 static int chrome_markers(struct exp *x, const struct chrometrace_session *cs,
 			  struct error *e)
 {
-	sqlite3_stmt *st;
-	int rc;
+	struct event_filter f;
+	struct marker_scan *sc;
+	struct db_marker m;
+	int rc = 0;
 
-	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT time_ns,cpu,pid,tid,kind,name,args "
-			       "FROM markers WHERE session_id=?1 AND time_ns BETWEEN ?2 AND ?3 "
-			       "ORDER BY time_ns,rowid", -1, &st, NULL))
-		return db_sql_error(x->db, e, "reading markers");
-	bind_range(x, st);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !x->ob.err) {
-		struct chrometrace_marker m = {
-			.time_ns = sqlite3_column_int64(st, 0),
-			.has_cpu = sqlite3_column_type(st, 1) != SQLITE_NULL,
-			.has_pid = sqlite3_column_type(st, 2) != SQLITE_NULL,
-			.has_tid = sqlite3_column_type(st, 3) != SQLITE_NULL,
-			.cpu = sqlite3_column_int64(st, 1), .pid = sqlite3_column_int64(st, 2),
-			.tid = sqlite3_column_int64(st, 3),
-			.kind = (const char *)sqlite3_column_text(st, 4),
-			.name = (const char *)sqlite3_column_text(st, 5),
-			.args = (const char *)sqlite3_column_text(st, 6),
+	export_events(x, &f);
+	sc = marker_scan_open(x->db, &f, e);
+	if (!sc)
+		return -1;
+	while (!x->ob.err && (rc = marker_scan_next(sc, &m, e)) == 1) {
+		struct chrometrace_marker cm = {
+			.time_ns = (int64_t)m.time_ns,
+			.has_cpu = m.cpu >= 0, .has_pid = m.pid >= 0, .has_tid = m.tid >= 0,
+			.cpu = m.cpu, .pid = m.pid, .tid = m.tid,
+			.kind = m.kind, .name = m.name, .args = m.args,
 		};
 
-		chrometrace_marker(&x->ct, cs, &m);
+		chrometrace_marker(&x->ct, cs, &cm);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(x->db, e, "reading markers");
-	return 0;
+	marker_scan_close(sc);
+	return x->ob.err || rc >= 0 ? 0 : -1;
 }
 
 static int chrome_lost(struct exp *x, const struct chrometrace_session *cs, struct error *e)
 {
-	sqlite3_stmt *st;
-	int rc;
+	struct event_filter f;
+	struct lost_scan *sc;
+	struct db_lost l;
+	int rc = 0;
 
-	if (sqlite3_prepare_v2(db_sqlite(x->db), "SELECT time_ns,cpu,count,kind FROM lost "
-			       "WHERE session_id=?1 AND time_ns BETWEEN ?2 AND ?3 "
-			       "ORDER BY time_ns,rowid", -1, &st, NULL))
-		return db_sql_error(x->db, e, "reading lost records");
-	bind_range(x, st);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && !x->ob.err)
-		chrometrace_lost(&x->ct, cs, sqlite3_column_int64(st, 0),
-				 sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-				 (const char *)sqlite3_column_text(st, 3));
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(x->db, e, "reading lost records");
-	return 0;
+	export_events(x, &f);
+	sc = lost_scan_open(x->db, &f, e);
+	if (!sc)
+		return -1;
+	while (!x->ob.err && (rc = lost_scan_next(sc, &l, e)) == 1)
+		chrometrace_lost(&x->ct, cs, l.time_ns, l.cpu, (int64_t)l.count, l.kind);
+	lost_scan_close(sc);
+	return x->ob.err || rc >= 0 ? 0 : -1;
 }
 
 /* A process's name: its row in processes (its latest name in the session). */

@@ -17,17 +17,10 @@
 #include <string.h>
 #include "cmd.h"
 #include "db.h"
+#include "eventscan.h"
 #include "output.h"
 #include "report.h"
 #include "report_markers.h"
-
-static const char markers_sql[] =
-	"SELECT time_ns,kind,name,pid,tid,cpu,args FROM markers WHERE session_id=?1 "
-	"AND (?2 < 0 OR pid=?2) "
-	"AND (?3 IS NULL OR pid IN (SELECT p.pid FROM processes p JOIN comms c "
-	"ON c.id=p.comm_id WHERE p.session_id=?1 AND c.name=?3)) "
-	"AND (?4 IS NULL OR time_ns>=?4) AND (?5 IS NULL OR time_ns<=?5) "
-	"ORDER BY time_ns, rowid LIMIT ?6";
 
 int report_markers(struct db *db, const struct report_opts *o, enum output_format fmt,
 		   FILE *f, struct error *e)
@@ -35,23 +28,26 @@ int report_markers(struct db *db, const struct report_opts *o, enum output_forma
 	enum { C_TIME, C_KIND, C_NAME, C_PID, C_TID, C_CPU, C_ARGS };
 	struct db_session s;
 	struct table *t;
-	sqlite3_stmt *st;
+	struct event_filter ef;
+	struct marker_scan *sc;
+	struct db_marker m;
 	char buf[64];
 	int rc, ret = 0;
 
 	if (db_session_get(db, o->session, &s, e) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(db_sqlite(db), markers_sql, -1, &st, NULL))
-		return db_sql_error(db, e, "reading the markers");
-	sqlite3_bind_int64(st, 1, s.id);
-	sqlite3_bind_int64(st, 2, o->pid);
-	if (o->comm)
-		sqlite3_bind_text(st, 3, o->comm, -1, SQLITE_STATIC);
+	event_filter_all(&ef, s.id);
+	ef.pid = o->pid;
+	ef.comm = o->comm;
 	if (o->has_from)
-		sqlite3_bind_int64(st, 4, s.start_ns + o->from_ns);
+		ef.time_lo = s.start_ns + o->from_ns;
 	if (o->has_to)
-		sqlite3_bind_int64(st, 5, s.start_ns + o->to_ns);
-	sqlite3_bind_int64(st, 6, o->limit ? (int64_t)o->limit : -1);
+		ef.time_hi = s.start_ns + o->to_ns;
+	if (o->limit)
+		ef.limit = (int64_t)o->limit;
+	sc = marker_scan_open(db, &ef, e);
+	if (!sc)
+		return -1;
 
 	t = table_new();
 	/* text: microseconds; CSV and JSON: the exact nanosecond as a number */
@@ -64,9 +60,9 @@ int report_markers(struct db *db, const struct report_opts *o, enum output_forma
 	table_add_col(t, "args", COL_STR);
 	snprintf(buf, sizeof(buf), "%" PRId64, s.id);
 	table_add_meta(t, "session", buf, 1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = marker_scan_next(sc, &m, e)) == 1) {
 		size_t r = table_add_row(t);
-		int64_t rel = sqlite3_column_int64(st, 0) - s.start_ns;
+		int64_t rel = (int64_t)m.time_ns - s.start_ns;
 
 		if (fmt == OUTPUT_TEXT) {
 			snprintf(buf, sizeof(buf), "%.6f", rel / 1e9);
@@ -74,21 +70,22 @@ int report_markers(struct db *db, const struct report_opts *o, enum output_forma
 		} else {
 			table_set_float(t, r, C_TIME, rel / 1e9);
 		}
-		table_set_str(t, r, C_KIND, (const char *)sqlite3_column_text(st, 1));
-		table_set_str(t, r, C_NAME, (const char *)sqlite3_column_text(st, 2));
-		for (int c = 3; c <= 5; c++)
-			if (sqlite3_column_type(st, c) != SQLITE_NULL)
-				table_set_int(t, r, C_PID + (c - 3), sqlite3_column_int64(st, c));
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-			table_set_str(t, r, C_ARGS, (const char *)sqlite3_column_text(st, 6));
+		table_set_str(t, r, C_KIND, m.kind);
+		table_set_str(t, r, C_NAME, m.name);
+		if (m.pid >= 0)
+			table_set_int(t, r, C_PID, m.pid);
+		if (m.tid >= 0)
+			table_set_int(t, r, C_TID, m.tid);
+		if (m.cpu >= 0)
+			table_set_int(t, r, C_CPU, m.cpu);
+		if (m.args)
+			table_set_str(t, r, C_ARGS, m.args);
 	}
-	if (rc != SQLITE_DONE) {
-		ret = db_sql_error(db, e, "reading the markers");
-		sqlite3_finalize(st);
+	marker_scan_close(sc);
+	if (rc < 0) {
 		table_free(t);
-		return ret;
+		return -1;
 	}
-	sqlite3_finalize(st);
 	if (fmt == OUTPUT_TEXT) {
 		fprintf(f, "# session %" PRId64, s.id);
 		if (s.name[0])
