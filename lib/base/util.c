@@ -688,6 +688,13 @@ void sbuf_add(struct sbuf *b, const void *p, size_t n)
 	b->s[b->n] = 0;
 }
 
+uint64_t hash_string(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * HASH_STRING_PRIME;
+	return h;
+}
+
 uint64_t hash_mix64(uint64_t x)
 {
 	x ^= x >> 33;

@@ -187,6 +187,14 @@ int fd_pread_all(int fd, void *buf, size_t len, uint64_t off);
 /* A 64-bit finaliser (MurmurHash3's fmix64): spreads keys for hash tables. */
 uint64_t hash_mix64(uint64_t x);
 
+/* The one string hash: FNV-1a over the bytes of s (NULL: none), continued
+ * from h.  Start from HASH_STRING_INIT; hash several strings by passing
+ * each result on.  Its low bits are weak alone: hash_mix64() the result
+ * for a table that masks them. */
+#define HASH_STRING_INIT 0xcbf29ce484222325ULL
+#define HASH_STRING_PRIME 0x100000001b3ULL
+uint64_t hash_string(uint64_t h, const char *s);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -115,15 +115,6 @@ char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suf
 
 /* ---- the tree ---- */
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static void name_rehash(struct flame_tree *t)
 {
 	size_t n = t->nr_slots ? t->nr_slots * 2 : 256;
@@ -132,7 +123,7 @@ static void name_rehash(struct flame_tree *t)
 	t->name_slot = xcalloc(n, sizeof(*t->name_slot));
 	t->nr_slots = n;
 	for (size_t i = 0; i < t->nr_names; i++) {
-		size_t s = str_hash(t->names[i]) & (n - 1);
+		size_t s = hash_string(HASH_STRING_INIT, t->names[i]) & (n - 1);
 
 		while (t->name_slot[s])
 			s = (s + 1) & (n - 1);
@@ -146,7 +137,7 @@ static uint32_t name_intern(struct flame_tree *t, const char *name)
 
 	if ((t->nr_names + 1) * 2 > t->nr_slots)
 		name_rehash(t);
-	s = str_hash(name) & (t->nr_slots - 1);
+	s = hash_string(HASH_STRING_INIT, name) & (t->nr_slots - 1);
 	while (t->name_slot[s]) {
 		uint32_t i = t->name_slot[s] - 1;
 
@@ -394,9 +385,12 @@ void flame_xml_write(FILE *f, const char *s)
 	free(buf);
 }
 
+/* The colour's hash starts from the seed flame graphs have always used
+ * (FNV's offset basis less its last digit), so a name keeps its colour
+ * across versions of strobe. */
 static uint32_t name_hash32(const char *s)
 {
-	uint64_t h = str_hash(s);
+	uint64_t h = hash_string(1469598103934665603ULL, s);
 
 	return (uint32_t)(h ^ h >> 32);
 }

@@ -86,15 +86,6 @@ struct strtab {
 	size_t nr_slots;
 };
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static void strtab_rehash(struct strtab *t)
 {
 	size_t n = t->nr_slots ? t->nr_slots * 2 : 256;
@@ -103,7 +94,7 @@ static void strtab_rehash(struct strtab *t)
 	t->slot = xcalloc(n, sizeof(*t->slot));
 	t->nr_slots = n;
 	for (size_t i = 0; i < t->nr; i++) {
-		size_t k = fnv(t->s[i]) & (n - 1);
+		size_t k = hash_string(HASH_STRING_INIT, t->s[i]) & (n - 1);
 
 		while (t->slot[k])
 			k = (k + 1) & (n - 1);
@@ -124,7 +115,7 @@ static uint64_t str(struct strtab *t, const char *raw)
 			s[i] = ';';
 	if ((t->nr + 1) * 2 > t->nr_slots)
 		strtab_rehash(t);
-	k = fnv(s) & (t->nr_slots - 1);
+	k = hash_string(HASH_STRING_INIT, s) & (t->nr_slots - 1);
 	while (t->slot[k]) {
 		uint32_t i = t->slot[k] - 1;
 

@@ -645,11 +645,7 @@ static void weigh(struct sload *l)
 
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return hash_mix64(h);
+	return hash_mix64(hash_string(HASH_STRING_INIT, s));
 }
 
 /* Name every location; locations of one (binary, symbol) share a sym. */
