@@ -69,6 +69,9 @@ def decode_block(data, nr):
 
 def connect(path):
     db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    # a system-wide session holds every process's names and paths, which
+    # need not be UTF-8 (t0410's hostile names): keep their bytes
+    db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
     db.execute("CREATE TEMP TABLE samples (session_id INTEGER, %s)" %
                ", ".join(c + " INTEGER" for c in COLS))
     rows = []
