@@ -226,6 +226,8 @@ static int parse_bucket(const char *s, int64_t *ns)
 	return *ns >= 1000 ? 0 : -1;	/* at least 1 us */
 }
 
+/* ---- output: gnuplot run in a private directory, files put in place ---- */
+
 /* --expect: the probe's onsets among the session's markers, and its
  * summary, for the gnuplot script; how many onsets. */
 static size_t expect_lines(struct plot *p)
@@ -469,24 +471,7 @@ static int render(struct plot *p)
 	return install(out, p->output) ? 1 : 0;
 }
 
-static int parse_events(struct plot *p, const char *arg)
-{
-	char *copy = xstrdup(arg), *save = NULL, *tok;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (!*tok)
-			continue;
-		if (p->nevents == MAX_EVENTS) {
-			free(copy);
-			return -1;
-		}
-		p->events[p->nevents++] = xstrdup(tok);
-	}
-	free(copy);
-	return p->nevents ? 0 : -1;
-}
+/* ---- the source and the series ---- */
 
 /* The fleet as a series source (fleetplot.h): its sessions as one. */
 static struct timeline *fleet_timeline(const struct series_source *src,
@@ -631,6 +616,27 @@ static int plot_main(struct plot *p)
 	if (!ret && p->data)
 		ret = write_csv_file(p, "data.csv", p->data);
 	return ret;
+}
+
+/* ---- options ---- */
+
+static int parse_events(struct plot *p, const char *arg)
+{
+	char *copy = xstrdup(arg), *save = NULL, *tok;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		if (p->nevents == MAX_EVENTS) {
+			free(copy);
+			return -1;
+		}
+		p->events[p->nevents++] = xstrdup(tok);
+	}
+	free(copy);
+	return p->nevents ? 0 : -1;
 }
 
 /* An option of what the timeline selects (timeline.h): the split, the
