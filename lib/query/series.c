@@ -188,57 +188,35 @@ static void bucket_vars(const struct timeline *t, const struct timeline_group *g
 	vars[t->nv] = bucket_seconds(t, b);
 }
 
-/* The metric's series: one, or one per top group by samples and other. */
-static void metric_lines(struct series *s, const struct series_req *r)
+/* The value of bucket b of group g (as bucket_vars()): expression x's,
+ * or with x NULL value index v's. */
+static double bucket_value(const struct timeline *t, const struct timeline_group *g,
+			   const struct timeline_rank *rk, size_t b, const struct expr *x, int v)
 {
-	const struct timeline *t = s->t;
-	const struct timeline_rank *rk = timeline_rank_of(t, TL_SAMPLES);
 	double vars[TL_MAXV + 1];
-	struct series_line *l;
 
-	if (r->opts.by == TL_BY_NONE || !rk) {
-		l = line_add(s, "%s", r->metric_src);
-		for (size_t b = 0; b < t->nbuckets; b++) {
-			bucket_vars(t, NULL, NULL, b, vars);
-			l->v[b] = expr_eval(r->metric, vars);
-		}
-		return;
-	}
-	for (size_t k = 0; k <= rk->n; k++) {
-		const struct timeline_group *g = k < rk->n ? &t->groups[rk->idx[k]] : OTHER;
-
-		if (g == OTHER && !rk->rest)
-			break;
-		if (g == OTHER)
-			l = line_add(s, "other (%zu more %s)", rk->rest, t->key_noun);
-		else
-			l = line_add(s, "%s", g->name);
-		for (size_t b = 0; b < t->nbuckets; b++) {
-			bucket_vars(t, g, rk, b, vars);
-			l->v[b] = expr_eval(r->metric, vars);
-		}
-	}
+	bucket_vars(t, g, rk, b, vars);
+	return x ? expr_eval(x, vars) : vars[v];
 }
 
-/* Event e's series (value index v): one, or one per top group by it and
- * other, or one of zeros when no group has any. */
-static void event_lines(struct series *s, const struct series_req *r, int e, int v)
+static void line_fill(const struct timeline *t, struct series_line *l,
+		      const struct timeline_group *g, const struct timeline_rank *rk,
+		      const struct expr *x, int v)
+{
+	for (size_t b = 0; b < t->nbuckets; b++)
+		l->v[b] = bucket_value(t, g, rk, b, x, v);
+}
+
+/* A series per group in the top of ranking rk, then other when some are
+ * not, titled PRE SEP NAME; values as bucket_value()'s. */
+static void split_lines(struct series *s, const struct timeline_rank *rk, const char *pre,
+			const char *sep, const struct expr *x, int v)
 {
 	const struct timeline *t = s->t;
-	const struct timeline_rank *rk = timeline_rank_of(t, v);
-	const char *pre = r->nevents > 1 ? r->events[e] : "";
-	const char *sep = r->nevents > 1 ? ": " : "";
-	double vars[TL_MAXV + 1];
-	struct series_line *l;
 
-	if (r->opts.by == TL_BY_NONE || !rk) {
-		l = line_add(s, "%s", r->events[e]);
-		for (size_t b = 0; b < t->nbuckets; b++)
-			l->v[b] = timeline_value(t, NULL, b, v);
-		return;
-	}
 	for (size_t k = 0; k <= rk->n; k++) {
 		const struct timeline_group *g = k < rk->n ? &t->groups[rk->idx[k]] : OTHER;
+		struct series_line *l;
 
 		if (g == OTHER && !rk->rest)
 			break;
@@ -246,11 +224,34 @@ static void event_lines(struct series *s, const struct series_req *r, int e, int
 			l = line_add(s, "%s%sother (%zu more %s)", pre, sep, rk->rest, t->key_noun);
 		else
 			l = line_add(s, "%s%s%s", pre, sep, g->name);
-		for (size_t b = 0; b < t->nbuckets; b++) {
-			bucket_vars(t, g, rk, b, vars);
-			l->v[b] = vars[v];
-		}
+		line_fill(t, l, g, rk, x, v);
 	}
+}
+
+/* The metric's series: one, or one per top group by samples and other. */
+static void metric_lines(struct series *s, const struct series_req *r)
+{
+	const struct timeline_rank *rk = timeline_rank_of(s->t, TL_SAMPLES);
+
+	if (r->opts.by == TL_BY_NONE || !rk)
+		line_fill(s->t, line_add(s, "%s", r->metric_src), NULL, NULL, r->metric, 0);
+	else
+		split_lines(s, rk, "", "", r->metric, 0);
+}
+
+/* Event e's series (value index v): one, or one per top group by it and
+ * other (prefixed "EVENT: " among several events), or one of zeros when
+ * no group has any. */
+static void event_lines(struct series *s, const struct series_req *r, int e, int v)
+{
+	const struct timeline_rank *rk = timeline_rank_of(s->t, v);
+	int several = r->nevents > 1;
+
+	if (r->opts.by == TL_BY_NONE || !rk) {
+		line_fill(s->t, line_add(s, "%s", r->events[e]), NULL, NULL, NULL, v);
+		return;
+	}
+	split_lines(s, rk, several ? r->events[e] : "", several ? ": " : "", NULL, v);
 	if (!rk->n)	/* nothing of this event: still show it */
 		line_add(s, "%s", r->events[e]);
 }
