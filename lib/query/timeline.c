@@ -1432,21 +1432,30 @@ static int count_timeline(struct db *db, const struct timeline_opts *o, struct t
 	return 0;
 }
 
+void timeline_filters_text(const struct timeline_opts *o, int pid_at, struct sbuf *b)
+{
+	size_t n0 = b->n;
+
+	if (o->pid >= 0)
+		sbuf_addf(b, "pid %lld", (long long)o->pid);
+	if (o->pid >= 0 && pid_at && o->has_pid_at)
+		sbuf_addf(b, " at %.9g s", o->pid_at_ns / 1e9);
+	if (o->comm)
+		sbuf_addf(b, "%scomm %s", b->n > n0 ? ", " : "", o->comm);
+	if (o->binary)
+		sbuf_addf(b, "%sbinary %s", b->n > n0 ? ", " : "", o->binary);
+	if (o->symbol)
+		sbuf_addf(b, "%ssymbol %s", b->n > n0 ? ", " : "", o->symbol);
+	if (o->cgroup)
+		sbuf_addf(b, "%scgroup %s", b->n > n0 ? ", " : "", o->cgroup);
+}
+
 int timeline_no_samples(const struct timeline *t, const struct timeline_opts *o,
 			int64_t start_ns, const char *what, struct error *e)
 {
 	struct sbuf f = { 0 };
 
-	if (o->pid >= 0)
-		sbuf_addf(&f, "pid %lld", (long long)o->pid);
-	if (o->comm)
-		sbuf_addf(&f, "%scomm %s", f.n ? ", " : "", o->comm);
-	if (o->binary)
-		sbuf_addf(&f, "%sbinary %s", f.n ? ", " : "", o->binary);
-	if (o->symbol)
-		sbuf_addf(&f, "%ssymbol %s", f.n ? ", " : "", o->symbol);
-	if (o->cgroup)
-		sbuf_addf(&f, "%scgroup %s", f.n ? ", " : "", o->cgroup);
+	timeline_filters_text(o, 0, &f);
 	error_set(e, "no samples between %.9g s and %.9g s of %s%s%s%s",
 		  (t->from_ns - start_ns) / 1e9, (t->to_ns - start_ns) / 1e9, what,
 		  f.n ? " with these filters (" : "", f.n ? f.s : "", f.n ? ")" : "");

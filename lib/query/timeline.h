@@ -3,7 +3,7 @@
  * increases of the samples that pass the filters, summed per time bucket,
  * for the whole selection and split by CPU, process, binary or symbol;
  * plus the intervals where samples were lost and the session's markers.
- * 'strobe plot' draws it.
+ * lib/query/series.c makes 'strobe plot''s series of it.
  *
  * Values: index 0 is the number of samples, index 1 + i the increase of
  * counting event i (column c<i>), attributed to the samples as in
@@ -130,6 +130,19 @@ static inline double timeline_value(const struct timeline *t, const struct timel
 	return (g ? g : &t->all)->v[b * (size_t)t->nv + (size_t)i];
 }
 
+/* Bucket b of t: its start, and its end cut at the range's end. */
+static inline int64_t timeline_bucket_from(const struct timeline *t, size_t b)
+{
+	return t->from_ns + (int64_t)b * t->bucket_ns;
+}
+
+static inline int64_t timeline_bucket_to(const struct timeline *t, size_t b)
+{
+	int64_t from = timeline_bucket_from(t, b);
+
+	return MIN(from + t->bucket_ns, t->to_ns);
+}
+
 /* The ranking by value i (NULL when it was not asked for). */
 const struct timeline_rank *timeline_rank_of(const struct timeline *t, int value);
 
@@ -181,6 +194,11 @@ int timeline_range(struct timeline *t, const struct timeline_opts *o, int64_t st
  * times since start_ns.  Always -1. */
 int timeline_no_samples(const struct timeline *t, const struct timeline_opts *o,
 			int64_t start_ns, const char *what, struct error *e);
+
+/* The filters of o appended to b, as errors and plot titles name them:
+ * "pid 42, comm ls, binary libc.so.6, symbol main, cgroup /a" (with
+ * pid_at, "pid 42 at 1.5 s" for o's PID@START); nothing for none. */
+void timeline_filters_text(const struct timeline_opts *o, int pid_at, struct sbuf *b);
 
 /* Parse "cpu", "pid", "binary", "symbol" or "cgroup". -1 on anything else. */
 int timeline_parse_by(const char *s, enum timeline_by *by);

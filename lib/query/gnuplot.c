@@ -1,0 +1,374 @@
+/*
+ * gnuplot.c - a plot's gnuplot script and data file (see gnuplot.h): the
+ * terminal, the title and subtitle, the axes, shaded lost and hatched
+ * not-counting intervals, the markers and --expect's lines, then one
+ * step line per series and the key entries of the shadings.
+ */
+#include "config.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "metrics.h"
+#include "gnuplot.h"
+
+#define MAX_LABELS 100		/* markers beyond this get a line, no label */
+#define MAX_MARKER_LINES 40	/* more markers: every k-th is drawn */
+#define MAX_SHADES 2000		/* lost spans drawn */
+
+/* Local time of a CLOCK_MONOTONIC instant as seconds since the epoch with
+ * the local UTC offset added (gnuplot formats times as UTC). */
+static double wall_local(const struct series *s, int64_t mono_ns)
+{
+	int64_t wall = mono_ns + s->session.wall_offset_ns;
+	time_t secs = (time_t)(wall / 1000000000);
+	struct tm tm;
+
+	localtime_r(&secs, &tm);
+	return wall / 1e9 + (double)tm.tm_gmtoff;
+}
+
+/* x coordinate of an instant. */
+static double xval(const struct series *s, int wall, int64_t mono_ns)
+{
+	if (wall)
+		return wall_local(s, mono_ns);
+	return (mono_ns - s->session.start_ns) / 1e9;
+}
+
+/* gnuplot rectangles over sp[0..n) in style (at most MAX_SHADES: every
+ * per-th span then reaches to the end of the per-1 after it). */
+static void shade_spans(const struct series *s, int wall, FILE *f,
+			const struct timeline_span *sp, size_t n, const char *style)
+{
+	size_t per = n > MAX_SHADES ? (n + MAX_SHADES - 1) / MAX_SHADES : 1;
+
+	for (size_t i = 0; i < n; i += per) {
+		size_t last = MIN(i + per, n) - 1;
+
+		fprintf(f, "set object rect from %.9f, graph 0 to %.9f, graph 1 behind "
+			"%s noborder\n", xval(s, wall, sp[i].from_ns),
+			xval(s, wall, sp[last].to_ns), style);
+	}
+}
+
+static const char *ms_text(int64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000 && ns % 1000000000 == 0)
+		snprintf(buf, len, "%lld s", (long long)(ns / 1000000000));
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.9g ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.9g us", ns / 1e3);
+	return buf;
+}
+
+/* 1, 2 or 5 x 10^k at least x. */
+static double nice_step(double x)
+{
+	double p = pow(10, floor(log10(x)));
+
+	if (p >= x)
+		return p;
+	if (2 * p >= x)
+		return 2 * p;
+	if (5 * p >= x)
+		return 5 * p;
+	return 10 * p;
+}
+
+static int write_terminal(FILE *f, const struct gnuplot_opts *o)
+{
+	switch (o->term) {
+	case GNUPLOT_PNG:
+		fprintf(f, "set terminal pngcairo size %d,%d noenhanced font \"sans,10\"\n",
+			o->width, o->height);
+		return 0;
+	case GNUPLOT_SVG:
+		fprintf(f, "set terminal svg size %d,%d noenhanced font \"sans,10\" "
+			"background rgb \"white\"\n", o->width, o->height);
+		return 0;
+	case GNUPLOT_PDF:
+		fprintf(f, "set terminal pdfcairo size %.2fin,%.2fin noenhanced font \"sans,7\"\n",
+			o->width / 100.0, o->height / 100.0);
+		return 0;
+	case GNUPLOT_DUMB:
+		fprintf(f, "set terminal dumb size %d,%d noenhanced\n", o->width, o->height);
+		return 0;
+	}
+	return -1;
+}
+
+/* The title: --title, or the session (or sessions) and what is plotted. */
+static void title_text(const struct series *s, const struct series_req *r,
+		       const struct gnuplot_opts *o, char *title, size_t len)
+{
+	const struct db_session *ss = &s->session;
+	size_t n;
+
+	if (o->title) {
+		snprintf(title, len, "%s", o->title);
+		return;
+	}
+	if (o->fleet_what && o->fleet_what[0]) {
+		n = (size_t)snprintf(title, len, "strobe fleet, %s", o->fleet_what);
+	} else {
+		n = (size_t)snprintf(title, len, "strobe session %lld", (long long)ss->id);
+		if (ss->name[0])
+			n += (size_t)snprintf(title + n, len - MIN(n, len), " \"%s\"", ss->name);
+	}
+	/* then what is plotted */
+	if (r->catalog) {
+		char *expr = metric_expr_scaled(r->catalog);
+
+		snprintf(title + MIN(n, len), len - MIN(n, len), ": %s = %s", r->catalog->name,
+			 expr);
+		free(expr);
+	} else if (r->metric) {
+		snprintf(title + MIN(n, len), len - MIN(n, len), ": %s", r->metric_src);
+	} else {
+		for (int e = 0; e < r->nevents && n < len; e++)
+			n += (size_t)snprintf(title + n, len - n, "%s%s", e ? ", " : ": ",
+					      r->events[e]);
+	}
+}
+
+/* The subtitle: the bucket, the filters, the split, markers left out. */
+static void subtitle_text(const struct series *s, const struct series_req *r, size_t stride,
+			  char *sub, size_t len)
+{
+	const struct timeline *t = s->t;
+	struct sbuf fb = { 0 };
+	char filt[400], bk[32];
+	size_t n;
+
+	timeline_filters_text(&r->opts, 1, &fb);
+	snprintf(filt, sizeof(filt), "%s", fb.n ? fb.s : "");
+	free(fb.s);
+	n = (size_t)snprintf(sub, len, "%s buckets", ms_text(t->bucket_ns, bk, sizeof(bk)));
+	if (filt[0] && n < len)
+		n += (size_t)snprintf(sub + n, len - n, "; %s", filt);
+	if (r->opts.by != TL_BY_NONE && n < len)
+		n += (size_t)snprintf(sub + n, len - n, "; top %d %s by %s, the rest as other",
+				      r->opts.top, t->key_noun,
+				      r->metric ? "samples" : r->nevents == 1 ? r->events[0] :
+				      "each event");
+	if (stride > 1 && n < len)
+		n += (size_t)snprintf(sub + n, len - n, "; every %zuth of %zu markers drawn",
+				      stride, t->nmarkers);
+}
+
+/* The x axis (seconds since the start, or wall-clock time) and y's label. */
+static void write_axes(FILE *f, const struct series *s, const struct series_req *r,
+		       const struct gnuplot_opts *o, double x0, double x1)
+{
+	const struct timeline *t = s->t;
+	char bk[32];
+
+	if (o->wall) {
+		double span = x1 - x0, step = nice_step(span / 8);
+		char dstr[64], xl[128];
+		time_t secs = (time_t)((t->from_ns + s->session.wall_offset_ns) / 1000000000);
+		struct tm tm;
+
+		localtime_r(&secs, &tm);
+		strftime(dstr, sizeof(dstr), "%Y-%m-%d, UTC%z", &tm);
+		fprintf(f, "set xtics time %.9g\n", step);
+		fprintf(f, "set format x \"%s\" timedate\n", step >= 1 ? "%H:%M:%S" :
+			step >= 0.01 ? "%H:%M:%.2S" : "%H:%M:%.3S");
+		fputs("set xlabel ", f);
+		snprintf(xl, sizeof(xl), "local time (%s)", dstr);
+		gnuplot_write_string(f, xl);
+		fputc('\n', f);
+	} else if (o->fleet_what && o->fleet_what[0]) {
+		fputs("set xlabel \"seconds since the start of each session\"\n", f);
+	} else {
+		fprintf(f, "set xlabel \"seconds since the start of session %lld\"\n",
+			(long long)s->session.id);
+	}
+	fputs("set ylabel ", f);
+	if (r->catalog) {
+		char yl[160];
+
+		snprintf(yl, sizeof(yl), "%s (%s)", r->catalog->name, r->catalog->unit);
+		gnuplot_write_string(f, yl);
+	} else if (r->metric) {
+		gnuplot_write_string(f, r->metric_src);
+	} else {
+		char yl[64];
+
+		snprintf(yl, sizeof(yl), "per %s", ms_text(t->bucket_ns, bk, sizeof(bk)));
+		gnuplot_write_string(f, yl);
+	}
+	fputc('\n', f);
+	fprintf(f, "set xrange [%.9f:%.9f]\n", x0, x1);
+	fputs(r->metric ? "set yrange [*:*]\n" : "set yrange [0:*]\n", f);
+}
+
+/*
+ * Markers: dashed vertical lines with their names (a USDT hit's label also
+ * shows its first argument), every stride-th of them (the subtitle says
+ * so when that leaves some out: more than MAX_MARKER_LINES would hide the
+ * data); the first MAX_LABELS drawn are labelled.
+ */
+static void write_markers(FILE *f, const struct series *s, const struct gnuplot_opts *o,
+			  size_t stride)
+{
+	const struct timeline *t = s->t;
+	int labels = 0;
+
+	for (size_t i = 0; i < t->nmarkers; i += stride ? stride : 1) {
+		double x = xval(s, o->wall, t->markers[i].time_ns);
+		char label[300];
+
+		fprintf(f, "set arrow from %.9f, graph 0 to %.9f, graph 1 nohead front %s\n",
+			x, x, o->term == GNUPLOT_DUMB ? "" : "ls 100");
+		if (labels < MAX_LABELS) {
+			size_t n = strcspn(t->markers[i].args, ",");
+
+			snprintf(label, sizeof(label), "%s%s%.*s", t->markers[i].name,
+				 n ? " " : "", (int)n, t->markers[i].args);
+			fputs("set label ", f);
+			gnuplot_write_string(f, label);
+			if (o->term == GNUPLOT_DUMB)	/* no rotated text on a terminal */
+				fprintf(f, " at %.9f, graph 0.97 left front offset character 2,0\n", x);
+			else
+				fprintf(f, " at %.9f, graph 0.98 rotate by 90 right front offset "
+					"character -0.4,0 textcolor rgb \"#2060c0\" font \",8\"\n", x);
+			labels++;
+		}
+	}
+}
+
+/*
+ * --expect: a solid red vertical line with its label at each expected
+ * onset (after the markers, so it is drawn over their dashed lines); the
+ * probe's summary is a key entry (write_keys), below the plot where it
+ * hides nothing.
+ */
+static void write_expect(FILE *f, const struct series *s, const struct gnuplot_opts *o)
+{
+	int dumb = o->term == GNUPLOT_DUMB;
+
+	if (!dumb)
+		fputs("set style line 101 lc rgb \"#c02020\" dt 1 lw 2\n", f);
+	for (size_t i = 0; i < o->nexpect; i++) {
+		double x = xval(s, o->wall, o->expect_on[i].time_ns);
+
+		fprintf(f, "set arrow from %.9f, graph 0 to %.9f, graph 1 nohead front %s\n",
+			x, x, dumb ? "" : "ls 101");
+		fputs("set label ", f);
+		gnuplot_write_string(f, o->expect_on[i].label);
+		if (dumb)
+			fprintf(f, " at %.9f, graph 0.5 left front offset character 1,0\n", x);
+		else
+			fprintf(f, " at %.9f, graph 0.5 rotate by 90 center front offset "
+				"character 1.2,0 textcolor rgb \"#c02020\"\n", x);
+	}
+}
+
+/* The plot command: a step line per series, then the key entries of the
+ * lost and not-counting shadings and of --expect. */
+static void write_plot(FILE *f, const struct series *s, const struct gnuplot_opts *o,
+		       const char *dat)
+{
+	const struct timeline *t = s->t;
+
+	fputs("plot ", f);
+	for (size_t i = 0; i < s->n; i++) {
+		fprintf(f, "%s", i ? ", \\\n     " : "");
+		gnuplot_write_string(f, i ? "" : dat);
+		fprintf(f, " using 1:%zu with steps lw 1.5 title ", i + 2);
+		gnuplot_write_string(f, s->line[i].title);
+	}
+	if (t->nlost) {
+		char lt[128];
+
+		if (t->lost_total && t->throttles)
+			snprintf(lt, sizeof(lt), "samples lost (%llu), sampling throttled (%llux)",
+				 (unsigned long long)t->lost_total, (unsigned long long)t->throttles);
+		else if (t->lost_total)
+			snprintf(lt, sizeof(lt), "samples lost (%llu)",
+				 (unsigned long long)t->lost_total);
+		else
+			snprintf(lt, sizeof(lt), "sampling throttled (%llux)",
+				 (unsigned long long)t->throttles);
+		fputs(", \\\n     keyentry with boxes fc rgb \"#f4c7c3\" fs solid 0.6 title ", f);
+		gnuplot_write_string(f, lt);
+	}
+	if (t->nunsched) {
+		char ut[128];
+
+		snprintf(ut, sizeof(ut), "sampling group not counting (%.3f s)",
+			 t->unsched_ns / 1e9);
+		fputs(", \\\n     keyentry with boxes fc rgb \"#b0b0b0\" fs pattern 4 title ", f);
+		gnuplot_write_string(f, ut);
+	}
+	if (o->expect) {
+		fprintf(f, ", \\\n     keyentry with lines %s title ",
+			o->term == GNUPLOT_DUMB ? "" : "ls 101");
+		gnuplot_write_string(f, o->expect_summary);
+	}
+	fputc('\n', f);
+}
+
+int gnuplot_write_script(FILE *f, const struct series *s, const struct series_req *r,
+			 const struct gnuplot_opts *o, const char *dat, const char *out)
+{
+	const struct timeline *t = s->t;
+	double x0 = xval(s, o->wall, t->from_ns);
+	double x1 = xval(s, o->wall, timeline_bucket_from(t, t->nbuckets));
+	size_t stride = (t->nmarkers + MAX_MARKER_LINES - 1) / MAX_MARKER_LINES;
+	char title[1200], sub[600];
+
+	if (write_terminal(f, o) < 0)
+		return -1;
+	fputs("set output ", f);
+	gnuplot_write_string(f, out);
+	fputc('\n', f);
+
+	/* title: what, which session; then the bucket and filters */
+	title_text(s, r, o, title, sizeof(title));
+	subtitle_text(s, r, stride, sub, sizeof(sub));
+	fputs("set title ", f);
+	gnuplot_write_string(f, title);
+	fputs(" . \"\\n\" . ", f);
+	gnuplot_write_string(f, sub);
+	fputc('\n', f);
+
+	write_axes(f, s, r, o, x0, x1);
+	fputs("set grid\nset key below Left reverse\nset border 3\nset tics nomirror\n", f);
+	if (o->term != GNUPLOT_DUMB)
+		fputs("set style line 100 lc rgb \"#2060c0\" dt 2 lw 1\n", f);
+
+	/* lost intervals shaded, sampling groups not counting hatched, behind
+	 * everything */
+	shade_spans(s, o->wall, f, t->lost, t->nlost, "fc rgb \"#f4c7c3\" fs solid 0.6");
+	shade_spans(s, o->wall, f, t->unsched, t->nunsched, "fc rgb \"#b0b0b0\" fs pattern 4");
+	write_markers(f, s, o, stride);
+	if (o->expect)
+		write_expect(f, s, o);
+	write_plot(f, s, o, dat);
+	return ferror(f) ? -1 : 0;
+}
+
+int gnuplot_write_data(FILE *f, const struct series *s, int wall)
+{
+	const struct timeline *t = s->t;
+
+	for (size_t b = 0; b <= t->nbuckets; b++) {
+		size_t vb = b < t->nbuckets ? b : t->nbuckets - 1;
+
+		fprintf(f, "%.9f", xval(s, wall, timeline_bucket_from(t, b)));
+		for (size_t i = 0; i < s->n; i++) {
+			double v = s->line[i].v[vb];
+
+			if (isnan(v))
+				fputs(" NaN", f);
+			else
+				fprintf(f, " %.10g", v);
+		}
+		fputc('\n', f);
+	}
+	return fflush(f) == EOF || ferror(f) ? -1 : 0;
+}
