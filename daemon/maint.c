@@ -11,6 +11,7 @@
 #include "config.h"
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -231,6 +232,8 @@ static void wal_check(struct daemon *d)
 	}
 	free(wal);
 }
+
+/* ---- the sessions of a strobed that died ---- */
 
 /* The end of the interrupted sessions' stored data, for the log. */
 void maint_log_recovered(const struct recover_session *r, size_t n, size_t shown,
