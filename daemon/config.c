@@ -72,8 +72,6 @@ static void help(void)
 	      "  --version            print strobed's version\n", stdout);
 }
 
-/*
-
 /* Settings before they take effect: from the configuration file, the
  * environment, then the command line, each overriding the one before. */
 struct settings {
