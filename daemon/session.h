@@ -56,7 +56,7 @@ int session_parse_request(struct session_params *p, const char *events,
 /* The --call-graph and --keep-stacks of a start request (NULL or "":
  * none) into p->cfg; call after session_parse_request.  keep_stacks is
  * "1" or "0" (NULL: 0); whether the requester may keep stacks (root only)
- * is handle_start's check, with the ring cap (daemon/strobed.c). */
+ * is the start request's check, with the ring cap (daemon/request.c). */
 int session_parse_call_graph(struct session_params *p, const char *call_graph,
 			     const char *keep_stacks, struct error *e);
 
@@ -150,7 +150,7 @@ uint32_t session_owner_uid(const struct session *s);
 /*
  * The CPUs whose samples and lost records a status gives one by one: the
  * first this many of the session's.  The status reply carries them as
- * three lists of numbers (strobed.c), which must fit in one protocol line
+ * three lists of numbers (daemon/request.c), which must fit in one protocol line
  * (PROTO_MAX_LINE, 64 KiB) with the other fields: 1024 CPUs of two
  * 20-digit counts and a CPU number each take about 48 KiB.
  */
