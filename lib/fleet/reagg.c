@@ -116,63 +116,64 @@ static void agg_sums_put(struct sbuf *b, const struct agg_sums *a)
 		push_tsv_i64(b, a->c[i], i < STROBE_MAX_COUNTERS - 1 ? '\t' : '\n');
 }
 
-/* The entries of t sorted by their keys. */
-static void **agg_sorted(struct otable *t, int (*cmp)(const void *, const void *))
+/* The rows of t into x, in the order of their keys (cmp): each of the
+ * day its key starts with, its columns written by put. */
+static int put_sorted(struct otable *t, int (*cmp)(const void *, const void *),
+		      struct push_table *x, char *const *comms,
+		      void (*put)(struct sbuf *b, const void *entry, char *const *comms),
+		      struct error *e)
 {
 	void **v = xmalloc((t->nr + 1) * sizeof(*v));
 	size_t n = 0;
+	int ret = -1;
 
 	for (void *p = NULL; (p = otable_next(t, p));)
 		v[n++] = p;
 	qsort(v, n, sizeof(*v), cmp);
-	return v;
+	for (size_t i = 0; i < n; i++) {
+		if (push_table_row(x, *(const int64_t *)v[i], e) < 0)
+			goto out;
+		put(&x->rows, v[i], comms);
+	}
+	ret = push_table_end(x, e);
+out:
+	free(v);
+	return ret;
+}
+
+static void put_loc(struct sbuf *b, const void *entry, char *const *comms)
+{
+	const struct agg_loc *a = entry;
+
+	push_tsv_i64(b, a->binary_id, '\t');
+	push_tsv_escape(b, a->key);
+	sbuf_add(b, "\t", 1);
+	push_tsv_u64(b, (uint64_t)a->offset, '\t');
+	push_tsv_i64(b, a->pid, '\t');
+	push_tsv_escape(b, a->comm_id < 0 ? "" : comms[a->comm_id]);
+	sbuf_add(b, "\t", 1);
+	push_tsv_i64(b, a->flags, '\t');
+	agg_sums_put(b, &a->x);
+}
+
+static void put_time(struct sbuf *b, const void *entry, char *const *comms)
+{
+	const struct agg_time *a = entry;
+
+	push_tsv_i64(b, a->bucket_ns, '\t');
+	push_tsv_i64(b, a->cpu, '\t');
+	push_tsv_i64(b, a->pid, '\t');
+	push_tsv_i64(b, a->binary_id, '\t');
+	agg_sums_put(b, &a->x);
 }
 
 int reagg_put_by_loc(struct reagg *r, struct push_table *x, char *const *comms,
 		     struct error *e)
 {
-	void **v = agg_sorted(&r->by_loc, cmp_agg_loc);
-	int ret = -1;
-
-	for (size_t i = 0; i < r->by_loc.nr; i++) {
-		const struct agg_loc *a = v[i];
-
-		if (push_table_row(x, a->day, e) < 0)
-			goto out;
-		push_tsv_i64(&x->rows, a->binary_id, '\t');
-		push_tsv_escape(&x->rows, a->key);
-		sbuf_add(&x->rows, "\t", 1);
-		push_tsv_u64(&x->rows, (uint64_t)a->offset, '\t');
-		push_tsv_i64(&x->rows, a->pid, '\t');
-		push_tsv_escape(&x->rows, a->comm_id < 0 ? "" : comms[a->comm_id]);
-		sbuf_add(&x->rows, "\t", 1);
-		push_tsv_i64(&x->rows, a->flags, '\t');
-		agg_sums_put(&x->rows, &a->x);
-	}
-	ret = push_table_end(x, e);
-out:
-	free(v);
-	return ret;
+	return put_sorted(&r->by_loc, cmp_agg_loc, x, comms, put_loc, e);
 }
 
 int reagg_put_by_time(struct reagg *r, struct push_table *x, struct error *e)
 {
-	void **v = agg_sorted(&r->by_time, cmp_agg_time);
-	int ret = -1;
-
-	for (size_t i = 0; i < r->by_time.nr; i++) {
-		const struct agg_time *a = v[i];
-
-		if (push_table_row(x, a->day, e) < 0)
-			goto out;
-		push_tsv_i64(&x->rows, a->bucket_ns, '\t');
-		push_tsv_i64(&x->rows, a->cpu, '\t');
-		push_tsv_i64(&x->rows, a->pid, '\t');
-		push_tsv_i64(&x->rows, a->binary_id, '\t');
-		agg_sums_put(&x->rows, &a->x);
-	}
-	ret = push_table_end(x, e);
-out:
-	free(v);
-	return ret;
+	return put_sorted(&r->by_time, cmp_agg_time, x, NULL, put_time, e);
 }
