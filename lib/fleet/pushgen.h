@@ -67,6 +67,8 @@ struct gen {
 	int running;			/* pushing an interval of a running session */
 };
 
+/* -- pushgen.c -- */
+
 /* The batch being filled of one table: its rows as TSV, each begun with
  * the prefix host, session, batch, day. */
 struct push_table {
@@ -77,8 +79,8 @@ struct push_table {
 };
 #define PUSH_PREFIX_COLS	"host, session, batch, day, "
 
-/* Start table (its columns cols) of g with the batch after those of prev
- * (NULL: batch 1). */
+/* Start table (its columns cols) of g at the number prev stands at (the
+ * table before, once ended, or a part's start; NULL: batch 1). */
 void push_table_start(struct push_table *x, struct gen *g, const struct push_batcher *prev,
 		      const char *table, const char *cols);
 /* Begin a row of day: the batch filled so far goes first when the row
@@ -87,8 +89,6 @@ int push_table_row(struct push_table *x, int64_t day, struct error *e);
 /* The end of the table: its last batch goes.  0 or -1 with e set. */
 int push_table_end(struct push_table *x, struct error *e);
 void push_table_free(struct push_table *x);
-
-/* -- pushgen.c -- */
 
 /* Every batch of a part of the plan, in order, to g->emit, numbered from
  * first; *end is the number after its last.  The part: the sample rows
