@@ -134,8 +134,9 @@ void fleetquery_sql_events(struct sbuf *b, const struct fleet_opts *o)
 		  "ORDER BY host, session, num FORMAT TabSeparated");
 }
 
-/* As report.c's weigh(): the percent is of the periods when the mean
- * period of the locations differs, compared as reduced fractions. */
+/* Whether the percent is of the periods (report_summary.weighted): when
+ * the mean period of the locations differs.  Counted in ClickHouse, as
+ * distinct reduced fractions, so that the locations need not come here. */
 void fleetquery_sql_weighted(struct sbuf *b, const struct fleet_opts *o)
 {
 	const char *count;
@@ -473,17 +474,15 @@ static int report_row(void *ctx, char **f, struct error *e)
 	return 0;
 }
 
-/* As report.c's group_cmp() (binary_id, the last tie-break there, is
- * the key here). */
+/* The local report's order (report_rank_cmp), then ties broken by name:
+ * host, binary, symbol, binary key. */
 static int fgroup_cmp(const void *pa, const void *pb)
 {
 	const struct fgroup *a = pa, *b = pb;
 	int c;
 
-	if (a->weight != b->weight)
-		return a->weight > b->weight ? -1 : 1;
-	if (a->samples != b->samples)
-		return a->samples > b->samples ? -1 : 1;
+	if ((c = report_rank_cmp(a->weight, a->samples, b->weight, b->samples)))
+		return c;
 	if ((c = strcmp(a->host ? a->host : "", b->host ? b->host : "")))
 		return c;
 	if ((c = strcmp(a->binary ? a->binary : "", b->binary ? b->binary : "")))
@@ -592,29 +591,6 @@ static struct table *layout(struct fq *q)
 	return t;
 }
 
-/* The notes the local report makes of the session's state (report.c). */
-static void state_note(struct report_summary *sum)
-{
-	const struct db_session *s = &sum->session;
-	char *n = sum->notes[sum->nr_notes];
-	size_t len = sizeof(sum->notes[0]);
-
-	if (!strcmp(s->state, "running"))
-		snprintf(n, len, "session %lld is still running: this report covers the "
-			 "samples stored so far", (long long)s->id);
-	else if (!strcmp(s->state, "aborted"))
-		snprintf(n, len, "session %lld was aborted (strobed stopped without ending "
-			 "it): samples after the last stored batch are missing", (long long)s->id);
-	else if (!strcmp(s->state, "interrupted"))
-		snprintf(n, len, "session %lld was interrupted (the strobed recording it ended "
-			 "without storing its end: it was killed, or could not write): it ends "
-			 "with its last stored batch, and its totals were rebuilt from the "
-			 "stored samples", (long long)s->id);
-	else
-		return;
-	sum->nr_notes++;
-}
-
 struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 				struct fleet_summary *fs, struct error *e)
 {
@@ -663,7 +639,9 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 	}
 	if (q.nss == 1) {
 		fs->sum.session = q.ss[0].s;
-		state_note(&fs->sum);
+		if (report_state_note(&fs->sum.session, fs->sum.notes[fs->sum.nr_notes],
+				      sizeof(fs->sum.notes[0])))
+			fs->sum.nr_notes++;
 	} else {
 		struct db_session *s = &fs->sum.session;
 

@@ -136,19 +136,6 @@ static int table_index(const char *t)
 	return -1;
 }
 
-/* days since 1970-01-01 of a civil date (the inverse of push_day_str()) */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 int prune_partition_day(const char *id, int64_t *day)
 {
 	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
@@ -162,7 +149,7 @@ int prune_partition_day(const char *id, int64_t *day)
 	if (y < 1970 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1] ||
 	    (m == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
 		return -1;
-	*day = days_from_civil(y, m, d);
+	*day = push_day_of_date(y, m, d);
 	return 0;
 }
 

@@ -23,6 +23,11 @@
  * pushplan.c): each a range of the session's sample rowids as a range of
  * its batch numbers, with a row in table intervals that is the plan of
  * those batches; the push of the stopped session follows them.
+ *
+ * The files: push.c runs a push (the sessions, each one's plan, its two
+ * passes); pushgen.c makes the rows (pushgen.h, inside lib/fleet only),
+ * reagg.c the aggregates, pushsym.c the symbols; pushstate.c asks the
+ * server what it has.  Each of the pure parts below names its file.
  */
 #ifndef STROBE_PUSH_H
 #define STROBE_PUSH_H
@@ -85,19 +90,25 @@ int push_run(struct db *db, struct chclient *c, const struct push_opts *o,
 
 /* -- the pure parts, for the unit tests -- */
 
-/* Append s to b as a TabSeparated field: backslash, tab, newline,
+/* tsv.c: append s to b as a TabSeparated field: backslash, tab, newline,
  * carriage return, NUL-free; \b \f \0 ' escaped as ClickHouse reads them. */
 void push_tsv_escape(struct sbuf *b, const char *s);
 /* Append s as a ClickHouse string literal '...'. */
 void push_sql_quote(struct sbuf *b, const char *s);
+/* Append v in decimal, then sep unless it is 0. */
+void push_tsv_i64(struct sbuf *b, int64_t v, char sep);
+void push_tsv_u64(struct sbuf *b, uint64_t v, char sep);
 
-/* UTC day number (days since 1970-01-01) of a wall time in ns, and its
- * date as "YYYY-MM-DD". */
+/* calendar.c: UTC day number (days since 1970-01-01) of a wall time in
+ * ns, and its date as "YYYY-MM-DD" (clamped to ClickHouse's Date,
+ * 1970-01-01 to 2105-12-31); the day number of a date y-m-d (proleptic
+ * Gregorian, any year: the inverse of push_day_str() within its range). */
 int64_t push_day(int64_t wall_ns);
 void push_day_str(int64_t day, char out[11]);
+int64_t push_day_of_date(int64_t y, int64_t m, int64_t d);
 
-/* Cutting rows into batches: a batch ends after max rows, or before a row
- * of another day. */
+/* pushgen.c: cutting rows into batches: a batch ends after max rows, or
+ * before a row of another day. */
 struct push_batcher {
 	size_t max, rows;
 	int64_t day;
@@ -110,22 +121,23 @@ int push_batcher_row(struct push_batcher *b, int64_t day);
 /* The end of a table: 1 when a batch is left to send (b moves on). */
 int push_batcher_end(struct push_batcher *b);
 
-/* The 100 ms bucket of samples_by_time of a time since the session's
- * start in ns (time_ns - start_ns, as the local sample_time's buckets): t
- * rounded down (towards minus infinity) to a multiple of PUSH_BUCKET_NS. */
+/* reagg.c: the 100 ms bucket of samples_by_time of a time since the
+ * session's start in ns (time_ns - start_ns, as the local sample_time's
+ * buckets): t rounded down (towards minus infinity) to a multiple of
+ * PUSH_BUCKET_NS. */
 #define PUSH_BUCKET_NS		100000000LL
 int64_t push_bucket_ns(int64_t t);
 
-/* Parse the server's answer to the batches query (one number a line) into
- * have[0..n): have[i] = 1 for each batch i listed.  -1 on a malformed
- * line or a number >= n. */
+/* pushstate.c: parse the server's answer to the batches query (one
+ * number a line) into have[0..n): have[i] = 1 for each batch i listed.
+ * -1 on a malformed line or a number >= n. */
 int push_parse_batches(const char *text, uint8_t *have, size_t n);
 
 /*
- * Intervals (schema 3): interval k of a running session is its sample
- * rows with rowids first_row..last_row, as batches first_batch ..
- * first_batch + batches - 1.  Interval 1 starts at batch 1, each next one
- * where the one before ends, in rowids and in batches.
+ * pushplan.c: intervals (schema 3): interval k of a running session is
+ * its sample rows with rowids first_row..last_row, as batches
+ * first_batch .. first_batch + batches - 1.  Interval 1 starts at batch
+ * 1, each next one where the one before ends, in rowids and in batches.
  */
 struct push_interval {
 	uint32_t k;

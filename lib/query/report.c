@@ -620,15 +620,23 @@ static void name_and_group(struct report *r)
 	free(problems);
 }
 
+int report_rank_cmp(uint64_t weight_a, uint64_t samples_a, uint64_t weight_b,
+		    uint64_t samples_b)
+{
+	if (weight_a != weight_b)
+		return weight_a > weight_b ? -1 : 1;
+	if (samples_a != samples_b)
+		return samples_a > samples_b ? -1 : 1;
+	return 0;
+}
+
 static int group_cmp(const void *pa, const void *pb)
 {
 	const struct group *a = pa, *b = pb;
 	int c;
 
-	if (a->weight != b->weight)
-		return a->weight > b->weight ? -1 : 1;
-	if (a->samples != b->samples)
-		return a->samples > b->samples ? -1 : 1;
+	if ((c = report_rank_cmp(a->weight, a->samples, b->weight, b->samples)))
+		return c;
 	if ((c = strcmp(a->binary, b->binary)))
 		return c;
 	if ((c = strcmp(a->symbol ? a->symbol : "", b->symbol ? b->symbol : "")))
@@ -1016,11 +1024,30 @@ static struct table *table_make(struct report *r)
 	return t;
 }
 
+int report_state_note(const struct db_session *s, char *buf, size_t len)
+{
+	if (!strcmp(s->state, "running"))
+		snprintf(buf, len, "session %lld is still running: this report covers the "
+			 "samples stored so far", (long long)s->id);
+	else if (!strcmp(s->state, "aborted"))
+		snprintf(buf, len, "session %lld was aborted (strobed stopped without ending "
+			 "it): samples after the last stored batch are missing", (long long)s->id);
+	else if (!strcmp(s->state, "interrupted"))
+		snprintf(buf, len, "session %lld was interrupted (the strobed recording it ended "
+			 "without storing its end: it was killed, or could not write): it ends "
+			 "with its last stored batch, and its totals were rebuilt from the "
+			 "stored samples", (long long)s->id);
+	else
+		return 0;
+	return 1;
+}
+
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e)
 {
 	struct report r = { .db = db, .o = o, .sum = sum };
 	struct table *t = NULL;
+	char state_note[sizeof(sum->notes[0])];
 
 	memset(sum, 0, sizeof(*sum));
 	if (o->has_from && o->has_to && o->from_ns > o->to_ns) {
@@ -1043,18 +1070,8 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 	if (!r.res)
 		return NULL;
 
-	if (!strcmp(sum->session.state, "running"))
-		note_add(&r, "session %lld is still running: this report covers the "
-			 "samples stored so far", (long long)sum->session.id);
-	else if (!strcmp(sum->session.state, "aborted"))
-		note_add(&r, "session %lld was aborted (strobed stopped without ending "
-			 "it): samples after the last stored batch are missing",
-			 (long long)sum->session.id);
-	else if (!strcmp(sum->session.state, "interrupted"))
-		note_add(&r, "session %lld was interrupted (the strobed recording it ended "
-			 "without storing its end: it was killed, or could not write): it ends "
-			 "with its last stored batch, and its totals were rebuilt from the "
-			 "stored samples", (long long)sum->session.id);
+	if (report_state_note(&sum->session, state_note, sizeof(state_note)))
+		note_add(&r, "%s", state_note);
 
 	if (gather(&r, e) < 0 || report_unattributed(db, &sum->session, sum->unattributed, e) < 0 || jit_notes(&r, e) < 0)
 		goto out;

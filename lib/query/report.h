@@ -115,6 +115,18 @@ struct report_mcols *report_mcols_add(struct table *t, const struct report_opts 
 				      const struct db_session *s);
 void report_mcols_set(struct table *t, size_t row, struct report_mcols *mc, const uint64_t *c);
 
+/* The order of a report's rows: the heavier first, by weight (samples,
+ * or their periods when the summary is weighted), then by samples; 0 when
+ * both tie, for the caller's tie-breaks by name.  The fleet's report
+ * ranks its rows with it too (fleetquery.c). */
+int report_rank_cmp(uint64_t weight_a, uint64_t samples_a, uint64_t weight_b,
+		    uint64_t samples_b);
+
+/* The note a report makes of session s's state (running, aborted or
+ * interrupted: what its samples lack) into buf: 1, or 0 when it has none.
+ * The fleet's report makes it too (fleetquery.c). */
+int report_state_note(const struct db_session *s, char *buf, size_t len);
+
 /* The report's meta data (JSON "meta": session, its figures, the
  * filters), as report_build() adds it; for other reports of samples
  * (calltree.h) that have the same summary. */
