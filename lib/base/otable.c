@@ -33,7 +33,7 @@ void otable_init_str(struct otable *t, size_t size, size_t min_cap)
 
 static uint64_t *slot_at(const struct otable *t, size_t i)
 {
-	return (uint64_t *)(t->ent + i * t->stride);
+	return otable_slot_at(t, i);
 }
 
 /* The key of a string-keyed table's entry e. */
@@ -61,31 +61,10 @@ void otable_free(struct otable *t)
 	t->cap = t->nr = 0;
 }
 
-/* A multiply-xorshift over the key's 8-byte words, bytewise for the rest:
- * as cheap as a hash written for one struct.  Not keyed: a caller whose
- * keys an adversary picks hashes them first (ingest's stack keys are a
- * secret-seeded hash). */
-static uint64_t key_hash(const unsigned char *k, size_t n)
-{
-	uint64_t h = 0x632BE59BD9B4E019ULL ^ n;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, k + i, 8);
-		h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	for (; i < n; i++)
-		h = (h ^ k[i]) * 0x100000001B3ULL;
-	return (h ^ (h >> 32)) | 1;
-}
-
-/* FNV-1a of a string key, folded as key_hash's.  Not keyed either: names
- * the profiled choose (paths, comms, cgroups) can be made to collide,
- * which costs probing time only, bounded by the caller's limit on its
- * entries (ingest.h's). */
+/* FNV-1a of a string key, folded as otable_key_hash()'s.  Not keyed
+ * either: names the profiled choose (paths, comms, cgroups) can be made
+ * to collide, which costs probing time only, bounded by the caller's
+ * limit on its entries (ingest.h's). */
 static uint64_t str_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
@@ -95,40 +74,8 @@ static uint64_t str_hash(const char *s)
 	return (h ^ (h >> 32)) | 1;
 }
 
-/* Whether keys a and b (n bytes) are equal: word by word, inline (the
- * keys of the hot tables are a few words; a call of memcmp costs more). */
-static int key_eq(const unsigned char *a, const unsigned char *b, size_t n)
-{
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		uint64_t x, y;
-
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		if (x != y)
-			return 0;
-	}
-	for (; i < n; i++)
-		if (a[i] != b[i])
-			return 0;
-	return 1;
-}
-
-/* The slot of key (hash h): its own, or the empty one where it goes. */
-static size_t slot_of(const struct otable *t, const void *key, uint64_t h)
-{
-	size_t i = (size_t)(h >> 1) & (t->cap - 1);
-
-	for (;; i = (i + 1) & (t->cap - 1)) {
-		uint64_t *s = slot_at(t, i);
-
-		if (!*s || (*s == h && key_eq((const unsigned char *)(s + 1), key, t->key_size)))
-			return i;
-	}
-}
-
-/* The same in a string-keyed table. */
+/* The slot of key (hash h) in a string-keyed table: its own, or the
+ * empty one where it goes (otable_slot_of() for the others). */
 static size_t slot_of_str(const struct otable *t, const char *key, uint64_t h)
 {
 	size_t i = (size_t)(h >> 1) & (t->cap - 1);
@@ -152,9 +99,10 @@ static size_t slot_free(const struct otable *t, uint64_t h)
 	return i;
 }
 
-static void grow(struct otable *t, size_t cap)
+void otable_grow(struct otable *t)
 {
 	struct otable old = *t;
+	size_t cap = t->cap ? t->cap * 2 : t->min_cap;
 
 	t->cap = cap;
 	t->ent = xcalloc(cap, t->stride);
@@ -169,34 +117,12 @@ static void grow(struct otable *t, size_t cap)
 
 void *otable_find(const struct otable *t, const void *key)
 {
-	uint64_t h;
-	uint64_t *s;
-
-	if (!t->nr)
-		return NULL;
-	h = key_hash(key, t->key_size);
-	s = slot_at(t, slot_of(t, key, h));
-	return *s ? s + 1 : NULL;
+	return otable_find_sized(t, key, t->key_size);
 }
 
 void *otable_get(struct otable *t, const void *key, int *added)
 {
-	uint64_t h = key_hash(key, t->key_size);
-	uint64_t *s;
-
-	if ((t->nr + 1) * 2 > t->cap)
-		grow(t, t->cap ? t->cap * 2 : t->min_cap);
-	s = slot_at(t, slot_of(t, key, h));
-	*added = !*s;
-	if (*added) {
-		unsigned char *p = (unsigned char *)(s + 1);
-
-		*s = h;
-		memcpy(p, key, t->key_size);
-		memset(p + t->key_size, 0, t->size - t->key_size);
-		t->nr++;
-	}
-	return s + 1;
+	return otable_get_sized(t, key, t->key_size, added);
 }
 
 void *otable_find_str(const struct otable *t, const char *key)
@@ -217,7 +143,7 @@ void *otable_get_str(struct otable *t, const char *key, int *added)
 	uint64_t *s;
 
 	if ((t->nr + 1) * 2 > t->cap)
-		grow(t, t->cap ? t->cap * 2 : t->min_cap);
+		otable_grow(t);
 	s = slot_at(t, slot_of_str(t, key, h));
 	*added = !*s;
 	if (*added) {

@@ -7,11 +7,12 @@
  *
  * Hot path: ingest_record() for a sample does one hash probe for the
  * process, one bisection of its maps, one prepared INSERT and one probe
- * of each histogram; no allocation once the tables have grown.  Stacks
- * (callstack.c) and exact attribution (exact.c) are called only for the
- * samples and sessions that have them.
+ * of each histogram (otable_get_sized: inlined); no allocation once the
+ * tables have grown.  Stacks (callstack.c) and exact attribution
+ * (exact.c) are called only for the samples and sessions that have them.
  */
 #include "config.h"
+#include <stddef.h>
 #include <string.h>
 #include "ingest_int.h"
 #include "ubatch.h"
@@ -142,7 +143,7 @@ static void agg_add(struct ingest *in, const struct db_sample *row, uint64_t sta
 	key->start_ns = start_ns;
 	key->comm_id = row->comm_id;
 	key->flags = row->flags & STROBE_SAMPLE_MODE_MASK;
-	a = otable_get(&in->pending, key, &added);
+	a = otable_get_sized(&in->pending, key, offsetof(struct db_agg, samples), &added);
 	a->samples++;
 	a->period += row->period;
 	if (!row->period)
@@ -165,7 +166,7 @@ static void time_add(struct ingest *in, const struct db_sample *row, int64_t row
 	key->start_ns = start_ns;
 	key->comm_id = row->comm_id;
 	key->binary_id = row->binary_id;
-	ta = otable_get(&in->times, key, &added);
+	ta = otable_get_sized(&in->times, key, offsetof(struct db_time_agg, samples), &added);
 	ta->samples++;
 	ta->last_row = rowid;
 	if ((int64_t)row->time_ns > ta->max_ns || ta->samples == 1)
