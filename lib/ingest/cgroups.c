@@ -1,7 +1,9 @@
 /*
  * cgroups.c - cgroup v2 ids and paths (cgroups.h): the walk of the
  * cgroup2 mount, ids from file handles (as the kernel's cgroup id), and
- * /proc/PID/cgroup.
+ * /proc/PID/cgroup.  Then, below, the cgroups of a session in ingest
+ * (ingest.h, schema 13): the cgroups stored, and the cgroup of each
+ * process's samples.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,6 +15,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "cgroups.h"
+#include "ingest_int.h"
+#include "shares.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -203,4 +207,199 @@ int cgroups_of_pid(uint32_t pid, char *out, size_t outlen)
 		len += (size_t)n;
 	close(fd);
 	return cgroups_parse_proc(buf, len, out, outlen);
+}
+
+/* The cgroups of a session in ingest (ingest.h). */
+
+/* Whom a new cgroup is charged to (shares.h): its directory's owner,
+ * the user it was delegated to; SHARES_UNKNOWN when it is gone. */
+static uint32_t cgroup_charge(const struct ingest *in, const char *path)
+{
+	char full[sizeof(in->cgroup_root) + CGROUP_PATH_MAX];
+	struct stat st;
+
+	snprintf(full, sizeof(full), "%s%s", in->cgroup_root, path);
+	if (!in->cgroup_root[0] || lstat(full, &st) < 0)
+		return SHARES_UNKNOWN;
+	return st.st_uid;
+}
+
+int ingest_cgroup(struct ingest *in, uint64_t id, const char *path, struct error *e)
+{
+	int64_t *slot;
+	size_t n = strnlen(path, CGROUP_PATH_MAX);
+
+	if (samples_flush(in, e))
+		return -1;
+	if (!in->cgroup_source || !id || n >= CGROUP_PATH_MAX || path[0] != '/')
+		return 0;
+	slot = name_slot(&in->cgroups, path, 0);
+	if (slot && *slot == (int64_t)id)
+		return 0;
+	if (!slot && (in->cgroups.nr >= INGEST_CGROUPS_MAX ||
+		      !shares_take(in->shares, SHARES_CGROUPS, cgroup_charge(in, path)))) {
+		in->stats.cgroups_over++;
+		return 0;
+	}
+	if (batch_open(in, e) || db_cgroup_put(in->db, in->s->id, id, path, e) < 0)
+		return -1;
+	if (!slot)
+		in->stats.cgroups++;
+	*name_slot(&in->cgroups, path, 1) = (int64_t)id;
+	in->cgroup_dirty = 1;
+	return 0;
+}
+
+static int cgroup_scan_one(void *ctx, uint64_t id, const char *path)
+{
+	void **a = ctx;
+
+	return ingest_cgroup(a[0], id, path, a[1]) < 0 ? -2 : 0;
+}
+
+int ingest_cgroups_start(struct ingest *in, int from_samples, const char *root,
+			 struct error *e)
+{
+	if (samples_flush(in, e))
+		return -1;
+	struct error se;
+	void *a[2] = { in, e };
+	long n = -1;
+
+	in->cgroup_source = from_samples ? CG_SAMPLE : CG_PROC;
+	if (root && !*root)
+		goto stored;	/* "": no scan */
+	if (root)
+		snprintf(in->cgroup_root, sizeof(in->cgroup_root), "%s", root);
+	else if (cgroups_find_root(in->cgroup_root, sizeof(in->cgroup_root)) < 0)
+		goto none;
+	n = cgroups_scan(in->cgroup_root, INGEST_CGROUPS_MAX, cgroup_scan_one, a, &in->stats.cgroups_over,
+			 &se);
+none:
+	if (n == -1) {
+		/* not a cgroup2 mount: no cgroups in this session, said so */
+		in->cgroup_source = CG_NONE;
+		snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "none");
+		return 0;
+	}
+	if (n < 0)
+		return -1;
+stored:
+	/* stored with the session at the next commit */
+	snprintf(in->s->cgroup_source, sizeof(in->s->cgroup_source), "%s",
+		 from_samples ? "sample" : "proc");
+	return 0;
+}
+
+/* The id of process pid's cgroup from /proc/PID/cgroup; 0 if unknown. */
+static uint64_t cgroup_of_proc(struct ingest *in, uint32_t pid, struct error *e, int *fail)
+{
+	char path[CGROUP_PATH_MAX];
+	int64_t *slot;
+	uint64_t id;
+
+	if (cgroups_of_pid(pid, path, sizeof(path)) < 0)
+		return 0;
+	slot = name_slot(&in->cgroups, path, 0);
+	if (slot && *slot)
+		return (uint64_t)*slot;
+	id = cgroups_id(in->cgroup_root, path);
+	if (id && ingest_cgroup(in, id, path, e) < 0)
+		*fail = 1;
+	return id;
+}
+
+/* p's cgroup row, when it changed in the open batch */
+int cgroup_store(struct ingest *in, struct proc *p, struct error *e)
+{
+	if (!p->cgroup_dirty || !p->cgroup_id)
+		return 0;
+	return db_process_cgroup(in->db, in->s->id, p->pid, p->start_ns, p->cgroup_id,
+				 p->cgroup_moves, e);
+}
+
+struct cgroup_store_all {
+	struct ingest *in;
+	struct error *e;
+	int rc;
+};
+
+static void cgroup_store_each(struct proc *p, void *arg)
+{
+	struct cgroup_store_all *a = arg;
+
+	if (!a->rc && cgroup_store(a->in, p, a->e) < 0)
+		a->rc = -1;
+}
+
+int cgroups_store_all(struct ingest *in, struct error *e)
+{
+	struct cgroup_store_all a = { in, e, 0 };
+
+	proc_table_each(in->procs, cgroup_store_each, &a);
+	return a.rc;
+}
+
+/*
+ * A sample of p in cgroup id (0: the sample does not say): p's cgroup is
+ * that of its latest sample; a change is counted in cgroup_moves.  Without
+ * the sample's, /proc/PID/cgroup at the process's first sample, once.
+ */
+int cgroup_sample(struct ingest *in, struct proc *p, uint64_t id, struct error *e)
+{
+	int fail = 0;
+
+	if (!id && in->cgroup_source == CG_PROC && !p->cgroup_tried) {
+		p->cgroup_tried = 1;
+		id = cgroup_of_proc(in, p->pid, e, &fail);
+		if (fail)
+			return -1;
+		if (!id)
+			in->stats.cgroup_unknown++;
+	}
+	if (!id || id == p->cgroup_id)
+		return 0;
+	if (p->cgroup_id) {
+		if (!p->cgroup_moves)
+			in->stats.cgroup_moved++;
+		p->cgroup_moves++;
+	}
+	/* stored at the commit (or its exit): once per batch however often
+	 * its threads flip between cgroups */
+	p->cgroup_id = id;
+	p->cgroup_dirty = 1;
+	in->cgroup_dirty = 1;
+	return 0;
+}
+
+static void proc_cgroup_clean(struct proc *p, void *arg)
+{
+	(void)arg;
+	p->cgroup_dirty = 0;
+}
+
+/* its cgroup row was not stored: the next sample stores it again */
+static void proc_cgroup_undo(struct proc *p, void *arg)
+{
+	(void)arg;
+	if (p->cgroup_dirty)
+		p->cgroup_id = 0, p->cgroup_tried = 0, p->cgroup_dirty = 0;
+}
+
+/* The open batch is stored: the processes' cgroup rows with it. */
+void cgroups_commit(struct ingest *in)
+{
+	if (in->cgroup_dirty)
+		proc_table_each(in->procs, proc_cgroup_clean, NULL);
+	in->cgroup_dirty = 0;
+}
+
+void cgroups_undo(struct ingest *in)
+{
+	if (in->cgroup_dirty) {
+		/* and the cgroups it stored: looked up again when needed */
+		proc_table_each(in->procs, proc_cgroup_undo, NULL);
+		otable_clear(&in->cgroups);
+	}
+	in->cgroup_dirty = 0;
 }

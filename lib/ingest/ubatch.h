@@ -1,5 +1,5 @@
 /*
- * ubatch.h - the samples ingest (ingest.c) holds while their user stacks
+ * ubatch.h - the samples ingest (sample.c) holds while their user stacks
  * wait to be unwound in a batch by the unwind worker (uworker.h): one
  * round trip for many samples instead of one each.
  *
@@ -10,7 +10,7 @@
  * finished.  Entry i is sample i of the uworker's batch.
  *
  * The invariants that make finishing a held sample later the same as
- * finishing it at once are ingest.c's, written where it relies on them
+ * finishing it at once are sample.c's, written where it relies on them
  * (samples_flush): the samples are flushed, in the order they came,
  * before anything else changes what finishing depends on.
  */
