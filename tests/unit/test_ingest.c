@@ -1,5 +1,5 @@
 /*
- * test_ingest.c - lib/ingest/ingest.c against a real SQLite database and binary
+ * test_ingest.c - lib/ingest/ (ingest.c, sample.c, binaries.c, procs.c, jitcopy.c, callstack.c, exact.c, cgroups.c) against a real SQLite database and binary
  * cache in a temporary directory, fed side-band and samples the way the
  * capture backend does (in time order, CPUs interleaved), then read back
  * with SQL: which binary and file offset each sample got at mmap time
