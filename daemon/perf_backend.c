@@ -136,6 +136,7 @@ struct cpu_ring {
 	unsigned char *dtmp;	/* the same, for the drain thread */
 	int swfd;		/* --attribution exact: its context-switches member, or -1 */
 	uint64_t swid;		/* and that member's id */
+	uint64_t sw_count;	/* its count in the ring's last sample or switch read */
 	int *pfds;		/* per probe site: its uprobe event, or -1 */
 	uint64_t *pids;		/* and that event's id */
 	/* the group's time enabled and running at its last sample, and when
@@ -1094,6 +1095,24 @@ static void queue_sample(struct backend *b, struct cpu_ring *r, const unsigned c
 	rec.sample.nr_counters = b->cfg.nr_events;
 	perfrec_read_values(fmt, &pr.sample, r->ids + 1, b->cfg.nr_events,
 			    rec.sample.counters);
+	if (r->swfd >= 0) {
+		/*
+		 * The context-switches member's count: each switch read is
+		 * one more than the ring's previous record, a sample the
+		 * same.  More: the kernel counted switches it wrote no read
+		 * for (it writes nothing while some tasks run, e.g. a
+		 * sandbox's own agent: seen with ftrace, which shows them
+		 * switched in, never out), and the counters' increases since
+		 * the previous record include what those unseen threads did.
+		 */
+		uint64_t sw = 0;
+
+		if (perfrec_read_values(fmt, &pr.sample, &r->swid, 1, &sw) == 1) {
+			if (sw > r->sw_count + (is_switch ? 1 : 0))
+				rec.sample.flags |= STROBE_SAMPLE_SWITCH_MISSED;
+			r->sw_count = sw;
+		}
+	}
 	if (is_switch) {
 		/* a switch read: no period of the sampling event, no stacks */
 		rec.sample.flags |= STROBE_SAMPLE_SWITCH;

@@ -101,9 +101,12 @@ static void stop_log(const struct session_status *st, const struct error *e)
 			   (unsigned long long)st->ingest.worker_refused[2]);
 	if (st->ingest.switch_reads)
 		daemon_log("session %lld: --attribution exact: %llu counter reads at context "
-		       "switches, %llu threads' last runs stored after their last sample",
+		       "switches, %llu threads' last runs stored after their last sample, "
+		       "%llu records after context switches the kernel counted but wrote no "
+		       "read for (their increases unattributed, as after a loss)",
 		       (long long)st->id, (unsigned long long)st->ingest.switch_reads,
-		       (unsigned long long)st->ingest.exact_tails);
+		       (unsigned long long)st->ingest.exact_tails,
+		       (unsigned long long)st->ingest.switch_missed);
 	if (st->have_handler) {
 		daemon_log("session %lld: driver overflow handler %llu ns per sample on average, "
 		       "%llu ns at most, over %llu samples", (long long)st->id,

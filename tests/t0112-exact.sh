@@ -10,7 +10,9 @@
 # which carry the same pid).  This is t0110 without its real-time priority:
 # with --attribution sample, the spinner's samples get the faults pagetouch
 # made since the CPU's previous sample whenever it was switched out; that
-# run is shown for contrast (how many went astray), not checked.
+# run is shown for contrast (how many went astray), not checked.  A count
+# may fall short of perf stat's by what strobe declares unattributed on the
+# pair's CPU (session_cpus.lost_c0), never exceed it.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v perf >/dev/null || skip "perf (linux-perf) is not installed: nothing to compare with"
@@ -55,12 +57,19 @@ sid_exact=$(sqlq "$STROBE_DB" "SELECT max(id) FROM sessions")
 set -- $(counts sample "$sid_sample")
 echo "sample: pagetouch $1 (perf stat $2), spinner $3 (perf stat $4): $(($3 - $4)) of pagetouch's went to the spinner"
 set -- $(counts exact "$sid_exact")
-echo "exact:  pagetouch $1 (perf stat $2), spinner $3 (perf stat $4)"
-python3 - "$@" <<'PY' || fail "exact attribution: pagetouch $1 (perf stat $2), spinner $3 (perf stat $4)"
+# what strobe declares unattributed on the pair's CPU (session_cpus.lost_c0):
+# spans of lost records, or of context switches the kernel counted but
+# wrote no switch read for (seen on VMs whose own agent runs unseen by
+# perf, doc/DESIGN.md); 0 on a kernel that reports every switch
+unattr=$(sqlq "$STROBE_DB" "SELECT ifnull(sum(lost_c0), 0) FROM session_cpus WHERE session_id=$sid_exact AND cpu=$cpu")
+echo "exact:  pagetouch $1 (perf stat $2), spinner $3 (perf stat $4); $unattr page faults unattributed on CPU $cpu"
+python3 - "$@" "$unattr" <<'PY' || fail "exact attribution: pagetouch $1 (perf stat $2), spinner $3 (perf stat $4), $unattr unattributed"
 import sys
-sa, ka, sb, kb = map(int, sys.argv[1:5])
+sa, ka, sb, kb, unattr = map(int, sys.argv[1:6])
 for name, s, k in (("pagetouch", sa, ka), ("spinner", sb, kb)):
-    assert abs(s - k) <= 0.005 * k + 50, f"{name}: strobe {s}, perf stat {k}"
+    # never another's faults; short of its own by at most what is declared
+    assert s <= k + 0.005 * k + 50, f"{name}: strobe {s}, perf stat {k}"
+    assert s >= k - 0.005 * k - 50 - unattr, f"{name}: strobe {s}, perf stat {k}, {unattr} unattributed"
 PY
 n=$(sqlq "$STROBE_DB" "SELECT count(*) FROM sample_agg WHERE session_id=$sid_exact AND samples=0")
 echo "exact: $n sample_agg rows hold tails only (a thread's last run after its last sample)"

@@ -82,6 +82,18 @@ struct strobe_rec_header {
  * period 1); the driver does not read at switches.
  */
 #define STROBE_SAMPLE_SWITCH	(1U << 12)
+/*
+ * Exact attribution: the CPU counted context switches since its previous
+ * record (sample or switch read) for which the kernel wrote no switch
+ * read, so the counters' increases since then are not this record's
+ * thread's alone: other threads ran, unseen, in between.  Like a loss,
+ * they are kept as the CPU's unattributed lost-interval counts.  Set by the
+ * perf backend from the context-switches member's own count in the group
+ * read (one more at a switch read than at the CPU's previous record, the
+ * same at a sample); never stored (the sample is stored with
+ * STROBE_SAMPLE_AFTER_LOSS).
+ */
+#define STROBE_SAMPLE_SWITCH_MISSED	(1U << 13)
 
 /* Most callchain entries of one sample, context markers included. */
 #define STROBE_MAX_IPS		512

@@ -128,7 +128,10 @@ static int exact_flush(struct ingest *in, struct exact_thread *t, uint32_t cpu, 
 /*
  * A switch read (STROBE_SAMPLE_SWITCH): the increases since the CPU's
  * previous record are the outgoing thread's, after its last sample; kept
- * for its next sample, or stored as its tail if its exit was seen.
+ * for its next sample, or stored as its tail if its exit was seen.  Not
+ * after lost records or switches the kernel wrote no read for
+ * (STROBE_SAMPLE_SWITCH_MISSED): then they are the CPU's lost-interval
+ * counts (counter_increase).
  */
 int exact_switch(struct ingest *in, const struct record *r, struct error *e)
 {
@@ -143,8 +146,9 @@ int exact_switch(struct ingest *in, const struct record *r, struct error *e)
 	in->exact = 1;
 	in->stats.switch_reads++;
 	cs = &cpu_state(in, r->cpu)->now;	/* after the flush: it may grow cpus */
-	if (counter_increase(in, cs, r, c))
-		return 0;
+	/* after a loss or unseen switches c is all zero, but an exited
+	 * thread's tail is still due at its last switch out */
+	counter_increase(in, cs, r, c);
 	t = exact_get(in, r->sample.tid, r->sample.pid);
 	for (int i = 0; i < in->nr; i++)
 		t->cur.c[i] += c[i];

@@ -254,6 +254,11 @@ struct ingest_stats {
 	uint64_t exact_tails;		/* and threads' last runs stored with no
 					 * sample after them (sample_agg rows
 					 * with samples 0 added) */
+	uint64_t switch_missed;		/* and samples and switch reads after
+					 * context switches the kernel counted but
+					 * wrote no read for
+					 * (STROBE_SAMPLE_SWITCH_MISSED): their
+					 * increases went to session_cpus.lost_c* */
 };
 /* (Held samples are finished first: ingest_record.) */
 void ingest_get_stats(struct ingest *in, struct ingest_stats *st);

@@ -33,9 +33,10 @@ struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu)
 /*
  * The increases of r's counters since the previous record of its CPU
  * (sample or, with exact attribution, switch read), into c; the CPU's
- * baseline moves to r.  After lost records they span the lost interval:
- * they are kept as the CPU's lost-interval counts, c is all zero, and 1 is
- * returned.
+ * baseline moves to r.  After lost records they span the lost interval,
+ * and with STROBE_SAMPLE_SWITCH_MISSED runs of threads the kernel wrote
+ * no switch read for: they are nobody's that a record names, kept as the
+ * CPU's lost-interval counts, c is all zero, and 1 is returned.
  */
 int counter_increase(struct ingest *in, struct cpu_counts *cs, const struct record *r,
 		     uint64_t *c)
@@ -49,7 +50,9 @@ int counter_increase(struct ingest *in, struct cpu_counts *cs, const struct reco
 		cs->last[i] = v;
 	}
 	cs->seen = 1;
-	if (!cs->after_loss)
+	if (r->sample.flags & STROBE_SAMPLE_SWITCH_MISSED)
+		in->stats.switch_missed++;
+	else if (!cs->after_loss)
 		return 0;
 	/* what the counters did over the lost interval is no record's */
 	for (int i = 0; i < in->nr; i++) {
@@ -95,7 +98,7 @@ static void sample_row(struct ingest *in, const struct record *r, struct db_samp
 	row->cpu = r->cpu;
 	row->pid = r->sample.pid;
 	row->tid = r->sample.tid;
-	row->flags = r->sample.flags;
+	row->flags = r->sample.flags & ~STROBE_SAMPLE_SWITCH_MISSED;	/* AFTER_LOSS says it */
 	row->period = r->sample.period;
 	row->nr = in->nr;
 	row->stack_id = 0;

@@ -892,6 +892,104 @@ static void test_lost_interval(void **state)
 	fix_free(f);
 }
 
+/* A switch read (--attribution exact) of tid in pid on cpu: counters c. */
+static void switch_read(struct fix *f, uint32_t cpu, uint64_t t, uint32_t pid, uint32_t tid,
+			uint64_t c, uint16_t flags)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.cpu = cpu;
+	r.time_ns = t;
+	r.sample.ip = 0xffffffff81000000ULL;
+	r.sample.pid = pid;
+	r.sample.tid = tid;
+	r.sample.flags = STROBE_SAMPLE_KERNEL | STROBE_SAMPLE_SWITCH | flags;
+	r.sample.nr_counters = 1;
+	r.sample.counters[0] = c;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+/* A sample of tid in pid on cpu with one counter c and extra flags. */
+static void sample_flags(struct fix *f, uint32_t cpu, uint64_t t, uint32_t pid, uint32_t tid,
+			 uint64_t c, uint16_t flags)
+{
+	struct record r;
+	struct error e;
+
+	memset(&r, 0, sizeof(r));
+	r.type = STROBE_REC_SAMPLE;
+	r.cpu = cpu;
+	r.time_ns = t;
+	r.sample.ip = BASE + 0x100;
+	r.sample.period = t;
+	r.sample.pid = pid;
+	r.sample.tid = tid;
+	r.sample.flags = STROBE_SAMPLE_USER | flags;
+	r.sample.nr_counters = 1;
+	r.sample.counters[0] = c;
+	if (ingest_record(f->in, &r, &e))
+		fail_msg("ingest_record: %s", e.msg);
+}
+
+/*
+ * Exact attribution with switches the kernel counted but wrote no read
+ * for (STROBE_SAMPLE_SWITCH_MISSED: a thread the kernel does not report
+ * ran in between).  The record after them carries none of the increase
+ * since the CPU's previous record: it goes to the CPU's lost_c<i>, the
+ * sample is stored flagged AFTER_LOSS with 0 (without the backend's flag),
+ * a switch read adds nothing to the thread's carry, and an exited thread's
+ * tail is still stored at its last (flagged) switch out.  Every count is
+ * somewhere: the processes' own plus lost_c is the counter's last value.
+ * (Before: the unseen thread's 45 went to P2's switch read, so to P2, and
+ * 38 + 7 more to P2's sample and tail.)
+ */
+static void test_exact_switch_missed(void **state)
+{
+	struct fix *f = fix_new(1);
+	const uint16_t M = STROBE_SAMPLE_SWITCH_MISSED;
+	struct ingest_stats st;
+	struct error e;
+
+	comm(f, P1, P1, "one", 1, 10);
+	mmap_at(f, P1, BASE, LEN, 0, elf_a, 11);
+	comm(f, P2, P2, "two", 1, 12);
+	mmap_at(f, P2, BASE, LEN, 0, elf_a, 13);
+	sample_flags(f, 0, 100, P1, P1, 10, 0);		/* P1: 10 */
+	switch_read(f, 0, 110, P1, P1, 15, 0);		/* P1 carries 5 */
+	switch_read(f, 0, 130, P2, P2, 60, M);		/* 45 unseen: lost */
+	sample_flags(f, 0, 140, P2, P2, 62, 0);		/* P2: 2 */
+	sample_flags(f, 0, 150, P2, P2, 100, M);	/* 38 unseen: lost, sample 0 */
+	switch_read(f, 0, 155, P2, P2, 103, 0);		/* P2 carries 3 */
+	assert_int_equal(ingest_exit(f->in, P2, P2, 157, &e), 0);
+	switch_read(f, 0, 158, P2, P2, 110, M);		/* 7 lost; P2's tail 3 stored */
+	ingest_get_stats(f->in, &st);
+	assert_int_equal(st.exact_tails, 1);
+	sample_flags(f, 0, 160, P1, P1, 111, 0);		/* P1: 1 + its 5 */
+	assert_int_equal(ingest_finish(f->in, 1000, &e), 0);
+
+	assert_int_equal(q_int(f, "SELECT sum(c0) FROM sample_agg WHERE pid = ?", (int64_t)P1),
+			 10 + 1 + 5);
+	assert_int_equal(q_int(f, "SELECT sum(c0) FROM sample_agg WHERE pid = ?", (int64_t)P2),
+			 2 + 3);
+	assert_int_equal(q_int(f, "SELECT lost_c0 FROM session_cpus WHERE cpu = 0"), 45 + 38 + 7);
+	assert_int_equal(q_int(f, "SELECT sum(c0) FROM sample_agg") +
+			 q_int(f, "SELECT lost_c0 FROM session_cpus WHERE cpu = 0"), 111);
+	/* the sample after unseen switches: 0, AFTER_LOSS, not the backend's bit */
+	assert_int_equal(q_int(f, "SELECT c0 FROM samples WHERE time_ns = 150"), 0);
+	assert_int_equal(q_int(f, "SELECT flags & 512 FROM samples WHERE time_ns = 150"), 512);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples WHERE flags & ?", (int64_t)M), 0);
+	assert_int_equal(q_int(f, "SELECT count(*) FROM samples WHERE flags & 512"), 1);
+	assert_int_equal(q_int(f, "SELECT c0 FROM samples WHERE time_ns = 160"), 6);
+	ingest_get_stats(f->in, &st);
+	assert_int_equal(st.switch_reads, 4);
+	assert_int_equal(st.switch_missed, 3);
+	fix_free(f);
+}
+
 /*
  * A sampling group not counting: a STROBE_REC_UNSCHED record (multiplexed)
  * and an error state read at the end become rows of unscheduled with the
@@ -2405,6 +2503,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_late_records, teardown),
 		cmocka_unit_test_teardown(test_counters, teardown),
 		cmocka_unit_test_teardown(test_lost_interval, teardown),
+		cmocka_unit_test_teardown(test_exact_switch_missed, teardown),
 		cmocka_unit_test_teardown(test_unscheduled, teardown),
 		cmocka_unit_test_teardown(test_failed_batch_ids, teardown),
 		cmocka_unit_test_teardown(test_hostile_paths, teardown),
