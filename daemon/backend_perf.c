@@ -129,12 +129,13 @@ static int switch_open(struct backend *b, struct cpu_ring *r,
 	return 0;
 }
 
-int perf_ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
+/* The attr of r's group leader: the sampler, or the driver's side-band
+ * dummy, with the side-band of r's CPU. */
+static void leader_attr(const struct backend *b, const struct cpu_ring *r,
+			struct perf_event_attr *out)
 {
 	const struct backend_config *cfg = &b->cfg;
 	struct perf_event_attr a = cfg->sampler.attr;
-	long pg = sysconf(_SC_PAGESIZE);
-	void *m;
 
 	if (cfg->kind == BACKEND_DRIVER) {
 		/* side-band only: the driver samples */
@@ -192,6 +193,47 @@ int perf_ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = r->size / 4;
+	*out = a;
+}
+
+/* The counting events of r's group, after its leader (of attr a). */
+static int members_open(struct backend *b, struct cpu_ring *r,
+			const struct perf_event_attr *a, struct error *e)
+{
+	const struct backend_config *cfg = &b->cfg;
+
+	for (int i = 0; cfg->kind == BACKEND_PERF && i < cfg->nr_events; i++) {
+		struct perf_event_attr c = cfg->events[i].attr;
+
+		c.size = sizeof(c);
+		c.disabled = 0;
+		c.read_format = READ_FORMAT;
+		/* the trailer's fields; a member never samples, so no stacks */
+		c.sample_type = a->sample_type & ~(uint64_t)(PERF_SAMPLE_CALLCHAIN |
+							     PERF_SAMPLE_REGS_USER |
+							     PERF_SAMPLE_STACK_USER);
+		c.sample_id_all = 1;
+		c.use_clockid = 1;	/* a group shares one clock */
+		c.clockid = CLOCK_MONOTONIC;
+		r->cfds[i] = perf_open(&c, r->cpu, r->fd);
+		if (r->cfds[i] < 0)
+			return error_set(e, "cannot count event '%s' on CPU %d with '%s': %s",
+					 cfg->events[i].name, r->cpu, cfg->sampler.name,
+					 perf_open_hint(errno));
+		if (ioctl(r->cfds[i], PERF_EVENT_IOC_ID, &r->ids[i + 1]) < 0)
+			return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+	}
+	return 0;
+}
+
+int perf_ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
+{
+	const struct backend_config *cfg = &b->cfg;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr a;
+	void *m;
+
+	leader_attr(b, r, &a);
 	r->fd = perf_open(&a, r->cpu, -1);
 	if (r->fd < 0 && errno == EINVAL) {
 		a.build_id = 0;		/* kernels before 5.12: dev/inode instead */
@@ -229,27 +271,8 @@ int perf_ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 				 r->cpu, perf_open_hint(errno));
 	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->ids[0]) < 0)
 		return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
-	for (int i = 0; cfg->kind == BACKEND_PERF && i < cfg->nr_events; i++) {
-		struct perf_event_attr c = cfg->events[i].attr;
-
-		c.size = sizeof(c);
-		c.disabled = 0;
-		c.read_format = READ_FORMAT;
-		/* the trailer's fields; a member never samples, so no stacks */
-		c.sample_type = a.sample_type & ~(uint64_t)(PERF_SAMPLE_CALLCHAIN |
-							    PERF_SAMPLE_REGS_USER |
-							    PERF_SAMPLE_STACK_USER);
-		c.sample_id_all = 1;
-		c.use_clockid = 1;	/* a group shares one clock */
-		c.clockid = CLOCK_MONOTONIC;
-		r->cfds[i] = perf_open(&c, r->cpu, r->fd);
-		if (r->cfds[i] < 0)
-			return error_set(e, "cannot count event '%s' on CPU %d with '%s': %s",
-					 cfg->events[i].name, r->cpu, cfg->sampler.name,
-					 perf_open_hint(errno));
-		if (ioctl(r->cfds[i], PERF_EVENT_IOC_ID, &r->ids[i + 1]) < 0)
-			return error_set(e, "PERF_EVENT_IOC_ID: %s", strerror(errno));
-	}
+	if (members_open(b, r, &a, e) < 0)
+		return -1;
 	m = mmap(NULL, r->size + pg, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (m == MAP_FAILED)
 		return error_set(e, "cannot map the %" PRIu64 " KiB ring of CPU %d: %s "
