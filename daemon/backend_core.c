@@ -236,10 +236,10 @@ void backend_close(struct backend *b)
 void queue_record(struct merge_queue *q, const struct record *r)
 {
 	size_t tail = record_tail_size(r);
-	unsigned char *dst = merge_queue_push(q, r->time_ns, Q_RECORD, sizeof(*r) + tail);
+	struct record *dst = merge_queue_push(q, r->time_ns, Q_RECORD, sizeof(*r) + tail);
 
-	memcpy(dst, r, sizeof(*r));
-	record_tail_copy(r, dst + sizeof(*r));
+	*dst = *r;
+	record_tail_copy(r, dst + 1);
 }
 
 /*
@@ -363,12 +363,12 @@ static int deliver(struct backend *b, int src, const struct merge_ent *q, uint64
 		return -1;
 	switch (q->kind) {
 	case Q_RECORD: {
-		const unsigned char *p = merge_payload(q);
-		struct record rec;
+		/* queue_record's struct, 8-aligned in the queue's own
+		 * (writable) buffer: pointed at its tail where it lies */
+		struct record *rec = (struct record *)merge_payload(q);
 
-		memcpy(&rec, p, sizeof(rec));
-		record_tail_point(&rec, p + sizeof(rec));
-		return k->record(k->ctx, &rec, e);
+		record_tail_point(rec, rec + 1);
+		return k->record(k->ctx, rec, e);
 	}
 	case Q_MARK:
 		return probe_deliver(b, q, e);
