@@ -2,14 +2,14 @@
  * backend_core.h - the inside of the capture backend (backend.h), shared by
  * its five files and by nothing else:
  *
- *   backend_core.c  open and close, the drain thread, the spool, the
- *                   per-ring queues, the time merge and delivery to the sink
- *   backend_perf.c  the per-CPU perf rings: the perf backend's samples and
- *                   side-band, and the driver backend's side-band
- *   backend_dev.c   the driver's rings (/dev/strobe, strobe_dev.h)
- *   backend_sideband.c  the perf rings' side-band (mmap, comm, fork, exit,
- *                   cgroups, losses), from the ring to the sink
- *   backend_usdt.c  USDT probe sites: uprobes writing into the perf rings
+ *   backend_core.c      open and close, the drain thread, the spool, the
+ *                       per-ring queues, the time merge, delivery to the sink
+ *   backend_perf.c      the per-CPU perf rings (with the driver they carry
+ *                       the side-band only) and their samples
+ *   backend_sideband.c  their side-band (mmap, comm, fork, exit, cgroups)
+ *                       and loss records, from the ring to the sink
+ *   backend_dev.c       the driver's rings (/dev/strobe, strobe_dev.h)
+ *   backend_usdt.c      USDT probe sites: uprobes writing into the perf rings
  *
  * A record is decoded once, when its spooled chunk is read into its
  * ring's queue, and queued decoded (enum qkind): a sample as its struct
