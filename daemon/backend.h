@@ -1,13 +1,15 @@
 /*
  * backend.h - a capture backend: it opens the counters of a session on
  * every online CPU, exposes pollable fds, and on each drain delivers the
- * session's records to ingest in time order, samples as strobe records
- * (kernel/uapi/strobe.h), side-band as ingest_comm/fork/exit/mmap calls,
- * and USDT probe hits as ingest_marker calls.
+ * session's records to a sink (sink.h) in time order, each decoded once:
+ * samples as struct record, side-band as the sink's comm/fork/exit/mmap
+ * calls, and USDT probe hits as its markers.
  *
- * perf_backend.c implements it with perf_event_open(2) alone
- * (BACKEND_PERF), or with the strobe driver's /dev/strobe for the samples
- * and perf dummy events for the side-band (BACKEND_DRIVER).
+ * It captures with perf_event_open(2) alone (BACKEND_PERF), or with the
+ * strobe driver's /dev/strobe for the samples and perf dummy events for
+ * the side-band (BACKEND_DRIVER).  backend_core.h says which file does
+ * what: backend_core.c (the drain, spool, merge and delivery), and
+ * backend_perf.c, backend_sideband.c, backend_dev.c, backend_usdt.c.
  */
 #ifndef STROBE_BACKEND_H
 #define STROBE_BACKEND_H
@@ -15,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "events.h"
-#include "ingest.h"
+#include "sink.h"
 #include "tsc.h"
 #include "usdt.h"
 
@@ -34,7 +36,7 @@ struct backend_config {
 	int nr_events;
 	unsigned buffer_pages;			/* per-CPU ring, power of two */
 	/* USDT probe sites, each a uprobe on every CPU writing into that
-	 * CPU's ring; their hits are delivered as markers (ingest_marker) */
+	 * CPU's ring; their hits are delivered as markers (sink.marker) */
 	const struct usdt_site *sites;		/* copied by backend_open */
 	/* per site, the open file its notes were read from: its uprobes are
 	 * placed on that file (through /proc/self/fd/N), never on sites[i].path
@@ -105,22 +107,25 @@ const struct tsc_conv *backend_tsc(const struct backend *b);
  * Start the drain thread (after backend_enable): it copies what the rings
  * hold into sp, raw, and writes to the eventfd notify_fd when it did.  It
  * stops in backend_disable, after a last pass.  sp must outlive b's
- * thread; notify_fd stays the caller's.
+ * thread; notify_fd stays the caller's.  k (copied) is where
+ * backend_drain and backend_read_final deliver; the drain thread calls its
+ * mmap_wants_owner and mmap_wants_file.
  */
 struct spool;
-int backend_start(struct backend *b, struct spool *sp, int notify_fd, struct error *e);
+int backend_start(struct backend *b, struct spool *sp, int notify_fd, const struct sink *k,
+		  struct error *e);
 
 /*
- * Deliver to ingest, in time order, the records older than the merge
+ * Deliver to the sink, in time order, the records older than the merge
  * horizon (the start of the drain thread's last complete pass, less the
  * time a record may take to reach its ring: a record written late on one
  * CPU must not be overtaken).  With a backlog it returns after about
- * 50 ms with notify_fd set again, so that strobed serves its clients in
- * between.  final (after backend_disable) delivers everything: the spool,
- * then what the rings still hold.  Without a drain thread the rings are
- * read in place.
+ * 50 ms with notify_fd set again, so that the caller's thread can let
+ * others take the session in between.  final (after backend_disable)
+ * delivers everything: the spool, then what the rings still hold.
+ * Without a drain thread (any more) the rings are read in place.
  */
-int backend_drain(struct backend *b, struct ingest *in, int final, struct error *e);
+int backend_drain(struct backend *b, int final, struct error *e);
 
 /*
  * The time merge's records handed out of order so far: delivered after a
@@ -134,8 +139,9 @@ void backend_merge_stats(const struct backend *b, uint64_t *late, uint64_t *late
 struct binhold_stats;
 void backend_held_stats(struct backend *b, struct binhold_stats *st);
 
-/* After disable: the final running totals of the counting events per CPU. */
-int backend_read_final(struct backend *b, struct ingest *in, struct error *e);
+/* After disable: the final running totals of the counting events per CPU
+ * to the sink (and the driver's drops its rings could not report). */
+int backend_read_final(struct backend *b, struct error *e);
 
 void backend_close(struct backend *b);
 

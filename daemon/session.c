@@ -22,6 +22,7 @@
 #include "events.h"
 #include "hashkey.h"
 #include "ingest.h"
+#include "ingestsink.h"
 #include "log.h"
 #include "markerparse.h"
 #include "procscan.h"
@@ -428,6 +429,7 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	struct session *s = xcalloc(1, sizeof(*s));
 	const struct tsc_conv *tc;
 	uint64_t mono, real;
+	struct sink sink;
 
 	s->db = db;
 	pthread_mutex_init(&s->lock, NULL);
@@ -485,7 +487,10 @@ struct session *session_start(struct db *db, struct bincache *cache,
 	if (!s->spool)
 		goto fail_row;
 	s->row.start_ns = clock_monotonic_ns();
-	if (backend_enable(s->b, e) < 0 || backend_start(s->b, s->spool, s->notify_fd, e) < 0)
+	/* the backend delivers to ingest through a sink: capture never calls it */
+	ingestsink_init(&sink, s->in);
+	if (backend_enable(s->b, e) < 0 ||
+	    backend_start(s->b, s->spool, s->notify_fd, &sink, e) < 0)
 		goto fail_row;
 	/* after enabling: cgroups made from now on come as PERF_RECORD_CGROUP */
 	if (ingest_cgroups_start(s->in, backend_has_cgroups(s->b), NULL, e) < 0)
@@ -615,7 +620,7 @@ static int ingest_pass(struct session *s, struct error *e)
 	/* the write lock first: without it nothing leaves the spool */
 	if (ingest_begin(s->in, e) < 0)
 		return db_busy(s->db) ? SESSION_BLOCKED : -1;
-	if (marks_store(s, e) < 0 || backend_drain(s->b, s->in, 0, e) < 0)
+	if (marks_store(s, e) < 0 || backend_drain(s->b, 0, e) < 0)
 		return -1;
 	return commit(s, e);
 }
@@ -1017,8 +1022,8 @@ int session_stop(struct session *s, struct session_status *st, struct error *e)
 	}
 	quiesce(s);
 	end = s->end_ns;
-	if (marks_store(s, e) < 0 || backend_drain(s->b, s->in, 1, e) < 0 ||
-	    backend_read_final(s->b, s->in, e) < 0 ||
+	if (marks_store(s, e) < 0 || backend_drain(s->b, 1, e) < 0 ||
+	    backend_read_final(s->b, e) < 0 ||
 	    ingest_finish(s->in, end, e) < 0)
 		ret = -1;
 	if (st) {

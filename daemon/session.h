@@ -11,6 +11,7 @@
 #include "binhold.h"
 #include "db.h"
 #include "hashkey.h"
+#include "ingest.h"
 #include "peer.h"
 #include "spool.h"
 

@@ -385,3 +385,31 @@ int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
 	}
 	return PERFREC_SKIP;
 }
+
+/* p, pointing into the record once at from, into its copy at to */
+static const void *moved(const void *p, uintptr_t from, const void *to)
+{
+	return p ? (const unsigned char *)to + ((uintptr_t)p - from) : NULL;
+}
+
+void perfrec_rebase(struct perfrec *r, uintptr_t from, const void *to)
+{
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE:
+		r->sample.values = moved(r->sample.values, from, to);
+		r->sample.ips = moved(r->sample.ips, from, to);
+		r->sample.regs = moved(r->sample.regs, from, to);
+		r->sample.stack = moved(r->sample.stack, from, to);
+		break;
+	case PERF_RECORD_MMAP2:
+		r->mmap2.build_id = moved(r->mmap2.build_id, from, to);
+		r->mmap2.filename = moved(r->mmap2.filename, from, to);
+		break;
+	case PERF_RECORD_COMM:
+		r->comm.comm = moved(r->comm.comm, from, to);
+		break;
+	case PERF_RECORD_CGROUP:
+		r->cgroup.path = moved(r->cgroup.path, from, to);
+		break;
+	}
+}

@@ -212,6 +212,14 @@ static inline int perfrec_ring_next(const unsigned char *data, uint64_t size, ui
 int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
 		   struct perfrec *out);
 
+/*
+ * The record r was decoded from, at address from, has been copied to to
+ * (all its bytes): point r's variable parts (a sample's read values,
+ * callchain, registers and stack; a name, path or build-id) into the copy.
+ * So a record is decoded once and moved with its bytes, not decoded again.
+ */
+void perfrec_rebase(struct perfrec *r, uintptr_t from, const void *to);
+
 /* A SAMPLE's first u64 (its PERF_SAMPLE_IDENTIFIER), or -1 if too short. */
 int perfrec_sample_identifier(const void *buf, size_t len, uint64_t *id);
 

@@ -279,3 +279,42 @@ size_t record_encode(const struct record *r, void *buf, size_t cap)
 	}
 	return 0;
 }
+
+size_t record_tail_size(const struct record *r)
+{
+	if (r->type != STROBE_REC_SAMPLE)
+		return 0;
+	return (size_t)r->sample.nr_ips * 8u + (size_t)r->sample.nr_regs * 8u +
+	       r->sample.stack_size;
+}
+
+void record_tail_copy(const struct record *r, void *dst)
+{
+	unsigned char *p = dst;
+
+	if (r->type != STROBE_REC_SAMPLE)
+		return;
+	if (r->sample.nr_ips) {
+		memcpy(p, r->sample.ips, r->sample.nr_ips * 8u);
+		p += r->sample.nr_ips * 8u;
+	}
+	if (r->sample.nr_regs) {
+		memcpy(p, r->sample.regs, r->sample.nr_regs * 8u);
+		p += r->sample.nr_regs * 8u;
+	}
+	if (r->sample.stack_size)
+		memcpy(p, r->sample.stack, r->sample.stack_size);
+}
+
+void record_tail_point(struct record *r, const void *tail)
+{
+	const unsigned char *p = tail;
+
+	if (r->type != STROBE_REC_SAMPLE)
+		return;
+	r->sample.ips = r->sample.nr_ips ? p : NULL;
+	p += r->sample.nr_ips * 8u;
+	r->sample.regs = r->sample.nr_regs ? p : NULL;
+	p += r->sample.nr_regs * 8u;
+	r->sample.stack = r->sample.stack_size ? p : NULL;
+}

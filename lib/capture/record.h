@@ -1,8 +1,14 @@
 /*
- * record.h - decoding and encoding of strobe records (kernel/uapi/strobe.h).
+ * record.h - decoding and encoding of strobe records (kernel/uapi/strobe.h),
+ * and struct record, the one form a sample takes from where it is decoded
+ * to ingest, whichever backend captured it.
  *
- * record_decode() is the only way the daemon reads captured data, whichever
- * backend produced it: it checks sizes and fields before trusting them.
+ * record_decode() is the only way the daemon reads the driver's records:
+ * it checks sizes and fields before trusting them.  The perf backend
+ * fills a struct record from perf's sample (perfrec.h) instead.  Either
+ * way the record is decoded once: it then moves as the struct with its
+ * variable parts (record_tail_copy / record_tail_point), never encoded
+ * again.  record_encode() writes the driver's format (tests, fuzzers).
  */
 #ifndef STROBE_RECORD_H
 #define STROBE_RECORD_H
@@ -30,8 +36,7 @@ struct record {
 			uint16_t flags;
 			uint8_t nr_counters;
 			/* the task's cgroup id (PERF_SAMPLE_CGROUP), 0:
-			 * unknown; not in the strobe record: the perf
-			 * backend carries it beside it */
+			 * unknown (the driver's records have none) */
 			uint64_t cgroup;
 			/* STROBE_SAMPLE_CALLCHAIN: nr_ips u64 entries
 			 * (perf's layout: strobe.h), unaligned, pointing
@@ -78,6 +83,17 @@ size_t record_size(const struct record *r);
  * A sample's flags say whether the callchain (CALLCHAIN: nr_ips entries at
  * ips) and the user stack (USTACK) are written. */
 size_t record_encode(const struct record *r, void *buf, size_t cap);
+
+/*
+ * Moving a decoded record: its variable parts (a sample's callchain,
+ * registers and stack copy, which point into the buffer it was decoded
+ * from) are record_tail_size() bytes; record_tail_copy() copies them to
+ * dst in that order, and record_tail_point() points a copy of the struct
+ * at them again once they have moved.
+ */
+size_t record_tail_size(const struct record *r);
+void record_tail_copy(const struct record *r, void *dst);
+void record_tail_point(struct record *r, const void *tail);
 
 /* The largest record: its header's size is a __u16 multiple of 8. */
 #define RECORD_MAX_SIZE	65528

@@ -104,7 +104,7 @@ int usdt_find(const char *path, const char *provider, const char *name,
  * The same, read from the open file fd (pread only: its offset is not
  * moved, and fd stays open); path names it in messages and in the sites.
  * A caller that places uprobes on the sites must place them on that same
- * open file, not on path looked up again (see daemon/perf_backend.c).
+ * open file, not on path looked up again (see daemon/backend_usdt.c).
  */
 int usdt_list_fd(int fd, const char *path, struct usdt_site **sites, size_t *n,
 		 struct error *e);

@@ -777,6 +777,56 @@ static void test_ring_bad_header(void **state)
 			 PERFREC_BAD);
 }
 
+/* A decoded record moved with its bytes (as the backend's queues hold a
+ * side-band record) is pointed at the copy: its names and build-id read
+ * the same with the original bytes gone. */
+static void test_rebase(void **state)
+{
+	struct perfrec_format f = leader();
+	unsigned char copy[sizeof(((struct rb *)0)->b)];
+	struct perfrec p;
+	struct rb r;
+
+	hdr(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	mmap2_fixed(&r, 1);
+	str(&r, "/usr/lib/libmoved.so");
+	trailer(&r, TIME);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	memcpy(copy, r.b, r.n);
+	perfrec_rebase(&p, (uintptr_t)r.b, copy);
+	memset(r.b, 'z', sizeof(r.b));
+	assert_true((const unsigned char *)p.mmap2.filename > copy &&
+		    (const unsigned char *)p.mmap2.filename < copy + sizeof(copy));
+	assert_string_equal(p.mmap2.filename, "/usr/lib/libmoved.so");
+	assert_int_equal(p.mmap2.build_id[0], 0xa0);
+	assert_int_equal(p.mmap2.build_id[19], 0xb3);
+
+	/* without a build-id: it stays NULL */
+	hdr(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	mmap2_fixed(&r, 0);
+	str(&r, "/bin/moved");
+	trailer(&r, TIME);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	memcpy(copy, r.b, r.n);
+	perfrec_rebase(&p, (uintptr_t)r.b, copy);
+	memset(r.b, 'z', sizeof(r.b));
+	assert_null(p.mmap2.build_id);
+	assert_string_equal(p.mmap2.filename, "/bin/moved");
+
+	hdr(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	u32x2(&r, PID, TID);
+	str(&r, "movedcomm");
+	trailer(&r, TIME);
+	done(&r);
+	assert_int_equal(perfrec_decode(&f, r.b, r.n, &p), PERFREC_OK);
+	memcpy(copy, r.b, r.n);
+	perfrec_rebase(&p, (uintptr_t)r.b, copy);
+	memset(r.b, 'z', sizeof(r.b));
+	assert_string_equal(p.comm.comm, "movedcomm");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -795,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_ring_wrap),
 		cmocka_unit_test(test_ring_bad_header),
+		cmocka_unit_test(test_rebase),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -367,6 +367,59 @@ static void test_malformed(void **state)
 	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_BAD);
 }
 
+/* A decoded sample moves as its struct with its variable parts after it
+ * (as the backend's queues hold it): pointed at again, it reads the same
+ * as the record it was decoded from, whose buffer may be gone. */
+static void test_tail_move(void **state)
+{
+	uint64_t ips[3] = { (uint64_t)-512, 0x401000, 0x401234 };
+	uint64_t regs[2] = { 0x7ffc0000, 0x7ffc1000 };
+	unsigned char stack[13], buf[512], moved[512];
+	struct record in = sample(3), out, copy;
+	size_t n, used, tail;
+
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (unsigned char)(0x10 + i);
+	in.sample.flags |= STROBE_SAMPLE_CALLCHAIN | STROBE_SAMPLE_USTACK;
+	in.sample.nr_ips = 3;
+	in.sample.ips = (const unsigned char *)ips;
+	in.sample.regs_abi = 2;
+	in.sample.regs_mask = 3;
+	in.sample.nr_regs = 2;
+	in.sample.regs = (const unsigned char *)regs;
+	in.sample.stack_size = sizeof(stack);
+	in.sample.stack = stack;
+	in.sample.cgroup = 0x1234;
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_int_equal(record_decode(buf, n, &out, &used), RECORD_OK);
+	out.sample.cgroup = in.sample.cgroup;
+	tail = record_tail_size(&out);
+	assert_int_equal(tail, 3 * 8 + 2 * 8 + sizeof(stack));
+	memcpy(moved, &out, sizeof(out));
+	record_tail_copy(&out, moved + sizeof(out));
+	memset(buf, 0xee, sizeof(buf));		/* the decoded buffer is gone */
+	memcpy(&copy, moved, sizeof(copy));
+	record_tail_point(&copy, moved + sizeof(copy));
+	assert_true(copy.sample.cgroup == 0x1234);
+	assert_int_equal(copy.sample.nr_ips, 3);
+	assert_memory_equal(copy.sample.ips, ips, sizeof(ips));
+	assert_int_equal(copy.sample.nr_regs, 2);
+	assert_memory_equal(copy.sample.regs, regs, sizeof(regs));
+	assert_int_equal(copy.sample.stack_size, sizeof(stack));
+	assert_memory_equal(copy.sample.stack, stack, sizeof(stack));
+	assert_memory_equal(copy.sample.counters, in.sample.counters, 3 * 8);
+
+	/* none: no bytes, no pointers */
+	in = sample(1);
+	assert_int_equal(record_tail_size(&in), 0);
+	record_tail_point(&in, moved);
+	assert_null(in.sample.ips);
+	assert_null(in.sample.regs);
+	assert_null(in.sample.stack);
+	in.type = STROBE_REC_LOST;
+	assert_int_equal(record_tail_size(&in), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_pad),
 		cmocka_unit_test(test_pad_too_long),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_tail_move),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
