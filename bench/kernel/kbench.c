@@ -28,7 +28,7 @@
  *   driver  /dev/strobe: the sampling event on every online CPU with the
  *           counting events, rings drained by a consumer thread;
  *   perf    per CPU a perf_event_open group with the same events, set up as
- *           strobed's perf backend does (daemon/perf_backend.c, ring_open():
+ *           strobed's perf backend does (daemon/backend_perf.c, perf_ring_open():
  *           PERF_SAMPLE_IDENTIFIER|IP|TID|TIME|CPU|PERIOD|READ,
  *           PERF_FORMAT_GROUP|ID, side-band, CLOCK_MONOTONIC, watermark at a
  *           quarter of the ring), its ring drained by the same kind of
@@ -590,7 +590,7 @@ static int perf_open(struct perf_event_attr *a, int cpu, int group)
 	return syscall(SYS_perf_event_open, a, -1, cpu, group, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* As daemon/perf_backend.c ring_open(). */
+/* As daemon/backend_perf.c perf_ring_open(). */
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ)
 
