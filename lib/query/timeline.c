@@ -26,6 +26,7 @@
 #include "resolve.h"
 #include "progress.h"
 #include "samplescan.h"
+#include "eventscan.h"
 #include "cgset.h"
 #include "countstore.h"
 #include "procset.h"
@@ -1159,31 +1160,29 @@ static int lost_spans(struct build *b)
 	struct sample_scan_filter sf = { 0 };
 	struct sample_scan *sc;
 	const struct sample_scan_row *row;
-	sqlite3_stmt *st;
+	struct event_filter ef;
+	struct lost_scan *ls;
+	struct db_lost l;
 	int rc;
 
-	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT cpu,time_ns,count,kind FROM lost "
-			       "WHERE session_id=?1", -1, &st, NULL))
-		return sql_fail(b, "reading lost records");
-	sqlite3_bind_int64(st, 1, t->session.id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *kind = (const char *)sqlite3_column_text(st, 3);
-
+	event_filter_all(&ef, t->session.id);
+	ls = lost_scan_open(b->db, &ef, b->e);
+	if (!ls)
+		return -1;
+	while ((rc = lost_scan_next(ls, &l, b->e)) == 1) {
 		ARRAY_GROW(rows, cap, nrows + 1);
-		rows[nrows].cpu = sqlite3_column_int(st, 0);
-		rows[nrows].time = sqlite3_column_int64(st, 1);
-		rows[nrows].count = (uint64_t)sqlite3_column_int64(st, 2);
-		rows[nrows].throttle = kind && !strcmp(kind, "throttle");
-		if (rows[nrows].throttle)
-			rows[nrows].count = 0;
+		rows[nrows].cpu = l.cpu;
+		rows[nrows].time = l.time_ns;
+		rows[nrows].throttle = !strcmp(l.kind, "throttle");
+		rows[nrows].count = rows[nrows].throttle ? 0 : l.count;
 		rows[nrows].prev = INT64_MIN;
 		rows[nrows].next = INT64_MAX;
 		nrows++;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	lost_scan_close(ls);
+	if (rc < 0) {
 		free(rows);
-		return sql_fail(b, "reading lost records");
+		return -1;
 	}
 	if (!nrows)
 		return 0;
@@ -1306,27 +1305,21 @@ static int unsched_spans(struct build *b)
 static int markers(struct build *b)
 {
 	struct timeline *t = b->t;
-	sqlite3_stmt *st;
+	struct event_filter ef;
+	struct marker_scan *sc;
+	struct db_marker dm;
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT time_ns,kind,name,args FROM markers "
-			       "WHERE session_id=?1 AND time_ns BETWEEN ?2 AND ?3 "
-			       "ORDER BY time_ns LIMIT ?4", -1, &st, NULL)) {
-		/* a database of schema 1 has no markers table */
-		if (strstr(sqlite3_errmsg(db_sqlite(b->db)), "no such table"))
-			return 0;
-		return sql_fail(b, "reading markers");
-	}
-	sqlite3_bind_int64(st, 1, t->session.id);
-	sqlite3_bind_int64(st, 2, t->from_ns);
-	sqlite3_bind_int64(st, 3, t->to_ns);
-	sqlite3_bind_int64(st, 4, TL_MAX_MARKERS + 1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	event_filter_all(&ef, t->session.id);
+	ef.time_lo = t->from_ns;
+	ef.time_hi = t->to_ns;
+	ef.limit = TL_MAX_MARKERS + 1;
+	sc = marker_scan_open(b->db, &ef, b->e);
+	if (!sc)
+		return -1;
+	while ((rc = marker_scan_next(sc, &dm, b->e)) == 1) {
 		struct timeline_marker *m;
-		const char *kind = (const char *)sqlite3_column_text(st, 1);
-		const char *name = (const char *)sqlite3_column_text(st, 2);
-		const char *args = (const char *)sqlite3_column_text(st, 3);
 
 		if (t->nmarkers == TL_MAX_MARKERS) {
 			snprintf(t->note, sizeof(t->note), "only the first %d markers of the "
@@ -1335,15 +1328,13 @@ static int markers(struct build *b)
 		}
 		ARRAY_GROW(t->markers, cap, t->nmarkers + 1);
 		m = &t->markers[t->nmarkers++];
-		m->time_ns = sqlite3_column_int64(st, 0);
-		snprintf(m->kind, sizeof(m->kind), "%s", kind ? kind : "");
-		snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
-		snprintf(m->args, sizeof(m->args), "%s", args ? args : "");
+		m->time_ns = (int64_t)dm.time_ns;
+		snprintf(m->kind, sizeof(m->kind), "%s", dm.kind);
+		snprintf(m->name, sizeof(m->name), "%s", dm.name);
+		snprintf(m->args, sizeof(m->args), "%s", dm.args ? dm.args : "");
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return sql_fail(b, "reading markers");
-	return 0;
+	marker_scan_close(sc);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- the whole ---- */
