@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	const char *keep = NULL;
 	char tmpdir[64] = "", dbpath[PATH_MAX], exe[PATH_MAX];
 	struct db_session s;
-	struct ingest_mmap m;
+	struct sink_mmap m;
 	struct ingest_stats ist;
 	struct bincache cache;
 	struct ingest *in;

@@ -20,7 +20,7 @@ static int scan_maps(struct ingest *in, uint32_t pid, uint64_t t, struct error *
 	if (!buf)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct ingest_mmap m;
+		struct sink_mmap m;
 		char perms[8] = "";
 		unsigned maj, min;
 		uint64_t start, end, off, ino;

@@ -35,7 +35,9 @@ struct sink_mmap {
 	const char *filename;
 	uint64_t time_ns;
 	/* for mmap_wants_owner's mappings: the owner of /proc/PID when the
-	 * record was copied out of the kernel (owner_known) */
+	 * record was copied out of the kernel (owner_known), a look taken
+	 * while the process surely ran, where ingest's own look (seconds
+	 * behind) may find it exited or its pid reused */
 	int owner_known;
 	uint32_t owner_uid;
 	/* for mmap_wants_file's mappings: a handle of the mapped file taken

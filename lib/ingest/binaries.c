@@ -90,7 +90,7 @@ int open_in_root(uint32_t pid, const char *path)
 /* fd is the mapped object of m (else -1, fd closed, problem says why): a
  * regular file of at most HASHKEY_FILE_MAX bytes and, opened by path, the
  * device and inode of the record when it has them. */
-static int mapped_check(int fd, const struct ingest_mmap *m, int by_path, struct stat *st,
+static int mapped_check(int fd, const struct sink_mmap *m, int by_path, struct stat *st,
 			char *problem, size_t size)
 {
 	if (fstat(fd, st) < 0) {
@@ -135,7 +135,7 @@ static int mapped_check(int fd, const struct ingest_mmap *m, int by_path, struct
  * binary_hash() checks that).  -1 if none is: problem says why (the
  * last reason).
  */
-static int open_mapped(const struct ingest_mmap *m, struct stat *st,
+static int open_mapped(const struct sink_mmap *m, struct stat *st,
 		       char *problem, size_t size)
 {
 	char path[128];
@@ -236,7 +236,7 @@ struct binary_found {
  * size, times): only the same file skips binary_read() and its checks
  * (bytes compared with the cache's under its build-id).
  */
-static int binary_memo(const struct ingest_mmap *m, char *memo, size_t size,
+static int binary_memo(const struct sink_mmap *m, char *memo, size_t size,
 		       struct binary_found *f, struct stat *st)
 {
 	int pre;
@@ -262,7 +262,7 @@ static int binary_memo(const struct ingest_mmap *m, char *memo, size_t size,
 /* The file fkey names (hashed from its bytes, fd) is the one to name the
  * binary by (f->key): copied into the cache unless its key holds other
  * bytes (cache_key_verify), and the outcome remembered for the file. */
-static void binary_cache(struct ingest *in, const struct ingest_mmap *m, int fd,
+static void binary_cache(struct ingest *in, const struct sink_mmap *m, int fd,
 			 const struct stat *st, const char *fkey, struct binary_found *f)
 {
 	struct error fe;
@@ -286,7 +286,7 @@ static void binary_cache(struct ingest *in, const struct ingest_mmap *m, int fd,
  * was held since the drain (another file: the address remapped, the pid
  * reused before it was opened): to be tried the other ways, as if none
  * was held; else 0, f says what came of it. */
-static int binary_hash(struct ingest *in, const struct ingest_mmap *m, int fd,
+static int binary_hash(struct ingest *in, const struct sink_mmap *m, int fd,
 		       const struct stat *st, struct binary_found *f)
 {
 	char fkey[HASHKEY_MAX];
@@ -322,7 +322,7 @@ static int binary_hash(struct ingest *in, const struct ingest_mmap *m, int fd,
 /* The file open at fd (m's, st its stat), read once (not a path), within
  * its owner's share (readbudget.h): hashed and cached, or its outcome
  * when the session read it already.  fd is closed; 1 as binary_hash(). */
-static int binary_read(struct ingest *in, const struct ingest_mmap *m, int fd,
+static int binary_read(struct ingest *in, const struct sink_mmap *m, int fd,
 		       const struct stat *st, struct binary_found *f)
 {
 	const struct readbudget_seen *seen;
@@ -351,14 +351,14 @@ static int binary_read(struct ingest *in, const struct ingest_mmap *m, int fd,
 }
 
 /* binaries.id of the file behind an executable mapping. */
-static int64_t binary_of_file(struct ingest *in, const struct ingest_mmap *m,
+static int64_t binary_of_file(struct ingest *in, const struct sink_mmap *m,
 			      struct error *e)
 {
 	/* the memo key holds the whole path: cut, two paths alike in their
 	 * first few hundred bytes were one binary (the first's name) */
 	char memo[PATH_MAX + 3 * HASHKEY_MAX];
 	struct binary_found f = { .size = 0 };
-	struct ingest_mmap unheld;
+	struct sink_mmap unheld;
 	int64_t *slot, id;
 	int fd, tried;
 	struct stat st;
@@ -525,7 +525,7 @@ int ingest_mmap_wants_owner(uint32_t pid, uint32_t prot, const char *filename)
 	return jitdump_name_matches(filename, pid);
 }
 
-int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e)
+int ingest_mmap(struct ingest *in, const struct sink_mmap *m, struct error *e)
 {
 	struct proc *p;
 	int64_t id;

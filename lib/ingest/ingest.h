@@ -25,6 +25,7 @@
 #include "bincache.h"
 #include "db.h"
 #include "record.h"
+#include "sink.h"
 
 struct ingest;
 
@@ -50,33 +51,8 @@ int ingest_fork(struct ingest *in, uint32_t ppid, uint32_t pid, uint32_t tid,
 int ingest_exit(struct ingest *in, uint32_t pid, uint32_t tid, uint64_t time_ns,
 		struct error *e);
 
-struct ingest_mmap {
-	uint32_t pid;
-	uint64_t start, len, pgoff;
-	uint32_t prot;			/* PROT_*; non-executable maps are ignored */
-	const uint8_t *build_id;	/* NULL if the event had none */
-	size_t build_id_len;
-	uint32_t maj, min;		/* when no build-id */
-	uint64_t ino, ino_generation;
-	const char *filename;
-	uint64_t time_ns;
-	/* The owner of /proc/PID when the capture backend copied the record
-	 * out of the kernel (owner_known), for the mappings that
-	 * ingest_mmap_wants_owner() names: a look taken then, while the
-	 * process surely ran, where ingest's own look (its /proc/PID when
-	 * the record is ingested, perhaps seconds behind) finds a process
-	 * that has exited since, or another that reused its pid. */
-	int owner_known;
-	uint32_t owner_uid;
-	/* For the mappings ingest_mmap_wants_file() names: a handle of the
-	 * mapped file (held_fd, when held), taken when the capture backend
-	 * copied the record out of the kernel (binhold.h), read before any
-	 * other way to the file, which may be gone by now; held_over: none,
-	 * because a limit on the files held was reached.  The caller closes
-	 * held_fd. */
-	int held, held_over;
-	int held_fd;
-};
+/* An executable mapping's record: struct sink_mmap (lib/capture/sink.h),
+ * the one type a backend delivers and ingest_mmap() takes. */
 /* Whether ingest_mmap() would read a file on behalf of the process that
  * made this mapping (its perf map or jitdump: executable anonymous memory,
  * or jit-PID.dump), so that it needs the process's user (owner_known). */
@@ -87,7 +63,7 @@ int ingest_mmap_wants_file(uint32_t pid, uint32_t prot, const char *filename);
 /* A [vdso] mapping as long as strobed's own is given strobed's vDSO image
  * (vdso.h), cached once, at offset ip - start; //anon, memfd: and other
  * file-less executable memory is [anon] at offset = address. */
-int ingest_mmap(struct ingest *in, const struct ingest_mmap *m, struct error *e);
+int ingest_mmap(struct ingest *in, const struct sink_mmap *m, struct error *e);
 
 /*
  * Cgroups (schema 13).  ingest_cgroups_start() says where the cgroups of

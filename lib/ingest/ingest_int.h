@@ -237,9 +237,9 @@ void jit_root_drop(struct ingest *in, struct proc *p);
 /* p, just forked, inherited JIT code: take a handle of its own /tmp. */
 void jit_forked(struct ingest *in, struct proc *p);
 /* m maps p's jitdump (jitdump_name_matches): remember it for its exit. */
-void jit_mmap_dump(struct ingest *in, const struct ingest_mmap *m);
+void jit_mmap_dump(struct ingest *in, const struct sink_mmap *m);
 /* m is anonymous executable memory of p: JIT code, perhaps. */
-void jit_mmap_anon(struct ingest *in, struct proc *p, const struct ingest_mmap *m);
+void jit_mmap_anon(struct ingest *in, struct proc *p, const struct sink_mmap *m);
 
 /* cgroups.c */
 /* A sample of p in cgroup id (0: the sample does not say). */

@@ -1,7 +1,7 @@
 /*
  * ingestsink.c - the capture sink (sink.h) that feeds ingest: each
  * callback is one function of ingest.h, the capture structs copied into
- * ingest's own (struct ingest_mmap, struct db_marker).
+ * ingest's own (struct db_marker).
  */
 #include "config.h"
 #include <string.h>
@@ -31,28 +31,7 @@ static int k_exit(void *ctx, uint32_t pid, uint32_t tid, uint64_t time_ns, struc
 
 static int k_mmap(void *ctx, const struct sink_mmap *s, struct error *e)
 {
-	struct ingest_mmap m;
-
-	memset(&m, 0, sizeof(m));
-	m.pid = s->pid;
-	m.start = s->start;
-	m.len = s->len;
-	m.pgoff = s->pgoff;
-	m.prot = s->prot;
-	m.build_id = s->build_id;
-	m.build_id_len = s->build_id_len;
-	m.maj = s->maj;
-	m.min = s->min;
-	m.ino = s->ino;
-	m.ino_generation = s->ino_generation;
-	m.filename = s->filename;
-	m.time_ns = s->time_ns;
-	m.owner_known = s->owner_known;
-	m.owner_uid = s->owner_uid;
-	m.held = s->held;
-	m.held_over = s->held_over;
-	m.held_fd = s->held_fd;
-	return ingest_mmap(ctx, &m, e);
+	return ingest_mmap(ctx, s, e);
 }
 
 static int k_cgroup(void *ctx, uint64_t id, const char *path, struct error *e)

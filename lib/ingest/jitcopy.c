@@ -107,7 +107,7 @@ void jit_forked(struct ingest *in, struct proc *p)
 
 /* The user of m's process: the backend's look (m->owner_known), else the
  * owner of its /proc/PID now.  0: unknown. */
-static int mmap_owner(const struct ingest_mmap *m, uid_t *uid)
+static int mmap_owner(const struct sink_mmap *m, uid_t *uid)
 {
 	char proc_dir[32];
 	struct stat st;
@@ -123,7 +123,7 @@ static int mmap_owner(const struct ingest_mmap *m, uid_t *uid)
 	return 1;
 }
 
-void jit_mmap_dump(struct ingest *in, const struct ingest_mmap *m)
+void jit_mmap_dump(struct ingest *in, const struct sink_mmap *m)
 {
 	struct proc *p = proc_get(in->procs, m->pid, 1);
 	uid_t uid;
@@ -138,7 +138,7 @@ void jit_mmap_dump(struct ingest *in, const struct ingest_mmap *m)
 	p->jitdump_ino = m->ino;
 }
 
-void jit_mmap_anon(struct ingest *in, struct proc *p, const struct ingest_mmap *m)
+void jit_mmap_anon(struct ingest *in, struct proc *p, const struct sink_mmap *m)
 {
 	uid_t uid;
 

@@ -178,7 +178,7 @@ static void commit(struct fix *f)
 static void mmap_dev(struct fix *f, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		     const char *path, uint64_t t, unsigned maj, unsigned min, uint64_t ino)
 {
-	struct ingest_mmap m = {
+	struct sink_mmap m = {
 		.pid = pid, .start = start, .len = len, .pgoff = pgoff,
 		.prot = PROT_READ | PROT_EXEC, .filename = path, .time_ns = t,
 		.maj = maj, .min = min, .ino = ino,
@@ -614,7 +614,7 @@ static void test_mount_namespace(void **state)
 		/* by build-id: B's, where strobed's namespace has A's */
 		uint8_t id[64];
 		size_t n = 0;
-		struct ingest_mmap m = {
+		struct sink_mmap m = {
 			.pid = (uint32_t)child, .start = BASE + 2 * LEN, .len = LEN,
 			.prot = PROT_READ | PROT_EXEC, .filename = target, .time_ns = 130,
 			.build_id = id,
@@ -1123,7 +1123,7 @@ static void test_hostile_paths(void **state)
 	{
 		/* a record with a build-id: the file at the path must have it */
 		static const uint8_t other_id[20] = { 0xde, 0xad, 0xbe, 0xef };
-		struct ingest_mmap m = {
+		struct sink_mmap m = {
 			.pid = P1, .start = BASE + 0x4000, .len = 0x1000,
 			.prot = PROT_READ | PROT_EXEC, .filename = elf_a, .time_ns = 150,
 			.build_id = other_id, .build_id_len = sizeof(other_id),
@@ -1353,7 +1353,7 @@ static void test_held(void **state)
 	assert_int_equal(unlink(lost), 0);
 	comm(f, P1, P1, "alpha", 1, 100);
 	{
-		struct ingest_mmap m = {
+		struct sink_mmap m = {
 			.pid = P1, .start = BASE, .len = 0x1000,
 			.prot = PROT_READ | PROT_EXEC, .filename = held, .time_ns = 110,
 			.maj = major(st.st_dev), .min = minor(st.st_dev), .ino = st.st_ino,
@@ -1380,7 +1380,7 @@ static void test_held(void **state)
 		n = hashkey_build_id_fd(efd, bid, sizeof(bid), &e);
 		close(efd);
 		assert_true(n > 0);
-		struct ingest_mmap m = {
+		struct sink_mmap m = {
 			.pid = P1, .start = BASE + 0x2000, .len = 0x1000,
 			.prot = PROT_READ | PROT_EXEC, .filename = elf_a, .time_ns = 130,
 			.build_id = bid, .build_id_len = n, .held = 1, .held_fd = fd,

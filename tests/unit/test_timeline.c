@@ -179,7 +179,7 @@ static struct fix *fix_session(void)
 	struct fix *f = calloc(1, sizeof(*f));
 	uint64_t counters[3][2] = { { 0 } };
 	char self[PATH_MAX];
-	struct ingest_mmap m;
+	struct sink_mmap m;
 	struct stat st;
 	struct error e;
 	int64_t t = START + 100000, max = INT64_MIN;
