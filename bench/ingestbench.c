@@ -60,10 +60,7 @@
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_monotonic_ns() / 1e9;
 }
 
 static double cpu_s(void)

@@ -9,20 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "progress.h"
+#include "util.h"
 
 #define DELAY_MS_DEFAULT	1000
 #define DRAW_NS			100000000ULL	/* at most 10 lines a second */
 #define CHECK_LO_NS		5000000ULL	/* the clock is read every 5..20 ms */
 #define CHECK_HI_NS		20000000ULL
 #define EVERY_MAX		(1u << 16)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void progress_init(struct progress *p, const char *label, int fd, uint64_t total,
 		   const char *unit)
@@ -46,7 +39,7 @@ void progress_init(struct progress *p, const char *label, int fd, uint64_t total
 			delay_ms = ms;
 	}
 	p->delay_ns = delay_ms * 1000000ULL;
-	p->start_ns = p->phase_ns = p->last_check_ns = mono_ns();
+	p->start_ns = p->phase_ns = p->last_check_ns = clock_monotonic_ns();
 }
 
 void progress_phase(struct progress *p, uint64_t total, const char *unit)
@@ -57,7 +50,7 @@ void progress_phase(struct progress *p, uint64_t total, const char *unit)
 	p->unit = unit;
 	p->done = 0;
 	if (p->on)
-		p->phase_ns = mono_ns();
+		p->phase_ns = clock_monotonic_ns();
 }
 
 void progress_total(struct progress *p, uint64_t total)
@@ -172,7 +165,7 @@ static void draw(struct progress *p, uint64_t now)
 
 void progress_tick(struct progress *p)
 {
-	uint64_t now = mono_ns(), dt = now - p->last_check_ns;
+	uint64_t now = clock_monotonic_ns(), dt = now - p->last_check_ns;
 
 	/* read the clock about every 5..20 ms whatever the rate of calls */
 	if (dt < CHECK_LO_NS && p->every < EVERY_MAX)

@@ -45,11 +45,12 @@ double cpufree_of(uint64_t idle_ticks, long hz, uint64_t own_ns, uint64_t wall_n
 	return ((double)idle_ticks / (double)hz * 1e9 + (double)own_ns) / (double)wall_ns;
 }
 
-static uint64_t clock_ns(clockid_t id)
+/* This thread's CPU time, ns (the monotonic clock is util.h's). */
+static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(id, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -75,20 +76,20 @@ int cpufree_open(struct cpufree *c, struct error *e)
 		cpufree_close(c);
 		return error_set(e, "cannot read the idle time in /proc/stat");
 	}
-	c->own_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	c->at_ns = clock_ns(CLOCK_MONOTONIC);
+	c->own_ns = thread_cpu_ns();
+	c->at_ns = clock_monotonic_ns();
 	return 0;
 }
 
 int cpufree_read(struct cpufree *c, uint64_t min_ns, double *free)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), idle, own;
+	uint64_t now = clock_monotonic_ns(), idle, own;
 
 	if (now - c->at_ns < min_ns)
 		return 1;
 	if (idle_now(c, &idle) < 0)
 		return -1;
-	own = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	own = thread_cpu_ns();
 	/* idle ticks never go back; guard anyway (a CPU taken offline) */
 	*free = cpufree_of(idle >= c->idle ? idle - c->idle : 0, c->hz,
 			   own - c->own_ns, now - c->at_ns);

@@ -37,8 +37,8 @@ struct chclient {
 	int over;			/* out reached answer_max: transfer stopped */
 	int err_cut;			/* errbody full: transfer stopped */
 	int stalled;			/* nothing moved for stall_s: stopped */
-	curl_off_t last_dl, last_ul;	/* progress seen at last_move */
-	struct timespec last_move;
+	curl_off_t last_dl, last_ul;	/* progress seen at last_move_ns */
+	uint64_t last_move_ns;		/* CLOCK_MONOTONIC */
 };
 
 /* Of an error answer, what is worth showing. */
@@ -359,19 +359,17 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 		       curl_off_t ulnow)
 {
 	struct chclient *c = arg;
-	struct timespec t;
+	uint64_t now = clock_monotonic_ns();
 
 	(void)dltotal;
 	(void)ultotal;
-	clock_gettime(CLOCK_MONOTONIC, &t);
 	if (dlnow != c->last_dl || ulnow != c->last_ul) {
 		c->last_dl = dlnow;
 		c->last_ul = ulnow;
-		c->last_move = t;
+		c->last_move_ns = now;
 		return 0;
 	}
-	if (t.tv_sec - c->last_move.tv_sec +
-	    (t.tv_nsec - c->last_move.tv_nsec) / 1e9 < c->cred.limits.stall_s)
+	if ((now - c->last_move_ns) / 1e9 < c->cred.limits.stall_s)
 		return 0;
 	c->stalled = 1;
 	return 1;

@@ -20,6 +20,7 @@
 #include "output.h"
 #include "probe.h"
 #include "probe_infer.h"
+#include "util.h"
 
 #define SLOT 64			/* spacing of the size sweep's chain nodes */
 #define HUGE_SZ (2u << 20)
@@ -63,10 +64,7 @@ static int more_rounds(int round, int *gained)
 
 static double now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	return (double)clock_monotonic_ns();
 }
 
 /* The clock's resolution: the smallest step seen between two different

@@ -481,10 +481,7 @@ int symworker_exec_main(int argc, char **argv, const struct symworker_ext *const
 
 static int64_t now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (int64_t)(clock_monotonic_ns() / 1000000);
 }
 
 /* The worker is gone or must go: kill it, reap it; blame h (>= 0) for it. */
