@@ -61,16 +61,14 @@ void otable_free(struct otable *t)
 	t->cap = t->nr = 0;
 }
 
-/* FNV-1a of a string key, folded as otable_key_hash()'s.  Not keyed
- * either: names the profiled choose (paths, comms, cgroups) can be made
- * to collide, which costs probing time only, bounded by the caller's
- * limit on its entries (ingest.h's). */
+/* The string hash (hash_string, FNV-1a), folded as otable_key_hash()'s.
+ * Not keyed either: names the profiled choose (paths, comms, cgroups) can
+ * be made to collide, which costs probing time only, bounded by the
+ * caller's limit on its entries (ingest.h's). */
 static uint64_t str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = hash_string(HASH_STRING_INIT, s);
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
 	return (h ^ (h >> 32)) | 1;
 }
 

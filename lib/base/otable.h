@@ -68,7 +68,7 @@ OTABLE_INLINE void *otable_get_sized(struct otable *t, const void *key, size_t n
  * member is a char *, its key, a NUL-terminated copy that
  * otable_get_str() makes and otable_free(), otable_clear() and (for the
  * entries dropped) otable_filter() free; compared with strcmp, hashed
- * (FNV-1a, not keyed either).  The caller never changes an entry's key.
+ * (hash_string(), not keyed either).  The caller never changes an entry's key.
  * otable_find() and otable_get() are for the other tables, these two for
  * these only.
  */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "jitdump.h"
+#include "otable.h"
 
 /* Byte offsets of the fixed parts of the records the parser reads. */
 #define LOAD_FIXED 56		/* header, pid, tid, vma, code_addr, code_size, code_index */
@@ -35,57 +36,26 @@ static uint64_t get64(const struct reader *r, size_t off)
 	return r->swap ? __builtin_bswap64(v) : v;
 }
 
-/* code_index -> index + 1 of the latest kept load of it (for moves): open
- * addressing, grown at half full. */
-struct index_map {
-	uint64_t *keys;
-	size_t *vals;
-	size_t mask, n;
+/* code_index -> index + 1 of the latest kept load of it (for moves), in
+ * an otable keyed by the code_index. */
+struct code_load {
+	uint64_t code_index;
+	size_t sym;		/* index + 1 into the map's symbols */
 };
 
-static size_t *index_slot(struct index_map *h, uint64_t key)
+static void index_put(struct otable *t, uint64_t code_index, size_t sym)
 {
-	size_t i = (size_t)hash_mix64(key) & h->mask;
+	int added;
+	struct code_load *l = otable_get(t, &code_index, &added);
 
-	while (h->vals[i] && h->keys[i] != key)
-		i = (i + 1) & h->mask;
-	return &h->vals[i];
+	l->sym = sym;
 }
 
-static void index_put(struct index_map *h, uint64_t key, size_t val)
+static size_t index_get(const struct otable *t, uint64_t code_index)
 {
-	size_t *slot;
+	const struct code_load *l = otable_find(t, &code_index);
 
-	if (!h->mask || (h->n + 1) * 2 > h->mask + 1) {
-		struct index_map g = { 0 };
-
-		g.mask = h->mask ? h->mask * 2 + 1 : 63;
-		g.keys = xcalloc(g.mask + 1, sizeof(*g.keys));
-		g.vals = xcalloc(g.mask + 1, sizeof(*g.vals));
-		for (size_t i = 0; h->mask && i <= h->mask; i++) {
-			if (h->vals[i]) {
-				size_t *s = index_slot(&g, h->keys[i]);
-
-				g.keys[s - g.vals] = h->keys[i];
-				*s = h->vals[i];
-				g.n++;
-			}
-		}
-		free(h->keys);
-		free(h->vals);
-		*h = g;
-	}
-	slot = index_slot(h, key);
-	if (!*slot) {
-		h->keys[slot - h->vals] = key;
-		h->n++;
-	}
-	*slot = val;
-}
-
-static size_t index_get(struct index_map *h, uint64_t key)
-{
-	return h->mask ? *index_slot(h, key) : 0;
+	return l ? l->sym : 0;
 }
 
 static char *clean_name(const unsigned char *s, size_t n)
@@ -118,13 +88,14 @@ int jitdump_parse(const unsigned char *buf, size_t len, uint32_t pid, uint64_t n
 		  struct jitmap *m, struct jitdump_info *info, struct error *e)
 {
 	struct reader r = { buf, 0 };
-	struct index_map idx = { 0 };
+	struct otable idx;
 	uint32_t magic, hsize;
 	size_t off, cap = 0;
 	int timed;
 
 	memset(m, 0, sizeof(*m));
 	memset(info, 0, sizeof(*info));
+	otable_init(&idx, sizeof(struct code_load), sizeof(uint64_t), 64);
 	if (len < JITDUMP_HEADER_SIZE)
 		return error_set(e, "%zu bytes, shorter than a jitdump header", len);
 	memcpy(&magic, buf, sizeof(magic));
@@ -214,8 +185,7 @@ int jitdump_parse(const unsigned char *buf, size_t len, uint32_t pid, uint64_t n
 	}
 	if (off < len && len - off < JITDUMP_RECORD_HEADER)
 		m->dropped++;	/* a partial record header at the end */
-	free(idx.keys);
-	free(idx.vals);
+	otable_free(&idx);
 	return 0;
 }
 
