@@ -13,6 +13,20 @@
  * size: the site's address, the link-time address of .stapsdt.base, the
  * semaphore's address (0: none); then three NUL-terminated strings:
  * provider, name, arguments.
+ *
+ * Read by hand, not with libelf (elfutils 0.188), because the file is the
+ * requester's, parsed in markerparse's child (daemon/markerparse.h) on
+ * strobed's behalf, and every read must have a bound the file cannot
+ * move: at most MAX_SHDRS sections and MAX_PHDRS segments, every table
+ * inside the file, MAX_NOTES_BYTES of notes in all, and an error naming
+ * what is wrong (test_elf_hostile, test_usdt).  libelf's elf_begin()
+ * callocs an Elf_Scn (some 200 bytes) per section the header claims, as
+ * many as the file's size holds (a large sparse file: millions), before
+ * the count can be checked; it reads whole header tables and sections at
+ * once, steps through them by sizeof(Shdr), not e_shentsize, and takes
+ * truncated section headers for none ("no USDT probes" where this reader
+ * says the file is malformed); and test_elf_hostile's malloc wrap could
+ * not see its allocations.
  */
 #include "config.h"
 #include <ctype.h>
@@ -24,6 +38,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "elfnote.h"
 #include "usdt.h"
 
 #define NT_STAPSDT		3
@@ -361,9 +376,9 @@ static struct usdt_site *collect_site(struct elf *f, struct collect *c, struct e
 static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64_t base,
 		      struct collect *c, struct error *e)
 {
-	size_t align = ns->align == 8 ? 8 : 4, asz = f->is64 ? 8 : 4;
+	size_t asz = f->is64 ? 8 : 4, p = 0;
+	struct elfnote n;
 	unsigned char *buf;
-	size_t p = 0;
 
 	/* Each section lies inside the file, and all of them together read
 	 * at most MAX_NOTES_BYTES (overlapping sections cost bounded time). */
@@ -381,80 +396,69 @@ static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64
 		free(buf);
 		return -1;
 	}
-	/* namesz, descsz < 2^32 and p <= size < 2^26: the sums do not overflow */
-	while (p + 12 <= ns->size) {
-		uint32_t namesz = le(buf + p, 4), descsz = le(buf + p + 4, 4);
-		uint32_t type = le(buf + p + 8, 4);
-		size_t name = p + 12, desc, next;
+	/* little-endian files only (elf_open): the host's order or not */
+	while (elfnote_next(buf, ns->size, ns->align, __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__,
+			     &p, &n)) {
+		const char *end, *prov, *pname, *args;
+		struct usdt_site *s;
+		uint64_t a, b, sem;
 
-		desc = name + ((namesz + align - 1) & ~(align - 1));
-		next = desc + ((descsz + align - 1) & ~(align - 1));
-		if (namesz > ns->size || descsz > ns->size || desc > ns->size ||
-		    desc + descsz > ns->size)
-			break;
-		if (type == NT_STAPSDT && namesz == 8 && !memcmp(buf + name, "stapsdt", 8) &&
-		    descsz >= 3 * asz) {
-			const char *str = (const char *)buf + desc + 3 * asz;
-			const char *end = (const char *)buf + desc + descsz;
-			const char *prov = str, *pname, *args;
-			struct usdt_site *s;
-			uint64_t a = le(buf + desc, asz), b = le(buf + desc + asz, asz);
-			uint64_t sem = le(buf + desc + 2 * asz, asz);
-
-			pname = memchr(prov, 0, end - prov);
-			args = pname ? memchr(pname + 1, 0, end - (pname + 1)) : NULL;
-			if (!pname || !args || !memchr(args + 1, 0, end - (args + 1)) ||
-			    !*prov || !pname[1]) {
-				free(buf);
-				return error_set(e, "%s: malformed USDT note (.note.stapsdt)", f->path);
-			}
-			pname++;
-			args++;
-			c->nall++;
-			if (collect_name(c, prov, pname) < 0) {
-				free(buf);
-				return error_set(e, "%s: out of memory reading its USDT notes",
-						 f->path);
-			}
-			if (c->provider && (strcmp(prov, c->provider) || strcmp(pname, c->name)))
-				goto next;
-			s = collect_site(f, c, e);
-			if (!s) {
-				free(buf);
-				return -1;
-			}
-			memset(s, 0, sizeof(*s));
-			snprintf(s->path, sizeof(s->path), "%s", f->path);
-			snprintf(s->provider, sizeof(s->provider), "%s", prov);
-			snprintf(s->name, sizeof(s->name), "%s", pname);
-			snprintf(s->arg_spec, sizeof(s->arg_spec), "%s", args);
-			/* prelink moved the file: move the site by as much */
-			if (have_base && b) {
-				a += base - b;
-				if (sem)
-					sem += base - b;
-			}
-			s->addr = a;
-			s->semaphore = sem;
-			s->nargs = -1;
-			if (vaddr_to_offset(f, a, &s->offset) < 0) {
-				free(buf);
-				return error_set(e, "%s: USDT probe %s:%s at 0x%" PRIx64 " is in no "
-						 "loaded part of the file", f->path, s->provider,
-						 s->name, a);
-			}
-			if (sem && vaddr_to_offset(f, sem, &s->semaphore_offset) < 0) {
-				free(buf);
-				return error_set(e, "%s: the semaphore of USDT probe %s:%s at 0x%"
-						 PRIx64 " is in no loaded part of the file",
-						 f->path, s->provider, s->name, sem);
-			}
-			c->n++;
+		if (n.type != NT_STAPSDT || n.namesz != 8 || memcmp(n.name, "stapsdt", 8) ||
+		    n.descsz < 3 * asz)
+			continue;
+		prov = (const char *)n.desc + 3 * asz;
+		end = (const char *)n.desc + n.descsz;
+		a = le(n.desc, asz);
+		b = le(n.desc + asz, asz);
+		sem = le(n.desc + 2 * asz, asz);
+		pname = memchr(prov, 0, end - prov);
+		args = pname ? memchr(pname + 1, 0, end - (pname + 1)) : NULL;
+		if (!pname || !args || !memchr(args + 1, 0, end - (args + 1)) ||
+		    !*prov || !pname[1]) {
+			free(buf);
+			return error_set(e, "%s: malformed USDT note (.note.stapsdt)", f->path);
 		}
-next:
-		if (next <= p)
-			break;
-		p = next;
+		pname++;
+		args++;
+		c->nall++;
+		if (collect_name(c, prov, pname) < 0) {
+			free(buf);
+			return error_set(e, "%s: out of memory reading its USDT notes", f->path);
+		}
+		if (c->provider && (strcmp(prov, c->provider) || strcmp(pname, c->name)))
+			continue;
+		s = collect_site(f, c, e);
+		if (!s) {
+			free(buf);
+			return -1;
+		}
+		memset(s, 0, sizeof(*s));
+		snprintf(s->path, sizeof(s->path), "%s", f->path);
+		snprintf(s->provider, sizeof(s->provider), "%s", prov);
+		snprintf(s->name, sizeof(s->name), "%s", pname);
+		snprintf(s->arg_spec, sizeof(s->arg_spec), "%s", args);
+		/* prelink moved the file: move the site by as much */
+		if (have_base && b) {
+			a += base - b;
+			if (sem)
+				sem += base - b;
+		}
+		s->addr = a;
+		s->semaphore = sem;
+		s->nargs = -1;
+		if (vaddr_to_offset(f, a, &s->offset) < 0) {
+			free(buf);
+			return error_set(e, "%s: USDT probe %s:%s at 0x%" PRIx64 " is in no "
+					 "loaded part of the file", f->path, s->provider, s->name,
+					 a);
+		}
+		if (sem && vaddr_to_offset(f, sem, &s->semaphore_offset) < 0) {
+			free(buf);
+			return error_set(e, "%s: the semaphore of USDT probe %s:%s at 0x%" PRIx64
+					 " is in no loaded part of the file", f->path, s->provider,
+					 s->name, sem);
+		}
+		c->n++;
 	}
 	free(buf);
 	return 0;

@@ -11,13 +11,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include "elfnote.h"
 #include "hashkey.h"
+#include "otable.h"
 
+/*
+ * Why the build-id is read by hand and not with libelf (elfutils, linked
+ * already for libdw), checked against elfutils 0.188:
+ *  - Fixed bounds whatever the file says.  elf_begin() callocs one
+ *    Elf_Scn (some 200 bytes) for every section e_shnum (or section 0's
+ *    sh_size) claims, as many as the file's size holds headers, before a
+ *    caller can look at the count; gelf_getshdr() reads and mallocs the whole
+ *    section header table at once; elf_getdata() a note section's whole
+ *    sh_size.  A crafted file of up to HASHKEY_FILE_MAX (1 GiB) so costs
+ *    GiBs in the process that parses.  Here a header table is at most
+ *    HDRTAB_MAX, a note area NOTES_MAX, all note areas NOTES_BUDGET, and
+ *    test_elf_hostile proves it (its malloc wrap sees this file's
+ *    allocations, never libelf.so's).
+ *  - The same key.  Keys are stored in databases and the binary cache:
+ *    they must not change with the parser.  libelf steps through header
+ *    tables by sizeof(Phdr)/sizeof(Shdr), ignoring e_phentsize and
+ *    e_shentsize, and treats PN_XNUM and truncated tables its own way,
+ *    so some files this reader keys by their build-id would get another
+ *    key (or the hash of their contents).
+ *  - hashkey_build_id_notes() reads a bare notes blob (/sys/kernel/notes,
+ *    the vdso's PT_NOTE in memory): gelf_getnote() walks only an Elf_Data
+ *    of an Elf handle, never a caller's buffer.
+ * What is left by hand is small: the header fields (memcpy and byte swap)
+ * here, and the note walk, lib/base/elfnote.c, shared with usdt.c.
+ */
 #define NOTES_MAX (1 << 20)	/* largest note segment/section we read */
 #define NOTES_BUDGET (4 << 20)	/* note bytes read per file, all areas */
 #define HDRTAB_MAX (4 << 20)	/* largest program/section header table */
 #define CHUNK (1 << 20)		/* XXH3 read size */
-#define ALIGN_UP(v, a) (((v) + (a) - 1) & ~((size_t)(a) - 1))
 
 
 /* Reading ELF fields of either byte order. */
@@ -55,33 +81,17 @@ static uint64_t rd64(const struct elf_reader *r, const void *p)
 static int parse_notes(const struct elf_reader *r, const unsigned char *p,
 		       size_t len, size_t align, uint8_t *id, size_t cap)
 {
+	struct elfnote n;
 	size_t pos = 0;
 
-	while (len - pos >= sizeof(Elf32_Nhdr)) {
-		uint32_t namesz = rd32(r, p + pos);
-		uint32_t descsz = rd32(r, p + pos + 4);
-		uint32_t type = rd32(r, p + pos + 8);
-		size_t name = pos + sizeof(Elf32_Nhdr), desc, next;
+	while (elfnote_next(p, len, align, r->swap, &pos, &n))
+		if (n.type == NT_GNU_BUILD_ID && n.namesz == 4 && !memcmp(n.name, "GNU", 4) &&
+		    n.descsz > 0) {
+			size_t k = MIN((size_t)n.descsz, cap);
 
-		if (namesz > len || descsz > len)
-			break;
-		/* As in binutils: desc and the next note start at the
-		 * alignment, counted from the start of the note. */
-		desc = pos + ALIGN_UP(sizeof(Elf32_Nhdr) + namesz, align);
-		next = pos + ALIGN_UP(desc - pos + descsz, align);
-		if (desc > len || desc + descsz > len)
-			break;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    !memcmp(p + name, "GNU", 4) && descsz > 0) {
-			size_t n = MIN((size_t)descsz, cap);
-
-			memcpy(id, p + desc, n);
-			return (int)n;
+			memcpy(id, n.desc, k);
+			return (int)k;
 		}
-		if (next <= pos || next > len)
-			break;
-		pos = next;
-	}
 	return 0;
 }
 
@@ -400,31 +410,31 @@ int hashkey_kernel(char key[HASHKEY_MAX], struct error *e)
 	return 0;
 }
 
-/* The memo: an open-addressing hash table of file identities.  The
- * identity includes the ctime, which no one can set: a file rewritten in
- * place with its size and mtime restored (touch -d) is a new identity. */
+/* The memo: an otable of file identities.  The identity includes the
+ * ctime, which no one can set: a file rewritten in place with its size
+ * and mtime restored (touch -d) is a new identity.  Laid out without
+ * padding: the otable compares and hashes its bytes. */
+struct memo_id {
+	uint64_t dev, ino;
+	int64_t size;
+	int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
 struct memo_entry {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtim, ctim;
-	int used;
+	struct memo_id id;
 	char key[HASHKEY_MAX];	/* "" until known */
 	char content[33];	/* XXH3-128 hex, "" until known */
 };
 
 struct hashkey_memo {
-	struct memo_entry *tab;
-	size_t cap;		/* power of two */
-	size_t count;
+	struct otable tab;
 };
 
 struct hashkey_memo *hashkey_memo_new(void)
 {
 	struct hashkey_memo *m = xcalloc(1, sizeof(*m));
 
-	m->cap = 64;
-	m->tab = xcalloc(m->cap, sizeof(*m->tab));
+	otable_init(&m->tab, sizeof(struct memo_entry), sizeof(struct memo_id), 64);
 	return m;
 }
 
@@ -432,86 +442,34 @@ void hashkey_memo_free(struct hashkey_memo *m)
 {
 	if (!m)
 		return;
-	free(m->tab);
+	otable_free(&m->tab);
 	free(m);
 }
 
 size_t hashkey_memo_count(const struct hashkey_memo *m)
 {
-	return m ? m->count : 0;
+	return m ? m->tab.nr : 0;
 }
 
-static size_t memo_hash(dev_t dev, ino_t ino, off_t size)
-{
-	uint64_t v[3];
-
-	v[0] = dev;
-	v[1] = ino;
-	v[2] = size;
-	return (size_t)XXH3_64bits(v, sizeof(v));
-}
-
-static int memo_match(const struct memo_entry *me, const struct stat *st)
-{
-	return me->used && me->dev == st->st_dev && me->ino == st->st_ino &&
-	       me->size == st->st_size &&
-	       me->mtim.tv_sec == st->st_mtim.tv_sec &&
-	       me->mtim.tv_nsec == st->st_mtim.tv_nsec &&
-	       me->ctim.tv_sec == st->st_ctim.tv_sec &&
-	       me->ctim.tv_nsec == st->st_ctim.tv_nsec;
-}
-
-/* The slot holding st, or the empty slot where it goes. */
-static struct memo_entry *memo_slot(struct hashkey_memo *m, const struct stat *st)
-{
-	size_t i = memo_hash(st->st_dev, st->st_ino, st->st_size) & (m->cap - 1);
-
-	while (m->tab[i].used && !memo_match(&m->tab[i], st))
-		i = (i + 1) & (m->cap - 1);
-	return &m->tab[i];
-}
-
-/* The entry of st, created empty if new.  The table is bounded: past
- * HASHKEY_MEMO_MAX identities it starts afresh (files are then read again,
- * which costs time, never memory). */
+/* The entry of st, created empty if new (valid until the next call).  The
+ * table is bounded: past HASHKEY_MEMO_MAX identities it starts afresh
+ * (files are then read again, which costs time, never memory). */
 static struct memo_entry *memo_get(struct hashkey_memo *m, const struct stat *st)
 {
-	struct memo_entry *me;
+	struct memo_id id = {
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = st->st_size,
+		.mtime_s = st->st_mtim.tv_sec,
+		.mtime_ns = st->st_mtim.tv_nsec,
+		.ctime_s = st->st_ctim.tv_sec,
+		.ctime_ns = st->st_ctim.tv_nsec,
+	};
+	int added;
 
-	if (m->count >= HASHKEY_MEMO_MAX) {
-		memset(m->tab, 0, m->cap * sizeof(*m->tab));
-		m->count = 0;
-	}
-	if (2 * (m->count + 1) > m->cap) {
-		struct memo_entry *old = m->tab;
-		size_t oldcap = m->cap, i;
-
-		m->cap *= 2;
-		m->tab = xcalloc(m->cap, sizeof(*m->tab));
-		for (i = 0; i < oldcap; i++) {
-			size_t j;
-
-			if (!old[i].used)
-				continue;
-			j = memo_hash(old[i].dev, old[i].ino, old[i].size) & (m->cap - 1);
-			while (m->tab[j].used)
-				j = (j + 1) & (m->cap - 1);
-			m->tab[j] = old[i];
-		}
-		free(old);
-	}
-	me = memo_slot(m, st);
-	if (!me->used) {
-		memset(me, 0, sizeof(*me));
-		me->used = 1;
-		me->dev = st->st_dev;
-		me->ino = st->st_ino;
-		me->size = st->st_size;
-		me->mtim = st->st_mtim;
-		me->ctim = st->st_ctim;
-		m->count++;
-	}
-	return me;
+	if (m->tab.nr >= HASHKEY_MEMO_MAX)
+		otable_clear(&m->tab);
+	return otable_get(&m->tab, &id, &added);
 }
 
 /* fstat fd and check it is a regular file hashkey may read. */
