@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sqlite3.h>
 #include "db.h"
+#include "eventscan.h"
 #include "progress.h"
 #include "pushgen.h"
 #include "resolve.h"
@@ -115,24 +116,19 @@ static const char *col_text(sqlite3_stmt *st, int i)
  * query (of session ?1), and its columns' kinds in order: 'i' an integer
  * (NULL: 0), 'n' an integer (NULL: -1), 't' text (NULL: empty).  A timed
  * table's rows are of the day of their first column (a time_ns), the
- * others of the session's start day.
+ * others of the session's start day.  Markers and lost records are read
+ * by lib/store/eventscan.c instead (gen_markers, gen_lost).
  */
 struct sql_table {
 	const char *table, *cols, *sql, *what, *kinds;
 	int timed;
 };
 
-static const struct sql_table sql_tables[] = {
-	{ "processes", PUSH_PREFIX_COLS "pid, ppid, comm, start_ns, exit_ns",
-	  "SELECT p.pid, p.ppid, c.name, p.start_ns, p.exit_ns FROM processes p "
-	  "LEFT JOIN comms c ON c.id = p.comm_id WHERE p.session_id = ? "
-	  "ORDER BY p.pid, p.start_ns", "reading processes", "intnn", 0 },
-	{ "markers", PUSH_PREFIX_COLS "time_ns, cpu, pid, tid, kind, name, args",
-	  "SELECT time_ns, cpu, pid, tid, kind, name, args FROM markers "
-	  "WHERE session_id = ? ORDER BY time_ns, rowid", "reading markers", "iniittt", 1 },
-	{ "lost", PUSH_PREFIX_COLS "time_ns, cpu, count, kind",
-	  "SELECT time_ns, cpu, count, kind FROM lost WHERE session_id = ? "
-	  "ORDER BY time_ns, cpu, rowid", "reading lost records", "iiit", 1 },
+static const struct sql_table sql_processes = {
+	"processes", PUSH_PREFIX_COLS "pid, ppid, comm, start_ns, exit_ns",
+	"SELECT p.pid, p.ppid, c.name, p.start_ns, p.exit_ns FROM processes p "
+	"LEFT JOIN comms c ON c.id = p.comm_id WHERE p.session_id = ? "
+	"ORDER BY p.pid, p.start_ns", "reading processes", "intnn", 0
 };
 
 /* the rows of table t of session g->s into x */
@@ -171,6 +167,75 @@ static int gen_sql_table(struct gen *g, struct push_table *x, const struct sql_t
 	return push_table_end(x, e);
 fail:
 	sqlite3_finalize(st);
+	return -1;
+}
+
+/* --- markers and lost records, read by eventscan.h --- */
+
+/* The session's markers, as ClickHouse's columns have them: a NULL cpu
+ * -1, a NULL pid or tid 0 (eventscan's -1: the database holds none
+ * below 0), NULL args empty. */
+static int gen_markers(struct gen *g, struct push_table *x, struct error *e)
+{
+	struct event_filter f;
+	struct marker_scan *sc;
+	struct db_marker m;
+	int rc;
+
+	event_filter_all(&f, g->s->id);
+	sc = marker_scan_open(g->db, &f, e);
+	if (!sc)
+		return -1;
+	while ((rc = marker_scan_next(sc, &m, e)) == 1) {
+		if (push_table_row(x, push_day((int64_t)m.time_ns + g->s->wall_offset_ns), e) < 0)
+			goto fail;
+		push_tsv_i64(&x->rows, (int64_t)m.time_ns, '\t');
+		push_tsv_i64(&x->rows, m.cpu, '\t');
+		push_tsv_i64(&x->rows, m.pid < 0 ? 0 : m.pid, '\t');
+		push_tsv_i64(&x->rows, m.tid < 0 ? 0 : m.tid, '\t');
+		push_tsv_escape(&x->rows, m.kind);
+		sbuf_add(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, m.name);
+		sbuf_add(&x->rows, "\t", 1);
+		push_tsv_escape(&x->rows, m.args ? m.args : "");
+		sbuf_add(&x->rows, "\n", 1);
+	}
+	if (rc < 0)
+		goto fail;
+	marker_scan_close(sc);
+	return push_table_end(x, e);
+fail:
+	marker_scan_close(sc);
+	return -1;
+}
+
+/* The session's lost records. */
+static int gen_lost(struct gen *g, struct push_table *x, struct error *e)
+{
+	struct event_filter f;
+	struct lost_scan *sc;
+	struct db_lost l;
+	int rc;
+
+	event_filter_all(&f, g->s->id);
+	sc = lost_scan_open(g->db, &f, e);
+	if (!sc)
+		return -1;
+	while ((rc = lost_scan_next(sc, &l, e)) == 1) {
+		if (push_table_row(x, push_day(l.time_ns + g->s->wall_offset_ns), e) < 0)
+			goto fail;
+		push_tsv_i64(&x->rows, l.time_ns, '\t');
+		push_tsv_i64(&x->rows, l.cpu, '\t');
+		push_tsv_i64(&x->rows, (int64_t)l.count, '\t');
+		push_tsv_escape(&x->rows, l.kind);
+		sbuf_add(&x->rows, "\n", 1);
+	}
+	if (rc < 0)
+		goto fail;
+	lost_scan_close(sc);
+	return push_table_end(x, e);
+fail:
+	lost_scan_close(sc);
 	return -1;
 }
 
@@ -317,22 +382,30 @@ fail:
 int pushgen_part(struct gen *g, int final, int64_t lo, int64_t hi, uint32_t first,
 		 uint32_t *end, struct error *e)
 {
-	struct push_table sql[ARRAY_SIZE(sql_tables)], s = { 0 }, b = { 0 }, al = { 0 },
-			  at = { 0 };
+	struct push_table procs = { 0 }, marks = { 0 }, lost = { 0 }, s = { 0 }, b = { 0 },
+			  al = { 0 }, at = { 0 };
 	struct push_batcher start;
 	const struct push_batcher *prev = &start;
 	int ret = -1;
 
-	memset(sql, 0, sizeof(sql));
 	otable_clear(&g->locs);
 	reagg_clear(&g->agg);
 	g->part_samples = 0;
 	push_batcher_init(&start, g->batch_rows, first);
-	for (size_t i = 0; final && i < ARRAY_SIZE(sql_tables); i++) {
-		push_table_start(&sql[i], g, prev, sql_tables[i].table, sql_tables[i].cols);
-		if (gen_sql_table(g, &sql[i], &sql_tables[i], e) < 0)
+	if (final) {
+		/* the session's other tables go with its final part */
+		push_table_start(&procs, g, prev, sql_processes.table, sql_processes.cols);
+		if (gen_sql_table(g, &procs, &sql_processes, e) < 0)
 			goto out;
-		prev = &sql[i].b;
+		push_table_start(&marks, g, &procs.b, "markers",
+				 PUSH_PREFIX_COLS "time_ns, cpu, pid, tid, kind, name, args");
+		if (gen_markers(g, &marks, e) < 0)
+			goto out;
+		push_table_start(&lost, g, &marks.b, "lost",
+				 PUSH_PREFIX_COLS "time_ns, cpu, count, kind");
+		if (gen_lost(g, &lost, e) < 0)
+			goto out;
+		prev = &lost.b;
 	}
 	push_table_start(&s, g, prev, "samples", PUSH_PREFIX_COLS "time_ns, tsc, cpu, pid, "
 			 "tid, comm, binary_id, binary_key, offset, flags, period, c0, c1, c2, "
@@ -352,8 +425,9 @@ int pushgen_part(struct gen *g, int final, int64_t lo, int64_t hi, uint32_t firs
 	*end = at.b.batch;
 	ret = 0;
 out:
-	for (size_t i = 0; i < ARRAY_SIZE(sql_tables); i++)
-		push_table_free(&sql[i]);
+	push_table_free(&procs);
+	push_table_free(&marks);
+	push_table_free(&lost);
 	push_table_free(&s);
 	push_table_free(&b);
 	push_table_free(&al);
