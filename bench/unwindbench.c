@@ -5,7 +5,7 @@
  * Usage: unwindbench [-w|-W] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]
  *
  * Runs PROGRAM under a cpu-clock perf event (HZ samples/s, default 1000)
- * that takes its user registers (unwind_regs_mask()) and STACK_BYTES of
+ * that takes its user registers (callgraph_regs_mask()) and STACK_BYTES of
  * its user stack (default 8192, as perf's --call-graph dwarf), keeps every
  * sample, and reads its executable mappings from /proc/PID/maps while it
  * runs.  Once it exited, unwinds all the samples ROUNDS times (default 3)
@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include "events.h"
 #include "perfrec.h"
 #include "unwind.h"
 #include "uworker.h"
@@ -178,7 +178,7 @@ usage:
 		fprintf(stderr, "usage: unwindbench [-w|-W] [-F HZ] [-b STACK_BYTES] [-r ROUNDS] PROGRAM [ARGS...]\n");
 		return 2;
 	}
-	if (!unwind_regs_mask()) {
+	if (!callgraph_regs_mask()) {
 		fprintf(stderr, "unwindbench: no dwarf unwinding on this architecture\n");
 		return 1;
 	}
@@ -210,14 +210,14 @@ usage:
 	a.sample_freq = hz;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a.sample_regs_user = unwind_regs_mask();
+	a.sample_regs_user = callgraph_regs_mask();
 	a.sample_stack_user = (uint32_t)stack_bytes;
 	a.disabled = 1;
 	a.enable_on_exec = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.sample_id_all = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, child, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = event_open(&a, child, -1, -1);
 	if (fd < 0) {
 		perror("unwindbench: perf_event_open");
 		kill(child, SIGKILL);

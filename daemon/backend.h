@@ -51,7 +51,7 @@ struct backend_config {
 	 * Call stacks (--call-graph, callgraph.h): 0 none; 1 fp: samples
 	 * carry the kernel's callchain, kernel and user (frame pointers);
 	 * 2 dwarf: the kernel part of the callchain, and the user registers
-	 * (unwind_regs_mask()) with stack_bytes of user stack.  The driver
+	 * (callgraph_regs_mask()) with stack_bytes of user stack.  The driver
 	 * does fp only (STROBE_CONFIG_CALLCHAIN).  keep_stacks (dwarf): the
 	 * raw copies are kept after unwinding (ingest's business, in the
 	 * root-only DB.stacks: rawstk.h); root's sessions only.

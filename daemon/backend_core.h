@@ -170,7 +170,6 @@ struct backend {
 void queue_record(struct merge_queue *q, const struct record *r);
 
 /* backend_perf.c */
-int perf_open(struct perf_event_attr *a, int cpu, int group);
 const char *perf_open_hint(int err);
 /* What the leader samples (the call graph's part), before the rings. */
 int perf_setup(struct backend *b, struct error *e);

@@ -24,7 +24,7 @@
  * Call stacks (cfg->call_graph, callgraph.h): fp adds PERF_SAMPLE_CALLCHAIN
  * to the leader's samples, kernel and user, at most
  * kernel.perf_event_max_stack frames (sample_max_stack); dwarf adds the
- * user registers unwind_regs_mask() names and cfg->stack_bytes of user
+ * user registers callgraph_regs_mask() names and cfg->stack_bytes of user
  * stack (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER) and keeps only the
  * kernel part of the callchain (exclude_callchain_user, as perf does): the
  * user part is unwound at ingest.  queue_sample() carries them in the
@@ -48,21 +48,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "backend_core.h"
 #include "callgraph.h"
-#include "unwind.h"
 
 /* sample_type and its sample_id_all trailer: pid,tid; time; cpu,res; identifier */
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ)
-
-int perf_open(struct perf_event_attr *a, int cpu, int group)
-{
-	return syscall(SYS_perf_event_open, a, -1, cpu, group, PERF_FLAG_FD_CLOEXEC);
-}
 
 const char *perf_open_hint(int err)
 {
@@ -113,7 +106,7 @@ static int switch_open(struct backend *b, struct cpu_ring *r,
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.cgroup = 0;
-	r->swfd = perf_open(&a, r->cpu, r->fd);
+	r->swfd = event_open(&a, -1, r->cpu, r->fd);
 	if (r->swfd < 0)
 		return error_set(e, "--attribution exact: cannot add a context-switches "
 				 "reader to the group of '%s' on CPU %d: %s",
@@ -215,7 +208,7 @@ static int members_open(struct backend *b, struct cpu_ring *r,
 		c.sample_id_all = 1;
 		c.use_clockid = 1;	/* a group shares one clock */
 		c.clockid = CLOCK_MONOTONIC;
-		r->cfds[i] = perf_open(&c, r->cpu, r->fd);
+		r->cfds[i] = event_open(&c, -1, r->cpu, r->fd);
 		if (r->cfds[i] < 0)
 			return error_set(e, "cannot count event '%s' on CPU %d with '%s': %s",
 					 cfg->events[i].name, r->cpu, cfg->sampler.name,
@@ -234,10 +227,10 @@ int perf_ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 	void *m;
 
 	leader_attr(b, r, &a);
-	r->fd = perf_open(&a, r->cpu, -1);
+	r->fd = event_open(&a, -1, r->cpu, -1);
 	if (r->fd < 0 && errno == EINVAL) {
 		a.build_id = 0;		/* kernels before 5.12: dev/inode instead */
-		r->fd = perf_open(&a, r->cpu, -1);
+		r->fd = event_open(&a, -1, r->cpu, -1);
 		a.build_id = r->fd >= 0 ? 0 : 1;
 	}
 	if (r->fd < 0 && errno == EINVAL && b->cgroups && r == b->rings) {
@@ -245,10 +238,10 @@ int perf_ring_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		 * first CPU decides for all: one sample layout) */
 		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
 		a.cgroup = 0;
-		r->fd = perf_open(&a, r->cpu, -1);
+		r->fd = event_open(&a, -1, r->cpu, -1);
 		if (r->fd < 0 && errno == EINVAL) {
 			a.build_id = 0;
-			r->fd = perf_open(&a, r->cpu, -1);
+			r->fd = event_open(&a, -1, r->cpu, -1);
 		}
 		if (r->fd >= 0) {
 			b->cgroups = 0;
@@ -396,7 +389,7 @@ static int call_graph_setup(struct backend *b, struct error *e)
 		    cfg->stack_bytes > CALLGRAPH_STACK_MAX)
 			return error_set(e, "--call-graph dwarf: bad stack size %u",
 					 cfg->stack_bytes);
-		b->regs_mask = unwind_regs_mask();
+		b->regs_mask = callgraph_regs_mask();
 		if (!b->regs_mask)
 			return error_set(e, "--call-graph dwarf is not supported on this "
 					 "architecture: use -g (frame pointers)");

@@ -150,7 +150,7 @@ int probes_open(struct backend *b, struct cpu_ring *r, struct error *e)
 		a.use_clockid = 1;	/* SET_OUTPUT needs the leader's clock */
 		a.clockid = CLOCK_MONOTONIC;
 		a.disabled = 1;
-		r->pfds[i] = perf_open(&a, r->cpu, -1);
+		r->pfds[i] = event_open(&a, -1, r->cpu, -1);
 		if (r->pfds[i] < 0)
 			return error_set(e, "cannot place the uprobe of marker %s:%s:%s (offset 0x%"
 					 PRIx64 ") on CPU %d: %s", site->path, site->provider,

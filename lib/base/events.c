@@ -81,11 +81,17 @@ static int unknown_event(struct error *e, const char *name)
 	return error_set(e, "unknown event '%s': " HINT, name);
 }
 
-static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+int event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* attr, disabled, opened alone: can it be? */
+static int open_disabled(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	attr->size = sizeof(*attr);
 	attr->disabled = 1;
-	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return event_open(attr, pid, cpu, -1);
 }
 
 /* Can this process open attr on itself, counting user space only? What
@@ -97,7 +103,7 @@ static int probe_self(const struct perf_event_attr *attr)
 
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	fd = perf_open(&a, 0, -1);
+	fd = open_disabled(&a, 0, -1);
 	if (fd < 0)
 		return 0;
 	close(fd);
@@ -532,7 +538,7 @@ static const char *probe_why(int err)
 int event_probe(const struct event_desc *ev, struct error *e)
 {
 	struct perf_event_attr attr = ev->attr;
-	int fd = perf_open(&attr, -1, 0);
+	int fd = open_disabled(&attr, -1, 0);
 
 	if (fd >= 0) {
 		close(fd);
@@ -560,8 +566,7 @@ static int open_group(const struct event_desc *evs, size_t n, int self, size_t *
 		}
 		a.size = sizeof(a);
 		a.disabled = !i;
-		fds[i] = syscall(SYS_perf_event_open, &a, self ? 0 : -1, self ? -1 : 0,
-				 i ? fds[0] : -1, PERF_FLAG_FD_CLOEXEC);
+		fds[i] = event_open(&a, self ? 0 : -1, self ? -1 : 0, i ? fds[0] : -1);
 		if (fds[i] < 0) {
 			*bad = i;
 			*err = errno;

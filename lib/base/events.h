@@ -16,6 +16,7 @@
 #define STROBE_EVENTS_H
 
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/perf_event.h>
 #include "util.h"
 
@@ -67,5 +68,10 @@ int event_format_apply(const char *spec, uint64_t val,
 /* Print the events this machine supports, grouped by kind (what
  * 'strobe list' shows). verbose lists every tracepoint and PMU event. */
 int event_list(FILE *f, int verbose, struct error *e);
+
+/* perf_event_open(2) of a, close-on-exec: pid and cpu as the system call
+ * takes them, group the leader's fd or -1.  The fd, or -1 with errno.
+ * The one place strobe (CLI, strobed, benches) makes that call. */
+int event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group);
 
 #endif

@@ -3,6 +3,9 @@
  */
 #include "config.h"
 #include <string.h>
+#if defined(__x86_64__) || defined(__aarch64__)
+#include <asm/perf_regs.h>
+#endif
 #include "callgraph.h"
 
 int callgraph_parse(const char *s, struct callgraph *cg, struct error *e)
@@ -47,4 +50,18 @@ void callgraph_format(const struct callgraph *cg, char *buf, size_t len)
 	default:
 		snprintf(buf, len, "%s", "");
 	}
+}
+
+uint64_t callgraph_regs_mask(void)
+{
+#if defined(__x86_64__)
+	/* the general registers and the IP: no flags, no segment registers */
+	return ((1ULL << (PERF_REG_X86_IP + 1)) - 1) |
+	       (((1ULL << (PERF_REG_X86_R15 + 1)) - 1) & ~((1ULL << PERF_REG_X86_R8) - 1));
+#elif defined(__aarch64__)
+	/* x0-x30, sp, pc */
+	return (1ULL << PERF_REG_ARM64_MAX) - 1;
+#else
+	return 0;
+#endif
 }

@@ -46,4 +46,11 @@ int callgraph_parse(const char *s, struct callgraph *cg, struct error *e);
 /* "fp", "dwarf,BYTES", or "" for CALLGRAPH_NONE (buf of at least 32). */
 void callgraph_format(const struct callgraph *cg, char *buf, size_t len);
 
+/* The user registers dwarf asks for (perf_event_attr.sample_regs_user, in
+ * perf's numbering): what ingest's unwinder (lib/ingest/unwind.c, which
+ * maps them to DWARF's) needs on this architecture: x86_64 the general
+ * registers and ip, not flags nor segment registers; arm64 x0-x30, sp,
+ * pc; 0 where dwarf unwinding is not built (other architectures). */
+uint64_t callgraph_regs_mask(void);
+
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "counter.h"
 
@@ -237,11 +236,6 @@ int count_event_is_clock(const struct event_desc *ev)
  * only kernel.perf_event_mlock_kb (516 KiB) of them. */
 #define COUNT_RING_PAGES 2
 
-static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
-{
-	return (int)syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
 static int paranoid_level(void)
 {
 	int v = 99;
@@ -423,7 +417,7 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 				attr.exclude_kernel = 1;
 				attr.exclude_hv = 1;
 			}
-			fd = perf_open(&attr, un->tid, un->cpu);
+			fd = event_open(&attr, un->tid, un->cpu, -1);
 			err = errno;
 			if (fd < 0 && (err == EACCES || err == EPERM) &&
 			    t->kind != COUNT_TARGET_SYSTEM && !attr.exclude_kernel) {
@@ -432,7 +426,7 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 				attr.exclude_kernel = 1;
 				attr.exclude_hv = 1;
 				user_only[i] = 1;
-				fd = perf_open(&attr, un->tid, un->cpu);
+				fd = event_open(&attr, un->tid, un->cpu, -1);
 				err = errno;
 			}
 			if (fd >= 0 && cs->per_thread) {

@@ -37,10 +37,7 @@ void ubatch_free(struct ubatch *q)
 void ubatch_put(struct ubatch *q, const struct record *r)
 {
 	struct held *h = &q->h[q->nr++];	/* nr < UWORKER_BATCH: uworker_add */
-	size_t ips = r->sample.ips ? 8 * (size_t)MIN(r->sample.nr_ips, STROBE_MAX_IPS) : 0;
-	size_t regs = r->sample.regs ? 8 * (size_t)r->sample.nr_regs : 0;
-	size_t stack = r->sample.stack ? (size_t)r->sample.stack_size : 0;
-	size_t len = ips + regs + stack;
+	size_t len = record_tail_size(r);
 
 	if (h->cap < len) {
 		free(h->buf);
@@ -48,18 +45,8 @@ void ubatch_put(struct ubatch *q, const struct record *r)
 		h->cap = len;
 	}
 	h->r = *r;
-	if (ips) {
-		memcpy(h->buf, r->sample.ips, ips);
-		h->r.sample.ips = h->buf;
-	}
-	if (regs) {
-		memcpy(h->buf + ips, r->sample.regs, regs);
-		h->r.sample.regs = h->buf + ips;
-	}
-	if (stack) {
-		memcpy(h->buf + ips + regs, r->sample.stack, stack);
-		h->r.sample.stack = h->buf + ips + regs;
-	}
+	record_tail_copy(r, h->buf);
+	record_tail_point(&h->r, h->buf);
 }
 
 size_t ubatch_nr(const struct ubatch *q)

@@ -70,20 +70,6 @@ static const int dwarf_to_perf[] = {
  * may be 0, which libdw takes for "no more threads"). */
 #define UNWIND_TID 1
 
-uint64_t unwind_regs_mask(void)
-{
-#if defined(__x86_64__)
-	/* the general registers and the IP: no flags, no segment registers */
-	return ((1ULL << (PERF_REG_X86_IP + 1)) - 1) |
-	       (((1ULL << (PERF_REG_X86_R15 + 1)) - 1) & ~((1ULL << PERF_REG_X86_R8) - 1));
-#elif defined(__aarch64__)
-	/* x0-x30, sp, pc */
-	return (1ULL << PERF_REG_ARM64_MAX) - 1;
-#else
-	return 0;
-#endif
-}
-
 struct umod {
 	int64_t binary_id;
 	uint64_t bias;		/* what the first mapping of it implies */

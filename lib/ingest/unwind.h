@@ -38,14 +38,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
+#include "callgraph.h"
 #include "maps.h"
 #include "util.h"
 
-/* The user registers to ask for (perf_event_attr.sample_regs_user): what
- * libdw needs on this architecture (x86_64: the general registers and ip,
- * not flags nor segment registers; arm64: x0-x30, sp, pc); 0 where dwarf
- * unwinding is not built (other architectures). */
-uint64_t unwind_regs_mask(void);
+/* The user registers to ask for: callgraph_regs_mask() (capture's,
+ * lib/capture/callgraph.h), under the unwinder's name; dwarf_to_perf in
+ * unwind.c maps DWARF's registers to those. */
+static inline uint64_t unwind_regs_mask(void)
+{
+	return callgraph_regs_mask();
+}
 
 struct unwind_ops {
 	void *ctx;
