@@ -663,6 +663,13 @@ const char *util_fd_name(int fd, char *buf, size_t len)
 	return buf;
 }
 
+const char *util_path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;

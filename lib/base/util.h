@@ -163,6 +163,10 @@ void fd_close_others(int keep);
 /* A name for the file open at fd (its /proc/self/fd link), for messages. */
 const char *util_fd_name(int fd, char *buf, size_t len);
 
+/* The last component of path, a pointer into it: path itself when it has
+ * no slash or ends with one. */
+const char *util_path_base(const char *path);
+
 /* mkdir -p with mode; 0 or -1 with errno. */
 int mkdir_p(const char *path, unsigned mode);
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "binname.h"
 #include "hashkey.h"
 #include "ingest_int.h"
 #include "kallsyms.h"
@@ -289,7 +290,7 @@ int ingest_kernel(struct ingest *in, struct error *e)
 
 	if (hashkey_kernel(key, &ke) < 0)
 		snprintf(key, sizeof(key), "kernel:unknown");
-	in->kernel_id = db_binary_intern(in->db, key, "[kernel.kallsyms]", 0, 1, NULL, e);
+	in->kernel_id = db_binary_intern(in->db, key, BINNAME_KERNEL, 0, 1, NULL, e);
 	if (in->kernel_id < 0)
 		return -1;
 	in->binary_max = MAX(in->binary_max, in->kernel_id);

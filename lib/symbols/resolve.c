@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bincache.h"
+#include "binname.h"
 #include "dbgfetch.h"
 #include "debuginfo.h"
 #include "hashkey.h"
@@ -218,11 +219,6 @@ static struct kallsyms *kallsyms_get(struct resolver *r)
 		r->ks_problem = xasprintf("kallsyms snapshot unreadable: %s", err.msg);
 	free(path);
 	return r->ks;
-}
-
-static int key_is_nofile(const char *key)
-{
-	return key[0] == '[' || !*key;
 }
 
 /* The original file of a root-only cache entry, opened with the reader's
@@ -488,15 +484,15 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 	if (id <= 0 || db_binary_get(r->db, id, row, &err) < 0) {
 		/* No mapping was known for the sample (or the row is gone). */
 		b->kind = BIN_NOFILE;
-		b->display = xstrdup("[unknown]");
-		b->key = xstrdup("[unknown]");
+		b->display = xstrdup(binname_of(NULL, NULL, 0));
+		b->key = xstrdup(BINNAME_UNKNOWN);
 		free(row);
 		return;
 	}
 	b->key = xstrdup(row->key);
-	if (!strncmp(row->key, "kernel:", 7)) {
+	b->display = xstrdup(binname_of(row->key, row->path, 0));
+	if (binname_is_kernel(row->key)) {
 		b->kind = BIN_KERNEL;
-		b->display = xstrdup("[kernel.kallsyms]");
 		b->build_id = xstrdup(row->key + 7);
 		if (row->problem[0])
 			b->problem = xstrdup(row->problem);
@@ -505,14 +501,12 @@ static void bin_open(struct resolver *r, struct rbin *b, int64_t id)
 		free(row);
 		return;
 	}
-	if (key_is_nofile(row->key)) {
+	if (binname_is_nofile(row->key)) {
 		b->kind = BIN_NOFILE;
-		b->display = xstrdup(row->key);
 		free(row);
 		return;
 	}
 	b->kind = BIN_FILE;
-	b->display = xstrdup(row->path);
 	if (!strncmp(row->key, "buildid:", 8))
 		b->build_id = xstrdup(row->key + 8);
 	else
