@@ -14,15 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
-#include "chclient.h"
-#include "fleetexport.h"
-#include "push.h"
-#include "db.h"
 #include "diff.h"
 #include "filteropt.h"
+#include "fleetexport.h"
 #include "output.h"
 #include "progress.h"
 #include "report.h"
+#include "source.h"
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -138,25 +136,118 @@ static void print_header(const struct diff *d, FILE *f)
 	}
 }
 
+/* --source: what the fleet's comparison takes, and its sides A and B
+ * (args: ID of --host, or HOST:ID) into side, their hosts malloc'ed in
+ * hn.  -1 to go on, else the exit status (2: a usage error). */
+static int fleet_sides(const char *dbpath, const char *host, const struct report_opts *o,
+		       char **args, struct source_side *side, char **hn)
+{
+	struct error err = { "" };
+
+	if (dbpath)
+		return cmd_usage_error("diff", "--source reads the fleet, --db a local "
+				       "database: give one of them");
+	if (o->by == REPORT_BY_LINE)
+		return cmd_usage_error("diff", "--by line is not supported with --source "
+				       "(no source lines are pushed): give --by symbol or "
+				       "binary");
+	if (filteropt_check("diff", o))
+		return 2;
+	if (o->cgroup || o->no_demangle || o->has_pid_at)
+		return cmd_usage_error("diff", "%s is not supported with --source (the "
+				       "filters --pid PID, --comm, --binary, --kernel, "
+				       "--user, --from and --to are)", o->cgroup ?
+				       "--cgroup" : o->no_demangle ? "--no-demangle" :
+				       "--pid PID@START");
+	for (int i = 0; i < 2; i++) {
+		const char *h;
+		size_t hl;
+
+		if (fleetdiff_parse_side(args[i], host, &h, &hl, &side[i].id, &err) < 0)
+			return cmd_usage_error("diff", "%s: %s", i ? "B" : "A", err.msg);
+		hn[i] = xmalloc(hl + 1);	/* HOST:ID: the host without ":ID" */
+		memcpy(hn[i], h, hl);
+		hn[i][hl] = 0;
+		side[i].host = hn[i];
+	}
+	return -1;
+}
+
+/* A local comparison: sessions A and B (args) into side.  -1 to go on,
+ * else the exit status. */
+static int local_sides(const char *host, const struct report_opts *o, char **args,
+		       struct source_side *side)
+{
+	if (host)
+		return cmd_usage_error("diff", "--host is of fleet comparisons: give "
+				       "--source URL");
+	if (parse_session(args[0], "A", &side[0].id) ||
+	    parse_session(args[1], "B", &side[1].id))
+		return 2;
+	if (filteropt_check("diff", o))
+		return 2;
+	return -1;
+}
+
+/* Print the comparison d: header lines and notes, the table, the
+ * footnote.  0, or 1 when writing failed. */
+static int print_diff(const struct diff *d, const struct report_opts *o,
+		      enum output_format fmt, size_t limit)
+{
+	struct table *t = diff_table(d, o, fmt, limit);
+	int i, ret = 0;
+
+	if (fmt == OUTPUT_TEXT) {
+		print_header(d, stdout);
+		if (o->pid >= 0 || o->comm || o->binary || o->cgroup || o->mode != REPORT_ALL ||
+		    o->has_from || o->has_to) {
+			struct sbuf f = { 0 };
+
+			report_filters_str(o, &f);
+			printf("# filter (both sessions): %s\n", f.s ? f.s : "");
+			free(f.s);
+		}
+		for (i = 0; i < d->nr_notes; i++)
+			printf("# note: %s\n", TEXT_SAFE(d->notes[i]));
+	} else {
+		for (i = 0; i < d->nr_notes; i++)
+			fprintf(stderr, "strobe diff: note: %s\n", TEXT_SAFE(d->notes[i]));
+	}
+	if (table_write(t, fmt, stdout) < 0) {
+		ret = 1;
+	} else if (fmt == OUTPUT_TEXT) {
+		printf("# delta_percent: B's percent - A's, in points; ~: within sampling "
+		       "noise (|delta| <= %g standard errors of the difference of two "
+		       "shares of %" PRIu64 " and %" PRIu64 " samples)\n", DIFF_NOISE_SE,
+		       d->total[0], d->total[1]);
+	}
+	if (ret || fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "strobe diff: writing the comparison: %s\n", strerror(errno));
+		ret = 1;
+	}
+	table_free(t);
+	return ret;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct report_opts o = { .session = 0, .by = REPORT_BY_SYMBOL, .pid = -1,
 				 .mode = REPORT_ALL };
 	enum output_format fmt = OUTPUT_TEXT;
+	static const struct filteropt fopt = { "diff", FILTEROPT_AT_REPORT };
 	const char *dbpath = NULL;
 	struct error err = { "" };
 	struct diff *d = NULL;
-	struct table *t;
-	struct db *db;
+	struct source src;
+	struct source_side side[2] = { { NULL, 0 }, { NULL, 0 } };
+	char *hn[2] = { NULL, NULL };
 	struct progress prog;
-	int64_t a = 0, b = 0;
 	uint64_t v;
 	size_t limit = 0;
 	char optbuf[256];
 	const char *source = NULL, *host = NULL;
-	int filtered = 0, by_line = 0;
-	struct chclient *ch = NULL;
-	int c, i, rc, ret = 0;
+	int filtered = 0;
+	int c, rc, ret;
 
 	opterr = 0;
 	optind = 0;
@@ -166,7 +257,7 @@ int cmd_diff(int argc, char **argv)
 		if (c == FOPT_SESSION)
 			return cmd_usage_error("diff", "--session does not apply: give the two "
 					       "sessions as A B ('strobe diff 3 4')");
-		f = filteropt_parse("diff", c, optarg, argv[optind - 1], &o);
+		f = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &o);
 		if (f == 2)
 			return 2;
 		if (f) {
@@ -219,82 +310,34 @@ int cmd_diff(int argc, char **argv)
 		return cmd_usage_error("diff", "%s: give two session ids, A B ('strobe "
 				       "sessions' lists them)", argc - optind < 2 ?
 				       "missing session" : "too many arguments");
-	by_line = o.by == REPORT_BY_LINE;
-	if (source) {
-		struct chclient_url url;
-		struct chclient_cred cred;
-		const char *h[2];
-		char *hn[2] = { NULL, NULL };
-		size_t hl[2];
-		int64_t id[2];
-
-		if (dbpath)
-			return cmd_usage_error("diff", "--source reads the fleet, --db a local "
-					       "database: give one of them");
-		if (by_line)
-			return cmd_usage_error("diff", "--by line is not supported with --source "
-					       "(no source lines are pushed): give --by symbol or "
-					       "binary");
-		if (filteropt_check("diff", &o))
-			return 2;
-		if (o.cgroup || o.no_demangle || o.has_pid_at)
-			return cmd_usage_error("diff", "%s is not supported with --source (the "
-					       "filters --pid PID, --comm, --binary, --kernel, "
-					       "--user, --from and --to are)", o.cgroup ?
-					       "--cgroup" : o.no_demangle ? "--no-demangle" :
-					       "--pid PID@START");
-		for (i = 0; i < 2; i++)
-			if (fleetdiff_parse_side(argv[optind + i], host, &h[i], &hl[i], &id[i],
-						 &err) < 0)
-				return cmd_usage_error("diff", "%s: %s", i ? "B" : "A", err.msg);
-		if (chclient_url_parse(source, &url, &err) < 0)
-			return cmd_usage_error("diff", "bad --source: %s", err.msg);
-		if (chclient_credentials(&cred, &err) < 0) {
-			fprintf(stderr, "strobe diff: %s\n", err.msg);
-			return 1;
-		}
-		ch = chclient_new(&url, &cred, &err);
-		memset(cred.password, 0, sizeof(cred.password));
-		if (!ch || push_check_schema(ch, &err) < 0) {
-			fprintf(stderr, "strobe diff: %s\n", err.msg);
-			chclient_free(ch);
-			return 1;
-		}
-		for (i = 0; i < 2; i++) {
-			hn[i] = xmalloc(hl[i] + 1);
-			memcpy(hn[i], h[i], hl[i]);
-			hn[i][hl[i]] = 0;
-		}
-		rc = fleetdiff_build(ch, hn[0], id[0], hn[1], id[1], o.by, filtered ? &o : NULL,
-				     &d, &err);
+	rc = source ? fleet_sides(dbpath, host, &o, argv + optind, side, hn) :
+		      local_sides(host, &o, argv + optind, side);
+	if (rc >= 0) {
 		free(hn[0]);
 		free(hn[1]);
-		chclient_free(ch);
-	} else {
-		if (host)
-			return cmd_usage_error("diff", "--host is of fleet comparisons: give "
-					       "--source URL");
-		if (parse_session(argv[optind], "A", &a) ||
-		    parse_session(argv[optind + 1], "B", &b))
-			return 2;
-		if (filteropt_check("diff", &o))
-			return 2;
-
-		if (!dbpath)
-			dbpath = cmd_default_db();
-		db = db_open(dbpath, DB_READ, &err);
-		if (!db) {
-			fprintf(stderr, "strobe diff: %s\n", err.msg);
-			return 1;
-		}
+		return rc;
+	}
+	rc = source_open(&(struct source_spec){ .url = source, .db = source ? NULL : dbpath ?
+						 dbpath : cmd_default_db() }, &src, &err);
+	if (rc < 0) {
+		free(hn[0]);
+		free(hn[1]);
+		if (rc == SOURCE_BAD_SPEC)
+			return cmd_usage_error("diff", "bad --source: %s", err.msg);
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
+	}
+	if (!source) {
 		/* on stderr, when it is a terminal and this takes long */
 		progress_init(&prog, "strobe diff", STDERR_FILENO, 0, "samples");
 		o.progress = &prog;
-		rc = diff_build(db, a, b, o.by, &o, &d, &err);
-		progress_done(&prog);
-		o.progress = NULL;
-		db_close(db);
 	}
+	rc = source_diff(&src, &side[0], &side[1], &o, filtered, &d, &err);
+	progress_done(o.progress);
+	o.progress = NULL;
+	source_close(&src);
+	free(hn[0]);
+	free(hn[1]);
 	if (rc == -2)
 		return cmd_usage_error("diff", "%s", err.msg);
 	if (rc < 0) {
@@ -302,36 +345,7 @@ int cmd_diff(int argc, char **argv)
 		return 1;
 	}
 
-	t = diff_table(d, &o, fmt, limit);
-	if (fmt == OUTPUT_TEXT) {
-		print_header(d, stdout);
-		if (o.pid >= 0 || o.comm || o.binary || o.cgroup || o.mode != REPORT_ALL ||
-		    o.has_from || o.has_to) {
-			struct sbuf f = { 0 };
-
-			report_filters_str(&o, &f);
-			printf("# filter (both sessions): %s\n", f.s ? f.s : "");
-			free(f.s);
-		}
-		for (i = 0; i < d->nr_notes; i++)
-			printf("# note: %s\n", TEXT_SAFE(d->notes[i]));
-	} else {
-		for (i = 0; i < d->nr_notes; i++)
-			fprintf(stderr, "strobe diff: note: %s\n", TEXT_SAFE(d->notes[i]));
-	}
-	if (table_write(t, fmt, stdout) < 0) {
-		ret = 1;
-	} else if (fmt == OUTPUT_TEXT) {
-		printf("# delta_percent: B's percent - A's, in points; ~: within sampling "
-		       "noise (|delta| <= %g standard errors of the difference of two "
-		       "shares of %" PRIu64 " and %" PRIu64 " samples)\n", DIFF_NOISE_SE,
-		       d->total[0], d->total[1]);
-	}
-	if (ret || fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, "strobe diff: writing the comparison: %s\n", strerror(errno));
-		ret = 1;
-	}
-	table_free(t);
+	ret = print_diff(d, &o, fmt, limit);
 	diff_free(d);
 	return ret;
 }

@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "db.h"
 #include "filteropt.h"
 #include "flame.h"
 #include "progress.h"
+#include "source.h"
 #include "stacks.h"
 
 static const char usage_text[] =
@@ -72,76 +72,137 @@ static struct stack_set *load(struct db *db, const struct report_opts *o, struct
 	return set;
 }
 
+/* The command's options but the filters. */
+struct fgopts {
+	const char *dbpath, *out, *event;
+	int what, width;
+	int64_t diff;
+};
+
+/* Option c (getopt_long's, its value in optarg) into g: -1 to go on, else
+ * the exit status. */
+static int parse_option(struct fgopts *g, int c, int argc, char **argv)
+{
+	char optbuf[256];
+	uint64_t v;
+
+	switch (c) {
+	case OPT_DB:
+		g->dbpath = optarg;
+		break;
+	case 'o':
+		if (!*optarg)
+			return cmd_usage_error("flamegraph", "bad -o '': give a file name, "
+					       "or - for stdout");
+		g->out = optarg;
+		break;
+	case OPT_EVENT:
+		if (!*optarg)
+			return cmd_usage_error("flamegraph", "bad --event '': give a counting "
+					       "event of the session, as given with -e");
+		g->event = optarg;
+		break;
+	case OPT_SAMPLES:
+		g->what = FLAME_SAMPLES;
+		break;
+	case OPT_DIFF:
+		if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
+			return cmd_usage_error("flamegraph", "bad --diff '%s': give the id of "
+					       "the session to compare with ('strobe "
+					       "sessions' lists them)", optarg);
+		g->diff = (int64_t)v;
+		break;
+	case OPT_WIDTH:
+		if (parse_u64(optarg, &v) < 0 || v < 200 || v > 100000)
+			return cmd_usage_error("flamegraph", "bad --width '%s': give a width "
+					       "in pixels from 200 to 100000", optarg);
+		g->width = (int)v;
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		return 0;
+	case ':':
+		return cmd_usage_error("flamegraph", "option %s needs a value: see "
+				       "'strobe flamegraph --help'",
+				       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+	default:
+		return cmd_usage_error("flamegraph", "unknown option '%s': see 'strobe "
+				       "flamegraph --help'",
+				       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+	}
+	return -1;
+}
+
+/* The graph's title and subtitle: the session (and with base the one it
+ * is compared with), what widths are, what the stacks lack. */
+static void titles(const struct stack_set *set, const struct stack_set *base, const char *event,
+		   int what, char *title, size_t tlen, char *sub, size_t slen)
+{
+	if (base)
+		snprintf(title, tlen, "Differential flame graph: session %lld against "
+			 "session %lld (red: grew, blue: shrank)", (long long)set->session.id,
+			 (long long)base->session.id);
+	else
+		snprintf(title, tlen, "Flame graph: session %lld%s%s%s",
+			 (long long)set->session.id, set->session.name[0] ? " \"" : "",
+			 set->session.name, set->session.name[0] ? "\"" : "");
+	{
+		size_t n = 0;
+
+		n += snprintf(sub, slen, "%s: %" PRIu64 " %s", set->session.sample_event,
+			      event ? set->total[what] : what == FLAME_SAMPLES || !set->weighted ?
+			      set->samples : set->weight,
+			      event ? event : what == FLAME_SAMPLES || !set->weighted ?
+			      "samples" : "summed periods");
+		if (set->incomplete && n < slen)
+			n += snprintf(sub + n, slen - n, "; %" PRIu64 " samples (%.1f%%) "
+				      "with incomplete stacks", set->incomplete,
+				      set->samples ? 100.0 * set->incomplete / set->samples : 0);
+		if (set->no_stack && n < slen)
+			n += snprintf(sub + n, slen - n, "; %" PRIu64 " without a stack "
+				      "(not drawn)", set->no_stack);
+		if (base && n < slen)
+			snprintf(sub + n, slen - n, "; widths: session %lld",
+				 (long long)set->session.id);
+	}
+}
+
 int cmd_flamegraph(int argc, char **argv)
 {
+	static const struct filteropt fopt = { "flamegraph", FILTEROPT_AT_REPORT };
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
 	struct report_opts ob;
+	struct source src = { 0 };
 	const char *dbpath = NULL, *out = NULL, *event = NULL;
 	struct stack_set *set = NULL, *base = NULL;
 	struct flame_tree *t = NULL;
 	struct error err = { "" };
-	struct db *db = NULL;
+	struct db *db;
 	struct progress prog = { 0 };	/* progress_done() does nothing with it */
-	char optbuf[256], title[512], sub[512], base_name[64], *path = NULL;
-	int64_t diff = 0;
-	int c, what = FLAME_WEIGHT, width = 0, ret = 1, created = 0;
-	uint64_t v;
+	struct fgopts g = { .what = FLAME_WEIGHT };
+	char title[512], sub[512], base_name[64], *path = NULL;
+	int64_t diff;
+	int c, what, width, ret = 1, created = 0;
 	FILE *f = NULL;
 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
-		int r = filteropt_parse("flamegraph", c, optarg, argv[optind - 1], &o);
+		int r = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &o);
 
 		if (r == 2)
 			return 2;
 		if (r)
 			continue;
-		switch (c) {
-		case OPT_DB:
-			dbpath = optarg;
-			break;
-		case 'o':
-			if (!*optarg)
-				return cmd_usage_error("flamegraph", "bad -o '': give a file name, "
-						       "or - for stdout");
-			out = optarg;
-			break;
-		case OPT_EVENT:
-			if (!*optarg)
-				return cmd_usage_error("flamegraph", "bad --event '': give a counting "
-						       "event of the session, as given with -e");
-			event = optarg;
-			break;
-		case OPT_SAMPLES:
-			what = FLAME_SAMPLES;
-			break;
-		case OPT_DIFF:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
-				return cmd_usage_error("flamegraph", "bad --diff '%s': give the id of "
-						       "the session to compare with ('strobe "
-						       "sessions' lists them)", optarg);
-			diff = (int64_t)v;
-			break;
-		case OPT_WIDTH:
-			if (parse_u64(optarg, &v) < 0 || v < 200 || v > 100000)
-				return cmd_usage_error("flamegraph", "bad --width '%s': give a width "
-						       "in pixels from 200 to 100000", optarg);
-			width = (int)v;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		case ':':
-			return cmd_usage_error("flamegraph", "option %s needs a value: see "
-					       "'strobe flamegraph --help'",
-					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
-		default:
-			return cmd_usage_error("flamegraph", "unknown option '%s': see 'strobe "
-					       "flamegraph --help'",
-					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
-		}
+		if ((r = parse_option(&g, c, argc, argv)) >= 0)
+			return r;
 	}
+	dbpath = g.dbpath;
+	out = g.out;
+	event = g.event;
+	what = g.what;
+	diff = g.diff;
+	width = g.width;
 	if (optind < argc)
 		return cmd_usage_error("flamegraph", "unexpected argument '%s': see 'strobe "
 				       "flamegraph --help'", argv[optind]);
@@ -151,9 +212,11 @@ int cmd_flamegraph(int argc, char **argv)
 		return cmd_usage_error("flamegraph", "--event and --samples exclude each other: "
 				       "give one of them");
 
-	db = db_open(dbpath ? dbpath : cmd_default_db(), DB_READ, &err);
-	if (!db)
+	/* a local database's: the fleet has no call stacks (no --source) */
+	if (source_open(&(struct source_spec){ .db = dbpath ? dbpath : cmd_default_db(),
+					       .session = o.session }, &src, &err) < 0)
 		goto out;
+	db = src.db;
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe flamegraph", STDERR_FILENO, 0, "samples");
 	o.progress = &prog;
@@ -192,33 +255,7 @@ int cmd_flamegraph(int argc, char **argv)
 		goto out;
 	}
 
-	if (diff)
-		snprintf(title, sizeof(title), "Differential flame graph: session %lld against "
-			 "session %lld (red: grew, blue: shrank)", (long long)set->session.id,
-			 (long long)base->session.id);
-	else
-		snprintf(title, sizeof(title), "Flame graph: session %lld%s%s%s",
-			 (long long)set->session.id, set->session.name[0] ? " \"" : "",
-			 set->session.name, set->session.name[0] ? "\"" : "");
-	{
-		size_t n = 0;
-
-		n += snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s", set->session.sample_event,
-			      event ? set->total[what] : what == FLAME_SAMPLES || !set->weighted ?
-			      set->samples : set->weight,
-			      event ? event : what == FLAME_SAMPLES || !set->weighted ?
-			      "samples" : "summed periods");
-		if (set->incomplete && n < sizeof(sub))
-			n += snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " samples (%.1f%%) "
-				      "with incomplete stacks", set->incomplete,
-				      set->samples ? 100.0 * set->incomplete / set->samples : 0);
-		if (set->no_stack && n < sizeof(sub))
-			n += snprintf(sub + n, sizeof(sub) - n, "; %" PRIu64 " without a stack "
-				      "(not drawn)", set->no_stack);
-		if (diff && n < sizeof(sub))
-			snprintf(sub + n, sizeof(sub) - n, "; widths: session %lld",
-				 (long long)set->session.id);
-	}
+	titles(set, base, event, what, title, sizeof(title), sub, sizeof(sub));
 	snprintf(base_name, sizeof(base_name), "session %lld",
 		 (long long)(base ? base->session.id : 0));
 
@@ -285,8 +322,7 @@ out:
 		stacks_free(set);
 	if (base)
 		stacks_free(base);
-	if (db)
-		db_close(db);
+	source_close(&src);
 	free(path);
 	return ret;
 }

@@ -3,41 +3,33 @@
  * time, drawn by gnuplot (PNG, SVG, PDF, or text on the terminal), or
  * written as CSV.
  *
- * This file parses the options, opens the source (the local database, or
- * with --source the fleet: lib/fleet/fleetplot.c), has lib/query/series.c
- * compute the series (from lib/query/timeline.c's sums per time bucket),
- * and writes them: lib/query/gnuplot.c's data and script into a private
- * temporary directory, where gnuplot runs, and lib/query/seriescsv.c's
- * CSV; the result is moved into place only when gnuplot succeeded, so a
- * failed plot never leaves a file behind.  --expect adds the saved probe's
+ * This file parses the options (the filters through filteropt.h), opens
+ * the source (lib/query/source.h: the local database, or with --source
+ * the fleet), has lib/query/series.c compute the series (from the
+ * source's sums per time bucket), and writes them through
+ * lib/query/plotfile.c: gnuplot run in a private temporary directory, or
+ * the CSV; the result is moved into place only when whole, so a failed
+ * plot never leaves a file behind.  --expect adds the saved probe's
  * expectations (lib/probe/probe_expect.c); see "Plots" in doc/DESIGN.md.
  */
 #include "config.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "db.h"
 #include "expr.h"
+#include "filteropt.h"
 #include "metrics.h"
-#include "procset.h"
-#include "cgset.h"
 #include "progress.h"
 #include "series.h"
-#include "gnuplot.h"
-#include "seriescsv.h"
+#include "plotfile.h"
 #include "probe_expect.h"
 #include "probe_file.h"
-#include "chclient.h"
-#include "fleetplot.h"
-#include "push.h"
+#include "source.h"
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric NAME|EXPR)\n"
@@ -95,26 +87,25 @@ static const char usage_text[] =
 	"needs one session, and lost intervals are not shaded.\n";
 
 enum {
-	OPT_DB = 256, OPT_SESSION, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_PID,
-	OPT_COMM, OPT_BINARY, OPT_SYMBOL, OPT_FROM, OPT_TO, OPT_BUCKET, OPT_WALL,
-	OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN,
-	OPT_NO_DEMANGLE, OPT_CGROUP, OPT_EXPECT, OPT_SOURCE, OPT_HOST,
+	OPT_DB = 256, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_SYMBOL, OPT_BUCKET,
+	OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
+	OPT_SOURCE, OPT_HOST,
 };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
-	{ "session",	required_argument, NULL, OPT_SESSION },
+	FILTEROPT_LONG_SESSION,
 	{ "event",	required_argument, NULL, OPT_EVENT },
 	{ "metric",	required_argument, NULL, OPT_METRIC },
 	{ "by",		required_argument, NULL, OPT_BY },
 	{ "top",	required_argument, NULL, OPT_TOP },
-	{ "pid",	required_argument, NULL, OPT_PID },
-	{ "comm",	required_argument, NULL, OPT_COMM },
-	{ "binary",	required_argument, NULL, OPT_BINARY },
+	FILTEROPT_LONG_PID,
+	FILTEROPT_LONG_COMM,
+	FILTEROPT_LONG_BINARY,
 	{ "symbol",	required_argument, NULL, OPT_SYMBOL },
-	{ "cgroup",	required_argument, NULL, OPT_CGROUP },
-	{ "from",	required_argument, NULL, OPT_FROM },
-	{ "to",		required_argument, NULL, OPT_TO },
+	FILTEROPT_LONG_CGROUP,
+	FILTEROPT_LONG_FROM,
+	FILTEROPT_LONG_TO,
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "wall",	no_argument,	   NULL, OPT_WALL },
 	{ "size",	required_argument, NULL, OPT_SIZE },
@@ -125,15 +116,13 @@ static const struct option long_opts[] = {
 	/* not in the usage: sums from the raw samples even when the session's
 	 * time sums could give them (tests and benchmarks compare the two) */
 	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
-	{ "no-demangle", no_argument,	   NULL, OPT_NO_DEMANGLE },
+	FILTEROPT_LONG_NO_DEMANGLE,
 	{ "expect",	no_argument,	   NULL, OPT_EXPECT },
 	{ "source",	required_argument, NULL, OPT_SOURCE },
 	{ "host",	required_argument, NULL, OPT_HOST },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF, FMT_CSV, FMT_TERM };
 
 #define MAX_EVENTS 32
 
@@ -145,16 +134,15 @@ struct plot {
 	struct expr *metric;		/* --metric, parsed */
 	char *events[MAX_EVENTS];
 	int nevents;
+	struct report_opts filt;	/* the filters (filteropt.h), into to */
 	struct timeline_opts to;
-	enum fmt fmt;
+	enum plotfile_fmt fmt;
 	int wall, width, height;
 	struct probe_result *probe;	/* --expect: the saved probe */
-	const char *source, *host;	/* --source: the fleet (fleetplot.h) */
-	struct chclient *fleet;
-	struct fleetplot *fp;
+	const char *source, *host;	/* --source: the fleet */
 	char fleet_what[128];		/* several sessions: "N sessions of M hosts" */
 	/* results */
-	struct db *db;
+	struct source input;		/* the local database, or the fleet */
 	struct series_source src;
 	struct series_req req;
 	struct series *s;
@@ -163,7 +151,7 @@ struct plot {
 	struct gnuplot_mark expect_on[PROBE_MAX_ROWS];
 	size_t nexpect;
 	char expect_summary[400];
-	char tmpdir[64];
+	struct plotfile pf;		/* the private directory */
 };
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -178,30 +166,6 @@ static int fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
-}
-
-static const char *path_ext(const char *p)
-{
-	const char *base = strrchr(p, '/'), *dot;
-
-	base = base ? base + 1 : p;
-	dot = strrchr(base, '.');
-	return dot && dot != base ? dot + 1 : "";
-}
-
-static enum fmt fmt_of(const char *path)
-{
-	const char *x = path_ext(path);
-
-	if (!strcasecmp(x, "png"))
-		return FMT_PNG;
-	if (!strcasecmp(x, "svg"))
-		return FMT_SVG;
-	if (!strcasecmp(x, "pdf"))
-		return FMT_PDF;
-	if (!strcasecmp(x, "csv"))
-		return FMT_CSV;
-	return FMT_NONE;
 }
 
 /* --bucket: a number of ms ("10", "0.5"), or with a unit ("500us", "1s"). */
@@ -226,7 +190,7 @@ static int parse_bucket(const char *s, int64_t *ns)
 	return *ns >= 1000 ? 0 : -1;	/* at least 1 us */
 }
 
-/* ---- output: gnuplot run in a private directory, files put in place ---- */
+/* ---- output (plotfile.h) ---- */
 
 /* --expect: the probe's onsets among the session's markers, and its
  * summary, for the gnuplot script; how many onsets. */
@@ -250,289 +214,57 @@ static size_t expect_lines(struct plot *p)
 	return p->nexpect;
 }
 
-/* The first line of gnuplot's stderr that says what went wrong. */
-static void gnuplot_error(const char *errfile, char *buf, size_t len)
-{
-	FILE *f = fopen(errfile, "r");
-	char line[1024], first[1024] = "";
-
-	snprintf(buf, len, "no message");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!first[0] && line[strspn(line, " \t^")])
-			snprintf(first, sizeof(first), "%s", line);
-		if (strstr(line, " line ") && strchr(line, ':')) {
-			const char *m = strstr(line, " line ");
-
-			snprintf(buf, len, "%s", m + 1);
-			fclose(f);
-			return;
-		}
-	}
-	fclose(f);
-	if (first[0])
-		snprintf(buf, len, "%s", first);
-}
-
-static int run_gnuplot(const struct plot *p, const char *script)
-{
-	const char *gp = getenv("STROBE_GNUPLOT");
-	char errfile[128], msg[600];
-	int status, ex[2];
-	pid_t pid;
-	ssize_t r;
-	int code = 0;
-
-	if (!gp || !*gp)
-		gp = "gnuplot";
-	snprintf(errfile, sizeof(errfile), "%s/gnuplot.err", p->tmpdir);
-	if (pipe2(ex, O_CLOEXEC) < 0)
-		return fail("running gnuplot: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0) {
-		close(ex[0]);
-		close(ex[1]);
-		return fail("running gnuplot: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int nul = open("/dev/null", O_RDWR);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
-		}
-		if (chdir(p->tmpdir) == 0)
-			execlp(gp, gp, script, (char *)NULL);
-		code = errno;
-		if (write(ex[1], &code, sizeof(code)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(ex[1]);
-	r = read(ex[0], &code, sizeof(code));
-	close(ex[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (r == (ssize_t)sizeof(code)) {
-		if (code == ENOENT)
-			return fail("gnuplot not found%s%s: install it (apt-get install "
-				    "gnuplot-nox) or set STROBE_GNUPLOT, or write the series "
-				    "with -o FILE.csv", strcmp(gp, "gnuplot") ? " at " : "",
-				    strcmp(gp, "gnuplot") ? gp : "");
-		return fail("cannot run %s: %s", gp, strerror(code));
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		gnuplot_error(errfile, msg, sizeof(msg));
-		if (WIFSIGNALED(status))
-			return fail("gnuplot was killed by signal %d: %s", WTERMSIG(status), msg);
-		return fail("gnuplot failed (exit %d): %s", WEXITSTATUS(status), msg);
-	}
-	return 0;
-}
-
-/* Copy file src to dst (created 0644, replaced). */
-static int copy_file(const char *src, const char *dst, FILE *to)
-{
-	char buf[65536];
-	FILE *in = fopen(src, "rb"), *out = to;
-	size_t n;
-	int ret = 0;
-
-	if (!in)
-		return -1;
-	if (!out)
-		out = fopen(dst, "wb");
-	if (!out) {
-		fclose(in);
-		return -1;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, n, out) != n) {
-			ret = -1;
-			break;
-		}
-	if (ferror(in))
-		ret = -1;
-	fclose(in);
-	if (to) {
-		if (fflush(to) == EOF)
-			ret = -1;
-	} else if (fclose(out) == EOF) {
-		ret = -1;
-	}
-	if (ret < 0 && !to)
-		unlink(dst);
-	return ret;
-}
-
-/* Put the finished file src at dst: rename, or copy across file systems. */
-static int install(const char *src, const char *dst)
-{
-	int e;
-
-	if (rename(src, dst) == 0)
-		return 0;
-	e = errno;
-	if (e != EXDEV)
-		return fail("writing %s: %s", dst, strerror(e));
-	if (copy_file(src, dst, NULL) < 0)
-		return fail("writing %s: %s", dst, strerror(errno));
-	return 0;
-}
-
-static void rm_tmpdir(const char *dir)
-{
-	static const char *const files[] = {
-		"plot.gp", "plot.dat", "plot.png", "plot.svg", "plot.pdf", "plot.txt",
-		"plot.csv", "data.csv", "gnuplot.err",
-	};
-	char path[128];
-
-	if (!dir[0])
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		unlink(path);
-	}
-	rmdir(dir);
-}
-
-static int write_csv_file(const struct plot *p, const char *tmpname, const char *dst)
-{
-	char path[128];
-	FILE *f;
-
-	if (!strcmp(dst, "-")) {
-		if (seriescsv_write(stdout, p->s, p->wall) < 0)
-			return fail("writing the CSV: %s", strerror(errno));
-		return 0;
-	}
-	snprintf(path, sizeof(path), "%s/%s", p->tmpdir, tmpname);
-	f = fopen(path, "w");
-	if (!f)
-		return fail("writing %s: %s", path, strerror(errno));
-	if (seriescsv_write(f, p->s, p->wall) < 0) {
-		fclose(f);
-		return fail("writing %s: %s", path, strerror(errno));
-	}
-	if (fclose(f) == EOF)
-		return fail("writing %s: %s", path, strerror(errno));
-	return install(path, dst);
-}
-
 static int render(struct plot *p)
 {
-	static const char *const ext[] = {
-		[FMT_PNG] = "png", [FMT_SVG] = "svg", [FMT_PDF] = "pdf", [FMT_TERM] = "txt",
-	};
-	static const enum gnuplot_term term[] = {
-		[FMT_PNG] = GNUPLOT_PNG, [FMT_SVG] = GNUPLOT_SVG, [FMT_PDF] = GNUPLOT_PDF,
-		[FMT_TERM] = GNUPLOT_DUMB,
-	};
 	struct gnuplot_opts go = {
-		.term = term[p->fmt], .width = p->width, .height = p->height, .wall = p->wall,
+		.width = p->width, .height = p->height, .wall = p->wall,
 		.title = p->title, .fleet_what = p->fleet_what, .expect = p->probe != NULL,
 		.expect_on = p->expect_on, .nexpect = p->nexpect,
 		.expect_summary = p->expect_summary,
 	};
-	char dat[128], script[128], out[128];
-	FILE *f;
-	struct stat st;
+	struct error err = { "" };
 
-	snprintf(dat, sizeof(dat), "%s/plot.dat", p->tmpdir);
-	snprintf(script, sizeof(script), "%s/plot.gp", p->tmpdir);
-	snprintf(out, sizeof(out), "%s/plot.%s", p->tmpdir, ext[p->fmt]);
-	f = fopen(dat, "w");
-	if (!f || gnuplot_write_data(f, p->s, p->wall) < 0 || fclose(f) == EOF)
-		return fail("writing %s: %s", dat, strerror(errno));
-	f = fopen(script, "w");
-	if (!f || gnuplot_write_script(f, p->s, &p->req, &go, "plot.dat", out) < 0 ||
-	    fclose(f) == EOF)
-		return fail("writing %s: %s", script, strerror(errno));
-	if (run_gnuplot(p, script))
-		return 1;
-	if (stat(out, &st) < 0 || st.st_size == 0) {
-		char errfile[128], msg[600];
+	if (plotfile_render(&p->pf, p->fmt, p->s, &p->req, &go, p->output, &err) < 0)
+		return fail("%s", err.msg);
+	return 0;
+}
 
-		snprintf(errfile, sizeof(errfile), "%s/gnuplot.err", p->tmpdir);
-		gnuplot_error(errfile, msg, sizeof(msg));
-		return fail("gnuplot wrote no output: %s", msg);
-	}
-	if (p->fmt == FMT_TERM) {
-		if (copy_file(out, NULL, stdout) < 0)
-			return fail("writing to stdout: %s", strerror(errno));
-		return 0;
-	}
-	return install(out, p->output) ? 1 : 0;
+static int write_csv_file(struct plot *p, const char *tmpname, const char *dst)
+{
+	struct error err = { "" };
+
+	if (plotfile_csv(&p->pf, p->s, p->wall, tmpname, dst, &err) < 0)
+		return fail("%s", err.msg);
+	return 0;
 }
 
 /* ---- the source and the series ---- */
 
-/* The fleet as a series source (fleetplot.h): its sessions as one. */
-static struct timeline *fleet_timeline(const struct series_source *src,
-				       const struct timeline_opts *o, struct error *e)
-{
-	return fleetplot_timeline(src->ctx, o, e);
-}
-
-/* --source: connect, check the schema, read the sessions (p->src: them as
- * one); -1 with the one-line error in p->fleet_what. */
-static int fleet_open(struct plot *p)
-{
-	struct chclient_url url;
-	struct chclient_cred cred;
-	struct error err = { "" };
-
-	if (chclient_url_parse(p->source, &url, &err) < 0 ||
-	    chclient_credentials(&cred, &err) < 0)
-		goto fail;
-	p->fleet = chclient_new(&url, &cred, &err);
-	memset(cred.password, 0, sizeof(cred.password));
-	if (!p->fleet || push_check_schema(p->fleet, &err) < 0)
-		goto fail;
-	p->fp = fleetplot_open(p->fleet, p->host, p->to.session, &err);
-	if (!p->fp)
-		goto fail;
-	p->src.session = *fleetplot_session(p->fp);
-	p->src.timeline = fleet_timeline;
-	p->src.ctx = p->fp;
-	return 0;
-fail:
-	snprintf(p->fleet_what, sizeof(p->fleet_what), "%s", err.msg);
-	return -1;
-}
-
-/* The source: the fleet (--source), or the local database's session. */
-static int source_open(struct plot *p)
+/* The source (source.h): the fleet (--source), or the local database;
+ * its selection as the series source p->src. */
+static int open_source(struct plot *p)
 {
 	struct error err = { "" };
+	int nsessions = 1, nhosts = 1;
 
-	if (p->source) {
-		if (fleet_open(p) < 0)
-			return fail("%s", p->fleet_what);
-		if (p->wall && fleetplot_nsessions(p->fp) > 1) {
-			fail("--wall needs one session (the wall clock of several sessions is not one "
-			     "axis): give --host and --session");
-			return 2;
-		}
-		if (fleetplot_nsessions(p->fp) > 1)
-			snprintf(p->fleet_what, sizeof(p->fleet_what), "%d sessions of %d host%s",
-				 fleetplot_nsessions(p->fp), fleetplot_nhosts(p->fp),
-				 fleetplot_nhosts(p->fp) == 1 ? "" : "s");
-		else
-			p->fleet_what[0] = 0;
+	if (source_open(&(struct source_spec){ .url = p->source, .host = p->host,
+					       .session = p->to.session,
+					       .db = p->source ? NULL : p->dbpath ? p->dbpath :
+						     cmd_default_db() }, &p->input, &err) < 0 ||
+	    source_series(&p->input, &p->src, &nsessions, &nhosts, &err) < 0)
+		return fail("%s", err.msg);
+	if (!p->source)
 		return 0;
+	if (p->wall && nsessions > 1) {
+		fail("--wall needs one session (the wall clock of several sessions is not one "
+		     "axis): give --host and --session");
+		return 2;
 	}
-	p->db = db_open(p->dbpath ? p->dbpath : cmd_default_db(), DB_READ, &err);
-	if (!p->db)
-		return fail("%s", err.msg);
-	if (series_source_db(&p->src, p->db, p->to.session, &err) < 0)
-		return fail("%s", err.msg);
+	if (nsessions > 1)
+		snprintf(p->fleet_what, sizeof(p->fleet_what), "%d sessions of %d host%s",
+			 nsessions, nhosts, nhosts == 1 ? "" : "s");
+	else
+		p->fleet_what[0] = 0;
 	return 0;
 }
 
@@ -578,10 +310,11 @@ static int compute(struct plot *p)
 
 static int plot_main(struct plot *p)
 {
+	struct error err = { "" };
 	const struct timeline *t;
 	int ret;
 
-	ret = source_open(p);
+	ret = open_source(p);
 	if (!ret)
 		ret = compute(p);
 	if (ret)
@@ -592,7 +325,7 @@ static int plot_main(struct plot *p)
 	if (t->debuginfod_note[0])
 		fprintf(stderr, "strobe plot: note: %s\n", t->debuginfod_note);
 	if (p->probe) {
-		if (p->fmt == FMT_CSV || (p->fmt == FMT_NONE && p->data))
+		if (p->fmt == PLOTFILE_CSV || (p->fmt == PLOTFILE_NONE && p->data))
 			fprintf(stderr, "strobe plot: note: --expect draws on a plot only: the CSV "
 				"is the same without it\n");
 		else if (!expect_lines(p))
@@ -602,16 +335,14 @@ static int plot_main(struct plot *p)
 				(long long)p->src.session.id);
 	}
 
-	snprintf(p->tmpdir, sizeof(p->tmpdir), "/tmp/strobe-plot.XXXXXX");
-	if (!mkdtemp(p->tmpdir)) {
-		p->tmpdir[0] = 0;
-		return fail("creating a temporary directory in /tmp: %s", strerror(errno));
-	}
+	if (plotfile_begin(&p->pf, &err) < 0)
+		return fail("%s", err.msg);
 	/* the plot first: if gnuplot fails, no file at all is written */
 	ret = 0;
-	if (p->fmt == FMT_PNG || p->fmt == FMT_SVG || p->fmt == FMT_PDF || p->fmt == FMT_TERM)
+	if (p->fmt == PLOTFILE_PNG || p->fmt == PLOTFILE_SVG || p->fmt == PLOTFILE_PDF ||
+	    p->fmt == PLOTFILE_TERM)
 		ret = render(p);
-	if (!ret && p->fmt == FMT_CSV)
+	if (!ret && p->fmt == PLOTFILE_CSV)
 		ret = write_csv_file(p, "plot.csv", p->output);
 	if (!ret && p->data)
 		ret = write_csv_file(p, "data.csv", p->data);
@@ -639,8 +370,9 @@ static int parse_events(struct plot *p, const char *arg)
 	return p->nevents ? 0 : -1;
 }
 
-/* An option of what the timeline selects (timeline.h): the split, the
- * filters, the window and the bucket.  -1 to go on, else the exit status. */
+/* An option of what the timeline selects (timeline.h) but the filters of
+ * filteropt.h: the split, the symbol and the bucket.  -1 to go on, else
+ * the exit status. */
 static int parse_window_option(struct plot *p, int c, int argc, char **argv)
 {
 	char optbuf[256];
@@ -663,55 +395,11 @@ static int parse_window_option(struct plot *p, int c, int argc, char **argv)
 					       "from 1 to 64", optarg);
 		p->to.top = (int)v;
 		break;
-	case OPT_PID: {
-		int64_t at;
-
-		if (procset_parse_pid(optarg, &p->to.pid, &at, &p->to.pid_at_slack_ns) < 0)
-			return cmd_usage_error("plot", "bad --pid '%s': give a process id, or "
-					       "PID@START as 'plot --by pid' labels it "
-					       "(seconds since the session start)", optarg);
-		p->to.has_pid_at = at >= 0;
-		p->to.pid_at_ns = at;
-		break;
-	}
-	case OPT_COMM:
-		p->to.comm = optarg;
-		break;
-	case OPT_BINARY:
-		if (!*optarg)
-			return cmd_usage_error("plot", "bad --binary '': give a path or file name");
-		p->to.binary = optarg;
-		break;
 	case OPT_SYMBOL:
 		if (!*optarg)
 			return cmd_usage_error("plot", "bad --symbol '': give a symbol name");
 		p->to.symbol = optarg;
 		break;
-	case OPT_CGROUP:
-		if (cgset_check_filter(optarg) < 0)
-			return cmd_usage_error("plot", "bad --cgroup '%s': give a cgroup path "
-					       "from the cgroup root, like /system.slice/"
-					       "x.service, or a subtree like /system.slice/",
-					       optarg);
-		p->to.cgroup = optarg;
-		break;
-	case OPT_FROM:
-	case OPT_TO: {
-		int64_t ns;
-
-		if (parse_duration_ns(optarg, &ns) < 0 || ns < 0)
-			return cmd_usage_error("plot", "bad %s '%s': give a time since the "
-					       "session start like 1.5, 1.5s or 250ms",
-					       c == OPT_FROM ? "--from" : "--to", optarg);
-		if (c == OPT_FROM) {
-			p->to.has_from = 1;
-			p->to.from_ns = ns;
-		} else {
-			p->to.has_to = 1;
-			p->to.to_ns = ns;
-		}
-		break;
-	}
 	case OPT_BUCKET:
 		if (parse_bucket(optarg, &p->to.bucket_ns) < 0)
 			return cmd_usage_error("plot", "bad --bucket '%s': give a bucket length "
@@ -731,17 +419,10 @@ static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 {
 	struct error err = { "" };
 	char optbuf[256];
-	uint64_t v;
 
 	switch (c) {
 	case OPT_DB:
 		p->dbpath = optarg;
-		break;
-	case OPT_SESSION:
-		if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
-			return cmd_usage_error("plot", "bad --session '%s': give a session id "
-					       "('strobe sessions' lists them)", optarg);
-		p->to.session = (int64_t)v;
 		break;
 	case OPT_EVENT:
 		if (p->nevents)
@@ -793,8 +474,8 @@ static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 	case 'o':
 		if (p->output)
 			return cmd_usage_error("plot", "-o given twice: give one output file");
-		p->fmt = fmt_of(optarg);
-		if (p->fmt == FMT_NONE)
+		p->fmt = plotfile_format(optarg);
+		if (p->fmt == PLOTFILE_NONE)
 			return cmd_usage_error("plot", "bad -o '%s': the file name must end in "
 					       ".png, .svg, .pdf or .csv", optarg);
 		p->output = optarg;
@@ -804,9 +485,6 @@ static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 		break;
 	case OPT_RAW_SCAN:
 		p->to.raw = 1;
-		break;
-	case OPT_NO_DEMANGLE:
-		p->to.no_demangle = 1;
 		break;
 	case OPT_EXPECT:
 		if (!p->probe)
@@ -858,9 +536,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
 				 p->to.by == TL_BY_CGROUP ? "--by cgroup" : NULL;
 
-		struct chclient_url url;
-
-		if (chclient_url_parse(p->source, &url, &err) < 0)
+		if (source_check(&(struct source_spec){ .url = p->source }, &err) < 0)
 			return cmd_usage_error("plot", "bad --source: %s", err.msg);
 		if (p->dbpath)
 			return cmd_usage_error("plot", "--source reads the fleet, --db a local "
@@ -880,7 +556,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (term && p->output)
 		return cmd_usage_error("plot", "-o and --term exclude each other: give one of them");
 	if (term)
-		p->fmt = FMT_TERM;
+		p->fmt = PLOTFILE_TERM;
 	if (!p->output && !term && !p->data)
 		return cmd_usage_error("plot", "no output: give -o FILE.png|.svg|.pdf|.csv, "
 				       "--term or --data FILE.csv");
@@ -889,9 +565,8 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (term && p->data && !strcmp(p->data, "-"))
 		return cmd_usage_error("plot", "--term and --data - both write to stdout: give "
 				       "--data a file name");
-	if (p->to.has_from && p->to.has_to && p->to.from_ns >= p->to.to_ns)
-		return cmd_usage_error("plot", "empty time range: --from %.9gs is not before "
-				       "--to %.9gs", p->to.from_ns / 1e9, p->to.to_ns / 1e9);
+	if (filteropt_check_nonempty("plot", &p->filt))
+		return 2;
 	if (p->width < 0) {
 		p->width = term ? 120 : 1000;
 		p->height = term ? 35 : 500;
@@ -918,19 +593,25 @@ static int load_probe(struct plot *p)
 
 int cmd_plot(int argc, char **argv)
 {
+	static const struct filteropt fopt = { "plot", FILTEROPT_AT_PLOT };
 	struct plot *p = xcalloc(1, sizeof(*p));
 	int c, ret, term = 0;
 
+	p->filt.pid = -1;
+	p->filt.mode = REPORT_ALL;
 	p->to.pid = -1;
 	p->to.top = TL_TOP_DEFAULT;
 	p->width = -1;
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
-		ret = parse_option(p, c, argc, argv, &term);
-		if (ret >= 0)
+		ret = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &p->filt);
+		if (ret == 2)
+			return 2;
+		if (!ret && (ret = parse_option(p, c, argc, argv, &term)) >= 0)
 			return ret;
 	}
+	filteropt_timeline(&p->filt, &p->to);
 	ret = check_options(p, argc, argv, term);
 	if (ret < 0 && p->probe)
 		ret = load_probe(p);
@@ -938,18 +619,14 @@ int cmd_plot(int argc, char **argv)
 		return ret;
 	ret = plot_main(p);
 
-	if (p->tmpdir[0])
-		rm_tmpdir(p->tmpdir);
+	plotfile_end(&p->pf);
 	for (int e = 0; e < p->nevents; e++)
 		free(p->events[e]);
 	expr_free(p->metric);
 	free(p->metric_text);
 	free(p->probe);
 	series_free(p->s);
-	fleetplot_free(p->fp);
-	chclient_free(p->fleet);
-	if (p->db)
-		db_close(p->db);
+	source_close(&p->input);
 	free(p);
 	return ret;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include "chclient.h"
 #include "cmd.h"
+#include "fleetsource.h"
 #include "prune.h"
 #include "push.h"
 
@@ -47,8 +48,7 @@ int cmd_prune(int argc, char **argv)
 	};
 	const char *src[PRUNE_SERVERS_MAX];
 	struct prune_server sv[PRUNE_SERVERS_MAX];
-	struct chclient_url url;
-	struct chclient_cred cred;
+	struct chclient *cl[PRUNE_SERVERS_MAX];
 	struct prune_opts o = { 0 };
 	struct prune_stats st;
 	struct error e = { "" };
@@ -96,20 +96,16 @@ int cmd_prune(int argc, char **argv)
 		return cmd_usage_error("prune", "no --older-than: give the age of the sessions "
 				       "to drop, such as 30d");
 	for (size_t i = 0; i < nsrc; i++)
-		if (chclient_url_parse(src[i], &url, &e) < 0)
+		if (source_check(&(struct source_spec){ .url = src[i] }, &e) < 0)
 			return cmd_usage_error("prune", "%s", e.msg);
-	if (chclient_credentials(&cred, &e) < 0)
+	/* the clients as every command opens them (no schema: prune checks
+	 * the cluster's tables itself) */
+	if (fleetsource_clients(src, nsrc, cl, &e) < 0)
 		goto out;
 	for (; nsv < nsrc; nsv++) {
-		chclient_url_parse(src[nsv], &url, &e);
-		sv[nsv].c = chclient_new(&url, &cred, &e);
+		sv[nsv].c = cl[nsv];
 		sv[nsv].name = src[nsv];
-		if (!sv[nsv].c)
-			break;
 	}
-	memset(cred.password, 0, sizeof(cred.password));
-	if (nsv < nsrc)
-		goto out;
 	o.today = push_day((int64_t)time(NULL) * 1000000000);
 	o.note = note;
 	if (prune_run(sv, nsv, &o, &st, &e) < 0)

@@ -1,7 +1,9 @@
 /*
  * cmd_report.c - "strobe report": the hot spots of a recorded session,
- * by binary, symbol or source line, as text, CSV or JSON (lib/query/report.h
- * does the work; this parses options and prints the header).
+ * by binary, symbol or source line, as text, CSV or JSON, of the local
+ * database or the fleet's pushed sessions (lib/query/source.h opens
+ * either and runs the report: report.h, or fleetquery.h; this parses
+ * options and prints the header).
  *
  * Text output starts with '#' header lines (session, totals, warnings,
  * notes) and then the table.  CSV and JSON carry only the table so they
@@ -15,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
-#include "db.h"
 #include "output.h"
 #include "calltree.h"
 #include "cgset.h"
@@ -26,9 +27,7 @@
 #include "filteropt.h"
 #include "metrics.h"
 #include "progress.h"
-#include "chclient.h"
-#include "fleetquery.h"
-#include "push.h"
+#include "source.h"
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -197,7 +196,7 @@ static void bufadd(char *buf, size_t len, size_t *n, const char *fmt, ...)
  * or "ring buffer full on CPUs 1 (50), 3 (7); throttled on CPU 0", from
  * rows (kind, cpu, count) sorted by kind and cpu.  "" when there are none.
  */
-static void lost_format(const struct fleet_lost *rows, size_t nrows, char *buf, size_t len)
+static void lost_format(const struct source_lost *rows, size_t nrows, char *buf, size_t len)
 {
 	size_t n = 0, r = 0;
 
@@ -226,40 +225,6 @@ static void lost_format(const struct fleet_lost *rows, size_t nrows, char *buf, 
 	}
 	if (n >= len - 1 && len > 4)
 		strcpy(buf + len - 4, "...");
-}
-
-/* The same from the session's lost table, else from session_cpus.lost. */
-static void lost_where(struct db *db, int64_t session, char *buf, size_t len)
-{
-	static const char *const sql[] = {
-		"SELECT kind,cpu,sum(count) FROM lost WHERE session_id=?1 "
-		"GROUP BY kind,cpu HAVING sum(count)>0 ORDER BY kind,cpu",
-		"SELECT '',cpu,lost FROM session_cpus WHERE session_id=?1 AND lost>0 "
-		"ORDER BY cpu",
-	};
-
-	buf[0] = 0;
-	for (size_t q = 0; q < ARRAY_SIZE(sql) && !buf[0]; q++) {
-		struct fleet_lost *rows = NULL;
-		size_t nrows = 0;
-		sqlite3_stmt *st;
-
-		if (sqlite3_prepare_v2(db_sqlite(db), sql[q], -1, &st, NULL))
-			return;
-		sqlite3_bind_int64(st, 1, session);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *k = (const char *)sqlite3_column_text(st, 0);
-
-			rows = xrealloc(rows, (nrows + 1) * sizeof(*rows));
-			snprintf(rows[nrows].kind, sizeof(rows[0].kind), "%s", k ? k : "");
-			rows[nrows].cpu = sqlite3_column_int(st, 1);
-			rows[nrows].count = sqlite3_column_int64(st, 2);
-			nrows++;
-		}
-		sqlite3_finalize(st);
-		lost_format(rows, nrows, buf, len);
-		free(rows);
-	}
 }
 
 /* fleet: a report of pushed sessions (--source), which do not carry the
@@ -347,68 +312,36 @@ static void print_header(const struct report_opts *o,
 			sum->samples ? 100.0 * sum->unresolved / sum->samples : 0);
 }
 
-/* The processes whose maps may be wrong (processes.uncertain_ns, schema
- * 9): how many, and the first few as "pid P (comm)" in buf. */
-static int64_t uncertain_processes(struct db *db, int64_t session, char *buf, size_t len)
-{
-	sqlite3_stmt *st;
-	int64_t nr = 0;
-	size_t n = 0;
-
-	buf[0] = 0;
-	if (sqlite3_prepare_v2(db_sqlite(db),
-			       "SELECT p.pid, coalesce(c.name, '') FROM processes p "
-			       "LEFT JOIN comms c ON c.id = p.comm_id "
-			       "WHERE p.session_id = ?1 AND p.uncertain_ns IS NOT NULL "
-			       "ORDER BY p.uncertain_ns, p.pid", -1, &st, NULL))
-		return 0;	/* a session of an older schema: none marked */
-	sqlite3_bind_int64(st, 1, session);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		char name[32];
-		const unsigned char *c = sqlite3_column_text(st, 1);
-
-		if (nr++ >= 5) {
-			if (nr == 7)
-				bufadd(buf, len, &n, ", ...");
-			continue;
-		}
-		/* a name is the process's own choice: text only */
-		text_escape(name, sizeof(name), (const char *)c);
-		bufadd(buf, len, &n, "%spid %lld%s%s%s", nr > 1 ? ", " : "",
-		       (long long)sqlite3_column_int64(st, 0), name[0] ? " (" : "", name,
-		       name[0] ? ")" : "");
-	}
-	sqlite3_finalize(st);
-	return nr;
-}
-
-/* Warnings about the whole session: lost samples, throttling, groups that
- * did not count, processes whose maps may be wrong. */
-static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
+/* Warnings about the whole session: lost samples, late records and the
+ * processes whose maps they may have made wrong, throttling, groups that
+ * did not count.  The fleet has only the lost samples and throttling. */
+static void print_warnings(struct source *src, const struct source_summary *ss, FILE *f,
 			   const char *prefix)
 {
+	const struct db_session *s = &ss->sum.session;
+	int local = !source_is_fleet(src);
 	struct report_unsched u;
 	struct error e;
 
 	if (s->lost > 0) {
 		char where[400];
 
-		lost_where(db, s->id, where, sizeof(where));
+		lost_format(ss->lost, ss->nlost, where, sizeof(where));
 		fprintf(f, "%sWARNING: %lld samples lost%s%s%s: percentages are of the "
 			"samples kept, and counter increases over a gap go to the next "
 			"sample; record with a bigger buffer or a lower frequency\n",
 			prefix, (long long)s->lost, where[0] ? " (" : "",
 			TEXT_SAFE(where), where[0] ? ")" : "");
 	}
-	if (s->late_records > 0)
+	if (local && s->late_records > 0)
 		fprintf(f, "%sWARNING: %lld records reached strobed more than the merge "
 			"horizon late (up to %.3f ms) and were taken out of time order: a late "
 			"sample used the maps as of its arrival, a late mmap, exec, fork or exit "
 			"marks its process's maps as uncertain\n", prefix,
 			(long long)s->late_records, s->late_max_ns / 1e6);
-	if (s->lost > 0 || s->late_records > 0) {
+	if (local && (s->lost > 0 || s->late_records > 0)) {
 		char who[400];
-		int64_t nr = uncertain_processes(db, s->id, who, sizeof(who));
+		int64_t nr = source_uncertain(src, s->id, who, sizeof(who));
 
 		if (nr)
 			fprintf(f, "%sWARNING: the maps of %lld process%s (%s) may be wrong "
@@ -421,7 +354,9 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "
 			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
 			prefix, (long long)s->throttled);
-	if (report_unscheduled(db, s->id, &u, &e) < 0) {
+	if (!local)
+		return;
+	if (source_unscheduled(src, s->id, &u, &e) < 0) {
 		fprintf(f, "%sWARNING: %s\n", prefix, e.msg);
 		return;
 	}
@@ -436,6 +371,14 @@ static void print_warnings(struct db *db, const struct db_session *s, FILE *f,
 			"counters; no samples or counter increases exist for that time\n", prefix,
 			u.nr_cpus[1] > 1 ? "s" : "", u.cpus[1],
 			(double)(u.first_ns[1] - s->start_ns) / 1e9, u.ns[1] / 1e9);
+}
+
+/* The notes of a report: header lines (text), else on stderr. */
+static void print_notes(const struct report_summary *sum, enum output_format fmt)
+{
+	for (int i = 0; i < sum->nr_notes; i++)
+		fprintf(fmt == OUTPUT_TEXT ? stdout : stderr, "%snote: %s\n",
+			fmt == OUTPUT_TEXT ? "# " : "strobe report: ", TEXT_SAFE(sum->notes[i]));
 }
 
 /* What the call stacks leave out, as header lines (text) or notes. */
@@ -457,16 +400,20 @@ static void print_stack_header(const struct stack_set *set, FILE *f, const char 
 			set->incomplete, set->samples ? 100.0 * set->incomplete / set->samples : 0);
 }
 
-/* --children, --callers and --callees: reports of the call stacks. */
-static int report_stacks(struct db *db, const struct report_opts *o, enum output_format fmt,
-			 int children, const char *symbol, enum calltree_dir dir)
+/* --children, --callers and --callees: reports of the call stacks (of a
+ * local database). */
+static int report_stacks(struct source *src, const struct report_opts *o,
+			 enum output_format fmt, int children, const char *symbol,
+			 enum calltree_dir dir)
 {
-	struct report_summary *sum = xcalloc(1, sizeof(*sum));
+	struct source_summary *ss = xcalloc(1, sizeof(*ss));
+	struct report_summary *sum = &ss->sum;
+	struct db *db = src->db;
 	struct calltree *tree = NULL;
 	struct stack_set *set;
 	struct table *t = NULL;
 	struct error err = { "" };
-	int i, ret = 1, wr;
+	int ret = 1, wr;
 
 	set = stacks_load(db, o, &err);
 	if (!set || calltree_summary(db, set, sum, &err) < 0)
@@ -478,18 +425,16 @@ static int report_stacks(struct db *db, const struct report_opts *o, enum output
 	progress_done(o->progress);
 	if (!t && !tree)
 		goto fail;
+	source_lost_load(src, ss);
 	if (fmt == OUTPUT_TEXT) {
 		print_header(o, sum, stdout, 0);
 		print_stack_header(set, stdout, "# ");
-		print_warnings(db, &sum->session, stdout, "# ");
-		for (i = 0; i < sum->nr_notes; i++)
-			printf("# note: %s\n", TEXT_SAFE(sum->notes[i]));
+		print_warnings(src, ss, stdout, "# ");
 	} else {
 		print_stack_header(set, stderr, "strobe report: ");
-		print_warnings(db, &sum->session, stderr, "strobe report: ");
-		for (i = 0; i < sum->nr_notes; i++)
-			fprintf(stderr, "strobe report: note: %s\n", TEXT_SAFE(sum->notes[i]));
+		print_warnings(src, ss, stderr, "strobe report: ");
 	}
+	print_notes(sum, fmt);
 	wr = t ? table_write(t, fmt, stdout) : calltree_write_json(tree, stdout);
 	if (wr < 0 || fflush(stdout) == EOF || ferror(stdout))
 		fprintf(stderr, "strobe report: writing the report: %s\n", strerror(errno));
@@ -503,83 +448,67 @@ out:
 	table_free(t);
 	calltree_free(tree);
 	stacks_free(set);
-	free(sum);
+	source_summary_free(ss);
+	free(ss);
 	return ret;
 }
 
-/* --source: the report of pushed sessions, summed in ClickHouse. */
-static int report_fleet(const char *source, const struct fleet_opts *fo,
-			enum output_format fmt)
+/* The header of a fleet report of several sessions. */
+static void print_fleet_header(const struct source_summary *fs)
 {
-	struct report_opts o = *fo->filt;
-	struct fleet_summary *fs = xcalloc(1, sizeof(*fs));
 	const struct db_session *s = &fs->sum.session;
-	const char *prefix = fmt == OUTPUT_TEXT ? "# " : "strobe report: ";
-	FILE *f = fmt == OUTPUT_TEXT ? stdout : stderr;
-	struct chclient_url url;
-	struct chclient_cred cred;
-	struct chclient *c = NULL;
-	struct error e = { "" };
-	struct table *t = NULL;
-	int i, ret = 1;
+	int i;
 
-	if (chclient_url_parse(source, &url, &e) < 0) {
-		free(fs);
-		return cmd_usage_error("report", "bad --source: %s", e.msg);
-	}
-	if (chclient_credentials(&cred, &e) < 0)
-		goto out;
-	c = chclient_new(&url, &cred, &e);
-	memset(cred.password, 0, sizeof(cred.password));
-	if (!c || push_check_schema(c, &e) < 0)
-		goto out;
-	t = fleetquery_report(c, fo, fs, &e);
+	printf("# fleet: %d sessions of %d host%s, %lld samples, %lld lost",
+	       fs->nr_sessions, fs->nr_hosts, fs->nr_hosts == 1 ? "" : "s",
+	       (long long)s->samples, (long long)s->lost);
+	for (i = 0; i < s->nr_events; i++)
+		printf("%s%s", i ? ", " : "; counting: ", TEXT_SAFE(s->events[i].name));
+	putchar('\n');
+	for (i = 0; i < s->nr_events; i++)
+		printf("# %s: %" PRIu64 " attributed (what no sample got is not "
+		       "pushed)\n", TEXT_SAFE(s->events[i].name), fs->sum.total[i]);
+	if (fs->sum.weighted)
+		printf("# percent: of the periods, %" PRIu64 " (each sample weighs "
+		       "its period, which varied)\n", fs->sum.weight);
+	if (fs->sum.unresolved)
+		printf("# %" PRIu64 " samples (%.2f%%) are in binaries that cannot be "
+		       "symbolised\n", fs->sum.unresolved,
+		       100.0 * fs->sum.unresolved / fs->sum.samples);
+}
+
+/* The hot spots of src (source_report()): the local session's, or the
+ * fleet's pushed sessions summed in ClickHouse. */
+static int report_hotspots(struct source *src, const struct report_opts *o, int by_host,
+			   enum output_format fmt)
+{
+	struct source_summary *ss = xcalloc(1, sizeof(*ss));
+	const struct db_session *s = &ss->sum.session;
+	int fleet = source_is_fleet(src);
+	struct error e = { "" };
+	struct table *t;
+	int ret = 1;
+
+	t = source_report(src, o, by_host, ss, &e);
+	progress_done(o->progress);
 	if (!t)
 		goto out;
-	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
+	if (fleet && o->nr_metrics && report_metrics_check(s, o, &e) < 0) {
 		ret = cmd_usage_error("report", "%s", e.msg);	/* as the local report */
 		goto out_quiet;
 	}
-	if (fmt == OUTPUT_TEXT && fs->nr_sessions == 1) {
-		print_header(&o, &fs->sum, stdout, 1);
-		if (o.nr_metrics)
+	if (fmt == OUTPUT_TEXT && ss->nr_sessions == 1) {
+		print_header(o, &ss->sum, stdout, fleet);
+		if (o->nr_metrics)
 			printf("# metrics: seconds = %.3f s, the length of the %s\n",
-			       report_metric_seconds(s, &o),
-			       o.has_from || o.has_to ? "--from/--to range" : "session");
+			       report_metric_seconds(s, o),
+			       o->has_from || o->has_to ? "--from/--to range" : "session");
 	} else if (fmt == OUTPUT_TEXT) {
-		printf("# fleet: %d sessions of %d host%s, %lld samples, %lld lost",
-		       fs->nr_sessions, fs->nr_hosts, fs->nr_hosts == 1 ? "" : "s",
-		       (long long)s->samples, (long long)s->lost);
-		for (i = 0; i < s->nr_events; i++)
-			printf("%s%s", i ? ", " : "; counting: ", TEXT_SAFE(s->events[i].name));
-		putchar('\n');
-		for (i = 0; i < s->nr_events; i++)
-			printf("# %s: %" PRIu64 " attributed (what no sample got is not "
-			       "pushed)\n", TEXT_SAFE(s->events[i].name), fs->sum.total[i]);
-		if (fs->sum.weighted)
-			printf("# percent: of the periods, %" PRIu64 " (each sample weighs "
-			       "its period, which varied)\n", fs->sum.weight);
-		if (fs->sum.unresolved)
-			printf("# %" PRIu64 " samples (%.2f%%) are in binaries that cannot be "
-			       "symbolised\n", fs->sum.unresolved,
-			       100.0 * fs->sum.unresolved / fs->sum.samples);
+		print_fleet_header(ss);
 	}
-	if (s->lost > 0) {
-		char where[400];
-
-		lost_format(fs->lost, fs->nlost, where, sizeof(where));
-		fprintf(f, "%sWARNING: %lld samples lost%s%s%s: percentages are of the "
-			"samples kept, and counter increases over a gap go to the next "
-			"sample; record with a bigger buffer or a lower frequency\n",
-			prefix, (long long)s->lost, where[0] ? " (" : "", TEXT_SAFE(where),
-			where[0] ? ")" : "");
-	}
-	if (s->throttled > 0)
-		fprintf(f, "%sWARNING: the kernel throttled sampling %lld times "
-			"(kernel.perf_event_max_sample_rate): fewer samples than asked for\n",
-			prefix, (long long)s->throttled);
-	for (i = 0; i < fs->sum.nr_notes; i++)
-		fprintf(f, "%snote: %s\n", prefix, TEXT_SAFE(fs->sum.notes[i]));
+	print_warnings(src, ss, fmt == OUTPUT_TEXT ? stdout : stderr,
+		       fmt == OUTPUT_TEXT ? "# " : "strobe report: ");
+	print_notes(&ss->sum, fmt);
 	if (table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
 		error_set(&e, "writing the report: %s", strerror(errno));
 		goto out;
@@ -590,245 +519,239 @@ out:
 		fprintf(stderr, "strobe report: %s\n", e.msg);
 out_quiet:
 	table_free(t);
-	chclient_free(c);
-	free(fs->lost);
-	free(fs);
+	source_summary_free(ss);
+	free(ss);
 	return ret;
+}
+
+/* The command's options but the filters (report_opts). */
+struct rcmd {
+	const char *dbpath, *source, *host;
+	const char *tree_sym;		/* --callers or --callees SYMBOL */
+	enum calltree_dir dir;
+	enum output_format fmt;
+	int by_host, by_given, db_given, markers, children;
+};
+
+/* After the options: the report of src, its kind chosen by them. */
+static int report_run(struct source *src, struct report_opts *o, const struct rcmd *r)
+{
+	struct error err = { "" };
+	struct progress prog;
+
+	if (r->markers) {
+		if (report_markers(src->db, o, r->fmt, stdout, &err) < 0) {
+			fprintf(stderr, "strobe report: %s\n", err.msg);
+			return 1;
+		}
+		if (fflush(stdout) == EOF || ferror(stdout)) {
+			fprintf(stderr, "strobe report: writing the markers: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	if (o->nr_metrics && !source_is_fleet(src)) {
+		struct db_session s;	/* a session that lacks a metric's events: usage */
+
+		if (source_session(src, o->session, &s, &err) < 0) {
+			fprintf(stderr, "strobe report: %s\n", err.msg);
+			return 1;
+		}
+		if (report_metrics_check(&s, o, &err) < 0)
+			return cmd_usage_error("report", "%s", err.msg);
+	}
+	if (!source_is_fleet(src)) {
+		/* on stderr, when it is a terminal and this takes long */
+		progress_init(&prog, "strobe report", STDERR_FILENO, 0, "samples");
+		o->progress = &prog;
+	}
+	if (r->children || r->tree_sym)
+		return report_stacks(src, o, r->fmt, r->children, r->tree_sym, r->dir);
+	return report_hotspots(src, o, r->by_host, r->fmt);
+}
+
+/* Option c (getopt_long's, its value in optarg) into r or o: -1 to go on,
+ * else the exit status. */
+static int parse_option(struct rcmd *r, struct report_opts *o, int c, int argc, char **argv)
+{
+	char optbuf[256];
+	uint64_t v;
+
+	switch (c) {
+	case OPT_DB:
+		r->dbpath = optarg;
+		r->db_given = 1;
+		break;
+	case OPT_SOURCE:
+		r->source = optarg;
+		break;
+	case OPT_HOST:
+		if (!*optarg || strlen(optarg) > 255)
+			return cmd_usage_error("report", "bad --host: give a host name of 1 to "
+					       "255 bytes, as pushed");
+		r->host = optarg;
+		break;
+	case OPT_BY:
+		r->by_host = !strcmp(optarg, "host");
+		if (!r->by_host && report_parse_by(optarg, &o->by) < 0)
+			return cmd_usage_error("report", "bad --by '%s': use binary, symbol, line, "
+					       "cgroup or (with --source) host", optarg);
+		r->by_given = 1;
+		break;
+	case OPT_MARKERS:
+		r->markers = 1;
+		break;
+	case OPT_CHILDREN:
+		r->children = 1;
+		break;
+	case OPT_CALLERS:
+	case OPT_CALLEES:
+		if (!*optarg)
+			return cmd_usage_error("report", "%s needs a function name, as 'strobe "
+					       "report --by symbol' shows it", c == OPT_CALLERS ?
+					       "--callers" : "--callees");
+		if (r->tree_sym)
+			return cmd_usage_error("report", "give one of --callers and --callees, "
+					       "once");
+		r->tree_sym = optarg;
+		r->dir = c == OPT_CALLERS ? CALLTREE_CALLERS : CALLTREE_CALLEES;
+		break;
+	case OPT_FORMAT:
+		if (output_parse_format(optarg, &r->fmt) < 0)
+			return cmd_usage_error("report", "bad --format '%s': use text, csv or json",
+					       optarg);
+		break;
+	case OPT_INLINE:
+		o->inline_chain = 1;
+		break;
+	case OPT_LIMIT:
+		if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
+			return cmd_usage_error("report", "bad --limit '%s': give a number of rows "
+					       "(0: all)", optarg);
+		o->limit = (size_t)v;
+		break;
+	case 'M':
+		if (parse_metrics(optarg, o))
+			return 2;
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		return 0;
+	case ':':
+		return cmd_usage_error("report", "option %s needs a value: see 'strobe report --help'",
+				       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+	default:
+		return cmd_usage_error("report", "unknown option '%s': see 'strobe report --help'",
+				       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
+	}
+	return -1;
+}
+
+/* --source: what the fleet's report takes.  0, or 2 after a usage error. */
+static int check_fleet(const struct rcmd *r, const struct report_opts *o)
+{
+	if (r->db_given)
+		return cmd_usage_error("report", "--source reads the fleet, --db a local "
+				       "database: give one of them");
+	if (!r->by_host && (o->by == REPORT_BY_LINE || o->by == REPORT_BY_CGROUP))
+		return cmd_usage_error("report", "--by %s is not supported with --source: "
+				       "give --by symbol, binary or host",
+				       o->by == REPORT_BY_LINE ? "line" : "cgroup");
+	if (r->markers || r->children || r->tree_sym || o->inline_chain ||
+	    o->cgroup || o->no_demangle || o->has_pid_at)
+		return cmd_usage_error("report", "with --source only --host, --session, "
+				       "--by binary|symbol|host, --format, --limit, -M and the "
+				       "filters --pid, --comm, --binary, --kernel, --user, --from "
+				       "and --to are supported: %s is not", r->markers ?
+				       "--markers" : r->children ? "--children" : r->tree_sym ?
+				       "--callers/--callees" : o->inline_chain ? "--inline" :
+				       o->cgroup ? "--cgroup" : o->no_demangle ? "--no-demangle" :
+				       "--pid PID@START");
+	if (o->nr_metrics && (!r->host || !o->session || r->by_host))
+		return cmd_usage_error("report", "-M with --source is of one session's "
+				       "table: give --host H and --session ID%s",
+				       r->by_host ? ", not --by host" : "");
+	return 0;
+}
+
+/* A local report: the options that go together.  0, or 2 after a usage
+ * error. */
+static int check_local(const struct rcmd *r, const struct report_opts *o)
+{
+	int tree = r->tree_sym != NULL;
+
+	if (r->host || r->by_host)
+		return cmd_usage_error("report", "%s is of fleet reports: give --source URL",
+				       r->host ? "--host" : "--by host");
+	if (r->markers && (r->by_given || o->binary || o->mode != REPORT_ALL ||
+			   o->inline_chain || o->cgroup))
+		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
+				       "--binary, --cgroup, --kernel, --user and --inline do not "
+				       "apply");
+	if (r->markers && (r->children || tree))
+		return cmd_usage_error("report", "--markers lists markers, not samples: "
+				       "--children, --callers and --callees do not apply");
+	if (r->children && tree)
+		return cmd_usage_error("report", "--children is a table, --callers and --callees "
+				       "trees: give one of them");
+	if (r->children && (o->by == REPORT_BY_LINE || o->by == REPORT_BY_CGROUP))
+		return cmd_usage_error("report", "--children sums functions or binaries: give "
+				       "--by symbol or --by binary");
+	if (tree && r->by_given)
+		return cmd_usage_error("report", "--callers and --callees are trees of functions: "
+				       "--by does not apply");
+	if ((r->children || tree) && o->inline_chain)
+		return cmd_usage_error("report", "--inline does not apply to call stacks: give "
+				       "--children, --callers or --callees without it");
+	if (o->inline_chain && (o->by == REPORT_BY_BINARY || o->by == REPORT_BY_CGROUP))
+		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
+				       "and lines: give --by symbol or --by line");
+	if (o->nr_metrics && (r->markers || r->children || tree))
+		return cmd_usage_error("report", "-M adds metric columns to the hot-spot table: "
+				       "--markers, --children, --callers and --callees do not take "
+				       "it");
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
 {
+	static const struct filteropt fopt = { "report", FILTEROPT_AT_REPORT };
 	struct report_opts o = { .session = 0, .by = REPORT_BY_SYMBOL, .pid = -1,
 				 .mode = REPORT_ALL };
-	enum output_format fmt = OUTPUT_TEXT;
-	const char *dbpath = NULL;
-	struct report_summary *sum;
+	struct rcmd r = { .dir = CALLTREE_CALLERS, .fmt = OUTPUT_TEXT };
 	struct error err = { "" };
-	struct table *t;
-	struct db *db;
-	struct progress prog;
-	uint64_t v;
-	char optbuf[256];
-	int c, i, ret = 0, markers = 0, by_given = 0, children = 0;
-	const char *tree_sym = NULL, *source = NULL, *host = NULL;
-	enum calltree_dir dir = CALLTREE_CALLERS;
-	int by_host = 0, db_given = 0;
+	struct source src;
+	int c, rc;
 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":hM:", long_opts, NULL)) != -1) {
-		int f = filteropt_parse("report", c, optarg, argv[optind - 1], &o);
+		int f = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &o);
 
 		if (f == 2)
 			return 2;
-		if (f)
-			continue;
-		switch (c) {
-		case OPT_DB:
-			dbpath = optarg;
-			db_given = 1;
-			break;
-		case OPT_SOURCE:
-			source = optarg;
-			break;
-		case OPT_HOST:
-			if (!*optarg || strlen(optarg) > 255)
-				return cmd_usage_error("report", "bad --host: give a host name of 1 to "
-						   "255 bytes, as pushed");
-			host = optarg;
-			break;
-		case OPT_BY:
-			by_host = !strcmp(optarg, "host");
-			if (by_host) {
-				by_given = 1;
-				break;
-			}
-			if (report_parse_by(optarg, &o.by) < 0)
-				return cmd_usage_error("report", "bad --by '%s': use binary, symbol, line, cgroup or (with --source) host",
-						   optarg);
-			by_given = 1;
-			break;
-		case OPT_MARKERS:
-			markers = 1;
-			break;
-		case OPT_CHILDREN:
-			children = 1;
-			break;
-		case OPT_CALLERS:
-		case OPT_CALLEES:
-			if (!*optarg)
-				return cmd_usage_error("report", "%s needs a function name, as 'strobe "
-						   "report --by symbol' shows it", c == OPT_CALLERS ?
-						   "--callers" : "--callees");
-			if (tree_sym)
-				return cmd_usage_error("report", "give one of --callers and --callees, "
-						   "once");
-			tree_sym = optarg;
-			dir = c == OPT_CALLERS ? CALLTREE_CALLERS : CALLTREE_CALLEES;
-			break;
-		case OPT_FORMAT:
-			if (output_parse_format(optarg, &fmt) < 0)
-				return cmd_usage_error("report", "bad --format '%s': use text, csv or json",
-						   optarg);
-			break;
-		case OPT_INLINE:
-			o.inline_chain = 1;
-			break;
-		case OPT_LIMIT:
-			if (parse_u64(optarg, &v) < 0 || v > SIZE_MAX)
-				return cmd_usage_error("report", "bad --limit '%s': give a number of rows "
-						   "(0: all)", optarg);
-			o.limit = (size_t)v;
-			break;
-		case 'M':
-			if (parse_metrics(optarg, &o))
-				return 2;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		case ':':
-			return cmd_usage_error("report", "option %s needs a value: see 'strobe report --help'",
-					   cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
-		default:
-			return cmd_usage_error("report", "unknown option '%s': see 'strobe report --help'",
-					   cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
-		}
+		if (!f && (rc = parse_option(&r, &o, c, argc, argv)) >= 0)
+			return rc;
 	}
 	if (optind < argc)
 		return cmd_usage_error("report", "unexpected argument '%s': see 'strobe report --help'",
-				   argv[optind]);
+				       argv[optind]);
 	if (filteropt_check("report", &o))
 		return 2;
-	if (source) {
-		struct fleet_opts fo = { .host = host, .session = o.session,
-					 .by = by_host ? FLEET_BY_HOST : o.by == REPORT_BY_BINARY ?
-					 FLEET_BY_BINARY : FLEET_BY_SYMBOL, .limit = o.limit,
-					 .filt = &o };
-
-		if (db_given)
-			return cmd_usage_error("report", "--source reads the fleet, --db a local "
-					   "database: give one of them");
-		if (!by_host && (o.by == REPORT_BY_LINE || o.by == REPORT_BY_CGROUP))
-			return cmd_usage_error("report", "--by %s is not supported with --source: "
-					   "give --by symbol, binary or host",
-					   o.by == REPORT_BY_LINE ? "line" : "cgroup");
-		if (markers || children || tree_sym || o.inline_chain ||
-		    o.cgroup || o.no_demangle || o.has_pid_at)
-			return cmd_usage_error("report", "with --source only --host, --session, "
-					   "--by binary|symbol|host, --format, --limit, -M and the "
-					   "filters --pid, --comm, --binary, --kernel, --user, --from "
-					   "and --to are supported: %s is not", markers ? "--markers" :
-					   children ? "--children" : tree_sym ? "--callers/--callees" :
-					   o.inline_chain ? "--inline" :
-					   o.cgroup ? "--cgroup" : o.no_demangle ? "--no-demangle" :
-					   "--pid PID@START");
-		if (o.nr_metrics && (!host || !o.session || by_host))
-			return cmd_usage_error("report", "-M with --source is of one session's "
-					   "table: give --host H and --session ID%s",
-					   by_host ? ", not --by host" : "");
-		return report_fleet(source, &fo, fmt);
-	}
-	if (host || by_host)
-		return cmd_usage_error("report", "%s is of fleet reports: give --source URL",
-				   host ? "--host" : "--by host");
-
-	if (markers && (by_given || o.binary || o.mode != REPORT_ALL || o.inline_chain ||
-			o.cgroup))
-		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
-				   "--binary, --cgroup, --kernel, --user and --inline do not apply");
-	if (markers && (children || tree_sym))
-		return cmd_usage_error("report", "--markers lists markers, not samples: --children, "
-				   "--callers and --callees do not apply");
-	if (children && tree_sym)
-		return cmd_usage_error("report", "--children is a table, --callers and --callees "
-				   "trees: give one of them");
-	if (children && (o.by == REPORT_BY_LINE || o.by == REPORT_BY_CGROUP))
-		return cmd_usage_error("report", "--children sums functions or binaries: give "
-				   "--by symbol or --by binary");
-	if (tree_sym && by_given)
-		return cmd_usage_error("report", "--callers and --callees are trees of functions: "
-				   "--by does not apply");
-	if ((children || tree_sym) && o.inline_chain)
-		return cmd_usage_error("report", "--inline does not apply to call stacks: give "
-				   "--children, --callers or --callees without it");
-	if (o.inline_chain && (o.by == REPORT_BY_BINARY || o.by == REPORT_BY_CGROUP))
-		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
-				   "and lines: give --by symbol or --by line");
-	if (o.nr_metrics && (markers || children || tree_sym))
-		return cmd_usage_error("report", "-M adds metric columns to the hot-spot table: "
-				   "--markers, --children, --callers and --callees do not take it");
-
-	if (!dbpath)
-		dbpath = cmd_default_db();
-	db = db_open(dbpath, DB_READ, &err);
-	if (!db) {
+	if (r.source ? check_fleet(&r, &o) : check_local(&r, &o))
+		return 2;
+	rc = source_open(&(struct source_spec){ .url = r.source, .host = r.host,
+						 .session = o.session,
+						 .db = r.source ? NULL : r.dbpath ? r.dbpath :
+						       cmd_default_db() }, &src, &err);
+	if (rc == SOURCE_BAD_SPEC)
+		return cmd_usage_error("report", "bad --source: %s", err.msg);
+	if (rc < 0) {
 		fprintf(stderr, "strobe report: %s\n", err.msg);
 		return 1;
 	}
-	if (markers) {
-		if (report_markers(db, &o, fmt, stdout, &err) < 0) {
-			fprintf(stderr, "strobe report: %s\n", err.msg);
-			ret = 1;
-		} else if (fflush(stdout) == EOF || ferror(stdout)) {
-			fprintf(stderr, "strobe report: writing the markers: %s\n", strerror(errno));
-			ret = 1;
-		}
-		db_close(db);
-		return ret;
-	}
-	if (o.nr_metrics) {	/* a session that lacks a metric's events: usage */
-		struct db_session s;
-
-		if (db_session_get(db, o.session, &s, &err) < 0) {
-			fprintf(stderr, "strobe report: %s\n", err.msg);
-			db_close(db);
-			return 1;
-		}
-		if (report_metrics_check(&s, &o, &err) < 0) {
-			cmd_usage_error("report", "%s", err.msg);
-			db_close(db);
-			return 2;
-		}
-	}
-	/* on stderr, when it is a terminal and this takes long */
-	progress_init(&prog, "strobe report", STDERR_FILENO, 0, "samples");
-	o.progress = &prog;
-	if (children || tree_sym) {
-		ret = report_stacks(db, &o, fmt, children, tree_sym, dir);
-		db_close(db);
-		return ret;
-	}
-	sum = xcalloc(1, sizeof(*sum));
-	t = report_build(db, &o, sum, &err);
-	progress_done(&prog);
-	if (!t) {
-		fprintf(stderr, "strobe report: %s\n", err.msg);
-		free(sum);
-		db_close(db);
-		return 1;
-	}
-
-	if (fmt == OUTPUT_TEXT) {
-		print_header(&o, sum, stdout, 0);
-		if (o.nr_metrics)
-			printf("# metrics: seconds = %.3f s, the length of the %s\n",
-			       report_metric_seconds(&sum->session, &o),
-			       o.has_from || o.has_to ? "--from/--to range" : "session");
-		print_warnings(db, &sum->session, stdout, "# ");
-		for (i = 0; i < sum->nr_notes; i++)
-			printf("# note: %s\n", TEXT_SAFE(sum->notes[i]));
-	} else {
-		print_warnings(db, &sum->session, stderr, "strobe report: ");
-		for (i = 0; i < sum->nr_notes; i++)
-			fprintf(stderr, "strobe report: note: %s\n", TEXT_SAFE(sum->notes[i]));
-	}
-	if (table_write(t, fmt, stdout) < 0 || fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, "strobe report: writing the report: %s\n", strerror(errno));
-		ret = 1;
-	}
-	table_free(t);
-	free(sum);
-	db_close(db);
-	return ret;
+	rc = report_run(&src, &o, &r);
+	source_close(&src);
+	return rc;
 }

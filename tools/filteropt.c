@@ -1,6 +1,6 @@
 /*
- * filteropt.c - the session and sample filter options of report and
- * flamegraph (filteropt.h): parsed once, with report's messages.
+ * filteropt.c - the session and sample filter options of every command
+ * that filters (filteropt.h): parsed once, with report's messages.
  */
 #include "config.h"
 #include <stdio.h>
@@ -11,9 +11,10 @@
 #include "procset.h"
 #include "util.h"
 
-int filteropt_parse(const char *cmd, int c, const char *arg, const char *spelled,
+int filteropt_parse(const struct filteropt *f, int c, const char *arg, const char *spelled,
 		    struct report_opts *o)
 {
+	const char *cmd = f->cmd;
 	uint64_t v;
 
 	switch (c) {
@@ -26,10 +27,17 @@ int filteropt_parse(const char *cmd, int c, const char *arg, const char *spelled
 	case FOPT_PID: {
 		int64_t at;
 
+		if (!f->pid_at) {	/* a process id only */
+			if (parse_u64(arg, &v) < 0 || v > UINT32_MAX)
+				return cmd_usage_error(cmd, "bad --pid '%s': give a process id",
+						       arg);
+			o->pid = (int64_t)v;
+			return 1;
+		}
 		if (procset_parse_pid(arg, &o->pid, &at, &o->pid_at_slack_ns) < 0)
 			return cmd_usage_error(cmd, "bad --pid '%s': give a process id, "
-					       "or PID@START as the report's process column "
-					       "shows it (seconds since the session start)", arg);
+					       "or PID@START as %s (seconds since the "
+					       "session start)", arg, f->pid_at);
 		o->has_pid_at = at >= 0;
 		o->pid_at_ns = at;
 		return 1;
@@ -92,4 +100,31 @@ int filteropt_check(const char *cmd, const struct report_opts *o)
 		return cmd_usage_error(cmd, "%s", buf);
 	}
 	return 0;
+}
+
+int filteropt_check_nonempty(const char *cmd, const struct report_opts *o)
+{
+	if (o->has_from && o->has_to && o->from_ns >= o->to_ns) {
+		cmd_usage_error(cmd, "empty time range: --from %.9gs is not before --to %.9gs",
+				o->from_ns / 1e9, o->to_ns / 1e9);
+		return 1;
+	}
+	return 0;
+}
+
+void filteropt_timeline(const struct report_opts *o, struct timeline_opts *to)
+{
+	to->session = o->session;
+	to->pid = o->pid;
+	to->has_pid_at = o->has_pid_at;
+	to->pid_at_ns = o->pid_at_ns;
+	to->pid_at_slack_ns = o->pid_at_slack_ns;
+	to->comm = o->comm;
+	to->binary = o->binary;
+	to->cgroup = o->cgroup;
+	to->has_from = o->has_from;
+	to->has_to = o->has_to;
+	to->from_ns = o->from_ns;
+	to->to_ns = o->to_ns;
+	to->no_demangle = o->no_demangle;
 }

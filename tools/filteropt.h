@@ -1,41 +1,71 @@
 /*
- * filteropt.h - the options that select a session and its samples, as
- * 'strobe report' spells them (--session, --pid, --comm, --cgroup,
- * --binary, --kernel, --user, --from, --to, --no-demangle), shared by the
- * commands that take them all (report, flamegraph) into a report_opts.
+ * filteropt.h - the one option table of the filters that select a session
+ * and its samples, as 'strobe report' spells them (--session, --pid,
+ * --comm, --cgroup, --binary, --kernel, --user, --from, --to,
+ * --no-demangle), parsed into a report_opts (the filters' one record) for
+ * every command that filters: report, diff, flamegraph take them all;
+ * plot and export the ones that apply to them (their getopt tables list
+ * those entries) and copy the result into their own options
+ * (filteropt_timeline() for plot).
  */
 #ifndef STROBE_FILTEROPT_H
 #define STROBE_FILTEROPT_H
 
 #include <getopt.h>
 #include "report.h"
+#include "timeline.h"
 
 enum {
 	FOPT_SESSION = 1000, FOPT_PID, FOPT_COMM, FOPT_CGROUP, FOPT_BINARY, FOPT_KERNEL,
 	FOPT_USER, FOPT_FROM, FOPT_TO, FOPT_NO_DEMANGLE,
 };
 
-/* The entries of a getopt_long table, to put in a command's own. */
+/* The entries of a getopt_long table, to put in a command's own: one
+ * each, or all of them. */
+#define FILTEROPT_LONG_SESSION	{ "session",	required_argument, NULL, FOPT_SESSION }
+#define FILTEROPT_LONG_PID	{ "pid",	required_argument, NULL, FOPT_PID }
+#define FILTEROPT_LONG_COMM	{ "comm",	required_argument, NULL, FOPT_COMM }
+#define FILTEROPT_LONG_BINARY	{ "binary",	required_argument, NULL, FOPT_BINARY }
+#define FILTEROPT_LONG_KERNEL	{ "kernel",	no_argument,	   NULL, FOPT_KERNEL }
+#define FILTEROPT_LONG_USER	{ "user",	no_argument,	   NULL, FOPT_USER }
+#define FILTEROPT_LONG_FROM	{ "from",	required_argument, NULL, FOPT_FROM }
+#define FILTEROPT_LONG_TO	{ "to",		required_argument, NULL, FOPT_TO }
+#define FILTEROPT_LONG_NO_DEMANGLE { "no-demangle", no_argument,  NULL, FOPT_NO_DEMANGLE }
+#define FILTEROPT_LONG_CGROUP	{ "cgroup",	required_argument, NULL, FOPT_CGROUP }
 #define FILTEROPT_LONG_OPTS \
-	{ "session",	required_argument, NULL, FOPT_SESSION }, \
-	{ "pid",	required_argument, NULL, FOPT_PID }, \
-	{ "comm",	required_argument, NULL, FOPT_COMM }, \
-	{ "binary",	required_argument, NULL, FOPT_BINARY }, \
-	{ "kernel",	no_argument,	   NULL, FOPT_KERNEL }, \
-	{ "user",	no_argument,	   NULL, FOPT_USER }, \
-	{ "from",	required_argument, NULL, FOPT_FROM }, \
-	{ "to",		required_argument, NULL, FOPT_TO }, \
-	{ "no-demangle", no_argument,	   NULL, FOPT_NO_DEMANGLE }, \
-	{ "cgroup",	required_argument, NULL, FOPT_CGROUP }
+	FILTEROPT_LONG_SESSION, FILTEROPT_LONG_PID, FILTEROPT_LONG_COMM, \
+	FILTEROPT_LONG_BINARY, FILTEROPT_LONG_KERNEL, FILTEROPT_LONG_USER, \
+	FILTEROPT_LONG_FROM, FILTEROPT_LONG_TO, FILTEROPT_LONG_NO_DEMANGLE, \
+	FILTEROPT_LONG_CGROUP
+
+/* How a command takes the filters: its name for messages, and what
+ * --pid takes. */
+struct filteropt {
+	const char *cmd;		/* "report": "strobe report: bad ..." */
+	const char *pid_at;		/* PID or PID@START, START as the message
+					 * says the user sees it (FILTEROPT_AT_*);
+					 * NULL: a process id only, at most
+					 * UINT32_MAX */
+};
+#define FILTEROPT_AT_REPORT	"the report's process column shows it"
+#define FILTEROPT_AT_PLOT	"'plot --by pid' labels it"
 
 /*
  * Take option c (its value arg, as spelled on the command line: spelled)
  * into o: 1 when c is one of these options and its value is good, 0 when
- * c is not one of them, 2 after printing a usage error for cmd.
+ * c is not one of them, 2 after printing a usage error for f->cmd.
  */
-int filteropt_parse(const char *cmd, int c, const char *arg, const char *spelled,
+int filteropt_parse(const struct filteropt *f, int c, const char *arg, const char *spelled,
 		    struct report_opts *o);
 /* After the options: 0, or 2 after a usage error (--from after --to). */
 int filteropt_check(const char *cmd, const struct report_opts *o);
+/* The same for commands whose range may not be empty (plot, export):
+ * 0, or 1 after printing "strobe CMD: empty time range: ..." (the
+ * command's exit status is its own). */
+int filteropt_check_nonempty(const char *cmd, const struct report_opts *o);
+
+/* o's filters (session, pid, comm, binary, cgroup, range, no_demangle)
+ * into a timeline's options (plot). */
+void filteropt_timeline(const struct report_opts *o, struct timeline_opts *to);
 
 #endif

@@ -41,7 +41,7 @@ int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *h
 {
 	const char *hosts[2] = { ha, hb };
 	int64_t ids[2] = { a, b };
-	struct fleet_summary *fs[2] = { NULL, NULL };
+	struct source_summary *fs[2] = { NULL, NULL };
 	struct table *t[2] = { NULL, NULL };
 	struct db_session s[2];
 	struct diff *d = NULL;

@@ -119,7 +119,14 @@ struct fleetplot_pid {
 void fleetplot_sql_comms(struct sbuf *b, const struct fleetplot_range *r,
 			 const struct fleetplot_pid *p, size_t n, int last);
 /* The markers in the range: rows time (time_ns - start + base), kind,
- * name, args, in time order, at most 10001. */
+ * name, args, in time order, at most FLEETPLOT_MAX_MARKERS + 1. */
+#define FLEETPLOT_MAX_MARKERS 10000	/* as timeline.c's TL_MAX_MARKERS */
 void fleetplot_sql_markers(struct sbuf *b, const struct fleetplot_range *r, int64_t base);
+/* The symbols of the binary keys in keys (NULL: those of the samples of
+ * r's host and session), and the binaries' names, joined to a subquery
+ * sub of host, session, binary_id, binary_key, offset and more columns
+ * (cols): a FROM clause for the names of symbols and binaries. */
+void fleetplot_sql_join_names(struct sbuf *b, const struct fleetplot_range *r,
+			      const char *keys, const char *sub, const char *cols);
 
 #endif

@@ -239,7 +239,7 @@ struct fgroup {
 struct fq {
 	struct chclient *c;
 	const struct fleet_opts *o;
-	struct fleet_summary *fs;
+	struct source_summary *fs;
 	struct fsession *ss;
 	size_t nss;
 	char events[STROBE_MAX_COUNTERS][128];
@@ -250,18 +250,18 @@ struct fq {
 	size_t nheads;
 };
 
+/* hash_string() of s, then a byte that ends it (0xff; NULL: 0xfe), so
+ * that ("ab", "c") and ("a", "bc"), NULL and "" hash apart. */
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return (h ^ (s ? 0xff : 0xfe)) * 0x100000001b3ULL;
+	return (hash_string(h, s) ^ (s ? 0xff : 0xfe)) * HASH_STRING_PRIME;
 }
 
 static uint64_t group_hash(const char *host, const char *binary, const char *key,
 			   const char *symbol)
 {
-	return hash_str(hash_str(hash_str(hash_str(0xcbf29ce484222325ULL, host), binary),
-				 key), symbol);
+	return hash_str(hash_str(hash_str(hash_str(HASH_STRING_INIT, host), binary), key),
+			symbol);
 }
 
 /* Grow the chains with the groups: at most two groups a chain on average. */
@@ -396,8 +396,8 @@ static int weighted_row(void *ctx, char **f, struct error *e)
 static int lost_row(void *ctx, char **f, struct error *e)
 {
 	struct fq *q = ctx;
-	struct fleet_summary *fs = q->fs;
-	struct fleet_lost *l;
+	struct source_summary *fs = q->fs;
+	struct source_lost *l;
 
 	(void)e;
 	fs->lost = xrealloc(fs->lost, (fs->nlost + 1) * sizeof(*fs->lost));
@@ -592,7 +592,7 @@ static struct table *layout(struct fq *q)
 }
 
 struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
-				struct fleet_summary *fs, struct error *e)
+				struct source_summary *fs, struct error *e)
 {
 	struct fq q = { .c = c, .o = o, .fs = fs };
 	struct sbuf sql = { 0 };

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 #include "report.h"
+#include "source.h"
 
 struct chclient;
 struct table;
@@ -33,32 +34,18 @@ struct fleet_opts {
 	const struct report_opts *filt;
 };
 
-/* Lost samples of a kind on a CPU (the lost table, summed). */
-struct fleet_lost {
-	char kind[64];
-	int cpu;
-	int64_t count;
-};
-
-/* What the report covered, for the header lines. */
-struct fleet_summary {
-	struct report_summary sum;	/* .session: the session when one
-					 * (host, session) was selected */
-	int nr_sessions, nr_hosts;
-	struct fleet_lost *lost;	/* of the sessions, by kind and cpu
-					 * (free() it) */
-	size_t nlost;
-};
-
 /*
  * Run the report of o on c: the table (columns as report_build()'s for
  * --by symbol and binary; host, samples, percent and the events for
- * --by host), and fs filled.  NULL with e set (one line) on a server
+ * --by host), and fs filled (source.h's struct source_summary, as the
+ * local report's: .sum.session the session when one (host, session) was
+ * selected, else their sums; the sessions and hosts; the lost samples by
+ * kind and CPU, free() fs->lost).  NULL with e set (one line) on a server
  * error, or when o selects no session: "no session N of host H in the
  * fleet" and the like.
  */
 struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
-				struct fleet_summary *fs, struct error *e);
+				struct source_summary *fs, struct error *e);
 
 /* -- the pure parts, for the unit tests -- */
 
