@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "binname.h"
 #include "fleetplot.h"
 #include "fleetquery.h"
 #include "chclient.h"
@@ -338,32 +339,19 @@ static void row_values(const struct fpsession *x, char **f, uint64_t *v)
 			v[x->val[k]] += (uint64_t)num(f[1 + k]);
 }
 
-static const char *path_base(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s && s[1] ? s + 1 : p;
-}
-
-/* As timeline.c's binary_display(). */
+/* binname.h's rule; a row with no binary id or an empty key has none. */
 static void binary_display(int64_t id, const char *key, const char *path, char *buf,
 			   size_t len)
 {
-	if (id <= 0 || !key[0])
-		snprintf(buf, len, "[unknown]");
-	else if (!strncmp(key, "kernel:", 7))
-		snprintf(buf, len, "[kernel.kallsyms]");
-	else if (key[0] == '[' || !path[0])
-		snprintf(buf, len, "%s", key);
-	else
-		snprintf(buf, len, "%.*s", (int)MIN(len, 255), path_base(path));
+	snprintf(buf, len, "%.*s", (int)MIN(len, 255),
+		 binname_of(id > 0 && key[0] ? key : NULL, path, BINNAME_BASE));
 }
 
 /* As timeline.c's name_locations(): "symbol (binary)". */
 static void symbol_name(const char *symbol, const char *bname, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s (%s)", symbol[0] ? symbol : "[unknown]",
-		 bname[0] ? path_base(bname) : "[unknown]");
+	snprintf(buf, len, "%s (%s)", symbol[0] ? symbol : BINNAME_UNKNOWN,
+		 bname[0] ? util_path_base(bname) : BINNAME_UNKNOWN);
 }
 
 /* The key of a row of the bucket query, as key_row() maps it. */
