@@ -115,39 +115,79 @@ char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suf
 
 /* ---- the tree ---- */
 
-struct name_ent {
-	char *key;		/* the table's copy: names[i] */
-	uint32_t i;
-};
+static void name_rehash(struct flame_tree *t)
+{
+	size_t n = t->nr_slots ? t->nr_slots * 2 : 256;
 
-struct node_ent {
-	uint32_t parent, name;	/* the key: 8 bytes */
-	uint32_t i;
-};
+	free(t->name_slot);
+	t->name_slot = xcalloc(n, sizeof(*t->name_slot));
+	t->nr_slots = n;
+	for (size_t i = 0; i < t->nr_names; i++) {
+		size_t s = hash_string(HASH_STRING_INIT, t->names[i]) & (n - 1);
+
+		while (t->name_slot[s])
+			s = (s + 1) & (n - 1);
+		t->name_slot[s] = (uint32_t)i + 1;
+	}
+}
 
 static uint32_t name_intern(struct flame_tree *t, const char *name)
 {
-	int added;
-	struct name_ent *x = otable_get_str(&t->name_idx, name, &added);
+	size_t s;
 
-	if (added) {
-		ARRAY_GROW(t->names, t->cap_names, t->nr_names + 1);
-		t->names[t->nr_names] = x->key;
-		x->i = (uint32_t)t->nr_names++;
+	if ((t->nr_names + 1) * 2 > t->nr_slots)
+		name_rehash(t);
+	s = hash_string(HASH_STRING_INIT, name) & (t->nr_slots - 1);
+	while (t->name_slot[s]) {
+		uint32_t i = t->name_slot[s] - 1;
+
+		if (!strcmp(t->names[i], name))
+			return i;
+		s = (s + 1) & (t->nr_slots - 1);
 	}
-	return x->i;
+	ARRAY_GROW(t->names, t->cap_names, t->nr_names + 1);
+	t->names[t->nr_names] = xstrdup(name);
+	t->name_slot[s] = (uint32_t)t->nr_names + 1;
+	return (uint32_t)t->nr_names++;
+}
+
+static size_t node_hash(uint32_t parent, uint32_t name, size_t n)
+{
+	return hash_mix64((uint64_t)parent << 32 | name) & (n - 1);
+}
+
+static void node_rehash(struct flame_tree *t)
+{
+	size_t n = t->nr_node_slots ? t->nr_node_slots * 2 : 1024;
+
+	free(t->node_slot);
+	t->node_slot = xcalloc(n, sizeof(*t->node_slot));
+	t->nr_node_slots = n;
+	for (size_t i = 1; i < t->nr_nodes; i++) {
+		size_t s = node_hash(t->nodes[i].parent, t->nodes[i].name, n);
+
+		while (t->node_slot[s])
+			s = (s + 1) & (n - 1);
+		t->node_slot[s] = (uint32_t)i;
+	}
 }
 
 /* The child of parent named name, made when missing. */
 static uint32_t node_child(struct flame_tree *t, uint32_t parent, uint32_t name)
 {
-	const uint32_t key[2] = { parent, name };
 	struct flame_node *nd;
-	int added;
-	struct node_ent *x = otable_get_sized(&t->node_idx, key, sizeof(key), &added);
+	size_t s;
 
-	if (!added)
-		return x->i;
+	if ((t->nr_nodes + 1) * 2 > t->nr_node_slots)
+		node_rehash(t);
+	s = node_hash(parent, name, t->nr_node_slots);
+	while (t->node_slot[s]) {
+		uint32_t i = t->node_slot[s];
+
+		if (t->nodes[i].parent == parent && t->nodes[i].name == name)
+			return i;
+		s = (s + 1) & (t->nr_node_slots - 1);
+	}
 	ARRAY_GROW(t->nodes, t->cap_nodes, t->nr_nodes + 1);
 	nd = &t->nodes[t->nr_nodes];
 	memset(nd, 0, sizeof(*nd));
@@ -158,7 +198,7 @@ static uint32_t node_child(struct flame_tree *t, uint32_t parent, uint32_t name)
 	t->nodes[parent].child = (uint32_t)t->nr_nodes;
 	if (nd->depth > t->max_depth)
 		t->max_depth = nd->depth;
-	x->i = (uint32_t)t->nr_nodes;
+	t->node_slot[s] = (uint32_t)t->nr_nodes;
 	return (uint32_t)t->nr_nodes++;
 }
 
@@ -230,8 +270,6 @@ struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struc
 	if (check_what(set, what, e) < 0)
 		return NULL;
 	t = xcalloc(1, sizeof(*t));
-	otable_init_str(&t->name_idx, sizeof(struct name_ent), 256);
-	otable_init(&t->node_idx, sizeof(struct node_ent), 2 * sizeof(uint32_t), 1024);
 	ARRAY_GROW(t->nodes, t->cap_nodes, 1);
 	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
 	t->nodes[0].name = name_intern(t, "all");
@@ -255,10 +293,12 @@ void flame_tree_free(struct flame_tree *t)
 {
 	if (!t)
 		return;
-	otable_free(&t->name_idx);	/* the strings of names */
-	otable_free(&t->node_idx);
+	for (size_t i = 0; i < t->nr_names; i++)
+		free(t->names[i]);
 	free(t->names);
 	free(t->nodes);
+	free(t->name_slot);
+	free(t->node_slot);
 	free(t);
 }
 

@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "otable.h"
 #include "stacks.h"
 #include "util.h"
 
@@ -47,10 +46,12 @@ struct flame_node {
 struct flame_tree {
 	struct flame_node *nodes;	/* nodes[0] is the root, "all" */
 	size_t nr_nodes, cap_nodes;
-	char **names;			/* sanitised frame names: name_idx's keys */
+	char **names;			/* sanitised frame names */
 	size_t nr_names, cap_names;
-	struct otable name_idx;		/* name -> index in names */
-	struct otable node_idx;		/* (parent, name) -> index in nodes */
+	uint32_t *name_slot;		/* name hash table: index + 1, 0 empty */
+	size_t nr_slots;
+	uint32_t *node_slot;		/* (parent, name) hash table */
+	size_t nr_node_slots;
 	uint32_t max_depth;
 	int diff;			/* base figures were merged in */
 	uint64_t base_total;		/* the baseline's root value */

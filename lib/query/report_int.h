@@ -30,8 +30,7 @@
 
 /* ---- step 1: (binary, offset, mode) rows ---- */
 
-/* What tells locations apart: 32 bytes, no padding (an otable key). */
-struct loc_key {
+struct loc {
 	int64_t binary_id;
 	uint64_t offset;
 	uint32_t mode;
@@ -40,30 +39,19 @@ struct loc_key {
 	int64_t proc;			/* 0, or with --pid P of a reused P: the
 					 * start of its process (procset.h); with
 					 * --by cgroup its cgroup + 1 */
-};
-
-struct loc {
-	int64_t binary_id;
-	uint64_t offset;
-	uint32_t mode;
-	uint32_t pid;			/* as loc_key's */
-	int64_t proc;			/* as loc_key's */
 	size_t bin;			/* index in bins, set in step 2 */
 	uint64_t samples;
 	uint64_t period;		/* sum of the samples' periods */
 	uint64_t c[STROBE_MAX_COUNTERS];
 };
 
-/* The locations in the order found, and an index of them by key. */
+/* The locations in the order found, and an index of them by key
+ * (reportread.c says why it is not an otable). */
 struct locmap {
 	struct loc *v;
 	size_t n, cap;
-	struct otable idx;		/* struct loc_key -> index in v (struct loc_idx) */
-};
-
-struct loc_idx {
-	struct loc_key k;
-	size_t i;
+	size_t *slot;			/* index + 1 into v; 0: empty */
+	size_t mask;
 };
 
 /* ---- step 2: binaries (their strings are the resolver's) ---- */
