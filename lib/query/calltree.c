@@ -6,7 +6,7 @@
  * stacks.h), so their cost is the number of distinct stacks times their
  * depth, never the number of samples.  --children counts a function once
  * per entry with a stamp per group (the last entry that counted it); a
- * call tree finds its paths' nodes through a hash map of (parent,
+ * call tree finds its paths' nodes through an otable of (parent,
  * function).
  */
 #include "config.h"
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "calltree.h"
+#include "otable.h"
 #include "procset.h"
 
 int calltree_summary(struct db *db, const struct stack_set *set, struct report_summary *sum,
@@ -78,12 +79,83 @@ static int int64_cmp(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
+/* The table of --children: the groups g[0..ng) sorted, a process column
+ * when ps (the pid's processes) is given. */
+static struct table *children_table(const struct stack_set *set, const struct report_opts *o,
+				    const struct report_summary *sum, const struct cgroup *g,
+				    size_t ng, const struct procset *ps)
+{
+	int by_binary = o->by == REPORT_BY_BINARY, nev = set->nr_events, k;
+	int c_proc = -1, c_bin, c_bid, c_sym, c_ss, c_ts, c_sp, c_tp, c_ev0 = 0;
+	struct table *t;
+	size_t i, nshow;
+
+	t = table_new();
+	if (ps)
+		c_proc = table_add_col(t, "process", COL_STR);
+	c_bin = table_add_col(t, "binary", COL_STR);
+	c_bid = table_add_col(t, "build_id", COL_STR);
+	c_sym = table_add_col(t, "symbol", COL_STR);
+	c_ss = table_add_col(t, "self_samples", COL_INT);
+	c_ts = table_add_col(t, "total_samples", COL_INT);
+	c_sp = table_add_col(t, "self_percent", COL_PCT);
+	c_tp = table_add_col(t, "total_percent", COL_PCT);
+	for (k = 0; k < nev; k++) {
+		char name[160];
+		int c;
+
+		snprintf(name, sizeof(name), "%s_self", set->events[k]);
+		c = table_add_col(t, name, COL_INT);
+		snprintf(name, sizeof(name), "%s_total", set->events[k]);
+		table_add_col(t, name, COL_INT);
+		if (!k)
+			c_ev0 = c;
+	}
+	report_add_meta(t, o, sum);
+	table_add_meta(t, "children", "inclusive", 0);
+	table_add_meta(t, "call_graph", set->call_graph, 0);
+	{
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%" PRIu64, set->no_stack);
+		table_add_meta(t, "no_stack", buf, 1);
+		snprintf(buf, sizeof(buf), "%" PRIu64, set->incomplete);
+		table_add_meta(t, "incomplete", buf, 1);
+	}
+	nshow = o->limit && o->limit < ng ? o->limit : ng;
+	for (i = 0; i < nshow; i++) {
+		const struct cgroup *x = &g[i];
+		const struct stack_sym *y = &set->syms[x->sym];
+		size_t row = table_add_row(t);
+
+		if (c_proc >= 0) {
+			char l[64];
+
+			procset_label(ps, o->pid, x->proc, l, sizeof(l));
+			table_set_str(t, row, c_proc, l);
+		}
+		table_set_str(t, row, c_bin, y->binary);
+		table_set_str(t, row, c_bid, y->build_id);
+		if (!by_binary)
+			table_set_str(t, row, c_sym, y->symbol);
+		table_set_int(t, row, c_ss, (int64_t)x->self_samples);
+		table_set_int(t, row, c_ts, (int64_t)x->total_samples);
+		table_set_float(t, row, c_sp, set->weight ? 100.0 * x->self_weight / set->weight : 0);
+		table_set_float(t, row, c_tp, set->weight ? 100.0 * x->total_weight / set->weight : 0);
+		for (k = 0; k < nev; k++) {
+			table_set_int(t, row, c_ev0 + 2 * k, (int64_t)x->self_c[k]);
+			table_set_int(t, row, c_ev0 + 2 * k + 1, (int64_t)x->total_c[k]);
+		}
+	}
+	return t;
+}
+
 struct table *calltree_children(struct db *db, const struct stack_set *set,
 				 const struct report_opts *o, const struct report_summary *sum,
 				 struct error *e)
 {
 	int by_binary = o->by == REPORT_BY_BINARY;
-	size_t nsyms = set->nr_syms, nbase = 0, nproc = 1, ng, i, j, nshow;
+	size_t nsyms = set->nr_syms, nbase = 0, nproc = 1, ng, i, j;
 	uint32_t *base = xcalloc(nsyms ? nsyms : 1, sizeof(*base));	/* sym -> base group */
 	uint32_t *rep;				/* base group -> a sym */
 	int64_t *procs = NULL;			/* the split pid's starts, sorted */
@@ -93,7 +165,6 @@ struct table *calltree_children(struct db *db, const struct stack_set *set,
 	struct children cx = { .set = set, .by_binary = by_binary };
 	struct table *t;
 	int split = 0, nev = set->nr_events, k;
-	int c_proc = -1, c_bin, c_bid, c_sym, c_ss, c_ts, c_sp, c_tp, c_ev0 = 0;
 
 	if (o->by != REPORT_BY_SYMBOL && !by_binary) {
 		free(base);
@@ -178,63 +249,7 @@ struct table *calltree_children(struct db *db, const struct stack_set *set,
 	if (ng)
 		qsort_r(g, ng, sizeof(*g), cgroup_cmp, &cx);
 
-	t = table_new();
-	if (split)
-		c_proc = table_add_col(t, "process", COL_STR);
-	c_bin = table_add_col(t, "binary", COL_STR);
-	c_bid = table_add_col(t, "build_id", COL_STR);
-	c_sym = table_add_col(t, "symbol", COL_STR);
-	c_ss = table_add_col(t, "self_samples", COL_INT);
-	c_ts = table_add_col(t, "total_samples", COL_INT);
-	c_sp = table_add_col(t, "self_percent", COL_PCT);
-	c_tp = table_add_col(t, "total_percent", COL_PCT);
-	for (k = 0; k < nev; k++) {
-		char name[160];
-		int c;
-
-		snprintf(name, sizeof(name), "%s_self", set->events[k]);
-		c = table_add_col(t, name, COL_INT);
-		snprintf(name, sizeof(name), "%s_total", set->events[k]);
-		table_add_col(t, name, COL_INT);
-		if (!k)
-			c_ev0 = c;
-	}
-	report_add_meta(t, o, sum);
-	table_add_meta(t, "children", "inclusive", 0);
-	table_add_meta(t, "call_graph", set->call_graph, 0);
-	{
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "%" PRIu64, set->no_stack);
-		table_add_meta(t, "no_stack", buf, 1);
-		snprintf(buf, sizeof(buf), "%" PRIu64, set->incomplete);
-		table_add_meta(t, "incomplete", buf, 1);
-	}
-	nshow = o->limit && o->limit < ng ? o->limit : ng;
-	for (i = 0; i < nshow; i++) {
-		const struct cgroup *x = &g[i];
-		const struct stack_sym *y = &set->syms[x->sym];
-		size_t row = table_add_row(t);
-
-		if (c_proc >= 0) {
-			char l[64];
-
-			procset_label(&ps, o->pid, x->proc, l, sizeof(l));
-			table_set_str(t, row, c_proc, l);
-		}
-		table_set_str(t, row, c_bin, y->binary);
-		table_set_str(t, row, c_bid, y->build_id);
-		if (!by_binary)
-			table_set_str(t, row, c_sym, y->symbol);
-		table_set_int(t, row, c_ss, (int64_t)x->self_samples);
-		table_set_int(t, row, c_ts, (int64_t)x->total_samples);
-		table_set_float(t, row, c_sp, set->weight ? 100.0 * x->self_weight / set->weight : 0);
-		table_set_float(t, row, c_tp, set->weight ? 100.0 * x->total_weight / set->weight : 0);
-		for (k = 0; k < nev; k++) {
-			table_set_int(t, row, c_ev0 + 2 * k, (int64_t)x->self_c[k]);
-			table_set_int(t, row, c_ev0 + 2 * k + 1, (int64_t)x->total_c[k]);
-		}
-	}
+	t = children_table(set, o, sum, g, ng, split ? &ps : NULL);
 	free(g);
 	free(stamp);
 	free(procs);
@@ -260,54 +275,27 @@ struct bnode {
 	size_t first, next;		/* children list (index + 1; 0: none) */
 };
 
-struct bmap {
-	size_t *slot;
-	size_t mask;
+/* An otable entry: a node's (parent + 1, sym), its index in the nodes. */
+struct bnode_idx {
+	int64_t key[2];
+	size_t i;
 };
 
-static uint64_t bkey_hash(const int64_t *k)
-{
-	return hash_mix64((uint64_t)k[0] ^ hash_mix64((uint64_t)k[1]));
-}
-
-static void bmap_rehash(struct bmap *m, const struct bnode *v, size_t n)
-{
-	size_t nslots = m->slot ? (m->mask + 1) * 2 : 256;
-
-	free(m->slot);
-	m->slot = xcalloc(nslots, sizeof(*m->slot));
-	m->mask = nslots - 1;
-	for (size_t i = 0; i < n; i++) {
-		size_t h = bkey_hash(v[i].key) & m->mask;
-
-		while (m->slot[h])
-			h = (h + 1) & m->mask;
-		m->slot[h] = i + 1;
-	}
-}
-
 /* The node (parent, sym), added if new; returns its index. */
-static size_t bnode_get(struct bmap *m, struct bnode **v, size_t *n, size_t *cap,
+static size_t bnode_get(struct otable *m, struct bnode **v, size_t *n, size_t *cap,
 			size_t parent, uint32_t sym)
 {
-	int64_t key[4] = { (int64_t)parent + 1, sym, 0, 0 };
-	size_t h;
+	const int64_t key[2] = { (int64_t)parent + 1, sym };
+	int added;
+	struct bnode_idx *x = otable_get_sized(m, key, sizeof(key), &added);
 
-	if (!m->slot || (*n + 1) * 2 > m->mask + 1)
-		bmap_rehash(m, *v, *n);
-	h = bkey_hash(key) & m->mask;
-	while (m->slot[h]) {
-		const struct bnode *b = &(*v)[m->slot[h] - 1];
-
-		if (b->key[0] == key[0] && b->key[1] == key[1])
-			return m->slot[h] - 1;
-		h = (h + 1) & m->mask;
+	if (added) {
+		ARRAY_GROW(*v, *cap, *n + 1);
+		memset(&(*v)[*n], 0, sizeof(**v));
+		memcpy((*v)[*n].key, key, sizeof(key));
+		x->i = (*n)++;
 	}
-	ARRAY_GROW(*v, *cap, *n + 1);
-	memset(&(*v)[*n], 0, sizeof(**v));
-	memcpy((*v)[*n].key, key, sizeof(key));
-	m->slot[h] = ++*n;
-	return *n - 1;
+	return x->i;
 }
 
 /* What child_cmp() compares by (qsort_r's context). */
@@ -350,11 +338,12 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 	struct bnode *v = NULL;
 	size_t n = 0, cap = 0, i, ntarget = 0, nroots = 0;
 	size_t *order, *kids, *stack, nkids, sp;
-	struct bmap m = { 0 };
+	struct otable m;
 	struct child_ctx cc;
 	struct calltree *t;
 	int nev = set->nr_events;
 
+	otable_init(&m, sizeof(struct bnode_idx), sizeof(((struct bnode_idx *)0)->key), 256);
 	for (i = 0; i < set->nr_syms; i++)
 		if (!strcmp(set->syms[i].symbol, symbol))
 			target[i] = 1, ntarget++;
@@ -397,7 +386,7 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 				b->c[k] += se->c[k];
 		}
 	}
-	free(m.slot);
+	otable_free(&m);
 	free(target);
 
 	/* lay the tree out depth first, children by weight */

@@ -20,45 +20,30 @@ struct chrometrace_track {
 
 /* ---- threads seen ---- */
 
-static void threads_rehash(struct chrometrace *ct)
-{
-	size_t nslots = ct->slot ? (ct->mask + 1) * 2 : 256, i;
-
-	free(ct->slot);
-	ct->slot = xcalloc(nslots, sizeof(*ct->slot));
-	ct->mask = nslots - 1;
-	for (i = 0; i < ct->nth; i++) {
-		size_t h = hash_mix64((uint64_t)ct->th[i].pid << 32 ^ ct->th[i].tid) & ct->mask;
-
-		while (ct->slot[h])
-			h = (h + 1) & ct->mask;
-		ct->slot[h] = i + 1;
-	}
-}
+/* An otable entry: a thread's (pid, tid) and its index in ct->th. */
+struct thread_idx {
+	int64_t pid, tid;
+	size_t i;
+};
 
 static struct chrometrace_thread *thread_get(struct chrometrace *ct,
 					     const struct chrometrace_session *s,
 					     int64_t pid, uint32_t tid)
 {
+	const int64_t key[2] = { pid, tid };
 	struct chrometrace_thread *th;
-	size_t h;
+	int added;
+	struct thread_idx *x = otable_get_sized(&ct->idx, key, sizeof(key), &added);
 
-	if (!ct->slot || (ct->nth + 1) * 2 > ct->mask + 1)
-		threads_rehash(ct);
-	h = hash_mix64((uint64_t)pid << 32 ^ tid) & ct->mask;
-	while (ct->slot[h]) {
-		th = &ct->th[ct->slot[h] - 1];
-		if (th->pid == pid && th->tid == tid)
-			return th;
-		h = (h + 1) & ct->mask;
-	}
+	if (!added)
+		return &ct->th[x->i];
 	ARRAY_GROW(ct->th, ct->cap, ct->nth + 1);
 	th = &ct->th[ct->nth];
 	memset(th, 0, sizeof(*th));
 	th->s = s;
 	th->pid = pid;
 	th->tid = tid;
-	ct->slot[h] = ++ct->nth;
+	x->i = ct->nth++;
 	return th;
 }
 
@@ -89,6 +74,7 @@ static void kv_i64(struct ob *ob, const char *key, int64_t v)
 void chrometrace_begin(struct chrometrace *ct, struct ob *ob, int64_t bucket_ns, int samples)
 {
 	memset(ct, 0, sizeof(*ct));
+	otable_init(&ct->idx, sizeof(struct thread_idx), 2 * sizeof(int64_t), 256);
 	ct->ob = ob;
 	ct->bucket_ns = bucket_ns;
 	ct->samples = samples;
@@ -322,8 +308,7 @@ int chrometrace_names(struct chrometrace *ct, const struct chrometrace_session *
 
 	if (ct->nth)
 		qsort(ts, ct->nth, sizeof(*ts), thread_cmp);
-	free(ct->slot);			/* no thread_get() after the sort */
-	ct->slot = NULL;
+	otable_free(&ct->idx);		/* no thread_get() after the sort */
 	for (i = 0; i < n; i++)
 		meta_event(ct, &ss[i], "process_name", ss[i].pid_base + CHROMETRACE_COUNTERS_PID,
 			   0, "CPU counters");
@@ -439,7 +424,7 @@ void chrometrace_free(struct chrometrace *ct)
 	for (size_t i = 0; i < ct->nth; i++)
 		free(ct->th[i].comm);
 	free(ct->th);
-	free(ct->slot);
+	otable_free(&ct->idx);
 	for (size_t c = 0; c < ct->ntracks; c++) {
 		free(ct->tracks[c].sum);
 		free(ct->tracks[c].shown);

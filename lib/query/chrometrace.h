@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include "db.h"
 #include "exportcsv.h"
+#include "otable.h"
 
 /* The pseudo-process of the counter tracks and the session-wide instant
  * events: PID_MAX_LIMIT (1 << 22), which no Linux pid reaches. */
@@ -86,8 +87,7 @@ struct chrometrace {
 	size_t ntracks;
 	struct chrometrace_thread *th;	/* threads seen, */
 	size_t nth, cap;
-	size_t *slot;			/* hashed by (pid, tid) */
-	size_t mask;
+	struct otable idx;		/* (pid, tid) -> index in th */
 };
 
 /* Start the trace into ob: counters summed per bucket_ns, with samples

@@ -205,16 +205,12 @@ void diff_finish(struct diff *d, uint64_t total_a, uint64_t total_b)
 	d->sorted = 1;
 }
 
-int diff_sessions(struct db *db, int64_t a, int64_t b, struct db_session s[2],
-		  struct error *e)
+/* diff_sessions() but that a and b may be one session (two windows of it). */
+static int sessions_load(struct db *db, int64_t a, int64_t b, struct db_session s[2],
+			 struct error *e)
 {
 	int64_t id[2] = { a, b };
 
-	if (a == b) {
-		error_set(e, "A and B are both session %lld: give two different sessions "
-			  "('strobe sessions' lists them)", (long long)a);
-		return -2;
-	}
 	for (int i = 0; i < 2; i++) {
 		int64_t max = 0;
 
@@ -240,6 +236,17 @@ int diff_sessions(struct db *db, int64_t a, int64_t b, struct db_session s[2],
 		}
 	}
 	return 0;
+}
+
+int diff_sessions(struct db *db, int64_t a, int64_t b, struct db_session s[2],
+		  struct error *e)
+{
+	if (a == b) {
+		error_set(e, "A and B are both session %lld: give two different sessions "
+			  "('strobe sessions' lists them)", (long long)a);
+		return -2;
+	}
+	return sessions_load(db, a, b, s, e);
 }
 
 struct diff *diff_begin(const struct db_session s[2], enum report_by by)
@@ -298,30 +305,23 @@ void diff_end(struct diff *d)
 				 (long long)d->session[side]);
 }
 
-int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
-	       const struct report_opts *o, struct diff **out, struct error *e)
+/* The sides' reports with filters ro[0], ro[1] (their sessions s[0], s[1],
+ * checked), matched and finished. */
+static int build_sides(struct db *db, const struct db_session s[2], enum report_by by,
+		       const struct report_opts ro[2], struct diff **out, struct error *e)
 {
-	struct db_session s[2];
-	struct table *t;
-	struct diff *d;
-	int rc, side;
+	struct diff *d = diff_begin(s, by);
 
-	*out = NULL;
-	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL && by != REPORT_BY_LINE)
-		return error_set(e, "sessions are compared by binary, symbol or line");
-	rc = diff_sessions(db, a, b, s, e);
-	if (rc < 0)
-		return rc;
-	d = diff_begin(s, by);
-	for (side = 0; side < 2; side++) {
-		struct report_opts ro = *o;
+	for (int side = 0; side < 2; side++) {
+		struct report_opts o = ro[side];
 		struct report_summary *sum = xcalloc(1, sizeof(*sum));
+		struct table *t;
+		int rc;
 
-		ro.session = side ? b : a;
-		ro.by = by;
-		ro.limit = 0;
-		ro.inline_chain = 0;
-		t = report_build(db, &ro, sum, e);
+		o.by = by;
+		o.limit = 0;
+		o.inline_chain = 0;
+		t = report_build(db, &o, sum, e);
 		if (!t) {
 			d->sum[side] = sum;
 			goto fail;
@@ -337,6 +337,68 @@ int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
 fail:
 	diff_free(d);
 	return -1;
+}
+
+static int by_check(enum report_by by, struct error *e)
+{
+	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL && by != REPORT_BY_LINE)
+		return error_set(e, "sessions are compared by binary, symbol or line");
+	return 0;
+}
+
+int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
+	       const struct report_opts *o, struct diff **out, struct error *e)
+{
+	struct db_session s[2];
+	struct report_opts ro[2] = { *o, *o };
+	int rc;
+
+	*out = NULL;
+	if (by_check(by, e) < 0)
+		return -1;
+	rc = diff_sessions(db, a, b, s, e);
+	if (rc < 0)
+		return rc;
+	ro[0].session = a;
+	ro[1].session = b;
+	return build_sides(db, s, by, ro, out, e);
+}
+
+int diff_build_windows(struct db *db, const struct diff_window w[2], enum report_by by,
+		       const struct report_opts *o, struct diff **out, struct error *e)
+{
+	struct db_session s[2];
+	struct report_opts ro[2] = { *o, *o };
+	int rc, side;
+
+	*out = NULL;
+	if (by_check(by, e) < 0)
+		return -1;
+	if (w[0].session == w[1].session && w[0].from_ns == w[1].from_ns &&
+	    w[0].to_ns == w[1].to_ns) {
+		error_set(e, "A and B are the same window of session %lld: give two different "
+			  "windows or sessions", (long long)w[0].session);
+		return -2;
+	}
+	rc = sessions_load(db, w[0].session, w[1].session, s, e);
+	if (rc < 0)
+		return rc;
+	for (side = 0; side < 2; side++) {
+		ro[side].session = w[side].session;
+		if (report_opts_window(&ro[side], w[side].from_ns, w[side].to_ns, e) < 0) {
+			error_prefix(e, "%s", side ? "B" : "A");
+			return -2;
+		}
+	}
+	rc = build_sides(db, s, by, ro, out, e);
+	if (rc < 0)
+		return rc;
+	for (side = 0; side < 2; side++) {
+		(*out)->window[side][0] = w[side].from_ns;
+		(*out)->window[side][1] = w[side].to_ns;
+		(*out)->has_window[side] = 1;
+	}
+	return 0;
 }
 
 static void meta_int(struct table *t, const char *key, int64_t v)
@@ -396,6 +458,14 @@ struct table *diff_table(const struct diff *d, const struct report_opts *o,
 		if (d->host[s][0]) {
 			snprintf(key, sizeof(key), "%s_host", s ? "b" : "a");
 			table_add_meta(t, key, d->host[s], 0);
+		}
+		if (d->has_window[s]) {
+			char w[96];
+
+			snprintf(key, sizeof(key), "%s_window", s ? "b" : "a");
+			snprintf(w, sizeof(w), "%.9gs-%.9gs", d->window[s][0] / 1e9,
+				 d->window[s][1] / 1e9);
+			table_add_meta(t, key, w, 0);
 		}
 		if (d->sum[s]) {
 			snprintf(key, sizeof(key), "%s_name", s ? "b" : "a");

@@ -63,6 +63,8 @@ struct diff {
 	struct report_summary *sum[2];	/* diff_build only: each session's */
 	char host[2][256];		/* the fleet's hosts when A's and B's
 					 * differ (else ""): in the meta */
+	int has_window[2];		/* diff_build_windows(): the sides' windows */
+	int64_t window[2][2];		/* [from, to), ns since their sessions' start */
 };
 
 /* Is a change from a_pct of na samples to b_pct of nb within noise (the
@@ -113,6 +115,29 @@ void diff_end(struct diff *d);
  * diff_sessions() does, -1 on other errors. */
 int diff_build(struct db *db, int64_t a, int64_t b, enum report_by by,
 	       const struct report_opts *o, struct diff **out, struct error *e);
+
+/*
+ * A window of a session to compare: [from_ns, to_ns), ns since its start
+ * (report.h: report_opts_window()).
+ */
+struct diff_window {
+	int64_t session;
+	int64_t from_ns, to_ns;
+};
+
+/*
+ * diff_build() of two windows: each side's report is report_window() of
+ * its window, with o's other filters (o's session, range, by, limit and
+ * inline_chain are ignored), rows matched by name as between sessions.
+ * The windows may be of one session (before and after a change within a
+ * run); they must differ, and each must be a window (report_opts_window),
+ * else -2 with e set (the caller's mistake), as for sessions missing or
+ * still running; -1 on other errors.  d->has_window, d->window record
+ * them, and diff_table()'s JSON meta adds a_window and b_window
+ * ("1.5s-2s").  No printing: for a server (the explorer) and any command.
+ */
+int diff_build_windows(struct db *db, const struct diff_window w[2], enum report_by by,
+		       const struct report_opts *o, struct diff **out, struct error *e);
 
 /*
  * The table: binary, symbol, a_samples, b_samples, a_percent, b_percent,

@@ -9,64 +9,38 @@
 #include <string.h>
 #include "flame.h"
 #include "gecko.h"
+#include "otable.h"
 
-/* A u64 -> u32 open-addressing map (value + 1 stored; 0 is empty). */
-struct map {
-	uint64_t *key;
-	uint32_t *val;
-	size_t nr, cap;
+/* A u64 -> u32 map over otable: *map_slot() is the value + 1, 0 until set. */
+struct map_ent {
+	uint64_t key;
+	uint32_t val;
 };
 
-static uint32_t *map_slot(struct map *m, uint64_t key)
+static void map_init(struct otable *m)
 {
-	size_t i;
-
-	if ((m->nr + 1) * 2 > m->cap) {
-		struct map n = { .cap = m->cap ? m->cap * 2 : 64 };
-
-		n.key = xcalloc(n.cap, sizeof(*n.key));
-		n.val = xcalloc(n.cap, sizeof(*n.val));
-		for (i = 0; i < m->cap; i++) {
-			if (m->val[i]) {
-				size_t j = hash_mix64(m->key[i]) & (n.cap - 1);
-
-				while (n.val[j])
-					j = (j + 1) & (n.cap - 1);
-				n.key[j] = m->key[i];
-				n.val[j] = m->val[i];
-			}
-		}
-		n.nr = m->nr;
-		free(m->key);
-		free(m->val);
-		*m = n;
-	}
-	i = hash_mix64(key) & (m->cap - 1);
-	while (m->val[i] && m->key[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->val[i]) {
-		m->key[i] = key;
-		m->nr++;
-	}
-	return &m->val[i];
+	otable_init(m, sizeof(struct map_ent), sizeof(uint64_t), 64);
 }
 
-static void map_free(struct map *m)
+/* Valid until the next map_slot() on m. */
+static uint32_t *map_slot(struct otable *m, uint64_t key)
 {
-	free(m->key);
-	free(m->val);
+	int added;
+	struct map_ent *x = otable_get_sized(m, &key, sizeof(key), &added);
+
+	return &x->val;
 }
 
 struct thread {
 	uint32_t tid, pid;
 	const char *comm;
-	struct map frames;		/* loc -> frame index */
+	struct otable frames;		/* loc -> frame index */
 	uint32_t *frame_loc;		/* frame index -> loc */
 	size_t nr_frames, cap_frames;
-	struct map stacks;		/* (prefix + 1) << 32 | frame -> stack */
+	struct otable stacks;		/* (prefix + 1) << 32 | frame -> stack */
 	struct { int64_t prefix; uint32_t frame; } *stack;
 	size_t nr_stack, cap_stack;
-	struct map entries;		/* set entry -> stack */
+	struct otable entries;		/* set entry -> stack */
 	struct { uint32_t stack; int64_t time_ns; } *sample;
 	size_t nr_samples, cap_samples;
 };
@@ -75,7 +49,7 @@ struct gecko {
 	const struct stack_set *set;
 	struct thread *t;
 	size_t nr, cap;
-	struct map by_tid;
+	struct otable by_tid;
 };
 
 static uint32_t frame_of(struct thread *t, uint32_t loc)
@@ -122,6 +96,9 @@ int gecko_add(void *ctx, int64_t time_ns, uint32_t cpu, uint32_t tid, size_t ent
 		t->tid = tid;
 		t->pid = s->pid;
 		t->comm = s->comm;
+		map_init(&t->frames);
+		map_init(&t->stacks);
+		map_init(&t->entries);
 		*ti = (uint32_t)++g->nr;
 	}
 	t = &g->t[*ti - 1];
@@ -235,6 +212,7 @@ struct gecko *gecko_new(const struct stack_set *set)
 	struct gecko *g = xcalloc(1, sizeof(*g));
 
 	g->set = set;
+	map_init(&g->by_tid);
 	return g;
 }
 
@@ -273,15 +251,15 @@ void gecko_free(struct gecko *g)
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->nr; i++) {
-		map_free(&g->t[i].frames);
-		map_free(&g->t[i].stacks);
-		map_free(&g->t[i].entries);
+		otable_free(&g->t[i].frames);
+		otable_free(&g->t[i].stacks);
+		otable_free(&g->t[i].entries);
 		free(g->t[i].frame_loc);
 		free(g->t[i].stack);
 		free(g->t[i].sample);
 	}
 	free(g->t);
-	map_free(&g->by_tid);
+	otable_free(&g->by_tid);
 	free(g);
 }
 

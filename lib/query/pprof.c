@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "flame.h"
+#include "otable.h"
 #include "pprof.h"
 
 /* profile.proto field numbers */
@@ -80,63 +81,49 @@ void pb_free(struct pb *b)
 /* ---- the string table ---- */
 
 struct strtab {
-	char **s;
+	char **s;			/* in index order: idx's keys */
 	size_t nr, cap;
-	uint32_t *slot;
-	size_t nr_slots;
+	struct otable idx;		/* string -> index (struct strtab_ent) */
 };
 
-static void strtab_rehash(struct strtab *t)
+struct strtab_ent {
+	char *key;
+	uint64_t i;
+};
+
+static void strtab_init(struct strtab *t)
 {
-	size_t n = t->nr_slots ? t->nr_slots * 2 : 256;
-
-	free(t->slot);
-	t->slot = xcalloc(n, sizeof(*t->slot));
-	t->nr_slots = n;
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t k = hash_string(HASH_STRING_INIT, t->s[i]) & (n - 1);
-
-		while (t->slot[k])
-			k = (k + 1) & (n - 1);
-		t->slot[k] = (uint32_t)i + 1;
-	}
+	memset(t, 0, sizeof(*t));
+	otable_init_str(&t->idx, sizeof(struct strtab_ent), 256);
 }
 
 /* The index of s (valid UTF-8 made of it), added when new. */
 static uint64_t str(struct strtab *t, const char *raw)
 {
-	size_t len = strlen(raw) + 1, k;
+	size_t len = strlen(raw) + 1;
 	char *s = xmalloc(len);
+	struct strtab_ent *x;
+	int added;
 
 	flame_sanitize(raw, s, len);
 	/* flame_sanitize turns ';' into ':': keep the original ones */
 	for (size_t i = 0; raw[i] && i < len - 1; i++)
 		if (raw[i] == ';' && s[i] == ':')
 			s[i] = ';';
-	if ((t->nr + 1) * 2 > t->nr_slots)
-		strtab_rehash(t);
-	k = hash_string(HASH_STRING_INIT, s) & (t->nr_slots - 1);
-	while (t->slot[k]) {
-		uint32_t i = t->slot[k] - 1;
-
-		if (!strcmp(t->s[i], s)) {
-			free(s);
-			return i;
-		}
-		k = (k + 1) & (t->nr_slots - 1);
+	x = otable_get_str(&t->idx, s, &added);
+	free(s);
+	if (added) {
+		ARRAY_GROW(t->s, t->cap, t->nr + 1);
+		t->s[t->nr] = x->key;
+		x->i = t->nr++;
 	}
-	ARRAY_GROW(t->s, t->cap, t->nr + 1);
-	t->s[t->nr] = s;
-	t->slot[k] = (uint32_t)t->nr + 1;
-	return t->nr++;
+	return x->i;
 }
 
 static void strtab_free(struct strtab *t)
 {
-	for (size_t i = 0; i < t->nr; i++)
-		free(t->s[i]);
+	otable_free(&t->idx);		/* the strings of t->s */
 	free(t->s);
-	free(t->slot);
 }
 
 static void value_type(struct pb *out, struct pb *sub, uint32_t field, uint64_t type,
@@ -152,18 +139,98 @@ static int is_clock(const char *ev)
 	return !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
 }
 
-void pprof_encode(const struct stack_set *set, struct pb *out)
+/* The mappings (one per binary, in order of first use by a location) and
+ * the locations of set.  The strings they name go into st in this order:
+ * it is the string table's. */
+static void encode_locations(const struct stack_set *set, struct strtab *st, struct pb *sub,
+			     struct pb *sub2, struct pb *out)
 {
-	const struct db_session *s = &set->session;
-	struct strtab st = { 0 };
-	struct pb sub = { 0 }, sub2 = { 0 };
-	uint64_t samples_idx, count_idx;
-	/* mappings: one per binary, in order of first use by a location */
 	struct map { int64_t binary_id; uint64_t lo, hi; uint32_t sym; } *maps = NULL;
 	size_t nr_maps = 0, cap_maps = 0;
 	uint32_t *loc_map = xcalloc(set->nr_locs ? set->nr_locs : 1, sizeof(*loc_map));
+
+	for (size_t i = 0; i < set->nr_locs; i++) {
+		const struct stack_loc *l = &set->locs[i];
+		size_t m;
+
+		for (m = 0; m < nr_maps && maps[m].binary_id != l->binary_id; m++)
+			;
+		if (m == nr_maps) {
+			ARRAY_GROW(maps, cap_maps, nr_maps + 1);
+			maps[m].binary_id = l->binary_id;
+			maps[m].lo = maps[m].hi = l->offset;
+			maps[m].sym = l->sym;
+			nr_maps++;
+		}
+		if (l->offset < maps[m].lo)
+			maps[m].lo = l->offset;
+		if (l->offset > maps[m].hi)
+			maps[m].hi = l->offset;
+		loc_map[i] = (uint32_t)m;
+	}
+	for (size_t m = 0; m < nr_maps; m++) {
+		const struct stack_sym *sy = maps[m].sym < set->nr_syms ? &set->syms[maps[m].sym] : NULL;
+
+		pb_uint(sub, M_ID, m + 1);
+		pb_uint(sub, M_MEMORY_START, maps[m].lo);
+		pb_uint(sub, M_MEMORY_LIMIT, maps[m].hi == UINT64_MAX ? UINT64_MAX : maps[m].hi + 1);
+		pb_uint(sub, M_FILE_OFFSET, maps[m].lo);
+		pb_uint(sub, M_FILENAME, str(st, sy && sy->binary ? sy->binary : "[unknown]"));
+		if (sy && sy->build_id && *sy->build_id)
+			pb_uint(sub, M_BUILD_ID, str(st, sy->build_id));
+		pb_uint(sub, M_HAS_FUNCTIONS, 1);
+		pb_sub(out, P_MAPPING, sub);
+	}
+	for (size_t i = 0; i < set->nr_locs; i++) {
+		pb_uint(sub, LOC_ID, i + 1);
+		pb_uint(sub, LOC_MAPPING_ID, loc_map[i] + 1);
+		pb_uint(sub, LOC_ADDRESS, set->locs[i].offset);
+		if (set->locs[i].sym < set->nr_syms) {
+			pb_uint(sub2, LINE_FUNCTION_ID, (uint64_t)set->locs[i].sym + 1);
+			pb_sub(sub, LOC_LINE, sub2);
+		}
+		pb_sub(out, P_LOCATION, sub);
+	}
+	free(maps);
+	free(loc_map);
+}
+
+/* The functions of set: a location of each sym gives its name. */
+static void encode_functions(const struct stack_set *set, struct strtab *st, struct pb *sub,
+			     struct pb *out)
+{
+	uint32_t *sym_loc = xcalloc(set->nr_syms ? set->nr_syms : 1, sizeof(*sym_loc));
 	char name[1024];
 
+	for (size_t i = 0; i < set->nr_locs; i++)
+		if (set->locs[i].sym < set->nr_syms && !sym_loc[set->locs[i].sym])
+			sym_loc[set->locs[i].sym] = (uint32_t)i + 1;
+	for (size_t i = 0; i < set->nr_syms; i++) {
+		uint64_t n;
+
+		if (sym_loc[i])
+			flame_frame_name(set, sym_loc[i] - 1, 0, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s", set->syms[i].symbol ?
+				 set->syms[i].symbol : "[unknown]");
+		n = str(st, name);
+		pb_uint(sub, F_ID, i + 1);
+		pb_uint(sub, F_NAME, n);
+		pb_uint(sub, F_SYSTEM_NAME, n);
+		pb_sub(out, P_FUNCTION, sub);
+	}
+	free(sym_loc);
+}
+
+void pprof_encode(const struct stack_set *set, struct pb *out)
+{
+	const struct db_session *s = &set->session;
+	struct strtab st;
+	struct pb sub = { 0 }, sub2 = { 0 };
+	uint64_t samples_idx, count_idx;
+	char name[1024];
+
+	strtab_init(&st);
 	str(&st, "");			/* string_table[0] must be "" */
 	samples_idx = str(&st, "samples");
 	count_idx = str(&st, "count");
@@ -199,71 +266,8 @@ void pprof_encode(const struct stack_set *set, struct pb *out)
 		pb_sub(out, P_SAMPLE, &sub);
 	}
 
-	for (size_t i = 0; i < set->nr_locs; i++) {
-		const struct stack_loc *l = &set->locs[i];
-		size_t m;
-
-		for (m = 0; m < nr_maps && maps[m].binary_id != l->binary_id; m++)
-			;
-		if (m == nr_maps) {
-			ARRAY_GROW(maps, cap_maps, nr_maps + 1);
-			maps[m].binary_id = l->binary_id;
-			maps[m].lo = maps[m].hi = l->offset;
-			maps[m].sym = l->sym;
-			nr_maps++;
-		}
-		if (l->offset < maps[m].lo)
-			maps[m].lo = l->offset;
-		if (l->offset > maps[m].hi)
-			maps[m].hi = l->offset;
-		loc_map[i] = (uint32_t)m;
-	}
-	for (size_t m = 0; m < nr_maps; m++) {
-		const struct stack_sym *sy = maps[m].sym < set->nr_syms ? &set->syms[maps[m].sym] : NULL;
-
-		pb_uint(&sub, M_ID, m + 1);
-		pb_uint(&sub, M_MEMORY_START, maps[m].lo);
-		pb_uint(&sub, M_MEMORY_LIMIT, maps[m].hi == UINT64_MAX ? UINT64_MAX : maps[m].hi + 1);
-		pb_uint(&sub, M_FILE_OFFSET, maps[m].lo);
-		pb_uint(&sub, M_FILENAME, str(&st, sy && sy->binary ? sy->binary : "[unknown]"));
-		if (sy && sy->build_id && *sy->build_id)
-			pb_uint(&sub, M_BUILD_ID, str(&st, sy->build_id));
-		pb_uint(&sub, M_HAS_FUNCTIONS, 1);
-		pb_sub(out, P_MAPPING, &sub);
-	}
-	for (size_t i = 0; i < set->nr_locs; i++) {
-		pb_uint(&sub, LOC_ID, i + 1);
-		pb_uint(&sub, LOC_MAPPING_ID, loc_map[i] + 1);
-		pb_uint(&sub, LOC_ADDRESS, set->locs[i].offset);
-		if (set->locs[i].sym < set->nr_syms) {
-			pb_uint(&sub2, LINE_FUNCTION_ID, (uint64_t)set->locs[i].sym + 1);
-			pb_sub(&sub, LOC_LINE, &sub2);
-		}
-		pb_sub(out, P_LOCATION, &sub);
-	}
-	/* functions: a location of each sym gives its name */
-	{
-		uint32_t *sym_loc = xcalloc(set->nr_syms ? set->nr_syms : 1, sizeof(*sym_loc));
-
-		for (size_t i = 0; i < set->nr_locs; i++)
-			if (set->locs[i].sym < set->nr_syms && !sym_loc[set->locs[i].sym])
-				sym_loc[set->locs[i].sym] = (uint32_t)i + 1;
-		for (size_t i = 0; i < set->nr_syms; i++) {
-			uint64_t n;
-
-			if (sym_loc[i])
-				flame_frame_name(set, sym_loc[i] - 1, 0, name, sizeof(name));
-			else
-				snprintf(name, sizeof(name), "%s", set->syms[i].symbol ?
-					 set->syms[i].symbol : "[unknown]");
-			n = str(&st, name);
-			pb_uint(&sub, F_ID, i + 1);
-			pb_uint(&sub, F_NAME, n);
-			pb_uint(&sub, F_SYSTEM_NAME, n);
-			pb_sub(out, P_FUNCTION, &sub);
-		}
-		free(sym_loc);
-	}
+	encode_locations(set, &st, &sub, &sub2, out);
+	encode_functions(set, &st, &sub, out);
 
 	pb_uint(out, P_TIME_NANOS, (uint64_t)(s->start_ns + s->wall_offset_ns));
 	if (s->duration_ns > 0)
@@ -284,8 +288,6 @@ void pprof_encode(const struct stack_set *set, struct pb *out)
 	strtab_free(&st);
 	pb_free(&sub);
 	pb_free(&sub2);
-	free(maps);
-	free(loc_map);
 }
 
 int pprof_write(const struct stack_set *set, FILE *f, struct error *e)

@@ -10,6 +10,9 @@
  * per-session histogram sample_agg, so they cost the number of distinct
  * (binary, offset, pid) keys, not the number of samples; a time range reads
  * the raw samples of the session.
+ *
+ * Made by report.c, reportread.c, reportrank.c and reportderived.c
+ * (report_int.h).
  */
 #ifndef STROBE_REPORT_H
 #define STROBE_REPORT_H
@@ -89,6 +92,28 @@ struct report_summary {
  */
 struct table *report_build(struct db *db, const struct report_opts *o,
 			   struct report_summary *sum, struct error *e);
+
+/*
+ * A window of a session: [from_ns, to_ns), ns since the session start,
+ * from_ns included and to_ns not, so that windows that tile a session
+ * count each sample once.  report_opts_window() sets it on o as the
+ * filters' range (has_from, has_to; the --to of report_opts is
+ * inclusive, so o->to_ns = to_ns - 1) for report_build(), stacks_load()
+ * and diff_build_windows(); -1 with e set when the window is empty or
+ * starts before 0.
+ */
+int report_opts_window(struct report_opts *o, int64_t from_ns, int64_t to_ns,
+		       struct error *e);
+
+/*
+ * The hot spots of a window: report_build() over [from_ns, to_ns) of
+ * o->session with o's other filters (o's own range is replaced).  The
+ * same table, summary and errors; its meta "filters" say
+ * "from=F to=T" with T one ns before to_ns.  No printing: for a server
+ * (the explorer) as much as for 'strobe report --from --to'.
+ */
+struct table *report_window(struct db *db, const struct report_opts *o, int64_t from_ns,
+			    int64_t to_ns, struct report_summary *sum, struct error *e);
 
 /*
  * Whether session s counted the events of every metric in o->metrics

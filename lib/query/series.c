@@ -13,6 +13,7 @@
 #include "expr.h"
 #include "metrics.h"
 #include "series.h"
+#include "sessevent.h"
 
 /* ---- sources ---- */
 
@@ -51,9 +52,10 @@ void series_events_text(const struct db_session *s, char *buf, size_t len)
 
 int series_event_value(const struct db_session *s, const char *name)
 {
-	for (int i = 0; i < s->nr_events; i++)
-		if (!strcasecmp(s->events[i].name, name))
-			return 1 + i;
+	int i = session_event_find(s, name);
+
+	if (i >= 0)
+		return 1 + i;
 	if (!strcasecmp(name, "samples") || !strcasecmp(name, s->sample_event))
 		return TL_SAMPLES;
 	return -1;
@@ -63,11 +65,10 @@ int series_event_value(const struct db_session *s, const char *name)
  * alias (metrics.h: metric_event_is), as a value index, or -1. */
 static int catalog_value(const struct db_session *s, const char *name)
 {
-	int v = series_event_value(s, name);
+	int v = series_event_value(s, name), i;
 
-	for (int i = 0; v < 0 && i < s->nr_events; i++)
-		if (metric_event_is(name, s->events[i].name))
-			v = 1 + i;
+	if (v < 0 && (i = session_event_metric(s, name)) >= 0)
+		v = 1 + i;
 	return v;
 }
 

@@ -18,6 +18,8 @@
  * counted in no_stack and not in the set.  An entry's locs are in the
  * order of the stored frames; entries of one stack share them (unless the
  * stack has JIT code named per process).
+ *
+ * Made by stacks.c, stacksread.c and stacksscan.c (stacks_int.h).
  */
 #ifndef STROBE_STACKS_H
 #define STROBE_STACKS_H
@@ -89,6 +91,16 @@ struct stack_set {
  * fails with an error saying so. */
 struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct error *e);
 void stacks_free(struct stack_set *set);
+
+/*
+ * The stacks of a window: stacks_load() over [from_ns, to_ns) of
+ * o->session (ns since its start; report.h: report_opts_window()) with
+ * o's other filters, o's own range replaced.  A window's flame graph is
+ * flame_tree_build() of it (flame.h); neither prints.  For a server (the
+ * explorer) as much as for the commands' --from/--to.
+ */
+struct stack_set *stacks_window(struct db *db, const struct report_opts *o, int64_t from_ns,
+				int64_t to_ns, struct error *e);
 
 /*
  * Each sample of set's session that passes o's filters, in time order:

@@ -15,6 +15,8 @@
  * symbol filter), the bucket and --from are multiples of their width, and
  * no sample of the fine bucket holding --to lies after it.  Otherwise the
  * raw samples are scanned.  Both give the same timeline, bit for bit.
+ *
+ * Made by timeline.c, tlread.c, tlgroup.c and tlspans.c (timeline_int.h).
  */
 #ifndef STROBE_TIMELINE_H
 #define STROBE_TIMELINE_H
@@ -122,6 +124,22 @@ struct timeline {
 struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 				struct error *e);
 void timeline_free(struct timeline *t);
+
+/*
+ * What a timeline draws over its series, without the series: for o's
+ * session, range and bucket (o->session, has_from/from_ns, has_to/to_ns,
+ * bucket_ns: the range and buckets timeline_build() would make, with
+ * timeline_range()'s errors), t->lost, lost_total, throttles, t->unsched,
+ * unsched_ns, t->markers and note exactly as timeline_build() sets them.
+ * Lost spans and markers are of the whole session: o's filters, --by and
+ * ranks are ignored, t->all's buckets stay zero and t->samples 0 (a
+ * session with no samples has its markers all the same).  For callers that
+ * show the spans and markers of a window apart from its series (the
+ * explorer); free with timeline_free().  NULL and e set on a missing
+ * session, an empty range or a database error.
+ */
+struct timeline *timeline_events(struct db *db, const struct timeline_opts *o,
+				 struct error *e);
 
 /* Value of group g (NULL: all) in bucket b at value index i. */
 static inline double timeline_value(const struct timeline *t, const struct timeline_group *g,

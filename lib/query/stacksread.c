@@ -1,0 +1,438 @@
+/*
+ * stacksread.c - reading and merging the stacks of a stack set
+ * (stacks_int.h):
+ *  1. entries: the (stack, process, comm) sums that pass the filters
+ *     (qfilter.h, as report.c's), from stack_agg, or, with a time range or
+ *     a session not stored whole, from the raw samples (samples.stack_id),
+ *     whose process is the one of their pid at their time (procset.h).
+ *  2. frames: the stacks those entries use, read from stacks in one range
+ *     scan by id, each checked (nr frames of 16 bytes, leaf first: int64
+ *     LE binary_id, int64 LE offset; schema 014) and its frames interned
+ *     as distinct locations.  A stack the database does not hold, or a
+ *     malformed one, is an error: the database is corrupt.
+ *  3. the entries merged with their frames (JIT code named per process
+ *     gets locations of its own); stack_agg rows have no location of
+ *     their own: --binary, --kernel and --user apply to their frame 0
+ *     (the sampled location).
+ */
+#include "config.h"
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "progress.h"
+#include "resolve.h"
+#include "samplescan.h"
+#include "stacks_int.h"
+
+/* More frames than this in one stack: a corrupt row (the kernel's
+ * callchains stop at 127 by default, perf_event_max_stack at most
+ * 65535; the unwinder's own limit is lower). */
+#define STACKS_MAX_FRAMES 65536
+
+/* ---- step 1: entries ---- */
+
+static void gent_add(struct sload *l, int64_t stack_id, int64_t pid, int64_t comm_id,
+		     int64_t start, uint64_t samples, sqlite3_stmt *st, int col_period,
+		     int col_c0)
+{
+	struct k4 k = { { stack_id, pid, comm_id, start } };
+	struct gent *g;
+	int i, added;
+	struct k4idx *x = k4_get(&l->gmap, &k, &added);
+
+	if (added) {
+		ARRAY_GROW(l->g, l->gcap, l->ng + 1);
+		g = &l->g[l->ng];
+		memset(g, 0, sizeof(*g));
+		g->k = k;
+		x->i = l->ng++;
+	}
+	g = &l->g[x->i];
+	g->samples += samples;
+	if (sqlite3_column_type(st, col_period) == SQLITE_NULL)
+		l->period_unknown = 1;
+	else
+		g->period += (uint64_t)sqlite3_column_int64(st, col_period);
+	for (i = 0; i < l->nev; i++)
+		g->c[i] += (uint64_t)sqlite3_column_int64(st, col_c0 + i);
+}
+
+/* The raw samples' rowid range conditions, as report.c reads them; 0
+ * when a finished session has none. */
+int stacks_raw_range_sql(const struct db_session *s, struct sbuf *sql)
+{
+	if (s->first_sample > 0 && s->last_sample >= s->first_sample && db_session_complete(s))
+		sbuf_addf(sql, "rowid BETWEEN ?2 AND ?3 AND ");
+	else if (s->first_sample > 0)
+		sbuf_addf(sql, "rowid >= ?2 AND ");
+	else if (db_session_complete(s))
+		return 0;
+	return 1;
+}
+
+void stacks_raw_bind(sqlite3_stmt *st, const struct db_session *s, const struct report_opts *o)
+{
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, s->first_sample);
+	sqlite3_bind_int64(st, 3, s->last_sample);
+	sqlite3_bind_int64(st, 4, s->start_ns + o->from_ns);
+	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
+}
+
+int stacks_gather(struct sload *l, struct error *e)
+{
+	const struct report_opts *o = l->o;
+	const struct db_session *s = &l->set->session;
+	const char *what = l->raw ? "reading samples" : "reading the stacks histogram";
+	struct sbuf sql = { 0 };
+	sqlite3_stmt *st;
+	int i, rc, ret = -1;
+
+	sbuf_addf(&sql, "SELECT stack_id,pid,comm_id,%s,%s,period",
+		  l->raw ? "time_ns" : "start_ns", l->raw ? "1" : "samples");
+	for (i = 0; i < l->nev; i++)
+		sbuf_addf(&sql, ",c%d", i);
+	if (l->raw) {
+		sbuf_addf(&sql, " FROM samples WHERE ");
+		if (!stacks_raw_range_sql(s, &sql)) {
+			free(sql.s);
+			return 0;
+		}
+		sbuf_addf(&sql, "session_id=?1");
+		if (o->has_from)
+			sbuf_addf(&sql, " AND time_ns >= ?4");
+		if (o->has_to)
+			sbuf_addf(&sql, " AND time_ns <= ?5");
+		qfilter_sql(&l->qf, &sql, QFILTER_SQL_ALL);
+	} else {
+		sbuf_addf(&sql, " FROM stack_agg WHERE session_id=?1");
+		qfilter_sql(&l->qf, &sql, QFILTER_SQL_PID | QFILTER_SQL_COMM);
+	}
+	if (sqlite3_prepare_v2(db_sqlite(l->db), sql.s, -1, &st, NULL)) {
+		db_sql_error(l->db, e, what);
+		goto out;
+	}
+	stacks_raw_bind(st, s, o);
+	if (l->raw && o->progress) {
+		progress_phase(o->progress, sample_scan_session_total(l->db, s, o->has_from,
+				o->from_ns, o->has_to, o->to_ns), "samples");
+		db_set_progress(l->db, o->progress);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 1), x = sqlite3_column_int64(st, 3), proc;
+		size_t cg;
+
+		if (!qfilter_row(&l->qf, pid, x, &proc, &cg))
+			continue;
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+			l->set->no_stack += (uint64_t)sqlite3_column_int64(st, 4);
+			continue;
+		}
+		gent_add(l, sqlite3_column_int64(st, 0), pid, sqlite3_column_int64(st, 2),
+			 qfilter_start(&l->qf, pid, x), (uint64_t)sqlite3_column_int64(st, 4), st,
+			 5, 6);
+	}
+	sqlite3_finalize(st);
+	db_set_progress(l->db, NULL);
+	if (rc != SQLITE_DONE) {
+		db_sql_error(l->db, e, what);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(sql.s);
+	return ret;
+}
+
+/* The samples of the histogram sample_agg that pass the filters, less
+ * those in the set: the samples with no stack (the histogram of stacks
+ * has no row for them). */
+int stacks_no_stack_agg(struct sload *l, struct error *e)
+{
+	struct sbuf sql = { 0 };
+	uint64_t n = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	sbuf_addf(&sql, "SELECT pid,start_ns,samples FROM sample_agg WHERE session_id=?1");
+	qfilter_sql(&l->qf, &sql, QFILTER_SQL_ALL);
+	rc = sqlite3_prepare_v2(db_sqlite(l->db), sql.s, -1, &st, NULL);
+	free(sql.s);
+	if (rc)
+		return db_sql_error(l->db, e, "reading the session histogram");
+	sqlite3_bind_int64(st, 1, l->set->session.id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc;
+		size_t cg;
+
+		if (qfilter_row(&l->qf, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				&proc, &cg))
+			n += (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(l->db, e, "reading the session histogram");
+	l->set->no_stack = n > l->set->samples + l->missing ? n - l->set->samples - l->missing : 0;
+	return 0;
+}
+
+/* ---- step 2: frames ---- */
+
+static uint32_t loc_intern(struct sload *l, int64_t binary_id, uint64_t offset, uint32_t pid)
+{
+	struct k4 k = { { binary_id, (int64_t)offset, pid, 0 } };
+	int added;
+	struct k4idx *x = k4_get(&l->lmap, &k, &added);
+
+	if (added) {
+		ARRAY_GROW(l->locs, l->loccap, l->nlocs + 1);
+		l->locs[l->nlocs].k = k;
+		x->i = l->nlocs++;
+	}
+	return (uint32_t)x->i;
+}
+
+static int64_t le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return (int64_t)v;
+}
+
+/* Intern the nr frames of blob as locations of process pid (0: not per
+ * process), appended to the pool; returns where they start. */
+static size_t frames_intern(struct sload *l, struct resolver *res, const unsigned char *blob,
+			    uint32_t nr, uint32_t pid, int *bypid)
+{
+	size_t lo = l->npool;
+
+	ARRAY_GROW(l->p->pool, l->poolcap, l->npool + nr);
+	for (uint32_t i = 0; i < nr; i++) {
+		int64_t b = le64(blob + 16 * (size_t)i);
+		uint64_t off = (uint64_t)le64(blob + 16 * (size_t)i + 8);
+		int per_pid = resolver_by_pid(res, b);
+
+		if (per_pid && bypid)
+			*bypid = 1;
+		l->p->pool[l->npool++] = loc_intern(l, b, off, per_pid ? pid : 0);
+	}
+	return lo;
+}
+
+static int id_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+static int stk_cmp(const void *key, const void *elem)
+{
+	int64_t a = *(const int64_t *)key, b = ((const struct stk *)elem)->id;
+
+	return (a > b) - (a < b);
+}
+
+int stacks_frames_load(struct sload *l, struct resolver *res, struct error *e)
+{
+	const struct db_session *s = &l->set->session;
+	int64_t *ids;
+	size_t nids = 0, i;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!l->ng)
+		return 0;
+	ids = xcalloc(l->ng, sizeof(*ids));
+	for (i = 0; i < l->ng; i++)
+		ids[i] = l->g[i].k.v[0];
+	qsort(ids, l->ng, sizeof(*ids), id_cmp);
+	for (i = 0; i < l->ng; i++)
+		if (!nids || ids[nids - 1] != ids[i])
+			ids[nids++] = ids[i];
+	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT id,nr,flags,frames FROM stacks "
+			       "WHERE session_id=?1 AND id BETWEEN ?2 AND ?3 ORDER BY id", -1, &st,
+			       NULL)) {
+		free(ids);
+		return db_sql_error(l->db, e, "reading stacks");
+	}
+	sqlite3_bind_int64(st, 1, s->id);
+	sqlite3_bind_int64(st, 2, ids[0]);
+	sqlite3_bind_int64(st, 3, ids[nids - 1]);
+	i = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), nr = sqlite3_column_int64(st, 1);
+		const unsigned char *blob = sqlite3_column_blob(st, 3);
+		int bytes = sqlite3_column_bytes(st, 3);
+		struct stk *k;
+
+		while (i < nids && ids[i] < id)
+			i++;
+		if (i == nids)
+			break;
+		if (ids[i] != id)
+			continue;	/* a stack no entry uses */
+		if (nr < 1 || nr > STACKS_MAX_FRAMES || !blob || bytes != nr * 16) {
+			sqlite3_finalize(st);
+			free(ids);
+			return error_set(e, "stack %lld of session %lld is malformed (%lld frames "
+					 "in %d bytes): the database is corrupt", (long long)id,
+					 (long long)s->id, (long long)nr, bytes);
+		}
+		ARRAY_GROW(l->stks, l->stkcap, l->nstks + 1);
+		k = &l->stks[l->nstks++];
+		memset(k, 0, sizeof(*k));
+		k->id = id;
+		k->nr = (uint32_t)nr;
+		k->flags = (uint32_t)sqlite3_column_int64(st, 2);
+		k->lo = frames_intern(l, res, blob, k->nr, 0, &k->bypid);
+	}
+	sqlite3_finalize(st);
+	free(ids);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return db_sql_error(l->db, e, "reading stacks");
+	return 0;
+}
+
+
+/* The kernel binaries of the database (keys "kernel:..."), sorted. */
+static int kernel_ids(struct sload *l, int64_t **ids, size_t *n, struct error *e)
+{
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT id FROM binaries WHERE "
+			       "substr(key,1,7)='kernel:' ORDER BY id", -1, &st, NULL))
+		return db_sql_error(l->db, e, "reading binaries");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ARRAY_GROW(*ids, cap, *n + 1);
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_sql_error(l->db, e, "reading binaries");
+	return 0;
+}
+
+static const char *comm_intern(struct sload *l, int64_t comm_id, struct error *e)
+{
+	struct stacks_priv *p = l->p;
+	struct k4 k = { { comm_id, 0, 0, 0 } };
+	sqlite3_stmt *st;
+	const char *name = "[unknown]";
+	int rc, added;
+	struct k4idx *x = k4_get(&l->cmap, &k, &added);
+
+	if (!added)
+		return p->comms[x->i].name;
+	/* (on an error the set is not made: the entry added stays unused) */
+	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT name FROM comms WHERE id=?1", -1, &st,
+			       NULL)) {
+		db_sql_error(l->db, e, "reading comms");
+		return NULL;
+	}
+	sqlite3_bind_int64(st, 1, comm_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
+		name = (const char *)sqlite3_column_text(st, 0);
+	ARRAY_GROW(p->comms, l->commcap, p->ncomms + 1);
+	p->comms[p->ncomms].id = comm_id;
+	name = p->comms[p->ncomms].name = xstrdup(name);
+	x->i = p->ncomms++;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		db_sql_error(l->db, e, "reading comms");
+		return NULL;
+	}
+	return name;
+}
+
+int stacks_entries_make(struct sload *l, struct resolver *res, struct error *e)
+{
+	struct stack_set *set = l->set;
+	struct stacks_priv *p = l->p;
+	const struct report_opts *o = l->o;
+	int64_t *kids = NULL;
+	size_t nkids = 0, i;
+	int filter0 = !l->raw && (o->binary || o->mode != REPORT_ALL);
+
+	if (filter0 && o->mode != REPORT_ALL && kernel_ids(l, &kids, &nkids, e) < 0)
+		return -1;
+	set->stacks = xcalloc(l->ng ? l->ng : 1, sizeof(*set->stacks));
+	p->comm_ids = xcalloc(l->ng ? l->ng : 1, sizeof(*p->comm_ids));
+	l->entry_lo = xcalloc(l->ng ? l->ng : 1, sizeof(*l->entry_lo));
+	for (i = 0; i < l->ng; i++) {
+		const struct gent *g = &l->g[i];
+		const struct stk *k = bsearch(&g->k.v[0], l->stks, l->nstks, sizeof(*l->stks),
+					      stk_cmp);
+		struct stack_entry *se;
+		const char *comm;
+		size_t lo;
+
+		if (!k) {
+			l->missing += g->samples;
+			continue;
+		}
+		lo = k->lo;
+		if (filter0) {
+			int64_t b0 = l->locs[p->pool[lo]].k.v[0];
+			int kern = nkids && bsearch(&b0, kids, nkids, sizeof(*kids), id_cmp);
+
+			if (!qfilter_binary(&l->qf, b0) || (o->mode == REPORT_KERNEL && !kern) ||
+			    (o->mode == REPORT_USER && kern))
+				continue;
+		}
+		if (k->bypid && g->k.v[1]) {
+			/* JIT code named from this process's perf map: its own
+			 * locations (frames read again from the pool's copy) */
+			size_t n = k->nr, j;
+
+			lo = l->npool;
+			ARRAY_GROW(p->pool, l->poolcap, l->npool + n);
+			for (j = 0; j < n; j++) {
+				struct k4 f = l->locs[p->pool[k->lo + j]].k;	/* a copy: */
+				int per_pid = resolver_by_pid(res, f.v[0]);	/* locs grow */
+				uint32_t x = loc_intern(l, f.v[0], (uint64_t)f.v[1],
+							per_pid ? (uint32_t)g->k.v[1] : 0);
+
+				p->pool[l->npool + j] = x;
+			}
+			l->npool += n;
+		}
+		comm = comm_intern(l, g->k.v[2], e);
+		if (!comm) {
+			free(kids);
+			return -1;
+		}
+		se = &set->stacks[set->nr_stacks];
+		p->comm_ids[set->nr_stacks] = g->k.v[2];
+		l->entry_lo[set->nr_stacks] = lo;
+		set->nr_stacks++;
+		se->stack_id = k->id;
+		se->pid = (uint32_t)g->k.v[1];
+		se->start_ns = (uint64_t)g->k.v[3];
+		se->comm = comm;
+		se->flags = k->flags;
+		se->nr = k->nr;
+		se->samples = g->samples;
+		se->weight = g->period;	/* for now: weigh() decides */
+		memcpy(se->c, g->c, sizeof(se->c));
+		set->samples += g->samples;
+		if (k->flags & STACK_INCOMPLETE)
+			set->incomplete += g->samples;
+		for (int c = 0; c < l->nev; c++)
+			set->total[c] += g->c[c];
+	}
+	free(kids);
+	for (i = 0; i < set->nr_stacks; i++)
+		set->stacks[i].locs = p->pool + l->entry_lo[i];
+	if (l->missing)
+		stacks_note(l, "%" PRIu64 " samples refer to stacks that are not stored (yet: a "
+			 "session still being written); they are left out", l->missing);
+	return 0;
+}
