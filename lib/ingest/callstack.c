@@ -342,22 +342,6 @@ void stack_agg_add(struct ingest *in, const struct db_sample *row, uint64_t star
 		sa->c[i] += row->c[i];
 }
 
-/* Add the rows of from to t, and empty from. */
-static void stack_agg_merge(struct otable *t, struct otable *from)
-{
-	for (struct db_stack_agg *f = NULL; (f = otable_next(from, f));) {
-		int added;
-		struct db_stack_agg *a = otable_get(t, f, &added);
-
-		a->samples += f->samples;
-		a->period += f->period;
-		a->period_unknown |= f->period_unknown;
-		for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
-			a->c[i] += f->c[i];
-	}
-	otable_clear(from);
-}
-
 static int stack_committed_keep(void *arg, const void *entry)
 {
 	return ((const struct stack_key *)entry)->id <= *(const int64_t *)arg;
@@ -377,7 +361,7 @@ int callstack_store_errors(struct ingest *in, struct error *e)
 
 int callstack_finish(struct ingest *in, struct error *e)
 {
-	stack_agg_merge(&in->stack_agg, &in->stack_pending);
+	agg_merge(&in->stack_agg, &in->stack_pending, offsetof(struct db_stack_agg, sums));
 	for (struct db_stack_agg *a = NULL; (a = otable_next(&in->stack_agg, a));)
 		if (db_stack_agg_add(in->db, in->s->id, in->nr, a, e) < 0)
 			return -1;
@@ -387,7 +371,7 @@ int callstack_finish(struct ingest *in, struct error *e)
 void callstack_commit(struct ingest *in)
 {
 	in->stack_committed = in->stack_max;
-	stack_agg_merge(&in->stack_agg, &in->stack_pending);
+	agg_merge(&in->stack_agg, &in->stack_pending, offsetof(struct db_stack_agg, sums));
 	for (struct unwind_err *u = NULL; (u = otable_next(&in->unwind_errs, u));)
 		u->committed = u->count;
 }

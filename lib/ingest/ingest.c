@@ -96,7 +96,7 @@ static void batch_committed(struct ingest *in)
 	in->in_batch = 0;
 	in->batch_uncertain_ns = 0;
 	in->held = 0;
-	agg_merge(&in->agg, &in->pending);
+	agg_merge(&in->agg, &in->pending, offsetof(struct db_agg, sums));
 	otable_clear(&in->times);
 	in->committed.first_sample = in->s->first_sample;
 	in->committed.last_sample = in->s->last_sample;
@@ -472,7 +472,7 @@ int ingest_finish(struct ingest *in, uint64_t end_ns, struct error *e)
 	/* exact attribution: the tails of threads still running */
 	if (exact_finish(in, end_ns, e) < 0)
 		goto fail;
-	agg_merge(&in->agg, &in->pending);
+	agg_merge(&in->agg, &in->pending, offsetof(struct db_agg, sums));
 	for (struct db_agg *a = NULL; (a = otable_next(&in->agg, a));)
 		if (db_agg_add(in->db, in->s->id, in->nr, a, e) < 0)
 			goto fail;

@@ -33,6 +33,7 @@
 #ifndef STROBE_INGEST_INT_H
 #define STROBE_INGEST_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "ingest.h"
@@ -206,7 +207,10 @@ struct cpu_state *cpu_state(struct ingest *in, uint32_t cpu);
 int counter_increase(struct ingest *in, struct cpu_counts *cs, const struct record *r,
 		     uint64_t *c);
 /* Add the rows of from (struct db_agg) to t, and empty from. */
-void agg_merge(struct otable *t, struct otable *from);
+/* Add the rows of from to t (the same key and entry type; the entries'
+ * struct db_sums at sums_at: offsetof(struct db_agg, sums) or
+ * offsetof(struct db_stack_agg, sums)), and empty from. */
+void agg_merge(struct otable *t, struct otable *from, size_t sums_at);
 /* The bucket of sample_time that time_ns falls in. */
 int64_t time_bucket(const struct ingest *in, uint64_t time_ns);
 

@@ -70,17 +70,13 @@ int64_t time_bucket(const struct ingest *in, uint64_t time_ns)
 	return rel / INGEST_TIME_BUCKET_NS - (rel % INGEST_TIME_BUCKET_NS < 0);
 }
 
-void agg_merge(struct otable *t, struct otable *from)
+void agg_merge(struct otable *t, struct otable *from, size_t sums_at)
 {
-	for (struct db_agg *f = NULL; (f = otable_next(from, f));) {
+	for (char *f = NULL; (f = otable_next(from, f));) {
 		int added;
-		struct db_agg *a = otable_get(t, f, &added);
+		char *a = otable_get(t, f, &added);
 
-		a->samples += f->samples;
-		a->period += f->period;
-		a->period_unknown |= f->period_unknown;
-		for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
-			a->c[i] += f->c[i];
+		db_sums_add((struct db_sums *)(a + sums_at), (const struct db_sums *)(f + sums_at));
 	}
 	otable_clear(from);
 }

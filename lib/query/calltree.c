@@ -446,13 +446,6 @@ struct calltree *calltree_build(const struct stack_set *set, const char *symbol,
 	return t;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s && s[1] ? s + 1 : p;
-}
-
 static double node_pct(const struct calltree *t, const struct calltree_node *x)
 {
 	return t->set->weight ? 100.0 * x->weight / t->set->weight : 0;
@@ -522,7 +515,7 @@ struct table *calltree_table(const struct calltree *t, enum output_format fmt)
 				sbuf_addf(&line, "%s", x->last ? "`-- " : "|-- ");
 			sbuf_addf(&line, "%s", y->symbol);
 			if (!py || py->binary_id != y->binary_id)
-				sbuf_addf(&line, "  [%s]", base_name(y->binary));
+				sbuf_addf(&line, "  [%s]", util_path_base(y->binary));
 			table_set_str(tb, row, c_sym, line.s);
 			cont[x->depth] = x->last ? "    " : "|   ";
 		} else {

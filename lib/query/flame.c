@@ -86,13 +86,6 @@ char *flame_sanitize(const char *s, char *buf, size_t len)
 	return sanitize(s, buf, len, 1);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b && b[1] ? b + 1 : path;
-}
-
 char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suffix,
 		       char *buf, size_t len)
 {
@@ -105,7 +98,7 @@ char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suf
 		sym = &set->syms[set->locs[loc].sym];
 		if (!sym->symbol || !*sym->symbol || !strcmp(sym->symbol, "[unknown]"))
 			snprintf(raw, sizeof(raw), "[unknown] (%s)",
-				 sym->binary && *sym->binary ? base_name(sym->binary) : "?");
+				 sym->binary && *sym->binary ? util_path_base(sym->binary) : "?");
 		else
 			snprintf(raw, sizeof(raw), "%s%s", sym->symbol,
 				 sym->kernel && kernel_suffix ? "_[k]" : "");

@@ -1,6 +1,7 @@
 /*
  * qfilter.c - the sample filters of a query (see qfilter.h).
  */
+#include "binname.h"
 #include "config.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -29,13 +30,6 @@ static void qnote(struct qinit *q, const char *fmt, ...)
 	q->note(q->ctx, buf);
 }
 
-static const char *path_base(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
 static int id_cmp(const void *pa, const void *pb)
 {
 	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
@@ -60,8 +54,8 @@ int qfilter_binaries(struct db *db, const char *want, int64_t **ids, size_t *n,
 
 		key = key ? key : "";
 		path = path ? path : "";
-		if (strcmp(path, want) && strcmp(path_base(path), want) && strcmp(key, want) &&
-		    (strncmp(key, "kernel:", 7) || strcmp(want, "[kernel.kallsyms]")))
+		if (strcmp(path, want) && strcmp(util_path_base(path), want) && strcmp(key, want) &&
+		    (!binname_is_kernel(key) || strcmp(want, BINNAME_KERNEL)))
 			continue;
 		ARRAY_GROW(*ids, cap, *n + 1);
 		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);

@@ -129,7 +129,6 @@ struct tsrc {
 
 /* tlread.c */
 int tl_sql_fail(struct build *b, const char *what);
-const char *tl_path_base(const char *p);
 int tl_session_end(struct build *b, int64_t *end);
 int tl_make_where(struct build *b);
 int tl_time_sums_usable(struct build *b);

@@ -10,6 +10,7 @@
  *
  * Keys, locations and names are found through lib/base/otable.
  */
+#include "binname.h"
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
@@ -26,21 +27,17 @@ void tl_ent_free_buckets(struct build *b)
 	b->onepass = 0;
 }
 
-/* The name a binary row is shown with: "[kernel.kallsyms]", "[vdso]", or
- * the file name of its path. */
+/* The name a binary row is shown with (binname.h's rule). */
 static void binary_display(struct build *b, int64_t id, char *buf, size_t len)
 {
 	struct db_binary *row = xmalloc(sizeof(*row));
 	struct error ign;
 
 	if (id <= 0 || db_binary_get(b->db, id, row, &ign) < 0)
-		snprintf(buf, len, "[unknown]");
-	else if (!strncmp(row->key, "kernel:", 7))
-		snprintf(buf, len, "[kernel.kallsyms]");
-	else if (row->key[0] == '[' || !row->path[0])
-		snprintf(buf, len, "%s", row->key[0] ? row->key : "[unknown]");
+		snprintf(buf, len, "%s", BINNAME_UNKNOWN);
 	else
-		snprintf(buf, len, "%.*s", (int)MIN(len, 255), tl_path_base(row->path));
+		snprintf(buf, len, "%.*s", (int)MIN(len, 255),
+			 binname_of(row->key, row->path, BINNAME_BASE));
 	free(row);
 }
 
@@ -154,7 +151,7 @@ int tl_name_locations(struct build *b)
 		memset(&res, 0, sizeof(res));
 		resolver_lookup(r, locs[i].bin, locs[i].off, 0, &res);
 		snprintf(name, sizeof(name), "%s (%s)", res.symbol ? res.symbol : "[unknown]",
-			 res.binary ? tl_path_base(res.binary) : "[unknown]");
+			 res.binary ? util_path_base(res.binary) : "[unknown]");
 		si = sym_intern(b, name);
 		if (o->symbol && res.symbol && !strcmp(res.symbol, o->symbol)) {
 			b->sym[si].match = 1;

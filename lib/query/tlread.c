@@ -18,13 +18,6 @@ int tl_sql_fail(struct build *b, const char *what)
 	return db_sql_error(b->db, b->e, what);
 }
 
-const char *tl_path_base(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s && s[1] ? s + 1 : p;
-}
-
 static int64_t comm_lookup(struct build *b, const char *name)
 {
 	sqlite3_stmt *st;

@@ -162,6 +162,27 @@ struct db_sample {
 /* Append one sample row; returns its rowid, or -1. Call inside db_begin(). */
 int64_t db_sample_insert(struct db *db, const struct db_sample *s, struct error *e);
 
+/* What a histogram row sums, the same at the end of struct db_agg and
+ * struct db_stack_agg (named .sums there, its fields also directly). */
+#define DB_SUMS_FIELDS							\
+	uint64_t samples;						\
+	uint64_t c[STROBE_MAX_COUNTERS];				\
+	uint64_t period;		/* sum of the samples' periods */	\
+	int period_unknown		/* a sample had none: period is NULL */
+struct db_sums {
+	DB_SUMS_FIELDS;
+};
+
+/* Add from's sums to to's. */
+static inline void db_sums_add(struct db_sums *to, const struct db_sums *from)
+{
+	to->samples += from->samples;
+	to->period += from->period;
+	to->period_unknown |= from->period_unknown;
+	for (int i = 0; i < STROBE_MAX_COUNTERS; i++)
+		to->c[i] += from->c[i];
+}
+
 /* One row of sample_agg; added to an existing row with the same key. */
 struct db_agg {
 	int64_t binary_id;
@@ -171,10 +192,10 @@ struct db_agg {
 					 * (processes.start_ns); 0: unknown */
 	int64_t comm_id;
 	uint32_t flags;
-	uint64_t samples;
-	uint64_t c[STROBE_MAX_COUNTERS];
-	uint64_t period;		/* sum of the samples' periods */
-	int period_unknown;		/* a sample had none: period is NULL */
+	union {				/* the sums, also as one struct */
+		struct db_sums sums;
+		struct { DB_SUMS_FIELDS; };
+	};
 };
 int db_agg_add(struct db *db, int64_t session_id, int nr, const struct db_agg *a,
 	       struct error *e);
@@ -205,10 +226,10 @@ struct db_stack_agg {
 	uint32_t zero;			/* 0: the key has no padding */
 	uint64_t start_ns;		/* as in db_agg */
 	int64_t comm_id;
-	uint64_t samples;
-	uint64_t c[STROBE_MAX_COUNTERS];
-	uint64_t period;
-	int period_unknown;
+	union {
+		struct db_sums sums;
+		struct { DB_SUMS_FIELDS; };
+	};
 };
 int db_stack_agg_add(struct db *db, int64_t session_id, int nr, const struct db_stack_agg *a,
 		     struct error *e);
