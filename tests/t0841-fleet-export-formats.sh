@@ -135,6 +135,12 @@ for i, (h, path) in enumerate(hosts):
             pre = f"{h}#1: "
             assert e["args"]["name"].startswith(pre), e
             e["args"] = {"name": e["args"]["name"][len(pre):]}
+    if mine != local["traceEvents"]:
+        # what differs, for the log: events of one side the other lacks
+        a = [json.dumps(e, sort_keys=True) for e in mine]
+        b = [json.dumps(e, sort_keys=True) for e in local["traceEvents"]]
+        print("  fleet only:", sorted(set(a) - set(b))[:5], file=sys.stderr)
+        print("  local only:", sorted(set(b) - set(a))[:5], file=sys.stderr)
     assert mine == local["traceEvents"], (h, len(mine), len(local["traceEvents"]))
     o = dict(local["otherData"])
     for k in ("generator", "counter_bucket_us", "counters_pid", "samples", "filters"):
