@@ -80,23 +80,22 @@ static int binaries_load(struct qinit *q, struct error *e)
 	return qfilter_binaries(q->db, f->o->binary, &f->bins, &f->nbins, e);
 }
 
-/* comms.id of name: the id, 0 if the name was never seen, -1 on error. */
-static int64_t comm_lookup(struct qinit *q, const char *name, struct error *e)
+int64_t qfilter_comm_id(struct db *db, const char *name, struct error *e)
 {
 	sqlite3_stmt *st;
 	int64_t id = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db_sqlite(q->db), "SELECT id FROM comms WHERE name=?1",
+	if (sqlite3_prepare_v2(db_sqlite(db), "SELECT id FROM comms WHERE name=?1",
 			       -1, &st, NULL))
-		return db_sql_error(q->db, e, "reading comms");
+		return db_sql_error(db, e, "reading comms");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_sql_error(q->db, e, "reading comms");
+		return db_sql_error(db, e, "reading comms");
 	return id;
 }
 
@@ -186,7 +185,7 @@ int qfilter_init(struct qfilter *f, struct db *db, const struct report_opts *o,
 	if (o->pid >= 0 && pid_processes(&q, e) < 0)
 		return -1;
 	if (o->comm) {
-		f->comm_id = comm_lookup(&q, o->comm, e);
+		f->comm_id = qfilter_comm_id(q.db, o->comm, e);
 		if (f->comm_id < 0)
 			return -1;
 		if (!f->comm_id) {

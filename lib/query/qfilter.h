@@ -87,4 +87,8 @@ int64_t qfilter_start(const struct qfilter *f, int64_t pid, int64_t x);
 /* Is binary_id one that o->binary matches?  (1 when there is no --binary.) */
 int qfilter_binary(const struct qfilter *f, int64_t binary_id);
 
+/* comms.id of name in db: the id, 0 if the name was never seen, -1 with e
+ * set on error. */
+int64_t qfilter_comm_id(struct db *db, const char *name, struct error *e);
+
 #endif

@@ -18,25 +18,6 @@ int tl_sql_fail(struct build *b, const char *what)
 	return db_sql_error(b->db, b->e, what);
 }
 
-static int64_t comm_lookup(struct build *b, const char *name)
-{
-	sqlite3_stmt *st;
-	int64_t id = 0;
-	int rc;
-
-	if (sqlite3_prepare_v2(db_sqlite(b->db), "SELECT id FROM comms WHERE name=?1",
-			       -1, &st, NULL))
-		return tl_sql_fail(b, "reading comms");
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return tl_sql_fail(b, "reading comms");
-	return id;
-}
-
 /* " AND binary_id IN (...)" for --binary; the number of binaries, or -1. */
 static int binary_filter(struct build *b, struct sbuf *sql)
 {
@@ -137,7 +118,7 @@ int tl_make_where(struct build *b)
 		b->raw.pid = o->pid;
 	}
 	if (o->comm) {
-		b->comm_id = comm_lookup(b, o->comm);
+		b->comm_id = qfilter_comm_id(b->db, o->comm, b->e);
 		if (b->comm_id < 0)
 			return -1;
 		if (!b->comm_id)
