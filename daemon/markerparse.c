@@ -330,14 +330,14 @@ int marker_sites(const struct peer *p, int fd, const char *path, const char *pro
 		reader(sv[1]);
 	}
 	close(sv[1]);
+	/* a send fails only when the reader has closed its end: it ended
+	 * (crashed, killed) before it took the request, reported as below */
 	if (send_all(sv[0], q, sizeof(*q)) < 0 ||
 	    send_all(sv[0], as.groups, q->ngroups * sizeof(*as.groups)) < 0 ||
-	    fd_send_with(sv[0], &one, 1, fd) != 1) {
-		rc = error_set(e, "reading the probes of %s: cannot pass the file to the reader",
-			       path);
-		goto out;
-	}
-	rc = read_all(sv[0], &r, sizeof(r), deadline_ns);
+	    fd_send_with(sv[0], &one, 1, fd) != 1)
+		rc = -1;
+	else
+		rc = read_all(sv[0], &r, sizeof(r), deadline_ns);
 	if (rc == 0 && r.status == 0 && r.n <= USDT_MAX_SITES && r.n > 0) {
 		s = xcalloc(r.n, sizeof(*s));
 		rc = read_all(sv[0], s, r.n * sizeof(*s), deadline_ns);
