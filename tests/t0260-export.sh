@@ -151,6 +151,26 @@ print(f"{len(ev)} events: {len(cs)} counter points, {len(mk)} markers, {len(lost
 PY
 ok "Chrome trace matches the golden file and has its tracks"
 
+# --- a sample the kernel gave no task (pid and tid -1): on the "no task"
+# pseudo-process, inside the pid span a fleet trace offsets (t0841)
+cp "$fx" "$tmp/nt.db" && cp -r "$fx.cache" "$tmp/nt.db.cache" || fail "copying the fixture"
+sqlq "$tmp/nt.db" "UPDATE samples SET pid = -1, tid = -1 WHERE time_ns = 1000007150000" ||
+	fail "the no-task sample"
+"$STROBE" export --db "$tmp/nt.db" --session 1 --format chrome-trace --samples -o "$tmp/nt.json" ||
+	fail "export chrome-trace with a no-task sample"
+python3 - "$tmp/nt.json" <<'PY' || fail "the no-task sample (above)"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+CP = 4194304
+assert all(0 <= e["pid"] <= CP + 1 and 0 <= e.get("tid", 0) <= CP + 1 for e in ev), \
+    [e for e in ev if not 0 <= e["pid"] <= CP + 1 or not 0 <= e.get("tid", 0) <= CP + 1]
+nt = [e for e in ev if e.get("cat") == "sample" and e["ts"] == 7150.0]
+assert [(e["pid"], e["tid"]) for e in nt] == [(CP + 1, CP + 1)], nt
+meta = {(e["name"], e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+assert meta.get(("process_name", CP + 1, CP + 1)) == "no task", meta
+PY
+ok "a sample of no task (pid -1): on pid $((4194304 + 1)), named \"no task\""
+
 # --- filters and the latest session
 X --session 1 --format csv --pid 100 >"$tmp/p.csv" || fail "--pid"
 X --session 1 --format csv --comm 'we,ird "name"' >"$tmp/c.csv" || fail "--comm"

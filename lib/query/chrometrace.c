@@ -58,6 +58,14 @@ static int thread_cmp(const void *pa, const void *pb)
 
 /* ---- events ---- */
 
+/* A pid or tid as the trace shows it: a Linux pid is below PID_MAX_LIMIT
+ * (the counters' pid); anything else (-1 read as unsigned, or a value
+ * no kernel writes) is the "no task" pseudo-process. */
+static int64_t trace_id(int64_t id)
+{
+	return id >= 0 && id < CHROMETRACE_COUNTERS_PID ? id : CHROMETRACE_NOTASK_PID;
+}
+
 /* ,"key":value: a JSON string, or a number */
 static void kv_json(struct ob *ob, const char *key, const char *v)
 {
@@ -170,7 +178,8 @@ void chrometrace_sample(struct chrometrace *ct, const struct chrometrace_session
 			const struct chrometrace_sample *smp)
 {
 	struct ob *o = ct->ob;
-	int64_t pid = s->pid_base + smp->pid;
+	int64_t pid = s->pid_base + trace_id(smp->pid);
+	uint32_t tid = (uint32_t)trace_id(smp->tid);
 	struct chrometrace_thread *th;
 	int i;
 
@@ -179,13 +188,13 @@ void chrometrace_sample(struct chrometrace *ct, const struct chrometrace_session
 			chrometrace_samples_end(ct);
 		ct->cur = s;
 	}
-	th = thread_get(ct, s, pid, smp->tid);
+	th = thread_get(ct, s, pid, tid);
 	if (smp->comm && *smp->comm && (!th->comm || strcmp(th->comm, smp->comm))) {
 		free(th->comm);
 		th->comm = xstrdup(smp->comm);
 	}
 	if (ct->samples) {
-		ev_begin(ct, s, "i", smp->time_ns, pid, smp->tid);
+		ev_begin(ct, s, "i", smp->time_ns, pid, tid);
 		ob_str(o, ",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
 		ob_json(o, smp->symbol);
 		ob_str(o, ",\"args\":{\"binary\":");
@@ -232,8 +241,8 @@ void chrometrace_marker(struct chrometrace *ct, const struct chrometrace_session
 {
 	struct ob *o = ct->ob;
 	const char *kind = m->kind ? m->kind : "";
-	int64_t pid = m->has_pid ? m->pid : CHROMETRACE_COUNTERS_PID;
-	int64_t tid = m->has_tid ? m->tid : m->has_pid ? pid : 0;
+	int64_t pid = m->has_pid ? trace_id(m->pid) : CHROMETRACE_COUNTERS_PID;
+	int64_t tid = m->has_tid ? trace_id(m->tid) : m->has_pid ? pid : 0;
 	int global = strcmp(kind, "usdt") || !m->has_pid;
 
 	ev_begin(ct, s, "i", m->time_ns, s->pid_base + pid, tid);
@@ -247,9 +256,9 @@ void chrometrace_marker(struct chrometrace *ct, const struct chrometrace_session
 	if (m->has_cpu)
 		kv_i64(o, "cpu", m->cpu);
 	if (m->has_pid)
-		kv_i64(o, "pid", pid);
+		kv_i64(o, "pid", m->pid);	/* as recorded */
 	ob_str(o, "}}");
-	if (m->has_pid && pid >= 0 && pid <= UINT32_MAX && tid >= 0 && tid <= UINT32_MAX)
+	if (m->has_pid)
 		thread_get(ct, s, s->pid_base + pid, (uint32_t)tid);
 }
 
@@ -321,7 +330,9 @@ int chrometrace_names(struct chrometrace *ct, const struct chrometrace_session *
 		for (j = i; j < ct->nth && ts[j].pid == pid; j++)
 			if (!pcomm || ts[j].tid == raw)
 				pcomm = ts[j].comm ? ts[j].comm : pcomm;
-		if (proc_name(ctx, s, raw, &name, e) < 0)
+		if (raw == CHROMETRACE_NOTASK_PID)
+			name = "no task";
+		else if (proc_name(ctx, s, raw, &name, e) < 0)
 			return -1;
 		if (name)
 			pcomm = name;

@@ -17,7 +17,9 @@
  *  - lost and throttle records as global instant events;
  *  - optionally each sample as an instant event on its thread named by its
  *    symbol;
- *  - process_name / thread_name metadata for every pid and tid shown.
+ *  - process_name / thread_name metadata for every pid and tid shown;
+ *    a pid or tid of no Linux process (-1) is CHROMETRACE_NOTASK_PID,
+ *    "no task".
  *
  * The calls come in that order: chrometrace_begin(), the samples (in time
  * order per session, the sessions one after the other), the markers, the
@@ -39,6 +41,10 @@
 /* The pseudo-process of the counter tracks and the session-wide instant
  * events: PID_MAX_LIMIT (1 << 22), which no Linux pid reaches. */
 #define CHROMETRACE_COUNTERS_PID 4194304
+/* The pseudo-process of samples and probe hits whose pid (or tid) is no
+ * Linux pid: -1, when the kernel had no task to name (one being reaped).
+ * Inside the span below, so that pid_base + pid names its session. */
+#define CHROMETRACE_NOTASK_PID	 (CHROMETRACE_COUNTERS_PID + 1)
 /* The pid_base step of several sessions: above every pid and the above. */
 #define CHROMETRACE_PID_SPAN	 (2 * (int64_t)CHROMETRACE_COUNTERS_PID)
 
