@@ -83,7 +83,12 @@ int pushstate_session(struct chclient *c, const char *host, int64_t session, cha
 	sbuf_addf(&where, "host = ");
 	push_sql_quote(&where, host);
 	sbuf_addf(&where, " AND session = %" PRId64, session);
-	sbuf_addf(&q, "SELECT content_hash FROM sessions WHERE %s LIMIT 1", where.s);
+	/* any(), not LIMIT 1: a LIMIT met early cancels the shards' reads
+	 * while their query is still being sent, which ClickHouse before
+	 * 20.12 (Debian's 18.16) answers with error 101, "Unexpected packet
+	 * Data received from client" (its pull request 17254); an aggregate
+	 * reads to the end.  No row: one row of '' */
+	sbuf_addf(&q, "SELECT any(content_hash) FROM sessions WHERE %s", where.s);
 	if (chclient_query(c, q.s, &out, e) < 0)
 		goto out;
 	snprintf(hash, hsize, "%.*s", out.s ? (int)strcspn(out.s, "\n") : 0, out.s ? out.s : "");
@@ -111,9 +116,10 @@ int pushstate_batch_rows(struct chclient *c, const char *host, int64_t session, 
 	unsigned long long v;
 	int ret = 0;
 
-	sbuf_addf(&q, "SELECT batch_rows FROM sessions WHERE host = ");
+	/* any(), not LIMIT 1, as in pushstate_session(); no row: 0 */
+	sbuf_addf(&q, "SELECT any(batch_rows) FROM sessions WHERE host = ");
 	push_sql_quote(&q, host);
-	sbuf_addf(&q, " AND session = %" PRId64 " LIMIT 1", session);
+	sbuf_addf(&q, " AND session = %" PRId64, session);
 	if (chclient_query(c, q.s, &out, e) < 0)
 		ret = -1;
 	else if (out.s && sscanf(out.s, "%llu", &v) == 1 && v > 0 && v <= PUSH_BATCH_MAX)
