@@ -1,6 +1,8 @@
 /*
- * events.c - event names to perf_event_attr, probing what the kernel
- * accepts, and the listing behind 'strobe list' (see events.h).
+ * events.c - event names to perf_event_attr (see events.h): the tables of
+ * perf's generic and hardware cache names, and the lookup of a name.
+ * Opening and probing events is eventopen.c; 'strobe list' is
+ * eventlist.c.
  *
  * Lookup order: perf's generic and hardware cache names (with an optional
  * :u/:k/:uk suffix), raw rNNNN, tracepoints sys:name (id from tracefs),
@@ -8,32 +10,20 @@
  * last libpfm4, which knows the model-specific names of the core PMU.
  */
 #include "config.h"
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include "events.h"	/* <linux/perf_event.h> before libpfm4's copy of it */
+#include "events_int.h"
 #include <perfmon/pfmlib_perf_event.h>
 
-#define HINT		"run 'strobe list' to see the events of this machine"
-#define PMU_DIR		"/sys/bus/event_source/devices"
-
-static const char *const tracefs_dirs[] = {
+const char *const event_tracefs_dirs[] = {
 	"/sys/kernel/tracing/events",
 	"/sys/kernel/debug/tracing/events",
 };
 
-struct generic_event {
-	const char *name;
-	const char *alias;
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct generic_event generic_events[] = {
+const struct event_generic event_generics[] = {
 	{ "cycles", "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
 	{ "instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
 	{ "cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
@@ -60,14 +50,11 @@ static const struct generic_event generic_events[] = {
 };
 
 /* Indexed by enum perf_hw_cache_id. */
-static const char *const cache_names[] = {
+const char *const event_cache_names[] = {
 	"L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node",
 };
 
-static const struct cache_op {
-	const char *suffix;
-	unsigned op, result;
-} cache_ops[] = {
+const struct event_cache_op event_cache_ops[] = {
 	{ "loads", PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_ACCESS },
 	{ "load-misses", PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS },
 	{ "stores", PERF_COUNT_HW_CACHE_OP_WRITE, PERF_COUNT_HW_CACHE_RESULT_ACCESS },
@@ -76,38 +63,14 @@ static const struct cache_op {
 	{ "prefetch-misses", PERF_COUNT_HW_CACHE_OP_PREFETCH, PERF_COUNT_HW_CACHE_RESULT_MISS },
 };
 
+const size_t event_nr_tracefs_dirs = ARRAY_SIZE(event_tracefs_dirs);
+const size_t event_nr_generics = ARRAY_SIZE(event_generics);
+const size_t event_nr_cache_names = ARRAY_SIZE(event_cache_names);
+const size_t event_nr_cache_ops = ARRAY_SIZE(event_cache_ops);
+
 static int unknown_event(struct error *e, const char *name)
 {
-	return error_set(e, "unknown event '%s': " HINT, name);
-}
-
-int event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
-{
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* attr, disabled, opened alone: can it be? */
-static int open_disabled(struct perf_event_attr *attr, pid_t pid, int cpu)
-{
-	attr->size = sizeof(*attr);
-	attr->disabled = 1;
-	return event_open(attr, pid, cpu, -1);
-}
-
-/* Can this process open attr on itself, counting user space only? What
- * listing and event_have_hw_pmu() use, so they work without root. */
-static int probe_self(const struct perf_event_attr *attr)
-{
-	struct perf_event_attr a = *attr;
-	int fd;
-
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = open_disabled(&a, 0, -1);
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
+	return error_set(e, "unknown event '%s': " EVENT_HINT, name);
 }
 
 static int pfm_status;
@@ -118,7 +81,7 @@ static void pfm_init_once(void)
 }
 
 /* libpfm4 initialised once per process; PFM_SUCCESS or its error. */
-static int pfm_ready(void)
+int event_pfm_ready(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -154,8 +117,8 @@ static int lookup_generic(const char *name, struct perf_event_attr *attr)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(generic_events); i++) {
-		const struct generic_event *g = &generic_events[i];
+	for (i = 0; i < event_nr_generics; i++) {
+		const struct event_generic *g = &event_generics[i];
 
 		if (!strcmp(name, g->name) || (g->alias && !strcmp(name, g->alias))) {
 			attr->type = g->type;
@@ -166,7 +129,7 @@ static int lookup_generic(const char *name, struct perf_event_attr *attr)
 	return 0;
 }
 
-static uint64_t cache_config(unsigned id, const struct cache_op *op)
+uint64_t event_cache_config(unsigned id, const struct event_cache_op *op)
 {
 	return id | (op->op << 8) | (op->result << 16);
 }
@@ -175,14 +138,14 @@ static int lookup_cache(const char *name, struct perf_event_attr *attr)
 {
 	size_t i, j, len;
 
-	for (i = 0; i < ARRAY_SIZE(cache_names); i++) {
-		len = strlen(cache_names[i]);
-		if (strncmp(name, cache_names[i], len) || name[len] != '-')
+	for (i = 0; i < event_nr_cache_names; i++) {
+		len = strlen(event_cache_names[i]);
+		if (strncmp(name, event_cache_names[i], len) || name[len] != '-')
 			continue;
-		for (j = 0; j < ARRAY_SIZE(cache_ops); j++) {
-			if (!strcmp(name + len + 1, cache_ops[j].suffix)) {
+		for (j = 0; j < event_nr_cache_ops; j++) {
+			if (!strcmp(name + len + 1, event_cache_ops[j].suffix)) {
 				attr->type = PERF_TYPE_HW_CACHE;
-				attr->config = cache_config(i, &cache_ops[j]);
+				attr->config = event_cache_config(i, &event_cache_ops[j]);
 				return 1;
 			}
 		}
@@ -233,8 +196,8 @@ static int parse_tracepoint(const char *name, struct perf_event_attr *attr,
 	snprintf(sys, sizeof(sys), "%.*s", (int)(colon - name), name);
 	if (!path_component_ok(sys) || !path_component_ok(colon + 1))
 		return 0;
-	for (i = 0; i < ARRAY_SIZE(tracefs_dirs) && ret == 0; i++) {
-		path = xasprintf("%s/%s/%s/id", tracefs_dirs[i], sys, colon + 1);
+	for (i = 0; i < event_nr_tracefs_dirs && ret == 0; i++) {
+		path = xasprintf("%s/%s/%s/id", event_tracefs_dirs[i], sys, colon + 1);
 		buf = file_read_all(path, NULL);
 		err = errno;
 		if (!buf) {
@@ -319,10 +282,10 @@ static int pmu_set_term(const char *pmu, const char *term, uint64_t val,
 	}
 	if (!path_component_ok(term))
 		return error_set(e, "bad term '%s'", term);
-	path = xasprintf(PMU_DIR "/%s/format/%s", pmu, term);
+	path = xasprintf(EVENT_PMU_DIR "/%s/format/%s", pmu, term);
 	spec = file_read_all(path, NULL);
 	if (!spec)
-		ret = error_set(e, "PMU '%s' has no term '%s' (see " PMU_DIR "/%s/format)",
+		ret = error_set(e, "PMU '%s' has no term '%s' (see " EVENT_PMU_DIR "/%s/format)",
 				pmu, term, pmu);
 	else
 		ret = event_format_apply(spec, val, attr, e);
@@ -355,7 +318,7 @@ static int pmu_apply_terms(const char *pmu, const char *terms, int aliases,
 		}
 		alias = NULL;
 		if (!eq && aliases && path_component_ok(tok)) {
-			path = xasprintf(PMU_DIR "/%s/events/%s", pmu, tok);
+			path = xasprintf(EVENT_PMU_DIR "/%s/events/%s", pmu, tok);
 			alias = file_read_all(path, NULL);
 			free(path);
 		}
@@ -380,7 +343,7 @@ static int address_pmu(struct error *e, const char *name, const char *pmu)
 /* Whether the PMU called name exists and has type number type. */
 static int pmu_type_is(uint64_t type, const char *name)
 {
-	char *path = xasprintf(PMU_DIR "/%s/type", name);
+	char *path = xasprintf(EVENT_PMU_DIR "/%s/type", name);
 	char *buf = file_read_all(path, NULL);
 	uint64_t t;
 	int ret;
@@ -414,7 +377,7 @@ static int parse_pmu(const char *name, struct perf_event_attr *attr,
 		return address_pmu(e, name, pmu);
 	if (last[1])
 		modifier_apply(last + 1, attr);
-	path = xasprintf(PMU_DIR "/%s/type", pmu);
+	path = xasprintf(EVENT_PMU_DIR "/%s/type", pmu);
 	buf = file_read_all(path, NULL);
 	free(path);
 	if (buf)
@@ -446,7 +409,7 @@ static int parse_pfm(const char *name, struct perf_event_attr *attr)
 {
 	pfm_perf_encode_arg_t arg;
 
-	if (pfm_ready() != PFM_SUCCESS)
+	if (event_pfm_ready() != PFM_SUCCESS)
 		return PFM_ERR_NOTFOUND;
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = attr;
@@ -481,7 +444,7 @@ int event_parse(const char *name, struct event_desc *out, struct error *e)
 	if (tp < 0)
 		return -1;
 	if (ret != PFM_ERR_NOTFOUND && ret != PFM_ERR_INVAL)
-		return error_set(e, "bad event '%s': %s: " HINT, name, pfm_strerror(ret));
+		return error_set(e, "bad event '%s': %s: " EVENT_HINT, name, pfm_strerror(ret));
 	return unknown_event(e, name);
 }
 
@@ -516,325 +479,4 @@ int event_parse_list(const char *list, struct event_desc *out, size_t max,
 			return 0;
 		start = p + 1;
 	}
-}
-
-/* Why perf_event_open failed with err, in words. */
-static const char *probe_why(int err)
-{
-	switch (err) {
-	case ENOENT:
-		return "no such event on this CPU's PMU";
-	case EACCES:
-	case EPERM:
-		return "permission denied: run as root or lower "
-		       "/proc/sys/kernel/perf_event_paranoid";
-	case EOPNOTSUPP:
-		return "the PMU cannot do this (e.g. sampling not supported)";
-	default:
-		return strerror(err);
-	}
-}
-
-int event_probe(const struct event_desc *ev, struct error *e)
-{
-	struct perf_event_attr attr = ev->attr;
-	int fd = open_disabled(&attr, -1, 0);
-
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	return error_set(e, "event '%s' is not supported on this machine (%s): " HINT,
-			 ev->name, probe_why(errno));
-}
-
-/* Open evs as one group, system-wide on CPU 0 or (self) on this process
- * counting user space only, and close it.  0, or -1 with *bad the index of
- * the event that failed and *err its errno. */
-static int open_group(const struct event_desc *evs, size_t n, int self, size_t *bad,
-		      int *err)
-{
-	int fds[EVENT_GROUP_MAX], ret = 0;
-	size_t i, k;
-
-	for (i = 0; i < n; i++) {
-		struct perf_event_attr a = evs[i].attr;
-
-		if (self) {
-			a.exclude_kernel = 1;
-			a.exclude_hv = 1;
-		}
-		a.size = sizeof(a);
-		a.disabled = !i;
-		fds[i] = event_open(&a, self ? 0 : -1, self ? -1 : 0, i ? fds[0] : -1);
-		if (fds[i] < 0) {
-			*bad = i;
-			*err = errno;
-			ret = -1;
-			break;
-		}
-	}
-	for (k = 0; k < i; k++)
-		close(fds[k]);
-	return ret;
-}
-
-int event_probe_group(const struct event_desc *evs, size_t n, size_t *failed,
-		      struct error *e)
-{
-	size_t bad = 0, bad_self = 0;
-	char led[EVENT_NAME_MAX + 32] = "";
-	int err = 0, err_self = 0;
-
-	if (n > EVENT_GROUP_MAX)
-		return error_set(e, "too many events in one group: at most %d", EVENT_GROUP_MAX);
-	if (!n || !open_group(evs, n, 0, &bad, &err) || !open_group(evs, n, 1, &bad_self, &err_self))
-		return 0;
-	if (err == EACCES || err == EPERM) {	/* the user's lack, not the machine's */
-		bad = bad_self;
-		err = err_self;
-	}
-	if (failed)
-		*failed = bad;
-	if (bad)
-		snprintf(led, sizeof(led), " in a group led by '%s'", evs[0].name);
-	return error_set(e, "event '%s' is not supported on this machine%s (%s): " HINT,
-			 evs[bad].name, led, probe_why(err));
-}
-
-int event_have_hw_pmu(void)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.config = PERF_COUNT_HW_CPU_CYCLES,
-	};
-
-	return probe_self(&attr);
-}
-
-const char *event_default_sampler(void)
-{
-	return event_have_hw_pmu() ? "cycles" : "cpu-clock";
-}
-
-/* One line of the listing: the name, padded, then [kind]. */
-static void __attribute__((format(printf, 3, 4)))
-list_line(FILE *f, const char *kind, const char *fmt, ...)
-{
-	char name[600];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	fprintf(f, "  %-48s [%s]\n", name, kind);
-}
-
-static void list_generic(FILE *f, uint32_t type, const char *title,
-			 const char *kind)
-{
-	struct perf_event_attr attr = { .type = type };
-	size_t i, n = 0;
-
-	fprintf(f, "%s:\n", title);
-	for (i = 0; i < ARRAY_SIZE(generic_events); i++) {
-		const struct generic_event *g = &generic_events[i];
-
-		attr.config = g->config;
-		if (g->type != type || !probe_self(&attr))
-			continue;
-		if (g->alias)
-			list_line(f, kind, "%s OR %s", g->name, g->alias);
-		else
-			list_line(f, kind, "%s", g->name);
-		n++;
-	}
-	if (!n)
-		fputs("  (none on this machine)\n", f);
-	fputc('\n', f);
-}
-
-static void list_cache(FILE *f)
-{
-	struct perf_event_attr attr = { .type = PERF_TYPE_HW_CACHE };
-	size_t i, j, n = 0;
-
-	fputs("Hardware cache events:\n", f);
-	for (i = 0; i < ARRAY_SIZE(cache_names); i++) {
-		for (j = 0; j < ARRAY_SIZE(cache_ops); j++) {
-			attr.config = cache_config(i, &cache_ops[j]);
-			if (!probe_self(&attr))
-				continue;
-			list_line(f, "Hardware cache event", "%s-%s", cache_names[i],
-				  cache_ops[j].suffix);
-			n++;
-		}
-	}
-	if (!n)
-		fputs("  (none on this machine)\n", f);
-	fputc('\n', f);
-}
-
-static int not_dot(const struct dirent *d)
-{
-	return d->d_name[0] != '.';
-}
-
-static void free_dirents(struct dirent **ents, int n)
-{
-	while (n > 0)
-		free(ents[--n]);
-	free(ents);
-}
-
-/* Tracepoints of one subsystem dir/sys (those with a readable id). */
-static size_t list_subsystem(FILE *f, const char *dir, const char *sys,
-			     int verbose)
-{
-	struct dirent **evs;
-	char *path = xasprintf("%s/%s", dir, sys);
-	int nev = scandir(path, &evs, not_dot, alphasort), i;
-	size_t n = 0;
-
-	free(path);
-	for (i = 0; i < nev; i++) {
-		path = xasprintf("%s/%s/%s/id", dir, sys, evs[i]->d_name);
-		if (!access(path, R_OK)) {
-			n++;
-			if (verbose)
-				list_line(f, "Tracepoint event", "%s:%s", sys,
-					  evs[i]->d_name);
-		}
-		free(path);
-	}
-	if (nev >= 0)
-		free_dirents(evs, nev);
-	return n;
-}
-
-static void list_tracepoints(FILE *f, int verbose)
-{
-	struct dirent **subs = NULL;
-	const char *dir = NULL, *errdir = NULL;
-	size_t i, n, nsys = 0, ntp = 0;
-	int nsub = -1, err = 0, j;
-
-	fputs("Tracepoints:\n", f);
-	for (i = 0; i < ARRAY_SIZE(tracefs_dirs) && nsub < 0; i++) {
-		dir = tracefs_dirs[i];
-		nsub = scandir(dir, &subs, not_dot, alphasort);
-		if (nsub < 0 && errno != ENOENT && !errdir) {
-			errdir = dir;
-			err = errno;
-		}
-	}
-	if (nsub < 0) {
-		if (!errdir)
-			fputs("  tracefs is not mounted (mount -t tracefs nodev "
-			      "/sys/kernel/tracing)\n\n", f);
-		else
-			fprintf(f, "  cannot read %s: %s%s\n\n", errdir, strerror(err),
-				err == EACCES ? " (run as root)" : "");
-		return;
-	}
-	for (j = 0; j < nsub; j++) {
-		n = list_subsystem(f, dir, subs[j]->d_name, verbose);
-		ntp += n;
-		nsys += n > 0;
-	}
-	free_dirents(subs, nsub);
-	if (!verbose)
-		fprintf(f, "  %zu tracepoints in %zu subsystems (strobe list -v lists them all)\n",
-			ntp, nsys);
-	fputc('\n', f);
-}
-
-/* sysfs event files that describe another event rather than being one. */
-static int pmu_event_is_meta(const char *name)
-{
-	const char *dot = strrchr(name, '.');
-
-	return dot && (!strcmp(dot, ".scale") || !strcmp(dot, ".unit") ||
-		       !strcmp(dot, ".per-pkg") || !strcmp(dot, ".snapshot"));
-}
-
-static void list_pmus(FILE *f)
-{
-	struct dirent **pmus, **evs;
-	char *path;
-	int npmu, nev, i, j;
-	size_t n = 0;
-
-	fputs("PMU events (sysfs):\n", f);
-	npmu = scandir(PMU_DIR, &pmus, not_dot, alphasort);
-	if (npmu < 0) {
-		fprintf(f, "  cannot read " PMU_DIR ": %s\n\n", strerror(errno));
-		return;
-	}
-	for (i = 0; i < npmu; i++) {
-		path = xasprintf(PMU_DIR "/%s/events", pmus[i]->d_name);
-		nev = scandir(path, &evs, not_dot, alphasort);
-		free(path);
-		for (j = 0; j < nev; j++) {
-			if (pmu_event_is_meta(evs[j]->d_name))
-				continue;
-			list_line(f, "Kernel PMU event", "%s/%s/", pmus[i]->d_name,
-				  evs[j]->d_name);
-			n++;
-		}
-		if (nev >= 0)
-			free_dirents(evs, nev);
-	}
-	free_dirents(pmus, npmu);
-	if (!n)
-		fputs("  (none on this machine)\n", f);
-	fputc('\n', f);
-}
-
-static void list_pfm(FILE *f, int verbose)
-{
-	pfm_pmu_t pmu;
-	int ret = pfm_ready(), idx, n = 0;
-
-	fputs("PMU events (libpfm4):\n", f);
-	if (ret != PFM_SUCCESS) {
-		fprintf(f, "  libpfm4 cannot initialise: %s\n", pfm_strerror(ret));
-		return;
-	}
-	pfm_for_all_pmus(pmu) {
-		pfm_pmu_info_t pinfo = { .size = sizeof(pinfo) };
-
-		if (pfm_get_pmu_info(pmu, &pinfo) != PFM_SUCCESS || !pinfo.is_present)
-			continue;
-		n++;
-		if (!verbose) {
-			fprintf(f, "  %s (%s): %d event%s\n", pinfo.name, pinfo.desc,
-				pinfo.nevents, pinfo.nevents == 1 ? "" : "s");
-			continue;
-		}
-		for (idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
-			pfm_event_info_t einfo = { .size = sizeof(einfo) };
-
-			if (pfm_get_event_info(idx, PFM_OS_NONE, &einfo) != PFM_SUCCESS)
-				continue;
-			list_line(f, "libpfm4 event", "%s::%s", pinfo.name, einfo.name);
-		}
-	}
-	if (!n)
-		fputs("  no PMU detected by libpfm4\n", f);
-	else if (!verbose)
-		fputs("  (strobe list -v lists them all)\n", f);
-}
-
-int event_list(FILE *f, int verbose, struct error *e)
-{
-	list_generic(f, PERF_TYPE_HARDWARE, "Hardware events", "Hardware event");
-	list_generic(f, PERF_TYPE_SOFTWARE, "Software events", "Software event");
-	list_cache(f);
-	list_tracepoints(f, verbose);
-	list_pmus(f);
-	list_pfm(f, verbose);
-	if (fflush(f) || ferror(f))
-		return error_set(e, "cannot write the list: %s", strerror(errno));
-	return 0;
 }

@@ -11,6 +11,9 @@
  *   PMU-specific names through libpfm4: DTLB_LOAD_MISSES:WALK_COMPLETED, ...
  * An optional ":u" / ":k" / ":uk" suffix on a generic, cache or raw name (or
  * "u"/"k" after the last '/' of a PMU event) restricts to user/kernel.
+ *
+ * Names are events.c, opening and probing eventopen.c, the listing
+ * eventlist.c.
  */
 #ifndef STROBE_EVENTS_H
 #define STROBE_EVENTS_H

@@ -13,6 +13,7 @@
 #include "exportcsv.h"
 #include "procset.h"
 #include "push.h"
+#include "sessevent.h"
 
 #define FLEETEXPORT_SESSIONS_MAX	4096
 
@@ -99,8 +100,7 @@ struct pname {
 struct xsession {
 	char *host;
 	struct db_session s;		/* hostname: the host; its own events */
-	int nev;
-	int ev[STROBE_MAX_COUNTERS];	/* its c0.. as indexes of x.events */
+	int ev[STROBE_MAX_COUNTERS];	/* its c0.. as indexes of xp.u's events */
 	struct procset ps;		/* --process-start: its processes */
 	struct pname *pn;		/* chrome-trace: its processes' latest */
 	size_t npn, pncap;		/* names, by pid */
@@ -113,8 +113,7 @@ struct xp {
 	const struct fleetexport_opts *o;
 	struct xsession *ss;
 	size_t nss;
-	char events[STROBE_MAX_COUNTERS][128];
-	int nev;
+	struct db_session u;		/* the union of the sessions' events */
 	struct fleetexport_stats *st;
 	struct ob ob;
 	int host_col, session_col;
@@ -174,17 +173,11 @@ static int event_row(void *ctx, char **f, struct error *e)
 	(void)e;
 	if (!s || k < 0 || k >= STROBE_MAX_COUNTERS)
 		return 0;
-	for (i = 0; i < x->nev && strcmp(x->events[i], f[3]); i++)
-		;
-	if (i == x->nev) {
-		if (x->nev == STROBE_MAX_COUNTERS)
-			return 0;
-		snprintf(x->events[x->nev++], sizeof(x->events[0]), "%s", f[3]);
-	}
+	i = session_event_union(&x->u, f[3]);
+	if (i < 0)		/* more events than columns: the rest left out */
+		return 0;
 	s->ev[k] = i;
-	snprintf(s->s.events[k].name, sizeof(s->s.events[k].name), "%s", f[3]);
-	if (s->nev <= k)
-		s->s.nr_events = s->nev = (int)k + 1;
+	session_event_set(&s->s, k, f[3]);
 	return 0;
 }
 
@@ -227,13 +220,13 @@ static void header(struct xp *x)
 {
 	const char *names[STROBE_MAX_COUNTERS];
 
-	for (int i = 0; i < x->nev; i++)
-		names[i] = x->events[i];
+	for (int i = 0; i < x->u.nr_events; i++)
+		names[i] = x->u.events[i].name;
 	if (x->host_col)
 		ob_str(&x->ob, "host,");
 	if (x->session_col)
 		ob_str(&x->ob, "session,");
-	exportcsv_header(&x->ob, names, x->nev);
+	exportcsv_header(&x->ob, names, x->u.nr_events);
 	if (x->o->process_start)
 		ob_str(&x->ob, ",process_start_ns");
 	ob_chr(&x->ob, '\n');
@@ -314,16 +307,16 @@ static int sample_line(void *arg, char *line, struct error *e)
 	r.flags = (uint32_t)num(f[12]);
 	/* each event's column from the session's c<k>; empty when the
 	 * session did not count it */
-	for (int i = 0; i < x->nev; i++) {
+	for (int i = 0; i < x->u.nr_events; i++) {
 		c[i] = 0;
 		cnull |= 1u << i;
 	}
-	for (int k = 0; k < s->nev; k++)
+	for (int k = 0; k < s->s.nr_events; k++)
 		if (s->ev[k] >= 0) {
 			c[s->ev[k]] = num(f[13 + k]);
 			cnull &= ~(1u << s->ev[k]);
 		}
-	r.nev = x->nev;
+	r.nev = x->u.nr_events;
 	r.c = c;
 	r.c_null = cnull;
 	exportcsv_row(&x->ob, &r);
@@ -368,19 +361,8 @@ static int xp_open(struct xp *x, struct fleetexport_session **ssp, struct error 
 	fleetquery_sql_sessions(&sql, &fo);
 	if (fleetquery_rows(x->c, &sql, FLEETQUERY_SESSION_FIELDS, x, session_row, e) < 0)
 		return -1;
-	if (!x->nss) {
-		if (o->host && o->session)
-			return error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
-					 "'strobe push' it first", o->session, o->host);
-		if (o->host)
-			return error_set(e, "no session of host '%s' in the fleet: check the "
-					 "name (--host of 'strobe push', default the machine's "
-					 "name)", o->host);
-		if (o->session)
-			return error_set(e, "no session %" PRId64 " of any host in the fleet",
-					 o->session);
-		return error_set(e, "no session in the fleet: 'strobe push' some first");
-	}
+	if (!x->nss)
+		return fleetquery_no_session(e, o->host, o->session);
 	fleetquery_sql_events(&sql, &fo);
 	if (fleetquery_rows(x->c, &sql, 4, x, event_row, e) < 0)
 		return -1;
@@ -612,10 +594,10 @@ int fleetexport_chrome(struct chclient *c, const struct fleetexport_opts *o, FIL
 	for (size_t i = 0; i < x.nss; i++) {
 		struct xsession *s = &x.ss[i];
 
-		for (int k = 0; k < s->nev; k++)
+		for (int k = 0; k < s->s.nr_events; k++)
 			s->evnames[k] = s->s.events[k].name;
 		x.css[i] = (struct chrometrace_session){
-			.start_ns = s->s.start_ns, .nev = s->nev, .events = s->evnames,
+			.start_ns = s->s.start_ns, .nev = s->s.nr_events, .events = s->evnames,
 		};
 		if (x.nss > 1) {
 			struct sbuf l = { 0 };

@@ -11,6 +11,7 @@
 #include "fleetquery.h"
 #include "chclient.h"
 #include "push.h"
+#include "sessevent.h"
 
 #define FP_SESSIONS_MAX	4096
 #define FP_LAST_LIST_MAX 1000	/* sessions listed in one query of their ends */
@@ -161,25 +162,16 @@ static int event_row(void *ctx, char **f, struct error *e)
 {
 	struct fleetplot *fp = ctx;
 	struct fpsession *x = find_session(fp, f[0], num(f[1]));
-	struct db_session *u = &fp->one;
 	int64_t k = num(f[2]) - 1;
 	int i;
 
 	if (!x || k < 0 || k >= STROBE_MAX_COUNTERS)
 		return 0;
-	if (x->s.nr_events <= k)
-		x->s.nr_events = (int)k + 1;
-	snprintf(x->s.events[k].name, sizeof(x->s.events[k].name), "%s", f[3]);
-	for (i = 0; i < u->nr_events; i++)
-		if (!strcmp(u->events[i].name, f[3]))
-			break;
-	if (i == u->nr_events) {
-		if (u->nr_events == STROBE_MAX_COUNTERS)
-			return error_set(e, "the sessions count more than %d different events: "
-					 "select fewer with --host and --session",
-					 STROBE_MAX_COUNTERS);
-		snprintf(u->events[u->nr_events++].name, sizeof(u->events[0].name), "%s", f[3]);
-	}
+	session_event_set(&x->s, k, f[3]);
+	i = session_event_union(&fp->one, f[3]);
+	if (i < 0)
+		return error_set(e, "the sessions count more than %d different events: "
+				 "select fewer with --host and --session", STROBE_MAX_COUNTERS);
 	x->val[k] = 1 + i;
 	return 0;
 }
@@ -261,16 +253,7 @@ struct fleetplot *fleetplot_open(struct chclient *c, const char *host, int64_t s
 	if (fleetquery_rows(c, &sql, FLEETQUERY_SESSION_FIELDS, fp, session_row, e) < 0)
 		goto fail;
 	if (!fp->nss) {
-		if (host && session)
-			error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
-				  "'strobe push' it first", session, host);
-		else if (host)
-			error_set(e, "no session of host '%s' in the fleet: check the name "
-				  "(--host of 'strobe push', default the machine's name)", host);
-		else if (session)
-			error_set(e, "no session %" PRId64 " of any host in the fleet", session);
-		else
-			error_set(e, "no session in the fleet: 'strobe push' some first");
+		fleetquery_no_session(e, host, session);
 		goto fail;
 	}
 	fleetquery_sql_events(&sql, &fo);

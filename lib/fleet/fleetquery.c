@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleetquery.h"
+#include "sessevent.h"
 #include "chclient.h"
 #include "output.h"
 #include "push.h"
@@ -226,7 +227,7 @@ int fleetquery_tsv_split(char *line, char **fields, int max)
 struct fsession {
 	char *host;
 	struct db_session s;
-	int ev[STROBE_MAX_COUNTERS];	/* its c0.. as indexes of fq.events */
+	int ev[STROBE_MAX_COUNTERS];	/* its c0.. as indexes of fq.u's events */
 };
 
 struct fgroup {
@@ -242,8 +243,7 @@ struct fq {
 	struct source_summary *fs;
 	struct fsession *ss;
 	size_t nss;
-	char events[STROBE_MAX_COUNTERS][128];
-	int nev;
+	struct db_session u;		/* the union of the sessions' events */
 	struct fgroup *g;
 	size_t ng, galloc;
 	size_t *heads;			/* hash chains of g: index + 1, 0: end */
@@ -311,6 +311,19 @@ static int64_t num(const char *s)
 	return strtoll(s, NULL, 10);
 }
 
+int fleetquery_no_session(struct error *e, const char *host, int64_t session)
+{
+	if (host && session)
+		return error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
+				 "'strobe push' it first", session, host);
+	if (host)
+		return error_set(e, "no session of host '%s' in the fleet: check the name "
+				 "(--host of 'strobe push', default the machine's name)", host);
+	if (session)
+		return error_set(e, "no session %" PRId64 " of any host in the fleet", session);
+	return error_set(e, "no session in the fleet: 'strobe push' some first");
+}
+
 void fleetquery_session_parse(char **f, struct db_session *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -370,18 +383,10 @@ static int event_row(void *ctx, char **f, struct error *e)
 	(void)e;
 	if (!x || k < 0 || k >= STROBE_MAX_COUNTERS)
 		return 0;
-	if (x->s.nr_events <= k)
-		x->s.nr_events = (int)k + 1;
-	snprintf(x->s.events[k].name, sizeof(x->s.events[k].name), "%s", f[3]);
-	for (i = 0; i < q->nev; i++)
-		if (!strcmp(q->events[i], f[3]))
-			break;
-	if (i == q->nev) {
-		if (q->nev == STROBE_MAX_COUNTERS)
-			return 0;
-		snprintf(q->events[q->nev++], sizeof(q->events[0]), "%s", f[3]);
-	}
-	x->ev[k] = i;
+	session_event_set(&x->s, k, f[3]);
+	i = session_event_union(&q->u, f[3]);
+	if (i >= 0)		/* more events than columns: the rest left out */
+		x->ev[k] = i;
 	return 0;
 }
 
@@ -508,7 +513,6 @@ static const char *build_id(const char *key)
 static struct table *layout(struct fq *q)
 {
 	struct report_derived mt[3 * STROBE_MAX_COUNTERS + 1];
-	struct db_session *ev = xcalloc(1, sizeof(*ev));
 	int nmt, c_mt0 = 0;
 	struct table *t = table_new();
 	struct report_mcols *mc;
@@ -539,25 +543,21 @@ static struct table *layout(struct fq *q)
 	}
 	c_samples = table_add_col(t, "samples", COL_INT);
 	c_pct = table_add_col(t, "percent", COL_PCT);
-	for (int k = 0; k < q->nev; k++) {
-		int c = table_add_col(t, q->events[k], COL_INT);
+	for (int k = 0; k < q->u.nr_events; k++) {
+		int c = table_add_col(t, q->u.events[k].name, COL_INT);
 
 		if (!k)
 			c_ev0 = c;
 	}
 	/* the local report's derived columns, of the events by name */
-	ev->nr_events = q->nev;
-	for (int k = 0; k < q->nev; k++)
-		snprintf(ev->events[k].name, sizeof(ev->events[k].name), "%s", q->events[k]);
-	nmt = report_derived_list(ev, mt, (int)ARRAY_SIZE(mt));
-	free(ev);
+	nmt = report_derived_list(&q->u, mt, (int)ARRAY_SIZE(mt));
 	for (int k = 0; k < nmt; k++) {
 		int c = table_add_col(t, mt[k].name, mt[k].type);
 
 		if (!k)
 			c_mt0 = c;
 	}
-	/* -M, of one session (fleetquery_report): its events are q->events */
+	/* -M, of one session (fleetquery_report): its events are q->u's */
 	mc = report_mcols_add(t, &ro, &q->fs->sum.session);
 	report_add_meta(t, &ro, &q->fs->sum);
 	if (q->ng)
@@ -576,7 +576,7 @@ static struct table *layout(struct fq *q)
 		table_set_int(t, row, c_samples, (int64_t)g->samples);
 		table_set_float(t, row, c_pct, q->fs->sum.weight ?
 				100.0 * g->weight / q->fs->sum.weight : 0);
-		for (int k = 0; k < q->nev; k++)
+		for (int k = 0; k < q->u.nr_events; k++)
 			table_set_int(t, row, c_ev0 + k, (int64_t)g->c[k]);
 		for (int k = 0; k < nmt; k++) {
 			uint64_t den = g->c[mt[k].den];
@@ -604,16 +604,7 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 	if (fleetquery_rows(q.c, &sql, FLEETQUERY_SESSION_FIELDS, &q, session_row, e) < 0)
 		goto out;
 	if (!q.nss) {
-		if (o->host && o->session)
-			error_set(e, "no session %" PRId64 " of host '%s' in the fleet: "
-				  "'strobe push' it first", o->session, o->host);
-		else if (o->host)
-			error_set(e, "no session of host '%s' in the fleet: check the name "
-				  "(--host of 'strobe push', default the machine's name)", o->host);
-		else if (o->session)
-			error_set(e, "no session %" PRId64 " of any host in the fleet", o->session);
-		else
-			error_set(e, "no session in the fleet: 'strobe push' some first");
+		fleetquery_no_session(e, o->host, o->session);
 		goto out;
 	}
 	fleetquery_sql_events(&sql, o);
@@ -633,7 +624,7 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 	fs->nr_hosts = 0;
 	for (i = 0; i < q.nss; i++)
 		fs->nr_hosts += !i || strcmp(q.ss[i].host, q.ss[i - 1].host);
-	if (o->filt && o->filt->nr_metrics && (q.nss != 1 || q.nev != q.ss[0].s.nr_events)) {
+	if (o->filt && o->filt->nr_metrics && (q.nss != 1 || q.u.nr_events != q.ss[0].s.nr_events)) {
 		error_set(e, "-M with --source is of one session: give --host and --session");
 		goto out;
 	}
@@ -651,9 +642,8 @@ struct table *fleetquery_report(struct chclient *c, const struct fleet_opts *o,
 			s->throttled += q.ss[i].s.throttled;
 		}
 		s->late_records = -1;
-		s->nr_events = q.nev;
-		for (int k = 0; k < q.nev; k++)
-			snprintf(s->events[k].name, sizeof(s->events[k].name), "%s", q.events[k]);
+		s->nr_events = q.u.nr_events;
+		memcpy(s->events, q.u.events, sizeof(s->events));
 	}
 	if (!fs->sum.weighted)
 		fs->sum.weight = fs->sum.samples;

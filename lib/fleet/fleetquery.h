@@ -65,6 +65,9 @@ void fleetquery_from_samples(struct sbuf *b, const struct fleet_opts *o, const c
 /* The queries: the sessions' rows, their events, whether the sample
  * periods differ, and the sums of the report. */
 void fleetquery_sql_sessions(struct sbuf *b, const struct fleet_opts *o);
+/* The error when the fleet has no session of host (NULL: any) and
+ * session (0: any), as report, plot and export say it; -1. */
+int fleetquery_no_session(struct error *e, const char *host, int64_t session);
 /* The fields of a row of fleetquery_sql_sessions() (host first), and the
  * session they describe (not the host) into s. */
 #define FLEETQUERY_SESSION_FIELDS	15
