@@ -614,18 +614,11 @@ static uint64_t records_read(struct backend *b, struct cpu_ring *r, const unsign
 				queue_sample(b, r, p, h.size, r->swfd >= 0 && id == r->swid);
 			break;
 		}
-		case PERF_RECORD_MMAP2:
-		case PERF_RECORD_COMM:
-		case PERF_RECORD_FORK:
-		case PERF_RECORD_EXIT:
-		case PERF_RECORD_LOST:
-		case PERF_RECORD_LOST_SAMPLES:
-		case PERF_RECORD_THROTTLE:
-		case PERF_RECORD_CGROUP:
-			sideband_queue(b, r, p, h.size);
-			break;
 		default:
-			break;	/* MMAP (never with mmap2 set), UNTHROTTLE, ... */
+			/* not MMAP (never with mmap2 set), UNTHROTTLE, ... */
+			if (perfrec_sideband(h.type))
+				sideband_queue(b, r, p, h.size);
+			break;
 		}
 		tail += h.size;
 	}

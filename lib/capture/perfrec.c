@@ -258,8 +258,7 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 	return PERFREC_OK;
 }
 
-/* the record types perfrec_decode reads beyond the header */
-static int decoded_type(uint32_t type)
+int perfrec_sideband(uint32_t type)
 {
 	switch (type) {
 	case PERF_RECORD_MMAP2:
@@ -269,11 +268,17 @@ static int decoded_type(uint32_t type)
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
 	case PERF_RECORD_CGROUP:
 		return 1;
 	}
 	return 0;
+}
+
+/* the other record types perfrec_decode reads beyond the header (a
+ * SAMPLE is read first) */
+static int decoded_type(uint32_t type)
+{
+	return type == PERF_RECORD_UNTHROTTLE || perfrec_sideband(type);
 }
 
 /* a NUL-terminated string filling [p, end): NULL if it has no NUL */

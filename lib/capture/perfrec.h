@@ -220,6 +220,12 @@ int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
  */
 void perfrec_rebase(struct perfrec *r, uintptr_t from, const void *to);
 
+/* Whether records of type are the side-band strobe keeps (MMAP2, COMM,
+ * FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE, CGROUP): what the perf backend
+ * queues besides samples.  perfrec_decode() reads these, SAMPLE and
+ * UNTHROTTLE. */
+int perfrec_sideband(uint32_t type);
+
 /* A SAMPLE's first u64 (its PERF_SAMPLE_IDENTIFIER), or -1 if too short. */
 int perfrec_sample_identifier(const void *buf, size_t len, uint64_t *id);
 
