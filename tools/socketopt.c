@@ -1,6 +1,6 @@
 /*
- * socketopt.c - the options of the commands that only talk to strobed
- * (socketopt.h).
+ * socketopt.c - the command line and the request of the commands that
+ * only talk to strobed, 'strobe mark' and 'strobe rm' (socketopt.h).
  */
 #include "config.h"
 #include <getopt.h>
