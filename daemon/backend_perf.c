@@ -616,7 +616,7 @@ static uint64_t records_read(struct backend *b, struct cpu_ring *r, const unsign
 		}
 		default:
 			/* not MMAP (never with mmap2 set), UNTHROTTLE, ... */
-			if (perfrec_is_sideband(h.type))
+			if (perfrec_sideband(h.type))
 				sideband_queue(b, r, p, h.size);
 			break;
 		}

@@ -44,6 +44,25 @@ struct pusher {
 	struct pusher_state st;		/* under lock */
 };
 
+/* Step st to its end: the first column of each row into *ids (malloc'ed;
+ * ids NULL: only counted); their number.  Finalizes st. */
+static size_t ids_of(sqlite3_stmt *st, int64_t **ids)
+{
+	size_t n = 0, cap = 0;
+
+	if (ids)
+		*ids = NULL;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (ids) {
+			ARRAY_GROW(*ids, cap, n + 1);
+			(*ids)[n] = sqlite3_column_int64(st, 0);
+		}
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
 /*
  * The sessions to push: stopped ones with an id above after that started
  * since strobed did or, when the server had this host's sessions up to
@@ -54,7 +73,6 @@ struct pusher {
 static size_t scope(struct pusher *p, int64_t after, int64_t **ids)
 {
 	sqlite3_stmt *st;
-	size_t n = 0, cap = 0;
 
 	if (ids)
 		*ids = NULL;
@@ -67,16 +85,7 @@ static size_t scope(struct pusher *p, int64_t after, int64_t **ids)
 	sqlite3_bind_int64(st, 2, p->since_wall_ns);
 	sqlite3_bind_int(st, 3, p->server_max > 0);
 	sqlite3_bind_int64(st, 4, p->server_max);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (ids) {
-			if (n == cap)
-				*ids = xrealloc(*ids, (cap = cap ? 2 * cap : 16) * sizeof(**ids));
-			(*ids)[n] = sqlite3_column_int64(st, 0);
-		}
-		n++;
-	}
-	sqlite3_finalize(st);
-	return n;
+	return ids_of(st, ids);
 }
 
 /* p->server_max: the newest session of this host on the server (0: none) */
@@ -120,19 +129,12 @@ static int64_t max_id(struct pusher *p)
 static size_t running(struct pusher *p, int64_t **ids)
 {
 	sqlite3_stmt *st;
-	size_t n = 0, cap = 0;
 
 	*ids = NULL;
 	if (sqlite3_prepare_v2(db_sqlite(p->db), "SELECT id FROM sessions WHERE state = "
 			       "'running' ORDER BY id", -1, &st, NULL) != SQLITE_OK)
 		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (n == cap)
-			*ids = xrealloc(*ids, (cap = cap ? 2 * cap : 4) * sizeof(**ids));
-		(*ids)[n++] = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	return n;
+	return ids_of(st, ids);
 }
 
 /* One line for what the symbol worker's failures cost in a push. */
@@ -146,6 +148,21 @@ static void log_worker(const struct push_stats *st)
 		   st->worker_failed ? st->worker_failed_names : "none");
 }
 
+/* Push the n sessions of ids (in intervals while they run) with o. */
+static int push_some(struct pusher *p, struct chclient *c, struct push_opts *o,
+		     const int64_t *ids, size_t n, struct error *e)
+{
+	struct push_stats st;
+	int r;
+
+	o->sessions = ids;
+	o->nsessions = n;
+	o->intervals = 1;
+	r = push_run(p->db, c, o, &st, e);
+	log_worker(&st);
+	return r;
+}
+
 /* Push every stopped session in scope, then the next interval of each
  * running one: 0, or -1 with e set.  Binaries are parsed in a symbol
  * worker without privileges (symworker.h), never in strobed; the server
@@ -154,7 +171,6 @@ static void log_worker(const struct push_stats *st)
 static int attempt(struct pusher *p, struct error *e)
 {
 	struct push_opts o = { .host = p->host, .parse_in_worker = 1 };
-	struct push_stats st;
 	struct chclient *c;
 	int64_t last, *ids = NULL, *rids = NULL;
 	size_t n = 0, nr;
@@ -181,21 +197,11 @@ static int attempt(struct pusher *p, struct error *e)
 	r = p->asked ? 0 : ask_server_max(p, c, e);
 	if (r == 0)
 		n = scope(p, last, &ids);
-	if (r == 0 && n) {
-		o.sessions = ids;
-		o.nsessions = n;
-		o.intervals = 1;
-		r = push_run(p->db, c, &o, &st, e);
-		log_worker(&st);
-	}
-	if (r == 0 && nr) {
-		/* a session that stopped since it was listed is pushed whole */
-		o.sessions = rids;
-		o.nsessions = nr;
-		o.intervals = 1;
-		r = push_run(p->db, c, &o, &st, e);
-		log_worker(&st);
-	}
+	if (r == 0 && n)
+		r = push_some(p, c, &o, ids, n, e);
+	/* a running session that stopped since it was listed is pushed whole */
+	if (r == 0 && nr)
+		r = push_some(p, c, &o, rids, nr, e);
 	chclient_free(c);
 	pthread_mutex_lock(&p->lock);
 	p->st.attempts++;

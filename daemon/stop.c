@@ -11,6 +11,8 @@
  * the database stays locked, then leaves it to the next strobed.
  */
 #include "config.h"
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,96 +27,89 @@
 #define QUIT_WAIT_MS	10000
 #define QUIESCE_DELAY_NS (50 * 1000 * 1000ULL)
 
+/* A line of session st's figures: "session ID: " and fmt's. */
+static void stop_note(const struct session_status *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void stop_note(const struct session_status *st, const char *fmt, ...)
+{
+	char msg[2048];		/* as long as a line of the log */
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	daemon_log("session %lld: %s", (long long)st->id, msg);
+}
+
 /* The figures of session st, stored (e NULL) or stopped with error e. */
 static void stop_log(const struct session_status *st, const struct error *e)
 {
+	const struct ingest_stats *in = &st->ingest;
+
 	if (e)
 		daemon_log("session %lld stopped with an error: %s", (long long)st->id, e->msg);
 	else
-		daemon_log("session %lld stopped: %llu samples, %llu lost, %llu out of time order "
-		       "(up to %llu ns late)", (long long)st->id,
-		       (unsigned long long)st->samples, (unsigned long long)st->lost,
-		       (unsigned long long)st->late, (unsigned long long)st->late_max_ns);
-	if (st->ingest.binaries_over || st->ingest.comms_over || st->ingest.collisions)
-		daemon_log("session %lld: %llu mappings past the limit of binaries, %llu names past "
-		       "the limit of names, %llu build-ids already cached with other contents "
-		       "(keyed by contents instead); %llu MB of binaries read", (long long)st->id,
-		       (unsigned long long)st->ingest.binaries_over,
-		       (unsigned long long)st->ingest.comms_over,
-		       (unsigned long long)st->ingest.collisions,
-		       (unsigned long long)(st->ingest.bytes_read >> 20));
-	if (st->ingest.read_refused)
-		daemon_log("session %lld: %llu binaries not read for the budget of %llu MiB of "
-			   "binaries a session reads (%s)", (long long)st->id,
-			   (unsigned long long)st->ingest.read_refused,
-			   (unsigned long long)(INGEST_READ_MAX >> 20), st->ingest.read_refusals);
-	if (st->ingest.share_refused)
-		daemon_log("session %lld: %llu names, binaries, cgroups or stacks refused past a "
-			   "user's share (a quarter of each table, root's unlimited): %s",
-			   (long long)st->id, (unsigned long long)st->ingest.share_refused,
-			   st->ingest.share_refusals);
-	if (st->ingest.cgroups_over || st->ingest.cgroup_unknown || st->ingest.cgroup_moved ||
-	    st->ingest.jit_roots_over)
-		daemon_log("session %lld: %llu cgroups past the limit (not stored), %llu processes "
-		       "whose cgroup could not be read, %llu processes that changed cgroup, %llu "
-		       "JIT processes of other mount namespaces past the limit of held /tmp "
-		       "handles", (long long)st->id, (unsigned long long)st->ingest.cgroups_over,
-		       (unsigned long long)st->ingest.cgroup_unknown,
-		       (unsigned long long)st->ingest.cgroup_moved,
-		       (unsigned long long)st->ingest.jit_roots_over);
+		daemon_log("session %lld stopped: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
+			   " out of time order (up to %" PRIu64 " ns late)", (long long)st->id,
+			   st->samples, st->lost, st->late, st->late_max_ns);
+	if (in->binaries_over || in->comms_over || in->collisions)
+		stop_note(st, "%" PRIu64 " mappings past the limit of binaries, %" PRIu64 " names "
+			  "past the limit of names, %" PRIu64 " build-ids already cached with other "
+			  "contents (keyed by contents instead); %" PRIu64 " MB of binaries read",
+			  in->binaries_over, in->comms_over, in->collisions, in->bytes_read >> 20);
+	if (in->read_refused)
+		stop_note(st, "%" PRIu64 " binaries not read for the budget of %llu MiB of "
+			  "binaries a session reads (%s)", in->read_refused,
+			  (unsigned long long)(INGEST_READ_MAX >> 20), in->read_refusals);
+	if (in->share_refused)
+		stop_note(st, "%" PRIu64 " names, binaries, cgroups or stacks refused past a "
+			  "user's share (a quarter of each table, root's unlimited): %s",
+			  in->share_refused, in->share_refusals);
+	if (in->cgroups_over || in->cgroup_unknown || in->cgroup_moved || in->jit_roots_over)
+		stop_note(st, "%" PRIu64 " cgroups past the limit (not stored), %" PRIu64 " processes "
+			  "whose cgroup could not be read, %" PRIu64 " processes that changed "
+			  "cgroup, %" PRIu64 " JIT processes of other mount namespaces past the limit "
+			  "of held /tmp handles", in->cgroups_over, in->cgroup_unknown,
+			  in->cgroup_moved, in->jit_roots_over);
 	if (st->held.over)
-		daemon_log("session %lld: %llu executable mappings left without a held file past "
-		       "the limits of files and records held from drain to ingest (their "
-		       "binaries read when ingest reached them, if still there); %llu files "
-		       "held at most", (long long)st->id, (unsigned long long)st->held.over,
-		       (unsigned long long)st->held.files_peak);
-	if (st->ingest.stacks || st->ingest.stacks_over || st->ingest.unwind_failures)
-		daemon_log("session %lld: %llu distinct call stacks, %llu past the limit (their "
-		       "%llu samples stored without a stack), %llu samples whose user stack "
-		       "unwinding stopped early (unwind_errors says where)", (long long)st->id,
-		       (unsigned long long)st->ingest.stacks,
-		       (unsigned long long)st->ingest.stacks_over,
-		       (unsigned long long)st->ingest.samples_no_stack,
-		       (unsigned long long)st->ingest.unwind_failures);
-	if (st->ingest.unwinder_crashes || st->ingest.unwinder_hangs)
-		daemon_log("session %lld: the unwind worker crashed %llu times and hung %llu "
-			   "(killed); %llu workers started (at most %d new): the samples in flight "
-			   "were counted as 'unwinder failed'", (long long)st->id,
-			   (unsigned long long)st->ingest.unwinder_crashes,
-			   (unsigned long long)st->ingest.unwinder_hangs,
-			   (unsigned long long)st->ingest.unwinder_started,
-			   UWORKER_KINDS * (UWORKER_RESTARTS + 1));
-	if (st->ingest.parse_failed)
-		daemon_log("session %lld: the ingest worker did not parse %llu files (crash, hang "
-			   "or an answer that did not make sense): those binaries were keyed by "
-			   "their contents, those JIT files stored without symbols",
-			   (long long)st->id, (unsigned long long)st->ingest.parse_failed);
-	if (st->ingest.worker_failed[0] || st->ingest.worker_failed[1] || st->ingest.worker_failed[2])
-		daemon_log("session %lld: the ingest worker failed (crash, hang, bad answer) %llu "
-			   "times on unwinding, %llu on build-ids, %llu on JIT files; a kind is "
-			   "not asked again after %d: %llu, %llu, %llu requests refused",
-			   (long long)st->id, (unsigned long long)st->ingest.worker_failed[0],
-			   (unsigned long long)st->ingest.worker_failed[1],
-			   (unsigned long long)st->ingest.worker_failed[2], UWORKER_RESTARTS + 1,
-			   (unsigned long long)st->ingest.worker_refused[0],
-			   (unsigned long long)st->ingest.worker_refused[1],
-			   (unsigned long long)st->ingest.worker_refused[2]);
-	if (st->ingest.switch_reads)
-		daemon_log("session %lld: --attribution exact: %llu counter reads at context "
-		       "switches, %llu threads' last runs stored after their last sample, "
-		       "%llu records after context switches the kernel counted but wrote no "
-		       "read for (their increases unattributed, as after a loss)",
-		       (long long)st->id, (unsigned long long)st->ingest.switch_reads,
-		       (unsigned long long)st->ingest.exact_tails,
-		       (unsigned long long)st->ingest.switch_missed);
+		stop_note(st, "%" PRIu64 " executable mappings left without a held file past the "
+			  "limits of files and records held from drain to ingest (their binaries "
+			  "read when ingest reached them, if still there); %" PRIu64 " files held "
+			  "at most", st->held.over, st->held.files_peak);
+	if (in->stacks || in->stacks_over || in->unwind_failures)
+		stop_note(st, "%" PRIu64 " distinct call stacks, %" PRIu64 " past the limit (their "
+			  "%" PRIu64 " samples stored without a stack), %" PRIu64 " samples whose "
+			  "user stack unwinding stopped early (unwind_errors says where)",
+			  in->stacks, in->stacks_over, in->samples_no_stack, in->unwind_failures);
+	if (in->unwinder_crashes || in->unwinder_hangs)
+		stop_note(st, "the unwind worker crashed %" PRIu64 " times and hung %" PRIu64
+			  " (killed); %" PRIu64 " workers started (at most %d new): the samples in "
+			  "flight were counted as 'unwinder failed'", in->unwinder_crashes,
+			  in->unwinder_hangs, in->unwinder_started,
+			  UWORKER_KINDS * (UWORKER_RESTARTS + 1));
+	if (in->parse_failed)
+		stop_note(st, "the ingest worker did not parse %" PRIu64 " files (crash, hang or an "
+			  "answer that did not make sense): those binaries were keyed by their "
+			  "contents, those JIT files stored without symbols", in->parse_failed);
+	if (in->worker_failed[0] || in->worker_failed[1] || in->worker_failed[2])
+		stop_note(st, "the ingest worker failed (crash, hang, bad answer) %" PRIu64 " times "
+			  "on unwinding, %" PRIu64 " on build-ids, %" PRIu64 " on JIT files; a kind "
+			  "is not asked again after %d: %" PRIu64 ", %" PRIu64 ", %" PRIu64
+			  " requests refused", in->worker_failed[0], in->worker_failed[1],
+			  in->worker_failed[2], UWORKER_RESTARTS + 1, in->worker_refused[0],
+			  in->worker_refused[1], in->worker_refused[2]);
+	if (in->switch_reads)
+		stop_note(st, "--attribution exact: %" PRIu64 " counter reads at context switches, "
+			  "%" PRIu64 " threads' last runs stored after their last sample, %" PRIu64
+			  " records after context switches the kernel counted but wrote no read "
+			  "for (their increases unattributed, as after a loss)", in->switch_reads,
+			  in->exact_tails, in->switch_missed);
 	if (st->have_handler) {
-		daemon_log("session %lld: driver overflow handler %llu ns per sample on average, "
-		       "%llu ns at most, over %llu samples", (long long)st->id,
-		       (unsigned long long)st->handler_avg_ns, (unsigned long long)st->handler_max_ns,
-		       (unsigned long long)st->handler_samples);
-		daemon_log("session %lld: driver STATS %llu samples written, %llu dropped",
-		       (long long)st->id, (unsigned long long)(st->handler_samples - st->handler_dropped),
-		       (unsigned long long)st->handler_dropped);
+		stop_note(st, "driver overflow handler %" PRIu64 " ns per sample on average, %" PRIu64
+			  " ns at most, over %" PRIu64 " samples", st->handler_avg_ns,
+			  st->handler_max_ns, st->handler_samples);
+		stop_note(st, "driver STATS %" PRIu64 " samples written, %" PRIu64 " dropped",
+			  st->handler_samples - st->handler_dropped, st->handler_dropped);
 	}
 }
 

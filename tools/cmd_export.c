@@ -181,6 +181,23 @@ static int check_args(struct opts *o)
 	return 0;
 }
 
+/* The value of option name, not to be empty (give what): into *to, 0; or
+ * 2 after the usage error. */
+static int text_arg(const char *name, const char *what, const char **to)
+{
+	if (!*optarg)
+		return cmd_usage_error("export", "bad %s '': give %s", name, what);
+	*to = optarg;
+	return 0;
+}
+
+/* The field an option without a value sets. */
+static int *flag_opt(struct opts *o, int c)
+{
+	return c == OPT_SAMPLES ? &o->samples : c == OPT_PROCESS_START ? &o->process_start :
+	       c == OPT_CGROUP_COLUMN ? &o->cgroup_column : &o->host_column;
+}
+
 /* The command line into o: 0, -1 after --help, else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -215,36 +232,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 						       "chrome-trace, folded, pprof or gecko", optarg);
 			break;
 		case 'o':
-			if (!*optarg)
-				return cmd_usage_error("export", "bad -o '': give a file name");
-			o->out = optarg;
+			if (text_arg("-o", "a file name", &o->out))
+				return 2;
 			break;
 		case OPT_EVENT:
-			if (!*optarg)
-				return cmd_usage_error("export", "bad --event '': give a counting "
-						       "event of the session, as given with -e");
-			o->event = optarg;
+			if (text_arg("--event", "a counting event of the session, as given with -e",
+				     &o->event))
+				return 2;
 			break;
-		case OPT_SAMPLES:
-			o->samples = 1;
-			break;
-		case OPT_PROCESS_START:
-			o->process_start = 1;
-			break;
-		case OPT_CGROUP_COLUMN:
-			o->cgroup_column = 1;
+		case OPT_HOST:
+			if (text_arg("--host", "a host name as pushed", &o->host))
+				return 2;
 			break;
 		case OPT_SOURCE:
 			o->source = optarg;
 			break;
-		case OPT_HOST:
-			if (!*optarg)
-				return cmd_usage_error("export", "bad --host '': give a host name "
-						       "as pushed");
-			o->host = optarg;
-			break;
+		case OPT_SAMPLES:
+		case OPT_PROCESS_START:
+		case OPT_CGROUP_COLUMN:
 		case OPT_HOST_COLUMN:
-			o->host_column = 1;
+			*flag_opt(o, c) = 1;
 			break;
 		case OPT_BUCKET:
 			if (parse_duration_ns(optarg, &o->bucket_ns) < 0 || o->bucket_ns < 1000)

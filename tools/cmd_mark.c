@@ -13,6 +13,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "proto.h"
+#include "socketopt.h"
 
 #define MARK_MAX_TEXT 256	/* strobed's SESSION_MAX_MARK_TEXT */
 
@@ -24,37 +25,15 @@ static const char usage_text[] =
 
 int cmd_mark(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	uint64_t now = clock_monotonic_ns();
 	const char *socket = cmd_default_socket();
 	struct proto_msg req, resp;
-	struct error e;
-	char optbuf[256], *text;
+	char *text;
 	size_t len = 0;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			socket = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		case ':':
-			return cmd_usage_error("mark", "option %s needs a value: see 'strobe mark --help'",
-					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
-		default:
-			return cmd_usage_error("mark", "unknown option '%s': see 'strobe mark --help'",
-					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)));
-		}
-	}
+	if ((ret = socketopt_parse("mark", usage_text, argc, argv, &socket)) >= 0)
+		return ret;
 	if (optind >= argc)
 		return cmd_usage_error("mark", "no text given: strobe mark TEXT");
 	for (int i = optind; i < argc; i++)
@@ -86,12 +65,8 @@ int cmd_mark(int argc, char **argv)
 	proto_add(&req, "text", text);
 	proto_addf(&req, "time_ns", "%llu", (unsigned long long)now);
 	free(text);
-	ret = proto_call(socket, &req, &resp, &e);
-	proto_free(&req);
-	if (ret < 0) {
-		fprintf(stderr, "strobe mark: %s\n", e.msg);
+	if (socketopt_call("mark", socket, NULL, &req, &resp))
 		return 1;
-	}
 	proto_free(&resp);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "control.h"
 #include "proto.h"
+#include "socketopt.h"
 
 static const char usage_text[] =
 	"usage: strobe rm [--socket PATH] SESSION...\n"
@@ -25,36 +26,13 @@ static const char usage_text[] =
 
 int cmd_rm(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *socket = cmd_default_socket();
 	struct proto_msg req, resp;
 	struct sbuf list = { 0 };
-	struct error e;
-	char buf[32];
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			socket = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		case ':':
-			return cmd_usage_error("rm", "option %s needs a value: see 'strobe rm --help'",
-					       argv[optind - 1]);
-		default:
-			return cmd_usage_error("rm", "unknown option '%s': see 'strobe rm --help'",
-					       cmd_bad_option(argc, argv, buf, sizeof(buf)));
-		}
-	}
+	if ((ret = socketopt_parse("rm", usage_text, argc, argv, &socket)) >= 0)
+		return ret;
 	if (optind >= argc)
 		return cmd_usage_error("rm", "no session given: strobe rm SESSION... (the numbers "
 				       "'strobe sessions' lists)");
@@ -72,18 +50,9 @@ int cmd_rm(int argc, char **argv)
 	proto_init(&req, "rm");
 	proto_add(&req, "sessions", list.s);
 	free(list.s);
-	ret = proto_call(socket, &req, &resp, &e);
-	proto_free(&req);
-	if (ret < 0 && strstr(e.msg, "cannot reach strobed")) {
-		fprintf(stderr, "strobe rm: no strobed answers on %s: start it on the database "
-			"(strobed --db PATH); sessions are removed by strobed, which owns it\n",
-			socket);
+	if (socketopt_call("rm", socket, "start it on the database (strobed --db PATH); "
+			   "sessions are removed by strobed, which owns it", &req, &resp))
 		return 1;
-	}
-	if (ret < 0) {
-		fprintf(stderr, "strobe rm: %s\n", e.msg);
-		return 1;
-	}
 	printf("removed session%s %s\n", strchr(proto_get(&resp, "removed") ?
 	       proto_get(&resp, "removed") : "", ',') ? "s" : "",
 	       proto_get(&resp, "removed") ? proto_get(&resp, "removed") : "?");

@@ -258,7 +258,7 @@ static int decode_sample(const struct perfrec_format *f, struct cur *c, struct p
 	return PERFREC_OK;
 }
 
-int perfrec_is_sideband(uint32_t type)
+int perfrec_sideband(uint32_t type)
 {
 	switch (type) {
 	case PERF_RECORD_MMAP2:
@@ -274,10 +274,11 @@ int perfrec_is_sideband(uint32_t type)
 	return 0;
 }
 
-/* the record types perfrec_decode reads beyond the header */
+/* the other record types perfrec_decode reads beyond the header (a
+ * SAMPLE is read first) */
 static int decoded_type(uint32_t type)
 {
-	return perfrec_is_sideband(type) || type == PERF_RECORD_UNTHROTTLE;
+	return type == PERF_RECORD_UNTHROTTLE || perfrec_sideband(type);
 }
 
 /* a NUL-terminated string filling [p, end): NULL if it has no NUL */

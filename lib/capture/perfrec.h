@@ -220,10 +220,11 @@ int perfrec_decode(const struct perfrec_format *f, const void *buf, size_t len,
  */
 void perfrec_rebase(struct perfrec *r, uintptr_t from, const void *to);
 
-/* 1 if type is a side-band record strobed keeps (mmap2, comm, fork, exit,
- * lost, lost samples, throttle, cgroup): perfrec_decode() reads it, and
- * the backend queues it in time order with the samples. */
-int perfrec_is_sideband(uint32_t type);
+/* Whether records of type are the side-band strobe keeps (MMAP2, COMM,
+ * FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE, CGROUP): what the perf backend
+ * queues besides samples.  perfrec_decode() reads these, SAMPLE and
+ * UNTHROTTLE. */
+int perfrec_sideband(uint32_t type);
 
 /* A SAMPLE's first u64 (its PERF_SAMPLE_IDENTIFIER), or -1 if too short. */
 int perfrec_sample_identifier(const void *buf, size_t len, uint64_t *id);

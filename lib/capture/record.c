@@ -54,10 +54,90 @@ static int sample_tail(const void *buf, size_t size, const struct strobe_sample 
 	return p == end ? 0 : -1;
 }
 
+/* The records of one fixed size, in the form the kernel writes them. */
+union fixed_rec {
+	struct strobe_lost lost;
+	struct strobe_unsched unsched;
+	struct strobe_cpu_rec cpu;
+};
+
+/* The size of a record of type (not a sample): 0 for a type that has none. */
+static size_t fixed_size(uint16_t type)
+{
+	switch (type) {
+	case STROBE_REC_LOST:
+		return sizeof(struct strobe_lost);
+	case STROBE_REC_UNSCHED:
+		return sizeof(struct strobe_unsched);
+	case STROBE_REC_CPU_OFFLINE:
+	case STROBE_REC_CPU_ONLINE:
+		return sizeof(struct strobe_cpu_rec);
+	}
+	return 0;
+}
+
+/* The sample at buf (its header h) into out, checked. */
+static enum record_status decode_sample(const void *buf, const struct strobe_rec_header *h,
+					struct record *out)
+{
+	struct strobe_sample s;
+
+	if (h->size < sizeof(s))
+		return RECORD_BAD;
+	memcpy(&s, buf, sizeof(s));
+	if (s.nr_counters > STROBE_MAX_COUNTERS || h->size < STROBE_SAMPLE_SIZE(s.nr_counters))
+		return RECORD_BAD;
+	if (sample_tail(buf, h->size, &s, out) < 0)
+		return RECORD_BAD;
+	out->time_ns = s.time_ns;
+	out->sample.tsc = s.tsc;
+	out->sample.ip = s.ip;
+	out->sample.period = s.period;
+	out->sample.pid = s.pid;
+	out->sample.tid = s.tid;
+	out->sample.flags = s.flags;
+	out->sample.nr_counters = s.nr_counters;
+	memcpy(out->sample.counters, (const char *)buf + sizeof(s),
+	       s.nr_counters * sizeof(uint64_t));
+	return RECORD_OK;
+}
+
+/* The fixed-size record at buf (its header h) into out, checked. */
+static enum record_status decode_fixed(const void *buf, const struct strobe_rec_header *h,
+				       struct record *out)
+{
+	size_t size = fixed_size(h->type);
+	union fixed_rec x;
+
+	if (!size || h->size != size)
+		return RECORD_BAD;
+	memcpy(&x, buf, size);
+	switch (h->type) {
+	case STROBE_REC_LOST:
+		out->time_ns = x.lost.time_ns;
+		out->lost.lost = x.lost.lost;
+		break;
+	case STROBE_REC_UNSCHED:
+		if (x.unsched.running_ns > x.unsched.enabled_ns ||
+		    x.unsched.enabled_ns > x.unsched.time_ns ||
+		    (x.unsched.flags & ~STROBE_UNSCHED_ERROR))
+			return RECORD_BAD;
+		out->time_ns = x.unsched.time_ns;
+		out->unsched.enabled_ns = x.unsched.enabled_ns;
+		out->unsched.running_ns = x.unsched.running_ns;
+		out->unsched.flags = x.unsched.flags;
+		break;
+	default:	/* CPU offline, online */
+		out->time_ns = x.cpu.time_ns;
+	}
+	return RECORD_OK;
+}
+
 enum record_status record_decode(const void *buf, size_t len, struct record *out,
 				 size_t *consumed)
 {
 	struct strobe_rec_header h;
+	enum record_status st;
 
 	if (len < sizeof(h))
 		return RECORD_SHORT;
@@ -77,207 +157,127 @@ enum record_status record_decode(const void *buf, size_t len, struct record *out
 	memset(out, 0, offsetof(struct record, sample.counters));
 	out->type = h.type;
 	out->cpu = h.cpu;
-	switch (h.type) {
-	case STROBE_REC_SAMPLE: {
-		struct strobe_sample s;
-
-		if (h.size < sizeof(s))
-			return RECORD_BAD;
-		memcpy(&s, buf, sizeof(s));
-		if (s.nr_counters > STROBE_MAX_COUNTERS || h.size < STROBE_SAMPLE_SIZE(s.nr_counters))
-			return RECORD_BAD;
-		if (sample_tail(buf, h.size, &s, out) < 0)
-			return RECORD_BAD;
-		out->time_ns = s.time_ns;
-		out->sample.tsc = s.tsc;
-		out->sample.ip = s.ip;
-		out->sample.period = s.period;
-		out->sample.pid = s.pid;
-		out->sample.tid = s.tid;
-		out->sample.flags = s.flags;
-		out->sample.nr_counters = s.nr_counters;
-		memcpy(out->sample.counters, (const char *)buf + sizeof(s),
-		       s.nr_counters * sizeof(uint64_t));
-		break;
-	}
-	case STROBE_REC_LOST: {
-		struct strobe_lost l;
-
-		if (h.size != sizeof(l))
-			return RECORD_BAD;
-		memcpy(&l, buf, sizeof(l));
-		out->time_ns = l.time_ns;
-		out->lost.lost = l.lost;
-		break;
-	}
-	case STROBE_REC_UNSCHED: {
-		struct strobe_unsched u;
-
-		if (h.size != sizeof(u))
-			return RECORD_BAD;
-		memcpy(&u, buf, sizeof(u));
-		if (u.running_ns > u.enabled_ns || u.enabled_ns > u.time_ns ||
-		    (u.flags & ~STROBE_UNSCHED_ERROR))
-			return RECORD_BAD;
-		out->time_ns = u.time_ns;
-		out->unsched.enabled_ns = u.enabled_ns;
-		out->unsched.running_ns = u.running_ns;
-		out->unsched.flags = u.flags;
-		break;
-	}
-	case STROBE_REC_CPU_OFFLINE:
-	case STROBE_REC_CPU_ONLINE: {
-		struct strobe_cpu_rec c;
-
-		if (h.size != sizeof(c))
-			return RECORD_BAD;
-		memcpy(&c, buf, sizeof(c));
-		out->time_ns = c.time_ns;
-		break;
-	}
-	default:
-		return RECORD_BAD;
-	}
-	*consumed = h.size;
-	return RECORD_OK;
+	if (h.type == STROBE_REC_SAMPLE)
+		st = decode_sample(buf, &h, out);
+	else
+		st = decode_fixed(buf, &h, out);
+	if (st == RECORD_OK)
+		*consumed = h.size;
+	return st;
 }
 
 size_t record_size(const struct record *r)
 {
 	size_t size;
 
-	switch (r->type) {
-	case STROBE_REC_SAMPLE:
-		if (r->sample.nr_counters > STROBE_MAX_COUNTERS)
+	if (r->type != STROBE_REC_SAMPLE)
+		return fixed_size(r->type);
+	if (r->sample.nr_counters > STROBE_MAX_COUNTERS)
+		return 0;
+	size = STROBE_SAMPLE_SIZE(r->sample.nr_counters);
+	if (r->sample.flags & STROBE_SAMPLE_CALLCHAIN) {
+		if (r->sample.nr_ips > STROBE_MAX_IPS)
 			return 0;
-		size = STROBE_SAMPLE_SIZE(r->sample.nr_counters);
-		if (r->sample.flags & STROBE_SAMPLE_CALLCHAIN) {
-			if (r->sample.nr_ips > STROBE_MAX_IPS)
-				return 0;
-			size += r->sample.nr_ips * 8u;
-		}
-		if (r->sample.flags & STROBE_SAMPLE_USTACK) {
-			if (r->sample.nr_regs > 64 ||
-			    (uint64_t)__builtin_popcountll(r->sample.regs_mask) != r->sample.nr_regs ||
-			    r->sample.stack_size > RECORD_MAX_SIZE)
-				return 0;
-			size += sizeof(struct strobe_ustack) + r->sample.nr_regs * 8u +
-				((r->sample.stack_size + 7) & ~7ULL);
-		}
-		return size <= RECORD_MAX_SIZE ? size : 0;
-	case STROBE_REC_LOST:
-		return sizeof(struct strobe_lost);
-	case STROBE_REC_UNSCHED:
-		return sizeof(struct strobe_unsched);
-	case STROBE_REC_CPU_OFFLINE:
-	case STROBE_REC_CPU_ONLINE:
-		return sizeof(struct strobe_cpu_rec);
+		size += r->sample.nr_ips * 8u;
 	}
-	return 0;
+	if (r->sample.flags & STROBE_SAMPLE_USTACK) {
+		if (r->sample.nr_regs > 64 ||
+		    (uint64_t)__builtin_popcountll(r->sample.regs_mask) != r->sample.nr_regs ||
+		    r->sample.stack_size > RECORD_MAX_SIZE)
+			return 0;
+		size += sizeof(struct strobe_ustack) + r->sample.nr_regs * 8u +
+			((r->sample.stack_size + 7) & ~7ULL);
+	}
+	return size <= RECORD_MAX_SIZE ? size : 0;
+}
+
+/* The sample r into buf (cap bytes): bytes written, 0 if it won't fit. */
+static size_t encode_sample(const struct record *r, void *buf, size_t cap)
+{
+	size_t n = r->sample.nr_counters;
+	size_t size = record_size(r);
+	unsigned char *p;
+
+	if (!size || size > cap)
+		return 0;
+	/* every byte set: the struct has no padding, the fields not named
+	 * (reserved) are 0 */
+	struct strobe_sample s = {
+		.hdr = { .type = STROBE_REC_SAMPLE, .size = size, .cpu = r->cpu },
+		.tsc = r->sample.tsc, .time_ns = r->time_ns, .ip = r->sample.ip,
+		.period = r->sample.period, .pid = r->sample.pid, .tid = r->sample.tid,
+		.flags = r->sample.flags, .nr_counters = n,
+		.nr_ips = r->sample.flags & STROBE_SAMPLE_CALLCHAIN ? r->sample.nr_ips : 0,
+	};
+
+	memcpy(buf, &s, sizeof(s));
+	p = (unsigned char *)buf + sizeof(s);
+	memcpy(p, r->sample.counters, n * sizeof(uint64_t));
+	p += n * sizeof(uint64_t);
+	if ((r->sample.flags & STROBE_SAMPLE_CALLCHAIN) && s.nr_ips) {
+		memcpy(p, r->sample.ips, s.nr_ips * 8u);
+		p += s.nr_ips * 8u;
+	}
+	if (r->sample.flags & STROBE_SAMPLE_USTACK) {
+		size_t pad = ((r->sample.stack_size + 7) & ~7ULL) - r->sample.stack_size;
+
+		p += record_ustack_put(r, p);
+		memset(p, 0, pad);
+	}
+	return size;
+}
+
+size_t record_ustack_put(const struct record *r, void *dst)
+{
+	struct strobe_ustack u;
+	unsigned char *p = dst;
+
+	memset(&u, 0, sizeof(u));
+	u.abi = r->sample.regs_abi;
+	u.nr_regs = r->sample.nr_regs;
+	u.regs_mask = r->sample.regs_mask;
+	u.stack_size = r->sample.stack_size;
+	memcpy(p, &u, sizeof(u));
+	p += sizeof(u);
+	if (u.nr_regs) {
+		memcpy(p, r->sample.regs, u.nr_regs * 8u);
+		p += u.nr_regs * 8u;
+	}
+	if (u.stack_size) {
+		memcpy(p, r->sample.stack, u.stack_size);
+		p += u.stack_size;
+	}
+	return (size_t)(p - (unsigned char *)dst);
 }
 
 size_t record_encode(const struct record *r, void *buf, size_t cap)
 {
+	size_t size = fixed_size(r->type);
+	struct strobe_rec_header h = { .type = r->type, .size = size, .cpu = r->cpu };
+	union fixed_rec x;
+
+	if (r->type == STROBE_REC_SAMPLE)
+		return encode_sample(r, buf, cap);
+	if (!size || size > cap)
+		return 0;
+	memset(&x, 0, sizeof(x));
 	switch (r->type) {
-	case STROBE_REC_SAMPLE: {
-		struct strobe_sample s;
-		size_t n = r->sample.nr_counters;
-		size_t size = record_size(r);
-		unsigned char *p;
-
-		if (!size || size > cap)
-			return 0;
-		memset(&s, 0, sizeof(s));
-		s.hdr.type = STROBE_REC_SAMPLE;
-		s.hdr.size = size;
-		s.hdr.cpu = r->cpu;
-		s.tsc = r->sample.tsc;
-		s.time_ns = r->time_ns;
-		s.ip = r->sample.ip;
-		s.period = r->sample.period;
-		s.pid = r->sample.pid;
-		s.tid = r->sample.tid;
-		s.flags = r->sample.flags;
-		s.nr_counters = n;
-		if (r->sample.flags & STROBE_SAMPLE_CALLCHAIN)
-			s.nr_ips = r->sample.nr_ips;
-		memcpy(buf, &s, sizeof(s));
-		p = (unsigned char *)buf + sizeof(s);
-		memcpy(p, r->sample.counters, n * sizeof(uint64_t));
-		p += n * sizeof(uint64_t);
-		if ((r->sample.flags & STROBE_SAMPLE_CALLCHAIN) && s.nr_ips) {
-			memcpy(p, r->sample.ips, s.nr_ips * 8u);
-			p += s.nr_ips * 8u;
-		}
-		if (r->sample.flags & STROBE_SAMPLE_USTACK) {
-			struct strobe_ustack u;
-			size_t pad = ((r->sample.stack_size + 7) & ~7ULL) - r->sample.stack_size;
-
-			memset(&u, 0, sizeof(u));
-			u.abi = r->sample.regs_abi;
-			u.nr_regs = r->sample.nr_regs;
-			u.regs_mask = r->sample.regs_mask;
-			u.stack_size = r->sample.stack_size;
-			memcpy(p, &u, sizeof(u));
-			p += sizeof(u);
-			if (u.nr_regs) {
-				memcpy(p, r->sample.regs, u.nr_regs * 8u);
-				p += u.nr_regs * 8u;
-			}
-			if (u.stack_size) {
-				memcpy(p, r->sample.stack, u.stack_size);
-				p += u.stack_size;
-			}
-			memset(p, 0, pad);
-		}
-		return size;
+	case STROBE_REC_LOST:
+		x.lost.time_ns = r->time_ns;
+		x.lost.lost = r->lost.lost;
+		break;
+	case STROBE_REC_UNSCHED:
+		x.unsched.time_ns = r->time_ns;
+		x.unsched.enabled_ns = r->unsched.enabled_ns;
+		x.unsched.running_ns = r->unsched.running_ns;
+		x.unsched.flags = r->unsched.flags;
+		break;
+	default:	/* CPU offline, online */
+		x.cpu.time_ns = r->time_ns;
 	}
-	case STROBE_REC_LOST: {
-		struct strobe_lost l;
-
-		if (sizeof(l) > cap)
-			return 0;
-		memset(&l, 0, sizeof(l));
-		l.hdr.type = STROBE_REC_LOST;
-		l.hdr.size = sizeof(l);
-		l.hdr.cpu = r->cpu;
-		l.time_ns = r->time_ns;
-		l.lost = r->lost.lost;
-		memcpy(buf, &l, sizeof(l));
-		return sizeof(l);
-	}
-	case STROBE_REC_UNSCHED: {
-		struct strobe_unsched u;
-
-		if (sizeof(u) > cap)
-			return 0;
-		memset(&u, 0, sizeof(u));
-		u.hdr.type = STROBE_REC_UNSCHED;
-		u.hdr.size = sizeof(u);
-		u.hdr.cpu = r->cpu;
-		u.time_ns = r->time_ns;
-		u.enabled_ns = r->unsched.enabled_ns;
-		u.running_ns = r->unsched.running_ns;
-		u.flags = r->unsched.flags;
-		memcpy(buf, &u, sizeof(u));
-		return sizeof(u);
-	}
-	case STROBE_REC_CPU_OFFLINE:
-	case STROBE_REC_CPU_ONLINE: {
-		struct strobe_cpu_rec c;
-
-		if (sizeof(c) > cap)
-			return 0;
-		memset(&c, 0, sizeof(c));
-		c.hdr.type = r->type;
-		c.hdr.size = sizeof(c);
-		c.hdr.cpu = r->cpu;
-		c.time_ns = r->time_ns;
-		memcpy(buf, &c, sizeof(c));
-		return sizeof(c);
-	}
-	}
-	return 0;
+	memcpy(buf, &x, size);
+	memcpy(buf, &h, sizeof(h));
+	return size;
 }
 
 size_t record_tail_size(const struct record *r)

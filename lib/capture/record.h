@@ -85,6 +85,14 @@ size_t record_size(const struct record *r);
 size_t record_encode(const struct record *r, void *buf, size_t cap);
 
 /*
+ * The user stack of sample r (STROBE_SAMPLE_USTACK) as records hold it:
+ * struct strobe_ustack, the nr_regs registers, the stack_size bytes of
+ * stack copy, unpadded.  Written at dst; returns its size,
+ * sizeof(struct strobe_ustack) + 8 * nr_regs + stack_size bytes.
+ */
+size_t record_ustack_put(const struct record *r, void *dst);
+
+/*
  * Moving a decoded record: its variable parts (a sample's callchain,
  * registers and stack copy, which point into the buffer it was decoded
  * from) are record_tail_size() bytes; record_tail_copy() copies them to

@@ -61,13 +61,12 @@ struct chchild {
 
 /* --- the child --- */
 
-/* All of len bytes, blocking; 0, or -1 (the parent hung up). */
-static int c_read(int sock, void *buf, size_t len)
+/* All of len bytes read (out 0) or sent (out 1), blocking; 0, or -1 (the
+ * parent hung up). */
+static int c_io(int sock, char *p, size_t len, int out)
 {
-	char *p = buf;
-
 	while (len) {
-		ssize_t n = read(sock, p, len);
+		ssize_t n = out ? send(sock, p, len, MSG_NOSIGNAL) : read(sock, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -79,21 +78,14 @@ static int c_read(int sock, void *buf, size_t len)
 	return 0;
 }
 
+static int c_read(int sock, void *buf, size_t len)
+{
+	return c_io(sock, buf, len, 0);
+}
+
 static int c_write(int sock, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = send(sock, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return c_io(sock, (char *)buf, len, 1);
 }
 
 /* One F_ANSWER: status, the error line (when status < 0), body. */

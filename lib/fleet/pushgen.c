@@ -117,7 +117,7 @@ static const char *col_text(sqlite3_stmt *st, int i)
  * (NULL: 0), 'n' an integer (NULL: -1), 't' text (NULL: empty).  A timed
  * table's rows are of the day of their first column (a time_ns), the
  * others of the session's start day.  Markers and lost records are read
- * by lib/store/eventscan.c instead (gen_markers, gen_lost).
+ * by lib/store/eventscan.c instead (gen_events).
  */
 struct sql_table {
 	const char *table, *cols, *sql, *what, *kinds;
@@ -172,71 +172,59 @@ fail:
 
 /* --- markers and lost records, read by eventscan.h --- */
 
-/* The session's markers, as ClickHouse's columns have them: a NULL cpu
- * -1, a NULL pid or tid 0 (eventscan's -1: the database holds none
- * below 0), NULL args empty. */
-static int gen_markers(struct gen *g, struct push_table *x, struct error *e)
+/* A marker as ClickHouse's columns have it: a NULL cpu -1, a NULL pid or
+ * tid 0 (eventscan's -1: the database holds none below 0), NULL args
+ * empty. */
+static void put_marker(struct sbuf *rows, const struct db_marker *m)
 {
-	struct event_filter f;
-	struct marker_scan *sc;
-	struct db_marker m;
-	int rc;
-
-	event_filter_all(&f, g->s->id);
-	sc = marker_scan_open(g->db, &f, e);
-	if (!sc)
-		return -1;
-	while ((rc = marker_scan_next(sc, &m, e)) == 1) {
-		if (push_table_row(x, push_day((int64_t)m.time_ns + g->s->wall_offset_ns), e) < 0)
-			goto fail;
-		push_tsv_i64(&x->rows, (int64_t)m.time_ns, '\t');
-		push_tsv_i64(&x->rows, m.cpu, '\t');
-		push_tsv_i64(&x->rows, m.pid < 0 ? 0 : m.pid, '\t');
-		push_tsv_i64(&x->rows, m.tid < 0 ? 0 : m.tid, '\t');
-		push_tsv_escape(&x->rows, m.kind);
-		sbuf_add(&x->rows, "\t", 1);
-		push_tsv_escape(&x->rows, m.name);
-		sbuf_add(&x->rows, "\t", 1);
-		push_tsv_escape(&x->rows, m.args ? m.args : "");
-		sbuf_add(&x->rows, "\n", 1);
-	}
-	if (rc < 0)
-		goto fail;
-	marker_scan_close(sc);
-	return push_table_end(x, e);
-fail:
-	marker_scan_close(sc);
-	return -1;
+	push_tsv_i64(rows, (int64_t)m->time_ns, '\t');
+	push_tsv_i64(rows, m->cpu, '\t');
+	push_tsv_i64(rows, m->pid < 0 ? 0 : m->pid, '\t');
+	push_tsv_i64(rows, m->tid < 0 ? 0 : m->tid, '\t');
+	push_tsv_escape(rows, m->kind);
+	sbuf_add(rows, "\t", 1);
+	push_tsv_escape(rows, m->name);
+	sbuf_add(rows, "\t", 1);
+	push_tsv_escape(rows, m->args ? m->args : "");
+	sbuf_add(rows, "\n", 1);
 }
 
-/* The session's lost records. */
-static int gen_lost(struct gen *g, struct push_table *x, struct error *e)
+static void put_lost(struct sbuf *rows, const struct db_lost *l)
+{
+	push_tsv_i64(rows, l->time_ns, '\t');
+	push_tsv_i64(rows, l->cpu, '\t');
+	push_tsv_i64(rows, (int64_t)l->count, '\t');
+	push_tsv_escape(rows, l->kind);
+	sbuf_add(rows, "\n", 1);
+}
+
+/* The session's markers (lost 0) or lost records (lost 1) into x, each
+ * row of its own day: the two tables' one loop. */
+static int gen_events(struct gen *g, struct push_table *x, int lost, struct error *e)
 {
 	struct event_filter f;
-	struct lost_scan *sc;
-	struct db_lost l;
+	struct marker_scan *ms = NULL;
+	struct lost_scan *ls = NULL;
+	struct db_marker m = { 0 };
+	struct db_lost l = { 0 };
 	int rc;
 
 	event_filter_all(&f, g->s->id);
-	sc = lost_scan_open(g->db, &f, e);
-	if (!sc)
+	if (lost ? !(ls = lost_scan_open(g->db, &f, e)) : !(ms = marker_scan_open(g->db, &f, e)))
 		return -1;
-	while ((rc = lost_scan_next(sc, &l, e)) == 1) {
-		if (push_table_row(x, push_day(l.time_ns + g->s->wall_offset_ns), e) < 0)
-			goto fail;
-		push_tsv_i64(&x->rows, l.time_ns, '\t');
-		push_tsv_i64(&x->rows, l.cpu, '\t');
-		push_tsv_i64(&x->rows, (int64_t)l.count, '\t');
-		push_tsv_escape(&x->rows, l.kind);
-		sbuf_add(&x->rows, "\n", 1);
+	while ((rc = lost ? lost_scan_next(ls, &l, e) : marker_scan_next(ms, &m, e)) == 1) {
+		int64_t t = lost ? l.time_ns : (int64_t)m.time_ns;
+
+		if ((rc = push_table_row(x, push_day(t + g->s->wall_offset_ns), e)) < 0)
+			break;
+		if (lost)
+			put_lost(&x->rows, &l);
+		else
+			put_marker(&x->rows, &m);
 	}
-	if (rc < 0)
-		goto fail;
-	lost_scan_close(sc);
-	return push_table_end(x, e);
-fail:
-	lost_scan_close(sc);
-	return -1;
+	lost_scan_close(ls);
+	marker_scan_close(ms);
+	return rc < 0 ? -1 : push_table_end(x, e);
 }
 
 /* --- the samples, their binaries and aggregates --- */
@@ -283,8 +271,8 @@ static int gen_samples(struct gen *g, struct push_table *x, int64_t lo, int64_t 
 			comm = -1;
 		day = push_day(v[SB_TIME_NS] + g->s->wall_offset_ns);
 		reagg_add(&g->agg, day, g->s->start_ns, l->binary_id, l->offset, l->key, v, comm);
-		if (push_table_row(x, day, e) < 0)
-			goto fail;
+		if ((rc = push_table_row(x, day, e)) < 0)
+			break;
 		push_tsv_i64(&x->rows, v[SB_TIME_NS], '\t');
 		push_tsv_i64(&x->rows, v[SB_TSC], '\t');
 		push_tsv_i64(&x->rows, v[SB_CPU], '\t');
@@ -303,13 +291,8 @@ static int gen_samples(struct gen *g, struct push_table *x, int64_t lo, int64_t 
 		g->part_samples++;
 		progress_add(g->progress, 1);
 	}
-	if (rc < 0)
-		goto fail;
 	sample_scan_close(sc);
-	return push_table_end(x, e);
-fail:
-	sample_scan_close(sc);
-	return -1;
+	return rc < 0 ? -1 : push_table_end(x, e);
 }
 
 struct bin {
@@ -399,11 +382,11 @@ int pushgen_part(struct gen *g, int final, int64_t lo, int64_t hi, uint32_t firs
 			goto out;
 		push_table_start(&marks, g, &procs.b, "markers",
 				 PUSH_PREFIX_COLS "time_ns, cpu, pid, tid, kind, name, args");
-		if (gen_markers(g, &marks, e) < 0)
+		if (gen_events(g, &marks, 0, e) < 0)
 			goto out;
 		push_table_start(&lost, g, &marks.b, "lost",
 				 PUSH_PREFIX_COLS "time_ns, cpu, count, kind");
-		if (gen_lost(g, &lost, e) < 0)
+		if (gen_events(g, &lost, 1, e) < 0)
 			goto out;
 		prev = &lost.b;
 	}
@@ -451,6 +434,20 @@ static void events_array(struct sbuf *out, const struct db_session *s)
 	sbuf_add(out, "]\n", 2);
 }
 
+/* The columns of the session's setup both rows have, each ended by a TAB:
+ * backend, kernel_release, nr_cpus, sample_event, sample_freq,
+ * sample_period, start_ns. */
+static void put_setup(struct sbuf *out, const struct db_session *s)
+{
+	push_tsv_escape(out, s->backend);
+	sbuf_add(out, "\t", 1);
+	push_tsv_escape(out, s->kernel_release);
+	sbuf_addf(out, "\t%" PRId64 "\t", s->nr_cpus);
+	push_tsv_escape(out, s->sample_event);
+	sbuf_addf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t", s->sample_freq,
+		  s->sample_period, s->start_ns);
+}
+
 void pushgen_session_row(struct gen *g, const char *hash, struct sbuf *out)
 {
 	const struct db_session *s = g->s;
@@ -464,14 +461,9 @@ void pushgen_session_row(struct gen *g, const char *hash, struct sbuf *out)
 	sbuf_add(out, "\t", 1);
 	push_tsv_escape(out, s->state);
 	sbuf_add(out, "\t", 1);
-	push_tsv_escape(out, s->backend);
-	sbuf_add(out, "\t", 1);
-	push_tsv_escape(out, s->kernel_release);
-	sbuf_addf(out, "\t%" PRId64 "\t", s->nr_cpus);
-	push_tsv_escape(out, s->sample_event);
-	sbuf_addf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-		  "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t", s->sample_freq, s->sample_period,
-		  s->start_ns, s->end_ns, s->wall_offset_ns, s->samples, s->lost, s->throttled);
+	put_setup(out, s);
+	sbuf_addf(out, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t",
+		  s->end_ns, s->wall_offset_ns, s->samples, s->lost, s->throttled);
 	events_array(out, s);
 }
 
@@ -488,13 +480,8 @@ void pushgen_interval_row(struct gen *g, const struct push_interval *iv, struct 
 		  iv->hash);
 	push_tsv_escape(out, s->name);
 	sbuf_add(out, "\t", 1);
-	push_tsv_escape(out, s->backend);
-	sbuf_add(out, "\t", 1);
-	push_tsv_escape(out, s->kernel_release);
-	sbuf_addf(out, "\t%" PRId64 "\t", s->nr_cpus);
-	push_tsv_escape(out, s->sample_event);
-	sbuf_addf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t", s->sample_freq,
-		  s->sample_period, s->start_ns, s->wall_offset_ns);
+	put_setup(out, s);
+	sbuf_addf(out, "%" PRId64 "\t", s->wall_offset_ns);
 	events_array(out, s);
 }
 

@@ -286,23 +286,12 @@ static int64_t stack_id(struct ingest *in, struct proc *p, uint32_t pid,
 int raw_stack_store(struct ingest *in, const struct record *r, int64_t rowid,
 			   struct error *e)
 {
-	struct strobe_ustack u;
-	size_t regs = 8 * (size_t)r->sample.nr_regs, len;
-	unsigned char *buf;
+	size_t len = sizeof(struct strobe_ustack) + 8 * (size_t)r->sample.nr_regs +
+		     r->sample.stack_size;
+	unsigned char *buf = xmalloc(len);
 	int rc;
 
-	memset(&u, 0, sizeof(u));
-	u.abi = r->sample.regs_abi;
-	u.nr_regs = r->sample.nr_regs;
-	u.regs_mask = r->sample.regs_mask;
-	u.stack_size = r->sample.stack_size;
-	len = sizeof(u) + regs + r->sample.stack_size;
-	buf = xmalloc(len);
-	memcpy(buf, &u, sizeof(u));
-	if (regs)
-		memcpy(buf + sizeof(u), r->sample.regs, regs);
-	if (r->sample.stack_size)
-		memcpy(buf + sizeof(u) + regs, r->sample.stack, r->sample.stack_size);
+	record_ustack_put(r, buf);
 	rc = db_raw_stack_insert(in->db, in->s->id, rowid, buf, len, e);
 	free(buf);
 	return rc;

@@ -34,6 +34,35 @@ int calltree_summary(struct db *db, const struct stack_set *set, struct report_s
 	return report_unattributed(db, &set->session, sum->unattributed, e);
 }
 
+/* A column of a table, and where its index goes. */
+struct colspec {
+	const char *name;
+	enum col_type type;
+	int *col;
+};
+
+/* The n columns of c, in order. */
+static void add_cols(struct table *t, const struct colspec *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*c[i].col = table_add_col(t, c[i].name, c[i].type);
+}
+
+/* A column per counting event of set, named by it: the first one's index
+ * (0 when none). */
+static int add_event_cols(struct table *t, const struct stack_set *set)
+{
+	int first = 0;
+
+	for (int k = 0; k < set->nr_events; k++) {
+		int c = table_add_col(t, set->events[k], COL_INT);
+
+		if (!k)
+			first = c;
+	}
+	return first;
+}
+
 /* ---- --children ---- */
 
 struct cgroup {
@@ -89,17 +118,17 @@ static struct table *children_table(const struct stack_set *set, const struct re
 	int c_proc = -1, c_bin, c_bid, c_sym, c_ss, c_ts, c_sp, c_tp, c_ev0 = 0;
 	struct table *t;
 	size_t i, nshow;
+	const struct colspec cols[] = {
+		{ "binary", COL_STR, &c_bin }, { "build_id", COL_STR, &c_bid },
+		{ "symbol", COL_STR, &c_sym }, { "self_samples", COL_INT, &c_ss },
+		{ "total_samples", COL_INT, &c_ts }, { "self_percent", COL_PCT, &c_sp },
+		{ "total_percent", COL_PCT, &c_tp },
+	};
 
 	t = table_new();
 	if (ps)
 		c_proc = table_add_col(t, "process", COL_STR);
-	c_bin = table_add_col(t, "binary", COL_STR);
-	c_bid = table_add_col(t, "build_id", COL_STR);
-	c_sym = table_add_col(t, "symbol", COL_STR);
-	c_ss = table_add_col(t, "self_samples", COL_INT);
-	c_ts = table_add_col(t, "total_samples", COL_INT);
-	c_sp = table_add_col(t, "self_percent", COL_PCT);
-	c_tp = table_add_col(t, "total_percent", COL_PCT);
+	add_cols(t, cols, ARRAY_SIZE(cols));
 	for (k = 0; k < nev; k++) {
 		char name[160];
 		int c;
@@ -468,30 +497,21 @@ struct table *calltree_table(const struct calltree *t, enum output_format fmt)
 	if (fmt == OUTPUT_TEXT) {
 		c_pct = table_add_col(tb, "percent", COL_PCT);
 		c_samples = table_add_col(tb, "samples", COL_INT);
-		for (k = 0; k < nev; k++) {
-			int c = table_add_col(tb, set->events[k], COL_INT);
-
-			if (!k)
-				c_ev0 = c;
-		}
+		c_ev0 = add_event_cols(tb, set);
 		snprintf(title, sizeof(title), "%s of %s",
 			 t->dir == CALLTREE_CALLERS ? "callers" : "callees", t->symbol);
 		c_sym = table_add_col(tb, title, COL_STR);
 		cont = xcalloc(maxdepth + 2, sizeof(*cont));
 	} else {
-		c_depth = table_add_col(tb, "depth", COL_INT);
-		c_path = table_add_col(tb, "path", COL_STR);
-		c_sym = table_add_col(tb, "symbol", COL_STR);
-		c_bin = table_add_col(tb, "binary", COL_STR);
-		c_bid = table_add_col(tb, "build_id", COL_STR);
-		c_samples = table_add_col(tb, "samples", COL_INT);
-		c_pct = table_add_col(tb, "percent", COL_PCT);
-		for (k = 0; k < nev; k++) {
-			int c = table_add_col(tb, set->events[k], COL_INT);
+		const struct colspec cols[] = {
+			{ "depth", COL_INT, &c_depth }, { "path", COL_STR, &c_path },
+			{ "symbol", COL_STR, &c_sym }, { "binary", COL_STR, &c_bin },
+			{ "build_id", COL_STR, &c_bid }, { "samples", COL_INT, &c_samples },
+			{ "percent", COL_PCT, &c_pct },
+		};
 
-			if (!k)
-				c_ev0 = c;
-		}
+		add_cols(tb, cols, ARRAY_SIZE(cols));
+		c_ev0 = add_event_cols(tb, set);
 		path_len = xcalloc(maxdepth + 2, sizeof(*path_len));
 	}
 	for (i = 0; i < t->n; i++) {

@@ -18,10 +18,13 @@
 /* sample_agg.flags is the mode bit only, as ingest stores it */
 _Static_assert(STROBE_SAMPLE_MODE_MASK == 15, "the SQL below masks flags with 15");
 
-static int prepare(struct db *db, const char *sql, sqlite3_stmt **st, struct error *e)
+/* sql into *st with ?1 = id: 0, or -1 with e set. */
+static int prepare(struct db *db, const char *sql, int64_t id, sqlite3_stmt **st,
+		   struct error *e)
 {
 	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, st, NULL) != SQLITE_OK)
 		return db_sql_error(db, e, "rebuilding an interrupted session");
+	sqlite3_bind_int64(*st, 1, id);
 	return 0;
 }
 
@@ -49,14 +52,57 @@ static int run(struct db *db, const char *sql, int64_t sid, int64_t lo, const ch
 	sqlite3_stmt *st;
 	int rc;
 
-	if (prepare(db, sql, &st, e))
+	if (prepare(db, sql, sid, &st, e))
 		return -1;
-	sqlite3_bind_int64(st, 1, sid);
 	if (sqlite3_bind_parameter_count(st) >= 2)
 		sqlite3_bind_int64(st, 2, lo);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : db_sql_error(db, e, what);
+}
+
+/*
+ * What both histograms' rebuilds read, as SQL: the session's samples from
+ * rowid ?2 on (x); the process of a sample (schema 11): of those with its
+ * pid, the latest started by its time, else the earliest, 0 when none (as
+ * ingest keys them, db.h); the sums of the period (NULL unless every
+ * sample has one) and of the counters.
+ */
+#define SQL_SAMPLES	"FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
+#define SQL_PROCESS_START \
+	"coalesce((SELECT max(p.start_ns) FROM processes AS p WHERE " \
+	"p.session_id=?1 AND p.pid=x.pid AND p.start_ns<=x.time_ns)," \
+	"(SELECT min(p.start_ns) FROM processes AS p WHERE " \
+	"p.session_id=?1 AND p.pid=x.pid),0)"
+#define SQL_PERIOD	"CASE WHEN count(period)=count(*) THEN sum(period) END"
+#define SQL_SUMS	"sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7)"
+
+/* The histograms of session sid, of its samples from rowid lo on (none
+ * when lo is 0). */
+static int histograms(struct db *db, int64_t sid, int64_t lo, struct error *e)
+{
+	if (run(db, "DELETE FROM sample_agg WHERE session_id=?1", sid, 0,
+		"rebuilding an interrupted session's histogram", e) < 0 ||
+	    run(db, "DELETE FROM stack_agg WHERE session_id=?1", sid, 0,
+		"rebuilding an interrupted session's histogram", e) < 0)
+		return -1;
+	if (lo <= 0)
+		return 0;
+	/* the histogram, each sample of its process (SQL_PROCESS_START) */
+	if (run(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
+		    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7,period,start_ns) "
+		    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),x.pid,"
+		    "coalesce(comm_id,0),flags&15,count(*)," SQL_SUMS "," SQL_PERIOD ","
+		    SQL_PROCESS_START " " SQL_SAMPLES "GROUP BY 2,3,4,5,6,17",
+		sid, lo, "rebuilding an interrupted session's histogram", e) < 0)
+		return -1;
+	/* the stack histogram (schema 14), keyed as ingest keys it */
+	return run(db, "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,"
+		   "samples,period,c0,c1,c2,c3,c4,c5,c6,c7) "
+		   "SELECT ?1,stack_id,x.pid,coalesce(comm_id,0)," SQL_PROCESS_START
+		   ",count(*)," SQL_PERIOD "," SQL_SUMS " " SQL_SAMPLES
+		   "AND stack_id IS NOT NULL GROUP BY 2,3,4,5",
+		   sid, lo, "rebuilding an interrupted session's stack histogram", e);
 }
 
 /* One session, inside the caller's transaction. */
@@ -69,51 +115,13 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	sqlite3_stmt *st;
 	int rc;
 
-	/* the histograms */
-	if (run(db, "DELETE FROM sample_agg WHERE session_id=?1", s->id, 0,
-		"rebuilding an interrupted session's histogram", e) < 0 ||
-	    run(db, "DELETE FROM stack_agg WHERE session_id=?1", s->id, 0,
-		"rebuilding an interrupted session's histogram", e) < 0)
+	if (histograms(db, s->id, lo, e) < 0)
 		return -1;
 	if (lo > 0) {
-		/* the process of a sample (schema 11): of those with its pid,
-		 * the latest started by its time, else the earliest; 0 when
-		 * none (as ingest keys them, db.h) */
-		if (run(db, "INSERT INTO sample_agg(session_id,binary_id,offset,pid,comm_id,"
-			    "flags,samples,c0,c1,c2,c3,c4,c5,c6,c7,period,start_ns) "
-			    "SELECT ?1,coalesce(binary_id,0),coalesce(offset,0),x.pid,"
-			    "coalesce(comm_id,0),flags&15,count(*),"
-			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7),"
-			    "CASE WHEN count(period)=count(*) THEN sum(period) END,"
-			    "coalesce((SELECT max(p.start_ns) FROM processes AS p WHERE "
-			    "p.session_id=?1 AND p.pid=x.pid AND p.start_ns<=x.time_ns),"
-			    "(SELECT min(p.start_ns) FROM processes AS p WHERE "
-			    "p.session_id=?1 AND p.pid=x.pid),0) "
-			    "FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
-			    "GROUP BY 2,3,4,5,6,17",
-			s->id, lo, "rebuilding an interrupted session's histogram", e) < 0)
-			return -1;
-
-		/* the stack histogram (schema 14), keyed as ingest keys it */
-		if (run(db, "INSERT INTO stack_agg(session_id,stack_id,pid,comm_id,start_ns,"
-			    "samples,period,c0,c1,c2,c3,c4,c5,c6,c7) "
-			    "SELECT ?1,stack_id,x.pid,coalesce(comm_id,0),"
-			    "coalesce((SELECT max(p.start_ns) FROM processes AS p WHERE "
-			    "p.session_id=?1 AND p.pid=x.pid AND p.start_ns<=x.time_ns),"
-			    "(SELECT min(p.start_ns) FROM processes AS p WHERE "
-			    "p.session_id=?1 AND p.pid=x.pid),0),count(*),"
-			    "CASE WHEN count(period)=count(*) THEN sum(period) END,"
-			    "sum(c0),sum(c1),sum(c2),sum(c3),sum(c4),sum(c5),sum(c6),sum(c7) "
-			    "FROM samples AS x WHERE x.rowid>=?2 AND x.session_id=?1 "
-			    "AND stack_id IS NOT NULL GROUP BY 2,3,4,5",
-			s->id, lo, "rebuilding an interrupted session's stack histogram", e) < 0)
-			return -1;
-
 		/* per CPU: samples, and the session's rowid range and end */
 		if (prepare(db, "SELECT cpu,count(*),min(rowid),max(rowid),max(time_ns) FROM "
-			    "samples WHERE rowid>=?2 AND session_id=?1 GROUP BY cpu", &st, e))
+			    "samples WHERE rowid>=?2 AND session_id=?1 GROUP BY cpu", s->id, &st, e))
 			return -1;
-		sqlite3_bind_int64(st, 1, s->id);
 		sqlite3_bind_int64(st, 2, lo);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct cpu_row *c = cpu_find(&cpus, &ncpu, &cap, sqlite3_column_int(st, 0));
@@ -137,9 +145,8 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	s->lost = s->throttled = 0;
 	if (prepare(db, "SELECT cpu,coalesce(sum(CASE WHEN kind IN ('ring','samples','spool') THEN count "
 		    "END),0),count(CASE WHEN kind='throttle' THEN 1 END),max(time_ns) "
-		    "FROM lost WHERE session_id=?1 GROUP BY cpu", &st, e))
+		    "FROM lost WHERE session_id=?1 GROUP BY cpu", s->id, &st, e))
 		goto fail;
-	sqlite3_bind_int64(st, 1, s->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct cpu_row *c = cpu_find(&cpus, &ncpu, &cap, sqlite3_column_int(st, 0));
 
@@ -154,9 +161,8 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 		goto sql_fail;
 
 	/* markers only move the end */
-	if (prepare(db, "SELECT max(time_ns) FROM markers WHERE session_id=?1", &st, e))
+	if (prepare(db, "SELECT max(time_ns) FROM markers WHERE session_id=?1", s->id, &st, e))
 		goto fail;
-	sqlite3_bind_int64(st, 1, s->id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_int64(st, 0) > end)
 		end = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -165,9 +171,8 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 
 	/* increases over lost intervals: ingest stored them with each batch */
 	if (prepare(db, "SELECT cpu,lost_c0,lost_c1,lost_c2,lost_c3,lost_c4,lost_c5,lost_c6,"
-		    "lost_c7 FROM session_cpus WHERE session_id=?1", &st, e))
+		    "lost_c7 FROM session_cpus WHERE session_id=?1", s->id, &st, e))
 		goto fail;
-	sqlite3_bind_int64(st, 1, s->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct cpu_row *c = cpu_find(&cpus, &ncpu, &cap, sqlite3_column_int(st, 0));
 
@@ -181,13 +186,9 @@ static int rebuild(struct db *db, struct db_session *s, struct error *e)
 	/* a row for every CPU the session covered, as ingest_finish writes */
 	for (uint32_t c = 0; c < (uint32_t)s->nr_cpus; c++)
 		cpu_find(&cpus, &ncpu, &cap, c);
-	if (prepare(db, "DELETE FROM session_cpus WHERE session_id=?1", &st, e))
+	if (run(db, "DELETE FROM session_cpus WHERE session_id=?1", s->id, 0,
+		"rebuilding an interrupted session", e) < 0)
 		goto fail;
-	sqlite3_bind_int64(st, 1, s->id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		goto sql_fail;
 	for (size_t i = 0; i < ncpu; i++) {
 		struct db_cpu_stats cs;
 
@@ -224,9 +225,8 @@ static int find(struct db *db, int64_t max_id, int64_t **ids, size_t *nids, stru
 
 	*nids = 0;
 	if (prepare(db, "SELECT id FROM sessions WHERE state='running' AND (?1=0 OR id<=?1) "
-		    "ORDER BY id", &st, e))
+		    "ORDER BY id", max_id, &st, e))
 		return -1;
-	sqlite3_bind_int64(st, 1, max_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ARRAY_GROW(*ids, cap, *nids + 1);
 		(*ids)[(*nids)++] = sqlite3_column_int64(st, 0);

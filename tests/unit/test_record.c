@@ -420,6 +420,97 @@ static void test_tail_move(void **state)
 	assert_int_equal(record_tail_size(&in), 0);
 }
 
+/* The fixed-size records are written to the byte as the kernel writes
+ * them (the same struct, zeroed, filled): every byte of buf, reserved
+ * ones zero, none past the record; record_size agrees; a type that is
+ * none of them encodes to nothing. */
+static void test_fixed_bytes(void **state)
+{
+	struct strobe_lost l;
+	struct strobe_unsched u;
+	struct strobe_cpu_rec c;
+	struct record in;
+	unsigned char buf[64];
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.type = STROBE_REC_LOST;
+	in.cpu = 5;
+	in.time_ns = 77;
+	in.lost.lost = 3;
+	memset(&l, 0, sizeof(l));
+	l.hdr.type = STROBE_REC_LOST;
+	l.hdr.size = sizeof(l);
+	l.hdr.cpu = 5;
+	l.time_ns = 77;
+	l.lost = 3;
+	memset(buf, 0xa5, sizeof(buf));
+	assert_int_equal(record_size(&in), sizeof(l));
+	assert_int_equal(record_encode(&in, buf, sizeof(buf)), sizeof(l));
+	assert_memory_equal(buf, &l, sizeof(l));
+	assert_int_equal(buf[sizeof(l)], 0xa5);
+
+	in.type = STROBE_REC_UNSCHED;
+	in.unsched.enabled_ns = 60;
+	in.unsched.running_ns = 50;
+	in.unsched.flags = STROBE_UNSCHED_ERROR;
+	memset(&u, 0, sizeof(u));
+	u.hdr.type = STROBE_REC_UNSCHED;
+	u.hdr.size = sizeof(u);
+	u.hdr.cpu = 5;
+	u.time_ns = 77;
+	u.enabled_ns = 60;
+	u.running_ns = 50;
+	u.flags = STROBE_UNSCHED_ERROR;
+	memset(buf, 0xa5, sizeof(buf));
+	assert_int_equal(record_size(&in), sizeof(u));
+	assert_int_equal(record_encode(&in, buf, sizeof(buf)), sizeof(u));
+	assert_memory_equal(buf, &u, sizeof(u));
+	assert_int_equal(buf[sizeof(u)], 0xa5);
+
+	in.type = STROBE_REC_CPU_ONLINE;
+	memset(&c, 0, sizeof(c));
+	c.hdr.type = STROBE_REC_CPU_ONLINE;
+	c.hdr.size = sizeof(c);
+	c.hdr.cpu = 5;
+	c.time_ns = 77;
+	memset(buf, 0xa5, sizeof(buf));
+	assert_int_equal(record_size(&in), sizeof(c));
+	assert_int_equal(record_encode(&in, buf, sizeof(buf)), sizeof(c));
+	assert_memory_equal(buf, &c, sizeof(c));
+	assert_int_equal(buf[sizeof(c)], 0xa5);
+
+	in.type = STROBE_REC_PAD;
+	assert_int_equal(record_size(&in), 0);
+	assert_int_equal(record_encode(&in, buf, sizeof(buf)), 0);
+	in.type = 77;
+	assert_int_equal(record_size(&in), 0);
+	assert_int_equal(record_encode(&in, buf, sizeof(buf)), 0);
+}
+
+/* A sample's reserved bytes are written 0 whatever buf held before, and
+ * nr_ips only with a callchain. */
+static void test_sample_reserved(void **state)
+{
+	struct record in = sample(2);
+	unsigned char buf[256];
+	struct strobe_sample s;
+	size_t n;
+
+	(void)state;
+	in.sample.nr_ips = 3;	/* no STROBE_SAMPLE_CALLCHAIN: not written */
+	memset(buf, 0xa5, sizeof(buf));
+	n = record_encode(&in, buf, sizeof(buf));
+	assert_int_equal(n, STROBE_SAMPLE_SIZE(2));
+	memcpy(&s, buf, sizeof(s));
+	assert_int_equal(s.reserved0, 0);
+	assert_int_equal(s.reserved1, 0);
+	assert_int_equal(s.nr_ips, 0);
+	assert_int_equal(s.hdr.size, n);
+	assert_int_equal(s.hdr.cpu, 3);
+	assert_int_equal(buf[n], 0xa5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +526,8 @@ int main(void)
 		cmocka_unit_test(test_pad_too_long),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_tail_move),
+		cmocka_unit_test(test_fixed_bytes),
+		cmocka_unit_test(test_sample_reserved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
