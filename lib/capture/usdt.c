@@ -162,9 +162,86 @@ static int open_regular(const char *path, struct error *e)
 	return fd;
 }
 
+/* An address-sized field of a header: 4 bytes at off32 in a 32-bit file,
+ * 8 at off64 in a 64-bit one. */
+static uint64_t addr_field(const struct elf *f, const unsigned char *p, int off32, int off64)
+{
+	return f->is64 ? le(p + off64, 8) : le(p + off32, 4);
+}
+
+static void decode_sec(const struct elf *f, const unsigned char *sh, void *el)
+{
+	struct sec *s = el;
+
+	s->name = le(sh, 4);
+	s->type = le(sh + 4, 4);
+	s->flags = addr_field(f, sh, 8, 8);
+	s->addr = addr_field(f, sh, 12, 16);
+	s->offset = addr_field(f, sh, 16, 24);
+	s->size = addr_field(f, sh, 20, 32);
+	s->align = addr_field(f, sh, 32, 48);
+}
+
+static void decode_seg(const struct elf *f, const unsigned char *ph, void *el)
+{
+	struct seg *s = el;
+
+	s->type = le(ph, 4);
+	s->offset = addr_field(f, ph, 4, 8);
+	s->vaddr = addr_field(f, ph, 8, 16);
+	s->filesz = addr_field(f, ph, 16, 32);
+}
+
+/* One of the file's header tables: the section or the program headers. */
+struct table_kind {
+	const char *ents, *hdrs;	/* "sections", "section headers": in errors */
+	uint64_t max;			/* entries at most */
+	size_t size32, size64;		/* bytes of an entry read, by the file's class */
+	size_t elsize;			/* bytes of an entry decoded */
+	void (*decode)(const struct elf *f, const unsigned char *p, void *el);
+};
+
+static const struct table_kind sections = {
+	"sections", "section headers", MAX_SHDRS, sizeof(Elf32_Shdr), sizeof(Elf64_Shdr),
+	sizeof(struct sec), decode_sec,
+};
+static const struct table_kind segments = {
+	"segments", "program headers", MAX_PHDRS, sizeof(Elf32_Phdr), sizeof(Elf64_Phdr),
+	sizeof(struct seg), decode_seg,
+};
+
+/* The num entries of entsize bytes at off of a table of kind k, decoded,
+ * normalised to 64 bits, into an array (at least one element: free() it);
+ * NULL on error. */
+static void *read_table(struct elf *f, const struct table_kind *k, uint64_t off, uint64_t num,
+			uint64_t entsize, struct error *e)
+{
+	unsigned char buf[sizeof(Elf64_Shdr)];	/* the largest entry read */
+	unsigned char *out;
+
+	/* num <= k->max and entsize < 64 KiB: no overflow */
+	if (num > k->max)
+		return error_set(e, "%s: malformed ELF file (%" PRIu64 " %s)", f->path, num,
+				 k->ents), NULL;
+	if (!in_file(f, off, num * entsize))
+		return error_set(e, "%s: malformed ELF file (%s past its end)", f->path,
+				 k->hdrs), NULL;
+	out = elf_calloc(f, num ? num : 1, k->elsize, e);
+	if (!out)
+		return NULL;
+	for (uint64_t i = 0; i < num; i++) {
+		if (read_at(f, buf, f->is64 ? k->size64 : k->size32, off + i * entsize, e) < 0) {
+			free(out);
+			return NULL;
+		}
+		k->decode(f, buf, out + i * k->elsize);
+	}
+	return out;
+}
+
 /* The section headers: shnum (0: the count is in the first one, as when
- * there are more than 0xff00) of shentsize bytes at shoff, normalised to
- * 64 bits, and the section names from section shstrndx. */
+ * there are more than 0xff00) of shentsize bytes at shoff, and the
+ * section names from section shstrndx. */
 static int read_sections(struct elf *f, uint64_t shoff, uint64_t shnum, uint64_t shentsize,
 			 uint64_t shstrndx, struct error *e)
 {
@@ -174,42 +251,13 @@ static int read_sections(struct elf *f, uint64_t shoff, uint64_t shnum, uint64_t
 		if (read_at(f, sh, sizeof(sh) > shentsize ? shentsize : sizeof(sh), shoff, e) < 0)
 			return -1;
 		if (shnum == 0)
-			shnum = f->is64 ? le(sh + 32, 8) : le(sh + 20, 4);
+			shnum = addr_field(f, sh, 20, 32);
 		if (shstrndx == SHN_XINDEX)
 			shstrndx = f->is64 ? le(sh + 40, 4) : le(sh + 24, 4);
 	}
-	/* shnum <= MAX_SHDRS and shentsize < 64 KiB: no overflow */
-	if (shnum > MAX_SHDRS)
-		return error_set(e, "%s: malformed ELF file (%" PRIu64 " sections)", f->path,
-				 shnum);
-	if (!in_file(f, shoff, shnum * shentsize))
-		return error_set(e, "%s: malformed ELF file (section headers past its end)",
-				 f->path);
-	f->secs = elf_calloc(f, shnum ? shnum : 1, sizeof(*f->secs), e);
+	f->secs = read_table(f, &sections, shoff, shnum, shentsize, e);
 	if (!f->secs)
 		return -1;
-	for (uint64_t i = 0; i < shnum; i++) {
-		struct sec *s = &f->secs[i];
-
-		if (read_at(f, sh, f->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr),
-			    shoff + i * shentsize, e) < 0)
-			return -1;
-		s->name = le(sh, 4);
-		s->type = le(sh + 4, 4);
-		if (f->is64) {
-			s->flags = le(sh + 8, 8);
-			s->addr = le(sh + 16, 8);
-			s->offset = le(sh + 24, 8);
-			s->size = le(sh + 32, 8);
-			s->align = le(sh + 48, 8);
-		} else {
-			s->flags = le(sh + 8, 4);
-			s->addr = le(sh + 12, 4);
-			s->offset = le(sh + 16, 4);
-			s->size = le(sh + 20, 4);
-			s->align = le(sh + 32, 4);
-		}
-	}
 	f->nsecs = shnum;
 	if (shstrndx < shnum && f->secs[shstrndx].type == SHT_STRTAB &&
 	    f->secs[shstrndx].size < MAX_NOTES_BYTES) {
@@ -227,50 +275,13 @@ static int read_sections(struct elf *f, uint64_t shoff, uint64_t shnum, uint64_t
 	return 0;
 }
 
-/* The program headers: phnum of phentsize bytes at phoff, normalised to
- * 64 bits. */
-static int read_segments(struct elf *f, uint64_t phoff, uint64_t phnum, uint64_t phentsize,
-			 struct error *e)
-{
-	unsigned char ph[sizeof(Elf64_Phdr)];
-
-	/* phnum <= MAX_PHDRS and phentsize < 64 KiB: no overflow */
-	if (phnum > MAX_PHDRS)
-		return error_set(e, "%s: malformed ELF file (%" PRIu64 " segments)", f->path,
-				 phnum);
-	if (!in_file(f, phoff, phnum * phentsize))
-		return error_set(e, "%s: malformed ELF file (program headers past its end)",
-				 f->path);
-	f->segs = elf_calloc(f, phnum, sizeof(*f->segs), e);
-	if (!f->segs)
-		return -1;
-	for (uint64_t i = 0; i < phnum; i++) {
-		struct seg *s = &f->segs[i];
-
-		if (read_at(f, ph, f->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr),
-			    phoff + i * phentsize, e) < 0)
-			return -1;
-		s->type = le(ph, 4);
-		if (f->is64) {
-			s->offset = le(ph + 8, 8);
-			s->vaddr = le(ph + 16, 8);
-			s->filesz = le(ph + 32, 8);
-		} else {
-			s->offset = le(ph + 4, 4);
-			s->vaddr = le(ph + 8, 4);
-			s->filesz = le(ph + 16, 4);
-		}
-	}
-	f->nsegs = phnum;
-	return 0;
-}
-
 /* Section and program headers of the regular file open as fd (named path
  * in messages), normalised to 64 bits. */
 static int elf_open(struct elf *f, int fd, const char *path, struct error *e)
 {
 	unsigned char id[EI_NIDENT], h[sizeof(Elf64_Ehdr)];
 	uint64_t shoff, phoff, shnum, phnum, shentsize, phentsize, shstrndx;
+	int d;
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
@@ -288,31 +299,27 @@ static int elf_open(struct elf *f, int fd, const char *path, struct error *e)
 	f->is64 = id[EI_CLASS] == ELFCLASS64;
 	if (read_at(f, h, f->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0, e) < 0)
 		return -1;
-	if (f->is64) {
-		phoff = le(h + 32, 8);
-		shoff = le(h + 40, 8);
-		phentsize = le(h + 54, 2);
-		phnum = le(h + 56, 2);
-		shentsize = le(h + 58, 2);
-		shnum = le(h + 60, 2);
-		shstrndx = le(h + 62, 2);
-	} else {
-		phoff = le(h + 28, 4);
-		shoff = le(h + 32, 4);
-		phentsize = le(h + 42, 2);
-		phnum = le(h + 44, 2);
-		shentsize = le(h + 46, 2);
-		shnum = le(h + 48, 2);
-		shstrndx = le(h + 50, 2);
-	}
+	phoff = addr_field(f, h, 28, 32);
+	shoff = addr_field(f, h, 32, 40);
+	/* the 2-byte fields after e_flags: 12 bytes further in a 64-bit file */
+	d = f->is64 ? 12 : 0;
+	phentsize = le(h + 42 + d, 2);
+	phnum = le(h + 44 + d, 2);
+	shentsize = le(h + 46 + d, 2);
+	shnum = le(h + 48 + d, 2);
+	shstrndx = le(h + 50 + d, 2);
 	if (shoff && shentsize < (f->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)))
 		return error_set(e, "%s: malformed ELF section headers", path);
 	if (phoff && phnum && phentsize < (f->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
 		return error_set(e, "%s: malformed ELF program headers", path);
 	if (shoff && read_sections(f, shoff, shnum, shentsize, shstrndx, e) < 0)
 		return -1;
-	if (phoff && phnum && read_segments(f, phoff, phnum, phentsize, e) < 0)
-		return -1;
+	if (phoff && phnum) {
+		f->segs = read_table(f, &segments, phoff, phnum, phentsize, e);
+		if (!f->segs)
+			return -1;
+		f->nsegs = phnum;
+	}
 	return 0;
 }
 

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +79,7 @@ static int parse_reg(const char *s, size_t len, int *reg, int *shift, int *size)
 /* A decimal or 0x number with an optional sign, the whole of s[0..len). */
 static int parse_num(const char *s, size_t len, int64_t *v)
 {
-	char buf[32], *end;
+	char buf[32];
 	int neg = 0;
 	uint64_t u;
 
@@ -91,11 +90,7 @@ static int parse_num(const char *s, size_t len, int64_t *v)
 	s = buf;
 	if (*s == '-' || *s == '+')
 		neg = *s++ == '-';
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	u = strtoull(s, &end, 0);
-	if (errno || *end)
+	if (!isdigit((unsigned char)*s) || parse_u64(s, &u) < 0)
 		return -1;
 	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
 	return 0;

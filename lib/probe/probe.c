@@ -39,7 +39,9 @@ struct ctx {
 	/* what the point functions measure besides x */
 	size_t nb;		/* pair_point: blocks */
 	size_t stride;		/* conflict_point: bytes between the lines */
-	char *pages;		/* page_point: the region of the pages */
+	char *pages;		/* page_point: the region of the pages (pages_map) */
+	void *pages_map;
+	size_t pages_maplen;
 	long pg;		/* page_point, control_point: the page size */
 };
 
@@ -194,38 +196,48 @@ static uint64_t default_max(const struct probe_sys *s)
 	return big > (1u << 30) ? 1u << 30 : big < (1u << 20) ? 1u << 20 : big;
 }
 
+/*
+ * The region of maxp pages (page size c->pg) that page_point chases over,
+ * without huge pages, at c->pages (munmap c->pages_map when done), and
+ * the page counts it measures, per counts per octave from first to maxp,
+ * into x (*n of them).  -1 when the region cannot be mapped.
+ */
+static int pages_map(struct ctx *c, size_t first, size_t maxp, size_t per, double *x, size_t *n)
+{
+	c->pages = probe_region(maxp * c->pg, 0, &c->pages_map, &c->pages_maplen);
+	if (!c->pages)
+		return -1;
+	*n = 0;
+	for (size_t p = first; p <= maxp && *n < MAX_POINTS;
+	     p += (1ul << (63 - __builtin_clzl(p))) / per)
+		x[(*n)++] = (double)p;
+	return 0;
+}
+
 /* The dTLB: one line per 4 KiB page over n pages (8 sizes per octave up to
  * 256 pages, which stay within a 32 KiB L1d: each page's line in another
  * set); the reach is the page count where the latency steps up. */
 static void probe_dtlb(struct ctx *c, struct probe_result *r, const struct probe_sys *sys)
 {
 	struct probe_row *row = &r->rows[r->nrows++];
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t maxp = 256, n = 0;
+	long pg = c->pg = sysconf(_SC_PAGESIZE);
+	size_t maxp = 256, n;
 	double x[MAX_POINTS], y[MAX_POINTS], er[MAX_POINTS];
 	struct probe_step st[2];
-	void *map;
-	size_t maplen;
-	char *b;
 
 	memset(row, 0, sizeof(*row));
 	strcpy(row->kind, "dTLB");
 	row->latency_ns = NAN;
 	row->error_pct = NAN;
 	row->line_bytes = (unsigned)pg;
-	b = probe_region(maxp * pg, 0, &map, &maplen);
-	if (!b) {
+	/* 8 page counts per octave: 8, 9, .. 15, 16, 18, .. 30, 32, 36 .. */
+	if (pages_map(c, 8, maxp, 8, x, &n) < 0) {
 		notef(row, "not measured: no memory for %zu pages", maxp);
 		return;
 	}
-	/* 8 page counts per octave: 8, 9, .. 15, 16, 18, .. 30, 32, 36 .. */
-	for (size_t p = 8; p <= maxp && n < MAX_POINTS; p += (1ul << (63 - __builtin_clzl(p))) / 8)
-		x[n++] = (double)p;
-	c->pages = b;
-	c->pg = pg;
 	probe_curve(page_point, c, x, n, y, er);
 	keep_curve(c, "dtlb", "dTLB", x, y, er, n);
-	munmap(map, maplen);
+	munmap(c->pages_map, c->pages_maplen);
 	if (probe_find_steps(x, y, n, 0.3, st, 2) >= 1) {
 		size_t i = st[0].last;
 
@@ -257,14 +269,11 @@ static void probe_dtlb(struct ctx *c, struct probe_result *r, const struct probe
 static void probe_stlb(struct ctx *c, struct probe_row *row, const struct probe_sys *sys)
 {
 	static const probe_point_fn fn[2] = { page_point, control_point };
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t maxp = STLB_MAX, n = 0;
+	long pg = c->pg = sysconf(_SC_PAGESIZE);
+	size_t maxp = STLB_MAX, n;
 	double x[MAX_POINTS], y[MAX_POINTS], er[MAX_POINTS], ctl[MAX_POINTS], cer[MAX_POINTS];
 	double d[MAX_POINTS], *ys[2] = { y, ctl }, *ers[2] = { er, cer };
 	struct probe_step st[2];
-	void *map;
-	size_t maplen;
-	char *b;
 
 	if (maxp * (size_t)pg > c->buflen)
 		maxp = c->buflen / (size_t)pg;
@@ -273,18 +282,13 @@ static void probe_stlb(struct ctx *c, struct probe_row *row, const struct probe_
 		      "the control" : "needs a --max-size of 4M or more");
 		return;
 	}
-	b = probe_region(maxp * pg, 0, &map, &maplen);
-	if (!b) {
+	if (pages_map(c, 256, maxp, 4, x, &n) < 0) {
 		notef(row, "L2 TLB not measured: no memory for %zu pages", maxp);
 		return;
 	}
-	for (size_t p = 256; p <= maxp && n < MAX_POINTS; p += (1ul << (63 - __builtin_clzl(p))) / 4)
-		x[n++] = (double)p;
 	/* the two curves point after point, so that a disturbance hits both */
-	c->pages = b;
-	c->pg = pg;
 	probe_curves(fn, 2, c, x, n, ys, ers);
-	munmap(map, maplen);
+	munmap(c->pages_map, c->pages_maplen);
 	for (size_t k = 0; k < n; k++) {
 		keep(c, "stlb", "dTLB", x[k], y[k], er[k]);
 		keep(c, "stlb-ctl", "dTLB", x[k], ctl[k], cer[k]);
