@@ -202,7 +202,7 @@ static uint64_t default_max(const struct probe_sys *s)
  * the page counts it measures, per counts per octave from first to maxp,
  * into x (*n of them).  -1 when the region cannot be mapped.
  */
-static int pages_map(struct ctx *c, size_t first, size_t maxp, size_t per, double *x, size_t *n)
+static int pages_region(struct ctx *c, size_t first, size_t maxp, size_t per, double *x, size_t *n)
 {
 	c->pages = probe_region(maxp * c->pg, 0, &c->pages_map, &c->pages_maplen);
 	if (!c->pages)
@@ -231,7 +231,7 @@ static void probe_dtlb(struct ctx *c, struct probe_result *r, const struct probe
 	row->error_pct = NAN;
 	row->line_bytes = (unsigned)pg;
 	/* 8 page counts per octave: 8, 9, .. 15, 16, 18, .. 30, 32, 36 .. */
-	if (pages_map(c, 8, maxp, 8, x, &n) < 0) {
+	if (pages_region(c, 8, maxp, 8, x, &n) < 0) {
 		notef(row, "not measured: no memory for %zu pages", maxp);
 		return;
 	}
@@ -282,7 +282,7 @@ static void probe_stlb(struct ctx *c, struct probe_row *row, const struct probe_
 		      "the control" : "needs a --max-size of 4M or more");
 		return;
 	}
-	if (pages_map(c, 256, maxp, 4, x, &n) < 0) {
+	if (pages_region(c, 256, maxp, 4, x, &n) < 0) {
 		notef(row, "L2 TLB not measured: no memory for %zu pages", maxp);
 		return;
 	}
