@@ -404,7 +404,7 @@ void spool_get_stats(struct spool *s, struct spool_stats *st)
 	st->disk_peak = LOAD(s->disk_peak);
 	/* the oldest chunk held: the next one to take */
 	while (pos != head) {
-		struct rhdr h;
+		struct rhdr h = { 0 };	/* set when skip is 0 (the compiler cannot tell) */
 		uint64_t skip = ring_peek(s, pos, &h);
 
 		if (skip) {
