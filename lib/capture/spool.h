@@ -25,7 +25,7 @@
  * start and says what was lost.
  *
  * One producer and one consumer, without a lock: the producer never waits
- * for the consumer (spool.c says how).  spool_get_stats, spool_committed
+ * for the consumer (spool_int.h says how).  spool_get_stats, spool_committed
  * and spool_take are the consumer's; spool_get_counts may be called from
  * any thread; no global state.
  */

@@ -1,5 +1,7 @@
 /*
- * usdt.c - USDT probes of an ELF file (see usdt.h).
+ * usdt.c - USDT probes of an ELF file (see usdt.h): the sites of its
+ * .note.stapsdt notes, found by name; the marker spec PATH:PROVIDER:NAME.
+ * A site's argument string is parsed by usdtargs.c.
  *
  * The file is read with pread() from one open handle: the ELF header, the
  * section headers and their names, the program headers, and the note
@@ -126,6 +128,21 @@ static void elf_free(struct elf *f)
 	free(f->shstr);
 }
 
+
+/* The size of the file open as fd, a regular file only (path names it). */
+static int regular_size(int fd, const char *path, uint64_t *size, struct error *e)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return error_set(e, "cannot read %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return error_set(e, "%s is not a regular file: give the executable or library "
+				 "that holds the probe", path);
+	*size = st.st_size;
+	return 0;
+}
+
 /*
  * Open path for reading, a regular file only.  O_NONBLOCK: a FIFO (or a
  * device) put in its place must not make the caller wait; it is then
@@ -133,23 +150,129 @@ static void elf_free(struct elf *f)
  */
 static int open_regular(const char *path, struct error *e)
 {
-	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	uint64_t size;
 
 	if (fd < 0)
 		return error_set(e, "cannot read %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		int err = errno;
-
+	if (regular_size(fd, path, &size, e) < 0) {
 		close(fd);
-		return error_set(e, "cannot read %s: %s", path, strerror(err));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return error_set(e, "%s is not a regular file: give the executable or library "
-				 "that holds the probe", path);
+		return -1;
 	}
 	return fd;
+}
+
+/* An address-sized field of a header: 4 bytes at off32 in a 32-bit file,
+ * 8 at off64 in a 64-bit one. */
+static uint64_t addr_field(const struct elf *f, const unsigned char *p, int off32, int off64)
+{
+	return f->is64 ? le(p + off64, 8) : le(p + off32, 4);
+}
+
+static void decode_sec(const struct elf *f, const unsigned char *sh, void *el)
+{
+	struct sec *s = el;
+
+	s->name = le(sh, 4);
+	s->type = le(sh + 4, 4);
+	s->flags = addr_field(f, sh, 8, 8);
+	s->addr = addr_field(f, sh, 12, 16);
+	s->offset = addr_field(f, sh, 16, 24);
+	s->size = addr_field(f, sh, 20, 32);
+	s->align = addr_field(f, sh, 32, 48);
+}
+
+static void decode_seg(const struct elf *f, const unsigned char *ph, void *el)
+{
+	struct seg *s = el;
+
+	s->type = le(ph, 4);
+	s->offset = addr_field(f, ph, 4, 8);
+	s->vaddr = addr_field(f, ph, 8, 16);
+	s->filesz = addr_field(f, ph, 16, 32);
+}
+
+/* One of the file's header tables: the section or the program headers. */
+struct table_kind {
+	const char *ents, *hdrs;	/* "sections", "section headers": in errors */
+	uint64_t max;			/* entries at most */
+	size_t size32, size64;		/* bytes of an entry read, by the file's class */
+	size_t elsize;			/* bytes of an entry decoded */
+	void (*decode)(const struct elf *f, const unsigned char *p, void *el);
+};
+
+static const struct table_kind sections = {
+	"sections", "section headers", MAX_SHDRS, sizeof(Elf32_Shdr), sizeof(Elf64_Shdr),
+	sizeof(struct sec), decode_sec,
+};
+static const struct table_kind segments = {
+	"segments", "program headers", MAX_PHDRS, sizeof(Elf32_Phdr), sizeof(Elf64_Phdr),
+	sizeof(struct seg), decode_seg,
+};
+
+/* The num entries of entsize bytes at off of a table of kind k, decoded,
+ * normalised to 64 bits, into an array (at least one element: free() it);
+ * NULL on error. */
+static void *read_table(struct elf *f, const struct table_kind *k, uint64_t off, uint64_t num,
+			uint64_t entsize, struct error *e)
+{
+	unsigned char buf[sizeof(Elf64_Shdr)];	/* the largest entry read */
+	unsigned char *out;
+
+	/* num <= k->max and entsize < 64 KiB: no overflow */
+	if (num > k->max)
+		return error_set(e, "%s: malformed ELF file (%" PRIu64 " %s)", f->path, num,
+				 k->ents), NULL;
+	if (!in_file(f, off, num * entsize))
+		return error_set(e, "%s: malformed ELF file (%s past its end)", f->path,
+				 k->hdrs), NULL;
+	out = elf_calloc(f, num ? num : 1, k->elsize, e);
+	if (!out)
+		return NULL;
+	for (uint64_t i = 0; i < num; i++) {
+		if (read_at(f, buf, f->is64 ? k->size64 : k->size32, off + i * entsize, e) < 0) {
+			free(out);
+			return NULL;
+		}
+		k->decode(f, buf, out + i * k->elsize);
+	}
+	return out;
+}
+
+/* The section headers: shnum (0: the count is in the first one, as when
+ * there are more than 0xff00) of shentsize bytes at shoff, and the
+ * section names from section shstrndx. */
+static int read_sections(struct elf *f, uint64_t shoff, uint64_t shnum, uint64_t shentsize,
+			 uint64_t shstrndx, struct error *e)
+{
+	unsigned char sh[sizeof(Elf64_Shdr)];
+
+	if (shnum == 0 || shstrndx == SHN_XINDEX) {
+		if (read_at(f, sh, sizeof(sh) > shentsize ? shentsize : sizeof(sh), shoff, e) < 0)
+			return -1;
+		if (shnum == 0)
+			shnum = addr_field(f, sh, 20, 32);
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = f->is64 ? le(sh + 40, 4) : le(sh + 24, 4);
+	}
+	f->secs = read_table(f, &sections, shoff, shnum, shentsize, e);
+	if (!f->secs)
+		return -1;
+	f->nsecs = shnum;
+	if (shstrndx < shnum && f->secs[shstrndx].type == SHT_STRTAB &&
+	    f->secs[shstrndx].size < MAX_NOTES_BYTES) {
+		if (!in_file(f, f->secs[shstrndx].offset, f->secs[shstrndx].size))
+			return error_set(e, "%s: malformed ELF file (section names past its end)",
+					 f->path);
+		f->shstrlen = f->secs[shstrndx].size;
+		f->shstr = elf_calloc(f, f->shstrlen + 1, 1, e);
+		if (!f->shstr)
+			return -1;
+		if (read_at(f, f->shstr, f->shstrlen, f->secs[shstrndx].offset, e) < 0)
+			return -1;
+		f->shstr[f->shstrlen] = 0;
+	}
+	return 0;
 }
 
 /* Section and program headers of the regular file open as fd (named path
@@ -158,18 +281,14 @@ static int elf_open(struct elf *f, int fd, const char *path, struct error *e)
 {
 	unsigned char id[EI_NIDENT], h[sizeof(Elf64_Ehdr)];
 	uint64_t shoff, phoff, shnum, phnum, shentsize, phentsize, shstrndx;
-	struct stat st;
+	int d;
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
 	f->note_budget = MAX_NOTES_BYTES;
 	f->fd = fd;
-	if (fstat(f->fd, &st) < 0)
-		return error_set(e, "cannot read %s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return error_set(e, "%s is not a regular file: give the executable or library "
-				 "that holds the probe", path);
-	f->fsize = st.st_size;
+	if (regular_size(f->fd, path, &f->fsize, e) < 0)
+		return -1;
 	if (pread(f->fd, id, sizeof(id), 0) != sizeof(id) || memcmp(id, ELFMAG, SELFMAG))
 		return error_set(e, "%s is not an ELF file: give the executable or library "
 				 "that holds the probe", path);
@@ -180,114 +299,25 @@ static int elf_open(struct elf *f, int fd, const char *path, struct error *e)
 	f->is64 = id[EI_CLASS] == ELFCLASS64;
 	if (read_at(f, h, f->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0, e) < 0)
 		return -1;
-	if (f->is64) {
-		phoff = le(h + 32, 8);
-		shoff = le(h + 40, 8);
-		phentsize = le(h + 54, 2);
-		phnum = le(h + 56, 2);
-		shentsize = le(h + 58, 2);
-		shnum = le(h + 60, 2);
-		shstrndx = le(h + 62, 2);
-	} else {
-		phoff = le(h + 28, 4);
-		shoff = le(h + 32, 4);
-		phentsize = le(h + 42, 2);
-		phnum = le(h + 44, 2);
-		shentsize = le(h + 46, 2);
-		shnum = le(h + 48, 2);
-		shstrndx = le(h + 50, 2);
-	}
+	phoff = addr_field(f, h, 28, 32);
+	shoff = addr_field(f, h, 32, 40);
+	/* the 2-byte fields after e_flags: 12 bytes further in a 64-bit file */
+	d = f->is64 ? 12 : 0;
+	phentsize = le(h + 42 + d, 2);
+	phnum = le(h + 44 + d, 2);
+	shentsize = le(h + 46 + d, 2);
+	shnum = le(h + 48 + d, 2);
+	shstrndx = le(h + 50 + d, 2);
 	if (shoff && shentsize < (f->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)))
 		return error_set(e, "%s: malformed ELF section headers", path);
 	if (phoff && phnum && phentsize < (f->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
 		return error_set(e, "%s: malformed ELF program headers", path);
-	/* section headers; more than 0xff00 of them: the count is in sh[0] */
-	if (shoff) {
-		unsigned char sh[sizeof(Elf64_Shdr)];
-
-		if (shnum == 0 || shstrndx == SHN_XINDEX) {
-			if (read_at(f, sh, sizeof(sh) > shentsize ? shentsize : sizeof(sh), shoff, e) < 0)
-				return -1;
-			if (shnum == 0)
-				shnum = f->is64 ? le(sh + 32, 8) : le(sh + 20, 4);
-			if (shstrndx == SHN_XINDEX)
-				shstrndx = f->is64 ? le(sh + 40, 4) : le(sh + 24, 4);
-		}
-		/* shnum <= MAX_SHDRS and shentsize < 64 KiB: no overflow */
-		if (shnum > MAX_SHDRS)
-			return error_set(e, "%s: malformed ELF file (%" PRIu64 " sections)", path, shnum);
-		if (!in_file(f, shoff, shnum * shentsize))
-			return error_set(e, "%s: malformed ELF file (section headers past its end)",
-					 path);
-		f->secs = elf_calloc(f, shnum ? shnum : 1, sizeof(*f->secs), e);
-		if (!f->secs)
-			return -1;
-		for (uint64_t i = 0; i < shnum; i++) {
-			struct sec *s = &f->secs[i];
-
-			if (read_at(f, sh, f->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr),
-				    shoff + i * shentsize, e) < 0)
-				return -1;
-			s->name = le(sh, 4);
-			s->type = le(sh + 4, 4);
-			if (f->is64) {
-				s->flags = le(sh + 8, 8);
-				s->addr = le(sh + 16, 8);
-				s->offset = le(sh + 24, 8);
-				s->size = le(sh + 32, 8);
-				s->align = le(sh + 48, 8);
-			} else {
-				s->flags = le(sh + 8, 4);
-				s->addr = le(sh + 12, 4);
-				s->offset = le(sh + 16, 4);
-				s->size = le(sh + 20, 4);
-				s->align = le(sh + 32, 4);
-			}
-		}
-		f->nsecs = shnum;
-		if (shstrndx < shnum && f->secs[shstrndx].type == SHT_STRTAB &&
-		    f->secs[shstrndx].size < MAX_NOTES_BYTES) {
-			if (!in_file(f, f->secs[shstrndx].offset, f->secs[shstrndx].size))
-				return error_set(e, "%s: malformed ELF file (section names past "
-						 "its end)", path);
-			f->shstrlen = f->secs[shstrndx].size;
-			f->shstr = elf_calloc(f, f->shstrlen + 1, 1, e);
-			if (!f->shstr)
-				return -1;
-			if (read_at(f, f->shstr, f->shstrlen, f->secs[shstrndx].offset, e) < 0)
-				return -1;
-			f->shstr[f->shstrlen] = 0;
-		}
-	}
+	if (shoff && read_sections(f, shoff, shnum, shentsize, shstrndx, e) < 0)
+		return -1;
 	if (phoff && phnum) {
-		unsigned char ph[sizeof(Elf64_Phdr)];
-
-		/* phnum <= MAX_PHDRS and phentsize < 64 KiB: no overflow */
-		if (phnum > MAX_PHDRS)
-			return error_set(e, "%s: malformed ELF file (%" PRIu64 " segments)", path, phnum);
-		if (!in_file(f, phoff, phnum * phentsize))
-			return error_set(e, "%s: malformed ELF file (program headers past its end)",
-					 path);
-		f->segs = elf_calloc(f, phnum, sizeof(*f->segs), e);
+		f->segs = read_table(f, &segments, phoff, phnum, phentsize, e);
 		if (!f->segs)
 			return -1;
-		for (uint64_t i = 0; i < phnum; i++) {
-			struct seg *s = &f->segs[i];
-
-			if (read_at(f, ph, f->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr),
-				    phoff + i * phentsize, e) < 0)
-				return -1;
-			s->type = le(ph, 4);
-			if (f->is64) {
-				s->offset = le(ph + 8, 8);
-				s->vaddr = le(ph + 16, 8);
-				s->filesz = le(ph + 32, 8);
-			} else {
-				s->offset = le(ph + 4, 4);
-				s->vaddr = le(ph + 8, 4);
-				s->filesz = le(ph + 16, 4);
-			}
-		}
 		f->nsegs = phnum;
 	}
 	return 0;
@@ -633,260 +663,4 @@ int usdt_parse_spec(const char *spec, char *path, size_t pathlen,
 		return error_set(e, "bad marker '%s': PROVIDER and NAME are C identifiers, "
 				 "as in PATH:PROVIDER:NAME", spec);
 	return 0;
-}
-
-static const struct regname {
-	const char *name;
-	int reg, shift, size;
-} regnames[] = {
-	{ "rax", USDT_REG_AX, 0, 8 }, { "eax", USDT_REG_AX, 0, 4 }, { "ax", USDT_REG_AX, 0, 2 },
-	{ "al", USDT_REG_AX, 0, 1 }, { "ah", USDT_REG_AX, 8, 1 },
-	{ "rbx", USDT_REG_BX, 0, 8 }, { "ebx", USDT_REG_BX, 0, 4 }, { "bx", USDT_REG_BX, 0, 2 },
-	{ "bl", USDT_REG_BX, 0, 1 }, { "bh", USDT_REG_BX, 8, 1 },
-	{ "rcx", USDT_REG_CX, 0, 8 }, { "ecx", USDT_REG_CX, 0, 4 }, { "cx", USDT_REG_CX, 0, 2 },
-	{ "cl", USDT_REG_CX, 0, 1 }, { "ch", USDT_REG_CX, 8, 1 },
-	{ "rdx", USDT_REG_DX, 0, 8 }, { "edx", USDT_REG_DX, 0, 4 }, { "dx", USDT_REG_DX, 0, 2 },
-	{ "dl", USDT_REG_DX, 0, 1 }, { "dh", USDT_REG_DX, 8, 1 },
-	{ "rsi", USDT_REG_SI, 0, 8 }, { "esi", USDT_REG_SI, 0, 4 }, { "si", USDT_REG_SI, 0, 2 },
-	{ "sil", USDT_REG_SI, 0, 1 },
-	{ "rdi", USDT_REG_DI, 0, 8 }, { "edi", USDT_REG_DI, 0, 4 }, { "di", USDT_REG_DI, 0, 2 },
-	{ "dil", USDT_REG_DI, 0, 1 },
-	{ "rbp", USDT_REG_BP, 0, 8 }, { "ebp", USDT_REG_BP, 0, 4 }, { "bp", USDT_REG_BP, 0, 2 },
-	{ "bpl", USDT_REG_BP, 0, 1 },
-	{ "rsp", USDT_REG_SP, 0, 8 }, { "esp", USDT_REG_SP, 0, 4 }, { "sp", USDT_REG_SP, 0, 2 },
-	{ "spl", USDT_REG_SP, 0, 1 },
-	{ "rip", USDT_REG_IP, 0, 8 },
-};
-
-/* "%name" at s (len bytes) -> a register; -1 if it is none. */
-static int parse_reg(const char *s, size_t len, int *reg, int *shift, int *size)
-{
-	char nm[8];
-
-	if (len < 2 || len > 5 || s[0] != '%')
-		return -1;
-	memcpy(nm, s + 1, len - 1);
-	nm[len - 1] = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(regnames); i++)
-		if (!strcmp(nm, regnames[i].name)) {
-			*reg = regnames[i].reg;
-			*shift = regnames[i].shift;
-			*size = regnames[i].size;
-			return 0;
-		}
-	/* r8 .. r15, with d (32), w (16), b or l (8) */
-	if (nm[0] == 'r' && isdigit((unsigned char)nm[1])) {
-		char *end;
-		long r = strtol(nm + 1, &end, 10);
-
-		if (r < 8 || r > 15)
-			return -1;
-		*reg = USDT_REG_R8 + (r - 8);
-		*shift = 0;
-		if (!*end)
-			*size = 8;
-		else if (!strcmp(end, "d"))
-			*size = 4;
-		else if (!strcmp(end, "w"))
-			*size = 2;
-		else if (!strcmp(end, "b") || !strcmp(end, "l"))
-			*size = 1;
-		else
-			return -1;
-		return 0;
-	}
-	return -1;
-}
-
-/* A decimal or 0x number with an optional sign, the whole of s[0..len). */
-static int parse_num(const char *s, size_t len, int64_t *v)
-{
-	char buf[32], *end;
-	int neg = 0;
-	uint64_t u;
-
-	if (!len || len >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	s = buf;
-	if (*s == '-' || *s == '+')
-		neg = *s++ == '-';
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	u = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
-	return 0;
-}
-
-static int parse_one(const char *tok, size_t len, int i, struct usdt_arg *a, struct error *e)
-{
-	const char *at = memchr(tok, '@', len), *op = tok, *open, *close;
-	size_t oplen = len;
-	int rsize = 8, shift = 0, size = 0;
-
-	memset(a, 0, sizeof(*a));
-	if (at) {
-		const char *p = tok;
-
-		if (*p == '-') {
-			a->is_signed = 1;
-			p++;
-		}
-		if (at - p != 1 || !strchr("1248", *p))
-			return error_set(e, "argument %d '%.*s': the size before '@' is not "
-					 "1, 2, 4 or 8 bytes (floating point is not supported)",
-					 i, (int)len, tok);
-		size = *p - '0';
-		op = at + 1;
-		oplen = len - (op - tok);
-	}
-	if (!oplen)
-		return error_set(e, "argument %d '%.*s': no operand after '@'", i, (int)len, tok);
-	if (op[0] == '%') {
-		if (memchr(op, ':', oplen))
-			return error_set(e, "argument %d '%.*s': segment-relative memory is not "
-					 "supported", i, (int)len, tok);
-		if (parse_reg(op, oplen, &a->reg, &shift, &rsize) < 0)
-			return error_set(e, "argument %d '%.*s': unknown x86_64 register", i,
-					 (int)len, tok);
-		a->kind = USDT_ARG_REG;
-		a->shift = shift;
-		a->size = size ? size : rsize;
-		if (!size)
-			a->is_signed = 1;
-		return 0;
-	}
-	if (op[0] == '$') {
-		if (parse_num(op + 1, oplen - 1, &a->value) < 0)
-			return error_set(e, "argument %d '%.*s': the address of a symbol is not "
-					 "supported (only numeric constants)", i, (int)len, tok);
-		a->kind = USDT_ARG_CONST;
-		a->size = size ? size : 8;
-		if (!size)
-			a->is_signed = 1;
-		return 0;
-	}
-	open = memchr(op, '(', oplen);
-	close = op + oplen - 1;
-	if (!open || *close != ')')
-		return error_set(e, "argument %d '%.*s': not a register (%%reg), constant ($N) "
-				 "or memory (N(%%reg)) operand", i, (int)len, tok);
-	if (memchr(open, ',', close - open))
-		return error_set(e, "argument %d '%.*s': memory with an index register is not "
-				 "supported", i, (int)len, tok);
-	if (open > op && parse_num(op, open - op, &a->value) < 0)
-		return error_set(e, "argument %d '%.*s': a global variable (a symbol) is not "
-				 "supported, only memory at a numeric offset from a register",
-				 i, (int)len, tok);
-	if (parse_reg(open + 1, close - open - 1, &a->reg, &shift, &rsize) < 0 || shift ||
-	    rsize != 8)
-		return error_set(e, "argument %d '%.*s': the base is not a 64-bit x86_64 "
-				 "register", i, (int)len, tok);
-	a->kind = USDT_ARG_MEM;
-	a->size = size ? size : 8;
-	if (!size)
-		a->is_signed = 1;
-	return 0;
-}
-
-int usdt_parse_args(const char *s, struct usdt_arg *args, int max, int *nargs,
-		    struct error *e)
-{
-	int n = 0;
-
-	*nargs = 0;
-	for (;;) {
-		const char *tok;
-
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (!*s)
-			break;
-		tok = s;
-		while (*s && *s != ' ' && *s != '\t')
-			s++;
-		if (n >= max)
-			return error_set(e, "more than %d arguments", max);
-		if (parse_one(tok, s - tok, n + 1, &args[n], e) < 0)
-			return -1;
-		n++;
-	}
-	*nargs = n;
-	return 0;
-}
-
-uint64_t usdt_regs_mask(const struct usdt_site *s, int *stack)
-{
-	uint64_t mask = 0;
-
-	*stack = 0;
-	for (int i = 0; i < s->nargs; i++) {
-		const struct usdt_arg *a = &s->args[i];
-
-		if (a->kind == USDT_ARG_CONST)
-			continue;
-		mask |= 1ULL << a->reg;
-		if (a->kind == USDT_ARG_MEM) {
-			mask |= 1ULL << USDT_REG_SP;
-			*stack = 1;
-		}
-	}
-	return mask;
-}
-
-int usdt_arg_value(const struct usdt_arg *a, const uint64_t *regs,
-		   const unsigned char *stack, size_t stack_len, int64_t *v)
-{
-	uint64_t raw = 0;
-	int bits = a->size * 8;
-
-	switch (a->kind) {
-	case USDT_ARG_CONST:
-		raw = (uint64_t)a->value;
-		break;
-	case USDT_ARG_REG:
-		raw = regs[a->reg] >> a->shift;
-		break;
-	case USDT_ARG_MEM: {
-		uint64_t addr = regs[a->reg] + (uint64_t)a->value, sp = regs[USDT_REG_SP];
-
-		if (!stack || addr < sp || addr - sp > stack_len ||
-		    stack_len - (addr - sp) < (size_t)a->size)
-			return -1;
-		memcpy(&raw, stack + (addr - sp), a->size);	/* little-endian */
-		break;
-	}
-	}
-	if (bits < 64) {
-		raw &= (1ULL << bits) - 1;
-		if (a->is_signed && (raw >> (bits - 1)) & 1)
-			raw |= ~0ULL << bits;
-	}
-	*v = (int64_t)raw;
-	return 0;
-}
-
-void usdt_format_args(const struct usdt_site *s, const int64_t *vals, uint32_t known,
-		      char *buf, size_t len)
-{
-	size_t used = 0;
-
-	if (len)
-		buf[0] = 0;
-	for (int i = 0; i < s->nargs && used < len; i++) {
-		int r;
-
-		if (!(known & (1u << i)))
-			r = snprintf(buf + used, len - used, "%s?", i ? "," : "");
-		else if (s->args[i].is_signed)
-			r = snprintf(buf + used, len - used, "%s%" PRId64, i ? "," : "", vals[i]);
-		else
-			r = snprintf(buf + used, len - used, "%s%" PRIu64, i ? "," : "",
-				     (uint64_t)vals[i]);
-		used = r < 0 ? len : used + (size_t)r;
-	}
 }

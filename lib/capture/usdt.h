@@ -17,6 +17,9 @@
  *                taken at the hit, when the address lies inside it)
  * Arguments that name a symbol (globals: sym(%rip)), or use an index
  * register or a segment, are refused as unsupported.
+ *
+ * usdt.c reads the notes (usdt_list, usdt_find) and the marker spec;
+ * usdtargs.c the argument strings and their values at a hit.
  */
 #ifndef STROBE_USDT_H
 #define STROBE_USDT_H

@@ -1,12 +1,14 @@
 /*
- * test_usdt.c - lib/capture/usdt.c: the x86_64 argument parser and the values it
- * reads at a hit, PATH:PROVIDER:NAME specs, and finding probes in ELF
- * files.  The setup compiles a small program with <sys/sdt.h> probes (PIE
- * and non-PIE): one probe at two sites, one without arguments, one with a
- * semaphore in a second file; every site found must be a nop at its file
- * offset, and a copy of the file whose notes are moved as prelink would
- * move them must give the same offsets.  The _fd readers read the open
- * file whatever becomes of its path, and a FIFO does not block.
+ * test_usdt.c - lib/capture/usdt.c and usdtargs.c: the x86_64 argument
+ * parser and the values it reads at a hit, PATH:PROVIDER:NAME specs, and
+ * finding probes in ELF files.  The setup compiles a small program with
+ * <sys/sdt.h> probes (PIE and non-PIE): one probe at two sites, one
+ * without arguments, one with a semaphore in a second file; every site
+ * found must be a nop at its file offset, and a copy of the file whose
+ * notes are moved as prelink would move them must give the same offsets.
+ * The _fd readers read the open file whatever becomes of its path, and a
+ * FIFO does not block.  Copies of the program with a header table too
+ * long or past the file's end are refused, naming the table.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
@@ -17,6 +19,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -229,6 +232,29 @@ static void test_bad_args(void **state)
 	}
 }
 
+/* Without a size before '@' an operand is signed and as wide as its
+ * register (else 8 bytes); with one, signed only after a '-'. */
+static void test_arg_sizes(void **state)
+{
+	static const int size[] = { 4, 8, 8, 4, 4, 4, 2, 2, 2 };
+	static const int sign[] = { 1, 1, 1, 0, 0, 0, 1, 1, 1 };
+	struct usdt_arg a[USDT_MAX_ARGS];
+	struct error e;
+	int n;
+
+	(void)state;
+	assert_int_equal(usdt_parse_args("%esi $7 8(%rbp) 4@%esi 4@$7 4@8(%rbp) "
+					 "-2@%si -2@$7 -2@8(%rbp)", a, USDT_MAX_ARGS, &n, &e), 0);
+	assert_int_equal(n, 9);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(a[i].kind, i % 3 == 0 ? USDT_ARG_REG :
+				 i % 3 == 1 ? USDT_ARG_CONST : USDT_ARG_MEM);
+		if (a[i].size != size[i] || a[i].is_signed != sign[i])
+			fail_msg("argument %d: size %d signed %d, not %d and %d", i + 1,
+				 a[i].size, a[i].is_signed, size[i], sign[i]);
+	}
+}
+
 static void test_values(void **state)
 {
 	struct usdt_arg a[USDT_MAX_ARGS];
@@ -414,6 +440,74 @@ static void test_find_errors(void **state)
 	assert_non_null(strstr(e.msg, "no USDT probe demo:twice in /bin/sh"));
 }
 
+/* Set the len bytes at off of the file at path to v, little-endian. */
+static void put_le(const char *path, uint64_t off, size_t len, uint64_t v)
+{
+	unsigned char b[8];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	for (size_t i = 0; i < len; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, b, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+/* A copy of the PIE as name (its path into out), and its ELF header. */
+static void copy_pie(const char *name, char *out, size_t outlen, Elf64_Ehdr *h, size_t *len)
+{
+	unsigned char *d = read_file(pie, len);
+	FILE *f;
+
+	snprintf(out, outlen, "%s/%s", tmpdir, name);
+	f = fopen(out, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(d, 1, *len, f), *len);
+	assert_int_equal(fclose(f), 0);
+	memcpy(h, d, sizeof(*h));
+	free(d);
+}
+
+static void expect_error(const char *path, const char *msg)
+{
+	struct usdt_site *s;
+	struct error e;
+	size_t n;
+
+	assert_int_equal(usdt_list(path, &s, &n, &e), -1);
+	assert_null(s);
+	if (!strstr(e.msg, msg))
+		fail_msg("%s: \"%s\", not \"%s\"", path, e.msg, msg);
+}
+
+/* The section and program header tables: too many entries, or past the
+ * end of the file, each named in the error. */
+static void test_bad_tables(void **state)
+{
+	char path[160];
+	Elf64_Ehdr h;
+	size_t len;
+
+	(void)state;
+	copy_pie("shoff-end", path, sizeof(path), &h, &len);
+	put_le(path, offsetof(Elf64_Ehdr, e_shoff), 8, len - 8);
+	expect_error(path, ": malformed ELF file (section headers past its end)");
+
+	copy_pie("phoff-end", path, sizeof(path), &h, &len);
+	put_le(path, offsetof(Elf64_Ehdr, e_phoff), 8, len - 8);
+	expect_error(path, ": malformed ELF file (program headers past its end)");
+
+	copy_pie("phnum", path, sizeof(path), &h, &len);
+	put_le(path, offsetof(Elf64_Ehdr, e_phnum), 2, 5000);
+	expect_error(path, ": malformed ELF file (5000 segments)");
+
+	/* e_shnum 0: the count is section 0's sh_size */
+	copy_pie("shnum", path, sizeof(path), &h, &len);
+	put_le(path, offsetof(Elf64_Ehdr, e_shnum), 2, 0);
+	put_le(path, h.e_shoff + offsetof(Elf64_Shdr, sh_size), 8, 70000);
+	expect_error(path, ": malformed ELF file (70000 sections)");
+}
+
 /*
  * The _fd readers read the open file, not the path again: the path is
  * swapped for a symlink to /bin/sh after the open, and the sites are still
@@ -480,11 +574,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_arg_sizes),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_spec),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_errors),
 		cmocka_unit_test(test_find_fd),
+		cmocka_unit_test(test_bad_tables),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
