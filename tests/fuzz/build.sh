@@ -76,6 +76,6 @@ build merge "capture/merge.c base/util.c" ""
 build proto "base/proto.c base/util.c" ""
 build expr "query/expr.c base/util.c" "-lm"
 build usdt "capture/usdt.c capture/usdtargs.c base/elfnote.c base/util.c" "" bigalloc
-build hashkey "symbols/hashkey.c base/util.c" "-lxxhash" bigalloc
+build hashkey "symbols/hashkey.c base/elfnote.c base/util.c" "-lxxhash" bigalloc
 build jitdump "symbols/jitdump.c symbols/jitmap.c base/util.c" ""
 build countsave "count/countsave.c base/proto.c base/util.c" "-lm"
