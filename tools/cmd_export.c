@@ -333,6 +333,17 @@ static void output_drop(struct output *out)
 		unlink(out->path);
 }
 
+/* The end of an export: the meter gone; on failure the line and no file. */
+static void export_end(struct progress *prog, int failed, const struct error *err,
+		       struct output *out)
+{
+	progress_done(prog);
+	if (failed) {
+		fprintf(stderr, "strobe export: %s\n", err->msg);
+		output_drop(out);
+	}
+}
+
 static void note(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -396,11 +407,7 @@ static int export_stacks(const struct opts *o)
 			"no stack and are not exported\n", (unsigned long long)set->no_stack);
 	ret = 0;
 out:
-	progress_done(&prog);
-	if (ret) {
-		fprintf(stderr, "strobe export: %s\n", err.msg);
-		output_drop(&out);
-	}
+	export_end(&prog, ret, &err, &out);
 	flame_tree_free(t);
 	if (set)
 		stacks_free(set);
@@ -451,11 +458,7 @@ static int export_samples(const struct opts *o)
 		fprintf(stderr, "strobe export: note: %s\n", st.note);
 	ret = 0;
 out:
-	progress_done(&prog);
-	if (ret) {
-		fprintf(stderr, "strobe export: %s\n", err.msg);
-		output_drop(&out);
-	}
+	export_end(&prog, ret, &err, &out);
 	free(st.note);
 	source_close(&src);
 	return ret;
