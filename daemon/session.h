@@ -1,6 +1,7 @@
 /*
  * session.h - one profiling session inside strobed: from a validated start
- * request to the finalised row in the database.
+ * request to the finalised row in the database.  The files behind it, one
+ * concern each, are listed in session_int.h.
  */
 #ifndef STROBE_SESSION_H
 #define STROBE_SESSION_H

@@ -7,6 +7,7 @@
  * A strobe database is marked by PRAGMA application_id = DB_APPLICATION_ID;
  * PRAGMA user_version is its schema version.  A connection that writes
  * also has DB.stacks attached (rawstk.h): raw stack copies are root's.
+ * The files behind it, one concern each, are listed in db_int.h.
  */
 #ifndef STROBE_DB_H
 #define STROBE_DB_H

@@ -10,7 +10,9 @@
  * fails (disk full, simulated with PRAGMA max_page_count) is rolled back:
  * the rows committed before it are intact and the session's stored
  * totals count only committed rows, also after the session is closed
- * as aborted the way strobed does.
+ * as aborted the way strobed does.  Every column of sessions round trips,
+ * with the NULL conventions of sessions, markers, probe sites and binary
+ * notes.
  */
 #include "config.h"
 #ifndef _GNU_SOURCE
@@ -686,6 +688,135 @@ static void test_failed_commit_then_more(void **state)
 	bincache_close(&cache);
 }
 
+/*
+ * Every column of sessions round trips through db_session_insert, _update
+ * and _get, and the NULL conventions of the rows hold: 0 is NULL where it
+ * means unknown (sample_freq, end_ns, ...), "" is NULL for the optional
+ * text, a negative late_* is NULL and reads back as -1; likewise a marker's
+ * cpu, pid and tid of -1, a probe's semaphore of -1 and an empty binary
+ * note are NULL.
+ */
+static void test_session_row(void **state)
+{
+	struct error e;
+	struct db *db = db_open(path_of("row.db"), DB_WRITE, &e);
+	struct db_session a, b, r;
+
+	if (!db)
+		fail_msg("db_open: %s", e.msg);
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "full");
+	snprintf(a.state, sizeof(a.state), "running");
+	snprintf(a.backend, sizeof(a.backend), "perf");
+	snprintf(a.hostname, sizeof(a.hostname), "host");
+	snprintf(a.kernel_release, sizeof(a.kernel_release), "6.1");
+	snprintf(a.sample_event, sizeof(a.sample_event), "cycles");
+	snprintf(a.tsc_source, sizeof(a.tsc_source), "perf");
+	snprintf(a.kallsyms_key, sizeof(a.kallsyms_key), "kallsyms:1");
+	snprintf(a.cgroup_source, sizeof(a.cgroup_source), "proc");
+	snprintf(a.call_graph, sizeof(a.call_graph), "dwarf,8192");
+	snprintf(a.attribution, sizeof(a.attribution), "exact");
+	a.owner_uid = 1000;
+	a.nr_cpus = 4;
+	a.sample_freq = 999;
+	a.start_ns = 11;
+	a.end_ns = 12;
+	a.wall_offset_ns = -13;
+	a.tsc_mult = 14;
+	a.tsc_shift = 15;
+	a.tsc_ref = 16;
+	a.tsc_ref_ns = 17;
+	a.kernel_binary_id = 18;
+	a.first_sample = 19;
+	a.last_sample = 20;
+	a.samples = 21;
+	a.lost = 22;
+	a.throttled = 23;
+	a.duration_ns = 24;
+	a.time_bucket_ns = 25;
+	a.late_samples = 0;
+	a.late_records = 27;
+	a.late_max_ns = 28;
+	a.nr_events = 2;
+	snprintf(a.events[0].name, sizeof(a.events[0].name), "instructions");
+	a.events[0].config = 1;
+	snprintf(a.events[1].name, sizeof(a.events[1].name), "raw");
+	a.events[1].type = 4;
+	a.events[1].config = 5;
+	a.events[1].config1 = 6;
+	a.events[1].config2 = 7;
+	assert_int_equal(db_session_insert(db, &a, &e), 0);
+	assert_true(a.id > 0);
+	memset(a.state, 0, sizeof(a.state));	/* compared whole below */
+	snprintf(a.state, sizeof(a.state), "done");
+	a.samples = 99;
+	assert_int_equal(db_session_update(db, &a, &e), 0);
+	assert_int_equal(db_session_get(db, a.id, &r, &e), 0);
+	assert_int_equal(r.nr_events, 2);
+	assert_string_equal(r.events[1].name, "raw");
+	assert_int_equal(r.events[1].config2, 7);
+	/* the whole row as it was written (the events: compared above) */
+	r.nr_events = a.nr_events;
+	memcpy(r.events, a.events, sizeof(r.events));
+	assert_memory_equal(&r, &a, sizeof(a));
+
+	/* the NULLs: an empty session */
+	memset(&b, 0, sizeof(b));
+	snprintf(b.state, sizeof(b.state), "done");
+	b.late_samples = b.late_records = b.late_max_ns = -1;
+	assert_int_equal(db_session_insert(db, &b, &e), 0);
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE id = 2 AND name IS NULL "
+				"AND hostname IS NULL AND kernel_release IS NULL AND "
+				"sample_freq IS NULL AND sample_period IS NULL AND end_ns IS NULL "
+				"AND tsc_source IS NULL AND kernel_binary_id IS NULL AND "
+				"kallsyms_key IS NULL AND first_sample IS NULL AND last_sample IS "
+				"NULL AND duration_ns IS NULL AND time_bucket_ns IS NULL AND "
+				"late_samples IS NULL AND late_records IS NULL AND late_max_ns IS "
+				"NULL AND cgroup_source IS NULL AND call_graph IS NULL AND "
+				"attribution IS NULL AND backend = '' AND sample_event = '' AND "
+				"samples = 0 AND start_ns = 0"), 1);
+	/* 0 is a count there, not unknown */
+	assert_int_equal(db_int(db, "SELECT count(*) FROM sessions WHERE id = 1 AND "
+				"late_samples = 0 AND sample_period IS NULL"), 1);
+	assert_int_equal(db_session_get(db, 0, &r, &e), 0);	/* the latest */
+	assert_int_equal(r.id, b.id);
+	assert_memory_equal(&r, &b, sizeof(b));
+
+	/* markers, probe sites, binary notes */
+	{
+		struct db_marker m = { .time_ns = 5, .cpu = -1, .pid = -1, .tid = -1, .kind = "mark",
+				       .name = "text" };
+		struct db_probe p = { .spec = "/x:p:n", .offset = 5, .semaphore = -1,
+				      .arg_spec = "" };
+		int64_t bin;
+
+		assert_int_equal(db_begin(db, &e), 0);
+		assert_int_equal(db_marker_insert(db, a.id, &m, &e), 0);
+		m.cpu = 0;
+		m.pid = 0;
+		m.tid = 7;
+		m.args = "a";
+		assert_int_equal(db_marker_insert(db, a.id, &m, &e), 0);
+		assert_int_equal(db_probe_insert(db, a.id, &p, &e), 0);
+		p.semaphore = 0;
+		assert_int_equal(db_probe_insert(db, a.id, &p, &e), 0);
+		bin = db_binary_intern(db, "buildid:1", "/a", 1, 1, NULL, &e);
+		assert_true(bin > 0);
+		assert_int_equal(db_binary_note(db, bin, "", &e), 0);
+		assert_int_equal(db_commit(db, &e), 0);
+		assert_int_equal(db_int(db, "SELECT count(*) FROM markers WHERE cpu IS NULL AND "
+					"pid IS NULL AND tid IS NULL AND args IS NULL"), 1);
+		assert_int_equal(db_int(db, "SELECT count(*) FROM markers WHERE cpu = 0 AND "
+					"pid = 0 AND tid = 7 AND args = 'a'"), 1);
+		assert_int_equal(db_int(db, "SELECT count(*) FROM session_probes WHERE "
+					"semaphore IS NULL"), 1);
+		assert_int_equal(db_int(db, "SELECT count(*) FROM session_probes WHERE "
+					"semaphore = 0"), 1);
+		assert_int_equal(db_int(db, "SELECT count(*) FROM binaries WHERE note IS NULL"), 1);
+	}
+	db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -700,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_refuse_corrupt),
 		cmocka_unit_test(test_failed_commit),
 		cmocka_unit_test(test_failed_commit_then_more),
+		cmocka_unit_test(test_session_row),
 	};
 
 	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
