@@ -3,7 +3,7 @@
 # or a dead NFS directory) cannot hold strobed's event loop again and
 # again.  The requester's child looks the path up, and the event loop
 # waits for it up to 2 s (PEER_OPEN_TIMEOUT_MS); each uid but root has
-# 4 s of such lookups a minute (daemon/session.c).  A FUSE file system
+# 4 s of such lookups a minute (daemon/session_params.c).  A FUSE file system
 # whose every lookup hangs (python3-fusepy): the member's first two
 # starts time out, the next is refused at once with a line saying why
 # (before: each start held every client 2 s, without end), and root's
