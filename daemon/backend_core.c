@@ -71,15 +71,6 @@ static int online_cpus(int **out, struct error *e)
 
 static void thread_stop(struct backend *b);
 
-/* Add 1 to the eventfd fd: a full counter is set already. */
-static void efd_signal(int fd)
-{
-	uint64_t one = 1;
-	ssize_t n = write(fd, &one, sizeof(one));
-
-	(void)n;
-}
-
 /* Every ring's queue, and its CPU, for the merge. */
 static void queues_init(struct backend *b)
 {
@@ -299,7 +290,7 @@ static void *drain_thread(void *arg)
 		if (!refused)
 			spool_pass(b->spool, start);
 		if (put)
-			efd_signal(b->notify_fd);
+			(void)eventfd_write(b->notify_fd, 1);	/* full: the news is there */
 		if (quit)
 			break;
 		if (refused) {
@@ -345,7 +336,7 @@ static void thread_stop(struct backend *b)
 	if (!b->running)
 		return;
 	__atomic_store_n(&b->quit, 1, __ATOMIC_RELEASE);
-	efd_signal(b->wake_fd);
+	(void)eventfd_write(b->wake_fd, 1);
 	pthread_join(b->thread, NULL);
 	b->running = 0;
 	close(b->wake_fd);
@@ -442,7 +433,7 @@ int backend_drain(struct backend *b, int final, struct error *e)
 			return -1;
 		if (r == 1 && !final && clock_monotonic_ns() > deadline) {
 			/* more waits: come back after the other events */
-			efd_signal(b->notify_fd);
+			(void)eventfd_write(b->notify_fd, 1);	/* full: the news is there */
 			return 0;
 		}
 	}

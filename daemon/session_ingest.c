@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cpufree.h"
@@ -20,22 +21,19 @@
 #include "log.h"
 #include "session_int.h"
 
-/* Post an eventfd; it only fails when full, and then the news is there. */
+/* Post an eventfd (glibc's eventfd_write); it only fails when full, and
+ * then the news is there. */
 static void efd_post(int fd)
 {
-	uint64_t one = 1;
-	ssize_t n = write(fd, &one, sizeof(one));
-
-	(void)n;
+	(void)eventfd_write(fd, 1);
 }
 
-/* Reset an eventfd; EAGAIN: nothing was posted. */
+/* Reset an eventfd (non-blocking: EAGAIN when nothing was posted). */
 static void efd_clear(int fd)
 {
-	uint64_t v;
-	ssize_t n = read(fd, &v, sizeof(v));
+	eventfd_t v;
 
-	(void)n;
+	(void)eventfd_read(fd, &v);
 }
 
 int session_mark(struct session *s, const char *text, uint64_t time_ns, int64_t pid,
