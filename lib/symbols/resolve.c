@@ -2,7 +2,7 @@
  * resolve.c - names for sampled locations (see resolve.h): the resolver's
  * two tables, the binaries (one entry per binaries.id, opened on first
  * use by resolvebin.c) and the locations named so far, keyed by
- * (binary_id, offset), both open-addressing hash tables; naming a
+ * (binary_id, offset), both arrays indexed by an otable; naming a
  * location (its symbol, source line and inline chain), and the lookups.
  * JIT code is resolvejit.c's.
  */
@@ -25,10 +25,21 @@ struct rloc {
 	char *inl;			/* NULL until named with want_inline */
 };
 
-static size_t loc_hash(int64_t b, uint64_t off)
-{
-	return hash_mix64(off ^ hash_mix64((uint64_t)b));
-}
+/* The entries of r->bin_idx and r->loc_idx: a key, then the index of its
+ * binary or location.  The keys are not hashed first (otable.h): a
+ * profiled process picks its addresses, but offsets that collide cost
+ * probing time only. */
+struct bin_ent {
+	int64_t id;
+	size_t i;
+};
+
+struct loc_ent {
+	int64_t binary_id;
+	uint64_t offset;
+	size_t i;
+};
+#define LOC_KEY	(2 * sizeof(int64_t))
 
 struct resolver *resolver_new(struct db *db, const struct db_session *s, struct error *e)
 {
@@ -44,6 +55,8 @@ struct resolver *resolver_new(struct db *db, const struct db_session *s, struct 
 		r->debuginfod_urls = xstrdup(getenv("DEBUGINFOD_URLS"));
 	snprintf(r->kallsyms_key, sizeof(r->kallsyms_key), "%s", s ? s->kallsyms_key : "");
 	r->session_id = s ? s->id : 0;
+	otable_init(&r->bin_idx, sizeof(struct bin_ent), sizeof(int64_t), 64);
+	otable_init(&r->loc_idx, sizeof(struct loc_ent), LOC_KEY, 1024);
 	return r;
 }
 
@@ -77,9 +90,9 @@ void resolver_free(struct resolver *r)
 		free(r->locs[i].inl);
 	}
 	free(r->bins);
-	free(r->bin_slot);
+	otable_free(&r->bin_idx);
 	free(r->locs);
-	free(r->loc_slot);
+	otable_free(&r->loc_idx);
 	if (r->ks)
 		kallsyms_free(r->ks);
 	free(r->ks_problem);
@@ -98,57 +111,18 @@ static void worker_failed(struct rbin *b, const struct error *err)
 		b->problem = xasprintf("its symbols could not be read: %s", err->msg);
 }
 
-static void bin_rehash(struct resolver *r)
-{
-	size_t nslots = r->bin_slot ? (r->bin_mask + 1) * 2 : 64, i;
-
-	free(r->bin_slot);
-	r->bin_slot = xcalloc(nslots, sizeof(*r->bin_slot));
-	r->bin_mask = nslots - 1;
-	for (i = 0; i < r->nbins; i++) {
-		size_t h = hash_mix64((uint64_t)r->bins[i].id) & r->bin_mask;
-
-		while (r->bin_slot[h])
-			h = (h + 1) & r->bin_mask;
-		r->bin_slot[h] = i + 1;
-	}
-}
-
 /* Index in bins of binary id, opened if new. */
 static size_t bin_get(struct resolver *r, int64_t id)
 {
-	size_t h;
+	int added;
+	struct bin_ent *x = otable_get_sized(&r->bin_idx, &id, sizeof(id), &added);
 
-	if (!r->bin_slot || (r->nbins + 1) * 2 > r->bin_mask + 1)
-		bin_rehash(r);
-	h = hash_mix64((uint64_t)id) & r->bin_mask;
-	while (r->bin_slot[h]) {
-		size_t i = r->bin_slot[h] - 1;
-
-		if (r->bins[i].id == id)
-			return i;
-		h = (h + 1) & r->bin_mask;
-	}
+	if (!added)
+		return x->i;
+	x->i = r->nbins;
 	ARRAY_GROW(r->bins, r->bins_cap, r->nbins + 1);
 	resolve_bin_open(r, &r->bins[r->nbins], id);
-	r->bin_slot[h] = ++r->nbins;
-	return r->nbins - 1;
-}
-
-static void loc_rehash(struct resolver *r)
-{
-	size_t nslots = r->loc_slot ? (r->loc_mask + 1) * 2 : 1024, i;
-
-	free(r->loc_slot);
-	r->loc_slot = xcalloc(nslots, sizeof(*r->loc_slot));
-	r->loc_mask = nslots - 1;
-	for (i = 0; i < r->nlocs; i++) {
-		size_t h = loc_hash(r->locs[i].binary_id, r->locs[i].offset) & r->loc_mask;
-
-		while (r->loc_slot[h])
-			h = (h + 1) & r->loc_mask;
-		r->loc_slot[h] = i + 1;
-	}
+	return r->nbins++;
 }
 
 /* The source line of a symtab hit: "file:line", or "" when unknown. */
@@ -236,32 +210,28 @@ static char *inline_chain(const struct rbin *b, uint64_t off)
 
 static struct rloc *loc_get(struct resolver *r, int64_t binary_id, uint64_t offset)
 {
+	const uint64_t key[2] = { (uint64_t)binary_id, offset };
+	struct loc_ent *x;
 	struct rloc *l;
-	size_t h;
+	int added;
 
 	if (r->last_loc) {
 		l = &r->locs[r->last_loc - 1];
 		if (l->binary_id == binary_id && l->offset == offset)
 			return l;
 	}
-	if (!r->loc_slot || (r->nlocs + 1) * 2 > r->loc_mask + 1)
-		loc_rehash(r);
-	h = loc_hash(binary_id, offset) & r->loc_mask;
-	while (r->loc_slot[h]) {
-		l = &r->locs[r->loc_slot[h] - 1];
-		if (l->binary_id == binary_id && l->offset == offset) {
-			r->last_loc = r->loc_slot[h];
-			return l;
-		}
-		h = (h + 1) & r->loc_mask;
+	x = otable_get_sized(&r->loc_idx, key, LOC_KEY, &added);
+	if (!added) {
+		r->last_loc = x->i + 1;
+		return &r->locs[x->i];
 	}
+	x->i = r->nlocs;
 	ARRAY_GROW(r->locs, r->locs_cap, r->nlocs + 1);
 	l = &r->locs[r->nlocs];
 	memset(l, 0, sizeof(*l));
 	l->binary_id = binary_id;
 	l->offset = offset;
-	r->loc_slot[h] = ++r->nlocs;
-	r->last_loc = r->nlocs;
+	r->last_loc = ++r->nlocs;
 	/* after the growth above: bin_get does not touch locs */
 	l->bin = bin_get(r, binary_id);
 	return l;

@@ -4,7 +4,7 @@
  *
  *   resolve.c     the whole: its two tables (the binaries, one entry per
  *                 binaries.id, and the locations named so far, keyed by
- *                 (binary_id, offset)), naming a location (symbol, line,
+ *                 (binary_id, offset): arrays indexed by otables), naming a location (symbol, line,
  *                 inline chain), the lookups;
  *   resolvebin.c  opening one binary: its row, then its cached copy
  *                 through symtab (here or in the symbol worker), its
@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include "bincache.h"
 #include "db.h"
+#include "otable.h"
 #include "resolve.h"
 
 enum bin_kind { BIN_FILE, BIN_KERNEL, BIN_NOFILE };
@@ -84,13 +85,11 @@ struct resolver {
 
 	struct rbin *bins;
 	size_t nbins, bins_cap;
-	size_t *bin_slot;		/* index + 1 into bins; 0: empty */
-	size_t bin_mask;
+	struct otable bin_idx;		/* binary id -> index into bins */
 
 	struct rloc *locs;
 	size_t nlocs, locs_cap;
-	size_t *loc_slot;
-	size_t loc_mask;
+	struct otable loc_idx;		/* (binary_id, offset) -> index into locs */
 	size_t last_loc;		/* index + 1 of the last hit: a fast path */
 };
 
