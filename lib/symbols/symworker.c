@@ -46,8 +46,8 @@ static int64_t now_ms(void)
 	return (int64_t)(clock_monotonic_ns() / 1000000);
 }
 
-/* The worker is gone or must go: kill it, reap it; blame h (>= 0) for it. */
-static void gone(struct symworker *w, int h, int timed_out)
+/* Kill the worker if one runs, reap it, close its socket. */
+static void stop(struct symworker *w)
 {
 	if (w->pid > 0) {
 		kill(w->pid, SIGKILL);
@@ -58,6 +58,12 @@ static void gone(struct symworker *w, int h, int timed_out)
 		close(w->sock);
 	w->sock = -1;
 	w->pid = 0;
+}
+
+/* The worker is gone or must go: kill it, reap it; blame h (>= 0) for it. */
+static void gone(struct symworker *w, int h, int timed_out)
+{
+	stop(w);
 	if (timed_out)
 		w->st.timeouts++;
 	else
@@ -320,13 +326,7 @@ void symworker_free(struct symworker *w)
 {
 	if (!w)
 		return;
-	if (w->pid > 0) {
-		kill(w->pid, SIGKILL);
-		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	if (w->sock >= 0)
-		close(w->sock);
+	stop(w);	/* before the handles: no OP_CLOSE to a worker gone */
 	for (int i = 0; i < SYMWORKER_HANDLES; i++)
 		if (w->h[i].used)
 			symworker_close(w, i);
