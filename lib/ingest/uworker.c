@@ -1,7 +1,7 @@
 /*
  * uworker.c - user stacks unwound in a process without privileges (see
  * uworker.h): the request and answer of a batch of unwinds, both sides;
- * the process, its drop and its transport are symworker.c's.
+ * the process and its transport are symworker.c's, its drop symchild.c's.
  *
  * A request is a sequence of items, each a header then its bytes: a
  * process (UI_PROC: identity, then its maps), sent before the first sample

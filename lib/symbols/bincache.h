@@ -10,7 +10,7 @@
  * shared (mode 0640, group strobe through the setgid cache directory) only
  * when everyone could read the file it came from; else it is private to
  * root (0600), and a member's report names its code only by reading the
- * original file with the member's own rights (see resolve.c).
+ * original file with the member's own rights (see resolvebin.c).
  */
 #ifndef STROBE_BINCACHE_H
 #define STROBE_BINCACHE_H

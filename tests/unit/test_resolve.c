@@ -1,5 +1,5 @@
 /*
- * test_resolve.c - lib/symbols/resolve.c, the resolver shared by report, plot and
+ * test_resolve.c - lib/symbols/resolve*.c, the resolver shared by report, plot and
  * export, on a database made through lib/store/db.h (no daemon).
  *
  * Covers: a user binary named from its cached copy (the built workloads

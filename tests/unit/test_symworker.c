@@ -1,5 +1,5 @@
 /*
- * test_symworker.c - lib/symbols/symworker.c, the symbol worker strobed
+ * test_symworker.c - lib/symbols/symworker.c (symchild.c, symserve.c), the symbol worker strobed
  * names code in (strobed --push), and the resolver through it.
  *
  * Covers: (a) the same names through the worker as in this process, for
