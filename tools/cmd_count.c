@@ -204,7 +204,373 @@ static int add_metrics(char *list, const struct metric **metrics, size_t *nm,
 
 enum { OPT_PER_THREAD = 256, OPT_PER_CORE, OPT_PER_SOCKET, OPT_SAVE };
 
-int cmd_count(int argc, char **argv)
+/* The command's options, as given. */
+struct count_opts {
+	struct sbuf evlist, mlist;	/* -e, -M: the lists joined with ',' */
+	struct count_target tgt;
+	struct countfmt fmt;
+	const char *outpath, *sep, *save_name;
+	int json, naggr, ntarget, have_cmd;
+	uint64_t interval_ms, repeat;
+};
+
+/* Option c (getopt_long's, its value in optarg) into co: -1 to go on, else
+ * the exit status. */
+static int parse_option(struct count_opts *co, int c, int argc, char **argv)
+{
+	char bad[64];
+
+	switch (c) {
+	case 'e':
+		sbuf_addf(&co->evlist, "%s%s", co->evlist.n ? "," : "", optarg);
+		break;
+	case 'M':
+		sbuf_addf(&co->mlist, "%s%s", co->mlist.n ? "," : "", optarg);
+		break;
+	case 'a':
+		co->tgt.kind = COUNT_TARGET_SYSTEM;
+		co->ntarget++;
+		break;
+	case 'p':
+	case 't':
+		if (parse_pid(optarg, &co->tgt.pid) < 0)
+			return cmd_usage_error("count", "bad %s '%s': want a %s id",
+					       c == 'p' ? "-p" : "-t", optarg,
+					       c == 'p' ? "process" : "thread");
+		co->tgt.kind = c == 'p' ? COUNT_TARGET_PID : COUNT_TARGET_TID;
+		co->ntarget++;
+		break;
+	case 'I':
+		if (parse_u64(optarg, &co->interval_ms) < 0 || co->interval_ms > 3600 * 1000ULL)
+			return cmd_usage_error("count", "bad -I '%s': want milliseconds "
+					       "(10 or more)", optarg);
+		if (co->interval_ms < 10)
+			return cmd_usage_error("count", "-I below 10 ms (%s): the reading "
+					       "would cost more than it shows; use -I 10 or "
+					       "more", optarg);
+		break;
+	case 'A':
+	case OPT_PER_THREAD:
+	case OPT_PER_CORE:
+	case OPT_PER_SOCKET:
+		co->fmt.aggr = c == 'A' ? COUNT_AGGR_CPU : c == OPT_PER_THREAD ?
+			COUNT_AGGR_THREAD : c == OPT_PER_CORE ? COUNT_AGGR_CORE :
+			COUNT_AGGR_SOCKET;
+		co->naggr++;
+		break;
+	case 'r':
+		if (parse_u64(optarg, &co->repeat) < 0 || co->repeat < 1 || co->repeat > 100000)
+			return cmd_usage_error("count", "bad -r '%s': want a number of runs "
+					       "(1 or more)", optarg);
+		break;
+	case 'x':
+		if (!*optarg || strlen(optarg) > 8)
+			return cmd_usage_error("count", "bad -x '%s': want a separator of "
+					       "1 to 8 characters", optarg);
+		co->sep = optarg;
+		break;
+	case 'j':
+		co->json = 1;
+		break;
+	case 'o':
+		co->outpath = optarg;
+		break;
+	case OPT_SAVE:
+		if (!*optarg || strlen(optarg) > 127)
+			return cmd_usage_error("count", "bad --save '%s': want a session name "
+					       "of 1 to 127 bytes", optarg);
+		co->save_name = optarg;
+		break;
+	case 'h':
+		printf(count_usage);
+		return 0;
+	default:
+		return cmd_usage_error("count", "unknown option '%s': run 'strobe count "
+				       "--help'", cmd_bad_option(argc, argv, bad, sizeof(bad)));
+	}
+	return -1;
+}
+
+/* The options' combinations: -1 when they go together, else the exit
+ * status. */
+static int check_options(struct count_opts *co)
+{
+	enum count_aggr aggr = co->fmt.aggr;
+	enum count_target_kind kind = co->tgt.kind;
+
+	if (co->ntarget > 1)
+		return cmd_usage_error("count", "-a, -p and -t are exclusive: pick one target");
+	if (co->sep && co->json)
+		return cmd_usage_error("count", "-x and --json are two output formats: pick one");
+	if (co->naggr > 1)
+		return cmd_usage_error("count", "-A, --per-core, --per-socket and --per-thread "
+				       "are exclusive: pick one");
+	if ((aggr == COUNT_AGGR_CPU || aggr == COUNT_AGGR_CORE ||
+	     aggr == COUNT_AGGR_SOCKET) && kind != COUNT_TARGET_SYSTEM)
+		return cmd_usage_error("count", "-A, --per-core and --per-socket need -a "
+				       "(counting per CPU)");
+	if (aggr == COUNT_AGGR_THREAD && kind == COUNT_TARGET_SYSTEM)
+		return cmd_usage_error("count", "--per-thread goes with -p PID, -t TID or a "
+				       "command, not -a");
+	if (aggr == COUNT_AGGR_THREAD && kind == COUNT_TARGET_CMD &&
+	    (co->interval_ms || co->repeat > 1))
+		return cmd_usage_error("count", "--per-thread with a command does not go with -I "
+				       "or -r: a thread's own count is known when it exits");
+	co->tgt.per_thread = aggr == COUNT_AGGR_THREAD;
+	if (kind == COUNT_TARGET_CMD && !co->have_cmd)
+		return cmd_usage_error("count", "nothing to count: give a command (strobe count "
+				       "[OPTIONS] -- CMD), -a, -p PID or -t TID");
+	if (co->repeat > 1 && !co->have_cmd)
+		return cmd_usage_error("count", "-r needs a command to repeat (-- CMD)");
+	if (co->repeat > 1 && co->interval_ms)
+		return cmd_usage_error("count", "-r and -I do not go together: pick one");
+	return -1;
+}
+
+/* The events to count (-e, else the defaults, unless -M alone) and -M's
+ * metrics with the events they need: -1 to go on, else the exit status. */
+static int choose_events(struct count_opts *co, struct event_desc *ev, size_t *nev,
+			 const struct metric **metrics, size_t *nm)
+{
+	struct error e;
+
+	if ((co->evlist.n || !co->mlist.n) &&
+	    event_parse_list(co->evlist.n ? co->evlist.s : count_default_events(
+				     co->tgt.kind == COUNT_TARGET_SYSTEM, event_have_hw_pmu()),
+			     ev, COUNT_EVENTS_MAX, nev, &e) < 0)
+		return cmd_usage_error("count", "%s", e.msg);
+	if (co->mlist.n && add_metrics(co->mlist.s, metrics, nm, ev, nev, &e) < 0)
+		return cmd_usage_error("count", "%s", e.msg);
+	if (co->save_name && (co->repeat > 1 || *nev > STROBE_MAX_COUNTERS))
+		return cmd_usage_error("count", co->repeat > 1 ? "--save does not go with -r: "
+				       "save one run" : "--save keeps at most %d events: count "
+				       "fewer", STROBE_MAX_COUNTERS);
+	return -1;
+}
+
+/* What is counted, as the header names it: quoted, CMD's words cut to fit. */
+static void describe_target(const struct count_target *tgt, char **cmdv, int ncmd,
+			    char *what, size_t len)
+{
+	size_t n = 0;
+
+	switch (tgt->kind) {
+	case COUNT_TARGET_SYSTEM:
+		snprintf(what, len, "'system wide'");
+		break;
+	case COUNT_TARGET_PID:
+		snprintf(what, len, "process id '%d'", (int)tgt->pid);
+		break;
+	case COUNT_TARGET_TID:
+		snprintf(what, len, "thread id '%d'", (int)tgt->pid);
+		break;
+	case COUNT_TARGET_CMD:
+		n += (size_t)snprintf(what, len, "'");
+		for (int i = 0; i < ncmd && n < len - 2; i++)
+			n += (size_t)snprintf(what + n, len - n, "%s%s", i > 0 ? " " : "", cmdv[i]);
+		if (n < len - 1)
+			snprintf(what + n, len - n, "'");
+		break;
+	}
+}
+
+/* A count's runs (-r), and what they add up to. */
+struct count_job {
+	const struct count_opts *co;
+	char **cmdv;			/* CMD, when there is one */
+	const struct event_desc *ev;
+	size_t nev;
+	const struct metric *const *metrics;
+	size_t nm;
+	const struct count_cpu_topo *topo;
+	size_t ntopo;
+	FILE *out;
+	struct count_runs runs;		/* without -I: each run's rows */
+	struct countsave_rows saved;	/* --save: the rows kept */
+	double el_mean, el_m2;		/* the runs' elapsed times (Welford) */
+	double user, sys;		/* the last run's CPU time */
+	int status;			/* the last run's wait status */
+	int save_failed;
+	long long saved_id;
+};
+
+/*
+ * A per-thread count of a command: *view, a copy of cs whose units are
+ * the command's threads (from their exit records), res->total their
+ * counts.
+ */
+static int thread_view(const struct counter_set *cs, struct count_run_result *res,
+		       struct counter_set **view, struct error *e)
+{
+	struct count_unit *tu;
+	size_t ntu;
+	struct count_value *tv;
+	uint64_t lost;
+
+	if (counter_threads(cs, res->total, &tu, &ntu, &tv, &lost, e) < 0)
+		return -1;
+	if (lost)
+		fprintf(stderr, "strobe count: %llu thread exit records were lost "
+			"(too many threads): their counts are in the first "
+			"thread's line\n", (unsigned long long)lost);
+	*view = xmalloc(sizeof(**view));
+	**view = *cs;
+	(*view)->units = tu;
+	(*view)->nunits = ntu;
+	free(res->total);
+	res->total = tv;
+	return 0;
+}
+
+/* Without -I: the rows of a run's total, kept for the mean (and --save). */
+static int keep_rows(struct count_job *j, const struct counter_set *cs,
+		     const struct count_run_result *res, struct error *e)
+{
+	enum count_aggr aggr = j->co->fmt.aggr;
+	struct count_row *rows = NULL;
+	size_t nrows;
+
+	if (count_rows_build(cs, aggr, j->topo, j->ntopo, res->total, res->elapsed,
+			     j->metrics, j->nm, &rows, &nrows, e) < 0 ||
+	    count_runs_add(&j->runs, rows, nrows, e) < 0) {
+		free(rows);
+		return -1;
+	}
+	if (j->co->save_name)
+		countsave_keep(&j->saved, aggr, res->elapsed, rows, nrows);
+	free(rows);
+	return 0;
+}
+
+/* Open the counters and count while the target runs (or until Ctrl-C),
+ * printing -I's intervals.  Returns 0, or the exit status with e set. */
+static int count_once(struct count_job *j, uint64_t run, struct error *e)
+{
+	const struct count_opts *co = j->co;
+	struct counter_set cs, *view = NULL;
+	struct count_cmd cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct count_run_opts ro = { 0 };
+	struct count_run_result res;
+	struct count_ctx ctx = { 0 };
+	struct count_target t = co->tgt;
+	double d;
+	int r, ret = 1;
+
+	if (co->have_cmd && count_cmd_prepare(&cmd, j->cmdv, e) < 0)
+		return 1;
+	if (co->tgt.kind == COUNT_TARGET_CMD)
+		t.pid = cmd.pid;
+	r = counter_open(&cs, j->ev, j->nev, &t, e);
+	if (r < 0) {
+		count_cmd_abort(&cmd);
+		return r == -2 ? 2 : 1;	/* -2: no such process */
+	}
+	ctx.out = j->out;
+	ctx.fmt = co->fmt;
+	ctx.cs = &cs;
+	ctx.topo = j->topo;
+	ctx.ntopo = j->ntopo;
+	ctx.metrics = j->metrics;
+	ctx.nm = j->nm;
+	ctx.save = co->save_name ? &j->saved : NULL;
+	ctx.prev = xcalloc(j->nev * cs.nunits + 1, sizeof(*ctx.prev));
+	ro.cs = &cs;
+	ro.cmd = co->have_cmd ? &cmd : NULL;
+	ro.watch_pid = co->have_cmd ? 0 : co->tgt.pid;
+	ro.interval_ns = (int64_t)co->interval_ms * 1000000;
+	ro.stop = &stop_flag;
+	ro.on_interval = on_interval;
+	ro.ctx = &ctx;
+	if (count_run(&ro, &res, e) < 0) {
+		counter_close(&cs);
+		free(ctx.prev);
+		return strstr(e->msg, "cannot run") ? 127 : 1;
+	}
+	j->status = res.status;
+	j->user = res.user;
+	j->sys = res.sys;
+	d = res.elapsed - j->el_mean;
+	j->el_mean += d / (double)(run + 1);
+	j->el_m2 += d * (res.elapsed - j->el_mean);
+	if (cs.per_thread && thread_view(&cs, &res, &view, e) < 0)
+		goto out;
+	if (!co->fmt.interval && keep_rows(j, view ? view : &cs, &res, e) < 0)
+		goto out;
+	if (co->save_name) {
+		int64_t sid = 0;
+
+		if (countsave_send(cmd_default_socket(), co->save_name, view ? view : &cs,
+				   &j->saved, res.start_ns, res.elapsed, &sid, e) < 0)
+			j->save_failed = 1;
+		else
+			j->saved_id = sid;
+	}
+	ret = 0;
+out:
+	free(res.total);
+	free(ctx.prev);
+	if (view) {
+		free(view->units);
+		free(view);
+	}
+	counter_close(&cs);
+	return ret;
+}
+
+/* Without -I: the header, the runs' mean rows and the footer. */
+static void print_counts(struct count_job *j, const char *what)
+{
+	const struct count_opts *co = j->co;
+	size_t n;
+	struct count_row *mean = count_runs_mean(&j->runs, &n);
+
+	countfmt_header(j->out, &co->fmt, what);
+	for (size_t i = 0; i < n; i++)
+		countfmt_row(j->out, &co->fmt, 0, &mean[i]);
+	free(mean);
+	countfmt_footer(j->out, &co->fmt, j->el_mean,
+			j->runs.n > 1 ? sqrt(j->el_m2 / (double)(j->runs.n - 1) /
+					     (double)j->runs.n) : 0,
+			co->have_cmd && co->tgt.kind == COUNT_TARGET_CMD, j->user, j->sys);
+}
+
+/* Count (co->repeat times) and print. Returns the exit status. */
+static int count_all(struct count_job *j, const char *what)
+{
+	const struct count_opts *co = j->co;
+	struct sigaction sa;
+	struct error e;
+	int ret;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: the wait wakes up */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (co->fmt.interval)
+		countfmt_header(j->out, &co->fmt, what);
+	for (uint64_t run = 0; run < co->repeat; run++) {
+		if ((ret = count_once(j, run, &e))) {
+			fprintf(stderr, "strobe count: %s\n", e.msg);
+			return ret;
+		}
+		if (stop_flag)
+			break;
+	}
+	if (!co->fmt.interval)
+		print_counts(j, what);
+	ret = co->have_cmd ? exit_status(j->status) : 0;
+	if (j->save_failed) {
+		fprintf(stderr, "strobe count: %s\n", e.msg);
+		ret = 1;
+	} else if (co->save_name) {
+		fprintf(stderr, "strobe count: saved as count session %lld ('strobe plot --session "
+			"%lld --event EVENT')\n", j->saved_id, j->saved_id);
+	}
+	return ret;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_args(struct count_opts *co, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "event", required_argument, NULL, 'e' },
@@ -225,373 +591,78 @@ int cmd_count(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sbuf evlist = { 0 }, mlist = { 0 };
-	const struct metric *metrics[COUNT_EVENTS_MAX];
-	size_t nm = 0;
-	struct event_desc *ev = NULL;
-	struct count_target tgt = { .kind = COUNT_TARGET_CMD };
-	struct countfmt fmt = { .mode = COUNTFMT_TEXT, .aggr = COUNT_AGGR_GLOBAL, .runs = 1 };
-	struct count_cpu_topo *topo = NULL;
-	struct count_runs runs;
-	struct sigaction sa;
-	const char *outpath = NULL, *sep = NULL, *save_name = NULL;
-	struct countsave_rows saved = { 0 };
-	char what[512], bad[64];
-	size_t nev = 0, ntopo = 0;
-	int c, json = 0, naggr = 0, ntarget = 0, ret = 1, status = 0, have_cmd, save_failed = 0;
-	long long saved_id = 0;
-	uint64_t interval_ms = 0, repeat = 1;
-	double el_mean = 0, el_m2 = 0, user = 0, sys = 0;
-	FILE *out = stderr;
-	struct error e;
+	int c, r;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:M:ap:t:I:Ar:x:jo:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			sbuf_addf(&evlist, "%s%s", evlist.n ? "," : "", optarg);
-			break;
-		case 'M':
-			sbuf_addf(&mlist, "%s%s", mlist.n ? "," : "", optarg);
-			break;
-		case 'a':
-			tgt.kind = COUNT_TARGET_SYSTEM;
-			ntarget++;
-			break;
-		case 'p':
-		case 't':
-			if (parse_pid(optarg, &tgt.pid) < 0)
-				return cmd_usage_error("count", "bad %s '%s': want a %s id",
-						       c == 'p' ? "-p" : "-t", optarg,
-						       c == 'p' ? "process" : "thread");
-			tgt.kind = c == 'p' ? COUNT_TARGET_PID : COUNT_TARGET_TID;
-			ntarget++;
-			break;
-		case 'I':
-			if (parse_u64(optarg, &interval_ms) < 0 || interval_ms > 3600 * 1000ULL)
-				return cmd_usage_error("count", "bad -I '%s': want milliseconds "
-						       "(10 or more)", optarg);
-			if (interval_ms < 10)
-				return cmd_usage_error("count", "-I below 10 ms (%s): the reading "
-						       "would cost more than it shows; use -I 10 or "
-						       "more", optarg);
-			break;
-		case 'A':
-			fmt.aggr = COUNT_AGGR_CPU;
-			naggr++;
-			break;
-		case OPT_PER_THREAD:
-			fmt.aggr = COUNT_AGGR_THREAD;
-			naggr++;
-			break;
-		case OPT_PER_CORE:
-			fmt.aggr = COUNT_AGGR_CORE;
-			naggr++;
-			break;
-		case OPT_PER_SOCKET:
-			fmt.aggr = COUNT_AGGR_SOCKET;
-			naggr++;
-			break;
-		case 'r':
-			if (parse_u64(optarg, &repeat) < 0 || repeat < 1 || repeat > 100000)
-				return cmd_usage_error("count", "bad -r '%s': want a number of runs "
-						       "(1 or more)", optarg);
-			break;
-		case 'x':
-			if (!*optarg || strlen(optarg) > 8)
-				return cmd_usage_error("count", "bad -x '%s': want a separator of "
-						       "1 to 8 characters", optarg);
-			sep = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case OPT_SAVE:
-			if (!*optarg || strlen(optarg) > 127)
-				return cmd_usage_error("count", "bad --save '%s': want a session name "
-						       "of 1 to 127 bytes", optarg);
-			save_name = optarg;
-			break;
-		case 'h':
-			printf(count_usage);
-			return 0;
-		default:
-			free(evlist.s);
-			return cmd_usage_error("count", "unknown option '%s': run 'strobe count "
-					       "--help'", cmd_bad_option(argc, argv, bad, sizeof(bad)));
-		}
+	while ((c = getopt_long(argc, argv, "+e:M:ap:t:I:Ar:x:jo:h", opts, NULL)) != -1)
+		if ((r = parse_option(co, c, argc, argv)) >= 0)
+			return r;
+	co->have_cmd = optind < argc;
+	if ((r = check_options(co)) >= 0)
+		return r;
+	if (co->sep) {
+		co->fmt.mode = COUNTFMT_CSV;
+		co->fmt.sep = co->sep;
+	} else if (co->json) {
+		co->fmt.mode = COUNTFMT_JSON;
 	}
-	have_cmd = optind < argc;
-	if (ntarget > 1)
-		goto usage_free;
-	if (sep && json) {
-		free(evlist.s);
-		return cmd_usage_error("count", "-x and --json are two output formats: pick one");
-	}
-	if (naggr > 1) {
-		free(evlist.s);
-		return cmd_usage_error("count", "-A, --per-core, --per-socket and --per-thread "
-				       "are exclusive: pick one");
-	}
-	if ((fmt.aggr == COUNT_AGGR_CPU || fmt.aggr == COUNT_AGGR_CORE ||
-	     fmt.aggr == COUNT_AGGR_SOCKET) && tgt.kind != COUNT_TARGET_SYSTEM) {
-		free(evlist.s);
-		return cmd_usage_error("count", "-A, --per-core and --per-socket need -a "
-				       "(counting per CPU)");
-	}
-	if (fmt.aggr == COUNT_AGGR_THREAD && tgt.kind == COUNT_TARGET_SYSTEM) {
-		free(evlist.s);
-		return cmd_usage_error("count", "--per-thread goes with -p PID, -t TID or a "
-				       "command, not -a");
-	}
-	if (fmt.aggr == COUNT_AGGR_THREAD && tgt.kind == COUNT_TARGET_CMD &&
-	    (interval_ms || repeat > 1)) {
-		free(evlist.s);
-		return cmd_usage_error("count", "--per-thread with a command does not go with -I "
-				       "or -r: a thread's own count is known when it exits");
-	}
-	tgt.per_thread = fmt.aggr == COUNT_AGGR_THREAD;
-	if (tgt.kind == COUNT_TARGET_CMD && !have_cmd) {
-		free(evlist.s);
-		return cmd_usage_error("count", "nothing to count: give a command (strobe count "
-				       "[OPTIONS] -- CMD), -a, -p PID or -t TID");
-	}
-	if (repeat > 1 && !have_cmd) {
-		free(evlist.s);
-		return cmd_usage_error("count", "-r needs a command to repeat (-- CMD)");
-	}
-	if (repeat > 1 && interval_ms) {
-		free(evlist.s);
-		return cmd_usage_error("count", "-r and -I do not go together: pick one");
-	}
+	co->fmt.interval = co->interval_ms > 0;
+	co->fmt.runs = (int)co->repeat;
+	return -1;
+}
+
+int cmd_count(int argc, char **argv)
+{
+	struct count_opts co = {
+		.tgt = { .kind = COUNT_TARGET_CMD },
+		.fmt = { .mode = COUNTFMT_TEXT, .aggr = COUNT_AGGR_GLOBAL, .runs = 1 },
+		.repeat = 1,
+	};
+	const struct metric *metrics[COUNT_EVENTS_MAX];
+	struct event_desc *ev = NULL;
+	struct count_cpu_topo *topo = NULL;
+	struct count_job j = { .co = &co, .out = stderr };
+	char what[512];
+	size_t nev = 0, nm = 0, ntopo = 0;
+	int ret;
+	struct error e;
+
+	if ((ret = parse_args(&co, argc, argv)) >= 0)
+		goto done;
 	ev = xcalloc(COUNT_EVENTS_MAX, sizeof(*ev));
-	if ((evlist.n || !mlist.n) &&
-	    event_parse_list(evlist.n ? evlist.s : count_default_events(
-				     tgt.kind == COUNT_TARGET_SYSTEM, event_have_hw_pmu()),
-			     ev, COUNT_EVENTS_MAX, &nev, &e) < 0) {
-		free(evlist.s);
-		free(mlist.s);
-		free(ev);
-		return cmd_usage_error("count", "%s", e.msg);
-	}
-	free(evlist.s);
-	evlist.s = NULL;
-	if (mlist.n && add_metrics(mlist.s, metrics, &nm, ev, &nev, &e) < 0) {
-		free(mlist.s);
-		free(ev);
-		return cmd_usage_error("count", "%s", e.msg);
-	}
-	free(mlist.s);
-	if (save_name && (repeat > 1 || nev > STROBE_MAX_COUNTERS)) {
-		free(ev);
-		return cmd_usage_error("count", repeat > 1 ? "--save does not go with -r: save one "
-				       "run" : "--save keeps at most %d events: count fewer",
-				       STROBE_MAX_COUNTERS);
-	}
-	if (fmt.aggr == COUNT_AGGR_CORE || fmt.aggr == COUNT_AGGR_SOCKET) {
-		if (read_topology(&topo, &ntopo, &e) < 0) {
-			fprintf(stderr, "strobe count: %s\n", e.msg);
-			free(ev);
-			return 1;
-		}
-	}
-	if (sep) {
-		fmt.mode = COUNTFMT_CSV;
-		fmt.sep = sep;
-	} else if (json) {
-		fmt.mode = COUNTFMT_JSON;
-	}
-	fmt.interval = interval_ms > 0;
-	fmt.runs = (int)repeat;
-	if (outpath && !(out = fopen(outpath, "w"))) {
-		fprintf(stderr, "strobe count: cannot write %s: %s\n", outpath, strerror(errno));
-		free(ev);
-		free(topo);
-		return 1;
-	}
-	switch (tgt.kind) {
-	case COUNT_TARGET_SYSTEM:
-		snprintf(what, sizeof(what), "'system wide'");
-		break;
-	case COUNT_TARGET_PID:
-		snprintf(what, sizeof(what), "process id '%d'", (int)tgt.pid);
-		break;
-	case COUNT_TARGET_TID:
-		snprintf(what, sizeof(what), "thread id '%d'", (int)tgt.pid);
-		break;
-	case COUNT_TARGET_CMD: {
-		size_t len = 0;
-
-		len += (size_t)snprintf(what, sizeof(what), "'");
-		for (int i = optind; i < argc && len < sizeof(what) - 2; i++)
-			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s",
-						i > optind ? " " : "", argv[i]);
-		if (len < sizeof(what) - 1)
-			snprintf(what + len, sizeof(what) - len, "'");
-		break;
-	}
-	}
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: the wait wakes up */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	count_runs_init(&runs);
-	if (fmt.interval)
-		countfmt_header(out, &fmt, what);
-	for (uint64_t run = 0; run < repeat; run++) {
-		struct counter_set cs;
-		struct count_cmd cmd = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-		struct count_run_opts ro = { 0 };
-		struct count_run_result res;
-		struct count_ctx ctx = { 0 };
-		struct count_target t = tgt;
-		struct count_row *rows;
-		size_t nrows;
-		double d;
-		int r;
-		struct counter_set *view = NULL;
-
-		if (have_cmd && count_cmd_prepare(&cmd, argv + optind, &e) < 0)
-			goto fail;
-		if (tgt.kind == COUNT_TARGET_CMD)
-			t.pid = cmd.pid;
-		r = counter_open(&cs, ev, nev, &t, &e);
-		if (r < 0) {
-			count_cmd_abort(&cmd);
-			fprintf(stderr, "strobe count: %s\n", e.msg);
-			ret = r == -2 ? 2 : 1;	/* -2: no such process */
-			goto out;
-		}
-		ctx.out = out;
-		ctx.fmt = fmt;
-		ctx.cs = &cs;
-		ctx.topo = topo;
-		ctx.ntopo = ntopo;
-		ctx.metrics = metrics;
-		ctx.nm = nm;
-		ctx.save = save_name ? &saved : NULL;
-		ctx.prev = xcalloc(nev * cs.nunits + 1, sizeof(*ctx.prev));
-		ro.cs = &cs;
-		ro.cmd = have_cmd ? &cmd : NULL;
-		ro.watch_pid = have_cmd ? 0 : tgt.pid;
-		ro.interval_ns = (int64_t)interval_ms * 1000000;
-		ro.stop = &stop_flag;
-		ro.on_interval = on_interval;
-		ro.ctx = &ctx;
-		if (count_run(&ro, &res, &e) < 0) {
-			counter_close(&cs);
-			free(ctx.prev);
-			fprintf(stderr, "strobe count: %s\n", e.msg);
-			ret = strstr(e.msg, "cannot run") ? 127 : 1;
-			goto out;
-		}
-		status = res.status;
-		user = res.user;
-		sys = res.sys;
-		d = res.elapsed - el_mean;
-		el_mean += d / (double)(run + 1);
-		el_m2 += d * (res.elapsed - el_mean);
-		if (cs.per_thread) {
-			/* the command's threads, from their exit records */
-			struct count_unit *tu;
-			size_t ntu;
-			struct count_value *tv;
-			uint64_t lost;
-
-			if (counter_threads(&cs, res.total, &tu, &ntu, &tv, &lost, &e) < 0) {
-				free(res.total);
-				counter_close(&cs);
-				free(ctx.prev);
-				goto fail;
-			}
-			if (lost)
-				fprintf(stderr, "strobe count: %llu thread exit records were lost "
-					"(too many threads): their counts are in the first "
-					"thread's line\n", (unsigned long long)lost);
-			/* a view of the set with the threads as its units */
-			view = xmalloc(sizeof(*view));
-			*view = cs;
-			view->units = tu;
-			view->nunits = ntu;
-			free(res.total);
-			res.total = tv;
-		}
-		if (!fmt.interval) {
-			if (count_rows_build(view ? view : &cs, fmt.aggr, topo, ntopo, res.total,
-					     res.elapsed, metrics, nm, &rows, &nrows, &e) < 0 ||
-			    count_runs_add(&runs, rows, nrows, &e) < 0) {
-				free(rows);
-				free(res.total);
-				if (view) {
-					free(view->units);
-					free(view);
-				}
-				counter_close(&cs);
-				free(ctx.prev);
-				goto fail;
-			}
-			if (save_name)
-				countsave_keep(&saved, fmt.aggr, res.elapsed, rows, nrows);
-			free(rows);
-		}
-		if (save_name) {
-			int64_t sid = 0;
-
-			if (countsave_send(cmd_default_socket(), save_name, view ? view : &cs,
-					   &saved, res.start_ns, res.elapsed, &sid, &e) < 0)
-				save_failed = 1;
-			else
-				saved_id = sid;
-		}
-		free(res.total);
-		free(ctx.prev);
-		if (view) {
-			free(view->units);
-			free(view);
-		}
-		counter_close(&cs);
-		if (stop_flag)
-			break;
-	}
-	if (!fmt.interval) {
-		size_t n;
-		struct count_row *mean = count_runs_mean(&runs, &n);
-
-		countfmt_header(out, &fmt, what);
-		for (size_t i = 0; i < n; i++)
-			countfmt_row(out, &fmt, 0, &mean[i]);
-		free(mean);
-		countfmt_footer(out, &fmt, el_mean,
-				runs.n > 1 ? sqrt(el_m2 / (double)(runs.n - 1) / (double)runs.n) : 0,
-				have_cmd && tgt.kind == COUNT_TARGET_CMD, user, sys);
-	}
-	ret = have_cmd ? exit_status(status) : 0;
-	if (save_failed) {
-		fprintf(stderr, "strobe count: %s\n", e.msg);
-		ret = 1;
-	} else if (save_name) {
-		fprintf(stderr, "strobe count: saved as count session %lld ('strobe plot --session "
-			"%lld --event EVENT')\n", (long long)saved_id, (long long)saved_id);
-	}
-	goto out;
-usage_free:
-	free(evlist.s);
-	return cmd_usage_error("count", "-a, -p and -t are exclusive: pick one target");
-fail:
-	fprintf(stderr, "strobe count: %s\n", e.msg);
+	if ((ret = choose_events(&co, ev, &nev, metrics, &nm)) >= 0)
+		goto done;
 	ret = 1;
-out:
-	count_runs_free(&runs);
-	free(saved.v);
-	if (out != stderr && fclose(out) != 0 && ret == 0) {
-		fprintf(stderr, "strobe count: writing %s: %s\n", outpath, strerror(errno));
+	if ((co.fmt.aggr == COUNT_AGGR_CORE || co.fmt.aggr == COUNT_AGGR_SOCKET) &&
+	    read_topology(&topo, &ntopo, &e) < 0) {
+		fprintf(stderr, "strobe count: %s\n", e.msg);
+		goto done;
+	}
+	if (co.outpath && !(j.out = fopen(co.outpath, "w"))) {
+		fprintf(stderr, "strobe count: cannot write %s: %s\n", co.outpath,
+			strerror(errno));
+		goto done;
+	}
+	describe_target(&co.tgt, argv + optind, argc - optind, what, sizeof(what));
+	j.cmdv = argv + optind;
+	j.ev = ev;
+	j.nev = nev;
+	j.metrics = metrics;
+	j.nm = nm;
+	j.topo = topo;
+	j.ntopo = ntopo;
+	count_runs_init(&j.runs);
+	ret = count_all(&j, what);
+	count_runs_free(&j.runs);
+	free(j.saved.v);
+	if (j.out != stderr && fclose(j.out) != 0 && ret == 0) {
+		fprintf(stderr, "strobe count: writing %s: %s\n", co.outpath, strerror(errno));
 		ret = 1;
 	}
+done:
+	free(co.evlist.s);
+	free(co.mlist.s);
 	free(ev);
 	free(topo);
 	return ret;

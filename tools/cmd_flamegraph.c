@@ -167,156 +167,178 @@ static void titles(const struct stack_set *set, const struct stack_set *base, co
 	}
 }
 
-int cmd_flamegraph(int argc, char **argv)
+/* The options and arguments into g and o (the filters): -1 to go on, else
+ * the exit status. */
+static int parse_args(struct fgopts *g, struct report_opts *o, int argc, char **argv)
 {
 	static const struct filteropt fopt = { "flamegraph", FILTEROPT_AT_REPORT };
-	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
-	struct report_opts ob;
-	struct source src = { 0 };
-	const char *dbpath = NULL, *out = NULL, *event = NULL;
-	struct stack_set *set = NULL, *base = NULL;
-	struct flame_tree *t = NULL;
-	struct error err = { "" };
-	struct db *db;
-	struct progress prog = { 0 };	/* progress_done() does nothing with it */
-	struct fgopts g = { .what = FLAME_WEIGHT };
-	char title[512], sub[512], base_name[64], *path = NULL;
-	int64_t diff;
-	int c, what, width, ret = 1, created = 0;
-	FILE *f = NULL;
+	int c;
 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
-		int r = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &o);
+		int r = filteropt_parse(&fopt, c, optarg, argv[optind - 1], o);
 
 		if (r == 2)
 			return 2;
 		if (r)
 			continue;
-		if ((r = parse_option(&g, c, argc, argv)) >= 0)
+		if ((r = parse_option(g, c, argc, argv)) >= 0)
 			return r;
 	}
-	dbpath = g.dbpath;
-	out = g.out;
-	event = g.event;
-	what = g.what;
-	diff = g.diff;
-	width = g.width;
 	if (optind < argc)
 		return cmd_usage_error("flamegraph", "unexpected argument '%s': see 'strobe "
 				       "flamegraph --help'", argv[optind]);
-	if (filteropt_check("flamegraph", &o))
+	if (filteropt_check("flamegraph", o))
 		return 2;
-	if (event && what == FLAME_SAMPLES)
+	if (g->event && g->what == FLAME_SAMPLES)
 		return cmd_usage_error("flamegraph", "--event and --samples exclude each other: "
 				       "give one of them");
+	return -1;
+}
 
-	/* a local database's: the fleet has no call stacks (no --source) */
-	if (source_open(&(struct source_spec){ .db = dbpath ? dbpath : cmd_default_db(),
-					       .session = o.session }, &src, &err) < 0)
-		goto out;
-	db = src.db;
-	/* on stderr, when it is a terminal and this takes long */
-	progress_init(&prog, "strobe flamegraph", STDERR_FILENO, 0, "samples");
-	o.progress = &prog;
-	if (!(set = load(db, &o, &err)))
-		goto out;
-	if (event && (what = flame_event_index(set, event, &err)) < 0)
-		goto out;
-	if (diff) {
-		int bwhat = what;
+/* The stacks of o's session (*set, and with --diff those of the session
+ * compared with, *base) into the tree *t, its widths *what. */
+static int build(struct db *db, const struct report_opts *o, const struct fgopts *g,
+		 struct stack_set **set, struct stack_set **base, struct flame_tree **t,
+		 int *what, struct error *err)
+{
+	struct report_opts ob;
+	int bwhat;
 
-		ob = o;
-		ob.session = diff;
-		ob.pid = -1;		/* pids are one session's */
-		ob.has_pid_at = 0;
-		if (!(base = load(db, &ob, &err)))
-			goto out;
-		if (event && (bwhat = flame_event_index(base, event, &err)) < 0)
-			goto out;
-		if (base->session.id == set->session.id) {
-			error_set(&err, "--diff %lld is the session itself: give another session",
-				  (long long)diff);
-			goto out;
-		}
-		if (!(t = flame_tree_build(set, what, &err)) ||
-		    flame_tree_diff(t, base, bwhat, &err) < 0)
-			goto out;
-	} else if (!(t = flame_tree_build(set, what, &err))) {
-		goto out;
-	}
-	progress_done(&prog);
-	if (!t->nodes[0].value) {
-		error_set(&err, "nothing to draw: no %s%s in session %lld%s",
-			  event ? "increase of " : "samples with a stack",
-			  event ? event : "", (long long)set->session.id,
-			  set->no_stack ? " (its samples that pass the filters have no stack)" : "");
-		goto out;
-	}
+	*what = g->what;
+	if (!(*set = load(db, o, err)))
+		return -1;
+	if (g->event && (*what = flame_event_index(*set, g->event, err)) < 0)
+		return -1;
+	if (!g->diff)
+		return (*t = flame_tree_build(*set, *what, err)) ? 0 : -1;
+	bwhat = *what;
+	ob = *o;
+	ob.session = g->diff;
+	ob.pid = -1;		/* pids are one session's */
+	ob.has_pid_at = 0;
+	if (!(*base = load(db, &ob, err)))
+		return -1;
+	if (g->event && (bwhat = flame_event_index(*base, g->event, err)) < 0)
+		return -1;
+	if ((*base)->session.id == (*set)->session.id)
+		return error_set(err, "--diff %lld is the session itself: give another session",
+				 (long long)g->diff);
+	if (!(*t = flame_tree_build(*set, *what, err)) ||
+	    flame_tree_diff(*t, *base, bwhat, err) < 0)
+		return -1;
+	return 0;
+}
 
-	titles(set, base, event, what, title, sizeof(title), sub, sizeof(sub));
-	snprintf(base_name, sizeof(base_name), "session %lld",
-		 (long long)(base ? base->session.id : 0));
+/* Draw t as SVG (so) into out ('-' for stdout); a file this created is
+ * removed when writing it fails. */
+static int write_graph(const struct flame_tree *t, const struct flame_svg_opts *so,
+		       const char *out, struct error *err)
+{
+	FILE *f;
+	int created = 0;
 
-	if (!out) {
-		path = xasprintf("flamegraph-%lld.svg", (long long)set->session.id);
-		out = path;
-	}
 	if (!strcmp(out, "-")) {
 		f = stdout;
 	} else {
 		struct stat sb;
 
 		created = stat(out, &sb) < 0 || S_ISREG(sb.st_mode);
-		if (!(f = fopen(out, "w"))) {
-			error_set(&err, "cannot write %s: %s", out, strerror(errno));
-			created = 0;
-			goto out;
-		}
+		if (!(f = fopen(out, "w")))
+			return error_set(err, "cannot write %s: %s", out, strerror(errno));
 	}
-	{
-		struct flame_svg_opts so = {
-			.title = title, .subtitle = sub, .width = width,
-			.unit = event ? event : what == FLAME_SAMPLES || !set->weighted ?
-				"samples" : "periods",
-			.base_name = base_name,
-		};
-
-		if (flame_write_svg(t, &so, f, &err) < 0)
-			goto out;
-	}
+	if (flame_write_svg(t, so, f, err) < 0)
+		goto fail;
 	if (fflush(f) == EOF || ferror(f)) {
-		error_set(&err, "writing %s: %s", out, strerror(errno ? errno : EIO));
-		goto out;
+		error_set(err, "writing %s: %s", out, strerror(errno ? errno : EIO));
+		goto fail;
 	}
 	if (f != stdout) {
 		int rc = fclose(f);
 
 		f = NULL;
 		if (rc == EOF) {
-			error_set(&err, "writing %s: %s", out, strerror(errno));
-			goto out;
+			error_set(err, "writing %s: %s", out, strerror(errno));
+			goto fail;
 		}
 		fprintf(stderr, "strobe flamegraph: wrote %s\n", out);
 	}
-	/* notes of a graph drawn (after an error they would be noise) */
+	return 0;
+fail:
+	if (f && f != stdout)
+		fclose(f);
+	if (created)
+		unlink(out);
+	return -1;
+}
+
+/* The notes of a set's session, on stderr. */
+static void print_notes(const struct stack_set *set)
+{
 	for (int i = 0; i < set->nr_notes && i < (int)ARRAY_SIZE(set->notes); i++)
 		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
 			(long long)set->session.id, TEXT_SAFE(set->notes[i]));
-	for (int i = 0; base && i < base->nr_notes && i < (int)ARRAY_SIZE(base->notes); i++)
-		fprintf(stderr, "strobe flamegraph: note: session %lld: %s\n",
-			(long long)base->session.id, TEXT_SAFE(base->notes[i]));
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct source src = { 0 };
+	struct stack_set *set = NULL, *base = NULL;
+	struct flame_tree *t = NULL;
+	struct error err = { "" };
+	struct progress prog = { 0 };	/* progress_done() does nothing with it */
+	struct fgopts g = { .what = FLAME_WEIGHT };
+	char title[512], sub[512], base_name[64], *path = NULL;
+	const char *out;
+	int what, ret;
+
+	if ((ret = parse_args(&g, &o, argc, argv)) >= 0)
+		return ret;
+	ret = 1;
+	/* a local database's: the fleet has no call stacks (no --source) */
+	if (source_open(&(struct source_spec){ .db = g.dbpath ? g.dbpath : cmd_default_db(),
+					       .session = o.session }, &src, &err) < 0)
+		goto out;
+	/* on stderr, when it is a terminal and this takes long */
+	progress_init(&prog, "strobe flamegraph", STDERR_FILENO, 0, "samples");
+	o.progress = &prog;
+	if (build(src.db, &o, &g, &set, &base, &t, &what, &err) < 0)
+		goto out;
+	progress_done(&prog);
+	if (!t->nodes[0].value) {
+		error_set(&err, "nothing to draw: no %s%s in session %lld%s",
+			  g.event ? "increase of " : "samples with a stack",
+			  g.event ? g.event : "", (long long)set->session.id,
+			  set->no_stack ? " (its samples that pass the filters have no stack)" : "");
+		goto out;
+	}
+
+	titles(set, base, g.event, what, title, sizeof(title), sub, sizeof(sub));
+	snprintf(base_name, sizeof(base_name), "session %lld",
+		 (long long)(base ? base->session.id : 0));
+	out = g.out;
+	if (!out) {
+		path = xasprintf("flamegraph-%lld.svg", (long long)set->session.id);
+		out = path;
+	}
+	if (write_graph(t, &(struct flame_svg_opts){
+				.title = title, .subtitle = sub, .width = g.width,
+				.unit = g.event ? g.event : what == FLAME_SAMPLES ||
+					!set->weighted ? "samples" : "periods",
+				.base_name = base_name,
+			}, out, &err) < 0)
+		goto out;
+	/* notes of a graph drawn (after an error they would be noise) */
+	print_notes(set);
+	if (base)
+		print_notes(base);
 	ret = 0;
 out:
 	progress_done(&prog);
-	if (ret) {
+	if (ret)
 		fprintf(stderr, "strobe flamegraph: %s\n", err.msg);
-		if (f && f != stdout)
-			fclose(f);
-		if (created)
-			unlink(out);
-	}
 	flame_tree_free(t);
 	if (set)
 		stacks_free(set);

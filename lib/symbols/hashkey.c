@@ -155,160 +155,192 @@ unsigned long hashkey_build_id_parses(void)
 	return __atomic_load_n(&build_id_parses, __ATOMIC_RELAXED);
 }
 
+/* The fields of the ELF header that locate the header tables. */
+struct elf_tables {
+	uint64_t phoff, shoff;
+	unsigned phnum, shnum, phentsize, shentsize;
+};
+
+/* Read fd's ELF header into *r (class, byte order) and *t.  Returns 1,
+ * 0 when fd is no ELF file of a known class and byte order (or is too
+ * short), -1 with errno set when it cannot be read. */
+static int read_elf_header(int fd, struct elf_reader *r, struct elf_tables *t)
+{
+	unsigned char ehdr[sizeof(Elf64_Ehdr)];
+	struct stat st;
+	int ret;
+
+	ret = fd_pread_all(fd, ehdr, EI_NIDENT, 0);
+	if (ret <= 0)
+		return ret;
+	if (memcmp(ehdr, ELFMAG, SELFMAG))
+		return 0;
+	if (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64)
+		return 0;
+	if (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB)
+		return 0;
+	r->is64 = ehdr[EI_CLASS] == ELFCLASS64;
+	r->swap = (ehdr[EI_DATA] == ELFDATA2LSB) !=
+		  (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+	ret = fd_pread_all(fd, ehdr, r->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
+	if (ret <= 0)
+		return ret;
+	if (fstat(fd, &st) < 0)
+		return -1;
+
+	if (r->is64) {
+		const Elf64_Ehdr *h = (const void *)ehdr;
+
+		t->phoff = rd64(r, &h->e_phoff);
+		t->shoff = rd64(r, &h->e_shoff);
+		t->phnum = rd16(r, &h->e_phnum);
+		t->shnum = rd16(r, &h->e_shnum);
+		t->phentsize = rd16(r, &h->e_phentsize);
+		t->shentsize = rd16(r, &h->e_shentsize);
+	} else {
+		const Elf32_Ehdr *h = (const void *)ehdr;
+
+		t->phoff = rd32(r, &h->e_phoff);
+		t->shoff = rd32(r, &h->e_shoff);
+		t->phnum = rd16(r, &h->e_phnum);
+		t->shnum = rd16(r, &h->e_shnum);
+		t->phentsize = rd16(r, &h->e_phentsize);
+		t->shentsize = rd16(r, &h->e_shentsize);
+	}
+	return 1;
+}
+
+/* Whether the table entry ent is a note area (PT_NOTE for a program
+ * header, SHT_NOTE for a section header); if so its place and alignment. */
+typedef int (*note_ent_fn)(const struct elf_reader *r, const union hdr_ent *ent,
+			   uint64_t *off, uint64_t *size, uint64_t *align);
+
+static int phdr_note(const struct elf_reader *r, const union hdr_ent *ent,
+		     uint64_t *off, uint64_t *size, uint64_t *align)
+{
+	if (r->is64) {
+		const Elf64_Phdr *p = &ent->p64;
+
+		if (rd32(r, &p->p_type) != PT_NOTE)
+			return 0;
+		*off = rd64(r, &p->p_offset);
+		*size = rd64(r, &p->p_filesz);
+		*align = rd64(r, &p->p_align);
+	} else {
+		const Elf32_Phdr *p = &ent->p32;
+
+		if (rd32(r, &p->p_type) != PT_NOTE)
+			return 0;
+		*off = rd32(r, &p->p_offset);
+		*size = rd32(r, &p->p_filesz);
+		*align = rd32(r, &p->p_align);
+	}
+	return 1;
+}
+
+static int shdr_note(const struct elf_reader *r, const union hdr_ent *ent,
+		     uint64_t *off, uint64_t *size, uint64_t *align)
+{
+	if (r->is64) {
+		const Elf64_Shdr *s = &ent->s64;
+
+		if (rd32(r, &s->sh_type) != SHT_NOTE)
+			return 0;
+		*off = rd64(r, &s->sh_offset);
+		*size = rd64(r, &s->sh_size);
+		*align = rd64(r, &s->sh_addralign);
+	} else {
+		const Elf32_Shdr *s = &ent->s32;
+
+		if (rd32(r, &s->sh_type) != SHT_NOTE)
+			return 0;
+		*off = rd32(r, &s->sh_offset);
+		*size = rd32(r, &s->sh_size);
+		*align = rd32(r, &s->sh_addralign);
+	}
+	return 1;
+}
+
+/* Look for the build-id in the note areas of a header table of num
+ * entries of entsize bytes (entlen of them copied out) at off.  A table
+ * must lie inside the file and be at most HDRTAB_MAX: a malformed one means
+ * no build-id (the file is then keyed by its contents).  Returns the
+ * build-id's length, 0 for none, -1 with errno set on a read error. */
+static int scan_table(int fd, const struct elf_reader *r, uint64_t fsize, uint64_t off,
+		      unsigned num, unsigned entsize, size_t entlen, note_ent_fn is_note,
+		      uint8_t *id, size_t cap, size_t *budget)
+{
+	size_t tablen = (size_t)num * entsize;
+	unsigned char *tab;
+	int ret, found = 0;
+
+	if (!off || !num || entsize < entlen || tablen > HDRTAB_MAX ||
+	    !in_file(off, tablen, fsize))
+		return 0;
+	tab = malloc(tablen);
+	if (!tab) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ret = fd_pread_all(fd, tab, tablen, off);
+	if (ret < 0)
+		found = -1;
+	for (unsigned i = 0; ret > 0 && i < num && !found; i++) {
+		union hdr_ent ent;
+		uint64_t aoff, size, align;
+
+		/* an aligned copy: entsize need not be a multiple of 8 */
+		memcpy(&ent, tab + (size_t)i * entsize, entlen);
+		if (!is_note(r, &ent, &aoff, &size, &align))
+			continue;
+		found = note_area(fd, r, fsize, aoff, size, align, id, cap, budget);
+	}
+	if (found < 0) {
+		int err = errno;
+
+		free(tab);
+		errno = err;
+		return -1;
+	}
+	free(tab);
+	return found;
+}
+
 int hashkey_build_id_fd(int fd, uint8_t *id, size_t cap, struct error *e)
 {
-	unsigned char ehdr[sizeof(Elf64_Ehdr)], *tab = NULL;
 	struct elf_reader r;
-	uint64_t phoff, shoff;
-	unsigned phnum, shnum, phentsize, shentsize, i;
-	size_t budget = NOTES_BUDGET, tablen;
+	struct elf_tables t;
+	size_t budget = NOTES_BUDGET;
 	int ret, found = 0, err;
-	uint64_t fsize;
 	struct stat st;
 	char name[256];
 
 	__atomic_add_fetch(&build_id_parses, 1, __ATOMIC_RELAXED);
 	if (fstat(fd, &st) < 0)
 		goto fail;
-	fsize = st.st_size;
-	ret = fd_pread_all(fd, ehdr, EI_NIDENT, 0);
-	if (ret < 0)
-		goto fail;
-	if (!ret || memcmp(ehdr, ELFMAG, SELFMAG))
-		return 0;
-	if (ehdr[EI_CLASS] != ELFCLASS32 && ehdr[EI_CLASS] != ELFCLASS64)
-		return 0;
-	if (ehdr[EI_DATA] != ELFDATA2LSB && ehdr[EI_DATA] != ELFDATA2MSB)
-		return 0;
-	r.is64 = ehdr[EI_CLASS] == ELFCLASS64;
-	r.swap = (ehdr[EI_DATA] == ELFDATA2LSB) !=
-		 (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
-	ret = fd_pread_all(fd, ehdr, r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0);
+	ret = read_elf_header(fd, &r, &t);
 	if (ret < 0)
 		goto fail;
 	if (!ret)
 		return 0;
-	if (fstat(fd, &st) < 0)
-		goto fail;
 
-	if (r.is64) {
-		const Elf64_Ehdr *h = (const void *)ehdr;
-
-		phoff = rd64(&r, &h->e_phoff);
-		shoff = rd64(&r, &h->e_shoff);
-		phnum = rd16(&r, &h->e_phnum);
-		shnum = rd16(&r, &h->e_shnum);
-		phentsize = rd16(&r, &h->e_phentsize);
-		shentsize = rd16(&r, &h->e_shentsize);
-	} else {
-		const Elf32_Ehdr *h = (const void *)ehdr;
-
-		phoff = rd32(&r, &h->e_phoff);
-		shoff = rd32(&r, &h->e_shoff);
-		phnum = rd16(&r, &h->e_phnum);
-		shnum = rd16(&r, &h->e_shnum);
-		phentsize = rd16(&r, &h->e_phentsize);
-		shentsize = rd16(&r, &h->e_shentsize);
-	}
-
-	/* The PT_NOTE segments of executables and shared objects.  A table
-	 * must lie inside the file and be at most HDRTAB_MAX: a malformed
-	 * one means no build-id (the file is then keyed by its contents). */
-	tablen = (size_t)phnum * phentsize;
-	if (phoff && phnum && phnum != PN_XNUM &&
-	    phentsize >= (r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) &&
-	    tablen <= HDRTAB_MAX && in_file(phoff, tablen, fsize)) {
-		tab = malloc(tablen);
-		if (!tab) {
-			errno = ENOMEM;
-			goto fail;
-		}
-		ret = fd_pread_all(fd, tab, tablen, phoff);
-		if (ret < 0)
-			goto fail;
-		for (i = 0; ret && i < phnum && !found; i++) {
-			union hdr_ent ent;
-			uint64_t off, size, align;
-
-			/* an aligned copy: phentsize need not be a multiple of 8 */
-			memcpy(&ent, tab + (size_t)i * phentsize,
-			       r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr));
-			if (r.is64) {
-				const Elf64_Phdr *p = &ent.p64;
-
-				if (rd32(&r, &p->p_type) != PT_NOTE)
-					continue;
-				off = rd64(&r, &p->p_offset);
-				size = rd64(&r, &p->p_filesz);
-				align = rd64(&r, &p->p_align);
-			} else {
-				const Elf32_Phdr *p = &ent.p32;
-
-				if (rd32(&r, &p->p_type) != PT_NOTE)
-					continue;
-				off = rd32(&r, &p->p_offset);
-				size = rd32(&r, &p->p_filesz);
-				align = rd32(&r, &p->p_align);
-			}
-			found = note_area(fd, &r, fsize, off, size, align, id,
-					  cap, &budget);
-			if (found < 0)
-				goto fail;
-		}
-		free(tab);
-		tab = NULL;
-	}
+	/* The PT_NOTE segments of executables and shared objects. */
+	if (t.phnum != PN_XNUM)
+		found = scan_table(fd, &r, st.st_size, t.phoff, t.phnum, t.phentsize,
+				   r.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr),
+				   phdr_note, id, cap, &budget);
 	if (found)
-		return found;
+		goto done;
 
 	/* Else the SHT_NOTE sections (objects without program headers). */
-	tablen = (size_t)shnum * shentsize;
-	if (shoff && shnum &&
-	    shentsize >= (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) &&
-	    tablen <= HDRTAB_MAX && in_file(shoff, tablen, fsize)) {
-		tab = malloc(tablen);
-		if (!tab) {
-			errno = ENOMEM;
-			goto fail;
-		}
-		ret = fd_pread_all(fd, tab, tablen, shoff);
-		if (ret < 0)
-			goto fail;
-		for (i = 0; ret && i < shnum && !found; i++) {
-			union hdr_ent ent;
-			uint64_t off, size, align;
-
-			memcpy(&ent, tab + (size_t)i * shentsize,
-			       r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr));
-			if (r.is64) {
-				const Elf64_Shdr *s = &ent.s64;
-
-				if (rd32(&r, &s->sh_type) != SHT_NOTE)
-					continue;
-				off = rd64(&r, &s->sh_offset);
-				size = rd64(&r, &s->sh_size);
-				align = rd64(&r, &s->sh_addralign);
-			} else {
-				const Elf32_Shdr *s = &ent.s32;
-
-				if (rd32(&r, &s->sh_type) != SHT_NOTE)
-					continue;
-				off = rd32(&r, &s->sh_offset);
-				size = rd32(&r, &s->sh_size);
-				align = rd32(&r, &s->sh_addralign);
-			}
-			found = note_area(fd, &r, fsize, off, size, align, id,
-					  cap, &budget);
-			if (found < 0)
-				goto fail;
-		}
-		free(tab);
-	}
-	return found;
-
+	found = scan_table(fd, &r, st.st_size, t.shoff, t.shnum, t.shentsize,
+			   r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr),
+			   shdr_note, id, cap, &budget);
+done:
+	if (found >= 0)
+		return found;
 fail:
 	err = errno;
-	free(tab);
 	return error_set(e, "cannot read the ELF headers of %s: %s",
 			 util_fd_name(fd, name, sizeof(name)), strerror(err));
 }
