@@ -22,10 +22,20 @@ int cmd_start(int argc, char **argv)
 	struct start_opts o;
 	struct error e;
 	long long id;
+	char optbuf[256];
 	int c, r;
 
 	start_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "+" START_SHORT_OPTIONS "h", start_long, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:" START_SHORT_OPTIONS "h", start_long, NULL)) != -1) {
+		if (c == ':')
+			return cmd_usage_error("start", "option %s needs a value: see 'strobe start "
+					       "--help'", cmd_bad_option(argc, argv, optbuf,
+									 sizeof(optbuf)));
+		if (c == '?')
+			return cmd_usage_error("start", "unknown option '%s': see 'strobe start "
+					       "--help'", cmd_bad_option(argc, argv, optbuf,
+									 sizeof(optbuf)));
 		if (c == 'h') {
 			printf("usage: strobe start " START_USAGE "\n"
 			       "Start a system-wide session in strobed; print its id.\n"
@@ -61,17 +71,21 @@ static int socket_only(int argc, char **argv, const char **socket)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char optbuf[256];
 	int c;
 
 	*socket = cmd_default_socket();
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		if (c == 'S') {
 			*socket = optarg;
 		} else if (c == 'h') {
 			printf("usage: strobe %s [--socket PATH]\n", argv[0]);
 			return 1;
 		} else {
-			fprintf(stderr, "usage: strobe %s [--socket PATH]\n", argv[0]);
+			cmd_usage_error(argv[0], c == ':' ? "option %s needs a value: see 'strobe %s "
+					"--help'" : "unknown option '%s': see 'strobe %s --help'",
+					cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)), argv[0]);
 			return 2;
 		}
 	}

@@ -31,9 +31,9 @@ int socketopt_parse(const char *cmd, const char *usage, int argc, char **argv,
 			fputs(usage, stdout);
 			return 0;
 		case ':':
-			/* as given: getopt's optopt would name --socket "-S" */
 			return cmd_usage_error(cmd, "option %s needs a value: see 'strobe %s --help'",
-					       argv[optind - 1], cmd);
+					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)),
+					       cmd);
 		default:
 			return cmd_usage_error(cmd, "unknown option '%s': see 'strobe %s --help'",
 					       cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)),

@@ -112,7 +112,11 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 
 const char *cmd_bad_option(int argc, char **argv, char *buf, size_t len)
 {
-	if (optopt > 0 && optopt < 256)
+	/* a long option as given: getopt's optopt is its short name ('S'
+	 * for --socket), which the user did not type */
+	if (optind > 0 && optind <= argc && !strncmp(argv[optind - 1], "--", 2))
+		snprintf(buf, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+	else if (optopt > 0 && optopt < 256)
 		snprintf(buf, len, "-%c", optopt);
 	else if (optind > 0 && optind <= argc)
 		snprintf(buf, len, "%s", argv[optind - 1]);

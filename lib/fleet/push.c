@@ -165,16 +165,16 @@ static int send_interval(struct gen *g, uint32_t k, uint64_t samples_before,
 /*
  * The plan of session g->s: a part per interval the server has (iv[0..n)),
  * then, stopped, the last part (what follows them), or, running, the new
- * interval *niv of what was committed since the last (*cutting: there is
- * one).  *parts malloc'ed.
+ * interval *niv of what was committed since the last, up to rowid cut
+ * (*cutting: there is one).  *parts malloc'ed.
  */
-static int plan_parts(struct gen *g, const struct push_interval *iv, size_t n,
+static int plan_parts(struct gen *g, const struct push_interval *iv, size_t n, int64_t cut,
 		      struct part **parts, size_t *nparts, struct push_interval *niv,
 		      int *cutting, struct error *e)
 {
 	struct part *p = xcalloc(n + 1, sizeof(*p));
 	uint32_t next_batch;
-	int64_t lo, hi, next_row, cut;
+	int64_t lo, hi, next_row;
 	size_t np = 0;
 
 	*parts = p;
@@ -190,8 +190,6 @@ static int plan_parts(struct gen *g, const struct push_interval *iv, size_t n,
 	}
 	push_plan_next(iv, n, lo, &next_row, &next_batch);
 	if (g->running) {
-		if (pushgen_committed(g, &cut, e) < 0)
-			return -1;
 		/* the comms of the samples up to the cut are committed */
 		if (pushgen_comms(g, e) < 0)
 			return -1;
@@ -299,9 +297,21 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 	struct part *parts = NULL;
 	size_t niv_there = 0, nparts = 0;
 	uint32_t missing = 0;
+	int64_t cut = INT64_MIN;
 	int ret = -1, running = !db_session_complete(g->s), cutting = 0;
 
 	g->running = running;
+	/*
+	 * A running session: the cut (its last committed sample) first, its
+	 * row after.  strobed writes the row in each commit of samples, so
+	 * the row read now is at least as new as the cut, and its start_ns
+	 * is the one the cut's samples are bucketed from (samples_by_time).
+	 * The row read before the cut may be the one stored before capture
+	 * began, whose start_ns the first commit moves to capture's start.
+	 */
+	if (running && (pushgen_committed(g, &cut, e) < 0 ||
+			db_session_get(g->db, g->s->id, g->s, e) < 0))
+		return -1;
 	g->res = resolver_new(g->db, g->s, e);
 	if (!g->res)
 		return -1;
@@ -315,7 +325,7 @@ static int push_session(struct gen *g, struct push_stats *st, const struct push_
 		goto out;
 	if (niv_there)
 		g->batch_rows = iv[0].batch_rows;
-	if (plan_parts(g, iv, niv_there, &parts, &nparts, &niv, &cutting, e) < 0)
+	if (plan_parts(g, iv, niv_there, cut, &parts, &nparts, &niv, &cutting, e) < 0)
 		goto out;
 	/* pass 1: count and hash (of a running session, only its new
 	 * interval: those there are checked when they lack batches) */
