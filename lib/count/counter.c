@@ -353,6 +353,122 @@ static int rights_error(const struct count_target *t, struct error *e)
 			 t->kind == COUNT_TARGET_TID ? "thread" : "process", (int)t->pid, p);
 }
 
+/* The attributes of event i of cs for target t (user_only: its kernel
+ * side is not ours to count). */
+static struct perf_event_attr count_attr(const struct counter_set *cs,
+					 const struct count_target *t, size_t i, int user_only)
+{
+	struct perf_event_attr attr = cs->ev[i].attr;
+
+	attr.size = sizeof(attr);
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	/* a command's count starts at its exec; the others count from the
+	 * moment they are open */
+	attr.disabled = t->kind == COUNT_TARGET_CMD;
+	attr.inherit = t->kind != COUNT_TARGET_SYSTEM;
+	attr.enable_on_exec = t->kind == COUNT_TARGET_CMD;
+	attr.sample_period = 0;
+	attr.sample_type = 0;
+	if (cs->per_thread) {
+		/* a PERF_RECORD_READ of each exiting thread's own count; the
+		 * first event also names the threads and sees them start */
+		attr.inherit_stat = 1;
+		attr.comm = i == 0;
+		attr.comm_exec = i == 0;
+		attr.task = i == 0;
+	}
+	if (user_only) {
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+	}
+	return attr;
+}
+
+/*
+ * Event i on unit u: its fd (and, --per-thread, its ring) into cs; 0, or
+ * 0 with cs->open_status[i] COUNT_NOT_SUPPORTED (why in cs->why[i]) when
+ * this machine cannot count it, or -1 with e set.  *user_only set when
+ * only user space may be counted.
+ */
+static int open_one(struct counter_set *cs, const struct count_target *t, size_t i, size_t u,
+		    int *user_only, struct error *e)
+{
+	const struct count_unit *un = &cs->units[u];
+	struct perf_event_attr attr = count_attr(cs, t, i, *user_only);
+	int fd = event_open(&attr, un->tid, un->cpu, -1), err = errno;
+
+	if (fd < 0 && (err == EACCES || err == EPERM) && t->kind != COUNT_TARGET_SYSTEM &&
+	    !attr.exclude_kernel) {
+		/* like perf stat: without the right to count the kernel,
+		 * count user space only (NAME:u) */
+		*user_only = 1;
+		attr = count_attr(cs, t, i, 1);
+		fd = event_open(&attr, un->tid, un->cpu, -1);
+		err = errno;
+	}
+	if (fd >= 0 && cs->per_thread) {
+		void *m = mmap(NULL, cs->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED) {
+			error_set(e, "--per-thread: mapping the ring buffer of event '%s': %s%s",
+				  cs->ev[i].name, strerror(errno), errno == EPERM ?
+				  " (over kernel.perf_event_mlock_kb: count fewer events)" : "");
+			close(fd);
+			return -1;
+		}
+		cs->ring[i * cs->nunits + u] = m;
+	}
+	if (fd >= 0) {
+		cs->fd[i * cs->nunits + u] = fd;
+		return 0;
+	}
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return rights_error(t, e);
+	case ESRCH:
+		if (t->kind == COUNT_TARGET_PID)
+			return 0;	/* a thread that has just exited */
+		return error_set(e, "no %s %d: it has exited", t->kind == COUNT_TARGET_TID ?
+				 "thread" : "process", (int)un->tid);
+	case EMFILE:
+	case ENFILE:
+		return error_set(e, "too many open files for %zu events on %zu %s: raise "
+				 "'ulimit -n' or count fewer events", cs->nev, cs->nunits,
+				 t->kind == COUNT_TARGET_SYSTEM ? "CPUs" : "threads");
+	default:
+		cs->open_status[i] = COUNT_NOT_SUPPORTED;
+		snprintf(cs->why[i], sizeof(cs->why[i]), "%s",
+			 err == ENOENT ? "no such event on this machine's PMU" : strerror(err));
+		return 0;
+	}
+}
+
+/* Each event this machine cannot count closed on every unit; those
+ * counted in user space only named NAME:u. */
+static void open_finish(struct counter_set *cs, const int *user_only)
+{
+	for (size_t i = 0; i < cs->nev; i++) {
+		if (cs->open_status[i] == COUNT_NOT_SUPPORTED) {
+			for (size_t u = 0; u < cs->nunits; u++) {
+				size_t k = i * cs->nunits + u;
+
+				if (cs->ring && cs->ring[k]) {
+					munmap(cs->ring[k], cs->ring_len);
+					cs->ring[k] = NULL;
+				}
+				if (cs->fd[k] >= 0) {
+					close(cs->fd[k]);
+					cs->fd[k] = -1;
+				}
+			}
+		} else if (user_only[i] && strlen(cs->ev[i].name) + 2 < EVENT_NAME_MAX &&
+			   !strchr(cs->ev[i].name, ':') && !strchr(cs->ev[i].name, '/')) {
+			strcat(cs->ev[i].name, ":u");
+		}
+	}
+}
+
 int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev,
 		 const struct count_target *t, struct error *e)
 {
@@ -377,123 +493,23 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 		cs->ring = xcalloc(nev * cs->nunits, sizeof(*cs->ring));
 		cs->ring_len = (size_t)(1 + COUNT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 	}
+	for (size_t i = 0; i < nev; i++)
+		cs->open_status[i] = COUNT_OK;
 	/*
 	 * Unit by unit, each unit's events in order: with --per-thread the
 	 * kernel pairs a task's events with another's in list order when it
 	 * swaps their contexts (inherit_stat), and an inherited context lists
 	 * them by CPU first, so the parent must too.
 	 */
-	for (size_t i = 0; i < nev; i++)
-		cs->open_status[i] = COUNT_OK;
-	for (size_t u = 0; u < cs->nunits; u++) {
-		const struct count_unit *un = &cs->units[u];
-
-		for (size_t i = 0; i < nev; i++) {
-			struct perf_event_attr attr = cs->ev[i].attr;
-			int fd, err;
-
-			if (cs->open_status[i] == COUNT_NOT_SUPPORTED)
-				continue;
-			attr.size = sizeof(attr);
-			attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-					   PERF_FORMAT_TOTAL_TIME_RUNNING;
-			/* a command's count starts at its exec; the others
-			 * count from the moment they are open */
-			attr.disabled = t->kind == COUNT_TARGET_CMD;
-			attr.inherit = t->kind != COUNT_TARGET_SYSTEM;
-			attr.enable_on_exec = t->kind == COUNT_TARGET_CMD;
-			attr.sample_period = 0;
-			attr.sample_type = 0;
-			if (cs->per_thread) {
-				/* a PERF_RECORD_READ of each exiting thread's
-				 * own count; the first event also names the
-				 * threads and sees them start */
-				attr.inherit_stat = 1;
-				attr.comm = i == 0;
-				attr.comm_exec = i == 0;
-				attr.task = i == 0;
+	for (size_t u = 0; u < cs->nunits; u++)
+		for (size_t i = 0; i < nev; i++)
+			if (cs->open_status[i] != COUNT_NOT_SUPPORTED &&
+			    open_one(cs, t, i, u, &user_only[i], e) < 0) {
+				counter_close(cs);
+				return -1;
 			}
-			if (user_only[i]) {
-				attr.exclude_kernel = 1;
-				attr.exclude_hv = 1;
-			}
-			fd = event_open(&attr, un->tid, un->cpu, -1);
-			err = errno;
-			if (fd < 0 && (err == EACCES || err == EPERM) &&
-			    t->kind != COUNT_TARGET_SYSTEM && !attr.exclude_kernel) {
-				/* like perf stat: without the right to count the
-				 * kernel, count user space only (NAME:u) */
-				attr.exclude_kernel = 1;
-				attr.exclude_hv = 1;
-				user_only[i] = 1;
-				fd = event_open(&attr, un->tid, un->cpu, -1);
-				err = errno;
-			}
-			if (fd >= 0 && cs->per_thread) {
-				void *m = mmap(NULL, cs->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-					       fd, 0);
-
-				if (m == MAP_FAILED) {
-					error_set(e, "--per-thread: mapping the ring buffer of event "
-						  "'%s': %s%s", cs->ev[i].name, strerror(errno),
-						  errno == EPERM ? " (over kernel.perf_event_mlock_kb: "
-						  "count fewer events)" : "");
-					close(fd);
-					goto fail;
-				}
-				cs->ring[i * cs->nunits + u] = m;
-			}
-			if (fd >= 0) {
-				cs->fd[i * cs->nunits + u] = fd;
-				continue;
-			}
-			switch (err) {
-			case EACCES:
-			case EPERM:
-				rights_error(t, e);
-				goto fail;
-			case ESRCH:
-				if (t->kind == COUNT_TARGET_PID)
-					continue;	/* a thread that has just exited */
-				error_set(e, "no %s %d: it has exited", t->kind == COUNT_TARGET_TID ?
-					  "thread" : "process", (int)un->tid);
-				goto fail;
-			case EMFILE:
-			case ENFILE:
-				error_set(e, "too many open files for %zu events on %zu %s: raise "
-					  "'ulimit -n' or count fewer events", nev, cs->nunits,
-					  t->kind == COUNT_TARGET_SYSTEM ? "CPUs" : "threads");
-				goto fail;
-			default:
-				cs->open_status[i] = COUNT_NOT_SUPPORTED;
-				snprintf(cs->why[i], sizeof(cs->why[i]), "%s",
-					 err == ENOENT ? "no such event on this machine's PMU" :
-					 strerror(err));
-				break;
-			}
-		}
-	}
-	for (size_t i = 0; i < nev; i++) {
-		if (cs->open_status[i] == COUNT_NOT_SUPPORTED) {
-			for (size_t u = 0; u < cs->nunits; u++) {
-				if (cs->ring && cs->ring[i * cs->nunits + u]) {
-					munmap(cs->ring[i * cs->nunits + u], cs->ring_len);
-					cs->ring[i * cs->nunits + u] = NULL;
-				}
-				if (cs->fd[i * cs->nunits + u] >= 0) {
-					close(cs->fd[i * cs->nunits + u]);
-					cs->fd[i * cs->nunits + u] = -1;
-				}
-			}
-		} else if (user_only[i] && strlen(cs->ev[i].name) + 2 < EVENT_NAME_MAX &&
-			   !strchr(cs->ev[i].name, ':') && !strchr(cs->ev[i].name, '/')) {
-			strcat(cs->ev[i].name, ":u");
-		}
-	}
+	open_finish(cs, user_only);
 	return 0;
-fail:
-	counter_close(cs);
-	return -1;
 }
 
 static int ioctl_all(struct counter_set *cs, unsigned long req, const char *what, struct error *e)
@@ -575,114 +591,134 @@ struct thread_read {
 	struct count_value v;
 };
 
-int counter_threads(const struct counter_set *cs, const struct count_value *total,
-		    struct count_unit **unitsp, size_t *nunitsp, struct count_value **valsp,
-		    uint64_t *lost, struct error *e)
+/* What the --per-thread rings tell: the threads, their counts, the lost. */
+struct thread_scan {
+	struct count_unit *units;
+	size_t n, cap;
+	struct thread_read *reads;
+	size_t nr, rcap;
+	uint64_t lost;
+};
+
+/* One record (h, its first len bytes in rec) of event i's ring on CPU unit
+ * cpu_unit into ts. */
+static void scan_record(struct thread_scan *ts, size_t i, size_t cpu_unit,
+			const struct perf_event_header *h, const unsigned char *rec, size_t len)
 {
-	struct count_unit *units = NULL;
-	struct thread_read *reads = NULL;
-	size_t n = 0, cap = 0, nr = 0, rcap = 0, page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t data_len = cs->ring_len - page;
+	const size_t hl = sizeof(*h);
+
+	if (h->type == PERF_RECORD_READ && len >= hl + 8 + 24) {
+		uint32_t pt[2];
+		uint64_t v[3];
+
+		memcpy(pt, rec + hl, 8);
+		memcpy(v, rec + hl + 8, 24);
+		ARRAY_GROW(ts->reads, ts->rcap, ts->nr + 1);
+		ts->reads[ts->nr].ev = i;
+		ts->reads[ts->nr].cpu_unit = cpu_unit;
+		ts->reads[ts->nr].tid = (pid_t)pt[1];
+		ts->reads[ts->nr].v.val = v[0];
+		ts->reads[ts->nr].v.ena = v[1];
+		ts->reads[ts->nr].v.run = v[2];
+		ts->nr++;
+		thread_unit(&ts->units, &ts->n, &ts->cap, (pid_t)pt[1]);
+	} else if (h->type == PERF_RECORD_COMM && len > hl + 8) {
+		uint32_t pt[2];
+		size_t u;
+		char name[17];
+
+		memcpy(pt, rec + hl, 8);
+		snprintf(name, sizeof(name), "%.*s", (int)MIN(len - hl - 8, 16),
+			 (const char *)rec + hl + 8);
+		u = thread_unit(&ts->units, &ts->n, &ts->cap, (pid_t)pt[1]);
+		snprintf(ts->units[u].name, sizeof(ts->units[u].name), "%s-%d", name, (int)pt[1]);
+	} else if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) &&
+		   len >= hl + 16) {
+		uint32_t f[4];	/* pid, ppid, tid, ptid */
+
+		memcpy(f, rec + hl, 16);
+		thread_unit(&ts->units, &ts->n, &ts->cap, (pid_t)f[2]);
+	} else if (h->type == PERF_RECORD_LOST && len >= hl + 16) {
+		uint64_t l[2];
+
+		memcpy(l, rec + hl, 16);
+		ts->lost += l[1];
+	}
+}
+
+/* The records of ring d (event d / nunits, CPU unit d % nunits) into ts;
+ * 0, or -1 with e set. */
+static int scan_ring(const struct counter_set *cs, size_t d, struct thread_scan *ts,
+		     struct error *e)
+{
+	struct perf_event_mmap_page *mp = cs->ring[d];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), data_len = cs->ring_len - page;
+	const unsigned char *data;
+	uint64_t head, tail;
+
+	if (!mp)
+		return 0;
+	data = (const unsigned char *)mp + page;
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	tail = mp->data_tail;
+	if (head - tail > data_len)
+		return error_set(e, "--per-thread: the ring buffer of '%s' is inconsistent",
+				 cs->ev[d / cs->nunits].name);
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		unsigned char rec[256];
+		struct perf_event_header h;
+		size_t len;
+
+		for (size_t k = 0; k < sizeof(h); k++)
+			((unsigned char *)&h)[k] = data[(tail + k) % data_len];
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		len = MIN((size_t)h.size, sizeof(rec));
+		for (size_t k = 0; k < len; k++)
+			rec[k] = data[(tail + k) % data_len];
+		tail += h.size;
+		scan_record(ts, d / cs->nunits, d % cs->nunits, &h, rec, len);
+	}
+	return 0;
+}
+
+/*
+ * The counts of ts's threads, event by event (nev x ts->n, calloc'ed).
+ * A thread's count is split over its per-CPU events: the counts and
+ * running times add up.  Their enabled times are not comparable (the
+ * kernel swaps the contexts of tasks with cloned ones, inherit_stat
+ * moving counts and times with them), so a thread's line is not scaled:
+ * its enabled time is taken to be its running time.  What no record
+ * reports (the total less all records, CPU by CPU) is the count of the
+ * one thread that ended holding the original events: the first thread
+ * seen (FORK, COMM, READ records; the command's first) without a record
+ * of that event.
+ */
+static struct count_value *threads_attribute(const struct counter_set *cs,
+					     const struct count_value *total,
+					     struct thread_scan *ts)
+{
 	struct count_value *vals, *first;
+	size_t n;
 	int *has;
 
-	*lost = 0;
-	if (!cs->per_thread || !cs->ring)
-		return error_set(e, "per-thread counts need a command's counter set");
-	thread_unit(&units, &n, &cap, cs->pid);	/* the command's first thread */
-	for (size_t d = 0; d < cs->nev * cs->nunits; d++) {
-		struct perf_event_mmap_page *mp = cs->ring[d];
-		size_t i = d / cs->nunits;
-		const unsigned char *data;
-		uint64_t head, tail;
-
-		if (!mp)
-			continue;
-		data = (const unsigned char *)mp + page;
-		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		tail = mp->data_tail;
-		if (head - tail > data_len)
-			return error_set(e, "--per-thread: the ring buffer of '%s' is inconsistent",
-					 cs->ev[i].name);
-		while (tail + sizeof(struct perf_event_header) <= head) {
-			unsigned char rec[256];
-			struct perf_event_header h;
-			size_t len;
-
-			for (size_t k = 0; k < sizeof(h); k++)
-				((unsigned char *)&h)[k] = data[(tail + k) % data_len];
-			if (h.size < sizeof(h) || tail + h.size > head)
-				break;
-			len = MIN((size_t)h.size, sizeof(rec));
-			for (size_t k = 0; k < len; k++)
-				rec[k] = data[(tail + k) % data_len];
-			tail += h.size;
-			if (h.type == PERF_RECORD_READ && len >= sizeof(h) + 8 + 24) {
-				uint32_t pt[2];
-				uint64_t v[3];
-
-				memcpy(pt, rec + sizeof(h), 8);
-				memcpy(v, rec + sizeof(h) + 8, 24);
-				ARRAY_GROW(reads, rcap, nr + 1);
-				reads[nr].ev = i;
-				reads[nr].cpu_unit = d % cs->nunits;
-				reads[nr].tid = (pid_t)pt[1];
-				reads[nr].v.val = v[0];
-				reads[nr].v.ena = v[1];
-				reads[nr].v.run = v[2];
-				nr++;
-				thread_unit(&units, &n, &cap, (pid_t)pt[1]);
-			} else if (h.type == PERF_RECORD_COMM && len > sizeof(h) + 8) {
-				uint32_t pt[2];
-				size_t u;
-				char name[17];
-
-				memcpy(pt, rec + sizeof(h), 8);
-				snprintf(name, sizeof(name), "%.*s", (int)MIN(len - sizeof(h) - 8, 16),
-					 (const char *)rec + sizeof(h) + 8);
-				u = thread_unit(&units, &n, &cap, (pid_t)pt[1]);
-				snprintf(units[u].name, sizeof(units[u].name), "%s-%d", name,
-					 (int)pt[1]);
-			} else if ((h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) &&
-				   len >= sizeof(h) + 16) {
-				uint32_t f[4];	/* pid, ppid, tid, ptid */
-
-				memcpy(f, rec + sizeof(h), 16);
-				thread_unit(&units, &n, &cap, (pid_t)f[2]);
-			} else if (h.type == PERF_RECORD_LOST && len >= sizeof(h) + 16) {
-				uint64_t l[2];
-
-				memcpy(l, rec + sizeof(h), 16);
-				*lost += l[1];
-			}
-		}
-	}
-	/*
-	 * A thread's count is split over its per-CPU events: the counts and
-	 * running times add up.  Their enabled times are not comparable (the
-	 * kernel swaps the contexts of tasks with cloned ones, inherit_stat
-	 * moving counts and times with them), so a thread's line is not
-	 * scaled: its enabled time is taken to be its running time.  What no
-	 * record reports (the total less all records, CPU by CPU) is the count
-	 * of the one thread that ended holding the original events: the first
-	 * thread seen (FORK, COMM, READ records; the command's first) without
-	 * a record of that event.
-	 */
+	n = ts->n;	/* each read's thread has its unit (scan_record) */
 	vals = xcalloc(cs->nev * n + 1, sizeof(*vals));
 	first = xcalloc(cs->nev * cs->nunits + 1, sizeof(*first));
 	has = xcalloc(cs->nev * n + 1, sizeof(*has));
 	memcpy(first, total, cs->nev * cs->nunits * sizeof(*first));
-	for (size_t r = 0; r < nr; r++) {
-		size_t u = thread_unit(&units, &n, &cap, reads[r].tid);
-		struct count_value *f = &first[reads[r].ev * cs->nunits + reads[r].cpu_unit];
-		struct count_value *t = &vals[reads[r].ev * n + u];
+	for (size_t r = 0; r < ts->nr; r++) {
+		const struct thread_read *rd = &ts->reads[r];
+		size_t u = thread_unit(&ts->units, &ts->n, &ts->cap, rd->tid);
+		struct count_value *f = &first[rd->ev * cs->nunits + rd->cpu_unit];
+		struct count_value *t = &vals[rd->ev * n + u];
 
-		has[reads[r].ev * n + u] = 1;
-		t->val += reads[r].v.val;
-		t->run += reads[r].v.run;
+		has[rd->ev * n + u] = 1;
+		t->val += rd->v.val;
+		t->run += rd->v.run;
 		t->ena = t->run;
-		f->val -= MIN(f->val, reads[r].v.val);
-		f->run -= MIN(f->run, reads[r].v.run);
+		f->val -= MIN(f->val, rd->v.val);
+		f->run -= MIN(f->run, rd->v.run);
 	}
 	for (size_t i = 0; i < cs->nev; i++) {
 		size_t holder = 0;
@@ -702,9 +738,30 @@ int counter_threads(const struct counter_set *cs, const struct count_value *tota
 	}
 	free(first);
 	free(has);
-	free(reads);
-	*unitsp = units;
-	*nunitsp = n;
-	*valsp = vals;
+	return vals;
+}
+
+int counter_threads(const struct counter_set *cs, const struct count_value *total,
+		    struct count_unit **unitsp, size_t *nunitsp, struct count_value **valsp,
+		    uint64_t *lost, struct error *e)
+{
+	struct thread_scan ts;
+
+	memset(&ts, 0, sizeof(ts));
+	*lost = 0;
+	if (!cs->per_thread || !cs->ring)
+		return error_set(e, "per-thread counts need a command's counter set");
+	thread_unit(&ts.units, &ts.n, &ts.cap, cs->pid);	/* the command's first thread */
+	for (size_t d = 0; d < cs->nev * cs->nunits; d++)
+		if (scan_ring(cs, d, &ts, e) < 0) {
+			free(ts.units);
+			free(ts.reads);
+			return -1;
+		}
+	*valsp = threads_attribute(cs, total, &ts);
+	free(ts.reads);
+	*unitsp = ts.units;
+	*nunitsp = ts.n;
+	*lost = ts.lost;
 	return 0;
 }

@@ -159,6 +159,95 @@ static size_t add_metrics(const struct counter_set *cs, const size_t *subev, str
 	return n;
 }
 
+/* Row r: event ev of cs over group gr. */
+static void row_fill(struct count_row *r, const struct counter_set *cs,
+		     const struct count_group *gr, size_t ev)
+{
+	snprintf(r->id, sizeof(r->id), "%s", gr->id);
+	r->nr = gr->nr;
+	snprintf(r->event, sizeof(r->event), "%s", cs->ev[ev].name);
+	r->ev = (int)ev;
+	r->status = cs->open_status[ev] == COUNT_NOT_SUPPORTED ? COUNT_NOT_SUPPORTED : gr->status;
+	r->value = gr->scaled;
+	if (count_event_is_clock(&cs->ev[ev])) {
+		r->value /= 1e6;
+		snprintf(r->unit, sizeof(r->unit), "msec");
+	}
+	r->run_ns = gr->sum.run;
+	r->pct = gr->sum.ena ? 100.0 * (double)gr->sum.run / (double)gr->sum.ena :
+		 (r->status == COUNT_OK ? 100 : 0);
+	r->stddev_pct = -1;
+}
+
+/*
+ * The rows of group gi (those of rows[0..n) with gidx gi, of events
+ * evidx) with their metric columns, and the metrics' own rows, into out;
+ * their number.  -A (cpu_major): the rows of rows[] get their metric
+ * columns in place too, and metric-only rows are marked nr -1.
+ */
+static size_t group_metrics(const struct counter_set *cs, struct count_row *rows, size_t n,
+			    const size_t *evidx, const size_t *gidx, size_t gi, int cpu_major,
+			    double seconds, const struct metric *const *metrics, size_t nm,
+			    struct count_row *out)
+{
+	struct count_row *sub = xcalloc(cs->nev + 1, sizeof(*sub));
+	size_t *subev = xcalloc(cs->nev + 1, sizeof(*subev)), k = 0, km;
+
+	for (size_t i = 0; i < n; i++)
+		if (gidx[i] == gi) {
+			sub[k] = rows[i];
+			subev[k++] = evidx[i];
+		}
+	shadow_metrics(cs, subev, sub, 0, k, seconds);
+	km = add_metrics(cs, subev, sub, k, seconds, metrics, nm, out);
+	if (cpu_major) {
+		/* event-major: put each back in its place */
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (gidx[i] == gi)
+				rows[i] = sub[k++];
+		for (size_t i = 0; i < km; i++)
+			if (!out[i].event[0])
+				out[i].nr = -1;	/* placed below */
+	}
+	free(sub);
+	free(subev);
+	return km;
+}
+
+/*
+ * -A: the rows event by event over the CPUs (rows[0..*n)), each with its
+ * metric columns from final[0..nf), and the metric-only rows after all
+ * (rare: two -M metrics on one first event with -A).  Frees final;
+ * returns rows, grown.
+ */
+static struct count_row *cpu_major_rows(struct count_row *rows, size_t *n,
+					struct count_row *final, size_t nf)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < *n; i++)
+		for (size_t j = 0; j < nf; j++)
+			if (final[j].event[0] && !strcmp(final[j].event, rows[i].event) &&
+			    !strcmp(final[j].id, rows[i].id)) {
+				rows[i] = final[j];
+				break;
+			}
+	for (size_t j = 0; j < nf; j++)
+		if (!final[j].event[0])
+			m++;
+	if (m) {
+		rows = xrealloc(rows, (*n + m + 1) * sizeof(*rows));
+		for (size_t j = 0; j < nf; j++)
+			if (!final[j].event[0]) {
+				final[j].nr = 1;
+				rows[(*n)++] = final[j];
+			}
+	}
+	free(final);
+	return rows;
+}
+
 int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		     const struct count_cpu_topo *topo, size_t ntopo,
 		     const struct count_value *vals, double seconds,
@@ -171,6 +260,7 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 	size_t *evidx, *gidx, nf = 0;
 	struct count_unit none = { .cpu = -1, .tid = -1 };
 	struct count_value zero = { 0, 0, 0 };
+	int cpu_major = aggr == COUNT_AGGR_CPU;
 
 	*rowsp = NULL;
 	*nrowsp = 0;
@@ -192,90 +282,21 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 	final = xcalloc((cs->nev + nm) * ng + 1, sizeof(*final));
 	evidx = xcalloc(cs->nev * ng + 1, sizeof(*evidx));
 	gidx = xcalloc(cs->nev * ng + 1, sizeof(*gidx));
-	for (size_t a = 0; a < (aggr == COUNT_AGGR_CPU ? cs->nev : ng); a++)
-		for (size_t b = 0; b < (aggr == COUNT_AGGR_CPU ? ng : cs->nev); b++) {
-			size_t ev = aggr == COUNT_AGGR_CPU ? a : b, gi = aggr == COUNT_AGGR_CPU ? b : a;
-			const struct count_group *gr = &g[ev * nu + gi];
-			struct count_row *r = &rows[n];
+	for (size_t a = 0; a < (cpu_major ? cs->nev : ng); a++)
+		for (size_t b = 0; b < (cpu_major ? ng : cs->nev); b++) {
+			size_t ev = cpu_major ? a : b, gi = cpu_major ? b : a;
 
-			snprintf(r->id, sizeof(r->id), "%s", gr->id);
-			r->nr = gr->nr;
-			snprintf(r->event, sizeof(r->event), "%s", cs->ev[ev].name);
-			r->ev = (int)ev;
-			r->status = cs->open_status[ev] == COUNT_NOT_SUPPORTED ? COUNT_NOT_SUPPORTED :
-				    gr->status;
-			r->value = gr->scaled;
-			if (count_event_is_clock(&cs->ev[ev])) {
-				r->value /= 1e6;
-				snprintf(r->unit, sizeof(r->unit), "msec");
-			}
-			r->run_ns = gr->sum.run;
-			r->pct = gr->sum.ena ? 100.0 * (double)gr->sum.run / (double)gr->sum.ena :
-				 (r->status == COUNT_OK ? 100 : 0);
-			r->stddev_pct = -1;
+			row_fill(&rows[n], cs, &g[ev * nu + gi], ev);
 			evidx[n] = ev;
 			gidx[n] = gi;
 			n++;
 		}
 	/* the metric column, aggregate by aggregate */
-	for (size_t gi = 0; gi < ng; gi++) {
-		struct count_row *sub = xcalloc(cs->nev + 1, sizeof(*sub));
-		struct count_row *withm = xcalloc(cs->nev + nm + 1, sizeof(*withm));
-		size_t *subev = xcalloc(cs->nev + 1, sizeof(*subev)), k = 0, km;
-
-		for (size_t i = 0; i < n; i++)
-			if (gidx[i] == gi) {
-				sub[k] = rows[i];
-				subev[k++] = evidx[i];
-			}
-		shadow_metrics(cs, subev, sub, 0, k, seconds);
-		km = add_metrics(cs, subev, sub, k, seconds, metrics, nm, withm);
-		if (aggr == COUNT_AGGR_CPU) {
-			/* event-major: put each back in its place */
-			k = 0;
-			for (size_t i = 0; i < n; i++)
-				if (gidx[i] == gi)
-					rows[i] = sub[k++];
-			for (size_t i = 0; i < km; i++)
-				if (!withm[i].event[0])
-					withm[i].nr = -1;	/* placed below */
-			memcpy(&final[nf], withm, km * sizeof(*withm));
-			nf += km;
-		} else {
-			memcpy(&final[nf], withm, km * sizeof(*withm));
-			nf += km;
-		}
-		free(sub);
-		free(withm);
-		free(subev);
-	}
-	if (aggr == COUNT_AGGR_CPU) {
-		/* -A: the rows event by event over the CPUs, each metric-only
-		 * line after its event's CPU's */
-		size_t m = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			for (size_t j = 0; j < nf; j++)
-				if (final[j].event[0] && !strcmp(final[j].event, rows[i].event) &&
-				    !strcmp(final[j].id, rows[i].id)) {
-					rows[i] = final[j];
-					break;
-				}
-		}
-		/* metric-only rows: appended after all (rare: two -M metrics on
-		 * one first event with -A) */
-		for (size_t j = 0; j < nf; j++)
-			if (!final[j].event[0])
-				m++;
-		if (m) {
-			rows = xrealloc(rows, (n + m + 1) * sizeof(*rows));
-			for (size_t j = 0; j < nf; j++)
-				if (!final[j].event[0]) {
-					final[j].nr = 1;
-					rows[n++] = final[j];
-				}
-		}
-		free(final);
+	for (size_t gi = 0; gi < ng; gi++)
+		nf += group_metrics(cs, rows, n, evidx, gidx, gi, cpu_major, seconds, metrics, nm,
+				    &final[nf]);
+	if (cpu_major) {
+		rows = cpu_major_rows(rows, &n, final, nf);
 	} else {
 		free(rows);
 		rows = final;
