@@ -3,7 +3,7 @@
 # (scdoc, groff-base, man-db: the man pages and t0710; systemd, libcap2-bin
 # and git: t0700-t0702, the install and the units; bash-completion: t0730;
 # libseccomp-dev: the seccomp filter of strobed's symbol worker (optional
-# to build, see configure --without-seccomp); libcurl4-openssl-dev: strobe push; clickhouse-server, clickhouse-client:
+# to build, see configure --without-seccomp); libcurl4-openssl-dev: strobe push; libmicrohttpd-dev: strobe ui's server; clickhouse-server, clickhouse-client:
 # the fleet tests t08xx (tests/clickhouse.sh);
 # the dpkg-dev ... fakeroot line builds, checks and installs the Debian
 # packages of debian/: doc/PACKAGING.md, tests/t0720-deb.sh; the last two
@@ -23,7 +23,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	systemtap-sdt-dev scdoc groff-base man-db
 	systemd libcap2-bin git
 	bash-completion python3-fusepy fuse3 strace
-	libcurl4-openssl-dev clickhouse-server clickhouse-client
+	libcurl4-openssl-dev libmicrohttpd-dev clickhouse-server clickhouse-client
 	golang-go nodejs
 	dpkg-dev debhelper dh-dkms dkms lintian fakeroot
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm

@@ -27,6 +27,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
+int cmd_ui(int argc, char **argv);
 
 /* Defaults, overridden by strobed's configuration file (its db and socket;
  * STROBE_CONFIG names another file), then by STROBE_DB and STROBE_SOCKET. */

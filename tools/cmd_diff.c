@@ -28,6 +28,7 @@ static const char usage_text[] =
 	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--cgroup PATH]\n"
 	"                   [--from T] [--to T] [--no-demangle] [--format text|csv|json]\n"
 	"                   [--limit N] A B\n"
+	"       strobe diff [--db PATH] [options] ID@FROM-TO ID@FROM-TO\n"
 	"       strobe diff --source URL [--host NAME] [--by binary|symbol] [--pid PID]\n"
 	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--from T]\n"
 	"                   [--to T] [--format text|csv|json] [--limit N] A B\n"
@@ -84,6 +85,12 @@ static const char usage_text[] =
 	"                      compared; --by binary or symbol only, the filters\n"
 	"                      but --cgroup, --no-demangle and --pid PID@START\n"
 	"  --host NAME         with --source: the host of A or B given as ID\n"
+	"A side may be a window of a local session, ID@FROM-TO (3@1.5s-2s): the\n"
+	"samples of session ID from FROM (included) to TO (not included), times\n"
+	"since its start as --from takes them (1.5, 1.5s, 250ms, 20us, 100ns).\n"
+	"Then both sides are windows, of one session or two (before and after\n"
+	"an onset); --from and --to do not apply; the JSON meta adds a_window\n"
+	"and b_window.\n"
 	"  -h, --help          this text\n"
 	"A session still running cannot be compared: stop it first.  Usage\n"
 	"errors (a bad option, A or B not a finished session, A equal to B) exit\n"
@@ -169,6 +176,78 @@ static int fleet_sides(const char *dbpath, const char *host, const struct report
 		memcpy(hn[i], h, hl);
 		hn[i][hl] = 0;
 		side[i].host = hn[i];
+	}
+	return -1;
+}
+
+/* Whether arg is a window side, ID@FROM-TO. */
+static int is_window(const char *arg)
+{
+	return strchr(arg, '@') != NULL;
+}
+
+/* Side arg "ID@FROM-TO" into w ([FROM, TO), ns since session ID's
+ * start).  0, or 2 after a usage error. */
+static int parse_window(const char *arg, const char *which, struct diff_window *w)
+{
+	const char *at = strchr(arg, '@'), *dash = at ? strchr(at + 1, '-') : NULL;
+	char buf[128];
+	size_t n = at ? (size_t)(at - arg) : 0;
+
+	if (!at || !dash || n == 0 || n >= sizeof(buf) || strlen(at) >= sizeof(buf))
+		goto bad;
+	memcpy(buf, arg, n);
+	buf[n] = 0;
+	if (parse_session(buf, which, &w->session))
+		return 2;
+	n = (size_t)(dash - at - 1);
+	memcpy(buf, at + 1, n);
+	buf[n] = 0;
+	if (!n || parse_duration_ns(buf, &w->from_ns) < 0 || !dash[1] ||
+	    parse_duration_ns(dash + 1, &w->to_ns) < 0)
+		goto bad;
+	return 0;
+bad:
+	return cmd_usage_error("diff", "bad window %s '%s': give ID@FROM-TO, a session id "
+			       "and two times since its start (3@1.5s-2s)", which, arg);
+}
+
+/* Two windows (args ID@FROM-TO) of the local database: their comparison
+ * in *d (diff_build_windows()).  -1 to go on, else the exit status. */
+static int window_diff(const char *dbpath, const char *source, const char *host,
+		       const struct report_opts *o, char **args, struct diff **d)
+{
+	struct diff_window w[2];
+	struct error err = { "" };
+	struct source src;
+	int rc;
+
+	if (source || host)
+		return cmd_usage_error("diff", "windows (ID@FROM-TO) are of a local database: "
+				       "%s does not apply", source ? "--source" : "--host");
+	if (!is_window(args[0]) || !is_window(args[1]))
+		return cmd_usage_error("diff", "give both sides as windows, ID@FROM-TO, or "
+				       "both as session ids");
+	if (o->has_from || o->has_to)
+		return cmd_usage_error("diff", "--from and --to do not apply to windows: "
+				       "give the times in ID@FROM-TO");
+	if (parse_window(args[0], "A", &w[0]) || parse_window(args[1], "B", &w[1]))
+		return 2;
+	if (filteropt_check("diff", o))
+		return 2;
+	rc = source_open(&(struct source_spec){ .db = dbpath ? dbpath : cmd_default_db() },
+			 &src, &err);
+	if (rc < 0) {
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
+	}
+	rc = diff_build_windows(src.db, w, o->by, o, d, &err);
+	source_close(&src);
+	if (rc == -2)
+		return cmd_usage_error("diff", "%s", err.msg);
+	if (rc < 0) {
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
 	}
 	return -1;
 }
@@ -310,6 +389,13 @@ int cmd_diff(int argc, char **argv)
 		return cmd_usage_error("diff", "%s: give two session ids, A B ('strobe "
 				       "sessions' lists them)", argc - optind < 2 ?
 				       "missing session" : "too many arguments");
+	if (is_window(argv[optind]) || is_window(argv[optind + 1])) {
+		if ((rc = window_diff(dbpath, source, host, &o, argv + optind, &d)) >= 0)
+			return rc;
+		ret = print_diff(d, &o, fmt, limit);
+		diff_free(d);
+		return ret;
+	}
 	rc = source ? fleet_sides(dbpath, host, &o, argv + optind, side, hn) :
 		      local_sides(host, &o, argv + optind, side);
 	if (rc >= 0) {

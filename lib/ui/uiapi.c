@@ -1,0 +1,615 @@
+/*
+ * uiapi.c - the JSON API of 'strobe ui' (uiapi.h): parameters checked
+ * and bounded here, every answer computed by lib/query's window calls,
+ * the tables written by lib/query/output.c (the bytes of the commands'
+ * --format json), the folded stacks by flame_write_folded().
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "diff.h"
+#include "expr.h"
+#include "flame.h"
+#include "metrics.h"
+#include "output.h"
+#include "report.h"
+#include "series.h"
+#include "stacks.h"
+#include "timeline.h"
+#include "uiapi.h"
+
+#define MAX_BUCKETS	10000
+#define MAX_LIMIT	100000
+#define MAX_NAME	4096
+#define DEF_BUCKETS	1000
+
+#define TYPE_JSON	"application/json"
+#define TYPE_TEXT	"text/plain; charset=utf-8"
+
+/* A reply being written: a memory stream. */
+struct out {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static FILE *out_open(struct out *o)
+{
+	o->buf = NULL;
+	o->len = 0;
+	o->f = open_memstream(&o->buf, &o->len);
+	return o->f;
+}
+
+/* Close o into r as a 200 of type. */
+static int out_done(struct out *o, struct uiapi_reply *r, const char *type)
+{
+	if (fclose(o->f) == EOF) {
+		free(o->buf);
+		r->status = 500;
+		r->type = TYPE_TEXT;
+		r->body = xstrdup("strobe ui: out of memory writing the answer\n");
+		r->len = strlen(r->body);
+		return 1;
+	}
+	r->status = 200;
+	r->type = type;
+	r->body = o->buf;
+	r->len = o->len;
+	return 1;
+}
+
+/* A one-line text answer with status. */
+static int fail(struct uiapi_reply *r, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct uiapi_reply *r, unsigned status, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	text_sanitize(line);		/* one line, no control characters */
+	r->status = status;
+	r->type = TYPE_TEXT;
+	r->len = (size_t)asprintf(&r->body, "strobe ui: %s\n", line);
+	return 1;
+}
+
+/* The value of parameter key (the first), or NULL. */
+static const char *arg(const struct uiapi_args *a, const char *key)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->key[i], key))
+			return a->val[i];
+	return NULL;
+}
+
+/* A non-negative integer parameter (digits only) into *v, def when absent.
+ * 0, or 1 after fail() (400). */
+static int arg_int(const struct uiapi_args *a, const char *key, int64_t def, int64_t max,
+		   int64_t *v, struct uiapi_reply *r)
+{
+	const char *s = arg(a, key);
+	uint64_t u;
+
+	if (!s) {
+		*v = def;
+		return 0;
+	}
+	if (strlen(s) > 20 || parse_u64(s, &u) < 0 || u > (uint64_t)max)
+		return fail(r, 400, "bad %s: give an integer from 0 to %" PRId64, key, max);
+	*v = (int64_t)u;
+	return 0;
+}
+
+/* A required integer parameter. */
+static int arg_need(const struct uiapi_args *a, const char *key, int64_t max, int64_t *v,
+		    struct uiapi_reply *r)
+{
+	if (!arg(a, key))
+		return fail(r, 400, "missing %s: give an integer from 0 to %" PRId64, key, max);
+	return arg_int(a, key, 0, max, v, r);
+}
+
+/* A string parameter: bounded, NULL when absent.  0, or 1 after fail(). */
+static int arg_str(const struct uiapi_args *a, const char *key, const char **v,
+		   struct uiapi_reply *r)
+{
+	*v = arg(a, key);
+	if (*v && (!**v || strlen(*v) > MAX_NAME))
+		return fail(r, 400, "bad %s: give 1 to %d bytes", key, MAX_NAME);
+	return 0;
+}
+
+/* ?session=ID of a local source: its row in s.  0, or 1 after fail(). */
+static int arg_session(struct source *src, const struct uiapi_args *a, const char *key,
+		       int64_t def, struct db_session *s, struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	int64_t id;
+
+	if (arg_int(a, key, def, INT64_MAX, &id, r))
+		return 1;
+	if (id <= 0)
+		return fail(r, 400, "missing %s: give a session id, as /api/sessions lists them",
+			    key);
+	if (db_session_get(src->db, id, s, &e) < 0)
+		return fail(r, 404, "no session %" PRId64 ": give one /api/sessions lists", id);
+	return 0;
+}
+
+/* ?from=&to= of session s (default its whole length). */
+static int arg_window(const struct uiapi_args *a, const char *fk, const char *tk,
+		      const struct db_session *s, int64_t *from, int64_t *to,
+		      struct uiapi_reply *r)
+{
+	int64_t len = s->duration_ns > 0 ? s->duration_ns : 0;
+
+	if (arg_int(a, fk, 0, INT64_MAX / 2, from, r) ||
+	    arg_int(a, tk, len + 1, INT64_MAX / 2, to, r))
+		return 1;
+	if (*to <= *from)
+		return fail(r, 400, "bad %s: give a time after %s (ns since the session start)",
+			    tk, fk);
+	return 0;
+}
+
+static int arg_by(const struct uiapi_args *a, enum report_by *by, struct uiapi_reply *r)
+{
+	const char *s = arg(a, "by");
+
+	*by = REPORT_BY_SYMBOL;
+	if (s && (report_parse_by(s, by) < 0 || *by == REPORT_BY_CGROUP))
+		return fail(r, 400, "bad by: give symbol, binary or line");
+	return 0;
+}
+
+static int local_only(struct source *src, const char *what, struct uiapi_reply *r)
+{
+	if (source_is_fleet(src))
+		return fail(r, 422, "%s of the fleet (--source) is not served: the fleet keeps no "
+			    "call stacks nor markers; open a local database with --db", what);
+	return 0;
+}
+
+/* ---- sessions ---- */
+
+static void session_json(FILE *f, const struct db_session *s)
+{
+	fprintf(f, "{\"id\":%" PRId64 ",\"name\":", s->id);
+	json_write_string(f, s->name);
+	fputs(",\"state\":", f);
+	json_write_string(f, s->state);
+	fprintf(f, ",\"start_wall_ns\":%" PRId64 ",\"duration_ns\":%" PRId64
+		",\"samples\":%" PRId64 ",\"lost\":%" PRId64 ",\"throttled\":%" PRId64
+		",\"sample_event\":", s->start_ns + s->wall_offset_ns, s->duration_ns,
+		s->samples, s->lost, s->throttled);
+	json_write_string(f, s->sample_event);
+	fputs(",\"events\":[", f);
+	for (int i = 0; i < s->nr_events; i++) {
+		if (i)
+			fputc(',', f);
+		json_write_string(f, s->events[i].name);
+	}
+	fputc(']', f);
+}
+
+/* Every session, newest first: by id downwards, db_session_get() each
+ * (ids of removed sessions are skipped). */
+static int api_sessions(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct error e = { "" };
+	struct out o;
+	int64_t max = 0;
+	int n = 0;
+
+	(void)a;
+	if (local_only(src, "the session list", r))
+		goto out;
+	if (db_session_max_id(src->db, &max, &e) < 0) {
+		fail(r, 500, "%s", e.msg);
+		goto out;
+	}
+	out_open(&o);
+	fputs("{\"sessions\":[", o.f);
+	for (int64_t id = max; id > 0; id--) {
+		if (db_session_get(src->db, id, s, &e) < 0)
+			continue;
+		if (n++)
+			fputc(',', o.f);
+		session_json(o.f, s);
+		fputc('}', o.f);
+	}
+	fputs("]}\n", o.f);
+	out_done(&o, r, TYPE_JSON);
+out:
+	free(s);
+	return 1;
+}
+
+/* metric_covered()'s question: did session ctx count the event name? */
+static int session_has(void *ctx, const char *name)
+{
+	const struct db_session *s = ctx;
+
+	for (int i = 0; i < s->nr_events; i++)
+		if (metric_event_is(name, s->events[i].name))
+			return 1;
+	return 0;
+}
+
+static int api_session(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct timeline_opts to = { .pid = -1 };
+	struct timeline *t = NULL;
+	const struct metric *all;
+	struct error e = { "" };
+	size_t nm = 0;
+	struct out o;
+	int n = 0;
+
+	if (local_only(src, "a session", r) || arg_session(src, a, "session", 0, s, r))
+		goto out;
+	to.session = s->id;
+	t = timeline_events(src->db, &to, &e);	/* its markers: none when it fails */
+	out_open(&o);
+	session_json(o.f, s);
+	fprintf(o.f, ",\"nr_cpus\":%" PRId64 ",\"has_stacks\":%s,\"metrics\":[", s->nr_cpus,
+		s->call_graph[0] ? "true" : "false");
+	all = metrics_all(&nm);
+	for (size_t i = 0; i < nm; i++) {
+		struct error me = { "" };
+
+		if (metric_covered(&all[i], session_has, s, "the session", &me) < 0)
+			continue;
+		if (n++)
+			fputc(',', o.f);
+		json_write_string(o.f, all[i].name);
+	}
+	fprintf(o.f, "],\"markers\":%zu}\n", t ? t->nmarkers : 0);
+	out_done(&o, r, TYPE_JSON);
+out:
+	if (t)
+		timeline_free(t);
+	free(s);
+	return 1;
+}
+
+/* ---- hot spots, flame graph, comparison ---- */
+
+/* ?metric=M (repeatable) into o's -M metrics. */
+static int arg_metrics(const struct uiapi_args *a, struct report_opts *o,
+		       struct uiapi_reply *r)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		const struct metric *m;
+		int dup = 0;
+
+		if (strcmp(a->key[i], "metric"))
+			continue;
+		if (!(m = metric_find(a->val[i])))
+			return fail(r, 400, "bad metric: give a metric's name, as 'strobe list "
+				    "--metrics' lists them");
+		for (int j = 0; j < o->nr_metrics; j++)
+			dup |= o->metrics[j] == m;
+		if (dup)
+			continue;
+		if (o->nr_metrics == REPORT_METRICS_MAX)
+			return fail(r, 400, "too many metric: at most %d", REPORT_METRICS_MAX);
+		o->metrics[o->nr_metrics++] = m;
+	}
+	return 0;
+}
+
+/* strobe report --format json of [from, to): report_window(). */
+static int api_report(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct report_summary *sum = xcalloc(1, sizeof(*sum));
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct error e = { "" };
+	struct table *t = NULL;
+	int64_t from, to, limit;
+	struct out out;
+
+	if (local_only(src, "a window's report", r) ||
+	    arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o.by, r) ||
+	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
+		goto out;
+	o.session = s->id;
+	o.limit = (size_t)limit;
+	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (!(t = report_window(src->db, &o, from, to, sum, &e))) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
+out:
+	table_free(t);
+	free(sum);
+	free(s);
+	return 1;
+}
+
+/* strobe export --format folded of [from, to): stacks_window() and the
+ * folded writer of flame.h. */
+static int api_flame(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct stack_set *set = NULL;
+	struct flame_tree *t = NULL;
+	struct error e = { "" };
+	const char *event;
+	int64_t from, to;
+	int what = FLAME_SAMPLES;
+	struct out out;
+
+	if (local_only(src, "a flame graph", r) || arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r))
+		goto out;
+	o.session = s->id;
+	if (!(set = stacks_window(src->db, &o, from, to, &e))) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	if (!set->call_graph[0]) {
+		fail(r, 422, "session %lld has no call stacks: record with -g",
+		     (long long)set->session.id);
+		goto out;
+	}
+	if (event && (what = flame_event_index(set, event, &e)) < 0) {
+		fail(r, 400, "bad event: %s", e.msg);
+		goto out;
+	}
+	if (!(t = flame_tree_build(set, what, &e))) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	if (flame_write_folded(t, out.f, &e) < 0) {
+		fclose(out.f);
+		free(out.buf);
+		fail(r, 500, "%s", e.msg);
+		goto out;
+	}
+	out_done(&out, r, TYPE_TEXT);
+out:
+	flame_tree_free(t);
+	if (set)
+		stacks_free(set);
+	free(s);
+	return 1;
+}
+
+/* strobe diff ID@A-B ID@C-D --format json: diff_build_windows(). */
+static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
+	struct db_session *s = xmalloc(2 * sizeof(*s));
+	struct diff_window w[2];
+	struct error e = { "" };
+	struct diff *d = NULL;
+	struct table *t = NULL;
+	int64_t limit, def = 0;
+	struct out out;
+	int rc;
+
+	if (local_only(src, "a comparison of windows", r) ||
+	    arg_int(a, "session", 0, INT64_MAX, &def, r) ||
+	    arg_session(src, a, "a_session", def, &s[0], r) ||
+	    arg_session(src, a, "b_session", def, &s[1], r) ||
+	    arg_need(a, "a_from", INT64_MAX / 2, &w[0].from_ns, r) ||
+	    arg_need(a, "a_to", INT64_MAX / 2, &w[0].to_ns, r) ||
+	    arg_need(a, "b_from", INT64_MAX / 2, &w[1].from_ns, r) ||
+	    arg_need(a, "b_to", INT64_MAX / 2, &w[1].to_ns, r) ||
+	    arg_by(a, &o.by, r) || arg_int(a, "limit", 0, MAX_LIMIT, &limit, r))
+		goto out;
+	w[0].session = s[0].id;
+	w[1].session = s[1].id;
+	rc = diff_build_windows(src->db, w, o.by, &o, &d, &e);
+	if (rc < 0) {
+		fail(r, rc == -2 ? 400 : 422, "%s", e.msg);
+		goto out;
+	}
+	t = diff_table(d, &o, OUTPUT_JSON, (size_t)limit);
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
+out:
+	table_free(t);
+	diff_free(d);
+	free(s);
+	return 1;
+}
+
+/* ---- series ---- */
+
+static void series_json(FILE *f, const struct series *s, int64_t from)
+{
+	const struct timeline *t = s->t;
+	int64_t start = t->session.start_ns;
+
+	fprintf(f, "{\"session\":%" PRId64 ",\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64
+		",\"bucket_ns\":%" PRId64 ",\"times\":[", t->session.id, t->from_ns - start,
+		t->to_ns - start, t->bucket_ns);
+	for (size_t b = 0; b < t->nbuckets; b++)
+		fprintf(f, "%s%" PRId64, b ? "," : "", timeline_bucket_from(t, b) - start);
+	fputs("],\"series\":[", f);
+	for (size_t i = 0; i < s->n; i++) {
+		fputs(i ? ",{\"title\":" : "{\"title\":", f);
+		json_write_string(f, s->line[i].title);
+		fputs(",\"values\":[", f);
+		for (size_t b = 0; b < t->nbuckets; b++) {
+			double v = s->line[i].v[b];
+
+			if (b)
+				fputc(',', f);
+			if (isfinite(v))
+				fprintf(f, "%.10g", v);
+			else
+				fputs("null", f);
+		}
+		fputs("]}", f);
+	}
+	fputs("],\"lost\":[", f);
+	for (size_t i = 0; i < t->nlost; i++)
+		fprintf(f, "%s{\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64 ",\"count\":%" PRIu64 "}",
+			i ? "," : "", t->lost[i].from_ns - start, t->lost[i].to_ns - start,
+			t->lost[i].count);
+	/* throttle records are among the lost spans (timeline.h: count 1 each) */
+	fputs("],\"throttled\":[],\"markers\":[", f);
+	for (size_t i = 0; i < t->nmarkers; i++) {
+		fprintf(f, "%s{\"time_ns\":%" PRId64 ",\"name\":", i ? "," : "",
+			t->markers[i].time_ns - start);
+		json_write_string(f, t->markers[i].name);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	(void)from;
+}
+
+/* ?event= (repeatable) or ?metric= into req (the metric parsed into *x). */
+static int series_what(const struct uiapi_args *a, struct series_req *req, const char **ev,
+		       struct expr **x, char **text, struct uiapi_reply *r)
+{
+	const char *m;
+	struct error e = { "" };
+
+	for (size_t i = 0; i < a->n; i++) {
+		if (strcmp(a->key[i], "event"))
+			continue;
+		if (!*a->val[i] || strlen(a->val[i]) > MAX_NAME)
+			return fail(r, 400, "bad event: give an event's name of 1 to %d bytes",
+				    MAX_NAME);
+		if (req->nevents == 16)
+			return fail(r, 400, "too many event: at most 16");
+		ev[req->nevents++] = a->val[i];
+	}
+	if (arg_str(a, "metric", &m, r))
+		return 1;
+	if (m && req->nevents)
+		return fail(r, 400, "event and metric exclude each other: give one");
+	if (!m) {
+		if (!req->nevents)
+			ev[req->nevents++] = "samples";
+		req->events = ev;
+		return 0;
+	}
+	if ((req->catalog = metric_find(m))) {
+		*text = metric_expr_scaled(req->catalog);
+		*x = expr_parse(*text, &e);
+		req->metric_src = req->catalog->name;
+	} else {
+		*x = expr_parse(m, &e);
+		req->metric_src = m;
+	}
+	if (!*x)
+		return fail(r, 400, "bad metric: %s", e.msg);
+	req->metric = *x;
+	return 0;
+}
+
+static int api_series(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct series_req req = { 0 };
+	struct series_source ss;
+	struct series *s = NULL;
+	struct error e = { "" };
+	struct expr *x = NULL;
+	char *text = NULL;
+	const char *ev[16], *by;
+	int64_t from, to, buckets, top, fine;
+	int nsess, nhost, rc;
+	struct out out;
+
+	if (source_series(src, &ss, &nsess, &nhost, &e) < 0) {
+		fail(r, 404, "%s", e.msg);
+		goto out;
+	}
+	if (!source_is_fleet(src) && arg_session(src, a, "session", 0, &ss.session, r))
+		goto out;
+	if (!source_is_fleet(src) && series_source_db(&ss, src->db, ss.session.id, &e) < 0) {
+		fail(r, 404, "%s", e.msg);
+		goto out;
+	}
+	req.opts.pid = -1;
+	req.opts.session = ss.session.id;
+	by = arg(a, "by");
+	if (by && (timeline_parse_by(by, &req.opts.by) < 0 ||
+		   (req.opts.by == TL_BY_HOST && !source_is_fleet(src))))
+		goto bad_by;
+	if (arg_window(a, "from", "to", &ss.session, &from, &to, r) ||
+	    arg_int(a, "buckets", DEF_BUCKETS, MAX_BUCKETS, &buckets, r) ||
+	    arg_int(a, "top", TL_TOP_DEFAULT, 64, &top, r) ||
+	    series_what(a, &req, ev, &x, &text, r))
+		goto out;
+	if (buckets < 1 || top < 1) {
+		fail(r, 400, "bad %s: give at least 1", buckets < 1 ? "buckets" : "top");
+		goto out;
+	}
+	if (to > ss.session.duration_ns && ss.session.duration_ns > 0)
+		to = ss.session.duration_ns;
+	/* the range in at most `buckets` buckets, each whole fine buckets of
+	 * the session's sample_time (as plot --bucket takes them) */
+	fine = ss.session.time_bucket_ns > 0 ? ss.session.time_bucket_ns : 1000000;
+	req.opts.bucket_ns = (to - from + buckets - 1) / buckets;
+	req.opts.bucket_ns = (req.opts.bucket_ns + fine - 1) / fine * fine;
+	req.opts.has_from = req.opts.has_to = 1;
+	req.opts.from_ns = from;
+	req.opts.to_ns = to;
+	req.opts.top = (int)top;
+	rc = series_compute(&ss, &req, &s, &e);
+	if (rc < 0) {
+		fail(r, rc == -1 ? 422 : 400, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	series_json(out.f, s, from);
+	out_done(&out, r, TYPE_JSON);
+	goto out;
+bad_by:
+	fail(r, 400, "bad by: give none, cpu, pid, binary, symbol, cgroup%s",
+	     source_is_fleet(src) ? " or host" : "");
+out:
+	if (s)
+		series_free(s);
+	expr_free(x);
+	free(text);
+	return 1;
+}
+
+int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *args,
+		 struct uiapi_reply *r)
+{
+	static const struct {
+		const char *path;
+		int (*fn)(struct source *, const struct uiapi_args *, struct uiapi_reply *);
+	} routes[] = {
+		{ "sessions", api_sessions },
+		{ "session", api_session },
+		{ "series", api_series },
+		{ "report", api_report },
+		{ "flame", api_flame },
+		{ "diff", api_diff },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++)
+		if (!strcmp(path, routes[i].path))
+			return routes[i].fn(src, args, r);
+	return 0;
+}
