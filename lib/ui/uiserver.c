@@ -133,8 +133,7 @@ static enum MHD_Result answer_api(struct ui_server *s, struct MHD_Connection *c,
 	return ret;
 }
 
-/* MHD's access handler: every request comes here once its headers are in
- * (GET and HEAD have no body to wait for). */
+/* MHD's access handler: every request comes here once its headers are in. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_size, void **ptr)
@@ -147,11 +146,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version;
 	(void)upload_data;
-	if (!*ptr) {			/* the headers: answer on the next call */
-		*ptr = s;
-		return MHD_YES;
+	/* Answered on the first call, when the headers are in: a body is
+	 * never read (MHD then closes the connection after the answer). */
+	if (*ptr) {
+		*upload_size = 0;
+		return MHD_NO;
 	}
-	*upload_size = 0;		/* a body is never read */
+	*ptr = s;
 	if (!host_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host")))
 		return answer_text(c, 403, MSG_HOST);
 	qtok = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
