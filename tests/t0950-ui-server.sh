@@ -162,6 +162,28 @@ one_line "$(get "/api/report?token=$token&session=$sid&limit=100001")" 400
 one_line "$(get "/api/diff?token=$token&session=$sid&a_from=0")" 400
 one_line "$(get "/api/flame?token=$token&session=$sid&event=nope")" 400
 one_line "$(get "/api/nope?token=$token")" 404
+long=$(python3 -c 'print("x" * 4097)')
+many=$(python3 -c 'print("&".join("event=samples" for _ in range(70)))')
+for q in "from=-1" "to=99999999999999999999999" "from=$dur&to=$((dur + 1000))" "event=%00" \
+	"event=$long" "$many" "metric=nope" "metric=1/" "by=host" "top=0" "buckets=1&from=0&to=1" \
+	"session=0" "session=-3" "session=1e3"; do
+	for api in series report flame diff session; do
+		st=$(get "/api/$api?token=$token&$q&session=$sid")
+		case $st in
+		200) ;;
+		400 | 404 | 422) one_line "$st" "$st" ;;
+		*) fail "/api/$api?$q: status $st: $(cat "$tmp/body")" ;;
+		esac
+	done
+done
+for p in "/..%2f..%2fetc%2fpasswd" "/vendor/../index.html" "/%00" "//etc/passwd"; do
+	st=$(get "$p?token=$token" --path-as-is)
+	case $st in
+	200) cmp -s "$tmp/body" "$top/ui/index.html" || fail "$p: $(head -c 200 "$tmp/body")" ;;
+	404) one_line "$st" 404 ;;
+	*) fail "$p: status $st" ;;
+	esac
+done
 [ "$(get "/api/sessions?token=$token")" = 200 ] || fail "no answer after bad parameters"
 python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["sessions"][0]["id"] == int(sys.argv[2]), j' "$tmp/body" "$sid" ||
 	fail "sessions: $(cat "$tmp/body")"
