@@ -309,6 +309,52 @@ static int arg_metrics(const struct uiapi_args *a, struct report_opts *o,
 	return 0;
 }
 
+/* The fleet's report (source_report()) of src's selection, --host and
+ * ?session= (else --session), over [from, to) when given: strobe report
+ * --source URL --host H --session ID --from --to --format json's bytes. */
+static int fleet_report(struct source *src, const struct uiapi_args *a, struct report_opts *o,
+			struct uiapi_reply *r)
+{
+	struct source_summary *ss = xcalloc(1, sizeof(*ss));
+	int64_t keep = src->session, id, from, to;
+	struct error e = { "" };
+	struct table *t = NULL;
+	struct out out;
+
+	if (arg_int(a, "session", src->session, INT64_MAX, &id, r) ||
+	    arg_int(a, "from", 0, INT64_MAX / 2, &from, r) ||
+	    arg_int(a, "to", INT64_MAX / 2, INT64_MAX / 2, &to, r))
+		goto out;
+	if ((arg(a, "from") || arg(a, "to")) && report_opts_window(o, from, to, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (o->nr_metrics && (!src->host || !id)) {
+		fail(r, 400, "metric of the fleet is of one session's table: give --host to "
+		     "strobe ui and session=ID");
+		goto out;
+	}
+	src->session = id;		/* the fleet's selection: src's */
+	t = source_report(src, o, 0, ss, &e);
+	src->session = keep;
+	if (!t) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	if (o->nr_metrics && report_metrics_check(&ss->sum.session, o, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
+out:
+	table_free(t);
+	source_summary_free(ss);
+	free(ss);
+	return 1;
+}
+
 /* strobe report --format json of [from, to): report_window(). */
 static int api_report(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
@@ -320,8 +366,19 @@ static int api_report(struct source *src, const struct uiapi_args *a, struct uia
 	int64_t from, to, limit;
 	struct out out;
 
-	if (local_only(src, "a window's report", r) ||
-	    arg_session(src, a, "session", 0, s, r) ||
+	if (source_is_fleet(src)) {
+		if (!arg_by(a, &o.by, r) && !arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) &&
+		    !arg_metrics(a, &o, r)) {
+			o.limit = (size_t)limit;
+			if (o.by == REPORT_BY_LINE)
+				fail(r, 400, "bad by: the fleet has no source lines: give symbol or "
+				     "binary");
+			else
+				fleet_report(src, a, &o, r);
+		}
+		goto out;
+	}
+	if (arg_session(src, a, "session", 0, s, r) ||
 	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o.by, r) ||
 	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
 		goto out;
