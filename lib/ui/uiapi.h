@@ -13,6 +13,9 @@
  *   /api/diff       strobe diff --format json of two windows
  *
  * Times are ns since the session's start; a window is [from, to).
+ * With the fleet (--source) report and series go through source.h
+ * (source_report, source_series) over the source's --host and session;
+ * sessions, session, flame and diff are the local database's (422).
  */
 #ifndef STROBE_UIAPI_H
 #define STROBE_UIAPI_H
