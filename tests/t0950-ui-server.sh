@@ -28,6 +28,8 @@ sid=$("$STROBE" sessions --format csv | awk -F, 'NR > 1 { id = $1 } END { print 
 
 "$STROBE" ui --no-open >"$tmp/ui.out" 2>"$tmp/ui.err" &
 uipid=$!
+# a failed check leaves no server behind
+trap 'kill "$uipid" 2>/dev/null; cleanup' EXIT
 i=0
 while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
 	kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"

@@ -17,6 +17,8 @@ ch_shard_hosts
 
 "$STROBE" ui --source "$url" --host "$hA" --session 1 --no-open >"$tmp/ui.out" 2>"$tmp/ui.err" &
 uipid=$!
+# a failed check leaves no server behind
+trap 'kill "$uipid" 2>/dev/null; ch_cleanup' EXIT
 i=0
 while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
 	kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
