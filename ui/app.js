@@ -28,6 +28,8 @@ function parseWin(v) {
 
 function hashRead() {
 	var p = new URLSearchParams(location.hash.slice(1));
+	var q = new URLSearchParams(location.search);
+	if (q.get("session")) st.s = q.get("session");	/* strobe ui --session */
 	if (p.get("s")) st.s = p.get("s");
 	if (p.get("ev")) st.ev = p.get("ev");
 	if (p.get("by")) st.by = p.get("by");
@@ -67,7 +69,15 @@ function hashWrite() {
 
 /* ---- the API */
 
-function status(msg) { $("status").textContent = msg || ""; }
+/* the status line: one message per part of the page (the timeline, the
+   window's views, the rest), so that one's success does not hide the
+   other's error */
+var said = {};
+function status(msg, part) {
+	said[part || "page"] = msg || "";
+	$("status").textContent = Object.keys(said).map(function (k) { return said[k]; })
+		.filter(function (m) { return m; }).join(" · ");
+}
 
 function api(path, params, text) {
 	var q = new URLSearchParams();
@@ -80,13 +90,13 @@ function api(path, params, text) {
 	return fetch("api/" + path + "?" + q.toString(), { headers: { "X-Strobe-Token": token } })
 		.then(function (r) {
 			return r.text().then(function (body) {
-				if (!r.ok) throw new Error(body.split("\n")[0] || ("HTTP " + r.status));
+				if (!r.ok) throw new Error(path + ": " + (body.split("\n")[0] || ("HTTP " + r.status)));
 				return text ? body : JSON.parse(body);
 			});
 		});
 }
 
-function fail(e) { status(String(e && e.message || e)); }
+function fail(e, part) { status(String(e && e.message || e), part); }
 
 /* ---- formatting */
 
@@ -170,7 +180,9 @@ function loadSession() {
 var plot = null, series = null, pendingShift = false, seriesSeq = 0;
 
 function seriesParams(extra) {
-	var ev = st.ev, p = { session: st.s, by: st.by, top: 10 };
+	/* by=none is the API's default: not sent (the server of 97ddee5
+	   answers "by=none" with a 400) */
+	var ev = st.ev, p = { session: st.s, by: st.by === "none" ? null : st.by, top: 10 };
 	if (ev.slice(0, 2) === "m:") p.metric = ev.slice(2);
 	else p.event = ev;
 	var z = st.z || [0, sess.duration_ns || 1];
@@ -184,8 +196,10 @@ function loadSeries() {
 	var seq = ++seriesSeq;
 	var extras = st.x.map(function (x) {
 		var i = x.indexOf(":"), by = x.slice(0, i), name = x.slice(i + 1);
-		return api("series", seriesParams({ by: by, top: 200 })).then(function (r) {
-			var hit = (r.series || []).filter(function (s) { return s.title === name; })[0];
+		return api("series", seriesParams({ by: by, top: 64 })).then(function (r) {
+			var ss = r.series || [];
+			var hit = ss.filter(function (s) { return s.title === name; })[0] ||
+				ss.filter(function (s) { return s.title.slice(-name.length - 1) === " " + name; })[0];
 			return { title: by + " " + name, values: hit ? hit.values : r.times.map(function () { return 0; }) };
 		});
 	});
@@ -195,8 +209,8 @@ function loadSeries() {
 		r.extra = rs.slice(1);
 		series = r;
 		drawPlot();
-		status("");
-	}).catch(fail);
+		status("", "series");
+	}).catch(function (e) { fail(e, "series"); });
 }
 
 function plotData() {
@@ -383,8 +397,8 @@ function loadViews() {
 	/* data-busy: set while this window's views load (the browser test
 	   waits on it) */
 	function done() { if (seq === viewSeq) delete document.body.dataset.busy; }
-	return Promise.all(ps).then(function () { if (seq === viewSeq) status(""); done(); })
-		.catch(function (e) { fail(e); done(); });
+	return Promise.all(ps).then(function () { if (seq === viewSeq) status("", "views"); done(); })
+		.catch(function (e) { fail(e, "views"); done(); });
 }
 
 /* ---- tables: whatever columns come, in their order; sortable */
@@ -451,7 +465,8 @@ function renderTable(box, r, isDiff) {
 }
 
 /* the API's series cannot filter by one symbol: ask by=symbol (or binary)
-   with a large top and keep the one series of that name */
+   with the largest top it serves (64) and keep the one series of that
+   name (a flat line at 0 when it is not among them) */
 function addSeries(by, name) {
 	var key = by + ":" + name;
 	if (st.x.indexOf(key) < 0) st.x.push(key);
@@ -623,8 +638,67 @@ function updateMatch() {
 	m.textContent = "matches " + hit + " of " + folded.a.v + " (" + (folded.a.v ? (hit / folded.a.v * 100).toFixed(2) : "0") + "%)";
 }
 
-/* ---- the call tree: top-down, expanded on click; the selected
-   function's callers below it */
+/* ---- the call tree: top-down, expanded on click; a clicked function's
+   callers (bottom-up) and callees (merged over all its calls) below it */
+
+function newNode(name) { return { name: name, v: 0, self: 0, kids: new Map() }; }
+
+function mergeKids(dst, src) {
+	src.kids.forEach(function (k) {
+		var d = dst.kids.get(k.name);
+		if (!d) { d = newNode(k.name); dst.kids.set(k.name, d); }
+		d.v += k.v; d.self += k.self;
+		mergeKids(d, k);
+	});
+}
+
+/* the outermost call of fname on each stack counts once (recursion) */
+function focusTrees(root, fname) {
+	var callers = newNode(fname), callees = newNode(fname);
+	(function walk(n, inside) {
+		n.kids.forEach(function (k) {
+			var hit = !inside && k.name === fname;
+			if (hit) {
+				callers.v += k.v; callers.self += k.self;
+				callees.v += k.v; callees.self += k.self;
+				mergeKids(callees, k);
+				var cur = callers;
+				for (var p = n; p && p.parent; p = p.parent) {
+					var c = cur.kids.get(p.name);
+					if (!c) { c = newNode(p.name); cur.kids.set(p.name, c); }
+					c.v += k.v;
+					cur = c;
+				}
+			}
+			walk(k, inside || hit);
+		});
+	})(root, false);
+	return { callers: callers, callees: callees };
+}
+
+function treeRow(n, total, parentEl, depth, onPick) {
+	var d = el("div", "tnode");
+	d.appendChild(el("span", "n", n.v + " " + (n.v / total * 100).toFixed(1) + "%  " + n.self));
+	var lab = el("span");
+	d.appendChild(lab);
+	parentEl.appendChild(d);
+	var kidsBox = el("div");
+	parentEl.appendChild(kidsBox);
+	var expanded = false;
+	function label() {
+		lab.textContent = "\u00a0".repeat(depth * 2) + (n.kids.size ? (expanded ? "▾ " : "▸ ") : "  ") + n.name;
+	}
+	label();
+	d.addEventListener("click", function () {
+		expanded = !expanded;
+		clear(kidsBox);
+		label();
+		if (expanded) Array.from(n.kids.values()).sort(function (p, q) { return q.v - p.v; })
+			.forEach(function (k) { treeRow(k, total, kidsBox, depth + 1, onPick); });
+		if (onPick) onPick(n, d);
+	});
+	return d;
+}
 
 function renderCallTree() {
 	var box = $("tree");
@@ -636,29 +710,23 @@ function renderCallTree() {
 	}
 	var head = el("div", "tnode");
 	head.appendChild(el("span", "n", "total   self"));
-	head.appendChild(document.createTextNode("function"));
+	head.appendChild(document.createTextNode("function (click: expand, and its callers and callees below)"));
 	box.appendChild(head);
-	function row(n, parentEl, depth) {
-		var d = el("div", "tnode");
-		var pct = (n.v / root.v * 100).toFixed(1) + "%";
-		d.appendChild(el("span", "n", n.v + " " + pct + "  " + n.self));
-		var open = n.kids.size ? "▸ " : "  ";
-		var lab = el("span", null, "\u00a0".repeat(depth * 2) + open + n.name);
-		d.appendChild(lab);
-		parentEl.appendChild(d);
-		var kidsBox = el("div");
-		parentEl.appendChild(kidsBox);
-		var expanded = false;
-		d.addEventListener("click", function () {
-			expanded = !expanded;
-			clear(kidsBox);
-			lab.textContent = "\u00a0".repeat(depth * 2) + (n.kids.size ? (expanded ? "▾ " : "▸ ") : "  ") + n.name;
-			if (expanded) Array.from(n.kids.values()).sort(function (p, q) { return q.v - p.v; })
-				.forEach(function (k) { row(k, kidsBox, depth + 1); });
-		});
-		return d;
+	var top = el("div"), focus = el("div"), picked = null;
+	box.appendChild(top);
+	box.appendChild(focus);
+	function pick(n, d) {
+		if (!n.parent) return;
+		if (picked) picked.classList.remove("selected");
+		picked = d; d.classList.add("selected");
+		clear(focus);
+		var f = focusTrees(root, n.name);
+		focus.appendChild(el("h4", null, "callers of " + n.name));
+		treeRow(f.callers, root.v, focus, 0, null).click();
+		focus.appendChild(el("h4", null, "callees of " + n.name));
+		treeRow(f.callees, root.v, focus, 0, null).click();
 	}
-	row(root, box, 0).click();
+	treeRow(root, root.v, top, 0, pick).click();
 }
 
 /* ---- tabs, controls, keys */

@@ -24,14 +24,16 @@ const sid = process.env.STROBE_SESSION;
 const shots = process.env.SHOTS || "";
 const hostile = process.env.HOSTILE || "<img src=x onerror=alert(1)>";
 
-function fail(msg) { console.log("FAIL: " + msg); process.exit(1); }
+let pageRef = null;
+const errors = [];
+function fail(msg) { throw new Error(msg); }
 function ok(msg) { console.log("ok: " + msg); }
 
 /* the window's hot spots as 'strobe report' computes them */
 function reportRows(a, b) {
 	const args = ["report", "--session", sid, "--from", a + "ns", "--to", b + "ns",
 		"--by", "symbol", "--limit", "100", "--format", "json"];
-	const out = execFileSync(strobe, args, { encoding: "utf8" });
+	const out = execFileSync(strobe, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 	return JSON.parse(out).rows.map((r) => Object.keys(r).map((k) => String(r[k])));
 }
 
@@ -83,9 +85,9 @@ function noToken(u) {
 			"--disable-background-networking", "--disable-component-update", "--disable-sync"],
 	});
 	let dialogs = 0;
-	const errors = [];
 	try {
 		const page = ctx.pages()[0] || await ctx.newPage();
+		pageRef = page;
 		page.on("dialog", (d) => { dialogs++; d.dismiss().catch(() => {}); });
 		page.on("pageerror", (e) => errors.push(String(e)));
 		page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
@@ -181,8 +183,15 @@ function noToken(u) {
 		if (st2 !== 403) fail("a request without the token got " + st2 + ", not 403");
 		ok("no token: 403");
 
+	} catch (e) {
+		/* what the page said, for the log */
+		let said = "";
+		if (pageRef) said = await pageRef.$eval("#status", (e) => e.textContent).catch(() => "");
+		console.log("FAIL: " + (e && e.message || e) + (said ? "\n  the page's status line: " + said : "") +
+			(errors.length ? "\n  page errors: " + errors.join(" | ") : ""));
+		process.exitCode = 1;
 	} finally {
 		await ctx.close();
 		fs.rmSync(profile, { recursive: true, force: true });
 	}
-})().catch((e) => fail(String(e && e.stack || e)));
+})().catch((e) => { console.log("FAIL: " + String(e && e.stack || e)); process.exit(1); });
