@@ -232,7 +232,7 @@ function plotData() {
 	lay.forEach(function (s, i) {
 		var k = stack ? lay.length - 1 - i : i, c = palette[k % palette.length];
 		data.push(s.v);
-		opts.push({ label: s.title, stroke: c, fill: stack ? c + "cc" : undefined, width: 1,
+		opts.push({ label: s.title, stroke: c, fill: stack ? c + "cc" : lay.length === 1 ? c + "33" : undefined, width: 1,
 			points: { show: false }, spanGaps: false });
 	});
 	(series.extra || []).forEach(function (s, i) {
@@ -298,7 +298,25 @@ function drawPlot() {
 	/* the marker lane sits right under the plot, above the legend */
 	plot.root.insertBefore($("markers"), plot.root.querySelector(".u-legend"));
 	plot.over.addEventListener("mousedown", function (e) { pendingShift = e.shiftKey; }, true);
+	plot.over.addEventListener("wheel", wheelZoom, { passive: false });
 	drawMarkers(plot);
+}
+
+/* the wheel zooms the timeline around the pointer; the series are asked
+   again for the new range (more detail: the buckets follow the range) */
+var wheelTimer = null;
+function wheelZoom(e) {
+	e.preventDefault();
+	var u = plot, len = sess.duration_ns || 1;
+	var z = st.z || [0, len], at = u.posToVal(e.offsetX, "x") * 1e9;
+	var k = e.deltaY < 0 ? 0.8 : 1.25;
+	var f = Math.round(at - (at - z[0]) * k), t = Math.round(at + (z[1] - at) * k);
+	f = Math.max(0, f); t = Math.min(len, t);
+	if (t - f < 1000) return;
+	st.z = f <= 0 && t >= len ? null : [f, t];
+	hashWrite();
+	clearTimeout(wheelTimer);
+	wheelTimer = setTimeout(loadSeries, 120);
 }
 
 /* markers: clustered by pixel so that a thousand stay readable; the names
@@ -573,7 +591,7 @@ Flame.prototype.draw = function () {
 		var kids = Array.from(n.kids.values()).sort(function (p, q2) { return p.name < q2.name ? -1 : p.name > q2.name ? 1 : 0; });
 		kids.forEach(function (k) {
 			var w = k.v / zoom.v * W;
-			if (w < 0.5) { hidden++; return; }
+			if (w < 1) { hidden++; return; }	/* too thin to see or click */
 			out.push({ node: k, x: x, w: w, d: d });
 			walk(k, x, d + 1);
 			x += w;
