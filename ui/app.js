@@ -762,8 +762,11 @@ function showTab(t) {
 	hashWrite();
 }
 
-function resetAll() {
-	var reload = st.z !== null;
+/* Escape: the windows and the zoom; the reset button also the series
+   added from the table */
+function resetAll(e) {
+	var reload = st.z !== null || (e && e.type === "click" && st.x.length);
+	if (e && e.type === "click") st.x = [];
 	st.a = st.b = st.z = null;
 	flameA.zoom = flameD.zoom = null;
 	$("search").value = "";

@@ -137,7 +137,7 @@ function noToken(u) {
 		const fl = await page.$eval("#flame canvas", (c) => c.height);
 		if (fl < 40) fail("flame graph not drawn (canvas " + fl + " px high)");
 		ok("flame graph drawn");
-		if (shots) await page.screenshot({ path: path.join(shots, "ui-flame.png"), fullPage: true });
+		if (shots) await page.screenshot({ path: path.join(shots, "ui-flame.png") });
 		await page.click("#tabs button[data-tab=tree]");
 		if (shots) await page.screenshot({ path: path.join(shots, "ui-calltree.png") });
 		await page.click("#tabs button[data-tab=table]");
@@ -154,7 +154,7 @@ function noToken(u) {
 		if (shots) await page.screenshot({ path: path.join(shots, "ui-diff.png") });
 		await page.click("#tabs button[data-tab=dflame]");
 		await page.waitForTimeout(200);
-		if (shots) await page.screenshot({ path: path.join(shots, "ui-diff-flame.png"), fullPage: true });
+		if (shots) await page.screenshot({ path: path.join(shots, "ui-diff-flame.png") });
 		await page.click("#tabs button[data-tab=table]");
 
 		/* a reload of the URL: the same windows and rows */
