@@ -381,7 +381,11 @@ function loadViews() {
 	document.body.dataset.busy = "1";
 	var a = st.a || [0, sess.duration_ns || 1];
 	var ps = [];
-	ps.push(api("report", Object.assign({ session: st.s, by: st.rby, limit: 100 }, winParams(a)))
+	/* the table shows every metric the session's counters cover (report's
+	   -M, 16 at most) */
+	var ms = (sess.metrics || []).slice(0, 16);
+	$("table").dataset.metrics = ms.join(",");
+	ps.push(api("report", Object.assign({ session: st.s, by: st.rby, limit: 100, metric: ms }, winParams(a)))
 		.then(function (r) { if (seq === viewSeq) renderTable($("table"), r, false); }));
 	if (sess.has_stacks) {
 		var fp = { session: st.s, event: st.fev === "samples" ? null : st.fev };

@@ -29,10 +29,14 @@ const errors = [];
 function fail(msg) { throw new Error(msg); }
 function ok(msg) { console.log("ok: " + msg); }
 
-/* the window's hot spots as 'strobe report' computes them */
-function reportRows(a, b) {
-	const args = ["report", "--session", sid, "--from", a + "ns", "--to", b + "ns",
+/* the window's hot spots as 'strobe report' computes them: the page's
+   windows are [a, b) as the API's, report's --to is inclusive (whole ns:
+   report_opts_window), so --to b-1 is the same window, to the metrics'
+   durations */
+function reportRows(a, b, metrics) {
+	const args = ["report", "--session", sid, "--from", a + "ns", "--to", (BigInt(b) - 1n) + "ns",
 		"--by", "symbol", "--limit", "100", "--format", "json"];
+	if (metrics) args.push("-M", metrics);
 	const out = execFileSync(strobe, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 	return JSON.parse(out).rows.map((r) => Object.keys(r).map((k) => String(r[k])));
 }
@@ -118,11 +122,13 @@ function noToken(u) {
 
 		const rows = await tableRows(page, "#table");
 		if (!rows.length) fail("no rows in the hot-spot table for A");
-		const want = reportRows(af, at);
+		const metrics = await page.$eval("#table", (e) => e.dataset.metrics || "");
+		const want = reportRows(af, at, metrics);
 		if (JSON.stringify(rows) !== JSON.stringify(want))
-			fail("table rows differ from strobe report --from " + af + "ns --to " + at + "ns:\n page:   " +
+			fail("table rows differ from strobe report --from " + af + "ns --to " + (BigInt(at) - 1n) + "ns:\n page:   " +
 				JSON.stringify(rows.slice(0, 5)) + "\n report: " + JSON.stringify(want.slice(0, 5)));
-		ok("hot-spot table = strobe report for A (" + rows.length + " rows)");
+		ok("hot-spot table = strobe report for A (" + rows.length + " rows" +
+			(metrics ? ", -M " + metrics : "") + ")");
 		if (shots) await page.screenshot({ path: path.join(shots, "ui-hotspots.png") });
 
 		/* the hostile name is text, and nothing ran */
