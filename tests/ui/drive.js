@@ -38,7 +38,8 @@ function reportRows(a, b, metrics) {
 		"--by", "symbol", "--limit", "100", "--format", "json"];
 	if (metrics) args.push("-M", metrics);
 	const out = execFileSync(strobe, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-	return JSON.parse(out).rows.map((r) => Object.keys(r).map((k) => String(r[k])));
+	/* the page shows a null cell empty */
+	return JSON.parse(out).rows.map((r) => Object.keys(r).map((k) => r[k] === null ? "" : String(r[k])));
 }
 
 /* the rows of a table pane as text, cell by cell */
@@ -175,6 +176,14 @@ function noToken(u) {
 		const rows2 = await tableRows(page, "#table");
 		if (JSON.stringify(rows2) !== JSON.stringify(rows)) fail("the reload shows other rows");
 		ok("reload: same windows A and B, same rows");
+
+		/* Escape clears the windows, in the URL too */
+		await page.keyboard.press("Escape");
+		await settled(page);
+		const [ea] = await win(page, "a");
+		const eh = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));
+		if (ea || eh.get("a") || eh.get("b")) fail("Escape left a window: " + ea + " " + eh.toString());
+		ok("Escape clears the selection");
 
 		/* checked before the refused fetch below, which logs its 403 */
 		if (dialogs) fail(dialogs + " dialog(s) opened: a name ran as script");
