@@ -638,7 +638,7 @@ Flame.prototype.draw = function () {
 		self.boxes.push({ x: b.x, y: y, w: b.w, node: n, label: label });
 	});
 	ctx.fillStyle = "#777";
-	ctx.fillText((hidden ? hidden + " frames narrower than half a pixel not drawn · " : "") +
+	ctx.fillText((hidden ? hidden + " frames narrower than a pixel not drawn · " : "") +
 		"click a frame to zoom, Escape to reset", 4, Ht - 9);
 };
 
