@@ -1,12 +1,829 @@
-// app.js - placeholder of the page of 'strobe ui' (the page is written
-// apart): lists the sessions through /api/sessions, as text.
+/*
+ * app.js - the page of 'strobe ui': the session list, the timeline (uPlot),
+ * and the views that one time selection drives (hot spots, flame graph,
+ * call tree, diff, differential flame graph), all from the server's /api/.
+ *
+ * Every string that comes from the data (comm, paths, symbols, marker
+ * names, cgroups, error bodies) goes into the page through textContent /
+ * createTextNode or onto a canvas with fillText: never innerHTML.  The
+ * whole view lives in location.hash (replaceState), so a URL reloads it.
+ */
+(function () {
 "use strict";
-fetch("api/sessions").then(r => r.json()).then(j => {
-	const main = document.getElementById("app");
-	main.textContent = "";
-	for (const s of j.sessions) {
-		const p = document.createElement("p");
-		p.textContent = "session " + s.id + " " + s.name + ": " + s.samples + " samples";
-		main.appendChild(p);
+
+var token = new URLSearchParams(location.search).get("token") || "";
+var $ = function (id) { return document.getElementById(id); };
+
+/* ---- state and the URL */
+
+var st = { s: null, ev: "samples", by: "none", stk: 1, z: null, a: null, b: null,
+	tab: "table", rby: "symbol", fev: "samples", x: [] };
+
+function parseWin(v) {
+	var m = /^(\d+)-(\d+)$/.exec(v || "");
+	if (!m) return null;
+	var f = Number(m[1]), t = Number(m[2]);
+	return t > f ? [f, t] : null;
+}
+
+function hashRead() {
+	var p = new URLSearchParams(location.hash.slice(1));
+	var q = new URLSearchParams(location.search);
+	if (q.get("session")) st.s = q.get("session");	/* strobe ui --session */
+	if (p.get("s")) st.s = p.get("s");
+	if (p.get("ev")) st.ev = p.get("ev");
+	if (p.get("by")) st.by = p.get("by");
+	if (p.get("stk")) st.stk = p.get("stk") === "1" ? 1 : 0;
+	if (p.get("tab")) st.tab = p.get("tab");
+	if (p.get("rby")) st.rby = p.get("rby");
+	if (p.get("fev")) st.fev = p.get("fev");
+	st.z = parseWin(p.get("z"));
+	st.a = parseWin(p.get("a"));
+	st.b = parseWin(p.get("b"));
+	st.x = p.getAll("x");
+}
+
+function hashWrite() {
+	var p = new URLSearchParams();
+	if (st.s !== null) p.set("s", st.s);
+	p.set("ev", st.ev);
+	p.set("by", st.by);
+	p.set("stk", String(st.stk));
+	if (st.z) p.set("z", st.z.join("-"));
+	if (st.a) p.set("a", st.a.join("-"));
+	if (st.b) p.set("b", st.b.join("-"));
+	p.set("tab", st.tab);
+	p.set("rby", st.rby);
+	p.set("fev", st.fev);
+	st.x.forEach(function (x) { p.append("x", x); });
+	history.replaceState(null, "", location.pathname + location.search + "#" + p.toString());
+	var sel = $("sel");
+	sel.dataset.aFrom = st.a ? st.a[0] : "";
+	sel.dataset.aTo = st.a ? st.a[1] : "";
+	sel.dataset.bFrom = st.b ? st.b[0] : "";
+	sel.dataset.bTo = st.b ? st.b[1] : "";
+	sel.textContent = (st.a ? "A: " + fmtT(st.a[0]) + " – " + fmtT(st.a[1]) +
+		" (" + fmtT(st.a[1] - st.a[0]) + ")" : "drag on the timeline to select window A") +
+		(st.b ? "   B: " + fmtT(st.b[0]) + " – " + fmtT(st.b[1]) : st.a ? "   shift-drag for window B" : "");
+}
+
+/* ---- the API */
+
+/* the status line: one message per part of the page (the timeline, the
+   window's views, the rest), so that one's success does not hide the
+   other's error */
+var said = {};
+function status(msg, part) {
+	said[part || "page"] = msg || "";
+	$("status").textContent = Object.keys(said).map(function (k) { return said[k]; })
+		.filter(function (m) { return m; }).join(" · ");
+}
+
+function api(path, params, text) {
+	var q = new URLSearchParams();
+	Object.keys(params).forEach(function (k) {
+		var v = params[k];
+		if (v === null || v === undefined) return;
+		if (Array.isArray(v)) v.forEach(function (x) { q.append(k, x); });
+		else q.set(k, String(v));
+	});
+	return fetch("api/" + path + "?" + q.toString(), { headers: { "X-Strobe-Token": token } })
+		.then(function (r) {
+			return r.text().then(function (body) {
+				if (!r.ok) throw new Error(path + ": " + (body.split("\n")[0] || ("HTTP " + r.status)));
+				return text ? body : JSON.parse(body);
+			});
+		});
+}
+
+function fail(e, part) { status(String(e && e.message || e), part); }
+
+/* ---- formatting */
+
+function fmtT(ns) {
+	var a = Math.abs(ns);
+	if (a >= 1e9) return (ns / 1e9).toFixed(3) + " s";
+	if (a >= 1e6) return (ns / 1e6).toFixed(2) + " ms";
+	if (a >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
+	return ns + " ns";
+}
+
+function el(tag, cls, text) {
+	var e = document.createElement(tag);
+	if (cls) e.className = cls;
+	if (text !== undefined && text !== null) e.textContent = String(text);
+	return e;
+}
+
+function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+var palette = ["#e6550d", "#3182bd", "#31a354", "#756bb1", "#636363", "#fd8d3c",
+	"#6baed6", "#74c476", "#9e9ac8", "#969696", "#e6ab02", "#a6761d", "#d62728", "#17becf"];
+
+/* ---- sessions */
+
+var sessions = [], sess = null;
+
+function loadSessions() {
+	return api("sessions", {}).then(function (r) {
+		sessions = r.sessions || [];
+		var s = $("session");
+		clear(s);
+		sessions.forEach(function (x) {
+			var o = el("option", null, "#" + x.id + " " + (x.name || "") + " — " +
+				fmtT(x.duration_ns || 0) + ", " + x.samples + " samples, " +
+				x.lost + " lost [" + (x.events || []).join(", ") + "]");
+			o.value = String(x.id);
+			s.appendChild(o);
+		});
+		if (!sessions.length) { status("no sessions in this database: record one with 'strobe record'"); delete document.body.dataset.busy; return; }
+		if (st.s === null || !sessions.some(function (x) { return String(x.id) === st.s; }))
+			st.s = String(sessions[0].id);
+		s.value = st.s;
+		return loadSession();
+	});
+}
+
+function loadSession() {
+	return api("session", { session: st.s }).then(function (r) {
+		sess = r;
+		var evs = ["samples"].concat(r.events || []);
+		var ev = $("event"), fev = $("fev");
+		clear(ev); clear(fev);
+		evs.forEach(function (e) {
+			var o = el("option", null, e); o.value = "ev:" + e; ev.appendChild(o);
+			var f = el("option", null, e); f.value = e; fev.appendChild(f);
+		});
+		(r.metrics || []).forEach(function (m) {
+			var o = el("option", null, "metric " + m); o.value = "m:" + m; ev.appendChild(o);
+		});
+		var want = st.ev.indexOf(":") > 0 ? st.ev : "ev:" + st.ev;
+		if (!Array.prototype.some.call(ev.options, function (o) { return o.value === want; })) want = "ev:samples";
+		st.ev = want.slice(0, 3) === "ev:" ? want.slice(3) : want;
+		ev.value = want;
+		if (evs.indexOf(st.fev) < 0) st.fev = "samples";
+		fev.value = st.fev;
+		$("by").value = st.by;
+		$("stacked").checked = !!st.stk;
+		$("rby").value = st.rby;
+		$("info").textContent = (r.host ? r.host + " · " : "") + r.nr_cpus + " cpus · " +
+			fmtT(r.duration_ns) + " · " + r.samples + " samples · " + r.lost + " lost · " +
+			r.throttled + " throttled · " + r.markers + " markers" +
+			(r.has_stacks ? "" : " · no call stacks (record with -g)");
+		hashWrite();
+		return loadSeries().then(loadViews);
+	});
+}
+
+/* ---- the timeline */
+
+var plot = null, series = null, pendingShift = false, seriesSeq = 0;
+
+function seriesParams(extra) {
+	/* by=none is the API's default: not sent (the server of 97ddee5
+	   answers "by=none" with a 400) */
+	var ev = st.ev, p = { session: st.s, by: st.by === "none" ? null : st.by, top: 10 };
+	if (ev.slice(0, 2) === "m:") p.metric = ev.slice(2);
+	else p.event = ev;
+	var z = st.z || [0, sess.duration_ns || 1];
+	p.from = z[0]; p.to = z[1];
+	p.buckets = Math.max(16, Math.min(4000, Math.floor($("plot").clientWidth || 1000) - 60));
+	if (extra) Object.keys(extra).forEach(function (k) { p[k] = extra[k]; });
+	return p;
+}
+
+function loadSeries() {
+	var seq = ++seriesSeq;
+	var extras = st.x.map(function (x) {
+		var i = x.indexOf(":"), by = x.slice(0, i), name = x.slice(i + 1);
+		return api("series", seriesParams({ by: by, top: 64 })).then(function (r) {
+			var ss = r.series || [];
+			var hit = ss.filter(function (s) { return s.title === name; })[0] ||
+				ss.filter(function (s) { return s.title.slice(-name.length - 1) === " " + name; })[0];
+			return { title: by + " " + name, values: hit ? hit.values : r.times.map(function () { return 0; }) };
+		});
+	});
+	return Promise.all([api("series", seriesParams())].concat(extras)).then(function (rs) {
+		if (seq !== seriesSeq) return;
+		var r = rs[0];
+		r.extra = rs.slice(1);
+		series = r;
+		drawPlot();
+		status("", "series");
+	}).catch(function (e) { fail(e, "series"); });
+}
+
+function plotData() {
+	var xs = series.times.map(function (t) { return t / 1e9; });
+	var ss = series.series || [];
+	var data = [xs], opts = [{}];
+	var stack = st.stk && ss.length > 1;
+	var acc = xs.map(function () { return 0; });
+	var lay = ss.map(function (s) {
+		var v = s.values.map(function (y, i) {
+			if (!stack) return y;
+			acc[i] += y || 0;
+			return acc[i];
+		});
+		return { title: s.title, v: v };
+	});
+	/* stacked: draw the tallest first so each lower band paints over it */
+	if (stack) lay.reverse();
+	lay.forEach(function (s, i) {
+		var k = stack ? lay.length - 1 - i : i, c = palette[k % palette.length];
+		data.push(s.v);
+		opts.push({ label: s.title, stroke: c, fill: stack ? c + "cc" : lay.length === 1 ? c + "33" : undefined, width: 1,
+			points: { show: false }, spanGaps: false });
+	});
+	(series.extra || []).forEach(function (s, i) {
+		data.push(s.values);
+		opts.push({ label: s.title, stroke: "#000", dash: [4, 2], width: 2, points: { show: false }, scale: "sel" });
+	});
+	return { data: data, opts: opts };
+}
+
+function drawShades(u) {
+	var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
+	function span(f, t, color) {
+		var x0 = u.valToPos(f / 1e9, "x", true), x1 = u.valToPos(t / 1e9, "x", true);
+		x0 = Math.max(x0, u.bbox.left); x1 = Math.min(x1, u.bbox.left + u.bbox.width);
+		if (x1 <= x0) x1 = x0 + 1;
+		ctx.fillStyle = color;
+		ctx.fillRect(x0, top, x1 - x0, h);
 	}
-});
+	ctx.save();
+	(series.lost || []).forEach(function (l) { span(l.from_ns, l.to_ns, "rgba(220,0,0,0.15)"); });
+	(series.throttled || []).forEach(function (l) { span(l.from_ns, l.to_ns, "rgba(255,160,0,0.18)"); });
+	if (st.a) span(st.a[0], st.a[1], "rgba(33,150,243,0.18)");
+	if (st.b) span(st.b[0], st.b[1], "rgba(156,39,176,0.18)");
+	ctx.restore();
+}
+
+function drawPlot() {
+	var box = $("plot");
+	$("timeline").insertBefore($("markers"), $("tip"));	/* out of the old plot */
+	if (plot) { plot.destroy(); plot = null; }
+	clear(box);
+	var pd = plotData();
+	var z = st.z || [0, sess.duration_ns || 1];
+	var ylabel = st.ev.slice(0, 2) === "m:" ? st.ev.slice(2) : st.ev;
+	var opts = {
+		width: Math.max(300, box.clientWidth || 1000),
+		height: 240,
+		scales: { y: { range: function (u, mn, mx) { return [Math.min(0, mn), mx > 0 ? mx * 1.05 : 1]; } },
+			x: { time: false, range: function () { return [z[0] / 1e9, z[1] / 1e9]; } },
+			sel: { range: function (u, mn, mx) { return [0, Math.max(1, mx)]; } } },
+		axes: [{ values: function (u, v) { return v.map(function (s) { return s + " s"; }); } },
+			{ label: ylabel, size: 60 }],
+		series: pd.opts,
+		legend: { show: true, live: false },
+		cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
+		hooks: {
+			draw: [drawShades, drawMarkers],
+			setSelect: [function (u) {
+				if (u.select.width < 2) return;
+				var f = Math.max(0, Math.round(u.posToVal(u.select.left, "x") * 1e9));
+				var t = Math.round(u.posToVal(u.select.left + u.select.width, "x") * 1e9);
+				if (t <= f) return;
+				if (pendingShift || $("selb").checked) { st.b = [f, t]; if (st.tab !== "dflame") showTab("diff"); }
+				else st.a = [f, t];
+				u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+				hashWrite();
+				u.redraw(false);
+				loadViews();
+			}]
+		}
+	};
+	plot = new uPlot(opts, pd.data, box);
+	/* the marker lane sits right under the plot, above the legend */
+	plot.root.insertBefore($("markers"), plot.root.querySelector(".u-legend"));
+	plot.over.addEventListener("mousedown", function (e) { pendingShift = e.shiftKey; }, true);
+	plot.over.addEventListener("wheel", wheelZoom, { passive: false });
+	drawMarkers(plot);
+}
+
+/* the wheel zooms the timeline around the pointer; the series are asked
+   again for the new range (more detail: the buckets follow the range) */
+var wheelTimer = null;
+function wheelZoom(e) {
+	e.preventDefault();
+	var u = plot, len = sess.duration_ns || 1;
+	var z = st.z || [0, len], at = u.posToVal(e.offsetX, "x") * 1e9;
+	var k = e.deltaY < 0 ? 0.8 : 1.25;
+	var f = Math.round(at - (at - z[0]) * k), t = Math.round(at + (z[1] - at) * k);
+	f = Math.max(0, f); t = Math.min(len, t);
+	if (t - f < 1000) return;
+	st.z = f <= 0 && t >= len ? null : [f, t];
+	hashWrite();
+	clearTimeout(wheelTimer);
+	wheelTimer = setTimeout(loadSeries, 120);
+}
+
+/* markers: clustered by pixel so that a thousand stay readable; the names
+   of a cluster on hover, as text */
+var clusters = [];
+
+function drawMarkers(u) {
+	var c = $("markers"), ctx = c.getContext("2d");
+	var w = $("plot").clientWidth || 1, dpr = window.devicePixelRatio || 1;
+	c.width = w * dpr; c.height = 18 * dpr;
+	ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+	ctx.clearRect(0, 0, w, 18);
+	clusters = [];
+	if (!u || !series) return;
+	var off = u.over.offsetLeft, ow = u.over.clientWidth || u.bbox.width / dpr;
+	var ms = (series.markers || []).slice().sort(function (a, b) { return a.time_ns - b.time_ns; });
+	ctx.font = "10px system-ui, sans-serif";
+	/* a tick closer than 8 px to the last cluster (or to its count's
+	   label) joins it */
+	ms.forEach(function (m) {
+		var x = off + u.valToPos(m.time_ns / 1e9, "x");
+		if (x < off - 1 || x > off + ow + 1) return;
+		var last = clusters[clusters.length - 1];
+		var room = last ? 8 + (last.items.length > 1 ? ctx.measureText(String(last.items.length + 1)).width + 4 : 0) : 0;
+		if (last && x - last.x < room) { last.items.push(m); last.x1 = x; }
+		else clusters.push({ x: x, x1: x, items: [m] });
+	});
+	ctx.textBaseline = "middle";
+	clusters.forEach(function (k) {
+		ctx.fillStyle = k.items.length > 1 ? "#6a1b9a" : "#333";
+		ctx.fillRect(Math.round(k.x), 1, 2, 16);
+		if (k.items.length > 1) ctx.fillText(String(k.items.length), k.x + 3, 9);
+	});
+}
+
+function markerHover(e) {
+	var c = $("markers"), tip = $("tip");
+	var x = e.clientX - c.getBoundingClientRect().left, best = null;
+	clusters.forEach(function (k) {
+		var d = x < k.x ? k.x - x : x > k.x1 + 20 ? x - k.x1 - 20 : 0;
+		if (d <= 4 && (!best || d < best.d)) { best = k; best.d = d; }
+	});
+	if (!best) { tip.hidden = true; return; }
+	var lines = best.items.slice(0, 40).map(function (m) { return fmtT(m.time_ns) + "  " + m.name; });
+	if (best.items.length > 40) lines.push("… and " + (best.items.length - 40) + " more");
+	if (best.items.length > 1) lines.unshift(best.items.length + " markers:");
+	tip.textContent = lines.join("\n");
+	tip.hidden = false;
+	tip.style.left = Math.min(x + 20, c.clientWidth - 300) + "px";
+	tip.style.top = (c.offsetTop + 20) + "px";
+}
+
+/* ---- the window's views */
+
+var folded = { a: null, b: null }, viewSeq = 0;
+
+function winParams(w) { return { from: w[0], to: w[1] }; }
+
+function loadViews() {
+	var seq = ++viewSeq;
+	if (!sess) return;
+	document.body.dataset.busy = "1";
+	var a = st.a || [0, sess.duration_ns || 1];
+	var ps = [];
+	/* the table shows every metric the session's counters cover (report's
+	   -M, 16 at most) */
+	var ms = (sess.metrics || []).slice(0, 16);
+	$("table").dataset.metrics = ms.join(",");
+	ps.push(api("report", Object.assign({ session: st.s, by: st.rby, limit: 100, metric: ms }, winParams(a)))
+		.then(function (r) { if (seq === viewSeq) renderTable($("table"), r, false); }));
+	if (sess.has_stacks) {
+		var fp = { session: st.s, event: st.fev === "samples" ? null : st.fev };
+		ps.push(api("flame", Object.assign({}, fp, winParams(a)), true).then(function (t) {
+			if (seq !== viewSeq) return;
+			folded.a = buildTree(t);
+			flameA.set(folded.a, null);
+			renderCallTree();
+			if (st.b) return api("flame", Object.assign({}, fp, winParams(st.b)), true).then(function (tb) {
+				if (seq !== viewSeq) return;
+				folded.b = buildTree(tb);
+				flameD.set(folded.b, folded.a);
+			});
+			folded.b = null;
+			flameD.set(null, null);
+		}));
+	} else {
+		[$("flame"), $("tree")].forEach(function (p) { p.dataset.empty = "1"; });
+		folded.a = folded.b = null;
+		flameA.set(null, null); flameD.set(null, null);
+		renderCallTree();
+	}
+	if (st.b) {
+		ps.push(api("diff", { session: st.s, a_from: a[0], a_to: a[1], b_from: st.b[0], b_to: st.b[1],
+			by: st.rby === "line" ? "symbol" : st.rby, limit: 100 })
+			.then(function (r) { if (seq === viewSeq) renderTable($("diff"), r, true); }));
+	} else {
+		clear($("diff"));
+		$("diff").appendChild(el("div", "empty", "shift-drag on the timeline (or tick 'select B' and drag) to set window B"));
+	}
+	/* data-busy: set while this window's views load (the browser test
+	   waits on it) */
+	function done() { if (seq === viewSeq) delete document.body.dataset.busy; }
+	return Promise.all(ps).then(function () { if (seq === viewSeq) status("", "views"); done(); })
+		.catch(function (e) { fail(e, "views"); done(); });
+}
+
+/* ---- tables: whatever columns come, in their order; sortable */
+
+var textCols = { binary: 1, symbol: 1, line: 1, file: 1, source: 1, comm: 1, host: 1, cgroup: 1 };
+
+function renderTable(box, r, isDiff) {
+	clear(box);
+	var rows = r.rows || [];
+	if (!rows.length) { box.appendChild(el("div", "empty", "no samples in this window")); return; }
+	var cols = Object.keys(rows[0]);
+	var sortCol = null, sortDesc = true;
+	var maxPct = 0;
+	rows.forEach(function (x) { maxPct = Math.max(maxPct, Math.abs(Number(x.percent !== undefined ? x.percent : x.b_percent) || 0)); });
+	var t = el("table", "grid"), thead = el("thead"), tb = el("tbody"), hr = el("tr");
+	cols.forEach(function (c) {
+		var th = el("th", textCols[c] ? "s" : null, c === "within_noise" ? "noise" : c);
+		th.addEventListener("click", function () {
+			sortDesc = sortCol === c ? !sortDesc : !textCols[c];
+			sortCol = c;
+			fill(rows.slice().sort(function (p, q) {
+				var x = p[c], y = q[c];
+				var d = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+				return sortDesc ? -d : d;
+			}));
+		});
+		hr.appendChild(th);
+	});
+	thead.appendChild(hr);
+	t.appendChild(thead);
+	t.appendChild(tb);
+	function fill(rs) {
+		clear(tb);
+		rs.forEach(function (x) {
+			var tr = el("tr");
+			cols.forEach(function (c) {
+				var v = x[c], td;
+				if (c === "within_noise") {
+					td = el("td", "noise", Number(v) ? "~" : "");
+					td.dataset.v = String(v);
+				} else if (c === "percent" || c === "b_percent") {
+					td = el("td", "pct");
+					var bar = el("div", "barfill");
+					bar.style.width = (maxPct ? Math.abs(Number(v)) / maxPct * 100 : 0) + "%";
+					td.appendChild(bar);
+					td.appendChild(el("span", null, v));
+				} else {
+					td = el("td", textCols[c] ? "s" : null, v);
+					if (c === "delta_percent") td.className = Number(v) > 0 ? "grew" : Number(v) < 0 ? "shrank" : "";
+					if (!isDiff && (c === "symbol" || c === "binary") && v) {
+						td.className += " link";
+						td.title = "add the series of this " + c + " to the timeline";
+						td.addEventListener("click", function () { addSeries(c, String(v)); });
+					}
+				}
+				td.dataset.col = c;
+				tr.appendChild(td);
+			});
+			tb.appendChild(tr);
+		});
+	}
+	fill(rows);
+	box.appendChild(t);
+}
+
+/* the API's series cannot filter by one symbol: ask by=symbol (or binary)
+   with the largest top it serves (64) and keep the one series of that
+   name (a flat line at 0 when it is not among them) */
+function addSeries(by, name) {
+	var key = by + ":" + name;
+	if (st.x.indexOf(key) < 0) st.x.push(key);
+	if (st.x.length > 4) st.x.shift();
+	hashWrite();
+	loadSeries();
+}
+
+/* ---- folded stacks -> a tree (root first) */
+
+function buildTree(text) {
+	var root = { name: "all", v: 0, self: 0, kids: new Map(), parent: null, depth: 0 };
+	text.split("\n").forEach(function (line) {
+		if (!line) return;
+		var sp = line.lastIndexOf(" ");
+		if (sp < 0) return;
+		var n = Number(line.slice(sp + 1));
+		if (!(n > 0)) return;
+		var fr = line.slice(0, sp).split(";"), node = root;
+		root.v += n;
+		fr.forEach(function (f) {
+			var k = node.kids.get(f);
+			if (!k) { k = { name: f, v: 0, self: 0, kids: new Map(), parent: node, depth: node.depth + 1 }; node.kids.set(f, k); }
+			k.v += n;
+			node = k;
+		});
+		node.self += n;
+	});
+	return root;
+}
+
+function pathOf(n) { var p = []; for (; n && n.parent; n = n.parent) p.unshift(n.name); return p; }
+
+function lookup(root, path) {
+	var n = root;
+	for (var i = 0; n && i < path.length; i++) n = n.kids.get(path[i]);
+	return n || null;
+}
+
+/* ---- flame graphs: a small canvas renderer of our own (d3-flame-graph
+   needs all of d3, and drawing only the frames wide enough to see, with
+   canvas fillText for the names, is a few dozen lines) */
+
+function Flame(pane, diff) {
+	this.pane = pane; this.diff = diff; this.canvas = pane.querySelector("canvas");
+	this.root = null; this.base = null; this.zoom = null; this.boxes = [];
+	var self = this;
+	this.canvas.addEventListener("click", function (e) {
+		var b = self.hit(e);
+		if (b) { self.zoom = b.node.parent ? b.node : null; self.draw(); }
+	});
+	this.canvas.addEventListener("mousemove", function (e) {
+		var b = self.hit(e);
+		self.canvas.title = b ? b.label : "";
+	});
+}
+
+Flame.prototype.set = function (root, base) {
+	var zp = this.zoom ? pathOf(this.zoom) : null;
+	this.root = root; this.base = base;
+	this.zoom = zp && root ? lookup(root, zp) : null;
+	if (this.pane.classList.contains("on")) this.draw();
+	else this.dirty = true;
+};
+
+Flame.prototype.hit = function (e) {
+	var r = this.canvas.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
+	for (var i = 0; i < this.boxes.length; i++) {
+		var b = this.boxes[i];
+		if (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + 17) return b;
+	}
+	return null;
+};
+
+function hashColor(s) {
+	var h = 0;
+	for (var i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+	var r = 205 + (Math.abs(h) % 50), g = 80 + (Math.abs(h >> 8) % 120), b = 40 + (Math.abs(h >> 16) % 50);
+	return "rgb(" + r + "," + g + "," + b + ")";
+}
+
+Flame.prototype.draw = function () {
+	this.dirty = false;
+	var c = this.canvas, ctx = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+	var W = Math.max(300, this.pane.clientWidth || 1000), H = 17;
+	this.boxes = [];
+	var root = this.root;
+	if (!root || !root.v) {
+		c.width = W * dpr; c.height = 30 * dpr; c.style.height = "30px";
+		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+		ctx.clearRect(0, 0, W, 30);
+		ctx.fillStyle = "#777"; ctx.font = "12px system-ui, sans-serif";
+		ctx.fillText(this.diff ? (st.b ? "no stacks in window B" : "select windows A and B (shift-drag) for a differential flame graph")
+			: (sess && !sess.has_stacks ? "this session has no call stacks: record with -g" : "no stacks in this window"), 8, 18);
+		return;
+	}
+	var zoom = this.zoom || root, base = this.base, q = searchQuery();
+	var out = [], self = this, hidden = 0;
+	/* ancestors of the zoomed frame at full width, then its subtree */
+	var anc = [];
+	for (var n = zoom; n; n = n.parent) anc.unshift(n);
+	anc.forEach(function (n, d) { out.push({ node: n, x: 0, w: W, d: d }); });
+	function walk(n, x, d) {
+		var kids = Array.from(n.kids.values()).sort(function (p, q2) { return p.name < q2.name ? -1 : p.name > q2.name ? 1 : 0; });
+		kids.forEach(function (k) {
+			var w = k.v / zoom.v * W;
+			if (w < 1) { hidden++; return; }	/* too thin to see or click */
+			out.push({ node: k, x: x, w: w, d: d });
+			walk(k, x, d + 1);
+			x += w;
+		});
+	}
+	walk(zoom, 0, anc.length);
+	var depth = 0;
+	out.forEach(function (b) { depth = Math.max(depth, b.d); });
+	var Ht = (depth + 1) * (H + 1) + 20;
+	c.width = W * dpr; c.height = Ht * dpr; c.style.height = Ht + "px";
+	ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+	ctx.clearRect(0, 0, W, Ht);
+	ctx.font = "11px system-ui, sans-serif";
+	ctx.textBaseline = "middle";
+	var totA = base ? base.v : 0;
+	out.forEach(function (b) {
+		var y = b.d * (H + 1), n = b.node, color, label;
+		var pct = (n.v / root.v * 100).toFixed(2);
+		if (self.diff && base) {
+			var bn = lookup(base, pathOf(n)), sa = bn ? bn.v / totA : 0, sb = n.v / root.v;
+			var dlt = sb - sa, k = Math.min(1, Math.abs(dlt) * 10);
+			var lo = Math.round(255 - 155 * k);
+			color = dlt > 0 ? "rgb(255," + lo + "," + lo + ")" : dlt < 0 ? "rgb(" + lo + "," + lo + ",255)" : "#eee";
+			label = n.name + " — B " + (sb * 100).toFixed(2) + "%, A " + (sa * 100).toFixed(2) + "%, change " +
+				(dlt >= 0 ? "+" : "") + (dlt * 100).toFixed(2) + " points";
+		} else {
+			color = n.parent ? hashColor(n.name) : "#ccc";
+			label = n.name + " — " + n.v + " (" + pct + "%), self " + n.self;
+		}
+		if (q && n.name.indexOf(q) >= 0) color = "#e040fb";
+		ctx.fillStyle = color;
+		ctx.fillRect(b.x, y, Math.max(0.5, b.w - 1), H);
+		if (b.w > 30) {
+			ctx.fillStyle = "#000";
+			ctx.save();
+			ctx.beginPath(); ctx.rect(b.x, y, b.w - 3, H); ctx.clip();
+			ctx.fillText(n.name, b.x + 3, y + H / 2);
+			ctx.restore();
+		}
+		self.boxes.push({ x: b.x, y: y, w: b.w, node: n, label: label });
+	});
+	ctx.fillStyle = "#777";
+	ctx.fillText((hidden ? hidden + " frames narrower than a pixel not drawn · " : "") +
+		"click a frame to zoom, Escape to reset", 4, Ht - 9);
+};
+
+var flameA = new Flame($("flame"), false), flameD = new Flame($("dflame"), true);
+
+function searchQuery() { return $("search").value; }
+
+/* the share of the samples whose stack has a frame matching the search */
+function updateMatch() {
+	var q = searchQuery(), m = $("match");
+	if (!q || !folded.a) { m.textContent = ""; return; }
+	var hit = 0;
+	(function walk(n) {
+		n.kids.forEach(function (k) {
+			if (k.name.indexOf(q) >= 0) hit += k.v;
+			else walk(k);
+		});
+	})(folded.a);
+	m.textContent = "matches " + hit + " of " + folded.a.v + " (" + (folded.a.v ? (hit / folded.a.v * 100).toFixed(2) : "0") + "%)";
+}
+
+/* ---- the call tree: top-down, expanded on click; a clicked function's
+   callers (bottom-up) and callees (merged over all its calls) below it */
+
+function newNode(name) { return { name: name, v: 0, self: 0, kids: new Map() }; }
+
+function mergeKids(dst, src) {
+	src.kids.forEach(function (k) {
+		var d = dst.kids.get(k.name);
+		if (!d) { d = newNode(k.name); dst.kids.set(k.name, d); }
+		d.v += k.v; d.self += k.self;
+		mergeKids(d, k);
+	});
+}
+
+/* the outermost call of fname on each stack counts once (recursion) */
+function focusTrees(root, fname) {
+	var callers = newNode(fname), callees = newNode(fname);
+	(function walk(n, inside) {
+		n.kids.forEach(function (k) {
+			var hit = !inside && k.name === fname;
+			if (hit) {
+				callers.v += k.v; callers.self += k.self;
+				callees.v += k.v; callees.self += k.self;
+				mergeKids(callees, k);
+				var cur = callers;
+				for (var p = n; p && p.parent; p = p.parent) {
+					var c = cur.kids.get(p.name);
+					if (!c) { c = newNode(p.name); cur.kids.set(p.name, c); }
+					c.v += k.v;
+					cur = c;
+				}
+			}
+			walk(k, inside || hit);
+		});
+	})(root, false);
+	return { callers: callers, callees: callees };
+}
+
+function treeRow(n, total, parentEl, depth, onPick) {
+	var d = el("div", "tnode");
+	d.appendChild(el("span", "n", n.v + " " + (n.v / total * 100).toFixed(1) + "%  " + n.self));
+	var lab = el("span");
+	d.appendChild(lab);
+	parentEl.appendChild(d);
+	var kidsBox = el("div");
+	parentEl.appendChild(kidsBox);
+	var expanded = false;
+	function label() {
+		lab.textContent = "\u00a0".repeat(depth * 2) + (n.kids.size ? (expanded ? "▾ " : "▸ ") : "  ") + n.name;
+	}
+	label();
+	d.addEventListener("click", function () {
+		expanded = !expanded;
+		clear(kidsBox);
+		label();
+		if (expanded) Array.from(n.kids.values()).sort(function (p, q) { return q.v - p.v; })
+			.forEach(function (k) { treeRow(k, total, kidsBox, depth + 1, onPick); });
+		if (onPick) onPick(n, d);
+	});
+	return d;
+}
+
+function renderCallTree() {
+	var box = $("tree");
+	clear(box);
+	var root = folded.a;
+	if (!root || !root.v) {
+		box.appendChild(el("div", "empty", sess && !sess.has_stacks ? "this session has no call stacks: record with -g" : "no stacks in this window"));
+		return;
+	}
+	var head = el("div", "tnode");
+	head.appendChild(el("span", "n", "total   self"));
+	head.appendChild(document.createTextNode("function (click: expand, and its callers and callees below)"));
+	box.appendChild(head);
+	var top = el("div"), focus = el("div"), picked = null;
+	box.appendChild(top);
+	box.appendChild(focus);
+	function pick(n, d) {
+		if (!n.parent) return;
+		if (picked) picked.classList.remove("selected");
+		picked = d; d.classList.add("selected");
+		clear(focus);
+		var f = focusTrees(root, n.name);
+		focus.appendChild(el("h4", null, "callers of " + n.name));
+		treeRow(f.callers, root.v, focus, 0, null).click();
+		focus.appendChild(el("h4", null, "callees of " + n.name));
+		treeRow(f.callees, root.v, focus, 0, null).click();
+	}
+	treeRow(root, root.v, top, 0, pick).click();
+}
+
+/* ---- tabs, controls, keys */
+
+function showTab(t) {
+	st.tab = t;
+	Array.prototype.forEach.call(document.querySelectorAll("#tabs button"), function (b) {
+		b.classList.toggle("on", b.dataset.tab === t);
+	});
+	Array.prototype.forEach.call(document.querySelectorAll(".pane"), function (p) {
+		p.classList.toggle("on", p.id === t);
+	});
+	if (t === "flame" && flameA.dirty) flameA.draw();
+	if (t === "dflame" && flameD.dirty) flameD.draw();
+	hashWrite();
+}
+
+/* Escape: the windows and the zoom; the reset button also the series
+   added from the table */
+function resetAll(e) {
+	var reload = st.z !== null || (e && e.type === "click" && st.x.length);
+	if (e && e.type === "click") st.x = [];
+	st.a = st.b = st.z = null;
+	flameA.zoom = flameD.zoom = null;
+	$("search").value = "";
+	$("selb").checked = false;
+	hashWrite();
+	if (reload) loadSeries(); else if (plot) plot.redraw(false);
+	loadViews();
+}
+
+function wire() {
+	$("session").addEventListener("change", function () {
+		st.s = this.value; st.a = st.b = st.z = null; st.x = [];
+		loadSession().catch(fail);
+	});
+	$("event").addEventListener("change", function () {
+		var v = this.value;
+		st.ev = v.slice(0, 3) === "ev:" ? v.slice(3) : v;
+		hashWrite(); loadSeries();
+	});
+	$("by").addEventListener("change", function () { st.by = this.value; hashWrite(); loadSeries(); });
+	$("stacked").addEventListener("change", function () { st.stk = this.checked ? 1 : 0; hashWrite(); drawPlot(); });
+	$("rby").addEventListener("change", function () { st.rby = this.value; hashWrite(); loadViews(); });
+	$("fev").addEventListener("change", function () { st.fev = this.value; hashWrite(); loadViews(); });
+	$("zoomsel").addEventListener("click", function () {
+		if (!st.a) { status("select window A first: drag on the timeline"); return; }
+		st.z = st.a.slice(); hashWrite(); loadSeries();
+	});
+	$("reset").addEventListener("click", resetAll);
+	$("search").addEventListener("input", function () {
+		updateMatch();
+		if (st.tab === "flame") flameA.draw(); else flameA.dirty = true;
+		if (st.tab === "dflame") flameD.draw(); else flameD.dirty = true;
+	});
+	Array.prototype.forEach.call(document.querySelectorAll("#tabs button"), function (b) {
+		b.addEventListener("click", function () { showTab(b.dataset.tab); });
+	});
+	$("markers").addEventListener("mousemove", markerHover);
+	$("markers").addEventListener("mouseleave", function () { $("tip").hidden = true; });
+	document.addEventListener("keydown", function (e) {
+		if (e.key !== "Escape") return;
+		if (st.tab === "flame" && flameA.zoom) { flameA.zoom = null; flameA.draw(); return; }
+		if (st.tab === "dflame" && flameD.zoom) { flameD.zoom = null; flameD.draw(); return; }
+		resetAll();
+	});
+	var rt = null;
+	window.addEventListener("resize", function () {
+		clearTimeout(rt);
+		rt = setTimeout(function () { if (series) loadSeries(); flameA.dirty = flameD.dirty = true; showTab(st.tab); }, 200);
+	});
+}
+
+hashRead();
+wire();
+showTab(["table", "flame", "tree", "diff", "dflame"].indexOf(st.tab) >= 0 ? st.tab : "table");
+loadSessions().catch(function (e) { fail(e); delete document.body.dataset.busy; });
+})();
