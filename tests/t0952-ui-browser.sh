@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0951-ui-browser: the page of strobe ui in a real browser, Debian's
+# t0952-ui-browser: the page of strobe ui in a real browser, Debian's
 # chromium headless, driven by tests/ui/drive.js (playwright-core, installed
 # by setup.sh into tests/ui/node_modules) over a real -g session of the
 # calltree-fp workload, once as itself and once under the hostile name
@@ -22,6 +22,9 @@ need_root
 chromium=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$chromium" ] || skip "no chromium at $chromium (apt-get install chromium)"
 command -v node >/dev/null || skip "node is not installed (apt-get install nodejs npm)"
+nodemajor=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+[ "${nodemajor:-0}" -ge 20 ] 2>/dev/null ||
+	skip "node $(node --version 2>/dev/null) is older than playwright-core's 20"
 [ -f "$top/tests/ui/node_modules/playwright-core/package.json" ] ||
 	skip "playwright-core is not installed: npm ci --prefix tests/ui"
 

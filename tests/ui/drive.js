@@ -1,5 +1,5 @@
 /*
- * drive.js - the browser half of tests/t0951-ui-browser.sh: drives Debian's
+ * drive.js - the browser half of tests/t0952-ui-browser.sh: drives Debian's
  * chromium (headless, through playwright-core) over a running 'strobe ui'
  * and checks the page against the command line.
  *
