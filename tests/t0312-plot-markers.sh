@@ -7,7 +7,8 @@
 # markers grouped: at most one label per 10 pixels of the image's width,
 # never two labels closer than the minimum gap, the groups' counts adding
 # up to 1,000 ("tlbwalk:size ×N", "19 markers", a lone marker's own
-# label); the real gnuplot draws it (the hostile names escaped: the SVG's
+# label); 20 crowded ones too (the demo's tlbwalk sizes: "tlbwalk:size
+# 22..29 ×8"); the real gnuplot draws it (the hostile names escaped: the SVG's
 # text is the name); the subtitle says how the markers were grouped; on a
 # terminal the labels sit on at most 4 rows without overlapping.
 . "$(dirname "$0")/lib.sh"
@@ -59,12 +60,15 @@ for l in text.splitlines():
         labels.append((unquote(m.group(1)), float(m.group(2)), float(m.group(3))))
     arrows += l.startswith("set arrow from ")
 total, lone, mixed = 0, 0, 0
+want = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 for t, x, y in labels:
-    m = re.fullmatch(r"(.*) \u00d7(\d+)", t)
+    m = re.fullmatch(r"(.*?) (\d+)\.\.(\d+) \u00d7(\d+)", t)
     n = re.fullmatch(r"(\d+) markers", t)
     if m:
-        assert m.group(1) == "tlbwalk:size", t
-        total += int(m.group(2))
+        # the first argument of the group's first and last
+        assert m.group(1) == "tlbwalk:size" and 22 <= int(m.group(2)) <= 41 and \
+            22 <= int(m.group(3)) <= 41, t
+        total += int(m.group(4))
     elif n:
         mixed += 1
         total += int(n.group(1))
@@ -73,16 +77,17 @@ for t, x, y in labels:
         lone += 1
         total += 1
 print("%d labels, %d lines, %d markers in the labels" % (len(labels), arrows, total))
-assert 3 <= len(labels) <= width // 10, "%d labels for %d columns" % (len(labels), width)
+assert 1 <= len(labels) <= width // 10 and len(labels) < want, \
+    "%d labels for %d columns" % (len(labels), width)
 assert arrows <= width // 10 and arrows >= len(labels), arrows
 if not term:
-    assert total == 1000, total
-    assert lone == 2 and mixed == 1, (lone, mixed)
+    assert total == want, (total, want)
+    assert want != 1000 or (lone == 2 and mixed == 1), (lone, mixed)
     # at least 10 pixels between the lines of two labels
     xs = sorted(x for _, x, _ in labels)
     gap = min(b - a for a, b in zip(xs, xs[1:]))
     assert gap >= (x1 - x0) * 10 / width, (gap, (x1 - x0) * 10 / width)
-    assert re.search(r"; 1000 markers as \d+ lines \(those within [0-9.e+-]+ m?s as one\)", text), \
+    assert re.search(r"; %d markers as \d+ lines" % want + r" \(those within [0-9.e+-]+ m?s as one\)", text), \
         "no subtitle on the markers"
 else:
     # no two labels of a row overlap: columns from x over the plot's width
@@ -106,15 +111,31 @@ ok "1000 markers: grouped labels at least 10 px apart, counts add up"
 	fail "plot svg: $(cat "$tmp/err")"
 check "$tmp/saved.gp" 2400 svg || fail "SVG's markers"
 python3 - "$tmp/p.svg" <<'PY' || fail "the SVG's marker labels"
-import sys, xml.etree.ElementTree as ET
+import re, sys, xml.etree.ElementTree as ET
 texts = ["".join(t.itertext()) for t in ET.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}text")]
 assert "lone ' <b>\"y\"" in texts, [t for t in texts if "lone" in t]
 assert "19 markers" in texts, texts
-assert any(t.startswith("tlbwalk:size \u00d7") for t in texts), texts
+assert any(re.fullmatch(r"tlbwalk:size \d+\.\.\d+ \u00d7\d+", t) for t in texts), texts
 PY
 ok "an SVG twice as wide: grouped labels, the hostile name drawn as text"
 
 "$STROBE" plot --event page-faults --term >"$tmp/term" 2>"$tmp/err" || fail "plot --term: $(cat "$tmp/err")"
 check "$tmp/saved.gp" 120 term || fail "terminal's markers"
-grep -q "tlbwalk:size ×" "$tmp/term" || fail "--term: no group label: $(cat "$tmp/term")"
+grep -Eq "tlbwalk:size [0-9]+\.\.[0-9]+ ×" "$tmp/term" || fail "--term: no group label: $(cat "$tmp/term")"
 ok "terminal: labels on at most 4 rows, none overlapping"
+
+# the demo's case: 20 tlbwalk sizes within 2 % of the range, at its end
+cp "$STROBE_DB" "$tmp/d.db"
+python3 - "$tmp/d.db" <<'PY' || fail "20 markers"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sid, start, dur = db.execute("SELECT id, start_ns, duration_ns FROM sessions ORDER BY id DESC").fetchone()
+db.execute("DELETE FROM markers")
+db.executemany("INSERT INTO markers (session_id, time_ns, cpu, pid, tid, kind, name, args) "
+               "VALUES (?, ?, NULL, 1, 1, 'usdt', 'tlbwalk:size', ?)",
+               [(sid, start + dur * 97 // 100 + k * (dur // 50) // 20, "%d,5" % (22 + k)) for k in range(20)])
+db.commit()
+PY
+"$STROBE" plot --db "$tmp/d.db" --event page-faults -o "$tmp/d.png" 2>"$tmp/err" || fail "plot png: $(cat "$tmp/err")"
+check "$tmp/saved.gp" 1000 png 20 || fail "20 crowded markers"
+ok "20 crowded markers (the demo's): grouped, labelled with their sizes"
