@@ -1,8 +1,10 @@
 /*
  * gnuplot.c - a plot's gnuplot script and data file (see gnuplot.h): the
  * terminal, the title and subtitle, the axes, shaded lost and hatched
- * not-counting intervals, the markers and --expect's lines, then one
- * step line per series and the key entries of the shadings.
+ * not-counting intervals, the markers (each its own line when few, else
+ * in groups: one line and label per group of markers closer than a
+ * label's width on the plot) and --expect's lines, then one step line per
+ * series and the key entries of the shadings.
  */
 #include "config.h"
 #include <math.h>
@@ -12,7 +14,7 @@
 #include "metrics.h"
 #include "gnuplot.h"
 
-#define MAX_LABELS 100		/* markers beyond this get a line, no label */
+#define MAX_LABELS 100		/* marker groups at most, however wide the plot */
 /* Up to this many markers each get their own line and label, as --expect
  * relates a probe's handful of sizes to them (t0631: 13 within 3 % of the
  * range); more are drawn in groups (the demo's 20 tlbwalk sizes, crowded
@@ -260,10 +262,8 @@ static void write_markers(FILE *f, const struct series *s, const struct gnuplot_
 		char label[300];
 
 		marker_line(f, o, x, 1);
-		if (i < MAX_LABELS) {
-			marker_text(&t->markers[i], label, sizeof(label));
-			marker_label(f, o, x, label, 0);
-		}
+		marker_text(&t->markers[i], label, sizeof(label));
+		marker_label(f, o, x, label, 0);
 	}
 }
 
