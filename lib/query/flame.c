@@ -19,7 +19,12 @@
 #define XPAD		10
 #define TOP_H		60	/* title, subtitle, buttons */
 #define BOTTOM_H	30	/* details line */
-#define MIN_W		0.1	/* narrower frames are not drawn */
+/* Narrower frames are not drawn: a box under one pixel shows as no box
+ * and cannot be pointed at, yet would make the image as tall as the
+ * deepest single sample (the root pushed below the first screen).  The
+ * image says how many were left out; export --format folded has them. */
+#define MIN_W		1.0
+#define NOTE_H		16	/* the line saying what was left out */
 
 /* ---- names ---- */
 
@@ -584,29 +589,43 @@ static void write_frame(const struct flame_tree *t, const struct flame_svg_opts 
 	fputs("</text></g>\n", f);
 }
 
-int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, FILE *f,
-		    struct error *e)
+/* What the SVG draws at scale (pixels per unit): the depth of the deepest
+ * frame at least MIN_W wide, and the frames left out as narrower (*nr_out)
+ * with the value of the stacks through them (*value_out, of the root's).
+ * A frame is never wider than its parent, so the drawn frames are those
+ * at least MIN_W wide. */
+static uint32_t svg_layout(const struct flame_tree *t, double scale, size_t *nr_out,
+			   uint64_t *value_out)
 {
-	int width = o->width > 0 ? o->width : 1200;
-	int height = TOP_H + (int)(t->max_depth + 1) * FRAME_H + BOTTOM_H;
-	uint64_t total = t->nodes[0].value;
-	double scale = total ? (width - 2.0 * XPAD) / total : 0;
-	double max_delta = 0;
-	struct { uint32_t node; double x; } *todo;
-	size_t nr_todo = 0;
-	struct kid *kids = NULL;
-	size_t cap_kids = 0;
+	uint32_t depth = 0;
 
-	if (t->diff) {
-		for (size_t i = 1; i < t->nr_nodes; i++) {
-			double a = total ? (double)t->nodes[i].value / total : 0;
-			double b = t->base_total ? (double)t->nodes[i].base / t->base_total : 0;
-			double d = a > b ? a - b : b - a;
+	*nr_out = 0;
+	*value_out = 0;
+	for (size_t i = 0; i < t->nr_nodes; i++) {
+		const struct flame_node *nd = &t->nodes[i];
 
-			if (t->nodes[i].value && d > max_delta)
-				max_delta = d;
+		if (!nd->value)
+			continue;
+		if (nd->value * scale >= MIN_W) {
+			if (nd->depth > depth)
+				depth = nd->depth;
+			continue;
 		}
+		(*nr_out)++;
+		if (i && t->nodes[nd->parent].value * scale >= MIN_W)
+			*value_out += nd->value;
 	}
+	return depth;
+}
+
+/* The document's head: the size, style, script, background, the title
+ * lines, the buttons, the details and matched lines; and when frames were
+ * left out, a line below the subtitle saying how many. */
+static void svg_head(const struct flame_tree *t, const struct flame_svg_opts *o, int width,
+		     int height, size_t nr_out, uint64_t value_out, FILE *f)
+{
+	uint64_t total = t->nodes[0].value;
+
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n", width, height, width, height);
@@ -628,6 +647,14 @@ int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, 
 	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">", width / 2);
 	flame_xml_write(f, o->subtitle ? o->subtitle : "");
 	fputs("</text>\n", f);
+	if (nr_out) {
+		fprintf(f, "<text id=\"omitted\" x=\"%d\" y=\"56\" text-anchor=\"middle\">"
+			"%zu frame%s narrower than %.0f px left out (%.2f%% of ", width / 2, nr_out,
+			nr_out == 1 ? "" : "s", MIN_W,
+			total ? 100.0 * value_out / total : 0.0);
+		flame_xml_write(f, o->unit ? o->unit : "samples");
+		fputs("; all in strobe export --format folded)</text>\n", f);
+	}
 	fprintf(f, "<text id=\"unzoom\" class=\"button\" x=\"%d\" y=\"22\" "
 		"style=\"opacity:0\">Reset Zoom</text>\n", XPAD);
 	fprintf(f, "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" "
@@ -635,6 +662,40 @@ int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, 
 	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n",
 		width - XPAD, height - 10);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", XPAD, height - 10);
+}
+
+/*
+ * The image is as tall as the frames drawn (svg_layout): the root on the
+ * first screen however deep the stacks too narrow to draw.  Search's
+ * percentages stay of all of the root's samples (the root is always drawn).
+ */
+int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, FILE *f,
+		    struct error *e)
+{
+	int width = o->width > 0 ? o->width : 1200;
+	uint64_t total = t->nodes[0].value;
+	double scale = total ? (width - 2.0 * XPAD) / total : 0;
+	size_t nr_out;
+	uint64_t value_out;
+	uint32_t depth = svg_layout(t, scale, &nr_out, &value_out);
+	int height = TOP_H + (nr_out ? NOTE_H : 0) + (int)(depth + 1) * FRAME_H + BOTTOM_H;
+	double max_delta = 0;
+	struct { uint32_t node; double x; } *todo;
+	size_t nr_todo = 0;
+	struct kid *kids = NULL;
+	size_t cap_kids = 0;
+
+	if (t->diff) {
+		for (size_t i = 1; i < t->nr_nodes; i++) {
+			double a = total ? (double)t->nodes[i].value / total : 0;
+			double b = t->base_total ? (double)t->nodes[i].base / t->base_total : 0;
+			double d = a > b ? a - b : b - a;
+
+			if (t->nodes[i].value && d > max_delta)
+				max_delta = d;
+		}
+	}
+	svg_head(t, o, width, height, nr_out, value_out, f);
 
 	/* depth first from the root, children by name, so that x grows */
 	todo = xmalloc(t->nr_nodes * sizeof(*todo));

@@ -1,8 +1,10 @@
 /*
  * gnuplot.c - a plot's gnuplot script and data file (see gnuplot.h): the
  * terminal, the title and subtitle, the axes, shaded lost and hatched
- * not-counting intervals, the markers and --expect's lines, then one
- * step line per series and the key entries of the shadings.
+ * not-counting intervals, the markers (each its own line when few, else
+ * in groups: one line and label per group of markers closer than a
+ * label's width on the plot) and --expect's lines, then one step line per
+ * series and the key entries of the shadings.
  */
 #include "config.h"
 #include <math.h>
@@ -12,8 +14,16 @@
 #include "metrics.h"
 #include "gnuplot.h"
 
-#define MAX_LABELS 100		/* markers beyond this get a line, no label */
-#define MAX_MARKER_LINES 40	/* more markers: every k-th is drawn */
+#define MAX_LABELS 100		/* marker groups at most, however wide the plot */
+/* Up to this many markers each get their own line and label, as --expect
+ * relates a probe's handful of sizes to them (t0631: 13 within 3 % of the
+ * range); more are drawn in groups (the demo's 20 tlbwalk sizes, crowded
+ * at the right edge, or 1,000 hits). */
+#define MAX_OWN_MARKERS 16
+#define GROUP_GAP_PX 14		/* between groups: a rotated 8-point label and
+				 * a gap (pixels; PDF: 1/100 in) */
+#define GROUP_GAP_CHARS 3	/* on a terminal */
+#define DUMB_ROWS 4		/* a terminal's rows of labels */
 #define MAX_SHADES 2000		/* lost spans drawn */
 
 /* Local time of a CLOCK_MONOTONIC instant as seconds since the epoch with
@@ -133,9 +143,10 @@ static void title_text(const struct series *s, const struct series_req *r,
 	}
 }
 
-/* The subtitle: the bucket, the filters, the split, markers left out. */
-static void subtitle_text(const struct series *s, const struct series_req *r, size_t stride,
-			  char *sub, size_t len)
+/* The subtitle: the bucket, the filters, the split, how markers are
+ * grouped (gap_ns: markers closer than it drawn as one; 0: each drawn). */
+static void subtitle_text(const struct series *s, const struct series_req *r,
+			  int64_t gap_ns, size_t ngroups, char *sub, size_t len)
 {
 	const struct timeline *t = s->t;
 	struct sbuf fb = { 0 };
@@ -153,9 +164,12 @@ static void subtitle_text(const struct series *s, const struct series_req *r, si
 				      r->opts.top, t->key_noun,
 				      r->metric ? "samples" : r->nevents == 1 ? r->events[0] :
 				      "each event");
-	if (stride > 1 && n < len)
-		n += (size_t)snprintf(sub + n, len - n, "; every %zuth of %zu markers drawn",
-				      stride, t->nmarkers);
+	if (gap_ns > 0 && n < len)
+		n += (size_t)snprintf(sub + n, len - n, "; %zu markers as %zu lines (those "
+				      "within %.3g %s as one)", t->nmarkers, ngroups,
+				      gap_ns >= 1000000000 ? gap_ns / 1e9 : gap_ns >= 1000000 ?
+				      gap_ns / 1e6 : gap_ns / 1e3, gap_ns >= 1000000000 ? "s" :
+				      gap_ns >= 1000000 ? "ms" : "us");
 }
 
 /* The x axis (seconds since the start, or wall-clock time) and y's label. */
@@ -205,39 +219,164 @@ static void write_axes(FILE *f, const struct series *s, const struct series_req 
 	fputs(r->metric ? "set yrange [*:*]\n" : "set yrange [0:*]\n", f);
 }
 
+/* A marker's dashed line at x, up to top (graph 0 .. 1). */
+static void marker_line(FILE *f, const struct gnuplot_opts *o, double x, double top)
+{
+	fprintf(f, "set arrow from %.9f, graph 0 to %.9f, graph %g nohead front %s\n",
+		x, x, top, o->term == GNUPLOT_DUMB ? "" : "ls 100");
+}
+
+/* A marker's label at x: rotated along its line, or on a terminal
+ * (no rotated text) across, on row 0 .. DUMB_ROWS - 1 from the top. */
+static void marker_label(FILE *f, const struct gnuplot_opts *o, double x, const char *label,
+			 int row)
+{
+	fputs("set label ", f);
+	gnuplot_write_string(f, label);
+	if (o->term == GNUPLOT_DUMB)
+		fprintf(f, " at %.9f, graph %.2f left front offset character 2,0\n", x,
+			0.97 - 0.05 * row);
+	else
+		fprintf(f, " at %.9f, graph 0.98 rotate by 90 right front offset "
+			"character -0.4,0 textcolor rgb \"#2060c0\" font \",8\"\n", x);
+}
+
+/* "NAME ARG0": a marker's own label (a USDT hit's first argument). */
+static void marker_text(const struct timeline_marker *m, char *label, size_t len)
+{
+	size_t n = strcspn(m->args, ",");
+
+	snprintf(label, len, "%s%s%.*s", m->name, n ? " " : "", (int)n, m->args);
+}
+
 /*
- * Markers: dashed vertical lines with their names (a USDT hit's label also
- * shows its first argument), every stride-th of them (the subtitle says
- * so when that leaves some out: more than MAX_MARKER_LINES would hide the
- * data); the first MAX_LABELS drawn are labelled.
+ * Few markers (MAX_OWN_MARKERS at most): dashed vertical lines with their
+ * names, each its own (t0631 finds a marker's label at its line).
  */
-static void write_markers(FILE *f, const struct series *s, const struct gnuplot_opts *o,
-			  size_t stride)
+static void write_markers(FILE *f, const struct series *s, const struct gnuplot_opts *o)
 {
 	const struct timeline *t = s->t;
-	int labels = 0;
 
-	for (size_t i = 0; i < t->nmarkers; i += stride ? stride : 1) {
+	for (size_t i = 0; i < t->nmarkers; i++) {
 		double x = xval(s, o->wall, t->markers[i].time_ns);
 		char label[300];
 
-		fprintf(f, "set arrow from %.9f, graph 0 to %.9f, graph 1 nohead front %s\n",
-			x, x, o->term == GNUPLOT_DUMB ? "" : "ls 100");
-		if (labels < MAX_LABELS) {
-			size_t n = strcspn(t->markers[i].args, ",");
-
-			snprintf(label, sizeof(label), "%s%s%.*s", t->markers[i].name,
-				 n ? " " : "", (int)n, t->markers[i].args);
-			fputs("set label ", f);
-			gnuplot_write_string(f, label);
-			if (o->term == GNUPLOT_DUMB)	/* no rotated text on a terminal */
-				fprintf(f, " at %.9f, graph 0.97 left front offset character 2,0\n", x);
-			else
-				fprintf(f, " at %.9f, graph 0.98 rotate by 90 right front offset "
-					"character -0.4,0 textcolor rgb \"#2060c0\" font \",8\"\n", x);
-			labels++;
-		}
+		marker_line(f, o, x, 1);
+		marker_text(&t->markers[i], label, sizeof(label));
+		marker_label(f, o, x, label, 0);
 	}
+}
+
+/* The width of the plot area in the terminal's units (pixels, 1/100 in,
+ * characters): the output's less a generous estimate of gnuplot's
+ * margins (the y axis' tics and label, the right border), so that groups
+ * are, if anything, farther apart than the gap. */
+static double plot_width(const struct gnuplot_opts *o)
+{
+	if (o->term == GNUPLOT_DUMB)
+		return o->width > 24 ? o->width - 14 : 10;
+	return o->width > 170 ? o->width - 120 : 50;
+}
+
+static int marker_time_cmp(const void *a, const void *b)
+{
+	const struct timeline_marker *x = a, *y = b;
+
+	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+/* The x distance under which markers are drawn as one: the gap in the
+ * plot's units, and never more groups than MAX_LABELS. */
+static double group_gap(const struct gnuplot_opts *o, double x0, double x1)
+{
+	double span = x1 > x0 ? x1 - x0 : 1e-9;
+	double gap = (o->term == GNUPLOT_DUMB ? GROUP_GAP_CHARS : GROUP_GAP_PX) * span /
+		     plot_width(o);
+
+	return gap > span / MAX_LABELS ? gap : span / MAX_LABELS;
+}
+
+/* The label of the group m[0..n): its own when one; "NAME ×n" when all
+ * have one name, "NAME A..B ×n" when all have a first argument too (the
+ * first's and the last's); else "n markers". */
+static void group_text(const struct timeline_marker *m, size_t n, char *label, size_t len)
+{
+	size_t i = 1, a0 = strcspn(m[0].args, ","), a1 = strcspn(m[n - 1].args, ",");
+	int args = a0 > 0;
+
+	if (n == 1) {
+		marker_text(m, label, len);
+		return;
+	}
+	for (; i < n && !strcmp(m[i].name, m[0].name); i++)
+		args = args && m[i].args[0] && m[i].args[0] != ',';
+	if (i < n)
+		snprintf(label, len, "%zu markers", n);
+	else if (args)
+		snprintf(label, len, "%s %.*s..%.*s \xc3\x97%zu", m[0].name, (int)a0, m[0].args,
+			 (int)a1, m[n - 1].args, n);
+	else
+		snprintf(label, len, "%s \xc3\x97%zu", m[0].name, n);
+}
+
+/* Characters of UTF-8 s (a terminal's columns, near enough). */
+static size_t text_cols(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/*
+ * Many markers: sorted by time, those within gap (group_gap) of a
+ * group's first drawn as one dashed line at that first, labelled with the
+ * name and the count (group_text).  Groups' lines are at least gap apart,
+ * so rotated labels never overlap; on a terminal a label goes on the
+ * first of DUMB_ROWS rows where it overlaps none, or is left out.
+ */
+static void write_marker_groups(FILE *f, const struct series *s, const struct gnuplot_opts *o,
+				const struct timeline_marker *m, size_t nm, double gap,
+				double x0, double x1)
+{
+	double cols[DUMB_ROWS], per_col = plot_width(o) / (x1 > x0 ? x1 - x0 : 1e-9);
+
+	for (int r = 0; r < DUMB_ROWS; r++)
+		cols[r] = -1e300;
+	for (size_t i = 0, n; i < nm; i += n) {
+		double x = xval(s, o->wall, m[i].time_ns), col = (x - x0) * per_col + 2;
+		char label[300];
+		int row = 0;
+
+		for (n = 1; i + n < nm && xval(s, o->wall, m[i + n].time_ns) - x < gap; n++)
+			;
+		group_text(&m[i], n, label, sizeof(label));
+		/* on a terminal the lines stop below the rows of labels, which
+		 * they would cross */
+		marker_line(f, o, x, o->term == GNUPLOT_DUMB ? 0.95 - 0.05 * DUMB_ROWS : 1);
+		if (o->term == GNUPLOT_DUMB) {
+			while (row < DUMB_ROWS && cols[row] > col)
+				row++;
+			if (row == DUMB_ROWS)
+				continue;
+			cols[row] = col + text_cols(label) + 1;
+		}
+		marker_label(f, o, x, label, row);
+	}
+}
+
+/* The number of groups write_marker_groups draws. */
+static size_t marker_groups(const struct series *s, const struct gnuplot_opts *o,
+			    const struct timeline_marker *m, size_t nm, double gap)
+{
+	size_t groups = 0;
+
+	for (size_t i = 0, n; i < nm; i += n, groups++)
+		for (n = 1; i + n < nm && xval(s, o->wall, m[i + n].time_ns) -
+		     xval(s, o->wall, m[i].time_ns) < gap; n++)
+			;
+	return groups;
 }
 
 /*
@@ -318,7 +457,9 @@ int gnuplot_write_script(FILE *f, const struct series *s, const struct series_re
 	const struct timeline *t = s->t;
 	double x0 = xval(s, o->wall, t->from_ns);
 	double x1 = xval(s, o->wall, timeline_bucket_from(t, t->nbuckets));
-	size_t stride = (t->nmarkers + MAX_MARKER_LINES - 1) / MAX_MARKER_LINES;
+	struct timeline_marker *sorted = NULL;
+	double gap = 0;
+	size_t ngroups = 0;
 	char title[1200], sub[600];
 
 	if (write_terminal(f, o) < 0)
@@ -328,8 +469,16 @@ int gnuplot_write_script(FILE *f, const struct series *s, const struct series_re
 	fputc('\n', f);
 
 	/* title: what, which session; then the bucket and filters */
+	if (t->nmarkers > MAX_OWN_MARKERS) {
+		sorted = xmalloc(t->nmarkers * sizeof(*sorted));
+		memcpy(sorted, t->markers, t->nmarkers * sizeof(*sorted));
+		qsort(sorted, t->nmarkers, sizeof(*sorted), marker_time_cmp);
+		gap = group_gap(o, x0, x1);
+		ngroups = marker_groups(s, o, sorted, t->nmarkers, gap);
+	}
 	title_text(s, r, o, title, sizeof(title));
-	subtitle_text(s, r, stride, sub, sizeof(sub));
+	subtitle_text(s, r, sorted ? MAX((int64_t)(gap * 1e9), 1) : 0, ngroups, sub,
+		      sizeof(sub));
 	fputs("set title ", f);
 	gnuplot_write_string(f, title);
 	fputs(" . \"\\n\" . ", f);
@@ -345,7 +494,11 @@ int gnuplot_write_script(FILE *f, const struct series *s, const struct series_re
 	 * everything */
 	shade_spans(s, o->wall, f, t->lost, t->nlost, "fc rgb \"#f4c7c3\" fs solid 0.6");
 	shade_spans(s, o->wall, f, t->unsched, t->nunsched, "fc rgb \"#b0b0b0\" fs pattern 4");
-	write_markers(f, s, o, stride);
+	if (sorted)
+		write_marker_groups(f, s, o, sorted, t->nmarkers, gap, x0, x1);
+	else
+		write_markers(f, s, o);
+	free(sorted);
 	if (o->expect)
 		write_expect(f, s, o);
 	write_plot(f, s, o, dat);

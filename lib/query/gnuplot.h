@@ -2,7 +2,8 @@
  * gnuplot.h - the input gnuplot draws a plot's series from (series.h): a
  * data file (x, then one column per series) and a script that reads it,
  * with lost intervals shaded, the sampling groups' idle intervals hatched,
- * markers as labelled dashed lines and --expect's lines in red; see
+ * markers as labelled dashed lines (more than 16 in groups, "NAME A..B ×N",
+ * so that labels never overlap) and --expect's lines in red; see
  * "Plots" in doc/DESIGN.md.
  *
  * Nothing from data is a command: every string that comes from data or

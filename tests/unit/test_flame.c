@@ -369,6 +369,67 @@ static void test_svg(void **state)
 	flame_tree_free(t);
 }
 
+/* Deep thin stacks: 10000 samples of main <- comm, and one sample of a
+ * stack 200 frames deep (0.12 px at the default width).  The deep frames
+ * are left out as narrower than a pixel, the image is as tall as the
+ * frames drawn (the root on the first screen), and it says so. */
+static void test_svg_deep_thin(void **state)
+{
+	static uint32_t deep[200];
+	static const uint32_t shallow[] = { 0 };
+	struct stack_entry e[2];
+	struct stack_set set;
+	struct flame_tree *t;
+	struct flame_svg_opts o = { .title = "deep", .unit = "samples" };
+	struct error err;
+	char *buf = NULL, *p;
+	size_t len = 0;
+	int height = 0, rooty = -1, maxd = 0;
+	double y;
+	FILE *f;
+
+	(void)state;
+	memset(&set, 0, sizeof(set));
+	set.session.id = 8;
+	set.syms = syms;
+	set.nr_syms = NR_SYMS;
+	set.locs = locs;
+	set.nr_locs = ARRAY_SIZE(locs);
+	for (size_t i = 0; i < ARRAY_SIZE(deep); i++)
+		deep[i] = (uint32_t)(i % 3);	/* main, outer_a, outer_b, ... */
+	e[0] = (struct stack_entry){ 1, 100, 0, "wide", 0, 1, shallow, 10000, 10000, { 0 } };
+	e[1] = (struct stack_entry){ 2, 101, 0, "deep", 0, ARRAY_SIZE(deep), deep, 1, 1, { 0 } };
+	set.stacks = e;
+	set.nr_stacks = 2;
+	set.samples = set.weight = 10001;
+	t = flame_tree_build(&set, FLAME_SAMPLES, &err);
+	assert_non_null(t);
+	assert_int_equal(t->max_depth, 201);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(flame_write_svg(t, &o, f, &err), 0);
+	fclose(f);
+	assert_int_equal(sscanf(strstr(buf, "<svg "), "<svg version=\"1.1\" width=\"1200\" "
+				"height=\"%d\"", &height), 1);
+	/* the frames drawn: all, wide, main (depths 0..2) */
+	for (p = buf; (p = strstr(p, "<g class=\"f\"><title>")); p++) {
+		char *r = strstr(p, "<rect x=\"");
+
+		assert_non_null(r);
+		assert_int_equal(sscanf(strchr(r, 'y'), "y=\"%lf\"", &y), 1);
+		if (!strncmp(p + 20, "all (", 5))
+			rooty = (int)y;
+		if ((height - 30 - (int)y) / 16 - 1 > maxd)
+			maxd = (height - 30 - (int)y) / 16 - 1;
+	}
+	assert_int_equal(maxd, 2);
+	/* title, subtitle, the note; three levels; the details line */
+	assert_int_equal(height, 60 + 16 + 3 * 16 + 30);
+	assert_true(rooty >= 0 && rooty < 800);
+	assert_non_null(strstr(buf, ">201 frames narrower than 1 px left out (0.01% of samples;"));
+	free(buf);
+	flame_tree_free(t);
+}
+
 /* ---- a small protobuf reader ---- */
 
 struct rd {
@@ -644,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_sanitize_random),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_svg_deep_thin),
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_gecko),
