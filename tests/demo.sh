@@ -53,3 +53,7 @@ echo "== strobe sessions"
 "$strobe" sessions --db "$db"
 echo
 echo "database: $db (STROBE_DB or --db choose another)"
+echo
+echo "== explore it in the browser: the timeline, a window's hot spots, flame graph, call tree and diff"
+echo "   $strobe ui --db $db"
+echo "   (serves on 127.0.0.1 only and prints the URL to open, with its token; Ctrl-C stops it)"
