@@ -13,7 +13,13 @@
 #  - the hostile name shows as text, the page has no img element, no
 #    dialog opens and no script error happens;
 #  - a request without the token gets 403 (from the page, cookie omitted,
-#    and from outside).
+#    and from outside);
+#  - a drag asks for nothing before the mouse-up and for one table after;
+#    the series never has more points than the plot has pixels;
+#  - the legend tells lost and (hatched) throttled spans apart;
+#  - clicking a symbol adds its series on a right-hand axis and opens its
+#    source lines (= strobe report --by line --binary --symbol), or, from a
+#    server without /api/lines, a one-line message ("skip: ..." printed).
 # Screenshots of the views go to $SHOTS (doc/img/ui-*.png) when it is set.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -57,4 +63,5 @@ rc=$?
 cat "$tmp/drive.out"
 [ $rc = 0 ] || fail "the browser's checks (exit $rc): $(grep -m1 FAIL "$tmp/drive.out")"
 grep -q '^ok: no token: 403' "$tmp/drive.out" || fail "drive.js stopped early"
+grep -q '^ok: second round' "$tmp/drive.out" || fail "drive.js stopped before the second round's checks"
 ok "strobe ui in chromium: timeline, brushed table = strobe report, diff, reload, hostile name, token"

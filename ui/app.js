@@ -1,7 +1,8 @@
 /*
  * app.js - the page of 'strobe ui': the session list, the timeline (uPlot),
  * and the views that one time selection drives (hot spots, flame graph,
- * call tree, diff, differential flame graph), all from the server's /api/.
+ * call tree, diff, differential flame graph, a symbol's source lines), all
+ * from the server's /api/.
  *
  * Every string that comes from the data (comm, paths, symbols, marker
  * names, cgroups, error bodies) goes into the page through textContent /
@@ -17,7 +18,7 @@ var $ = function (id) { return document.getElementById(id); };
 /* ---- state and the URL */
 
 var st = { s: null, ev: "samples", by: "none", stk: 1, z: null, a: null, b: null,
-	tab: "table", rby: "symbol", fev: "samples", x: [] };
+	tab: "table", rby: "symbol", fev: "samples", x: [], lb: null, ls: null };
 
 function parseWin(v) {
 	var m = /^(\d+)-(\d+)$/.exec(v || "");
@@ -41,6 +42,7 @@ function hashRead() {
 	st.a = parseWin(p.get("a"));
 	st.b = parseWin(p.get("b"));
 	st.x = p.getAll("x");
+	st.lb = p.get("lb"); st.ls = p.get("ls");	/* the lines view's binary, symbol */
 }
 
 function hashWrite() {
@@ -56,6 +58,7 @@ function hashWrite() {
 	p.set("rby", st.rby);
 	p.set("fev", st.fev);
 	st.x.forEach(function (x) { p.append("x", x); });
+	if (st.ls !== null) { p.set("lb", st.lb || ""); p.set("ls", st.ls); }
 	history.replaceState(null, "", location.pathname + location.search + "#" + p.toString());
 	var sel = $("sel");
 	sel.dataset.aFrom = st.a ? st.a[0] : "";
@@ -90,7 +93,11 @@ function api(path, params, text) {
 	return fetch("api/" + path + "?" + q.toString(), { headers: { "X-Strobe-Token": token } })
 		.then(function (r) {
 			return r.text().then(function (body) {
-				if (!r.ok) throw new Error(path + ": " + (body.split("\n")[0] || ("HTTP " + r.status)));
+				if (!r.ok) {
+					var e = new Error(path + ": " + (body.split("\n")[0] || ("HTTP " + r.status)));
+					e.status = r.status;
+					throw e;
+				}
 				return text ? body : JSON.parse(body);
 			});
 		});
@@ -129,8 +136,13 @@ function loadSessions() {
 		sessions = r.sessions || [];
 		var s = $("session");
 		clear(s);
+		/* the fleet's (strobe ui --source URL): each session of a host;
+		   the series can then be split by host */
+		var fleet = sessions.some(function (x) { return x.host; });
+		$("byhost").hidden = $("byhost").disabled = !fleet;
+		if (!fleet && st.by === "host") st.by = "none";
 		sessions.forEach(function (x) {
-			var o = el("option", null, "#" + x.id + " " + (x.name || "") + " — " +
+			var o = el("option", null, (x.host ? x.host + ":" + x.id : "#" + x.id) + " " + (x.name || "") + " — " +
 				fmtT(x.duration_ns || 0) + ", " + x.samples + " samples, " +
 				x.lost + " lost [" + (x.events || []).join(", ") + "]");
 			o.value = String(x.id);
@@ -187,7 +199,10 @@ function seriesParams(extra) {
 	else p.event = ev;
 	var z = st.z || [0, sess.duration_ns || 1];
 	p.from = z[0]; p.to = z[1];
-	p.buckets = Math.max(16, Math.min(4000, Math.floor($("plot").clientWidth || 1000) - 60));
+	/* never more points than the plot area has pixels: the box less the
+	   left axis and its label (~120 px) and a right axis (60) for each
+	   series added from the table */
+	p.buckets = Math.max(16, Math.min(4000, Math.floor($("plot").clientWidth || 1000) - 120 - 60 * st.x.length));
 	if (extra) Object.keys(extra).forEach(function (k) { p[k] = extra[k]; });
 	return p;
 }
@@ -235,11 +250,53 @@ function plotData() {
 		opts.push({ label: s.title, stroke: c, fill: stack ? c + "cc" : lay.length === 1 ? c + "33" : undefined, width: 1,
 			points: { show: false }, spanGaps: false });
 	});
+	/* a series added from the table: on its own y-scale (its counts are
+	   far below the total's), read on its own right-hand axis */
+	var unit = st.ev.slice(0, 2) === "m:" ? st.ev.slice(2) : st.ev, axes = [];
 	(series.extra || []).forEach(function (s, i) {
+		var c = extraColors[i % extraColors.length], sc = "x" + i;
+		var name = s.title.length > 40 ? s.title.slice(0, 39) + "…" : s.title;
 		data.push(s.values);
-		opts.push({ label: s.title, stroke: "#000", dash: [4, 2], width: 2, points: { show: false }, scale: "sel" });
+		opts.push({ label: s.title, stroke: c, dash: [4, 2], width: 2, points: { show: false }, scale: sc });
+		scales[sc] = { range: function (u, mn, mx) { return [0, Math.max(1, mx)]; } };
+		axes.push({ scale: sc, side: 1, label: unit + " of " + name, stroke: c, size: 60,
+			grid: { show: false }, values: function (u, v) { return v.map(function (x) { return x == null ? "" : String(x); }); } });
 	});
-	return { data: data, opts: opts };
+	return { data: data, opts: opts, axes: axes };
+}
+
+var extraColors = ["#000", "#00838f", "#ad1457", "#558b2f"];
+var scales = {};
+
+/* the throttled spans' shade: hatched, so that it reads apart from the
+   lost spans' plain red */
+var hatch = null;
+function hatchPattern(ctx) {
+	if (hatch) return hatch;
+	var c = document.createElement("canvas");
+	c.width = c.height = 8;
+	var g = c.getContext("2d");
+	g.strokeStyle = "rgba(230,120,0,0.55)";
+	g.lineWidth = 2;
+	g.beginPath(); g.moveTo(0, 8); g.lineTo(8, 0); g.moveTo(-2, 2); g.lineTo(2, -2); g.moveTo(6, 10); g.lineTo(10, 6); g.stroke();
+	hatch = ctx.createPattern(c, "repeat");
+	return hatch;
+}
+
+/* the legend of the shades under the plot: what each colour means and
+   how many spans of it the range has */
+function shadeLegend() {
+	var box = $("shades");
+	clear(box);
+	[["lost", "sw-lost", (series.lost || []).length + " lost spans (samples the kernel dropped)"],
+	 ["throttled", "sw-thr", (series.throttled || []).length + " throttled spans (the kernel slowed the sampling)"],
+	 ["A", "sw-a", "window A"], ["B", "sw-b", "window B"]].forEach(function (x) {
+		var it = el("span", "shade");
+		it.dataset.shade = x[0];
+		it.appendChild(el("i", x[1]));
+		it.appendChild(document.createTextNode(x[2]));
+		box.appendChild(it);
+	});
 }
 
 function drawShades(u) {
@@ -253,7 +310,7 @@ function drawShades(u) {
 	}
 	ctx.save();
 	(series.lost || []).forEach(function (l) { span(l.from_ns, l.to_ns, "rgba(220,0,0,0.15)"); });
-	(series.throttled || []).forEach(function (l) { span(l.from_ns, l.to_ns, "rgba(255,160,0,0.18)"); });
+	(series.throttled || []).forEach(function (l) { span(l.from_ns, l.to_ns, hatchPattern(ctx)); });
 	if (st.a) span(st.a[0], st.a[1], "rgba(33,150,243,0.18)");
 	if (st.b) span(st.b[0], st.b[1], "rgba(156,39,176,0.18)");
 	ctx.restore();
@@ -264,6 +321,7 @@ function drawPlot() {
 	$("timeline").insertBefore($("markers"), $("tip"));	/* out of the old plot */
 	if (plot) { plot.destroy(); plot = null; }
 	clear(box);
+	scales = {};
 	var pd = plotData();
 	var z = st.z || [0, sess.duration_ns || 1];
 	var ylabel = st.ev.slice(0, 2) === "m:" ? st.ev.slice(2) : st.ev;
@@ -272,9 +330,9 @@ function drawPlot() {
 		height: 240,
 		scales: { y: { range: function (u, mn, mx) { return [Math.min(0, mn), mx > 0 ? mx * 1.05 : 1]; } },
 			x: { time: false, range: function () { return [z[0] / 1e9, z[1] / 1e9]; } },
-			sel: { range: function (u, mn, mx) { return [0, Math.max(1, mx)]; } } },
+		},
 		axes: [{ values: function (u, v) { return v.map(function (s) { return s + " s"; }); } },
-			{ label: ylabel, size: 60 }],
+			{ label: ylabel, size: 60 }].concat(pd.axes),
 		series: pd.opts,
 		legend: { show: true, live: false },
 		cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
@@ -294,7 +352,13 @@ function drawPlot() {
 			}]
 		}
 	};
+	Object.keys(scales).forEach(function (k) { opts.scales[k] = scales[k]; });
 	plot = new uPlot(opts, pd.data, box);
+	/* the right-hand axes' labels, as uPlot took them (the browser test
+	   reads them) */
+	box.dataset.raxes = JSON.stringify(plot.axes.filter(function (a) { return a.side === 1; })
+		.map(function (a) { return a.label; }));
+	shadeLegend();
 	/* the marker lane sits right under the plot, above the legend */
 	plot.root.insertBefore($("markers"), plot.root.querySelector(".u-legend"));
 	plot.over.addEventListener("mousedown", function (e) { pendingShift = e.shiftKey; }, true);
@@ -408,6 +472,7 @@ function loadViews() {
 		flameA.set(null, null); flameD.set(null, null);
 		renderCallTree();
 	}
+	ps.push(loadLines(a));
 	if (st.b) {
 		ps.push(api("diff", { session: st.s, a_from: a[0], a_to: a[1], b_from: st.b[0], b_to: st.b[1],
 			by: st.rby === "line" ? "symbol" : st.rby, limit: 100 })
@@ -423,11 +488,55 @@ function loadViews() {
 		.catch(function (e) { fail(e, "views"); done(); });
 }
 
+/* ---- the source-line view: one symbol's lines in window A, as strobe
+   report --by line --binary B --symbol S computes them */
+
+var linesSeq = 0;
+
+function openLines(binary, symbol) {
+	st.lb = binary; st.ls = symbol;
+	showTab("lines");
+	loadLines(st.a || [0, sess.duration_ns || 1]);
+}
+
+/* never rejects: what goes wrong shows in the pane, in one line (a 404
+   from a server without /api/lines too); the pane's data-busy is set
+   while it loads (the browser test waits on it) */
+function loadLines(w) {
+	var box = $("lines"), seq = ++linesSeq;
+	function done() { if (seq === linesSeq) delete box.dataset.busy; }
+	if (st.ls === null) {
+		done();
+		clear(box);
+		box.appendChild(el("div", "empty", "click a symbol in the hot-spot table to see its source lines"));
+		return Promise.resolve();
+	}
+	var p = { session: st.s, binary: st.lb || null, symbol: st.ls };
+	box.dataset.busy = "1";
+	return api("lines", Object.assign(p, winParams(w))).then(function (r) {
+		if (seq !== linesSeq) return;
+		clear(box);
+		box.appendChild(el("div", "lhead", "source lines of " + st.ls + (st.lb ? " in " + st.lb : "") +
+			", window " + (st.a ? "A" : "the whole session")));
+		var t = el("div");
+		box.appendChild(t);
+		renderTable(t, r, true);
+	}).catch(function (e) {
+		if (seq !== linesSeq) return;
+		clear(box);
+		var m = String(e && e.message || e);
+		box.appendChild(el("div", "empty", e && e.status === 404 && /no such page/.test(m) ?
+			"source lines: this strobe ui does not serve them (/api/lines): run a newer strobe" :
+			"source lines: " + m));
+	}).then(done);
+}
+
 /* ---- tables: whatever columns come, in their order; sortable */
 
 var textCols = { binary: 1, symbol: 1, line: 1, file: 1, source: 1, comm: 1, host: 1, cgroup: 1 };
 
-function renderTable(box, r, isDiff) {
+/* plain: no links (the diff's and the lines' tables) */
+function renderTable(box, r, plain) {
 	clear(box);
 	var rows = r.rows || [];
 	if (!rows.length) { box.appendChild(el("div", "empty", "no samples in this window")); return; }
@@ -470,10 +579,14 @@ function renderTable(box, r, isDiff) {
 				} else {
 					td = el("td", textCols[c] ? "s" : null, v);
 					if (c === "delta_percent") td.className = Number(v) > 0 ? "grew" : Number(v) < 0 ? "shrank" : "";
-					if (!isDiff && (c === "symbol" || c === "binary") && v) {
+					if (!plain && (c === "symbol" || c === "binary") && v) {
 						td.className += " link";
-						td.title = "add the series of this " + c + " to the timeline";
-						td.addEventListener("click", function () { addSeries(c, String(v)); });
+						td.title = "add the series of this " + c + " to the timeline" +
+							(c === "symbol" ? ", and show its source lines" : "");
+						td.addEventListener("click", function () {
+							addSeries(c, String(v));
+							if (c === "symbol") openLines(x.binary ? String(x.binary) : null, String(v));
+						});
 					}
 				}
 				td.dataset.col = c;
@@ -770,7 +883,7 @@ function showTab(t) {
    added from the table */
 function resetAll(e) {
 	var reload = st.z !== null || (e && e.type === "click" && st.x.length);
-	if (e && e.type === "click") st.x = [];
+	if (e && e.type === "click") { st.x = []; st.lb = st.ls = null; }
 	st.a = st.b = st.z = null;
 	flameA.zoom = flameD.zoom = null;
 	$("search").value = "";
@@ -782,7 +895,7 @@ function resetAll(e) {
 
 function wire() {
 	$("session").addEventListener("change", function () {
-		st.s = this.value; st.a = st.b = st.z = null; st.x = [];
+		st.s = this.value; st.a = st.b = st.z = null; st.x = []; st.lb = st.ls = null;
 		loadSession().catch(fail);
 	});
 	$("event").addEventListener("change", function () {
@@ -824,6 +937,6 @@ function wire() {
 
 hashRead();
 wire();
-showTab(["table", "flame", "tree", "diff", "dflame"].indexOf(st.tab) >= 0 ? st.tab : "table");
+showTab(["table", "flame", "tree", "diff", "dflame", "lines"].indexOf(st.tab) >= 0 ? st.tab : "table");
 loadSessions().catch(function (e) { fail(e); delete document.body.dataset.busy; });
 })();
