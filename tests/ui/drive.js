@@ -315,6 +315,15 @@ function noToken(u) {
 		const lh = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));
 		if (lh.get("ls") !== sym || lh.get("tab") !== "lines") fail("the URL does not hold the lines view: " + lh.toString());
 		if (shots) await page.screenshot({ path: path.join(shots, "ui-lines.png") });
+
+		/* the flame graph's search: the share of the stacks with the symbol */
+		await page.click("#tabs button[data-tab=flame]");
+		await page.fill("#search", sym);
+		const mt = await page.$eval("#match", (e) => e.textContent);
+		const mm = /^matches (\d+) of (\d+) /.exec(mt);
+		if (!mm || !(Number(mm[1]) > 0) || Number(mm[1]) > Number(mm[2])) fail("the search for " + sym + " says '" + mt + "'");
+		ok("flame search: " + sym + " " + mt);
+		await page.fill("#search", "");
 		if (dialogs) fail(dialogs + " dialog(s) opened in the second round: a name ran as script");
 		if (await page.evaluate(() => document.querySelectorAll("img").length)) fail("an img element: a name became HTML");
 		ok("second round: no dialog, no img");
