@@ -207,10 +207,19 @@ function loadSeries() {
 	var extras = st.x.map(function (x) {
 		var i = x.indexOf(":"), by = x.slice(0, i), name = x.slice(i + 1);
 		return api("series", seriesParams({ by: by, top: 64 })).then(function (r) {
-			var ss = r.series || [];
-			var hit = ss.filter(function (s) { return s.title === name; })[0] ||
-				ss.filter(function (s) { return s.title.slice(-name.length - 1) === " " + name; })[0];
-			return { title: by + " " + name, values: hit ? hit.values : r.times.map(function () { return 0; }) };
+			/* the series' titles: a symbol as "NAME (BINARY)" (one per
+			   binary that has it: summed), a binary by its base name */
+			var base = name.slice(name.lastIndexOf("/") + 1);
+			var hits = (r.series || []).filter(function (s) {
+				return by === "symbol" ? s.title === name || s.title.indexOf(name + " (") === 0 :
+					s.title === name || s.title === base;
+			});
+			var values = r.times.map(function (t, j) {
+				var v = null;
+				hits.forEach(function (s) { if (s.values[j] != null) v = (v || 0) + s.values[j]; });
+				return hits.length ? v : 0;
+			});
+			return { title: by + " " + name, values: values };
 		});
 	});
 	return Promise.all([api("series", seriesParams())].concat(extras)).then(function (rs) {
@@ -351,6 +360,9 @@ function drawPlot() {
 	plot = new uPlot(opts, pd.data, box);
 	/* the right-hand axes' labels, as uPlot took them (the browser test
 	   reads them) */
+	box.dataset.xsums = JSON.stringify((series.extra || []).map(function (x) {
+		return x.values.reduce(function (t, v) { return t + (v || 0); }, 0);
+	}));
 	box.dataset.raxes = JSON.stringify(plot.axes.filter(function (a) { return a.side === 1; })
 		.map(function (a) { return a.label; }));
 	shadeLegend();

@@ -285,6 +285,9 @@ function noToken(u) {
 		});
 		if (rink < 50) fail("the right-hand axis is not drawn (" + rink + " pixels right of the plot)");
 		ok("added series of " + sym + " on a right-hand axis '" + rax[0] + "' (" + rink + " pixels)");
+		const xs = await page.$eval("#plot", (e) => JSON.parse(e.dataset.xsums || "[]"));
+		if (xs.length !== 1 || !(xs[0] > 0)) fail("the added series of " + sym + ", the top symbol of A, is empty: " + JSON.stringify(xs));
+		ok("the added series of " + sym + " counts " + xs[0] + " samples");
 
 		await page.waitForFunction(() => {
 			const l = document.getElementById("lines");
