@@ -402,6 +402,54 @@ out:
 	return 1;
 }
 
+/* strobe report --by line --binary B --symbol S --from --to --format json:
+ * the source lines of one symbol of one binary over [from, to), through
+ * report's own filters (report_window()). */
+static int api_lines(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct report_opts o = { .by = REPORT_BY_LINE, .pid = -1, .mode = REPORT_ALL };
+	struct report_summary *sum = xcalloc(1, sizeof(*sum));
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct error e = { "" };
+	struct table *t = NULL;
+	int64_t from, to, limit;
+	struct out out;
+
+	if (source_is_fleet(src)) {
+		fail(r, 422, "source lines of the fleet (--source) are not served: the fleet "
+		     "keeps no source lines; open a local database with --db");
+		goto out;
+	}
+	if (arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) ||
+	    arg_str(a, "binary", &o.binary, r) || arg_str(a, "symbol", &o.symbol, r) ||
+	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
+		goto out;
+	if (!o.binary || !o.symbol) {
+		fail(r, 400, "missing %s: give the %s's name as /api/report's rows show it",
+		     o.binary ? "symbol" : "binary", o.binary ? "symbol" : "binary");
+		goto out;
+	}
+	o.session = s->id;
+	o.limit = (size_t)limit;
+	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (!(t = report_window(src->db, &o, from, to, sum, &e))) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
+out:
+	table_free(t);
+	free(sum);
+	free(s);
+	return 1;
+}
+
 /* strobe export --format folded of [from, to): stacks_window() and the
  * folded writer of flame.h. */
 static int api_flame(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
@@ -496,6 +544,16 @@ out:
 
 /* ---- series ---- */
 
+/* Spans as [{from_ns, to_ns, count}], times since the session start. */
+static void spans_json(FILE *f, const struct timeline_span *sp, size_t n, int64_t start)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s{\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64 ",\"count\":%" PRIu64 "}",
+			i ? "," : "", sp[i].from_ns - start, sp[i].to_ns - start, sp[i].count);
+	fputc(']', f);
+}
+
 static void series_json(FILE *f, const struct series *s, int64_t from)
 {
 	const struct timeline *t = s->t;
@@ -523,13 +581,11 @@ static void series_json(FILE *f, const struct series *s, int64_t from)
 		}
 		fputs("]}", f);
 	}
-	fputs("],\"lost\":[", f);
-	for (size_t i = 0; i < t->nlost; i++)
-		fprintf(f, "%s{\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64 ",\"count\":%" PRIu64 "}",
-			i ? "," : "", t->lost[i].from_ns - start, t->lost[i].to_ns - start,
-			t->lost[i].count);
-	/* throttle records are among the lost spans (timeline.h: count 1 each) */
-	fputs("],\"throttled\":[],\"markers\":[", f);
+	fputs("],\"lost\":", f);
+	spans_json(f, t->lost_samples, t->nlost_samples, start);
+	fputs(",\"throttled\":", f);
+	spans_json(f, t->throttled, t->nthrottled, start);
+	fputs(",\"markers\":[", f);
 	for (size_t i = 0; i < t->nmarkers; i++) {
 		fprintf(f, "%s{\"time_ns\":%" PRId64 ",\"name\":", i ? "," : "",
 			t->markers[i].time_ns - start);
@@ -661,6 +717,7 @@ int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *
 		{ "session", api_session },
 		{ "series", api_series },
 		{ "report", api_report },
+		{ "lines", api_lines },
 		{ "flame", api_flame },
 		{ "diff", api_diff },
 	};

@@ -9,6 +9,8 @@
  *   /api/session    one session: its figures, metrics, markers
  *   /api/series     events over time (strobe plot's CSV values)
  *   /api/report     strobe report --format json of a window
+ *   /api/lines      strobe report --by line --binary B --symbol S --format
+ *                   json of a window: the source lines of one symbol
  *   /api/flame      strobe export --format folded of a window (text)
  *   /api/diff       strobe diff --format json of two windows
  *
