@@ -4,10 +4,11 @@
  * pushed sessions (--source URL, its sessions selected by host and id).
  *
  * source_open() opens either; each query a command makes is a function
- * over the source: the hot spots (source_report), the session header's
- * figures (source_lost_load, source_uncertain, source_unscheduled), the
- * series of a plot (source_series), a comparison (source_diff) and the
- * samples (source_export).  A local source runs lib/query's code on the
+ * over the source: its sessions (source_sessions), the hot spots
+ * (source_report), the session header's figures (source_lost_load,
+ * source_uncertain, source_unscheduled), the series of a plot
+ * (source_series), a comparison of sessions or windows (source_diff,
+ * source_diff_windows) and the samples (source_export).  A local source runs lib/query's code on the
  * database (source.c, sessionexport.c); the fleet runs the same query in
  * ClickHouse (lib/fleet/fleetsource.c over fleetquery, fleetplot and
  * fleetexport), giving the same tables, series and bytes: the fleet is
