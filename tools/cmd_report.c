@@ -298,6 +298,8 @@ static void print_header(const struct report_opts *o,
 			fprintf(f, " (%.2f%% of the session)", 100.0 * sum->samples / s->samples);
 		fputc('\n', f);
 	}
+	if (o->symbol)		/* rows, not samples: the figures above stand */
+		fprintf(f, "# rows: symbol %s only\n", TEXT_SAFE(o->symbol));
 	for (i = 0; i < s->nr_events && fleet; i++)
 		fprintf(f, "# %s: %" PRIu64 " attributed (what no sample got is not pushed)\n",
 			TEXT_SAFE(s->events[i].name), sum->total[i]);
