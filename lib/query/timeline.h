@@ -70,7 +70,8 @@ struct timeline_group {
  * record to the first after it, on the record's CPU, widened to buckets. */
 struct timeline_span {
 	int64_t from_ns, to_ns;		/* absolute CLOCK_MONOTONIC */
-	uint64_t count;			/* samples lost (throttle records count 1 each) */
+	uint64_t count;			/* samples lost (a throttle record adds 0;
+					 * in t->throttled it counts 1) */
 };
 
 struct timeline_marker {
