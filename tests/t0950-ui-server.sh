@@ -10,6 +10,12 @@
 #    bytes; /api/flame strobe export --format folded's; /api/diff of two
 #    windows strobe diff ID@A-B ID@C-D --format json's; /api/series the
 #    values of strobe plot's CSV for the same window and bucket;
+#  - /api/lines of a symbol is strobe report --by line --binary B --symbol S
+#    --from --to --format json's bytes, that symbol's rows only;
+#  - on a second session counting page-faults, with a ring lost record and
+#    a throttle record added: /api/series?metric=page-faults-per-sec is
+#    strobe plot --metric's CSV; its "lost" is the lost samples' span and
+#    "throttled" the throttle record's, apart;
 #  - bad parameters get 400 or 404 and one line, and the server answers on;
 #  - the hostile name reaches the JSON as a JSON string, no more;
 #  - the page's files carry the CSP header; SIGTERM: exit 0.
@@ -19,6 +25,24 @@ need_root
 command -v curl >/dev/null || skip "curl not installed"
 
 mkdir "$tmp/b"
+# a session counting page-faults (for a metric), older than the -g one
+"$STROBE" record --sample-event cpu-clock -F 500 -e page-faults --name uim \
+	-- "$WL/pagetouch" 50000 --phases >/dev/null 2>"$tmp/record.err" ||
+	fail "record -e page-faults: $(cat "$tmp/record.err")"
+msid=$("$STROBE" sessions --format csv | awk -F, 'NR > 1 { id = $1 } END { print id }')
+# a ring lost record of 17 samples at a quarter, a throttle record at three
+# quarters, on CPU 0 (as t0310 adds them)
+python3 - "$STROBE_DB" "$msid" <<'PY' || fail "adding lost rows"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sid = int(sys.argv[2])
+start, dur = db.execute("SELECT start_ns, duration_ns FROM sessions WHERE id = ?", (sid,)).fetchone()
+db.execute("INSERT INTO lost (session_id, cpu, time_ns, count, kind) VALUES (?, 0, ?, 17, 'ring')",
+           (sid, start + dur // 4))
+db.execute("INSERT INTO lost (session_id, cpu, time_ns, count, kind) VALUES (?, 0, ?, 0, 'throttle')",
+           (sid, start + dur * 3 // 4))
+db.commit()
+PY
 hostile='<img src=x onerror=alert(1)>'
 cp "$WL/calltree-fp" "$tmp/b/$hostile"
 "$STROBE" record -g --sample-event cpu-clock -F 1000 --name ui -- "$tmp/b/$hostile" 2 \
@@ -152,6 +176,69 @@ for b, r in enumerate(rows):
 PY
 ok "/api/series = strobe plot's CSV"
 
+# --- lines of a symbol: strobe report --by line --binary --symbol's bytes
+sym=$("$STROBE" report --session "$sid" --by symbol --binary "$hostile" --limit 1 --format json |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["rows"][0]["symbol"])') ||
+	fail "no top symbol of the workload"
+q=$(python3 -c 'import sys, urllib.parse as u; print(u.urlencode({"binary": sys.argv[1], "symbol": sys.argv[2]}))' "$hostile" "$sym")
+[ "$(get "/api/lines?token=$token&session=$sid&from=$a0&to=$b1&$q")" = 200 ] ||
+	fail "lines: $(cat "$tmp/body")"
+"$STROBE" report --session "$sid" --by line --binary "$hostile" --symbol "$sym" --from "${a0}ns" \
+	--to "$((b1 - 1))ns" --format json >"$tmp/l.json" 2>"$tmp/err" || fail "report --symbol: $(cat "$tmp/err")"
+cmp "$tmp/body" "$tmp/l.json" || fail "/api/lines differs from strobe report --by line --symbol"
+# --symbol keeps that symbol's rows of the same report, nothing else
+R() { "$STROBE" report --session "$sid" --by line --from "${a0}ns" --to "$((b1 - 1))ns" --limit 0 \
+	--format json "$@"; }
+R >"$tmp/lall.json" 2>"$tmp/err" || fail "report --by line: $(cat "$tmp/err")"
+R --symbol "$sym" >"$tmp/lsym.json" 2>"$tmp/err" || fail "report --symbol: $(cat "$tmp/err")"
+python3 - "$tmp/body" "$tmp/lsym.json" "$tmp/lall.json" "$sym" <<'PY' || fail "report --symbol has other symbols' rows"
+import json, sys
+api, mine, every = (json.load(open(f))["rows"] for f in sys.argv[1:4])
+sym = sys.argv[4]
+assert api and all(r["symbol"] == sym for r in api), api[:5]
+assert any(r["symbol"] != sym for r in every), "no other symbol to leave out"
+assert mine == [r for r in every if r["symbol"] == sym], (len(mine), mine[:5])
+PY
+one_line "$(get "/api/lines?token=$token&session=$sid&binary=x")" 400
+"$STROBE" report --session "$sid" --by binary --symbol "$sym" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] || fail "report --by binary --symbol: $rc $(cat "$tmp/err")"
+ok "/api/lines = strobe report --by line --binary --symbol --format json"
+
+# --- a metric: plot --metric's CSV; lost and throttled spans apart
+mdur=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT duration_ns FROM sessions WHERE id = ?", (int(sys.argv[2]),)).fetchone()[0])' "$STROBE_DB" "$msid")
+[ "$(get "/api/series?token=$token&session=$msid&metric=page-faults-per-sec&from=0&to=$mdur&buckets=20")" = 200 ] ||
+	fail "series of a metric: $(cat "$tmp/body")"
+bucket=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bucket_ns"])' "$tmp/body")
+"$STROBE" plot --session "$msid" --metric page-faults-per-sec --from 0ns --to "${mdur}ns" \
+	--bucket "${bucket}ns" -o "$tmp/pm.csv" >/dev/null 2>"$tmp/err" || fail "plot --metric: $(cat "$tmp/err")"
+python3 - "$tmp/body" "$tmp/pm.csv" "$mdur" <<'PY' || fail "/api/series?metric= differs from plot --metric's CSV"
+import csv, json, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.reader(open(sys.argv[2])))
+head, rows = rows[0], rows[1:]
+assert len(j["times"]) == len(rows) and 0 < len(rows) <= 20, (len(j["times"]), len(rows))
+assert [s["title"] for s in j["series"]] == head[4:], (head, [s["title"] for s in j["series"]])
+nz = 0
+for k, s in enumerate(j["series"]):
+    for b, r in enumerate(rows):
+        v = s["values"][b]
+        if r[4 + k] == "":
+            assert v is None, (b, r, v)
+            continue
+        # the CSV's digits, the JSON's (%.10g) at least as many
+        assert float(r[4 + k]) == float("%.*g" % (len(r[4 + k].replace("-", "").replace(".", "").lstrip("0")) or 1, v)), (b, r, v)
+        nz += v != 0
+assert nz, "no page faults counted"
+# the lost samples' span (17 at a quarter), the throttle record's apart
+dur = int(sys.argv[3])
+lost, thr = j["lost"], j["throttled"]
+assert sum(l["count"] for l in lost) == 17 and len(lost) == 1, lost
+assert lost[0]["from_ns"] <= dur // 4 <= lost[0]["to_ns"], (lost, dur)
+assert len(thr) == 1 and thr[0]["count"] == 1, thr
+assert thr[0]["from_ns"] <= dur * 3 // 4 <= thr[0]["to_ns"], (thr, dur)
+PY
+ok "/api/series?metric= = strobe plot --metric's CSV; lost and throttled apart"
+
 # --- bad parameters: one line, 400 or 404, and the server answers on
 one_line "$(get "/api/report?token=$token&session=$sid&from=abc")" 400
 grep -q "from" "$tmp/body" || fail "from= not named: $(cat "$tmp/body")"
@@ -169,7 +256,7 @@ many=$(python3 -c 'print("&".join("event=samples" for _ in range(70)))')
 for q in "from=-1" "to=99999999999999999999999" "from=$dur&to=$((dur + 1000))" "event=%00" \
 	"event=$long" "$many" "metric=nope" "metric=1/" "by=host" "top=0" "buckets=1&from=0&to=1" \
 	"session=0" "session=-3" "session=1e3"; do
-	for api in series report flame diff session; do
+	for api in series report flame diff session lines; do
 		st=$(get "/api/$api?token=$token&$q&session=$sid")
 		case $st in
 		200) ;;

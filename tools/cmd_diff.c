@@ -85,9 +85,10 @@ static const char usage_text[] =
 	"                      compared; --by binary or symbol only, the filters\n"
 	"                      but --cgroup, --no-demangle and --pid PID@START\n"
 	"  --host NAME         with --source: the host of A or B given as ID\n"
-	"A side may be a window of a local session, ID@FROM-TO (3@1.5s-2s): the\n"
+	"A side may be a window of a session, ID@FROM-TO (3@1.5s-2s): the\n"
 	"samples of session ID from FROM (included) to TO (not included), times\n"
-	"since its start as --from takes them (1.5, 1.5s, 250ms, 20us, 100ns).\n"
+	"since its start as --from takes them (1.5, 1.5s, 250ms, 20us, 100ns);\n"
+	"with --source, ID@FROM-TO of --host's host or HOST:ID@FROM-TO.\n"
 	"Then both sides are windows, of one session or two (before and after\n"
 	"an onset); --from and --to do not apply; the JSON meta adds a_window\n"
 	"and b_window.\n"
@@ -187,19 +188,33 @@ static int is_window(const char *arg)
 }
 
 /* Side arg "ID@FROM-TO" into w ([FROM, TO), ns since session ID's
- * start).  0, or 2 after a usage error. */
-static int parse_window(const char *arg, const char *which, struct diff_window *w)
+ * start); with the fleet (hn non-NULL) ID is as fleet_sides() takes it,
+ * ID of host or HOST:ID, the host malloc'ed in *hn.  0, or 2 after a
+ * usage error. */
+static int parse_window(const char *arg, const char *which, const char *host, char **hn,
+			struct diff_window *w)
 {
-	const char *at = strchr(arg, '@'), *dash = at ? strchr(at + 1, '-') : NULL;
-	char buf[128];
+	const char *at = strrchr(arg, '@'), *dash = at ? strchr(at + 1, '-') : NULL;
+	struct error err = { "" };
+	char buf[300];
 	size_t n = at ? (size_t)(at - arg) : 0;
 
 	if (!at || !dash || n == 0 || n >= sizeof(buf) || strlen(at) >= sizeof(buf))
 		goto bad;
 	memcpy(buf, arg, n);
 	buf[n] = 0;
-	if (parse_session(buf, which, &w->session))
+	if (hn) {
+		const char *h;
+		size_t hl;
+
+		if (fleetdiff_parse_side(buf, host, &h, &hl, &w->session, &err) < 0)
+			return cmd_usage_error("diff", "%s: %s", which, err.msg);
+		*hn = xmalloc(hl + 1);	/* HOST:ID: the host without ":ID" */
+		memcpy(*hn, h, hl);
+		(*hn)[hl] = 0;
+	} else if (parse_session(buf, which, &w->session)) {
 		return 2;
+	}
 	n = (size_t)(dash - at - 1);
 	memcpy(buf, at + 1, n);
 	buf[n] = 0;
@@ -209,47 +224,79 @@ static int parse_window(const char *arg, const char *which, struct diff_window *
 	return 0;
 bad:
 	return cmd_usage_error("diff", "bad window %s '%s': give ID@FROM-TO, a session id "
-			       "and two times since its start (3@1.5s-2s)", which, arg);
+			       "and two times since its start (3@1.5s-2s%s)", which, arg,
+			       hn ? "; with --source HOST:ID@FROM-TO too" : "");
 }
 
-/* Two windows (args ID@FROM-TO) of the local database: their comparison
- * in *d (diff_build_windows()).  -1 to go on, else the exit status. */
+/* Two windows (args ID@FROM-TO) of the local database or (source) the
+ * fleet: their comparison in *d (source_diff_windows()).  -1 to go on,
+ * else the exit status. */
 static int window_diff(const char *dbpath, const char *source, const char *host,
 		       const struct report_opts *o, char **args, struct diff **d)
 {
 	struct diff_window w[2];
 	struct error err = { "" };
 	struct source src;
+	struct source_side side[2] = { { NULL, 0 }, { NULL, 0 } };
+	char *hn[2] = { NULL, NULL };
+	int filtered = o->pid >= 0 || o->comm || o->binary || o->mode != REPORT_ALL;
 	int rc;
 
-	if (source || host)
-		return cmd_usage_error("diff", "windows (ID@FROM-TO) are of a local database: "
-				       "%s does not apply", source ? "--source" : "--host");
+	if (host && !source)
+		return cmd_usage_error("diff", "--host is of the fleet's sessions: give "
+				       "--source URL");
+	if (source && dbpath)
+		return cmd_usage_error("diff", "--source reads the fleet, --db a local "
+				       "database: give one of them");
 	if (!is_window(args[0]) || !is_window(args[1]))
 		return cmd_usage_error("diff", "give both sides as windows, ID@FROM-TO, or "
 				       "both as session ids");
 	if (o->has_from || o->has_to)
 		return cmd_usage_error("diff", "--from and --to do not apply to windows: "
 				       "give the times in ID@FROM-TO");
-	if (parse_window(args[0], "A", &w[0]) || parse_window(args[1], "B", &w[1]))
-		return 2;
-	if (filteropt_check("diff", o))
-		return 2;
-	rc = source_open(&(struct source_spec){ .db = dbpath ? dbpath : cmd_default_db() },
-			 &src, &err);
+	if (source && o->by == REPORT_BY_LINE)
+		return cmd_usage_error("diff", "--by line is not supported with --source "
+				       "(no source lines are pushed): give --by symbol or "
+				       "binary");
+	if (source && (o->cgroup || o->no_demangle || o->has_pid_at))
+		return cmd_usage_error("diff", "%s is not supported with --source (the "
+				       "filters --pid PID, --comm, --binary, --kernel and "
+				       "--user are)", o->cgroup ? "--cgroup" : o->no_demangle ?
+				       "--no-demangle" : "--pid PID@START");
+	rc = parse_window(args[0], "A", host, source ? &hn[0] : NULL, &w[0]);
+	if (!rc)
+		rc = parse_window(args[1], "B", host, source ? &hn[1] : NULL, &w[1]);
+	if (!rc && filteropt_check("diff", o))
+		rc = 2;
+	if (rc)
+		goto out;
+	side[0].host = hn[0];
+	side[1].host = hn[1];
+	rc = source_open(&(struct source_spec){ .url = source, .db = source ? NULL : dbpath ?
+						 dbpath : cmd_default_db() }, &src, &err);
+	if (rc == SOURCE_BAD_SPEC) {
+		rc = cmd_usage_error("diff", "bad --source: %s", err.msg);
+		goto out;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "strobe diff: %s\n", err.msg);
-		return 1;
+		rc = 1;
+		goto out;
 	}
-	rc = diff_build_windows(src.db, w, o->by, o, d, &err);
+	rc = source_diff_windows(&src, &side[0], &side[1], w, o, filtered, d, &err);
 	source_close(&src);
-	if (rc == -2)
-		return cmd_usage_error("diff", "%s", err.msg);
-	if (rc < 0) {
+	if (rc == -2) {
+		rc = cmd_usage_error("diff", "%s", err.msg);
+	} else if (rc < 0) {
 		fprintf(stderr, "strobe diff: %s\n", err.msg);
-		return 1;
+		rc = 1;
+	} else {
+		rc = -1;	/* *d to print */
 	}
-	return -1;
+out:
+	free(hn[0]);
+	free(hn[1]);
+	return rc;
 }
 
 /* A local comparison: sessions A and B (args) into side.  -1 to go on,

@@ -36,6 +36,7 @@ static const char usage_text[] =
 	"                     [--cgroup PATH]\n"
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle] [--inline] [-M METRIC[,METRIC...]]\n"
+	"                     [--symbol NAME]\n"
 	"       strobe report --source URL [--host NAME] [--session ID]\n"
 	"                     [--by binary|symbol|host] [--pid PID] [--comm NAME]\n"
 	"                     [--binary PATH] [--kernel|--user] [--from T] [--to T]\n"
@@ -54,6 +55,8 @@ static const char usage_text[] =
 	"session's markers (USDT probe hits, 'strobe mark') instead: time_s since\n"
 	"the start, kind, name, pid, tid, cpu, args (--pid PID@START: as PID).\n"
 	"--no-demangle keeps C++ and Rust names raw.\n"
+	"--symbol NAME (with --by symbol or line) keeps the rows of the symbol\n"
+	"named so (as its column shows it), ranked and with percentages as without.\n"
 	"--inline (with --by symbol or line) splits each row by the inline chain\n"
 	"of its code, from the DWARF as 'addr2line -f -i' reads it, and adds a\n"
 	"last column, inline: \"outer -> inlined -> ...\", outermost first, or\n"
@@ -161,6 +164,7 @@ static const struct option long_opts[] = {
 	{ "source",	required_argument, NULL, OPT_SOURCE },
 	{ "host",	required_argument, NULL, OPT_HOST },
 	FILTEROPT_LONG_OPTS,
+	FILTEROPT_LONG_SYMBOL,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -294,6 +298,8 @@ static void print_header(const struct report_opts *o,
 			fprintf(f, " (%.2f%% of the session)", 100.0 * sum->samples / s->samples);
 		fputc('\n', f);
 	}
+	if (o->symbol)		/* rows, not samples: the figures above stand */
+		fprintf(f, "# rows: symbol %s only\n", TEXT_SAFE(o->symbol));
 	for (i = 0; i < s->nr_events && fleet; i++)
 		fprintf(f, "# %s: %" PRIu64 " attributed (what no sample got is not pushed)\n",
 			TEXT_SAFE(s->events[i].name), sum->total[i]);
@@ -659,7 +665,7 @@ static int check_fleet(const struct rcmd *r, const struct report_opts *o)
 				       "give --by symbol, binary or host",
 				       o->by == REPORT_BY_LINE ? "line" : "cgroup");
 	if (r->markers || r->children || r->tree_sym || o->inline_chain ||
-	    o->cgroup || o->no_demangle || o->has_pid_at)
+	    o->cgroup || o->no_demangle || o->has_pid_at || o->symbol)
 		return cmd_usage_error("report", "with --source only --host, --session, "
 				       "--by binary|symbol|host, --format, --limit, -M and the "
 				       "filters --pid, --comm, --binary, --kernel, --user, --from "
@@ -667,7 +673,7 @@ static int check_fleet(const struct rcmd *r, const struct report_opts *o)
 				       "--markers" : r->children ? "--children" : r->tree_sym ?
 				       "--callers/--callees" : o->inline_chain ? "--inline" :
 				       o->cgroup ? "--cgroup" : o->no_demangle ? "--no-demangle" :
-				       "--pid PID@START");
+				       o->symbol ? "--symbol" : "--pid PID@START");
 	if (o->nr_metrics && (!r->host || !o->session || r->by_host))
 		return cmd_usage_error("report", "-M with --source is of one session's "
 				       "table: give --host H and --session ID%s",
@@ -704,6 +710,11 @@ static int check_local(const struct rcmd *r, const struct report_opts *o)
 	if ((r->children || tree) && o->inline_chain)
 		return cmd_usage_error("report", "--inline does not apply to call stacks: give "
 				       "--children, --callers or --callees without it");
+	if (o->symbol && (r->markers || r->children || tree || o->by == REPORT_BY_BINARY ||
+			  o->by == REPORT_BY_CGROUP))
+		return cmd_usage_error("report", "--symbol keeps the rows of one symbol of the "
+				       "hot-spot table: give --by symbol or --by line, without "
+				       "--markers, --children, --callers or --callees");
 	if (o->inline_chain && (o->by == REPORT_BY_BINARY || o->by == REPORT_BY_CGROUP))
 		return cmd_usage_error("report", "--inline shows the inline chains of symbols "
 				       "and lines: give --by symbol or --by line");

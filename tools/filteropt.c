@@ -58,6 +58,12 @@ int filteropt_parse(const struct filteropt *f, int c, const char *arg, const cha
 					       arg);
 		o->binary = arg;
 		return 1;
+	case FOPT_SYMBOL:
+		if (!*arg)
+			return cmd_usage_error(cmd, "bad --symbol '': give a symbol's name as "
+					       "the report's symbol column shows it");
+		o->symbol = arg;
+		return 1;
 	case FOPT_KERNEL:
 	case FOPT_USER:
 		if (o->mode != REPORT_ALL &&

@@ -17,7 +17,7 @@
 
 enum {
 	FOPT_SESSION = 1000, FOPT_PID, FOPT_COMM, FOPT_CGROUP, FOPT_BINARY, FOPT_KERNEL,
-	FOPT_USER, FOPT_FROM, FOPT_TO, FOPT_NO_DEMANGLE,
+	FOPT_USER, FOPT_FROM, FOPT_TO, FOPT_NO_DEMANGLE, FOPT_SYMBOL,
 };
 
 /* The entries of a getopt_long table, to put in a command's own: one
@@ -32,6 +32,9 @@ enum {
 #define FILTEROPT_LONG_TO	{ "to",		required_argument, NULL, FOPT_TO }
 #define FILTEROPT_LONG_NO_DEMANGLE { "no-demangle", no_argument,  NULL, FOPT_NO_DEMANGLE }
 #define FILTEROPT_LONG_CGROUP	{ "cgroup",	required_argument, NULL, FOPT_CGROUP }
+/* --symbol: the rows of one symbol of a hot-spot table (report only: not
+ * in FILTEROPT_LONG_OPTS, as it selects rows, not samples) */
+#define FILTEROPT_LONG_SYMBOL	{ "symbol",	required_argument, NULL, FOPT_SYMBOL }
 #define FILTEROPT_LONG_OPTS \
 	FILTEROPT_LONG_SESSION, FILTEROPT_LONG_PID, FILTEROPT_LONG_COMM, \
 	FILTEROPT_LONG_BINARY, FILTEROPT_LONG_KERNEL, FILTEROPT_LONG_USER, \

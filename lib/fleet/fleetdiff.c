@@ -8,6 +8,7 @@
 #include <string.h>
 #include "fleetexport.h"
 #include "chclient.h"
+#include "fleetquery.h"
 
 int fleetdiff_parse_side(const char *arg, const char *host, const char **h, size_t *hlen,
 			 int64_t *id, struct error *e)
@@ -35,30 +36,23 @@ int fleetdiff_parse_side(const char *arg, const char *host, const char **h, size
 	return 0;
 }
 
-int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *hb, int64_t b,
-		    enum report_by by, const struct report_opts *filt, struct diff **out,
-		    struct error *e)
+/* The comparison of host[i]'s session id[i] through filt[i] (NULL: no
+ * filter), i = A, B: as fleetdiff_build(), the sides checked by the
+ * caller. */
+static int sides_diff(struct chclient *c, const char *const hosts[2], const int64_t ids[2],
+		      enum report_by by, const struct report_opts *const filt[2],
+		      struct diff **out, struct error *e)
 {
-	const char *hosts[2] = { ha, hb };
-	int64_t ids[2] = { a, b };
 	struct source_summary *fs[2] = { NULL, NULL };
 	struct table *t[2] = { NULL, NULL };
 	struct db_session s[2];
 	struct diff *d = NULL;
 	int side, ret = -1;
 
-	*out = NULL;
-	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL)
-		return error_set(e, "pushed sessions are compared by binary or symbol");
-	if (a == b && !strcmp(ha, hb)) {
-		error_set(e, "A and B are both session %lld of host '%s': give two different "
-			  "sessions", (long long)a, ha);
-		return -2;
-	}
 	for (side = 0; side < 2; side++) {
 		struct fleet_opts fo = { .host = hosts[side], .session = ids[side],
 					 .by = by == REPORT_BY_BINARY ? FLEET_BY_BINARY :
-					 FLEET_BY_SYMBOL, .filt = filt };
+					 FLEET_BY_SYMBOL, .filt = filt[side] };
 
 		fs[side] = xcalloc(1, sizeof(*fs[side]));
 		t[side] = fleetquery_report(c, &fo, fs[side], e);
@@ -80,7 +74,7 @@ int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *h
 		}
 	}
 	d = diff_begin(s, by);
-	if (strcmp(ha, hb))
+	if (strcmp(hosts[0], hosts[1]))
 		for (side = 0; side < 2; side++)
 			snprintf(d->host[side], sizeof(d->host[side]), "%s", hosts[side]);
 	for (side = 0; side < 2; side++) {
@@ -104,4 +98,64 @@ out:
 		}
 	}
 	return ret;
+}
+
+int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *hb, int64_t b,
+		    enum report_by by, const struct report_opts *filt, struct diff **out,
+		    struct error *e)
+{
+	const char *hosts[2] = { ha, hb };
+	const int64_t ids[2] = { a, b };
+	const struct report_opts *f[2] = { filt, filt };
+
+	*out = NULL;
+	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL)
+		return error_set(e, "pushed sessions are compared by binary or symbol");
+	if (a == b && !strcmp(ha, hb)) {
+		error_set(e, "A and B are both session %lld of host '%s': give two different "
+			  "sessions", (long long)a, ha);
+		return -2;
+	}
+	return sides_diff(c, hosts, ids, by, f, out, e);
+}
+
+int fleetdiff_build_windows(struct chclient *c, const char *ha, const char *hb,
+			    const struct diff_window w[2], enum report_by by,
+			    const struct report_opts *filt, struct diff **out, struct error *e)
+{
+	const char *hosts[2] = { ha, hb };
+	const int64_t ids[2] = { w[0].session, w[1].session };
+	struct report_opts ro[2];
+	const struct report_opts *f[2] = { &ro[0], &ro[1] };
+	int side, rc;
+
+	*out = NULL;
+	if (by != REPORT_BY_BINARY && by != REPORT_BY_SYMBOL)
+		return error_set(e, "pushed sessions are compared by binary or symbol");
+	if (!strcmp(ha, hb) && w[0].session == w[1].session && w[0].from_ns == w[1].from_ns &&
+	    w[0].to_ns == w[1].to_ns) {
+		error_set(e, "A and B are the same window of session %lld of host '%s': give "
+			  "two different windows or sessions", (long long)w[0].session, ha);
+		return -2;
+	}
+	for (side = 0; side < 2; side++) {
+		if (filt)
+			ro[side] = *filt;
+		else
+			ro[side] = (struct report_opts){ .pid = -1, .mode = REPORT_ALL };
+		ro[side].has_from = ro[side].has_to = 0;
+		if (report_opts_window(&ro[side], w[side].from_ns, w[side].to_ns, e) < 0) {
+			error_prefix(e, "%s", side ? "B" : "A");
+			return -2;
+		}
+	}
+	rc = sides_diff(c, hosts, ids, by, f, out, e);
+	if (rc < 0)
+		return rc;
+	for (side = 0; side < 2; side++) {
+		(*out)->window[side][0] = w[side].from_ns;
+		(*out)->window[side][1] = w[side].to_ns;
+		(*out)->has_window[side] = 1;
+	}
+	return 0;
 }

@@ -12,7 +12,7 @@
 #include "output.h"
 #include "push.h"
 
-#define FLEET_SESSIONS_MAX	4096
+#define FLEET_SESSIONS_MAX	FLEETQUERY_SESSIONS_MAX
 
 void fleetquery_where(struct sbuf *b, const struct fleet_opts *o)
 {
@@ -672,4 +672,76 @@ out:
 const char *fleetquery_build_id(const char *key)
 {
 	return build_id(key);
+}
+
+/* ---- the sessions' list (source_sessions()) ---- */
+
+struct slist {
+	struct source_session *v;
+	size_t n;
+	size_t at;			/* slist_find()'s place */
+};
+
+/* The session of host and id: the events' rows come in the sessions'
+ * order (both ORDER BY host, session), so the search goes forward. */
+static struct source_session *slist_find(struct slist *l, const char *host, int64_t id)
+{
+	for (; l->at < l->n; l->at++)
+		if (l->v[l->at].s.id == id && !strcmp(l->v[l->at].host, host))
+			return &l->v[l->at];
+	l->at = 0;	/* not in the order after all: from the start next time */
+	return NULL;
+}
+
+static int slist_session_row(void *ctx, char **f, struct error *e)
+{
+	struct slist *l = ctx;
+	struct source_session *x;
+
+	if (l->n >= FLEET_SESSIONS_MAX)
+		return error_set(e, "more than %d sessions in the fleet: give --host or "
+				 "--session", FLEET_SESSIONS_MAX);
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	x = &l->v[l->n++];
+	fleetquery_session_parse(f, &x->s);
+	snprintf(x->host, sizeof(x->host), "%s", f[0]);
+	x->s.duration_ns = x->s.end_ns > x->s.start_ns ? x->s.end_ns - x->s.start_ns : 0;
+	return 0;
+}
+
+static int slist_event_row(void *ctx, char **f, struct error *e)
+{
+	struct source_session *x = slist_find(ctx, f[0], num(f[1]));
+
+	(void)e;
+	if (x)
+		session_event_set(&x->s, num(f[2]) - 1, f[3]);
+	return 0;
+}
+
+int fleetquery_sessions(struct chclient *c, const struct fleet_opts *o,
+			struct source_session **out, size_t *n, struct error *e)
+{
+	struct slist l = { NULL, 0, 0 };
+	struct sbuf sql = { 0 };
+
+	*out = NULL;
+	*n = 0;
+	fleetquery_sql_sessions(&sql, o);
+	if (fleetquery_rows(c, &sql, FLEETQUERY_SESSION_FIELDS, &l, slist_session_row, e) < 0)
+		goto fail;
+	if (!l.n) {
+		fleetquery_no_session(e, o->host, o->session);
+		goto fail;
+	}
+	fleetquery_sql_events(&sql, o);
+	if (fleetquery_rows(c, &sql, 4, &l, slist_event_row, e) < 0)
+		goto fail;
+	*out = l.v;
+	*n = l.n;
+	return 0;
+fail:
+	free(sql.s);
+	free(l.v);
+	return -1;
 }

@@ -76,6 +76,8 @@ void report_filters_str(const struct report_opts *o, struct sbuf *out)
 		sbuf_addf(&f, " comm=%s", o->comm);
 	if (o->binary)
 		sbuf_addf(&f, " binary=%s", o->binary);
+	if (o->symbol)
+		sbuf_addf(&f, " symbol=%s", o->symbol);
 	if (o->mode != REPORT_ALL)
 		sbuf_addf(&f, " mode=%s", o->mode == REPORT_KERNEL ? "kernel" : "user");
 	if (o->cgroup)
@@ -147,7 +149,7 @@ static struct table *table_make(struct report *r)
 	int c_proc = -1, c_bin, c_bid, c_sym, c_src = -1, c_samples, c_pct, c_ev0 = 0, c_mt0 = 0;
 	int c_inl = -1, by_cg = r->o->by == REPORT_BY_CGROUP;
 	struct report_mcols *mc;
-	size_t i, nshow = r->groups.n;
+	size_t i, nrows = 0;
 	int k;
 
 	if (r->qf.split && !by_cg)
@@ -177,13 +179,16 @@ static struct table *table_make(struct report *r)
 	report_add_meta(t, r->o, r->sum);
 
 	report_rank_groups(r);
-	if (r->o->limit && r->o->limit < nshow)
-		nshow = r->o->limit;
-	for (i = 0; i < nshow; i++) {
+	for (i = 0; i < r->groups.n && (!r->o->limit || nrows < r->o->limit); i++) {
 		const struct group *g = &r->groups.v[i];
 		const struct bin *b = &r->bins[g->bin];
-		size_t row = table_add_row(t);
+		size_t row;
 
+		/* --symbol: that symbol's rows only, of the same ranking */
+		if (r->o->symbol && (!g->symbol || strcmp(g->symbol, r->o->symbol)))
+			continue;
+		row = table_add_row(t);
+		nrows++;
 		if (c_proc >= 0) {
 			char l[64];
 

@@ -39,6 +39,10 @@ struct report_opts {
 					 * by pid_at_ns + slack, else the first */
 	const char *comm;		/* NULL: any */
 	const char *binary;		/* NULL: any; matches path or basename */
+	const char *symbol;		/* NULL: any; else only the rows of the
+					 * symbol of this name (as its column shows
+					 * it), ranked and with percent as without
+					 * (--by symbol or line) */
 	const char *cgroup;		/* NULL: any; a cgroup path, or a subtree
 					 * ending in '/' (cgset.h) */
 	enum report_mode mode;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "source.h"
+#include "fleetquery.h"
 #include "fleetsource.h"
 #include "sessionexport.h"
 
@@ -41,6 +42,44 @@ int source_session(struct source *src, int64_t id, struct db_session *s, struct 
 	if (!src->db)
 		return error_set(e, "the fleet's sessions are read with its queries");
 	return db_session_get(src->db, id, s, e);
+}
+
+/* ---- the sessions ---- */
+
+int source_sessions(struct source *src, const char *host, int64_t id,
+		    struct source_session **out, size_t *n, struct error *e)
+{
+	int64_t max = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (src->fleet)
+		return fleetquery_sessions(src->fleet, &(struct fleet_opts){ .host = host,
+					   .session = id }, out, n, e);
+	if (id > 0) {
+		*out = xcalloc(1, sizeof(**out));
+		if (db_session_get(src->db, id, &(*out)->s, e) < 0) {
+			free(*out);
+			*out = NULL;
+			return -1;
+		}
+		*n = 1;
+		return 0;
+	}
+	if (db_session_max_id(src->db, &max, e) < 0)
+		return -1;
+	/* by id downwards; the ids of removed sessions are skipped */
+	for (id = max; id > 0; id--) {
+		struct source_session *x;
+
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		x = &(*out)[*n];
+		memset(x->host, 0, sizeof(x->host));
+		if (db_session_get(src->db, id, &x->s, e) == 0)
+			(*n)++;
+	}
+	e->msg[0] = 0;
+	return 0;
 }
 
 /* ---- hot spots ---- */
@@ -173,6 +212,22 @@ int source_diff(struct source *src, const struct source_side *a, const struct so
 	if (src->fleet)
 		return fleetsource_diff(src, a, b, o, filtered, out, e);
 	return diff_build(src->db, a->id, b->id, o->by, o, out, e);
+}
+
+int source_diff_windows(struct source *src, const struct source_side *a,
+			const struct source_side *b, const struct diff_window w[2],
+			const struct report_opts *o, int filtered, struct diff **out,
+			struct error *e)
+{
+	if (!src->fleet)
+		return diff_build_windows(src->db, w, o->by, o, out, e);
+	*out = NULL;
+	if (!a->host || !b->host) {
+		error_set(e, "a window of the fleet is of a host's session: give its host");
+		return -2;
+	}
+	return fleetdiff_build_windows(src->fleet, a->host, b->host, w, o->by,
+				       filtered ? o : NULL, out, e);
 }
 
 int source_export(struct source *src, const struct source_export_opts *o,

@@ -4,10 +4,11 @@
  * pushed sessions (--source URL, its sessions selected by host and id).
  *
  * source_open() opens either; each query a command makes is a function
- * over the source: the hot spots (source_report), the session header's
- * figures (source_lost_load, source_uncertain, source_unscheduled), the
- * series of a plot (source_series), a comparison (source_diff) and the
- * samples (source_export).  A local source runs lib/query's code on the
+ * over the source: its sessions (source_sessions), the hot spots
+ * (source_report), the session header's figures (source_lost_load,
+ * source_uncertain, source_unscheduled), the series of a plot
+ * (source_series), a comparison of sessions or windows (source_diff,
+ * source_diff_windows) and the samples (source_export).  A local source runs lib/query's code on the
  * database (source.c, sessionexport.c); the fleet runs the same query in
  * ClickHouse (lib/fleet/fleetsource.c over fleetquery, fleetplot and
  * fleetexport), giving the same tables, series and bytes: the fleet is
@@ -74,6 +75,28 @@ static inline int source_is_fleet(const struct source *src)
 /* The local session id (0: the latest) in *s.  0, or -1 with e set; the
  * fleet's sessions come with each query's answer (-1: not asked here). */
 int source_session(struct source *src, int64_t id, struct db_session *s, struct error *e);
+
+/* ---- the sessions ---- */
+
+/* A session of a source, and its host in the fleet. */
+struct source_session {
+	char host[256];			/* the fleet: its host; local: "" */
+	struct db_session s;		/* the fleet's: duration_ns is end -
+					 * start (0 while running), no CPUs,
+					 * call graph nor time buckets */
+};
+
+/*
+ * The sessions of src into *out (malloc'ed, *n of them): local, every
+ * session of the database (db_session_get()), newest first, or only
+ * session id (id > 0; host is ignored); the fleet's of host (NULL: of
+ * every host) and id (0: every one), by host and id, with their events,
+ * as fleetquery_sql_sessions() selects them (fleetquery_sessions()).
+ * 0, or -1 with e set (one line: none found, more than the fleet's
+ * reports take, a database or server error).
+ */
+int source_sessions(struct source *src, const char *host, int64_t id,
+		    struct source_session **out, size_t *n, struct error *e);
 
 /* ---- hot spots (report.h) ---- */
 
@@ -146,6 +169,19 @@ struct source_side {
  */
 int source_diff(struct source *src, const struct source_side *a, const struct source_side *b,
 		const struct report_opts *o, int filtered, struct diff **out, struct error *e);
+
+/*
+ * Compare window w[0] of side a's session (a->id is ignored: w[0].session
+ * is it) with window w[1] of b's, by o->by (the fleet: binary or symbol),
+ * of the samples that pass o's other filters (filtered 0: none given):
+ * diff_build_windows(), or fleetdiff_build_windows() with a's and b's
+ * hosts (which the fleet needs).  0; -2 with e set when they cannot be
+ * compared (a usage error), -1 on other errors.
+ */
+int source_diff_windows(struct source *src, const struct source_side *a,
+			const struct source_side *b, const struct diff_window w[2],
+			const struct report_opts *o, int filtered, struct diff **out,
+			struct error *e);
 
 /* ---- samples (exportcsv.h, chrometrace.h) ---- */
 

@@ -70,7 +70,8 @@ struct timeline_group {
  * record to the first after it, on the record's CPU, widened to buckets. */
 struct timeline_span {
 	int64_t from_ns, to_ns;		/* absolute CLOCK_MONOTONIC */
-	uint64_t count;			/* samples lost (throttle records count 1 each) */
+	uint64_t count;			/* samples lost (a throttle record adds 0;
+					 * in t->throttled it counts 1) */
 };
 
 struct timeline_marker {
@@ -105,6 +106,11 @@ struct timeline {
 	struct timeline_span *lost;
 	uint64_t lost_total;		/* samples lost in the range (ring, samples) */
 	uint64_t throttles;		/* throttle records in the range */
+	/* The same spans apart, within t->lost's allocation (freed with it):
+	 * those of the records of samples lost (count: samples) and those of
+	 * the throttle records (count: records), each merged as t->lost. */
+	size_t nlost_samples, nthrottled;
+	struct timeline_span *lost_samples, *throttled;
 	size_t nunsched;		/* where a sampling group did not count */
 	struct timeline_span *unsched;	/* (count: ns not counting) */
 	uint64_t unsched_ns;		/* their time not counting, summed over CPUs */

@@ -165,7 +165,10 @@ int tl_lost_spans(struct db *db, struct timeline *t, struct error *e)
 		return 0;
 	if (lost_gaps(db, &t->session, rows, nrows, e) < 0)
 		goto fail;
-	t->lost = xcalloc(nrows, sizeof(*t->lost));
+	/* one allocation for the three arrays: timeline_free() frees t->lost */
+	t->lost = xcalloc(3 * nrows, sizeof(*t->lost));
+	t->lost_samples = t->lost + nrows;
+	t->throttled = t->lost + 2 * nrows;
 	for (i = 0; i < nrows; i++) {
 		int64_t from = rows[i].prev == INT64_MIN ? rows[i].time : rows[i].prev;
 		int64_t to = rows[i].next == INT64_MAX ? t->to_ns : rows[i].next;
@@ -184,10 +187,18 @@ int tl_lost_spans(struct db *db, struct timeline *t, struct error *e)
 		sp->count = rows[i].count;
 		t->lost_total += rows[i].count;
 		t->throttles += rows[i].throttle;
+		if (rows[i].throttle)
+			t->throttled[t->nthrottled++] = (struct timeline_span){ from, to, 1 };
+		else
+			t->lost_samples[t->nlost_samples++] = *sp;
 	}
 	free(rows);
 	qsort(t->lost, t->nlost, sizeof(*t->lost), span_cmp);
 	t->nlost = spans_merge(t->lost, t->nlost);
+	qsort(t->lost_samples, t->nlost_samples, sizeof(*t->lost), span_cmp);
+	t->nlost_samples = spans_merge(t->lost_samples, t->nlost_samples);
+	qsort(t->throttled, t->nthrottled, sizeof(*t->lost), span_cmp);
+	t->nthrottled = spans_merge(t->throttled, t->nthrottled);
 	return 0;
 fail:
 	free(rows);

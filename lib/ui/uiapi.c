@@ -180,9 +180,16 @@ static int local_only(struct source *src, const char *what, struct uiapi_reply *
 
 /* ---- sessions ---- */
 
-static void session_json(FILE *f, const struct db_session *s)
+/* A session's figures, "host" first for the fleet's (host non-empty). */
+static void session_json(FILE *f, const char *host, const struct db_session *s)
 {
-	fprintf(f, "{\"id\":%" PRId64 ",\"name\":", s->id);
+	fputc('{', f);
+	if (host[0]) {
+		fputs("\"host\":", f);
+		json_write_string(f, host);
+		fputc(',', f);
+	}
+	fprintf(f, "\"id\":%" PRId64 ",\"name\":", s->id);
 	json_write_string(f, s->name);
 	fputs(",\"state\":", f);
 	json_write_string(f, s->state);
@@ -200,38 +207,64 @@ static void session_json(FILE *f, const struct db_session *s)
 	fputc(']', f);
 }
 
-/* Every session, newest first: by id downwards, db_session_get() each
- * (ids of removed sessions are skipped). */
+/* Every session of the source (source_sessions()): the local ones newest
+ * first, the fleet's of --host (else of every host) by host and id. */
 static int api_sessions(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
-	struct db_session *s = xmalloc(sizeof(*s));
+	struct source_session *v = NULL;
 	struct error e = { "" };
 	struct out o;
-	int64_t max = 0;
-	int n = 0;
+	size_t n = 0;
 
 	(void)a;
-	if (local_only(src, "the session list", r))
-		goto out;
-	if (db_session_max_id(src->db, &max, &e) < 0) {
-		fail(r, 500, "%s", e.msg);
-		goto out;
+	if (source_sessions(src, src->host, 0, &v, &n, &e) < 0) {
+		fail(r, source_is_fleet(src) ? 422 : 500, "%s", e.msg);
+		return 1;
 	}
 	out_open(&o);
 	fputs("{\"sessions\":[", o.f);
-	for (int64_t id = max; id > 0; id--) {
-		if (db_session_get(src->db, id, s, &e) < 0)
-			continue;
-		if (n++)
+	for (size_t i = 0; i < n; i++) {
+		if (i)
 			fputc(',', o.f);
-		session_json(o.f, s);
+		session_json(o.f, v[i].host, &v[i].s);
 		fputc('}', o.f);
 	}
 	fputs("]}\n", o.f);
 	out_done(&o, r, TYPE_JSON);
-out:
-	free(s);
+	free(v);
 	return 1;
+}
+
+/* ?KEY=ID (default def) of the fleet, of host ?HKEY= (else ?host=, else
+ * --host): its row in *ss.  0, or 1 after fail(). */
+static int arg_fleet_session(struct source *src, const struct uiapi_args *a, const char *key,
+			     const char *hkey, int64_t def, struct source_session *ss,
+			     struct uiapi_reply *r)
+{
+	struct source_session *v = NULL;
+	struct error e = { "" };
+	const char *host;
+	int64_t id;
+	size_t n = 0;
+
+	if (arg_int(a, key, def, INT64_MAX, &id, r) || arg_str(a, hkey, &host, r) ||
+	    (!host && arg_str(a, "host", &host, r)))
+		return 1;
+	if (!host)
+		host = src->host;
+	if (id <= 0)
+		return fail(r, 400, "missing %s: give a session id, as /api/sessions lists them",
+			    key);
+	if (source_sessions(src, host, id, &v, &n, &e) < 0)
+		return fail(r, strncmp(e.msg, "no session", 10) ? 422 : 404, "%s", e.msg);
+	if (n > 1) {
+		free(v);
+		return fail(r, 400, "session %" PRId64 " is of several hosts: give %s=HOST", id,
+			    hkey);
+	}
+	*ss = v[0];
+	free(v);
+	return 0;
 }
 
 /* metric_covered()'s question: did session ctx count the event name? */
@@ -247,7 +280,8 @@ static int session_has(void *ctx, const char *name)
 
 static int api_session(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
-	struct db_session *s = xmalloc(sizeof(*s));
+	struct source_session *ss = xcalloc(1, sizeof(*ss));
+	struct db_session *s = &ss->s;
 	struct timeline_opts to = { .pid = -1 };
 	struct timeline *t = NULL;
 	const struct metric *all;
@@ -256,12 +290,16 @@ static int api_session(struct source *src, const struct uiapi_args *a, struct ui
 	struct out o;
 	int n = 0;
 
-	if (local_only(src, "a session", r) || arg_session(src, a, "session", 0, s, r))
+	if (source_is_fleet(src) ?
+	    arg_fleet_session(src, a, "session", "host", src->session, ss, r) :
+	    arg_session(src, a, "session", 0, s, r))
 		goto out;
 	to.session = s->id;
-	t = timeline_events(src->db, &to, &e);	/* its markers: none when it fails */
+	/* its markers (the fleet keeps none): none when it fails */
+	if (!source_is_fleet(src))
+		t = timeline_events(src->db, &to, &e);
 	out_open(&o);
-	session_json(o.f, s);
+	session_json(o.f, ss->host, s);
 	fprintf(o.f, ",\"nr_cpus\":%" PRId64 ",\"has_stacks\":%s,\"metrics\":[", s->nr_cpus,
 		s->call_graph[0] ? "true" : "false");
 	all = metrics_all(&nm);
@@ -279,7 +317,7 @@ static int api_session(struct source *src, const struct uiapi_args *a, struct ui
 out:
 	if (t)
 		timeline_free(t);
-	free(s);
+	free(ss);
 	return 1;
 }
 
@@ -402,6 +440,54 @@ out:
 	return 1;
 }
 
+/* strobe report --by line --binary B --symbol S --from --to --format json:
+ * the source lines of one symbol of one binary over [from, to), through
+ * report's own filters (report_window()). */
+static int api_lines(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
+{
+	struct report_opts o = { .by = REPORT_BY_LINE, .pid = -1, .mode = REPORT_ALL };
+	struct report_summary *sum = xcalloc(1, sizeof(*sum));
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct error e = { "" };
+	struct table *t = NULL;
+	int64_t from, to, limit;
+	struct out out;
+
+	if (source_is_fleet(src)) {
+		fail(r, 422, "source lines of the fleet (--source) are not served: the fleet "
+		     "keeps no source lines; open a local database with --db");
+		goto out;
+	}
+	if (arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) ||
+	    arg_str(a, "binary", &o.binary, r) || arg_str(a, "symbol", &o.symbol, r) ||
+	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
+		goto out;
+	if (!o.binary || !o.symbol) {
+		fail(r, 400, "missing %s: give the %s's name as /api/report's rows show it",
+		     o.binary ? "symbol" : "binary", o.binary ? "symbol" : "binary");
+		goto out;
+	}
+	o.session = s->id;
+	o.limit = (size_t)limit;
+	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (!(t = report_window(src->db, &o, from, to, sum, &e))) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
+out:
+	table_free(t);
+	free(sum);
+	free(s);
+	return 1;
+}
+
 /* strobe export --format folded of [from, to): stacks_window() and the
  * folded writer of flame.h. */
 static int api_flame(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
@@ -453,11 +539,14 @@ out:
 	return 1;
 }
 
-/* strobe diff ID@A-B ID@C-D --format json: diff_build_windows(). */
+/* strobe diff ID@A-B ID@C-D --format json (the fleet's: strobe diff
+ * --source URL HOST:ID@A-B HOST:ID@C-D): source_diff_windows(). */
 static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
-	struct db_session *s = xmalloc(2 * sizeof(*s));
+	struct source_session *s = xcalloc(2, sizeof(*s));
+	struct source_side side[2] = { { NULL, 0 }, { NULL, 0 } };
+	int fleet = source_is_fleet(src);
 	struct diff_window w[2];
 	struct error e = { "" };
 	struct diff *d = NULL;
@@ -466,19 +555,29 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 	struct out out;
 	int rc;
 
-	if (local_only(src, "a comparison of windows", r) ||
-	    arg_int(a, "session", 0, INT64_MAX, &def, r) ||
-	    arg_session(src, a, "a_session", def, &s[0], r) ||
-	    arg_session(src, a, "b_session", def, &s[1], r) ||
-	    arg_need(a, "a_from", INT64_MAX / 2, &w[0].from_ns, r) ||
+	if (arg_int(a, "session", fleet ? src->session : 0, INT64_MAX, &def, r))
+		goto out;
+	if (fleet ? arg_fleet_session(src, a, "a_session", "a_host", def, &s[0], r) ||
+		    arg_fleet_session(src, a, "b_session", "b_host", def, &s[1], r) :
+		    arg_session(src, a, "a_session", def, &s[0].s, r) ||
+		    arg_session(src, a, "b_session", def, &s[1].s, r))
+		goto out;
+	if (arg_need(a, "a_from", INT64_MAX / 2, &w[0].from_ns, r) ||
 	    arg_need(a, "a_to", INT64_MAX / 2, &w[0].to_ns, r) ||
 	    arg_need(a, "b_from", INT64_MAX / 2, &w[1].from_ns, r) ||
 	    arg_need(a, "b_to", INT64_MAX / 2, &w[1].to_ns, r) ||
 	    arg_by(a, &o.by, r) || arg_int(a, "limit", 0, MAX_LIMIT, &limit, r))
 		goto out;
-	w[0].session = s[0].id;
-	w[1].session = s[1].id;
-	rc = diff_build_windows(src->db, w, o.by, &o, &d, &e);
+	if (fleet && o.by == REPORT_BY_LINE) {
+		fail(r, 400, "bad by: the fleet has no source lines: give symbol or binary");
+		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		w[i].session = s[i].s.id;
+		side[i].host = s[i].host;
+		side[i].id = s[i].s.id;
+	}
+	rc = source_diff_windows(src, &side[0], &side[1], w, &o, 0, &d, &e);
 	if (rc < 0) {
 		fail(r, rc == -2 ? 400 : 422, "%s", e.msg);
 		goto out;
@@ -495,6 +594,16 @@ out:
 }
 
 /* ---- series ---- */
+
+/* Spans as [{from_ns, to_ns, count}], times since the session start. */
+static void spans_json(FILE *f, const struct timeline_span *sp, size_t n, int64_t start)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s{\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64 ",\"count\":%" PRIu64 "}",
+			i ? "," : "", sp[i].from_ns - start, sp[i].to_ns - start, sp[i].count);
+	fputc(']', f);
+}
 
 static void series_json(FILE *f, const struct series *s, int64_t from)
 {
@@ -523,13 +632,11 @@ static void series_json(FILE *f, const struct series *s, int64_t from)
 		}
 		fputs("]}", f);
 	}
-	fputs("],\"lost\":[", f);
-	for (size_t i = 0; i < t->nlost; i++)
-		fprintf(f, "%s{\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64 ",\"count\":%" PRIu64 "}",
-			i ? "," : "", t->lost[i].from_ns - start, t->lost[i].to_ns - start,
-			t->lost[i].count);
-	/* throttle records are among the lost spans (timeline.h: count 1 each) */
-	fputs("],\"throttled\":[],\"markers\":[", f);
+	fputs("],\"lost\":", f);
+	spans_json(f, t->lost_samples, t->nlost_samples, start);
+	fputs(",\"throttled\":", f);
+	spans_json(f, t->throttled, t->nthrottled, start);
+	fputs(",\"markers\":[", f);
 	for (size_t i = 0; i < t->nmarkers; i++) {
 		fprintf(f, "%s{\"time_ns\":%" PRId64 ",\"name\":", i ? "," : "",
 			t->markers[i].time_ns - start);
@@ -661,6 +768,7 @@ int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *
 		{ "session", api_session },
 		{ "series", api_series },
 		{ "report", api_report },
+		{ "lines", api_lines },
 		{ "flame", api_flame },
 		{ "diff", api_diff },
 	};

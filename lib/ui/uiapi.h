@@ -9,13 +9,19 @@
  *   /api/session    one session: its figures, metrics, markers
  *   /api/series     events over time (strobe plot's CSV values)
  *   /api/report     strobe report --format json of a window
+ *   /api/lines      strobe report --by line --binary B --symbol S --format
+ *                   json of a window: the source lines of one symbol
  *   /api/flame      strobe export --format folded of a window (text)
  *   /api/diff       strobe diff --format json of two windows
  *
  * Times are ns since the session's start; a window is [from, to).
  * With the fleet (--source) report and series go through source.h
- * (source_report, source_series) over the source's --host and session;
- * sessions, session, flame and diff are the local database's (422).
+ * (source_report, source_series) over the source's --host and session,
+ * sessions, session and diff too (source_sessions, source_diff_windows:
+ * ?host=, ?a_host=, ?b_host= name a session's host, default --host);
+ * flame and lines are the local database's (422).  /api/series's
+ * "lost" are the spans of lost samples, "throttled" those of the
+ * kernel's throttle records (timeline.h).
  */
 #ifndef STROBE_UIAPI_H
 #define STROBE_UIAPI_H
