@@ -107,4 +107,18 @@ int fleetdiff_build(struct chclient *c, const char *ha, int64_t a, const char *h
 		    enum report_by by, const struct report_opts *filt, struct diff **out,
 		    struct error *e);
 
+/*
+ * fleetdiff_build() of two windows, w[i]
+ * of session w[i].session of host ha (A) and hb (B), [from_ns, to_ns)
+ * since its start, each side's report through filt's other filters (NULL:
+ * none) and the window (report_opts_window()), as diff_build_windows()
+ * compares local windows: d->has_window and d->window set.  The windows
+ * may be of one session; 0, -2 with e set when they cannot be compared
+ * (the same window, an empty one, a session not in the fleet or still
+ * running), -1 on other errors.
+ */
+int fleetdiff_build_windows(struct chclient *c, const char *ha, const char *hb,
+			    const struct diff_window w[2], enum report_by by,
+			    const struct report_opts *filt, struct diff **out, struct error *e);
+
 #endif

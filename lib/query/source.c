@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "source.h"
+#include "fleetexport.h"
 #include "fleetquery.h"
 #include "fleetsource.h"
 #include "sessionexport.h"
