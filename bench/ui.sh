@@ -17,8 +17,9 @@
 #     /api/sessions, /api/session
 #     /api/series of the whole session at 1200 buckets, by=none, cpu, binary
 #     /api/report (by symbol, limit 100, as the page asks), /api/flame and
-#     /api/diff (A the window, B the same length at the session's end) for
-#     windows of 1 %, 10 % and 100 % of the session, centred
+#     /api/diff (A the window, B the same length at the session's end; for
+#     100 % the two halves) for windows of 1 %, 10 % and 100 % of the
+#     session, centred
 # each beside the median wall time of the command that computes the same
 # (plot -o x.csv for a series; report --from --to --format json; export
 # --format folded --from --to; diff ID@A ID@B --format json) and the ratio
@@ -144,10 +145,14 @@ for pct in 1 10 100; do
 	c=$(cli export --db "$db" --session "$sid" --format folded --from "${from}ns" \
 		--to "$((to - 1))ns" -o "$dir/x.folded")
 	row "flame $pct%" "$t" "$c"
-	t=$(api "diff?session=$sid&a_from=$from&a_to=$to&b_from=$bfrom&b_to=$dur&by=symbol&limit=100")
+	# diff: A the window, B as long at the session's end; of the whole
+	# session (A and B may not be the same): its two halves
+	a0=$from a1=$to b0=$bfrom b1=$dur what="diff $pct%"
+	[ "$pct" = 100 ] && a0=0 a1=$((dur / 2)) b0=$((dur / 2)) b1=$dur what="diff 50%|50%"
+	t=$(api "diff?session=$sid&a_from=$a0&a_to=$a1&b_from=$b0&b_to=$b1&by=symbol&limit=100")
 	c=$(cli diff --db "$db" --by symbol --limit 100 --format json \
-		"$sid@${from}ns-${to}ns" "$sid@${bfrom}ns-${dur}ns")
-	row "diff $pct%" "$t" "$c"
+		"$sid@${a0}ns-${a1}ns" "$sid@${b0}ns-${b1}ns")
+	row "$what" "$t" "$c"
 done
 
 if command -v node >/dev/null && [ -d "$top/tests/ui/node_modules/playwright-core" ]; then
