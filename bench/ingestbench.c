@@ -19,7 +19,8 @@
  * per-process thread set).  With -g CHAINS each sample carries a user
  * callchain (as --call-graph fp): its IP, then 15 return addresses, the
  * callers of one of CHAINS caller chains drawn at random (so a session
- * has up to OFFSETS x CHAINS distinct stacks, schema 14).
+ * has up to OFFSETS x CHAINS distinct stacks, schema 14) and the session
+ * row says call_graph "fp", as 'strobe record --call-graph fp' would.
  *
  * Then it opens the database again read-only, as 'strobe report' does,
  * and times report_build(--by symbol) on the session.  That report reads
@@ -257,6 +258,8 @@ int main(int argc, char **argv)
 	snprintf(s.events[1].name, sizeof(s.events[1].name), "cycles");
 	s.events[1].type = PERF_TYPE_HARDWARE;
 	s.events[1].config = PERF_COUNT_HW_CPU_CYCLES;
+	if (nchains)	/* -g: as record --call-graph fp, so readers see stacks */
+		snprintf(s.call_graph, sizeof(s.call_graph), "fp");
 	if (db_session_insert(db, &s, &e) < 0)
 		die("db_session_insert", &e);
 	in = ingest_new(db, &cache, &s, &e);

@@ -305,6 +305,31 @@ int report_opts_window(struct report_opts *o, int64_t from_ns, int64_t to_ns,
 	return 0;
 }
 
+int report_window_whole(struct db *db, const struct db_session *s, const struct report_opts *o)
+{
+	/* the earliest sample is in the first fine bucket, the latest in the
+	 * last: two lookups on sample_time's key (session_id, bucket, ...) */
+	static const char sql[] =
+		"SELECT (SELECT min(min_ns) FROM sample_time WHERE session_id=?1 AND "
+		"bucket=(SELECT min(bucket) FROM sample_time WHERE session_id=?1)),"
+		"(SELECT max(max_ns) FROM sample_time WHERE session_id=?1 AND "
+		"bucket=(SELECT max(bucket) FROM sample_time WHERE session_id=?1))";
+	sqlite3_stmt *st;
+	int whole = 0;
+
+	if (!db_session_complete(s) || s->time_bucket_ns <= 0)
+		return 0;
+	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL))
+		return 0;
+	sqlite3_bind_int64(st, 1, s->id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+	    sqlite3_column_type(st, 1) != SQLITE_NULL)
+		whole = (!o->has_from || s->start_ns + o->from_ns <= sqlite3_column_int64(st, 0)) &&
+			(!o->has_to || sqlite3_column_int64(st, 1) <= s->start_ns + o->to_ns);
+	sqlite3_finalize(st);
+	return whole;
+}
+
 struct table *report_window(struct db *db, const struct report_opts *o, int64_t from_ns,
 			    int64_t to_ns, struct report_summary *sum, struct error *e)
 {

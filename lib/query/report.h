@@ -120,6 +120,18 @@ struct table *report_window(struct db *db, const struct report_opts *o, int64_t 
 			    int64_t to_ns, struct report_summary *sum, struct error *e);
 
 /*
+ * 1 when o's time range (has_from, has_to) holds every sample of the
+ * finished session s, by the earliest and latest times its sample_time
+ * rows keep (schema 005): then the session's histograms (sample_agg,
+ * stack_agg) answer that window exactly as a scan of its samples would,
+ * and report_build() and stacks_load() read them instead (a window of the
+ * whole session, as the explorer's first view asks, costs what no window
+ * does).  0 otherwise, for a running session, one without sample_time
+ * or when the times cannot be read (the scan then says why).
+ */
+int report_window_whole(struct db *db, const struct db_session *s, const struct report_opts *o);
+
+/*
  * Whether session s counted the events of every metric in o->metrics
  * (by name or alias, metrics.h: metric_event_is).  -1 with e saying, in
  * one line, which events a metric needs that s did not count.

@@ -245,7 +245,9 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 	set->nr_events = l.nev;
 	for (i = 0; i < l.nev; i++)
 		snprintf(set->events[i], sizeof(set->events[i]), "%s", s->events[i].name);
-	l.raw = p->raw = o->has_from || o->has_to || !db_session_complete(s);
+	/* a window of every sample reads the histogram, as no window does */
+	l.raw = p->raw = !db_session_complete(s) ||
+			 ((o->has_from || o->has_to) && !report_window_whole(db, s, o));
 	if (!(p->res = resolver_new(db, s, e)))
 		goto fail;
 	resolver_set_demangle(p->res, !o->no_demangle);
