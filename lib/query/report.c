@@ -299,7 +299,7 @@ int report_opts_window(struct report_opts *o, int64_t from_ns, int64_t to_ns,
 		return error_set(e, "empty window: from %.9g s to %.9g s: give a window that "
 				 "ends after it starts, at or after 0 s", from_ns / 1e9,
 				 to_ns / 1e9);
-	o->has_from = o->has_to = 1;
+	o->has_from = o->has_to = o->window = 1;
 	o->from_ns = from_ns;
 	o->to_ns = to_ns - 1;	/* the filters' --to is inclusive; times are whole ns */
 	return 0;
@@ -317,7 +317,7 @@ int report_window_whole(struct db *db, const struct db_session *s, const struct 
 	sqlite3_stmt *st;
 	int whole = 0;
 
-	if (!db_session_complete(s) || s->time_bucket_ns <= 0)
+	if (!o->window || !db_session_complete(s) || s->time_bucket_ns <= 0)
 		return 0;
 	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL))
 		return 0;

@@ -48,6 +48,11 @@ struct report_opts {
 	enum report_mode mode;
 	int has_from, has_to;
 	int64_t from_ns, to_ns;		/* relative to the session start */
+	int window;			/* set by report_opts_window(): a window
+					 * holding every sample may read the
+					 * histograms (report_window_whole); the
+					 * commands' --from/--to always scan the
+					 * samples they name */
 	size_t limit;			/* 0: all rows */
 	int no_demangle;		/* 1: raw (mangled) symbol names */
 	int inline_chain;		/* 1: rows split by inline chain, and an
@@ -120,9 +125,10 @@ struct table *report_window(struct db *db, const struct report_opts *o, int64_t 
 			    int64_t to_ns, struct report_summary *sum, struct error *e);
 
 /*
- * 1 when o's time range (has_from, has_to) holds every sample of the
- * finished session s, by the earliest and latest times its sample_time
- * rows keep (schema 005): then the session's histograms (sample_agg,
+ * 1 when o is a window (o->window: report_opts_window()) whose time
+ * range (has_from, has_to) holds every sample of the finished session s,
+ * by the earliest and latest times its sample_time rows keep (schema
+ * 005): then the session's histograms (sample_agg,
  * stack_agg) answer that window exactly as a scan of its samples would,
  * and report_build() and stacks_load() read them instead (a window of the
  * whole session, as the explorer's first view asks, costs what no window
