@@ -23,10 +23,8 @@ command -v curl >/dev/null || skip "curl is not installed"
 CH_PASSWORD=strobe-test-pw
 ch_pids=
 
-# ch_free_port: a TCP port on 127.0.0.1 nothing listens on now
-ch_free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# ch_free_port: a TCP port on 127.0.0.1 nothing listens on now (lib.sh)
+ch_free_port() { free_port; }
 
 ch_setup() {
 	d=$tmp/ch$1

@@ -40,6 +40,38 @@ spins_stop() {
 # (samples stored), status_behind NAME ("RECORDS SECONDS" ingest is
 # behind) and status_waited NAME (seconds ingest has waited for an idle
 # CPU; empty when it does not wait) read that file
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now, for a
+# server a test starts later (ClickHouse, debuginfod).  Taken below the
+# kernel's ephemeral range (ip_local_port_range): a port from that range
+# can be taken by any outgoing connection (the other shard's, curl's)
+# before the server binds it, as t0820 once found ("Address already in
+# use").  Random, so that tests running at once rarely pick the same.
+free_port() {
+	python3 - <<'PY'
+import random, socket
+try:
+    lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    lo = 32768
+lo = max(lo, 2048)
+for _ in range(200):
+    p = random.randrange(1024 if lo <= 11024 else 10000, lo)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    print(s.getsockname()[1])
+PY
+}
+
 status_save() { "$STROBE" status >"$tmp/$1" 2>&1 || fail "status: $(cat "$tmp/$1")"; }
 status_stored() { sed -n 's/^session [0-9]* running for [0-9.]* s: \([0-9]*\) samples.*/\1/p' "$tmp/$1"; }
 status_behind() { sed -n 's/^ingest: \([0-9]*\) records behind (\([0-9.]*\) s).*/\1 \2/p' "$tmp/$1"; }

@@ -31,11 +31,6 @@ stop_servers() {
 }
 trap 'stop_servers; cleanup' EXIT
 
-# free_port: a TCP port nothing listens on right now
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 mkdir -p "$tmp/bin" "$tmp/srv" "$tmp/empty"
 gcc -O1 -g -o "$tmp/full" "$top/tests/workloads/split603010.c" -I"$top/tests/workloads" -lm ||
 	fail "gcc split603010"

@@ -7,7 +7,8 @@
 #    Host header; 405 for POST; the token in the header or the cookie
 #    it sets is accepted;
 #  - /api/report of a window is strobe report --from --to --format json's
-#    bytes; /api/flame strobe export --format folded's; /api/diff of two
+#    bytes, also for a window holding every sample (the histograms
+#    answer it, the command scans the samples); /api/flame strobe export --format folded's; /api/diff of two
 #    windows strobe diff ID@A-B ID@C-D --format json's; /api/series the
 #    values of strobe plot's CSV for the same window and bucket;
 #  - /api/lines of a symbol is strobe report --by line --binary B --symbol S
@@ -134,6 +135,20 @@ PY
 grep -qi '^Content-Type: application/json' "$tmp/head" && grep -qi '^X-Content-Type-Options: nosniff' "$tmp/head" ||
 	fail "report not served as JSON with nosniff: $(cat "$tmp/head")"
 ok "a hostile binary name is a JSON string"
+
+# a window that holds every sample is answered from the histograms
+# (report_window_whole); strobe report --from --to scans the samples: the
+# same bytes, for the -g session and the one counting page-faults
+for ws in "$sid" "$msid"; do
+	[ "$(get "/api/session?token=$token&session=$ws")" = 200 ] || fail "session $ws: $(cat "$tmp/body")"
+	w1=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["duration_ns"] + 10**9)' "$tmp/body")
+	[ "$(get "/api/report?token=$token&session=$ws&from=0&to=$w1&by=symbol&limit=0")" = 200 ] ||
+		fail "whole-session report of $ws: $(cat "$tmp/body")"
+	"$STROBE" report --session "$ws" --from 0ns --to "$((w1 - 1))ns" --by symbol --limit 0 \
+		--format json >"$tmp/r.json" 2>"$tmp/err" || fail "strobe report: $(cat "$tmp/err")"
+	cmp "$tmp/body" "$tmp/r.json" || fail "/api/report of all of session $ws differs from strobe report's scan"
+done
+ok "/api/report of a window holding every sample (the histograms) = strobe report's scan"
 
 # --- flame: strobe export --format folded's bytes
 [ "$(get "/api/flame?token=$token&session=$sid&from=$b0&to=$b1")" = 200 ] || fail "flame: $(cat "$tmp/body")"
