@@ -57,8 +57,10 @@ n=$(sqlq "$tmp/a.db" "SELECT count(*) FROM samples WHERE session_id = 1")
 ok "csv of each host's session as the local export ($n, $(($(wc -l <"$tmp/a2.fleet") - 1)), $(($(wc -l <"$tmp/b1.fleet") - 1)) rows)"
 
 # the filters that map to pushed columns
-pid=$(sed -n 2p "$tmp/a1.local" | cut -d, -f4)
-comm=$(awk -F, 'NR > 1 && $6 != "" { print $6; exit }' "$tmp/a2.local")
+# the session is system-wide: take the workload's pid and comm (the most
+# rows), not the first row's (strobed's own, or another process's few)
+pid=$(awk -F, 'NR > 1 && $4 != 0 { n[$4]++ } END { for (p in n) if (n[p] > m) { m = n[p]; b = p } print b }' "$tmp/a1.local")
+comm=$(awk -F, 'NR > 1 && $4 != 0 && $6 != "" { n[$6]++ } END { for (c in n) if (n[c] > m) { m = n[c]; b = c } print b }' "$tmp/a2.local")
 same a1-pid "$tmp/a.db" "$hA" --session 1 --pid "$pid"
 same a2-comm "$tmp/a.db" "$hA" --session 2 --comm "$comm"
 same a1-time "$tmp/a.db" "$hA" --session 1 --from 200ms --to 0.6s
