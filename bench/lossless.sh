@@ -73,7 +73,9 @@ cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
 	# the percentage first: the kernel refuses a rate while it is 0
 	echo "$old_pct" > $MAXPCT
-	echo "$old_rate" > $MAXRATE
+	# the kernel refuses any write of the rate while the percentage is
+	# 0 or 100: write it only if it changed
+	[ "$(cat $MAXRATE)" = "$old_rate" ] || echo "$old_rate" > $MAXRATE
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -226,11 +226,13 @@ void backend_close(struct backend *b)
 
 void queue_record(struct merge_queue *q, const struct record *r)
 {
-	size_t tail = record_tail_size(r);
-	struct record *dst = merge_queue_push(q, r->time_ns, Q_RECORD, sizeof(*r) + tail);
+	size_t head = record_head_size(r), tail = record_tail_size(r);
+	struct record *dst = merge_queue_push(q, r->time_ns, Q_RECORD, head + tail);
 
-	*dst = *r;
-	record_tail_copy(r, dst + 1);
+	/* only the counters the record has: deliver() hands the sink a
+	 * struct cut short there, which reads none past nr_counters */
+	record_head_copy(dst, r);
+	record_tail_copy(r, (char *)dst + head);
 }
 
 /*
@@ -354,11 +356,12 @@ static int deliver(struct backend *b, int src, const struct merge_ent *q, uint64
 		return -1;
 	switch (q->kind) {
 	case Q_RECORD: {
-		/* queue_record's struct, 8-aligned in the queue's own
-		 * (writable) buffer: pointed at its tail where it lies */
+		/* queue_record's struct (its first record_head_size()
+		 * bytes), 8-aligned in the queue's own (writable) buffer:
+		 * pointed at its tail where it lies */
 		struct record *rec = (struct record *)merge_payload(q);
 
-		record_tail_point(rec, rec + 1);
+		record_tail_point(rec, (char *)rec + record_head_size(rec));
 		return k->record(k->ctx, rec, e);
 	}
 	case Q_MARK:

@@ -41,7 +41,7 @@
 
 /* What a queue entry holds (merge_ent.kind). */
 enum qkind {
-	Q_RECORD = 1,	/* struct record, then its record_tail_copy() bytes */
+	Q_RECORD = 1,	/* struct record's head (record_head_size), then its tail */
 	Q_PERF = 2,	/* struct perf_ent, then the perf record's bytes */
 	Q_MARK = 3,	/* struct probe_hit */
 };

@@ -306,6 +306,11 @@ void record_tail_copy(const struct record *r, void *dst)
 		memcpy(p, r->sample.stack, r->sample.stack_size);
 }
 
+void record_head_copy(struct record *dst, const struct record *r)
+{
+	memcpy(dst, r, record_head_size(r));
+}
+
 void record_tail_point(struct record *r, const void *tail)
 {
 	const unsigned char *p = tail;

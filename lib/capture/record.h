@@ -103,6 +103,28 @@ size_t record_tail_size(const struct record *r);
 void record_tail_copy(const struct record *r, void *dst);
 void record_tail_point(struct record *r, const void *tail);
 
+/*
+ * The bytes of r's struct that hold anything: a sample's counters past
+ * nr_counters are never read, so a copy (a queue entry, a held sample)
+ * takes record_head_size() bytes, a multiple of 8, not sizeof(struct
+ * record): 120 bytes for a sample of no counters instead of 184.  Whoever
+ * holds such a copy reads no counter past nr_counters and never copies
+ * the struct whole (record_head_copy does it).
+ */
+static inline size_t record_head_size(const struct record *r)
+{
+	if (r->type != STROBE_REC_SAMPLE)
+		return sizeof(*r);
+	return offsetof(struct record, sample.counters) +
+	       (size_t)r->sample.nr_counters * sizeof(uint64_t);
+}
+
+void record_head_copy(struct record *dst, const struct record *r);
+
+/* a head stays 8-aligned, so its tail's u64 and a queue's next entry are */
+_Static_assert(offsetof(struct record, sample.counters) % 8 == 0 && sizeof(struct record) % 8 == 0,
+	       "struct record: a head of 8-byte multiples");
+
 /* The largest record: its header's size is a __u16 multiple of 8. */
 #define RECORD_MAX_SIZE	65528
 

@@ -44,7 +44,7 @@ void ubatch_put(struct ubatch *q, const struct record *r)
 		h->buf = xmalloc(len);
 		h->cap = len;
 	}
-	h->r = *r;
+	record_head_copy(&h->r, r);	/* r may be cut short: record.h */
 	record_tail_copy(r, h->buf);
 	record_tail_point(&h->r, h->buf);
 }
