@@ -20,7 +20,7 @@ function renderCallTree() { strobeFlame.renderCallTree($("tree"), folded.a, noSt
 
 /* ---- state and the URL */
 
-var st = { s: null, ev: "samples", by: "none", stk: 1, z: null, a: null, b: null,
+var st = { s: null, h: null, ev: "samples", by: "none", stk: 1, z: null, a: null, b: null,
 	tab: "table", rby: "symbol", fev: "samples", x: [], lb: null, ls: null };
 
 function parseWin(v) {
@@ -34,7 +34,7 @@ function hashRead() {
 	var p = new URLSearchParams(location.hash.slice(1));
 	var q = new URLSearchParams(location.search);
 	if (q.get("session")) st.s = q.get("session");	/* strobe ui --session */
-	if (p.get("s")) st.s = p.get("s");
+	if (p.get("s")) { st.s = p.get("s"); st.h = p.get("h"); }	/* h: the fleet's host */
 	if (p.get("ev")) st.ev = p.get("ev");
 	if (p.get("by")) st.by = p.get("by");
 	if (p.get("stk")) st.stk = p.get("stk") === "1" ? 1 : 0;
@@ -51,6 +51,7 @@ function hashRead() {
 function hashWrite() {
 	var p = new URLSearchParams();
 	if (st.s !== null) p.set("s", st.s);
+	if (st.h !== null) p.set("h", st.h);
 	p.set("ev", st.ev);
 	p.set("by", st.by);
 	p.set("stk", String(st.stk));
@@ -87,6 +88,8 @@ function status(msg, part) {
 
 function api(path, params, text) {
 	var q = new URLSearchParams();
+	/* a fleet session is its host's: ids repeat across hosts */
+	if (params.session !== undefined && st.h !== null) q.set("host", st.h);
 	Object.keys(params).forEach(function (k) {
 		var v = params[k];
 		if (v === null || v === undefined) return;
@@ -140,13 +143,18 @@ function loadSessions() {
 			var o = el("option", null, (x.host ? x.host + ":" + x.id : "#" + x.id) + " " + (x.name || "") + " — " +
 				fmtT(x.duration_ns || 0) + ", " + x.samples + " samples, " +
 				x.lost + " lost [" + (x.events || []).join(", ") + "]");
-			o.value = String(x.id);
+			o.value = JSON.stringify([x.host || null, String(x.id)]);
 			s.appendChild(o);
 		});
 		if (!sessions.length) { status("no sessions in this database: record one with 'strobe record'"); delete document.body.dataset.busy; return; }
-		if (st.s === null || !sessions.some(function (x) { return String(x.id) === st.s; }))
-			st.s = String(sessions[0].id);
-		s.value = st.s;
+		/* a host only with a fleet's session: the first of that id else */
+		var cur = sessions.filter(function (x) { return String(x.id) === st.s; });
+		if (st.h !== null && cur.some(function (x) { return x.host === st.h; }))
+			cur = cur.filter(function (x) { return x.host === st.h; });
+		if (!cur.length) cur = [sessions[0]];
+		st.s = String(cur[0].id);
+		st.h = cur[0].host || null;
+		s.value = JSON.stringify([st.h, st.s]);
 		return loadSession();
 	});
 }
@@ -669,7 +677,8 @@ function resetAll(e) {
 
 function wire() {
 	$("session").addEventListener("change", function () {
-		st.s = this.value; st.a = st.b = st.z = null; st.x = []; st.lb = st.ls = null;
+		var v = JSON.parse(this.value);
+		st.h = v[0]; st.s = v[1]; st.a = st.b = st.z = null; st.x = []; st.lb = st.ls = null;
 		loadSession().catch(fail);
 	});
 	$("event").addEventListener("change", function () {
