@@ -66,6 +66,19 @@ int fleetsource_open(const struct source_spec *spec, struct source *src, struct 
 	return 0;
 }
 
+void fleetsource_pick(struct source *src, const char *host, int64_t session)
+{
+	int same = session == src->session &&
+		   (host && src->host ? !strcmp(host, src->host) : host == src->host);
+
+	if (same)
+		return;
+	fleetplot_free(src->fp);	/* the old selection's sessions */
+	src->fp = NULL;
+	src->host = host;
+	src->session = session;
+}
+
 void fleetsource_close(struct source *src)
 {
 	fleetplot_free(src->fp);

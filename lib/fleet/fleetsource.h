@@ -23,6 +23,8 @@ struct chclient;
  * the schema (push_check_schema()); 0 with src->fleet. */
 int fleetsource_open(const struct source_spec *spec, struct source *src, struct error *e);
 void fleetsource_close(struct source *src);
+/* source_pick() of a fleet source. */
+void fleetsource_pick(struct source *src, const char *host, int64_t session);
 /* source_check() of a fleet URL: 0, or SOURCE_BAD_SPEC with e set. */
 int fleetsource_check(const char *url, struct error *e);
 

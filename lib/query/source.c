@@ -38,6 +38,12 @@ void source_close(struct source *src)
 	memset(src, 0, sizeof(*src));
 }
 
+void source_pick(struct source *src, const char *host, int64_t session)
+{
+	if (src->fleet)
+		fleetsource_pick(src, host, session);
+}
+
 int source_session(struct source *src, int64_t id, struct db_session *s, struct error *e)
 {
 	if (!src->db)

@@ -62,6 +62,11 @@ struct source {
 int source_open(const struct source_spec *spec, struct source *src, struct error *e);
 void source_close(struct source *src);
 
+/* The fleet's selection from now on: host (NULL: every host) and session
+ * (0: every session), as a spec's; the series' sessions opened for the
+ * old one are closed when it changes.  Nothing for a local source. */
+void source_pick(struct source *src, const char *host, int64_t session);
+
 /* Whether spec can be opened as far as its text says (the fleet's URL:
  * chclient_url_parse()), without opening it: 0, or SOURCE_BAD_SPEC with
  * e set.  For commands that refuse a bad URL before other work. */

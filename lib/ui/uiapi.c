@@ -757,6 +757,30 @@ out:
 	return 1;
 }
 
+/*
+ * The fleet's selection for one request: ?host= and ?session= (the page
+ * sends both once a host's session is picked: ids repeat across hosts)
+ * in place of strobe ui's --host and --session, so that the series, the
+ * report and the diff are all of the session the page shows; the spec's
+ * again after it (source_pick()).  The server runs one request at a time
+ * on src (uiserver.c's lock).  0 with *host and *session the spec's, or
+ * 1 after fail().
+ */
+static int fleet_pick(struct source *src, const struct uiapi_args *a, const char **host,
+		      int64_t *session, struct uiapi_reply *r)
+{
+	const char *h;
+	int64_t id;
+
+	*host = src->host;
+	*session = src->session;
+	if (arg_str(a, "host", &h, r) || arg_int(a, "session", src->session, INT64_MAX, &id, r))
+		return 1;
+	if (h)
+		source_pick(src, h, id);
+	return 0;
+}
+
 int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *args,
 		 struct uiapi_reply *r)
 {
@@ -773,8 +797,21 @@ int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *
 		{ "diff", api_diff },
 	};
 
-	for (size_t i = 0; i < ARRAY_SIZE(routes); i++)
-		if (!strcmp(path, routes[i].path))
+	const char *host;
+	int64_t session;
+	int found;
+
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+		if (strcmp(path, routes[i].path))
+			continue;
+		/* the list is of every session (of --host): no pick */
+		if (!source_is_fleet(src) || i == 0)
 			return routes[i].fn(src, args, r);
+		if (fleet_pick(src, args, &host, &session, r))
+			return 1;
+		found = routes[i].fn(src, args, r);
+		source_pick(src, host, session);
+		return found;
+	}
 	return 0;
 }
