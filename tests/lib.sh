@@ -21,6 +21,7 @@ export STROBE_SOCKET=$tmp/strobed.sock
 unset DEBUGINFOD_URLS
 daemon_pid=
 spins=
+uipid=
 
 # spins_start: one bench/spin per online CPU, every CPU kept busy until
 # spins_stop (or the test's end)
@@ -34,6 +35,21 @@ spins_stop() {
 	[ -n "$spins" ] && kill $spins 2>/dev/null
 	for p in $spins; do wait "$p" 2>/dev/null; done
 	spins=
+}
+
+# ui_start ARG...: 'strobe ui ARG...' in the background, its pid in uipid
+# (cleanup kills it), its stdout in $tmp/ui.out and stderr in $tmp/ui.err;
+# back once it printed its "strobe ui: " line or after 10 s (the caller
+# checks the URL line); fails if it exits before
+ui_start() {
+	"$STROBE" ui "$@" >"$tmp/ui.out" 2>"$tmp/ui.err" &
+	uipid=$!
+	i=0
+	while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
+		kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # status_save NAME: 'strobe status' into $tmp/NAME; status_stored NAME
@@ -111,6 +127,10 @@ cleanup_small() {
 
 cleanup() {
 	spins_stop
+	if [ -n "$uipid" ]; then
+		kill "$uipid" 2>/dev/null
+		wait "$uipid" 2>/dev/null
+	fi
 	if [ -n "$daemon_pid" ]; then
 		kill "$daemon_pid" 2>/dev/null
 		wait "$daemon_pid" 2>/dev/null

@@ -51,16 +51,7 @@ cp "$WL/calltree-fp" "$tmp/b/$hostile"
 sid=$("$STROBE" sessions --format csv | awk -F, 'NR > 1 { id = $1 } END { print id }')
 [ -n "$sid" ] || fail "no session id: $("$STROBE" sessions)"
 
-"$STROBE" ui --no-open >"$tmp/ui.out" 2>"$tmp/ui.err" &
-uipid=$!
-# a failed check leaves no server behind
-trap 'kill "$uipid" 2>/dev/null; cleanup' EXIT
-i=0
-while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
-	kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
-	sleep 0.1
-	i=$((i + 1))
-done
+ui_start --no-open
 url=$(sed -n 's|^strobe ui: \(http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]\{32\}\)$|\1|p' "$tmp/ui.out")
 [ -n "$url" ] || { kill $uipid; fail "no URL line: $(cat "$tmp/ui.out" "$tmp/ui.err")"; }
 base=${url%%/\?token=*}

@@ -19,16 +19,7 @@ ch_shard_hosts
 "$STROBE" push --db "$tmp/a.db" --to "$url" --host "$hA" >/dev/null 2>"$tmp/push.err" ||
 	fail "push: $(cat "$tmp/push.err")"
 
-"$STROBE" ui --source "$url" --host "$hA" --session 1 --no-open >"$tmp/ui.out" 2>"$tmp/ui.err" &
-uipid=$!
-# a failed check leaves no server behind
-trap 'kill "$uipid" 2>/dev/null; ch_cleanup' EXIT
-i=0
-while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
-	kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
-	sleep 0.1
-	i=$((i + 1))
-done
+ui_start --source "$url" --host "$hA" --session 1 --no-open
 uurl=$(sed -n 's|^strobe ui: \(http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]\{32\}&session=1\)$|\1|p' "$tmp/ui.out")
 [ -n "$uurl" ] || { kill $uipid; fail "no URL line: $(cat "$tmp/ui.out" "$tmp/ui.err")"; }
 base=${uurl%%/\?token=*}

@@ -43,16 +43,7 @@ cp "$WL/calltree-fp" "$tmp/b/$hostile"
 sid=$("$STROBE" sessions --format csv | awk -F, 'NR > 1 { id = $1 } END { print id }')
 [ -n "$sid" ] || fail "no session id: $("$STROBE" sessions)"
 
-uipid=
-trap '[ -n "$uipid" ] && kill $uipid 2>/dev/null; cleanup' EXIT
-"$STROBE" ui --no-open --session "$sid" >"$tmp/ui.out" 2>"$tmp/ui.err" &
-uipid=$!
-i=0
-while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
-	kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
-	sleep 0.1
-	i=$((i + 1))
-done
+ui_start --no-open --session "$sid"
 url=$(sed -n 's|^strobe ui: \(http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]*[^ ]*\)$|\1|p' "$tmp/ui.out")
 [ -n "$url" ] || fail "no URL line: $(cat "$tmp/ui.out" "$tmp/ui.err")"
 

@@ -393,16 +393,42 @@ out:
 	return 1;
 }
 
+/* The reply of api_report and api_lines once their arguments are parsed:
+ * report_window() of session S over [from, to) with o's filters, at most
+ * limit rows, as JSON (400 for a metric S lacks, 422 for report's error). */
+static void report_reply(struct source *src, struct report_opts *o,
+			 const struct db_session *s, int64_t from, int64_t to,
+			 int64_t limit, struct uiapi_reply *r)
+{
+	struct report_summary *sum = xcalloc(1, sizeof(*sum));
+	struct error e = { "" };
+	struct table *t = NULL;
+	struct out out;
+
+	o->session = s->id;
+	o->limit = (size_t)limit;
+	if (o->nr_metrics && report_metrics_check(s, o, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (!(t = report_window(src->db, o, from, to, sum, &e))) {
+		fail(r, 422, "%s", e.msg);
+		goto out;
+	}
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
+out:
+	table_free(t);
+	free(sum);
+}
+
 /* strobe report --format json of [from, to): report_window(). */
 static int api_report(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
-	struct report_summary *sum = xcalloc(1, sizeof(*sum));
 	struct db_session *s = xmalloc(sizeof(*s));
-	struct error e = { "" };
-	struct table *t = NULL;
 	int64_t from, to, limit;
-	struct out out;
 
 	if (source_is_fleet(src)) {
 		if (!arg_by(a, &o.by, r) && !arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) &&
@@ -420,22 +446,8 @@ static int api_report(struct source *src, const struct uiapi_args *a, struct uia
 	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o.by, r) ||
 	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
 		goto out;
-	o.session = s->id;
-	o.limit = (size_t)limit;
-	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
-		fail(r, 400, "%s", e.msg);
-		goto out;
-	}
-	if (!(t = report_window(src->db, &o, from, to, sum, &e))) {
-		fail(r, 422, "%s", e.msg);
-		goto out;
-	}
-	out_open(&out);
-	table_write(t, OUTPUT_JSON, out.f);
-	out_done(&out, r, TYPE_JSON);
+	report_reply(src, &o, s, from, to, limit, r);
 out:
-	table_free(t);
-	free(sum);
 	free(s);
 	return 1;
 }
@@ -446,12 +458,8 @@ out:
 static int api_lines(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
 	struct report_opts o = { .by = REPORT_BY_LINE, .pid = -1, .mode = REPORT_ALL };
-	struct report_summary *sum = xcalloc(1, sizeof(*sum));
 	struct db_session *s = xmalloc(sizeof(*s));
-	struct error e = { "" };
-	struct table *t = NULL;
 	int64_t from, to, limit;
-	struct out out;
 
 	if (source_is_fleet(src)) {
 		fail(r, 422, "source lines of the fleet (--source) are not served: the fleet "
@@ -468,22 +476,8 @@ static int api_lines(struct source *src, const struct uiapi_args *a, struct uiap
 		     o.binary ? "symbol" : "binary", o.binary ? "symbol" : "binary");
 		goto out;
 	}
-	o.session = s->id;
-	o.limit = (size_t)limit;
-	if (o.nr_metrics && report_metrics_check(s, &o, &e) < 0) {
-		fail(r, 400, "%s", e.msg);
-		goto out;
-	}
-	if (!(t = report_window(src->db, &o, from, to, sum, &e))) {
-		fail(r, 422, "%s", e.msg);
-		goto out;
-	}
-	out_open(&out);
-	table_write(t, OUTPUT_JSON, out.f);
-	out_done(&out, r, TYPE_JSON);
+	report_reply(src, &o, s, from, to, limit, r);
 out:
-	table_free(t);
-	free(sum);
 	free(s);
 	return 1;
 }

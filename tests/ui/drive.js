@@ -11,10 +11,9 @@
  * Prints "ok: ..." lines; exits 1 with "FAIL: ..." on the first failure.
  */
 "use strict";
-const { chromium } = require("playwright-core");
+const { launch } = require("./chromium");
 const { execFileSync } = require("child_process");
 const fs = require("fs");
-const os = require("os");
 const path = require("path");
 const http = require("http");
 
@@ -81,14 +80,7 @@ function noToken(u) {
 }
 
 (async () => {
-	const profile = fs.mkdtempSync(path.join(os.tmpdir(), "strobe-ui-chromium-"));
-	const ctx = await chromium.launchPersistentContext(profile, {
-		executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-		headless: true,
-		viewport: { width: 1280, height: 800 },
-		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync"],
-	});
+	const { ctx, profile } = await launch("strobe-ui-chromium-");
 	let dialogs = 0;
 	try {
 		const page = ctx.pages()[0] || await ctx.newPage();

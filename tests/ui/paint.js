@@ -16,10 +16,8 @@
  * doc/PERFORMANCE.md).
  */
 "use strict";
-const { chromium } = require("playwright-core");
+const { launch } = require("./chromium");
 const fs = require("fs");
-const os = require("os");
-const path = require("path");
 
 const url = process.argv[2];
 const runs = Number(process.argv[3] || 3);
@@ -59,14 +57,7 @@ function watch() {
 }
 
 (async () => {
-	const profile = fs.mkdtempSync(path.join(os.tmpdir(), "strobe-ui-paint-"));
-	const ctx = await chromium.launchPersistentContext(profile, {
-		executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-		headless: true,
-		viewport: { width: 1280, height: 800 },
-		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync"],
-	});
+	const { ctx, profile } = await launch("strobe-ui-paint-");
 	try {
 		for (let i = 1; i <= runs; i++) {
 			const page = await ctx.newPage();
