@@ -45,7 +45,8 @@ ui_start() {
 	"$STROBE" ui "$@" >"$tmp/ui.out" 2>"$tmp/ui.err" &
 	uipid=$!
 	i=0
-	while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
+	# -s: the file may not be there yet (the shell of & opens it)
+	while ! grep -qs '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
 		kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
 		sleep 0.1
 		i=$((i + 1))

@@ -30,16 +30,7 @@ ch_push_as "$tmp/a.db" "$hA"
 ch_push_as "$tmp/b.db" "$hB"
 ok "session 1 of $hA (60:30:10) and of $hB (30:60:10) pushed"
 
-uipid=
-trap '[ -n "$uipid" ] && kill $uipid 2>/dev/null; ch_cleanup' EXIT
-"$STROBE" ui --source "$url" --session 1 --no-open >"$tmp/ui.out" 2>"$tmp/ui.err" &
-uipid=$!
-i=0
-while ! grep -q '^strobe ui: ' "$tmp/ui.out" && [ $i -lt 100 ]; do
-	kill -0 $uipid 2>/dev/null || fail "strobe ui exited: $(cat "$tmp/ui.err")"
-	sleep 0.1
-	i=$((i + 1))
-done
+ui_start --source "$url" --session 1 --no-open
 uurl=$(sed -n 's|^strobe ui: \(http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]*[^ ]*\)$|\1|p' "$tmp/ui.out")
 [ -n "$uurl" ] || fail "no URL line: $(cat "$tmp/ui.out" "$tmp/ui.err")"
 

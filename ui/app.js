@@ -526,6 +526,12 @@ function loadLines(w) {
 		box.appendChild(el("div", "empty", "click a symbol in the hot-spot table to see its source lines"));
 		return Promise.resolve();
 	}
+	if (st.ls === "[unknown]") {
+		done();
+		clear(box);
+		box.appendChild(el("div", "empty", "source lines: [unknown] is code with no symbol, so no lines: pick a named symbol"));
+		return Promise.resolve();
+	}
 	var p = { session: st.s, binary: st.lb || null, symbol: st.ls };
 	box.dataset.busy = "1";
 	return api("lines", Object.assign(p, winParams(w))).then(function (r) {

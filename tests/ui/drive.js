@@ -257,7 +257,9 @@ function noToken(u) {
 
 		/* clicking a symbol: its series on a right-hand axis, and its
 		   source lines (when the server serves /api/lines) */
-		const cell = page.locator("#table td.link[data-col=symbol]").first();
+		/* the top symbol that has a name ([unknown] has no lines: the
+		   system-wide session may hold other processes' unnamed code) */
+		const cell = page.locator("#table td.link[data-col=symbol]").filter({ hasNotText: /^\[unknown\]$/ }).first();
 		const sym = await cell.textContent();
 		const bin = await cell.evaluate((td) => (td.parentNode.querySelector("td[data-col=binary]") || {}).textContent || "");
 		await cell.click();

@@ -13,11 +13,9 @@
  * Prints "ok: ..." lines; exits 1 with "FAIL: ..." on the first failure.
  */
 "use strict";
-const { chromium } = require("playwright-core");
 const { execFileSync } = require("child_process");
 const fs = require("fs");
-const os = require("os");
-const path = require("path");
+const { launch } = require("./chromium");
 
 const url = process.argv[2];
 const strobe = process.env.STROBE;
@@ -63,14 +61,7 @@ async function brush(page, f0, f1) {
 
 (async () => {
 	if (hosts.length !== 2) fail("HOSTS must name two hosts");
-	const profile = fs.mkdtempSync(path.join(os.tmpdir(), "strobe-ui-chromium-"));
-	const ctx = await chromium.launchPersistentContext(profile, {
-		executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-		headless: true,
-		viewport: { width: 1280, height: 800 },
-		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync"],
-	});
+	const { ctx, profile } = await launch("strobe-ui-chromium-");
 	try {
 		const page = ctx.pages()[0] || await ctx.newPage();
 		page.on("pageerror", (e) => errors.push(String(e)));
@@ -129,6 +120,7 @@ async function brush(page, f0, f1) {
 		ok("no script error");
 	} finally {
 		await ctx.close();
+		fs.rmSync(profile, { recursive: true, force: true });
 	}
 })().catch((e) => {
 	console.log("FAIL: " + (e && e.message ? e.message : String(e)));
