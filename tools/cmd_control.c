@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "control.h"
 #include "proto.h"
+#include "socketopt.h"
 
 static const struct option start_long[] = {
 	START_LONG_OPTIONS,
@@ -64,47 +65,16 @@ int cmd_start(int argc, char **argv)
 	return 0;
 }
 
-static int socket_only(int argc, char **argv, const char **socket)
-{
-	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char optbuf[256];
-	int c;
-
-	*socket = cmd_default_socket();
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
-		if (c == 'S') {
-			*socket = optarg;
-		} else if (c == 'h') {
-			printf("usage: strobe %s [--socket PATH]\n", argv[0]);
-			return 1;
-		} else {
-			cmd_usage_error(argv[0], c == ':' ? "option %s needs a value: see 'strobe %s "
-					"--help'" : "unknown option '%s': see 'strobe %s --help'",
-					cmd_bad_option(argc, argv, optbuf, sizeof(optbuf)), argv[0]);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "strobe %s: unexpected argument '%s'\n", argv[0], argv[optind]);
-		return 2;
-	}
-	return 0;
-}
-
 int cmd_stop(int argc, char **argv)
 {
 	struct proto_msg resp;
-	const char *socket;
+	const char *socket = cmd_default_socket();
 	struct error e;
-	int r = socket_only(argc, argv, &socket);
+	int r = socketopt_none("stop", "usage: strobe stop [--socket PATH]\n", argc, argv,
+			       &socket);
 
-	if (r)
-		return r == 1 ? 0 : r;
+	if (r >= 0)
+		return r;
 	if (control_stop(socket, &resp, &e) < 0) {
 		fprintf(stderr, "strobe stop: %s\n", e.msg);
 		return 1;

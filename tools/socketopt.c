@@ -1,6 +1,7 @@
 /*
  * socketopt.c - the command line and the request of the commands that
- * only talk to strobed, 'strobe mark' and 'strobe rm' (socketopt.h).
+ * only talk to strobed, 'strobe mark', 'strobe rm' and 'strobe stop'
+ * (socketopt.h).
  */
 #include "config.h"
 #include <getopt.h>
@@ -9,8 +10,10 @@
 #include "cmd.h"
 #include "socketopt.h"
 
-int socketopt_parse(const char *cmd, const char *usage, int argc, char **argv,
-		    const char **socket)
+/* the options, by getopt_long() with optstring: "+:h" stops at the first
+ * operand, ":h" takes options after operands too */
+static int parse(const char *cmd, const char *usage, const char *optstring, int argc,
+		 char **argv, const char **socket)
 {
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 'S' },
@@ -22,7 +25,7 @@ int socketopt_parse(const char *cmd, const char *usage, int argc, char **argv,
 
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, lo, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			*socket = optarg;
@@ -40,6 +43,24 @@ int socketopt_parse(const char *cmd, const char *usage, int argc, char **argv,
 					       cmd);
 		}
 	}
+	return -1;
+}
+
+int socketopt_parse(const char *cmd, const char *usage, int argc, char **argv,
+		    const char **socket)
+{
+	return parse(cmd, usage, "+:h", argc, argv, socket);
+}
+
+int socketopt_none(const char *cmd, const char *usage, int argc, char **argv,
+		   const char **socket)
+{
+	int ret = parse(cmd, usage, ":h", argc, argv, socket);
+
+	if (ret >= 0)
+		return ret;
+	if (optind < argc)
+		return cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	return -1;
 }
 

@@ -1,6 +1,6 @@
 /*
  * socketopt.h - a command that only talks to strobed ('strobe mark',
- * 'strobe rm'): its command line, whose one option is strobed's socket
+ * 'strobe rm', 'strobe stop'): its command line, whose one option is strobed's socket
  * (--socket PATH, and --help, before the operands), and its one request.
  */
 #ifndef STROBE_SOCKETOPT_H
@@ -19,6 +19,15 @@
  */
 int socketopt_parse(const char *cmd, const char *usage, int argc, char **argv,
 		    const char **socket);
+
+/*
+ * socketopt_parse() for a command that takes no operands ('strobe stop'):
+ * options may follow operands, and any operand is a usage error ("strobe
+ * CMD: unexpected argument 'x'", 2).  Returns -1 when the command may
+ * proceed, else its exit status.
+ */
+int socketopt_none(const char *cmd, const char *usage, int argc, char **argv,
+		   const char **socket);
 
 /*
  * Send req (freed) to strobed on socket: 0 with *resp its answer, or 1

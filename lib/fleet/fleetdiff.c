@@ -144,18 +144,12 @@ int fleetdiff_build_windows(struct chclient *c, const char *ha, const char *hb,
 		else
 			ro[side] = (struct report_opts){ .pid = -1, .mode = REPORT_ALL };
 		ro[side].has_from = ro[side].has_to = 0;
-		if (report_opts_window(&ro[side], w[side].from_ns, w[side].to_ns, e) < 0) {
-			error_prefix(e, "%s", side ? "B" : "A");
-			return -2;
-		}
 	}
+	if (diff_windows_opts(ro, w, e) < 0)
+		return -2;
 	rc = sides_diff(c, hosts, ids, by, f, out, e);
 	if (rc < 0)
 		return rc;
-	for (side = 0; side < 2; side++) {
-		(*out)->window[side][0] = w[side].from_ns;
-		(*out)->window[side][1] = w[side].to_ns;
-		(*out)->has_window[side] = 1;
-	}
+	diff_set_windows(*out, w);
 	return 0;
 }

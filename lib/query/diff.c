@@ -369,7 +369,7 @@ int diff_build_windows(struct db *db, const struct diff_window w[2], enum report
 {
 	struct db_session s[2];
 	struct report_opts ro[2] = { *o, *o };
-	int rc, side;
+	int rc;
 
 	*out = NULL;
 	if (by_check(by, e) < 0)
@@ -383,22 +383,40 @@ int diff_build_windows(struct db *db, const struct diff_window w[2], enum report
 	rc = sessions_load(db, w[0].session, w[1].session, s, e);
 	if (rc < 0)
 		return rc;
+	ro[0].session = w[0].session;
+	ro[1].session = w[1].session;
+	if (diff_windows_opts(ro, w, e) < 0)
+		return -2;
+	rc = build_sides(db, s, by, ro, out, e);
+	if (rc < 0)
+		return rc;
+	diff_set_windows(*out, w);
+	return 0;
+}
+
+int diff_windows_opts(struct report_opts ro[2], const struct diff_window w[2],
+		      struct error *e)
+{
+	int side;
+
 	for (side = 0; side < 2; side++) {
-		ro[side].session = w[side].session;
 		if (report_opts_window(&ro[side], w[side].from_ns, w[side].to_ns, e) < 0) {
 			error_prefix(e, "%s", side ? "B" : "A");
 			return -2;
 		}
 	}
-	rc = build_sides(db, s, by, ro, out, e);
-	if (rc < 0)
-		return rc;
-	for (side = 0; side < 2; side++) {
-		(*out)->window[side][0] = w[side].from_ns;
-		(*out)->window[side][1] = w[side].to_ns;
-		(*out)->has_window[side] = 1;
-	}
 	return 0;
+}
+
+void diff_set_windows(struct diff *d, const struct diff_window w[2])
+{
+	int side;
+
+	for (side = 0; side < 2; side++) {
+		d->window[side][0] = w[side].from_ns;
+		d->window[side][1] = w[side].to_ns;
+		d->has_window[side] = 1;
+	}
 }
 
 static void meta_int(struct table *t, const char *key, int64_t v)

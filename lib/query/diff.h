@@ -140,6 +140,17 @@ int diff_build_windows(struct db *db, const struct diff_window w[2], enum report
 		       const struct report_opts *o, struct diff **out, struct error *e);
 
 /*
+ * For any builder of a diff of two windows (diff_build_windows(), the
+ * fleet's): diff_windows_opts() narrows ro[side] to w[side]'s window
+ * (report_opts_window()), -2 with e prefixed "A" or "B" when one is not a
+ * window; diff_set_windows() records the windows in d (has_window,
+ * window).
+ */
+int diff_windows_opts(struct report_opts ro[2], const struct diff_window w[2],
+		      struct error *e);
+void diff_set_windows(struct diff *d, const struct diff_window w[2]);
+
+/*
  * The table: binary, symbol, a_samples, b_samples, a_percent, b_percent,
  * delta_percent, within_noise, then for each common event EV: a_EV, b_EV,
  * delta_EV, then with --by line source.  symbol is null (empty in CSV) in
