@@ -684,8 +684,13 @@ function resetAll(e) {
 function wire() {
 	$("session").addEventListener("change", function () {
 		var v = JSON.parse(this.value);
+		/* busy from now until the new session's views are in (not only
+		   while they load): its series loads first; ++viewSeq keeps a
+		   view still loading for the old one from clearing it */
+		document.body.dataset.busy = "1";
+		++viewSeq;
 		st.h = v[0]; st.s = v[1]; st.a = st.b = st.z = null; st.x = []; st.lb = st.ls = null;
-		loadSession().catch(fail);
+		loadSession().catch(function (e) { fail(e); delete document.body.dataset.busy; });
 	});
 	$("event").addEventListener("change", function () {
 		var v = this.value;

@@ -21,6 +21,7 @@
 #include "stacks.h"
 #include "timeline.h"
 #include "uiapi.h"
+#include "uijson.h"
 
 #define MAX_BUCKETS	10000
 #define MAX_LIMIT	100000
@@ -125,6 +126,16 @@ static int arg_str(const struct uiapi_args *a, const char *key, const char **v,
 	if (*v && (!**v || strlen(*v) > MAX_NAME))
 		return fail(r, 400, "bad %s: give 1 to %d bytes", key, MAX_NAME);
 	return 0;
+}
+
+/* t as the reply, JSON (strobe report --format json's bytes). */
+static void reply_table(const struct table *t, struct uiapi_reply *r)
+{
+	struct out out;
+
+	out_open(&out);
+	table_write(t, OUTPUT_JSON, out.f);
+	out_done(&out, r, TYPE_JSON);
 }
 
 /* ?session=ID of a local source: its row in s.  0, or 1 after fail(). */
@@ -357,7 +368,6 @@ static int fleet_report(struct source *src, const struct uiapi_args *a, struct r
 	int64_t keep = src->session, id, from, to;
 	struct error e = { "" };
 	struct table *t = NULL;
-	struct out out;
 
 	if (arg_int(a, "session", src->session, INT64_MAX, &id, r) ||
 	    arg_int(a, "from", 0, INT64_MAX / 2, &from, r) ||
@@ -383,9 +393,7 @@ static int fleet_report(struct source *src, const struct uiapi_args *a, struct r
 		fail(r, 400, "%s", e.msg);
 		goto out;
 	}
-	out_open(&out);
-	table_write(t, OUTPUT_JSON, out.f);
-	out_done(&out, r, TYPE_JSON);
+	reply_table(t, r);
 out:
 	table_free(t);
 	source_summary_free(ss);
@@ -403,7 +411,6 @@ static void report_reply(struct source *src, struct report_opts *o,
 	struct report_summary *sum = xcalloc(1, sizeof(*sum));
 	struct error e = { "" };
 	struct table *t = NULL;
-	struct out out;
 
 	o->session = s->id;
 	o->limit = (size_t)limit;
@@ -415,9 +422,7 @@ static void report_reply(struct source *src, struct report_opts *o,
 		fail(r, 422, "%s", e.msg);
 		goto out;
 	}
-	out_open(&out);
-	table_write(t, OUTPUT_JSON, out.f);
-	out_done(&out, r, TYPE_JSON);
+	reply_table(t, r);
 out:
 	table_free(t);
 	free(sum);
@@ -546,7 +551,6 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 	struct diff *d = NULL;
 	struct table *t = NULL;
 	int64_t limit, def = 0;
-	struct out out;
 	int rc;
 
 	if (arg_int(a, "session", fleet ? src->session : 0, INT64_MAX, &def, r))
@@ -577,9 +581,7 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 		goto out;
 	}
 	t = diff_table(d, &o, OUTPUT_JSON, (size_t)limit);
-	out_open(&out);
-	table_write(t, OUTPUT_JSON, out.f);
-	out_done(&out, r, TYPE_JSON);
+	reply_table(t, r);
 out:
 	table_free(t);
 	diff_free(d);
@@ -588,58 +590,6 @@ out:
 }
 
 /* ---- series ---- */
-
-/* Spans as [{from_ns, to_ns, count}], times since the session start. */
-static void spans_json(FILE *f, const struct timeline_span *sp, size_t n, int64_t start)
-{
-	fputc('[', f);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s{\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64 ",\"count\":%" PRIu64 "}",
-			i ? "," : "", sp[i].from_ns - start, sp[i].to_ns - start, sp[i].count);
-	fputc(']', f);
-}
-
-static void series_json(FILE *f, const struct series *s, int64_t from)
-{
-	const struct timeline *t = s->t;
-	int64_t start = t->session.start_ns;
-
-	fprintf(f, "{\"session\":%" PRId64 ",\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64
-		",\"bucket_ns\":%" PRId64 ",\"times\":[", t->session.id, t->from_ns - start,
-		t->to_ns - start, t->bucket_ns);
-	for (size_t b = 0; b < t->nbuckets; b++)
-		fprintf(f, "%s%" PRId64, b ? "," : "", timeline_bucket_from(t, b) - start);
-	fputs("],\"series\":[", f);
-	for (size_t i = 0; i < s->n; i++) {
-		fputs(i ? ",{\"title\":" : "{\"title\":", f);
-		json_write_string(f, s->line[i].title);
-		fputs(",\"values\":[", f);
-		for (size_t b = 0; b < t->nbuckets; b++) {
-			double v = s->line[i].v[b];
-
-			if (b)
-				fputc(',', f);
-			if (isfinite(v))
-				fprintf(f, "%.10g", v);
-			else
-				fputs("null", f);
-		}
-		fputs("]}", f);
-	}
-	fputs("],\"lost\":", f);
-	spans_json(f, t->lost_samples, t->nlost_samples, start);
-	fputs(",\"throttled\":", f);
-	spans_json(f, t->throttled, t->nthrottled, start);
-	fputs(",\"markers\":[", f);
-	for (size_t i = 0; i < t->nmarkers; i++) {
-		fprintf(f, "%s{\"time_ns\":%" PRId64 ",\"name\":", i ? "," : "",
-			t->markers[i].time_ns - start);
-		json_write_string(f, t->markers[i].name);
-		fputc('}', f);
-	}
-	fputs("]}\n", f);
-	(void)from;
-}
 
 /* ?event= (repeatable) or ?metric= into req (the metric parsed into *x). */
 static int series_what(const struct uiapi_args *a, struct series_req *req, const char **ev,
@@ -737,7 +687,7 @@ static int api_series(struct source *src, const struct uiapi_args *a, struct uia
 		goto out;
 	}
 	out_open(&out);
-	series_json(out.f, s, from);
+	uijson_series(out.f, s);
 	out_done(&out, r, TYPE_JSON);
 	goto out;
 bad_by:
