@@ -245,6 +245,42 @@ void qfilter_sql(const struct qfilter *f, struct sbuf *sql, unsigned what)
 	}
 }
 
+int qfilter_scan(const struct qfilter *f, uint32_t cols, struct sample_scan_filter *sf)
+{
+	const struct report_opts *o = f->o;
+	const struct db_session *s = f->s;
+
+	memset(sf, 0, sizeof(*sf));
+	sf->session_id = s->id;
+	sample_scan_range(s, &sf->row_lo, &sf->row_hi);
+	if (sf->row_lo > sf->row_hi || (o->binary && !f->nbins))
+		return 0;
+	sf->has_time = o->has_from || o->has_to;
+	sf->time_lo = o->has_from ? s->start_ns + o->from_ns : INT64_MIN;
+	sf->time_hi = o->has_to ? s->start_ns + o->to_ns : INT64_MAX;
+	sf->has_pid = o->pid >= 0;
+	sf->pid = o->pid;
+	sf->has_comm = o->comm != NULL;
+	sf->comm_id = f->comm_id;
+	if (o->binary) {
+		sf->binaries = f->bins;
+		sf->nbinaries = f->nbins;
+	}
+	sf->cols = cols | (o->mode == REPORT_KERNEL || o->mode == REPORT_USER ?
+			   1u << SB_FLAGS : 0);
+	return 1;
+}
+
+int qfilter_mode(const struct qfilter *f, const struct sampleblk_row *r)
+{
+	uint32_t bit = f->o->mode == REPORT_KERNEL ? STROBE_SAMPLE_KERNEL :
+		       f->o->mode == REPORT_USER ? STROBE_SAMPLE_USER : 0;
+
+	if (!bit)
+		return 1;
+	return !(r->null & (1u << SB_FLAGS)) && ((uint64_t)r->v[SB_FLAGS] & bit);
+}
+
 int64_t qfilter_start(const struct qfilter *f, int64_t pid, int64_t x)
 {
 	return f->raw ? procset_at(&f->all, pid, x) : x;

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "procset.h"
 #include "report.h"
+#include "samplescan.h"
 
 /* qfilter_init() flags */
 #define QFILTER_CGROUPS	1u	/* load the cgroups even without --cgroup */
@@ -71,6 +72,18 @@ void qfilter_free(struct qfilter *f);
 /* Append " AND ..." conditions (QFILTER_SQL_* in what) to sql, for
  * columns pid, comm_id, flags, binary_id. */
 void qfilter_sql(const struct qfilter *f, struct sbuf *sql, unsigned what);
+
+/*
+ * Raw rows read from the sample blocks (samplescan.h) rather than through
+ * SQL: qfilter_scan() fills *sf for session s's rowid range, o's time
+ * range (has_from, has_to) and the pid, comm and binary conditions of
+ * qfilter_sql(), reading the columns in cols (1 << SB_*) as well; it
+ * returns 0 when no row can pass (a finished session with no samples, a
+ * --binary matching none).  The mode condition is the caller's, per row:
+ * qfilter_mode() (a NULL flags column fails it, as in SQL).
+ */
+int qfilter_scan(const struct qfilter *f, uint32_t cols, struct sample_scan_filter *sf);
+int qfilter_mode(const struct qfilter *f, const struct sampleblk_row *r);
 
 /*
  * The per-row filters (pid@START and cgroup) for a row of process pid

@@ -4,8 +4,9 @@
  * per (binary, offset, mode) location.  Complete sessions ('done', and
  * 'interrupted' ones, whose histogram strobed rebuilt) are read from the
  * histogram sample_agg; a time range, or a session still 'running' or
- * 'aborted' (whose histogram may be incomplete), scans the session's
- * rowid range of samples instead (the samples table has no index).
+ * 'aborted' (whose histogram may be incomplete), decodes the sample
+ * blocks of the session's rowid range instead (samplescan.h: the samples
+ * table has no index, and its rows through SQL cost twice as much).
  * Also: the counter increases no sample got, and the JIT symbol files
  * that were refused or read with records dropped.
  */
@@ -154,6 +155,76 @@ static void qf_note(void *ctx, const char *msg)
 	report_note(ctx, "%s", msg);
 }
 
+/* n samples of one location (raw: n == 1; a histogram row: its count)
+ * and their sums; period NULL when unknown, c[0..r->nev) the counters. */
+static void gather_add(struct report *r, int64_t bin, int64_t off, int64_t flags, int64_t pid,
+		       int64_t proc, size_t cg, uint64_t n, const int64_t *period,
+		       const int64_t *c)
+{
+	const struct report_opts *o = r->o;
+	struct loc *l = locmap_get(&r->locs, bin, (uint64_t)off,
+				   (uint32_t)flags & STROBE_SAMPLE_MODE_MASK,
+				   resolver_by_pid(r->res, bin) ? (uint32_t)pid : 0,
+				   o->by == REPORT_BY_CGROUP ? (int64_t)cg + 1 :
+				   r->qf.split ? proc : 0);
+
+	l->samples += n;
+	r->sum->samples += n;
+	if (!period)
+		r->period_unknown = 1;
+	else
+		l->period += (uint64_t)*period;
+	for (int i = 0; i < r->nev; i++) {
+		l->c[i] += (uint64_t)c[i];
+		r->sum->total[i] += (uint64_t)c[i];
+	}
+}
+
+/* Step 1 over the raw samples (a time range, a session not stored whole):
+ * their blocks decoded in C (samplescan.h), not a row at a time through
+ * SQL, which cost a new window's report half its time. */
+static int gather_raw(struct report *r, struct error *e)
+{
+	const struct report_opts *o = r->o;
+	const struct db_session *s = &r->sum->session;
+	struct qfilter *qf = &r->qf;
+	struct sample_scan_filter sf;
+	const struct sample_scan_row *row;
+	struct sample_scan *sc;
+	uint32_t cols = 1u << SB_BINARY_ID | 1u << SB_OFFSET | 1u << SB_FLAGS |
+			1u << SB_PERIOD | 1u << SB_PID | 1u << SB_TIME_NS;
+	int i, rc;
+
+	for (i = 0; i < r->nev; i++)
+		cols |= 1u << (SB_C0 + i);
+	if (!qfilter_scan(qf, cols, &sf))
+		return 0;
+	if (o->progress) {
+		progress_phase(o->progress, sample_scan_session_total(r->db, s, o->has_from,
+				o->from_ns, o->has_to, o->to_ns), "samples");
+		db_set_progress(r->db, o->progress);
+	}
+	sc = sample_scan_open(r->db, &sf, e);
+	if (!sc) {
+		db_set_progress(r->db, NULL);
+		return -1;
+	}
+	while ((rc = sample_scan_next(sc, &row, e)) == 1) {
+		const struct sampleblk_row *x = row->r;
+		int64_t pid = x->v[SB_PID], proc;
+		size_t cg;
+
+		if (!qfilter_mode(qf, x) || !qfilter_row(qf, pid, x->v[SB_TIME_NS], &proc, &cg))
+			continue;
+		gather_add(r, x->v[SB_BINARY_ID], x->v[SB_OFFSET], x->v[SB_FLAGS], pid, proc, cg,
+			   1, x->null & (1u << SB_PERIOD) ? NULL : &x->v[SB_PERIOD],
+			   &x->v[SB_C0]);
+	}
+	sample_scan_close(sc);
+	db_set_progress(r->db, NULL);
+	return rc < 0 ? -1 : 0;
+}
+
 /* Step 1: the filtered samples summed per location into r->locs, their
  * totals into r->sum. */
 int report_gather(struct report *r, struct error *e)
@@ -166,95 +237,52 @@ int report_gather(struct report *r, struct error *e)
 	struct qfilter *qf = &r->qf;
 	struct sbuf sql = { 0 };
 	sqlite3_stmt *st;
-	int i, rc, base;
+	int64_t lo, hi;
+	int i, rc, ret = -1;
 
-	if (raw) {
-		/* No index on samples: the rowid range is what makes this cheap.
-		 * A running or aborted session may not have its last_sample
-		 * (or even first_sample) written yet. */
-		sbuf_addf(&sql, "SELECT binary_id,offset,flags,1,period");
-		for (i = 0; i < r->nev; i++)
-			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, ",pid,time_ns FROM samples WHERE ");
-		if (s->first_sample > 0 && s->last_sample >= s->first_sample &&
-		    db_session_complete(s))
-			sbuf_addf(&sql, "rowid BETWEEN ?2 AND ?3 AND ");
-		else if (s->first_sample > 0)
-			sbuf_addf(&sql, "rowid >= ?2 AND ");
-		else if (db_session_complete(s))
-			goto out;	/* a finished session with no samples */
-		sbuf_addf(&sql, "session_id=?1");
-		if (o->has_from)
-			sbuf_addf(&sql, " AND time_ns >= ?4");
-		if (o->has_to)
-			sbuf_addf(&sql, " AND time_ns <= ?5");
-	} else {
-		sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples,period");
-		for (i = 0; i < r->nev; i++)
-			sbuf_addf(&sql, ",c%d", i);
-		sbuf_addf(&sql, ",pid,start_ns FROM sample_agg WHERE session_id=?1");
-	}
+	sample_scan_range(s, &lo, &hi);
+	if (raw && lo > hi)
+		return 0;	/* a finished session with no samples */
 	if (qfilter_init(qf, r->db, o, s, raw, o->by == REPORT_BY_CGROUP ? QFILTER_CGROUPS : 0,
 			 qf_note, r, e) < 0)
-		goto fail;
+		return -1;
 	if (qf->none)
-		goto out;
+		return 0;
+	if (raw)
+		return gather_raw(r, e);
+	sbuf_addf(&sql, "SELECT binary_id,offset,flags,samples,period");
+	for (i = 0; i < r->nev; i++)
+		sbuf_addf(&sql, ",c%d", i);
+	sbuf_addf(&sql, ",pid,start_ns FROM sample_agg WHERE session_id=?1");
 	qfilter_sql(qf, &sql, QFILTER_SQL_ALL);
-
 	if (sqlite3_prepare_v2(db_sqlite(r->db), sql.s, -1, &st, NULL)) {
-		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
-		goto fail;
+		sql_fail(r, e, "reading the session histogram");
+		goto out;
 	}
 	sqlite3_bind_int64(st, 1, s->id);
-	sqlite3_bind_int64(st, 2, s->first_sample);
-	sqlite3_bind_int64(st, 3, s->last_sample);
-	sqlite3_bind_int64(st, 4, s->start_ns + o->from_ns);
-	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
-	base = 5;
-	if (raw && o->progress) {
-		progress_phase(o->progress, sample_scan_session_total(r->db, s, o->has_from,
-				o->from_ns, o->has_to, o->to_ns), "samples");
-		db_set_progress(r->db, o->progress);
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t n = (uint64_t)sqlite3_column_int64(st, 3);
-		int64_t bin = sqlite3_column_int64(st, 0), proc;
-		int64_t pid = sqlite3_column_int64(st, base + r->nev);
+		int64_t pid = sqlite3_column_int64(st, 5 + r->nev), proc, period, c[STROBE_MAX_COUNTERS];
 		size_t cg;
-		struct loc *l;
 
-		if (!qfilter_row(qf, pid, sqlite3_column_int64(st, base + r->nev + 1), &proc, &cg))
+		if (!qfilter_row(qf, pid, sqlite3_column_int64(st, 6 + r->nev), &proc, &cg))
 			continue;
-		l = locmap_get(&r->locs, bin, (uint64_t)sqlite3_column_int64(st, 1),
-			       (uint32_t)sqlite3_column_int64(st, 2) & STROBE_SAMPLE_MODE_MASK,
-			       resolver_by_pid(r->res, bin) ? (uint32_t)pid : 0,
-			       o->by == REPORT_BY_CGROUP ? (int64_t)cg + 1 : qf->split ? proc : 0);
-
-		l->samples += n;
-		r->sum->samples += n;
-		if (sqlite3_column_type(st, 4) == SQLITE_NULL)
-			r->period_unknown = 1;
-		else
-			l->period += (uint64_t)sqlite3_column_int64(st, 4);
-		for (i = 0; i < r->nev; i++) {
-			uint64_t v = (uint64_t)sqlite3_column_int64(st, base + i);
-
-			l->c[i] += v;
-			r->sum->total[i] += v;
-		}
+		period = sqlite3_column_int64(st, 4);
+		for (i = 0; i < r->nev; i++)
+			c[i] = sqlite3_column_int64(st, 5 + i);
+		gather_add(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			   sqlite3_column_int64(st, 2), pid, proc, cg,
+			   (uint64_t)sqlite3_column_int64(st, 3),
+			   sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : &period, c);
 	}
 	sqlite3_finalize(st);
-	db_set_progress(r->db, NULL);
 	if (rc != SQLITE_DONE) {
-		sql_fail(r, e, raw ? "reading samples" : "reading the session histogram");
-		goto fail;
+		sql_fail(r, e, "reading the session histogram");
+		goto out;
 	}
+	ret = 0;
 out:
 	free(sql.s);
-	return 0;
-fail:
-	free(sql.s);
-	return -1;
+	return ret;
 }
 
 int report_unattributed(struct db *db, const struct db_session *s, uint64_t *out,

@@ -119,8 +119,6 @@ void stacks_note(struct sload *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* stacksread.c */
-int stacks_raw_range_sql(const struct db_session *s, struct sbuf *sql);
-void stacks_raw_bind(sqlite3_stmt *st, const struct db_session *s, const struct report_opts *o);
 int stacks_gather(struct sload *l, struct error *e);
 int stacks_no_stack_agg(struct sload *l, struct error *e);
 int stacks_frames_load(struct sload *l, struct resolver *res, struct error *e);

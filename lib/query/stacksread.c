@@ -31,9 +31,10 @@
 
 /* ---- step 1: entries ---- */
 
+/* n samples of an entry's key and their sums; period NULL when unknown,
+ * c[0..l->nev) the counters. */
 static void gent_add(struct sload *l, int64_t stack_id, int64_t pid, int64_t comm_id,
-		     int64_t start, uint64_t samples, sqlite3_stmt *st, int col_period,
-		     int col_c0)
+		     int64_t start, uint64_t samples, const int64_t *period, const int64_t *c)
 {
 	struct k4 k = { { stack_id, pid, comm_id, start } };
 	struct gent *g;
@@ -49,77 +50,82 @@ static void gent_add(struct sload *l, int64_t stack_id, int64_t pid, int64_t com
 	}
 	g = &l->g[x->i];
 	g->samples += samples;
-	if (sqlite3_column_type(st, col_period) == SQLITE_NULL)
+	if (!period)
 		l->period_unknown = 1;
 	else
-		g->period += (uint64_t)sqlite3_column_int64(st, col_period);
+		g->period += (uint64_t)*period;
 	for (i = 0; i < l->nev; i++)
-		g->c[i] += (uint64_t)sqlite3_column_int64(st, col_c0 + i);
+		g->c[i] += (uint64_t)c[i];
 }
 
-/* The raw samples' rowid range conditions, as report.c reads them; 0
- * when a finished session has none. */
-int stacks_raw_range_sql(const struct db_session *s, struct sbuf *sql)
-{
-	if (s->first_sample > 0 && s->last_sample >= s->first_sample && db_session_complete(s))
-		sbuf_addf(sql, "rowid BETWEEN ?2 AND ?3 AND ");
-	else if (s->first_sample > 0)
-		sbuf_addf(sql, "rowid >= ?2 AND ");
-	else if (db_session_complete(s))
-		return 0;
-	return 1;
-}
-
-void stacks_raw_bind(sqlite3_stmt *st, const struct db_session *s, const struct report_opts *o)
-{
-	sqlite3_bind_int64(st, 1, s->id);
-	sqlite3_bind_int64(st, 2, s->first_sample);
-	sqlite3_bind_int64(st, 3, s->last_sample);
-	sqlite3_bind_int64(st, 4, s->start_ns + o->from_ns);
-	sqlite3_bind_int64(st, 5, s->start_ns + o->to_ns);
-}
-
-int stacks_gather(struct sload *l, struct error *e)
+/* Step 1 over the raw samples, their blocks decoded in C (samplescan.h),
+ * as report_gather() reads them. */
+static int gather_raw(struct sload *l, struct error *e)
 {
 	const struct report_opts *o = l->o;
 	const struct db_session *s = &l->set->session;
-	const char *what = l->raw ? "reading samples" : "reading the stacks histogram";
-	struct sbuf sql = { 0 };
-	sqlite3_stmt *st;
-	int i, rc, ret = -1;
+	struct sample_scan_filter sf;
+	const struct sample_scan_row *row;
+	struct sample_scan *sc;
+	uint32_t cols = 1u << SB_STACK | 1u << SB_PID | 1u << SB_COMM_ID | 1u << SB_TIME_NS |
+			1u << SB_PERIOD;
+	int rc;
 
-	sbuf_addf(&sql, "SELECT stack_id,pid,comm_id,%s,%s,period",
-		  l->raw ? "time_ns" : "start_ns", l->raw ? "1" : "samples");
-	for (i = 0; i < l->nev; i++)
-		sbuf_addf(&sql, ",c%d", i);
-	if (l->raw) {
-		sbuf_addf(&sql, " FROM samples WHERE ");
-		if (!stacks_raw_range_sql(s, &sql)) {
-			free(sql.s);
-			return 0;
-		}
-		sbuf_addf(&sql, "session_id=?1");
-		if (o->has_from)
-			sbuf_addf(&sql, " AND time_ns >= ?4");
-		if (o->has_to)
-			sbuf_addf(&sql, " AND time_ns <= ?5");
-		qfilter_sql(&l->qf, &sql, QFILTER_SQL_ALL);
-	} else {
-		sbuf_addf(&sql, " FROM stack_agg WHERE session_id=?1");
-		qfilter_sql(&l->qf, &sql, QFILTER_SQL_PID | QFILTER_SQL_COMM);
-	}
-	if (sqlite3_prepare_v2(db_sqlite(l->db), sql.s, -1, &st, NULL)) {
-		db_sql_error(l->db, e, what);
-		goto out;
-	}
-	stacks_raw_bind(st, s, o);
-	if (l->raw && o->progress) {
+	for (int i = 0; i < l->nev; i++)
+		cols |= 1u << (SB_C0 + i);
+	if (!qfilter_scan(&l->qf, cols, &sf))
+		return 0;
+	if (o->progress) {
 		progress_phase(o->progress, sample_scan_session_total(l->db, s, o->has_from,
 				o->from_ns, o->has_to, o->to_ns), "samples");
 		db_set_progress(l->db, o->progress);
 	}
+	sc = sample_scan_open(l->db, &sf, e);
+	if (!sc) {
+		db_set_progress(l->db, NULL);
+		return -1;
+	}
+	while ((rc = sample_scan_next(sc, &row, e)) == 1) {
+		const struct sampleblk_row *x = row->r;
+		int64_t pid = x->v[SB_PID], t = x->v[SB_TIME_NS], proc;
+		size_t cg;
+
+		if (!qfilter_mode(&l->qf, x) || !qfilter_row(&l->qf, pid, t, &proc, &cg))
+			continue;
+		if (x->null & (1u << SB_STACK)) {
+			l->set->no_stack++;
+			continue;
+		}
+		gent_add(l, x->v[SB_STACK], pid, x->v[SB_COMM_ID], qfilter_start(&l->qf, pid, t),
+			 1, x->null & (1u << SB_PERIOD) ? NULL : &x->v[SB_PERIOD], &x->v[SB_C0]);
+	}
+	sample_scan_close(sc);
+	db_set_progress(l->db, NULL);
+	return rc < 0 ? -1 : 0;
+}
+
+int stacks_gather(struct sload *l, struct error *e)
+{
+	const struct db_session *s = &l->set->session;
+	struct sbuf sql = { 0 };
+	sqlite3_stmt *st;
+	int i, rc, ret = -1;
+
+	if (l->raw)
+		return gather_raw(l, e);
+	sbuf_addf(&sql, "SELECT stack_id,pid,comm_id,start_ns,samples,period");
+	for (i = 0; i < l->nev; i++)
+		sbuf_addf(&sql, ",c%d", i);
+	sbuf_addf(&sql, " FROM stack_agg WHERE session_id=?1");
+	qfilter_sql(&l->qf, &sql, QFILTER_SQL_PID | QFILTER_SQL_COMM);
+	if (sqlite3_prepare_v2(db_sqlite(l->db), sql.s, -1, &st, NULL)) {
+		db_sql_error(l->db, e, "reading the stacks histogram");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, s->id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(st, 1), x = sqlite3_column_int64(st, 3), proc;
+		int64_t period = sqlite3_column_int64(st, 5), c[STROBE_MAX_COUNTERS];
 		size_t cg;
 
 		if (!qfilter_row(&l->qf, pid, x, &proc, &cg))
@@ -128,14 +134,15 @@ int stacks_gather(struct sload *l, struct error *e)
 			l->set->no_stack += (uint64_t)sqlite3_column_int64(st, 4);
 			continue;
 		}
+		for (i = 0; i < l->nev; i++)
+			c[i] = sqlite3_column_int64(st, 6 + i);
 		gent_add(l, sqlite3_column_int64(st, 0), pid, sqlite3_column_int64(st, 2),
-			 qfilter_start(&l->qf, pid, x), (uint64_t)sqlite3_column_int64(st, 4), st,
-			 5, 6);
+			 qfilter_start(&l->qf, pid, x), (uint64_t)sqlite3_column_int64(st, 4),
+			 sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : &period, c);
 	}
 	sqlite3_finalize(st);
-	db_set_progress(l->db, NULL);
 	if (rc != SQLITE_DONE) {
-		db_sql_error(l->db, e, what);
+		db_sql_error(l->db, e, "reading the stacks histogram");
 		goto out;
 	}
 	ret = 0;

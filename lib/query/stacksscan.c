@@ -77,8 +77,9 @@ int stacks_scan(struct db *db, const struct stack_set *set, const struct report_
 	const struct db_session *s = &set->session;
 	struct entry_index x;
 	struct qfilter qf;
-	struct sbuf sql = { 0 };
-	sqlite3_stmt *st = NULL;
+	struct sample_scan_filter sf;
+	const struct sample_scan_row *row;
+	struct sample_scan *sc = NULL;
 	int rc, ret = -1;
 
 	memset(&qf, 0, sizeof(qf));
@@ -86,57 +87,44 @@ int stacks_scan(struct db *db, const struct stack_set *set, const struct report_
 	if (qfilter_init(&qf, db, o, s, 1, QFILTER_PROCS, NULL, NULL, e) < 0)
 		goto out;
 	ret = 0;
-	if (qf.none || !set->nr_stacks)
-		goto out;
-	sbuf_addf(&sql, "SELECT time_ns,cpu,tid,pid,comm_id,stack_id FROM samples WHERE ");
-	if (!stacks_raw_range_sql(s, &sql))
+	if (qf.none || !set->nr_stacks ||
+	    !qfilter_scan(&qf, 1u << SB_TIME_NS | 1u << SB_CPU | 1u << SB_TID | 1u << SB_PID |
+			  1u << SB_COMM_ID | 1u << SB_STACK, &sf))
 		goto out;
 	ret = -1;
-	sbuf_addf(&sql, "session_id=?1 AND stack_id IS NOT NULL");
-	if (o->has_from)
-		sbuf_addf(&sql, " AND time_ns >= ?4");
-	if (o->has_to)
-		sbuf_addf(&sql, " AND time_ns <= ?5");
-	qfilter_sql(&qf, &sql, QFILTER_SQL_ALL);
-	if (s->late_samples)	/* stored out of time order (or not known) */
-		sbuf_addf(&sql, " ORDER BY time_ns, rowid");
-	if (sqlite3_prepare_v2(db_sqlite(db), sql.s, -1, &st, NULL)) {
-		db_sql_error(db, e, "reading samples");
-		goto out;
-	}
-	stacks_raw_bind(st, s, o);
+	sf.by_time = s->late_samples;	/* stored out of time order (or not known) */
 	if (o->progress) {
 		progress_phase(o->progress, sample_scan_session_total(db, s, o->has_from,
 				o->from_ns, o->has_to, o->to_ns), "samples");
 		db_set_progress(db, o->progress);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t t = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 3), proc;
-		struct k4 k = { { sqlite3_column_int64(st, 5), pid, sqlite3_column_int64(st, 4),
-				  0 } };
+	sc = sample_scan_open(db, &sf, e);
+	if (!sc)
+		goto out;
+	while ((rc = sample_scan_next(sc, &row, e)) == 1) {
+		const struct sampleblk_row *r = row->r;
+		int64_t t = r->v[SB_TIME_NS], pid = r->v[SB_PID], proc;
+		struct k4 k = { { r->v[SB_STACK], pid, r->v[SB_COMM_ID], 0 } };
 		size_t cg;
 		ssize_t ent;
 
-		if (!qfilter_row(&qf, pid, t, &proc, &cg))
+		if ((r->null & (1u << SB_STACK)) || !qfilter_mode(&qf, r) ||
+		    !qfilter_row(&qf, pid, t, &proc, &cg))
 			continue;
 		ent = entry_of(&x, set, &k, qfilter_start(&qf, pid, t));
 		if (ent < 0)
 			continue;	/* not in the set (filtered out when loaded) */
-		if (fn(ctx, t - s->start_ns, (uint32_t)sqlite3_column_int64(st, 1),
-		       (uint32_t)sqlite3_column_int64(st, 2), (size_t)ent, e) < 0)
+		if (fn(ctx, t - s->start_ns, (uint32_t)r->v[SB_CPU], (uint32_t)r->v[SB_TID],
+		       (size_t)ent, e) < 0)
 			goto out;
 	}
-	if (rc != SQLITE_DONE) {
-		db_sql_error(db, e, "reading samples");
+	if (rc < 0)
 		goto out;
-	}
 	ret = 0;
 out:
-	if (st)
-		sqlite3_finalize(st);
+	sample_scan_close(sc);
 	db_set_progress(db, NULL);
 	qfilter_free(&qf);
-	free(sql.s);
 	entry_index_free(&x);
 	return ret;
 }
