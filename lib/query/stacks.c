@@ -25,6 +25,7 @@ static void sload_free(struct sload *l)
 	qfilter_free(&l->qf);
 	free(l->g);
 	otable_free(&l->gmap);
+	free(l->byid);
 	free(l->stks);
 	free(l->locs);
 	otable_free(&l->lmap);

@@ -102,6 +102,13 @@ struct sload {
 	struct gent *g;
 	size_t ng, gcap;
 	struct otable gmap;	/* gent key -> index in g */
+	/* By stack id - idlo (ids idlo..idlo + nid - 1, the session's; NULL
+	 * when its range is too wide): the index + 1 in g of the entry last
+	 * added of that stack (a cache in front of gmap: most stacks are
+	 * one process's), then, from stacks_frames_load(), in stks. */
+	uint32_t *byid;
+	int64_t idlo;
+	size_t nid;
 	struct stk *stks;
 	size_t nstks, stkcap;
 	struct iloc *locs;

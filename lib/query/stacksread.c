@@ -31,24 +31,101 @@
 
 /* ---- step 1: entries ---- */
 
+/* The widest range of stack ids indexed directly (l->byid, 4 bytes each,
+ * pages touched only where used); a wider one is hashed only. */
+#define STACKS_BYID_MAX	(1u << 24)
+
+/* l->byid for the session's stack ids, when their range is narrow enough:
+ * a window of a session with many distinct stacks probes the entries
+ * once per sample, and hashing four keys into a table of hundreds of
+ * thousands cost a new window's flame graph a third of its time. */
+static int byid_make(struct sload *l, struct error *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT min(id),max(id) FROM stacks WHERE "
+			       "session_id=?1", -1, &st, NULL))
+		return db_sql_error(l->db, e, "reading stacks");
+	sqlite3_bind_int64(st, 1, l->set->session.id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		int64_t lo = sqlite3_column_int64(st, 0), hi = sqlite3_column_int64(st, 1);
+
+		if (hi >= lo && (uint64_t)hi - (uint64_t)lo < STACKS_BYID_MAX) {
+			l->idlo = lo;
+			l->nid = (size_t)(hi - lo) + 1;
+			l->byid = xcalloc(l->nid, sizeof(*l->byid));
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_sql_error(l->db, e, "reading stacks");
+}
+
+/* Its slot in l->byid, or NULL. */
+static uint32_t *byid_slot(const struct sload *l, int64_t stack_id)
+{
+	if (!l->byid || stack_id < l->idlo || (uint64_t)stack_id - (uint64_t)l->idlo >= l->nid)
+		return NULL;
+	return &l->byid[stack_id - l->idlo];
+}
+
+/* A new entry of key k, zeroed: its index. */
+static size_t gent_new(struct sload *l, const struct k4 *k)
+{
+	ARRAY_GROW(l->g, l->gcap, l->ng + 1);
+	memset(&l->g[l->ng], 0, sizeof(l->g[l->ng]));
+	l->g[l->ng].k = *k;
+	return l->ng++;
+}
+
+/* The entry of key k, added (zeroed) if new.  With l->byid, an entry
+ * is in gmap or in its stack's slot (or both): a slot's entry goes into
+ * gmap only when another key of its stack takes the slot, so that a
+ * session of one process per stack never hashes at all. */
+static struct gent *gent_get(struct sload *l, const struct k4 *k)
+{
+	uint32_t *slot = byid_slot(l, k->v[0]);
+	struct k4idx *x;
+	size_t i;
+	int added;
+
+	if (!slot) {
+		x = k4_get(&l->gmap, k, &added);
+		if (added)
+			x->i = gent_new(l, k);
+		return &l->g[x->i];
+	}
+	if (*slot) {
+		const struct gent *old = &l->g[*slot - 1];
+
+		if (!memcmp(&old->k, k, sizeof(*k)))
+			return &l->g[*slot - 1];
+		x = k4_get(&l->gmap, &old->k, &added);	/* it leaves the slot */
+		x->i = *slot - 1;
+		if ((x = k4_find(&l->gmap, k))) {
+			*slot = (uint32_t)x->i + 1;
+			return &l->g[x->i];
+		}
+	}
+	/* new: an empty slot means no entry of its stack yet */
+	i = gent_new(l, k);
+	if (i < UINT32_MAX)
+		*slot = (uint32_t)i + 1;
+	else
+		k4_get(&l->gmap, k, &added)->i = i;
+	return &l->g[i];
+}
+
 /* n samples of an entry's key and their sums; period NULL when unknown,
  * c[0..l->nev) the counters. */
 static void gent_add(struct sload *l, int64_t stack_id, int64_t pid, int64_t comm_id,
 		     int64_t start, uint64_t samples, const int64_t *period, const int64_t *c)
 {
 	struct k4 k = { { stack_id, pid, comm_id, start } };
-	struct gent *g;
-	int i, added;
-	struct k4idx *x = k4_get(&l->gmap, &k, &added);
+	struct gent *g = gent_get(l, &k);
+	int i;
 
-	if (added) {
-		ARRAY_GROW(l->g, l->gcap, l->ng + 1);
-		g = &l->g[l->ng];
-		memset(g, 0, sizeof(*g));
-		g->k = k;
-		x->i = l->ng++;
-	}
-	g = &l->g[x->i];
 	g->samples += samples;
 	if (!period)
 		l->period_unknown = 1;
@@ -75,6 +152,8 @@ static int gather_raw(struct sload *l, struct error *e)
 		cols |= 1u << (SB_C0 + i);
 	if (!qfilter_scan(&l->qf, cols, &sf))
 		return 0;
+	if (byid_make(l, e) < 0)
+		return -1;
 	if (o->progress) {
 		progress_phase(o->progress, sample_scan_session_total(l->db, s, o->has_from,
 				o->from_ns, o->has_to, o->to_ns), "samples");
@@ -113,6 +192,8 @@ int stacks_gather(struct sload *l, struct error *e)
 
 	if (l->raw)
 		return gather_raw(l, e);
+	if (byid_make(l, e) < 0)
+		return -1;
 	sbuf_addf(&sql, "SELECT stack_id,pid,comm_id,start_ns,samples,period");
 	for (i = 0; i < l->nev; i++)
 		sbuf_addf(&sql, ",c%d", i);
@@ -242,6 +323,18 @@ static int stk_cmp(const void *key, const void *elem)
 	return (a > b) - (a < b);
 }
 
+/* The stack of id loaded by stacks_frames_load(), or NULL: by l->byid
+ * (where a slot not overwritten by the load still holds an entry's index
+ * from the gathering, hence the check), else by a binary search. */
+static const struct stk *stk_find(const struct sload *l, int64_t id)
+{
+	const uint32_t *slot = byid_slot(l, id);
+
+	if (slot && *slot && *slot <= l->nstks && l->stks[*slot - 1].id == id)
+		return &l->stks[*slot - 1];
+	return bsearch(&id, l->stks, l->nstks, sizeof(*l->stks), stk_cmp);
+}
+
 int stacks_frames_load(struct sload *l, struct resolver *res, struct error *e)
 {
 	const struct db_session *s = &l->set->session;
@@ -295,6 +388,8 @@ int stacks_frames_load(struct sload *l, struct resolver *res, struct error *e)
 		k->nr = (uint32_t)nr;
 		k->flags = (uint32_t)sqlite3_column_int64(st, 2);
 		k->lo = frames_intern(l, res, blob, k->nr, 0, &k->bypid);
+		if (byid_slot(l, id) && l->nstks < UINT32_MAX)
+			*byid_slot(l, id) = (uint32_t)l->nstks;	/* its index + 1 */
 	}
 	sqlite3_finalize(st);
 	free(ids);
@@ -375,8 +470,7 @@ int stacks_entries_make(struct sload *l, struct resolver *res, struct error *e)
 	l->entry_lo = xcalloc(l->ng ? l->ng : 1, sizeof(*l->entry_lo));
 	for (i = 0; i < l->ng; i++) {
 		const struct gent *g = &l->g[i];
-		const struct stk *k = bsearch(&g->k.v[0], l->stks, l->nstks, sizeof(*l->stks),
-					      stk_cmp);
+		const struct stk *k = stk_find(l, g->k.v[0]);
 		struct stack_entry *se;
 		const char *comm;
 		size_t lo;

@@ -993,6 +993,69 @@ static void test_errors(void **state)
 	assert_null(stacks_load(X->f.db, &o, &e));
 }
 
+/* A stack that several processes take turns on, in a time range (the
+ * raw samples): one entry per (stack, process), however the turns go;
+ * each with its own samples.  A session of its own, made last: the
+ * tests above read the latest session. */
+static void test_alternate(void **state)
+{
+	struct db *db = X->f.db;
+	struct db_session s2 = X->s;
+	struct report_opts o = opts();
+	struct stack_set *set;
+	struct error e = { "" };
+	unsigned char blob[16];
+	uint64_t per_pid[2] = { 0, 0 };
+	size_t i;
+
+	(void)state;
+	s2.id = 0;
+	s2.first_sample = s2.last_sample = 0;
+	s2.samples = 0;
+	snprintf(s2.state, sizeof(s2.state), "running");
+	assert_int_equal(db_session_insert(db, &s2, &e), 0);
+	assert_int_equal(db_begin(db, &e), 0);
+	put_le64(blob, (uint64_t)X->bin_id[fn_bin[stk[1].f[0].fn]]);
+	put_le64(blob + 8, frame_off(&stk[1].f[0]));
+	stack_insert(db, s2.id, 1, blob, 16, 1, 0);
+	/* pid 100, 200, 100, 200, 100, 100, 200: 4 and 3 samples */
+	for (i = 0; i < 7; i++) {
+		int pid = (i == 1 || i == 3 || i == 6) ? 200 : 100;
+		struct db_sample smp = {
+			.session_id = s2.id, .time_ns = START_NS + (int64_t)(i + 1) * 1000,
+			.pid = pid, .tid = pid, .comm_id = X->comm_id[C_A],
+			.binary_id = X->bin_id[fn_bin[stk[1].f[0].fn]],
+			.offset = frame_off(&stk[1].f[0]), .flags = STROBE_SAMPLE_USER,
+			.nr = NEV, .period = PERIOD, .stack_id = 1,
+		};
+		int64_t rowid = db_sample_insert(db, &smp, &e);
+
+		assert_true(rowid > 0);
+		if (!s2.first_sample)
+			s2.first_sample = rowid;
+		s2.last_sample = rowid;
+		s2.samples++;
+	}
+	snprintf(s2.state, sizeof(s2.state), "done");
+	assert_int_equal(db_session_update(db, &s2, &e), 0);
+	assert_int_equal(db_commit(db, &e), 0);
+	exec_ok(db, "UPDATE sessions SET call_graph='fp'");
+
+	o.session = s2.id;
+	o.has_from = 1;
+	o.from_ns = 1500;	/* not the whole session: the raw samples */
+	set = load(&o);
+	assert_int_equal(set->samples, 6);
+	assert_int_equal(set->nr_stacks, 2);
+	for (i = 0; i < set->nr_stacks; i++) {
+		assert_int_equal(set->stacks[i].stack_id, 1);
+		per_pid[set->stacks[i].pid == 200] += set->stacks[i].samples;
+	}
+	assert_int_equal(per_pid[0], 3);
+	assert_int_equal(per_pid[1], 3);
+	stacks_free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1006,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_alternate),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
