@@ -44,8 +44,11 @@ static int byid_make(struct sload *l, struct error *e)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT min(id),max(id) FROM stacks WHERE "
-			       "session_id=?1", -1, &st, NULL))
+	/* two subqueries: SQLite reads a lone min() or max() off the key's
+	 * end, but scans every row for both at once */
+	if (sqlite3_prepare_v2(db_sqlite(l->db), "SELECT (SELECT min(id) FROM stacks WHERE "
+			       "session_id=?1),(SELECT max(id) FROM stacks WHERE session_id=?1)",
+			       -1, &st, NULL))
 		return db_sql_error(l->db, e, "reading stacks");
 	sqlite3_bind_int64(st, 1, l->set->session.id);
 	rc = sqlite3_step(st);
