@@ -37,6 +37,21 @@ spins_stop() {
 	spins=
 }
 
+# need_browser: skip unless strobe ui is built and a headless browser can
+# drive it (Debian's chromium, or $CHROMIUM; node >= 20; playwright-core
+# from npm ci --prefix tests/ui); sets chromium to the browser's path
+need_browser() {
+	"$STROBE" ui --help >/dev/null 2>&1 || skip "strobe ui is not built"
+	chromium=${CHROMIUM:-/usr/bin/chromium}
+	[ -x "$chromium" ] || skip "no chromium at $chromium (apt-get install chromium)"
+	command -v node >/dev/null || skip "node is not installed (apt-get install nodejs npm)"
+	nodemajor=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+	[ "${nodemajor:-0}" -ge 20 ] 2>/dev/null ||
+		skip "node $(node --version 2>/dev/null) is older than playwright-core's 20"
+	[ -f "$top/tests/ui/node_modules/playwright-core/package.json" ] ||
+		skip "playwright-core is not installed: npm ci --prefix tests/ui"
+}
+
 # ui_start ARG...: 'strobe ui ARG...' in the background, its pid in uipid
 # (cleanup kills it), its stdout in $tmp/ui.out and stderr in $tmp/ui.err;
 # back once it printed its "strobe ui: " line or after 10 s (the caller

@@ -24,15 +24,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -x "$WL/calltree-fp" ] || skip "tests/workloads/calltree-fp is not built"
-"$STROBE" ui --help >/dev/null 2>&1 || skip "strobe ui is not built"
-chromium=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$chromium" ] || skip "no chromium at $chromium (apt-get install chromium)"
-command -v node >/dev/null || skip "node is not installed (apt-get install nodejs npm)"
-nodemajor=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
-[ "${nodemajor:-0}" -ge 20 ] 2>/dev/null ||
-	skip "node $(node --version 2>/dev/null) is older than playwright-core's 20"
-[ -f "$top/tests/ui/node_modules/playwright-core/package.json" ] ||
-	skip "playwright-core is not installed: npm ci --prefix tests/ui"
+need_browser
 
 mkdir "$tmp/b"
 hostile='<img src=x onerror=alert(1)>'

@@ -9,15 +9,7 @@
 # cell by cell (so the two hosts' tables differ); a reload keeps the host.
 . "$(dirname "$0")/lib.sh"
 need_root
-"$STROBE" ui --help >/dev/null 2>&1 || skip "strobe ui is not built"
-chromium=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$chromium" ] || skip "no chromium at $chromium (apt-get install chromium)"
-command -v node >/dev/null || skip "node is not installed (apt-get install nodejs npm)"
-nodemajor=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
-[ "${nodemajor:-0}" -ge 20 ] 2>/dev/null ||
-	skip "node $(node --version 2>/dev/null) is older than playwright-core's 20"
-[ -f "$top/tests/ui/node_modules/playwright-core/package.json" ] ||
-	skip "playwright-core is not installed: npm ci --prefix tests/ui"
+need_browser
 . "$(dirname "$0")/clickhouse.sh"
 
 ch_fleet

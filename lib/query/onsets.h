@@ -1,0 +1,72 @@
+/*
+ * onsets.h - change points of a series: the moments where the level of an
+ * event's rate or of a metric changed (issue 33), found by a published
+ * method with a penalty taken from the series' own noise, not a fixed
+ * threshold.
+ *
+ * Method (onsets.c says how, with its references):
+ *   - the values are variance-stabilised when they are counts
+ *     (ONSETS_COUNTS: Anscombe's 2 sqrt(y + 3/8), so that Poisson-like
+ *     counts have a noise that does not grow with their level);
+ *   - the noise sigma is estimated robustly from the series itself: the
+ *     median absolute deviation of its first differences, / (0.6745
+ *     sqrt 2), which a few level shifts barely move;
+ *   - the segmentation is the exact optimum of a normal mean-change cost
+ *     (the sum of squared deviations / sigma^2) plus a penalty per change,
+ *     found by PELT (Killick, Fearnhead and Eckley 2012), with the
+ *     modified BIC of Zhang and Siegmund (2007): 3 log n per change plus
+ *     the sum over segments of log(length / n);
+ *   - each change point's uncertainty is its profile-likelihood interval:
+ *     the positions between its neighbours whose split costs at most
+ *     3.84 (chi-squared, one degree of freedom, 95 %) more than the best;
+ *   - its confidence is a permutation test over its two adjacent
+ *     segments (each cut to at most ONSETS_PERM_SPAN points next to it):
+ *     the share of ONSETS_PERMUTATIONS shuffles, drawn from a fixed seed,
+ *     whose best single split gains less than the change's own;
+ *   - min_shift > 0 then merges the segments of every change whose
+ *     relative shift |after - before| / max(|before|, |after|) is below
+ *     it, the smallest first, recomputing the levels of the merged
+ *     segment, until none is left below.
+ * Levels (before, after) are the segments' means of the values as given,
+ * not transformed.  NaN values (buckets with no data) are not allowed:
+ * the caller gives a series without gaps.
+ */
+#ifndef STROBE_ONSETS_H
+#define STROBE_ONSETS_H
+
+#include <stddef.h>
+#include "util.h"
+
+#define ONSETS_COUNTS		1u	/* values are counts: stabilise them */
+
+#define ONSETS_PERMUTATIONS	199
+#define ONSETS_PERM_SPAN	4096
+/* Fewer points than this: no change point can be found (0 returned). */
+#define ONSETS_MIN_POINTS	8
+
+struct onsets_opts {
+	unsigned flags;		/* ONSETS_* */
+	double min_shift;	/* 0: keep every change found */
+	size_t min_seg;		/* shortest segment, in points (0: 2) */
+};
+
+struct onset {
+	size_t at;		/* the first point of the new level */
+	size_t lo, hi;		/* its 95 % interval: lo <= at <= hi */
+	double before, after;	/* the means of the segments either side */
+	double shift;		/* (after - before) / |before|; +-INFINITY
+				 * when before is 0 and after is not */
+	double confidence;	/* 0..1 */
+};
+
+/*
+ * The change points of y[0..n), in order: 0 with *out (malloc'ed, NULL
+ * when none) and *nout set, or -1 with e set (a NaN or infinite value, a
+ * bad option).  sigma, when not NULL, receives the noise estimate (in the
+ * stabilised scale when ONSETS_COUNTS).  Deterministic: the same input
+ * gives the same output.
+ */
+int onsets_find(const double *y, size_t n, const struct onsets_opts *o, struct onset **out,
+		size_t *nout, double *sigma, struct error *e);
+
+#endif
