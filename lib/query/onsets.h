@@ -10,23 +10,31 @@
  *     counts have a noise that does not grow with their level);
  *   - the noise sigma is estimated robustly from the series itself: the
  *     median absolute deviation of its first differences, / (0.6745
- *     sqrt 2), which a few level shifts barely move;
+ *     sqrt 2), which a few level shifts barely move; when that is 0 (most
+ *     differences 0), their standard deviation / sqrt 2; 0 for a constant
+ *     series, which has no change.  Counts that are mostly 0 (median below
+ *     1), where the transform no longer makes the noise normal and a lone
+ *     count would be a change, take the sigma of 1 of Poisson counts;
  *   - the segmentation is the exact optimum of a normal mean-change cost
  *     (the sum of squared deviations / sigma^2) plus a penalty per change,
- *     found by PELT (Killick, Fearnhead and Eckley 2012), with the
- *     modified BIC of Zhang and Siegmund (2007): 3 log n per change plus
- *     the sum over segments of log(length / n);
+ *     found by PELT (Killick, Fearnhead and Eckley 2012) with FPOP's
+ *     functional pruning (Maidstone et al. 2017), with the modified BIC
+ *     of Zhang and Siegmund (2007): 3 log n per change plus the sum over
+ *     segments of log(length / n);
  *   - each change point's uncertainty is its profile-likelihood interval:
- *     the positions between its neighbours whose split costs at most
- *     3.84 (chi-squared, one degree of freedom, 95 %) more than the best;
+ *     the run of positions around it between its neighbours whose split
+ *     costs at most 3.84 (chi-squared, one degree of freedom, 95 %) more
+ *     than the best.  A change's position is no regular parameter, so the
+ *     true one is inside less often than 95 %: about 73 % for a clear
+ *     change between long segments;
  *   - its confidence is a permutation test over its two adjacent
  *     segments (each cut to at most ONSETS_PERM_SPAN points next to it):
  *     the share of ONSETS_PERMUTATIONS shuffles, drawn from a fixed seed,
- *     whose best single split gains less than the change's own;
+ *     whose best single split gains strictly less than the change's own;
  *   - min_shift > 0 then merges the segments of every change whose
- *     relative shift |after - before| / max(|before|, |after|) is below
- *     it, the smallest first, recomputing the levels of the merged
- *     segment, until none is left below.
+ *     relative shift |after - before| / max(|before|, |after|) (0 when
+ *     both are 0) is below it, the smallest first, recomputing the levels
+ *     of the merged segment, until none is left below.
  * Levels (before, after) are the segments' means of the values as given,
  * not transformed.  NaN values (buckets with no data) are not allowed:
  * the caller gives a series without gaps.
@@ -52,7 +60,7 @@ struct onsets_opts {
 
 struct onset {
 	size_t at;		/* the first point of the new level */
-	size_t lo, hi;		/* its 95 % interval: lo <= at <= hi */
+	size_t lo, hi;		/* its interval (above): lo <= at <= hi */
 	double before, after;	/* the means of the segments either side */
 	double shift;		/* (after - before) / |before|; +-INFINITY
 				 * when before is 0 and after is not */
@@ -61,10 +69,14 @@ struct onset {
 
 /*
  * The change points of y[0..n), in order: 0 with *out (malloc'ed, NULL
- * when none) and *nout set, or -1 with e set (a NaN or infinite value, a
- * bad option).  sigma, when not NULL, receives the noise estimate (in the
- * stabilised scale when ONSETS_COUNTS).  Deterministic: the same input
- * gives the same output.
+ * when none) and *nout set, or -1 with e set to one line (a NaN or
+ * infinite value, or a negative one with ONSETS_COUNTS, each named by its
+ * index; an unknown flag; a min_shift below 0 or NaN).  o NULL: the
+ * defaults (all 0).  No change either when min_seg is more than n / 2.
+ * sigma, when not NULL, receives the noise estimate (in the stabilised
+ * scale when ONSETS_COUNTS), 0 when there is none (fewer than
+ * ONSETS_MIN_POINTS values, a constant series).  Deterministic: the same
+ * input gives the same output.
  */
 int onsets_find(const double *y, size_t n, const struct onsets_opts *o, struct onset **out,
 		size_t *nout, double *sigma, struct error *e);
