@@ -19,6 +19,8 @@ int cmd_diff(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_onsets(int argc, char **argv);
+int cmd_phases(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_mark(int argc, char **argv);

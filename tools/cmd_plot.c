@@ -168,28 +168,6 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
-/* --bucket: a number of ms ("10", "0.5"), or with a unit ("500us", "1s"). */
-static int parse_bucket(const char *s, int64_t *ns)
-{
-	char *end;
-	double v;
-
-	if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '.' && s[1] >= '0' && s[1] <= '9')))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v))
-		return -1;
-	if (!*end) {
-		if (v > 9e12)
-			return -1;
-		*ns = (int64_t)llround(v * 1e6);
-	} else if (parse_duration_ns(s, ns) < 0) {
-		return -1;
-	}
-	return *ns >= 1000 ? 0 : -1;	/* at least 1 us */
-}
-
 /* ---- output (plotfile.h) ---- */
 
 /* --expect: the probe's onsets among the session's markers, and its
@@ -401,7 +379,7 @@ static int parse_window_option(struct plot *p, int c, int argc, char **argv)
 		p->to.symbol = optarg;
 		break;
 	case OPT_BUCKET:
-		if (parse_bucket(optarg, &p->to.bucket_ns) < 0)
+		if (timeline_parse_bucket(optarg, &p->to.bucket_ns) < 0)
 			return cmd_usage_error("plot", "bad --bucket '%s': give a bucket length "
 					       "in ms like 10 or 0.5, or with a unit like "
 					       "500us or 1s (at least 1us)", optarg);
@@ -437,20 +415,11 @@ static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 		if (p->metric)
 			return cmd_usage_error("plot", "--metric given twice: plot one metric "
 					       "at a time");
-		p->catalog = metric_find(optarg);
-		if (p->catalog) {
-			p->metric_text = metric_expr_scaled(p->catalog);
-			p->metric = expr_parse(p->metric_text, &err);
-			if (!p->metric)
-				return cmd_usage_error("plot", "--metric %s: %s",
-						       p->catalog->name, err.msg);
-			p->metric_src = p->catalog->name;
-			break;
-		}
-		p->metric = expr_parse(optarg, &err);
-		if (!p->metric)
-			return cmd_usage_error("plot", "bad --metric '%s': %s", optarg, err.msg);
-		p->metric_src = optarg;
+		if (series_metric_parse(&p->req, optarg, &p->metric_text, &err) < 0)
+			return cmd_usage_error("plot", "%s", err.msg);
+		p->metric = p->req.metric;
+		p->metric_src = p->req.metric_src;
+		p->catalog = p->req.catalog;
 		break;
 	case OPT_WALL:
 		p->wall = 1;

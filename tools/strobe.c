@@ -24,6 +24,8 @@ static const struct {
 	{ "diff", cmd_diff, "compare the hot spots of two sessions" },
 	{ "flamegraph", cmd_flamegraph, "call stacks as an interactive SVG flame graph" },
 	{ "plot", cmd_plot, "plot events or metrics over time (gnuplot)" },
+	{ "onsets", cmd_onsets, "find when an event's rate or a metric changed level" },
+	{ "phases", cmd_phases, "cut a session at its onsets: each phase's hot spots and growth" },
 	{ "ui", cmd_ui, "explore a session in the browser: timeline, hot spots, flame graph, diff" },
 	{ "export", cmd_export, "export samples (CSV, Chrome trace) or stacks (folded, pprof, gecko)" },
 	{ "mark", cmd_mark, "drop a marker into the running session" },

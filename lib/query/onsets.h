@@ -8,13 +8,17 @@
  *   - the values are variance-stabilised when they are counts
  *     (ONSETS_COUNTS: Anscombe's 2 sqrt(y + 3/8), so that Poisson-like
  *     counts have a noise that does not grow with their level);
- *   - the noise sigma is estimated robustly from the series itself: the
- *     median absolute deviation of its first differences, / (0.6745
- *     sqrt 2), which a few level shifts barely move; when that is 0 (most
- *     differences 0), their standard deviation / sqrt 2; 0 for a constant
- *     series, which has no change.  Counts that are mostly 0 (median below
- *     1), where the transform no longer makes the noise normal and a lone
- *     count would be a change, take the sigma of 1 of Poisson counts;
+ *   - the noise sigma is estimated from the series itself, from its first
+ *     differences, which a level does not move and a change moves at one
+ *     point only: the larger of their MAD / (0.6745 sqrt 2) and their root
+ *     mean square with the largest 2 % left out (made up for as for normal
+ *     noise), which sees heavy tails that the MAD does not (a process that
+ *     mostly runs its share of each bucket but now and then loses one);
+ *     when the MAD is 0 (most differences 0), their standard deviation /
+ *     sqrt 2; 0 for a constant series, which has no change.  Counts that
+ *     are mostly 0 (median below 1), where the transform no longer makes
+ *     the noise normal and a lone count would be a change, take the sigma
+ *     of 1 of Poisson counts;
  *   - the segmentation is the exact optimum of a normal mean-change cost
  *     (the sum of squared deviations / sigma^2) plus a penalty per change,
  *     found by PELT (Killick, Fearnhead and Eckley 2012) with FPOP's
@@ -23,10 +27,9 @@
  *     segments of log(length / n);
  *   - each change point's uncertainty is its profile-likelihood interval:
  *     the run of positions around it between its neighbours whose split
- *     costs at most 3.84 (chi-squared, one degree of freedom, 95 %) more
- *     than the best.  A change's position is no regular parameter, so the
- *     true one is inside less often than 95 %: about 73 % for a clear
- *     change between long segments;
+ *     costs at most 7.35 more than the best.  A change's position is no
+ *     regular parameter: chi-squared's 3.84 would cover a clear change
+ *     between long segments 73 % of the time, 7.35 covers it 95 %;
  *   - its confidence is a permutation test over its two adjacent
  *     segments (each cut to at most ONSETS_PERM_SPAN points next to it):
  *     the share of ONSETS_PERMUTATIONS shuffles, drawn from a fixed seed,
@@ -35,6 +38,8 @@
  *     relative shift |after - before| / max(|before|, |after|) (0 when
  *     both are 0) is below it, the smallest first, recomputing the levels
  *     of the merged segment, until none is left below.
+ *   - last, two changes the same way with fewer than ONSETS_RAMP points
+ *     between them are one change at the first (a ramp, not two onsets).
  * Levels (before, after) are the segments' means of the values as given,
  * not transformed.  NaN values (buckets with no data) are not allowed:
  * the caller gives a series without gaps.
@@ -49,13 +54,22 @@
 
 #define ONSETS_PERMUTATIONS	199
 #define ONSETS_PERM_SPAN	4096
+/* The shortest segment by default: one point's outlier (a process that
+ * lost a bucket to another) is noise, not a level, and with segments of
+ * 2 it made one with a neighbour. */
+#define ONSETS_MIN_SEG		3
+/* A change's interval: the positions whose split costs at most this
+ * times sigma^2 more than the best (see above). */
+#define ONSETS_INTERVAL_CUT	7.35
+/* Changes the same way closer than this: one (a ramp). */
+#define ONSETS_RAMP		5
 /* Fewer points than this: no change point can be found (0 returned). */
 #define ONSETS_MIN_POINTS	8
 
 struct onsets_opts {
 	unsigned flags;		/* ONSETS_* */
 	double min_shift;	/* 0: keep every change found */
-	size_t min_seg;		/* shortest segment, in points (0: 2) */
+	size_t min_seg;		/* shortest segment, in points (0: ONSETS_MIN_SEG) */
 };
 
 struct onset {

@@ -289,6 +289,27 @@ int series_compute(const struct series_source *src, struct series_req *r,
 	return 0;
 }
 
+int series_metric_parse(struct series_req *r, const char *arg, char **text, struct error *e)
+{
+	struct error pe = { "" };
+
+	*text = NULL;
+	r->catalog = metric_find(arg);
+	if (r->catalog) {
+		*text = metric_expr_scaled(r->catalog);
+		r->metric = expr_parse(*text, &pe);
+		if (!r->metric)
+			return error_set(e, "--metric %s: %s", r->catalog->name, pe.msg);
+		r->metric_src = r->catalog->name;
+		return 0;
+	}
+	r->metric = expr_parse(arg, &pe);
+	if (!r->metric)
+		return error_set(e, "bad --metric '%s': %s", arg, pe.msg);
+	r->metric_src = arg;
+	return 0;
+}
+
 void series_free(struct series *s)
 {
 	if (!s)

@@ -82,6 +82,14 @@ struct series {
 	struct series_line *line;	/* n series, in the order described above */
 };
 
+/*
+ * --metric ARG into r (metric, metric_src, catalog): a metric of the
+ * catalogue by name (metrics.h: its expression with its scale, into
+ * *text, the caller's to free with r->metric), else ARG as an expression.
+ * 0, or -1 with e saying "--metric NAME: ..." or "bad --metric 'ARG': ...".
+ */
+int series_metric_parse(struct series_req *r, const char *arg, char **text, struct error *e);
+
 /* series_compute()'s failures other than -1 (the source's error, the
  * window, no samples: e says it). */
 #define SERIES_UNCOVERED	(-2)	/* the catalogue metric needs events the

@@ -21,6 +21,8 @@
  * timeline_int.h lists the files and what they share.
  */
 #include "config.h"
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "countstore.h"
@@ -67,6 +69,27 @@ int timeline_parse_by(const char *s, enum timeline_by *by)
 			return 0;
 		}
 	return -1;
+}
+
+int timeline_parse_bucket(const char *s, int64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '.' && s[1] >= '0' && s[1] <= '9')))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v))
+		return -1;
+	if (!*end) {
+		if (v > 9e12)
+			return -1;
+		*ns = (int64_t)llround(v * 1e6);
+	} else if (parse_duration_ns(s, ns) < 0) {
+		return -1;
+	}
+	return *ns >= 1000 ? 0 : -1;	/* at least 1 us */
 }
 
 const char *timeline_by_name(enum timeline_by by)

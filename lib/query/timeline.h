@@ -228,6 +228,10 @@ void timeline_filters_text(const struct timeline_opts *o, int pid_at, struct sbu
 int timeline_parse_by(const char *s, enum timeline_by *by);
 const char *timeline_by_name(enum timeline_by by);
 
+/* A bucket's length as --bucket takes it: a number of ms ("10", "0.5"),
+ * or with a unit ("500us", "1s"); at least 1 us.  -1 on anything else. */
+int timeline_parse_bucket(const char *s, int64_t *ns);
+
 /* Most buckets a timeline may have. */
 #define TL_MAX_BUCKETS 100000
 
