@@ -48,7 +48,9 @@ static const char usage_text[] =
 	"penalty (PELT, Killick et al. 2012, with the modified BIC of Zhang and\n"
 	"Siegmund 2007) scaled by the noise estimated from the series itself;\n"
 	"counts are variance-stabilised first.  No threshold is needed; --min-shift\n"
-	"X (e.g. 0.1) merges away changes of less than X relative shift.\n"
+	"X (e.g. 0.1) merges away changes of less than X relative shift.  A level\n"
+	"lasts at least 5 buckets; two steps the same way less than 10 buckets apart\n"
+	"are one change (a ramp); buckets with samples lost or throttled are left out.\n"
 	"Columns: time_ns (CLOCK_MONOTONIC, as 'strobe export'), time_s (since the\n"
 	"session start), uncertainty_ms, before, after, shift ((after - before) /\n"
 	"|before|), confidence (0..1, a permutation test), series.\n";

@@ -692,12 +692,13 @@ static int onsets_check(const double *y, size_t n, const struct onsets_opts *o,
 
 /*
  * Steps of a ramp as one change: two changes the same way (up then up, or
- * down then down) with fewer than ONSETS_RAMP points between them are a
+ * down then down) with fewer than ONSETS_RAMP segments' lengths (m) of
+ * points between them are a
  * level that took a few points to settle (a machine ramping up, a buffer
  * filling), not two onsets: the smaller step is dropped, the larger keeps
  * the onset's time.  Returns the changes left in cp[0..).
  */
-static size_t ramps_merge(const struct sums *ys, size_t n, size_t *cp, size_t k)
+static size_t ramps_merge(const struct sums *ys, size_t n, size_t m, size_t *cp, size_t k)
 {
 	size_t i = 0;
 
@@ -706,7 +707,7 @@ static size_t ramps_merge(const struct sums *ys, size_t n, size_t *cp, size_t k)
 		double before = sums_mean(ys, a, cp[i]), mid = sums_mean(ys, cp[i], cp[i + 1]);
 		double after = sums_mean(ys, cp[i + 1], c);
 
-		if (cp[i + 1] - cp[i] < ONSETS_RAMP &&
+		if (cp[i + 1] - cp[i] < ONSETS_RAMP * m &&
 		    ((mid > before && after > mid) || (mid < before && after < mid))) {
 			size_t drop = fabs(mid - before) >= fabs(after - mid) ? i + 1 : i;
 
@@ -763,7 +764,7 @@ int onsets_find(const double *y, size_t n, const struct onsets_opts *o, struct o
 	sums_init(&ys, y, n, 0);
 	if (k && o->min_shift > 0)
 		k = merge_small(&ys, n, cp, k, o->min_shift);
-	k = ramps_merge(&ys, n, cp, k);
+	k = ramps_merge(&ys, n, m, cp, k);
 	r = k ? xcalloc(k, sizeof(*r)) : NULL;
 	inv = xmalloc((2 * ONSETS_PERM_SPAN + 1) * sizeof(*inv));
 	inv[0] = 0;

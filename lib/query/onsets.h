@@ -38,8 +38,9 @@
  *     relative shift |after - before| / max(|before|, |after|) (0 when
  *     both are 0) is below it, the smallest first, recomputing the levels
  *     of the merged segment, until none is left below.
- *   - last, two changes the same way with fewer than ONSETS_RAMP points
- *     between them are one change at the first (a ramp, not two onsets).
+ *   - last, two changes the same way with fewer than ONSETS_RAMP times
+ *     min_seg points between them are one change, at the larger step (a
+ *     ramp, not two onsets).
  * Levels (before, after) are the segments' means of the values as given,
  * not transformed.  NaN values (buckets with no data) are not allowed:
  * the caller gives a series without gaps.
@@ -54,15 +55,16 @@
 
 #define ONSETS_PERMUTATIONS	199
 #define ONSETS_PERM_SPAN	4096
-/* The shortest segment by default: one point's outlier (a process that
- * lost a bucket to another) is noise, not a level, and with segments of
- * 2 it made one with a neighbour. */
-#define ONSETS_MIN_SEG		3
+/* The shortest segment by default: a few points' outlier (a process that
+ * lost a bucket or three to another, or whose samples a virtual machine's
+ * timer missed) is noise, not a level. */
+#define ONSETS_MIN_SEG		5
 /* A change's interval: the positions whose split costs at most this
  * times sigma^2 more than the best (see above). */
 #define ONSETS_INTERVAL_CUT	7.35
-/* Changes the same way closer than this: one (a ramp). */
-#define ONSETS_RAMP		5
+/* Changes the same way closer than this many shortest segments: one (a
+ * ramp). */
+#define ONSETS_RAMP		2
 /* Fewer points than this: no change point can be found (0 returned). */
 #define ONSETS_MIN_POINTS	8
 

@@ -36,6 +36,25 @@ size_t seriesonsets_buckets(const struct series *s)
 	return nb;
 }
 
+/* Per bucket of s's first nb: 1 where samples were lost or the kernel
+ * throttled sampling (t->lost, both): its sums are short for a reason
+ * that is not the program's, a gap as a metric's NaN is. */
+static unsigned char *seriesonsets_gaps(const struct series *s, size_t nb)
+{
+	const struct timeline *t = s->t;
+	unsigned char *gap = xcalloc(nb ? nb : 1, 1);
+
+	for (size_t i = 0; i < t->nlost; i++) {
+		const struct timeline_span *sp = &t->lost[i];
+
+		for (size_t b = 0; b < nb; b++)
+			if (timeline_bucket_from(t, b) < sp->to_ns &&
+			    timeline_bucket_to(t, b) > sp->from_ns)
+				gap[b] = 1;
+	}
+	return gap;
+}
+
 int seriesonsets_find(const struct series *s, size_t i, int metric,
 		      const struct onsets_opts *o, struct onset **out, size_t *n,
 		      struct error *e)
@@ -47,8 +66,10 @@ int seriesonsets_find(const struct series *s, size_t i, int metric,
 	struct onsets_opts lo = *o;
 	int ret;
 
+	unsigned char *gap = seriesonsets_gaps(s, nb);
+
 	for (size_t b = 0; b < nb; b++) {
-		if (isnan(l->v[b]))
+		if (isnan(l->v[b]) || gap[b])
 			continue;
 		y[m] = l->v[b];
 		at[m++] = b;
@@ -63,6 +84,7 @@ int seriesonsets_find(const struct series *s, size_t i, int metric,
 	}
 	free(y);
 	free(at);
+	free(gap);
 	return ret;
 }
 

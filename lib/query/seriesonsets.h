@@ -4,9 +4,11 @@
  * a metric did, and when, per bucket of the series.
  *
  * Each line is segmented on its own: its buckets in time order, those
- * with no value (a metric's gaps, NaN) left out, and the last bucket left
- * out when the range cuts it short (its sums cover less time, which would
- * read as a drop).  An event's line is of counts (ONSETS_COUNTS); a
+ * with no value (a metric's gaps, NaN) left out, those where samples were
+ * lost or the kernel throttled sampling (the timeline's lost spans: their
+ * sums are short for a reason that is not the program's) left out, and
+ * the last bucket left out when the range cuts it short (its sums cover
+ * less time, which would read as a drop).  An event's line is of counts (ONSETS_COUNTS); a
  * metric's is not.
  *
  * Columns, one row per change point, by line then time:

@@ -448,8 +448,9 @@ static void test_edges(void **state)
 	rng_seed(33);
 	for (size_t i = 0; i < 4000; i++)
 		p[i] = rng_normal() / (rng_unit() + 0.02);
-	assert_int_equal(onsets_find(p, 4000, NULL, &c, &n, NULL, &e), 0);
-	assert_int_equal(onsets_find(p, 4000, NULL, &c2, &n2, NULL, &e), 0);
+	o = (struct onsets_opts){ .min_seg = 2 };
+	assert_int_equal(onsets_find(p, 4000, &o, &c, &n, NULL, &e), 0);
+	assert_int_equal(onsets_find(p, 4000, &o, &c2, &n2, NULL, &e), 0);
 	assert_int_equal(n, n2);
 	assert_memory_equal(c, c2, n * sizeof(*c));
 	n2 = 0;
@@ -525,15 +526,16 @@ static void ramp_check(const double *lv, const size_t *len, size_t nseg, size_t 
 static void test_ramps(void **state)
 {
 	(void)state;
-	/* up a little, then up a lot 3 points later: one change, the big step */
-	ramp_check((double[]){ 10, 12, 30 }, (size_t[]){ 100, 3, 100 }, 3, 1,
-		   (size_t[]){ 103 });
+	/* up a little, then up a lot 6 points later (fewer than ONSETS_RAMP
+	 * shortest segments): one change, the big step */
+	ramp_check((double[]){ 10, 12, 30 }, (size_t[]){ 100, 6, 100 }, 3, 1,
+		   (size_t[]){ 106 });
 	/* up a lot, then settling up a little: one change, the first */
-	ramp_check((double[]){ 10, 25, 30 }, (size_t[]){ 100, 3, 100 }, 3, 1,
+	ramp_check((double[]){ 10, 25, 30 }, (size_t[]){ 100, 6, 100 }, 3, 1,
 		   (size_t[]){ 100 });
-	/* a dip of 4 points: two changes */
-	ramp_check((double[]){ 30, 10, 30 }, (size_t[]){ 100, 4, 100 }, 3, 2,
-		   (size_t[]){ 100, 104 });
+	/* a dip of 6 points: two changes */
+	ramp_check((double[]){ 30, 10, 30 }, (size_t[]){ 100, 6, 100 }, 3, 2,
+		   (size_t[]){ 100, 106 });
 	/* two steps up 20 points apart: two changes */
 	ramp_check((double[]){ 10, 20, 30 }, (size_t[]){ 100, 20, 100 }, 3, 2,
 		   (size_t[]){ 100, 120 });

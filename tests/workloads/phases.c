@@ -21,7 +21,9 @@
  * The machine may take the CPU from it for a while (another process, the
  * hypervisor): its samples then drop, a real change, though not one it
  * made.  It notes each such stall, a spin that got STALL_NS less CPU time
- * than wall time or a sleep that overran its deadline by STALL_NS, and
+ * than wall time or whose clock reads show STALL_NS of gaps (the CPU
+ * taken by the hypervisor may still count as its CPU time), or a sleep
+ * that overran its deadline by STALL_NS, and
  * prints them after end_ns, one a line (the first MAX_STALLS):
  *
  *     stall FROM_NS TO_NS LOST_NS
@@ -83,27 +85,37 @@ static void sleep_until(int64_t ns)
 
 static volatile uint64_t sink;
 
-/* Spin until ns: a function each, so that a phase's samples name it. */
+/* Spin until ns: a function each, so that a phase's samples name it.
+ * Returns the time it did not run: the gaps between its clock reads
+ * (every few us while it runs) longer than GAP_NS, which a preemption or
+ * the hypervisor taking the CPU leaves, seen or not in its CPU time. */
+#define GAP_NS	200000LL
 #define SPIN_FN(name)							\
-	static __attribute__((noinline)) void name(int64_t until)	\
+	static __attribute__((noinline)) int64_t name(int64_t until)	\
 	{								\
 		uint64_t x = 88172645463325252ULL;			\
+		int64_t t = now_ns(), prev = t, lost = 0;		\
 									\
-		while (now_ns() < until) {				\
+		while (t < until) {					\
 			for (int i = 0; i < 200; i++) {			\
 				x ^= x << 13;				\
 				x ^= x >> 7;				\
 				x ^= x << 17;				\
 			}						\
 			sink = x;					\
+			t = now_ns();					\
+			if (t - prev > GAP_NS)				\
+				lost += t - prev;			\
+			prev = t;					\
 		}							\
+		return lost;						\
 	}
 SPIN_FN(spin0)
 SPIN_FN(spin1)
 SPIN_FN(spin2)
 SPIN_FN(spin3)
 
-static void (*const spin[4])(int64_t) = { spin0, spin1, spin2, spin3 };
+static int64_t (*const spin[4])(int64_t) = { spin0, spin1, spin2, spin3 };
 
 /* Phase i: from start for len ns at duty percent. */
 static void phase_run(int i, int64_t start, int64_t len, int duty)
@@ -121,11 +133,12 @@ static void phase_run(int i, int64_t start, int64_t len, int duty)
 		if (p + period > end)
 			period = end - p;
 		{
-			int64_t w0 = now_ns(), c0 = cpu_ns(), w1, late;
+			int64_t w0 = now_ns(), c0 = cpu_ns(), w1, late, gaps, off;
 
-			spin[i % 4](p + period * duty / 100);
+			gaps = spin[i % 4](p + period * duty / 100);
 			w1 = now_ns();
-			stall_note(w0, w1, (w1 - w0) - (cpu_ns() - c0));
+			off = (w1 - w0) - (cpu_ns() - c0);
+			stall_note(w0, w1, off > gaps ? off : gaps);
 			if (duty < 100) {
 				sleep_until(p + period);
 				late = now_ns() - (p + period);
