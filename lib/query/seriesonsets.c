@@ -19,6 +19,8 @@ int64_t seriesonsets_bucket(uint64_t samples, int64_t range_ns)
 		want = (double)most;
 	if (want < 1e6)
 		want = 1e6;
+	if (want < (double)range_ns / TL_MAX_BUCKETS)
+		want = (double)range_ns / TL_MAX_BUCKETS;	/* the most a timeline has */
 	for (us = 1; us < INT64_MAX / 10; us *= 10)
 		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
 			if ((double)(us * steps[i]) * 1000 >= want)

@@ -40,8 +40,9 @@
 /*
  * The default bucket of onsets over range_ns holding samples samples: the
  * length that gives SERIESONSETS_SAMPLES_PER_BUCKET samples per bucket on
- * average, at least 1 ms and at most range / 50 (at least 50 buckets),
- * rounded up to 1, 2 or 5 x 10^k us.
+ * average, at least 1 ms, at least range / TL_MAX_BUCKETS (timeline.h)
+ * and at most range / 50 (at least 50 buckets), rounded up to 1, 2 or
+ * 5 x 10^k us.
  */
 int64_t seriesonsets_bucket(uint64_t samples, int64_t range_ns);
 
