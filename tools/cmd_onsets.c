@@ -137,44 +137,22 @@ static int fail(const char *fmt, ...)
 /* The series, its failures said as the options name them. */
 static int compute(struct onsets_cmd *c)
 {
-	const struct db_session *s = &c->src.session;
 	struct error err = { "" };
 	struct progress prog;
-	char evs[1200];
 	int ret;
 
-	if (!c->req.opts.bucket_ns) {
-		int64_t from = c->req.opts.has_from ? c->req.opts.from_ns : 0;
-		int64_t to = c->req.opts.has_to && c->req.opts.to_ns < s->duration_ns ?
-			     c->req.opts.to_ns : s->duration_ns;
-		int64_t range = to > from ? to - from : 1;
-		uint64_t n = s->duration_ns > 0 ? (uint64_t)((double)s->samples * (double)range /
-							     (double)s->duration_ns) : s->samples;
-
-		c->req.opts.bucket_ns = seriesonsets_bucket(n, range);
-	}
+	if (!c->req.opts.bucket_ns)
+		c->req.opts.bucket_ns = seriesonsets_session_bucket(&c->src.session, &c->req.opts);
 	progress_init(&prog, phases ? "strobe phases" : "strobe onsets", STDERR_FILENO, 0,
 		      "samples");
 	c->req.opts.progress = &prog;
-	ret = series_compute(&c->src, &c->req, &c->s, &err);
+	ret = series_compute_said(&c->src, &c->req, &c->s, &err);
 	progress_done(&prog);
 	c->req.opts.progress = NULL;
-	series_events_text(s, evs, sizeof(evs));
-	switch (ret) {
-	case 0:
+	if (!ret)
 		return 0;
-	case SERIES_UNCOVERED:
-		fail("%s", err.msg);
-		return 2;
-	case SERIES_NO_NAME:
-		return fail("--metric: %s: session %lld has %s, and 'seconds' (metrics "
-			    "by name: 'strobe list --metrics')", err.msg, (long long)s->id, evs);
-	case SERIES_NO_EVENT:
-		return fail("unknown event '%s' in --event: session %lld has %s",
-			    c->events[c->req.unknown], (long long)s->id, evs);
-	default:
-		return fail("%s", err.msg);
-	}
+	fail("%s", err.msg);
+	return ret == SERIES_UNCOVERED ? 2 : 1;
 }
 
 static int onsets_main(struct onsets_cmd *c)

@@ -250,10 +250,8 @@ static int open_source(struct plot *p)
  * name them; exit status 2 for a metric the session did not count. */
 static int compute(struct plot *p)
 {
-	const struct db_session *s = &p->src.session;
 	struct error err = { "" };
 	struct progress prog;
-	char evs[1200];
 	int ret;
 
 	p->req.events = (const char *const *)p->events;
@@ -265,25 +263,13 @@ static int compute(struct plot *p)
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
 	p->req.opts.progress = &prog;
-	ret = series_compute(&p->src, &p->req, &p->s, &err);
+	ret = series_compute_said(&p->src, &p->req, &p->s, &err);
 	progress_done(&prog);
 	p->req.opts.progress = NULL;
-	series_events_text(s, evs, sizeof(evs));
-	switch (ret) {
-	case 0:
+	if (!ret)
 		return 0;
-	case SERIES_UNCOVERED:
-		fail("%s", err.msg);
-		return 2;
-	case SERIES_NO_NAME:
-		return fail("--metric: %s: session %lld has %s, and 'seconds' (metrics "
-			    "by name: 'strobe list --metrics')", err.msg, (long long)s->id, evs);
-	case SERIES_NO_EVENT:
-		return fail("unknown event '%s' in --event: session %lld has %s",
-			    p->events[p->req.unknown], (long long)s->id, evs);
-	default:
-		return fail("%s", err.msg);
-	}
+	fail("%s", err.msg);
+	return ret == SERIES_UNCOVERED ? 2 : 1;
 }
 
 static int plot_main(struct plot *p)

@@ -289,6 +289,28 @@ int series_compute(const struct series_source *src, struct series_req *r,
 	return 0;
 }
 
+int series_compute_said(const struct series_source *src, struct series_req *r,
+			struct series **out, struct error *e)
+{
+	const struct db_session *s = &src->session;
+	struct error ce = { "" };
+	char evs[1200];
+	int ret = series_compute(src, r, out, &ce);
+
+	if (!ret)
+		return 0;
+	series_events_text(s, evs, sizeof(evs));
+	if (ret == SERIES_NO_NAME)
+		error_set(e, "--metric: %s: session %lld has %s, and 'seconds' (metrics by name: "
+			  "'strobe list --metrics')", ce.msg, (long long)s->id, evs);
+	else if (ret == SERIES_NO_EVENT)
+		error_set(e, "unknown event '%s' in --event: session %lld has %s",
+			  r->events[r->unknown], (long long)s->id, evs);
+	else
+		error_set(e, "%s", ce.msg);
+	return ret;
+}
+
 int series_metric_parse(struct series_req *r, const char *arg, char **text, struct error *e)
 {
 	struct error pe = { "" };

@@ -110,6 +110,12 @@ int series_compute(const struct series_source *src, struct series_req *r,
 		   struct series **out, struct error *e);
 void series_free(struct series *s);
 
+/* series_compute() with its failures said as the commands' options name
+ * them (--event, --metric, the session's events): the same return, e the
+ * whole message. */
+int series_compute_said(const struct series_source *src, struct series_req *r,
+			struct series **out, struct error *e);
+
 /* Value index of an event name in s (timeline.h): 1 + i for counting
  * event i, TL_SAMPLES for "samples" or the sampling event, else -1. */
 int series_event_value(const struct db_session *s, const char *name);

@@ -90,6 +90,17 @@ int seriesonsets_find(const struct series *s, size_t i, int metric,
 	return ret;
 }
 
+int64_t seriesonsets_session_bucket(const struct db_session *s, const struct timeline_opts *o)
+{
+	int64_t from = o->has_from ? o->from_ns : 0;
+	int64_t to = o->has_to && o->to_ns < s->duration_ns ? o->to_ns : s->duration_ns;
+	int64_t range = to > from ? to - from : 1;
+	uint64_t n = s->duration_ns > 0 ? (uint64_t)((double)s->samples * (double)range /
+						     (double)s->duration_ns) : s->samples;
+
+	return seriesonsets_bucket(n, range);
+}
+
 /* The rows of line i. */
 static int line_rows(struct table *tb, const struct series *s, size_t i, int metric,
 		     const struct onsets_opts *o, enum output_format fmt, struct error *e)

@@ -45,6 +45,8 @@
  * 5 x 10^k us.
  */
 int64_t seriesonsets_bucket(uint64_t samples, int64_t range_ns);
+/* The same for o's range of session s, its samples taken as spread evenly. */
+int64_t seriesonsets_session_bucket(const struct db_session *s, const struct timeline_opts *o);
 
 /* The buckets of s that are segmented: 0..n, the last left out when the
  * range cuts it short. */
