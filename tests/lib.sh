@@ -77,10 +77,17 @@ ui_start() {
 # kernel's ephemeral range (ip_local_port_range): a port from that range
 # can be taken by any outgoing connection (the other shard's, curl's)
 # before the server binds it, as t0820 once found ("Address already in
-# use").  Random, so that tests running at once rarely pick the same.
+# use").  Random, so that tests running at once rarely pick the same;
+# never one this test was given before ($tmp/free_ports), which nothing
+# listens on until its server starts: two ClickHouse instances' four
+# ports drawn before either started could meet (t0812 once did).
 free_port() {
-	python3 - <<'PY'
-import random, socket
+	python3 - "$tmp/free_ports" <<'PY'
+import random, socket, sys
+try:
+    given = set(open(sys.argv[1]).read().split())
+except OSError:
+    given = set()
 try:
     lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 except (OSError, ValueError, IndexError):
@@ -88,6 +95,8 @@ except (OSError, ValueError, IndexError):
 lo = max(lo, 2048)
 for _ in range(200):
     p = random.randrange(1024 if lo <= 11024 else 10000, lo)
+    if str(p) in given:
+        continue
     s = socket.socket()
     try:
         s.bind(("127.0.0.1", p))
@@ -95,12 +104,14 @@ for _ in range(200):
         continue
     finally:
         s.close()
-    print(p)
     break
 else:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    print(s.getsockname()[1])
+    p = s.getsockname()[1]
+with open(sys.argv[1], "a") as f:
+    f.write(f"{p}\n")
+print(p)
 PY
 }
 

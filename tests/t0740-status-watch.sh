@@ -6,7 +6,8 @@
 # (the same snapshot: exact but for rounding), the total is between 0.2
 # and 1.2 x F x the CPUs kept busy, and the per-CPU lost add up to the
 # lost; the columns keep their places, and ingest_wait_s, last, shows
-# ingest waiting for an idle CPU on the busy CPUs.  Once ingest has caught
+# ingest waiting for an idle CPU on the busy CPUs (or, starved as a
+# SCHED_IDLE thread before it could say so, a lag that only grows).  Once ingest has caught
 # up, the database size it gives is what stat says of the file and its
 # WAL, its lost total is strobe status's, and it shows no wait.
 # With no session it says so each refresh; a bad --interval is one line
@@ -46,7 +47,7 @@ for col in ("time", "session", "elapsed_s", "samples/s", "lost", "lost_total", "
 assert head[:14] == ["time", "session", "elapsed_s", "samples/s", "lost", "lost_total",
                      "lag_records", "lag_s", "spool_mem", "spool_disk", "db_bytes", "cpus",
                      "cpu_samples/s", "cpu_lost"], f"the columns moved: {head}"
-waits = []
+waits, lags = [], []
 lo, hi = 0.2 * F * busy, 1.2 * F * busy
 for l in lines[1:]:
     w = l.split()
@@ -70,10 +71,15 @@ for l in lines[1:]:
     wait = float(r["ingest_wait_s"])
     assert 0 <= wait <= float(r["elapsed_s"]) + 0.001, f"ingest_wait_s {wait}: {l}"
     waits.append(wait)
+    lags.append(int(r["lag_records"]))
     print(f"ok: {total} samples/s = sum of {per}; lost {r['lost']} (total {r['lost_total']}); "
           f"ingest waits {wait} s")
-# every CPU spins and strobed runs with the default --ingest-defer busy
-assert max(waits) > 0, f"ingest_wait_s stayed 0 on busy CPUs: {waits}"
+# every CPU spins and strobed runs with the default --ingest-defer busy:
+# ingest waits, or, a SCHED_IDLE thread, the scheduler never gave it the
+# moment to say so (no record ingested: the lag only grows; a run of the
+# suite saw that for all 2.6 s)
+assert max(waits) > 0 or all(b > a for a, b in zip(lags, lags[1:])), \
+    f"ingest_wait_s stayed 0 on busy CPUs while ingest went on: {waits}, lag {lags}"
 PY
 ok "4 lines: per-CPU samples/s sum to the total, plausible for $ncpu busy CPUs at $F Hz; ingest waited"
 
