@@ -219,8 +219,10 @@ static uint64_t entry_value(const struct stack_set *set, const struct stack_entr
 	return s->c[what];
 }
 
-/* Add set's stacks to t: into value/self, or into base. */
-static void tree_add(struct flame_tree *t, const struct stack_set *set, int what, int base)
+/* Add set's stacks to t: into value/self, or into base.  With leaf, every
+ * entry's path is made, even of no value, and leaf[i] is entry i's node. */
+static void tree_add(struct flame_tree *t, const struct stack_set *set, int what, int base,
+		     uint32_t *leaf)
 {
 	uint32_t *loc_name = xcalloc(set->nr_locs ? set->nr_locs : 1, sizeof(*loc_name));
 	char buf[4096];
@@ -230,7 +232,7 @@ static void tree_add(struct flame_tree *t, const struct stack_set *set, int what
 		uint64_t v = entry_value(set, s, what);
 		uint32_t n;
 
-		if (!v)
+		if (!v && !leaf)
 			continue;
 		flame_sanitize(s->comm ? s->comm : "[unknown]", buf, sizeof(buf));
 		n = node_child(t, 0, name_intern(t, buf));
@@ -257,8 +259,21 @@ static void tree_add(struct flame_tree *t, const struct stack_set *set, int what
 		}
 		if (!base)
 			t->nodes[n].self += v;
+		if (leaf)
+			leaf[i] = n;
 	}
 	free(loc_name);
+}
+
+static struct flame_tree *tree_new(void)
+{
+	struct flame_tree *t = xcalloc(1, sizeof(*t));
+
+	ARRAY_GROW(t->nodes, t->cap_nodes, 1);
+	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
+	t->nodes[0].name = name_intern(t, "all");
+	t->nr_nodes = 1;
+	return t;
 }
 
 struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struct error *e)
@@ -267,13 +282,35 @@ struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struc
 
 	if (check_what(set, what, e) < 0)
 		return NULL;
-	t = xcalloc(1, sizeof(*t));
-	ARRAY_GROW(t->nodes, t->cap_nodes, 1);
-	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
-	t->nodes[0].name = name_intern(t, "all");
-	t->nr_nodes = 1;
-	tree_add(t, set, what, 0);
+	t = tree_new();
+	tree_add(t, set, what, 0, NULL);
 	return t;
+}
+
+struct flame_tree *flame_tree_shape(const struct stack_set *set, uint32_t *leaf)
+{
+	struct flame_tree *t = tree_new();
+
+	tree_add(t, set, FLAME_SAMPLES, 0, leaf);
+	return t;
+}
+
+void flame_tree_reweigh(struct flame_tree *t, const uint32_t *leaf, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_nodes; i++)
+		t->nodes[i].value = t->nodes[i].self = t->nodes[i].base = 0;
+	for (i = 0; i < n; i++)
+		t->nodes[leaf[i]].self += v[i];
+	/* a node is made after its parent: from the last, each node's value
+	 * is whole when it is added to its parent's */
+	for (i = t->nr_nodes; i-- > 1; ) {
+		t->nodes[i].value += t->nodes[i].self;
+		t->nodes[t->nodes[i].parent].value += t->nodes[i].value;
+	}
+	t->diff = 0;
+	t->base_total = 0;
 }
 
 int flame_tree_diff(struct flame_tree *t, const struct stack_set *base, int what,
@@ -281,7 +318,7 @@ int flame_tree_diff(struct flame_tree *t, const struct stack_set *base, int what
 {
 	if (check_what(base, what, e) < 0)
 		return -1;
-	tree_add(t, base, what, 1);
+	tree_add(t, base, what, 1, NULL);
 	t->diff = 1;
 	t->base_total = t->nodes[0].base;
 	return 0;
@@ -325,6 +362,107 @@ int flame_event_index(const struct stack_set *set, const char *name, struct erro
 static int line_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append node n's path of names ("comm;outer;...;leaf") to b; path has
+ * room for t's depth. */
+static void path_add(const struct flame_tree *t, uint32_t n, uint32_t *path, struct sbuf *b)
+{
+	uint32_t d = 0;
+
+	while (n) {
+		path[d++] = n;
+		n = t->nodes[n].parent;
+	}
+	while (d-- > 0) {
+		const char *name = t->names[t->nodes[path[d]].name];
+
+		sbuf_add(b, name, strlen(name));
+		if (d)
+			sbuf_add(b, ";", 1);
+	}
+}
+
+struct sorted_path {
+	const char *s;
+	uint32_t node;
+};
+
+static int sorted_path_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sorted_path *)a)->s, ((const struct sorted_path *)b)->s);
+}
+
+uint32_t *flame_tree_order(const struct flame_tree *t, const uint32_t *nodes, size_t n,
+			   size_t *nr)
+{
+	unsigned char *seen = xcalloc(t->nr_nodes ? t->nr_nodes : 1, 1);
+	uint32_t *path = xmalloc((t->max_depth + 1) * sizeof(*path));
+	struct sorted_path *sp = xcalloc(n ? n : 1, sizeof(*sp));
+	uint32_t *order;
+	size_t k = 0, i;
+
+	for (i = 0; i < n; i++) {
+		struct sbuf b = { 0 };
+
+		if (nodes[i] >= t->nr_nodes || seen[nodes[i]])
+			continue;
+		seen[nodes[i]] = 1;
+		path_add(t, nodes[i], path, &b);
+		sbuf_add(&b, "", 1);
+		sp[k].s = b.s;
+		sp[k++].node = nodes[i];
+	}
+	qsort(sp, k, sizeof(*sp), sorted_path_cmp);
+	order = xcalloc(k ? k : 1, sizeof(*order));
+	for (i = 0; i < k; i++) {
+		order[i] = sp[i].node;
+		free((char *)sp[i].s);
+	}
+	free(sp);
+	free(path);
+	free(seen);
+	*nr = k;
+	return order;
+}
+
+int flame_write_folded_ordered(const struct flame_tree *t, const uint32_t *order, size_t n,
+			       FILE *f, struct error *e)
+{
+	uint32_t *path = xmalloc((t->max_depth + 1) * sizeof(*path));
+	struct sbuf b = { 0 };
+	size_t prev = SIZE_MAX, lines = 0, all = 0, i;
+	int ret = 0;
+
+	for (i = 1; i < t->nr_nodes; i++)
+		all += t->nodes[i].self != 0;
+	for (i = 0; i < n; i++) {
+		size_t start = b.n;
+
+		if (!t->nodes[order[i]].self)
+			continue;
+		path_add(t, order[i], path, &b);
+		sbuf_addf(&b, " %" PRIu64 "\n", t->nodes[order[i]].self);
+		/* a line's order is its path's but where a count's digit meets
+		 * a name's byte below '0' (a path that starts another): check
+		 * each line against the one before.  They are compared as
+		 * flame_write_folded() compares them: up to their '\n', which
+		 * is below any byte of a name or count. */
+		if (prev != SIZE_MAX && strcmp(b.s + prev, b.s + start) >= 0)
+			break;
+		prev = start;
+		lines++;
+	}
+	free(path);
+	if (i < n || lines != all) {
+		/* out of order, or order misses a node that ends a stack */
+		free(b.s);
+		return flame_write_folded(t, f, e);
+	}
+	if (b.n && fwrite(b.s, 1, b.n, f) != b.n)
+		ret = error_set(e, "writing the folded stacks failed");
+	free(b.s);
+	return ret;
 }
 
 int flame_write_folded(const struct flame_tree *t, FILE *f, struct error *e)

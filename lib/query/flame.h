@@ -68,6 +68,16 @@ char *flame_sanitize(const char *s, char *buf, size_t len);
 /* The tree of set with widths by what (FLAME_*, or an event index).
  * NULL and e set when what is not an event of set. */
 struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struct error *e);
+/*
+ * The shape of set's tree, for flame_tree_reweigh(): every entry's path,
+ * values 0; leaf[i] (set->nr_stacks of them) gets entry i's node.
+ */
+struct flame_tree *flame_tree_shape(const struct stack_set *set, uint32_t *leaf);
+/* t's values (not its shape) made anew: entry i (of n) of the set it was
+ * shaped from weighs v[i], as flame_tree_build() of a set of the same
+ * entries would make them; no diff.  Paths that weigh nothing stay, with
+ * values 0: the folded writer leaves them out, as it does no path. */
+void flame_tree_reweigh(struct flame_tree *t, const uint32_t *leaf, const uint64_t *v, size_t n);
 /* The index of the counting event name in set, or -1 with e saying which
  * events the session has. */
 int flame_event_index(const struct stack_set *set, const char *name, struct error *e);
@@ -80,6 +90,17 @@ void flame_tree_free(struct flame_tree *t);
 /* The folded lines of t, sorted: "comm;outer;...;leaf COUNT\n", one per
  * distinct path with a count of its own (self) above zero. */
 int flame_write_folded(const struct flame_tree *t, FILE *f, struct error *e);
+/*
+ * For a tree written again and again with new values (flame_tree_reweigh):
+ * the distinct nodes of nodes[] (n) in the order of their folded paths,
+ * malloc'ed, *nr of them; flame_write_folded_ordered() then writes the
+ * bytes flame_write_folded() writes without sorting, when order holds
+ * every node with a count of its own (else it sorts, as that does).
+ */
+uint32_t *flame_tree_order(const struct flame_tree *t, const uint32_t *nodes, size_t n,
+			   size_t *nr);
+int flame_write_folded_ordered(const struct flame_tree *t, const uint32_t *order, size_t n,
+			       FILE *f, struct error *e);
 
 struct flame_svg_opts {
 	const char *title;	/* first line; escaped here */

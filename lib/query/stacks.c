@@ -292,6 +292,41 @@ struct stack_set *stacks_window(struct db *db, const struct report_opts *o, int6
 	return stacks_load(db, &w, e);
 }
 
+int stacks_window_sums(struct db *db, const struct stack_set *whole, const struct report_opts *o,
+		       int64_t from_ns, int64_t to_ns, int what, uint64_t *sums, struct error *e)
+{
+	struct report_opts w = *o;
+	struct stack_set *scratch = xcalloc(1, sizeof(*scratch));	/* the window's notes */
+	struct sload l = { .db = db, .o = &w, .set = scratch, .whole = whole, .sums = sums,
+			   .sum_what = what < 0 ? -1 : what };
+	int rc = -1;
+
+	memset(sums, 0, (whole->nr_stacks ? whole->nr_stacks : 1) * sizeof(*sums));
+	if (what >= whole->nr_events) {
+		error_set(e, "no counting event %d in session %lld", what,
+			  (long long)whole->session.id);
+		goto out;
+	}
+	if (report_opts_window(&w, from_ns, to_ns, e) < 0)
+		goto out;
+	if (report_window_whole(db, &whole->session, &w)) {
+		/* every sample: the whole's own sums */
+		for (size_t i = 0; i < whole->nr_stacks; i++)
+			sums[i] = what < 0 ? whole->stacks[i].samples : whole->stacks[i].c[what];
+		rc = 0;
+		goto out;
+	}
+	scratch->session = whole->session;
+	l.nev = whole->nr_events;
+	if (qfilter_init(&l.qf, db, &w, &scratch->session, 1, QFILTER_PROCS, qf_note, &l, e) < 0)
+		goto out;
+	rc = l.qf.none ? 0 : stacks_sum_raw(&l, e);
+	qfilter_free(&l.qf);
+out:
+	free(scratch);
+	return rc;
+}
+
 void stacks_free(struct stack_set *set)
 {
 	struct stacks_priv *p = (struct stacks_priv *)set;
@@ -304,6 +339,8 @@ void stacks_free(struct stack_set *set)
 	free(p->comms);
 	free(p->comm_ids);
 	free(p->pool);
+	free(p->efirst);
+	free(p->enext);
 	free(set->syms);
 	free(set->locs);
 	free(set->stacks);

@@ -14,6 +14,7 @@
 #include "diff.h"
 #include "expr.h"
 #include "flame.h"
+#include "flameindex.h"
 #include "metrics.h"
 #include "output.h"
 #include "report.h"
@@ -487,8 +488,70 @@ out:
 	return 1;
 }
 
+/* The flame index of the last session asked (flameindex.h): a window of
+ * it costs the scan of its samples, its stacks read and named once.
+ * uiapi_handle()'s calls are serialised (uiapi.h), and so its uses. */
+static struct flame_index *flame_cache;
+
+/* The folded text of tree t (or of flame_cache's last window) into r. */
+static void flame_reply(const struct flame_tree *t, struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	struct out out;
+
+	out_open(&out);
+	if ((t ? flame_write_folded(t, out.f, &e) :
+		 flame_index_write_folded(flame_cache, out.f, &e)) < 0) {
+		fclose(out.f);
+		free(out.buf);
+		fail(r, 500, "%s", e.msg);
+		return;
+	}
+	out_done(&out, r, TYPE_TEXT);
+}
+
+/* /api/flame from the session's flame index: 1 when answered (r set), 0
+ * when the index cannot answer (the request is made from scratch). */
+static int flame_indexed(struct source *src, const struct report_opts *o,
+			 const struct db_session *s, int64_t from, int64_t to, const char *event,
+			 struct uiapi_reply *r)
+{
+	const struct flame_tree *t;
+	const struct stack_set *set;
+	struct error e = { "" };
+	int what = FLAME_SAMPLES, rc;
+
+	if (flame_cache && !flame_index_current(flame_cache, s)) {
+		flame_index_free(flame_cache);
+		flame_cache = NULL;
+	}
+	if (!flame_cache) {
+		if (!db_session_complete(s))
+			return 0;	/* still growing: read as it is now */
+		if (!(flame_cache = flame_index_make(src->db, o, &e)))
+			return 0;	/* the scratch path says why */
+	}
+	set = flame_index_set(flame_cache);
+	if (!set->call_graph[0])
+		return 0;
+	if (event && (what = flame_event_index(set, event, &e)) < 0) {
+		fail(r, 400, "bad event: %s", e.msg);
+		return 1;
+	}
+	rc = flame_index_window(flame_cache, src->db, from, to, what, &t, &e);
+	if (rc > 0)
+		return 0;
+	if (rc < 0) {
+		fail(r, 422, "%s", e.msg);
+		return 1;
+	}
+	flame_reply(NULL, r);
+	return 1;
+}
+
 /* strobe export --format folded of [from, to): stacks_window() and the
- * folded writer of flame.h. */
+ * folded writer of flame.h, or the same tree from the session's flame
+ * index. */
 static int api_flame(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
@@ -499,12 +562,13 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 	const char *event;
 	int64_t from, to;
 	int what = FLAME_SAMPLES;
-	struct out out;
 
 	if (local_only(src, "a flame graph", r) || arg_session(src, a, "session", 0, s, r) ||
 	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r))
 		goto out;
 	o.session = s->id;
+	if (flame_indexed(src, &o, s, from, to, event, r))
+		goto out;
 	if (!(set = stacks_window(src->db, &o, from, to, &e))) {
 		fail(r, 422, "%s", e.msg);
 		goto out;
@@ -522,20 +586,19 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 		fail(r, 422, "%s", e.msg);
 		goto out;
 	}
-	out_open(&out);
-	if (flame_write_folded(t, out.f, &e) < 0) {
-		fclose(out.f);
-		free(out.buf);
-		fail(r, 500, "%s", e.msg);
-		goto out;
-	}
-	out_done(&out, r, TYPE_TEXT);
+	flame_reply(t, r);
 out:
 	flame_tree_free(t);
 	if (set)
 		stacks_free(set);
 	free(s);
 	return 1;
+}
+
+void uiapi_release(void)
+{
+	flame_index_free(flame_cache);
+	flame_cache = NULL;
 }
 
 /* strobe diff ID@A-B ID@C-D --format json (the fleet's: strobe diff

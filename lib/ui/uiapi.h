@@ -55,4 +55,8 @@ struct uiapi_reply {
 int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *args,
 		 struct uiapi_reply *r);
 
+/* Free what uiapi_handle() keeps between calls (a session's flame index,
+ * flameindex.h), when the server stops. */
+void uiapi_release(void);
+
 #endif

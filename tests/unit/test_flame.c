@@ -228,6 +228,68 @@ static void test_folded(void **state)
 	free(got);
 }
 
+
+/* flame_tree_reweigh() and flame_write_folded_ordered() of set's shape
+ * with v[] give what flame_write_folded() of the tree built from set with
+ * those values gives; order cut to its first nr_order nodes (SIZE_MAX:
+ * all). */
+static void check_ordered(struct stack_set *set, size_t nr_order)
+{
+	uint32_t *leaf = calloc(set->nr_stacks, sizeof(*leaf));
+	uint64_t *v = calloc(set->nr_stacks, sizeof(*v));
+	struct flame_tree *shape = flame_tree_shape(set, leaf);
+	struct flame_tree *t;
+	struct error err;
+	char *want = NULL, *got = NULL;
+	size_t wl = 0, gl = 0, nr;
+	uint32_t *order = flame_tree_order(shape, leaf, set->nr_stacks, &nr);
+	FILE *f;
+
+	for (size_t i = 0; i < set->nr_stacks; i++)
+		v[i] = set->stacks[i].samples;
+	flame_tree_reweigh(shape, leaf, v, set->nr_stacks);
+	t = flame_tree_build(set, FLAME_SAMPLES, &err);
+	assert_non_null(t);
+	assert_int_equal(shape->nodes[0].value, t->nodes[0].value);
+	f = open_memstream(&want, &wl);
+	assert_int_equal(flame_write_folded(t, f, &err), 0);
+	fclose(f);
+	f = open_memstream(&got, &gl);
+	assert_int_equal(flame_write_folded_ordered(shape, order, MIN(nr, nr_order), f, &err), 0);
+	fclose(f);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	free(order);
+	free(leaf);
+	free(v);
+	flame_tree_free(t);
+	flame_tree_free(shape);
+}
+
+/* A tree weighed anew writes what a tree built with those weights does:
+ * in the order of its paths, kept where that is the lines' order, and
+ * sorted where a count's digit meets a name's byte below '0' ("c 5"
+ * after "c (x) 3"), or when order misses a stack's end. */
+static void test_folded_ordered(void **state)
+{
+	struct stack_entry e[5];
+	struct stack_set set;
+
+	(void)state;
+	make_set(&set, e, 60, 40);
+	check_ordered(&set, SIZE_MAX);
+	check_ordered(&set, 2);
+	e[1].samples = 0;	/* a path that weighs nothing in this window */
+	check_ordered(&set, SIZE_MAX);
+	make_set(&set, e, 60, 40);
+	e[2].comm = "calltree (x)";
+	e[2].nr = 0;		/* comm only: "calltree (x) 2" */
+	e[3].comm = "calltree";
+	e[3].nr = 0;		/* "calltree 1": its path first, its line after */
+	check_ordered(&set, SIZE_MAX);
+}
+
 static char *xml(const char *s)
 {
 	char *buf = NULL;
@@ -702,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_folded_ordered),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_sanitize_random),
 		cmocka_unit_test(test_svg),
