@@ -11,7 +11,9 @@
  *   /api/report     strobe report --format json of a window
  *   /api/lines      strobe report --by line --binary B --symbol S --format
  *                   json of a window: the source lines of one symbol
- *   /api/flame      strobe export --format folded of a window (text)
+ *   /api/flame      strobe export --format folded of a window (text), from
+ *                   the last session's flame index (flameindex.h), kept
+ *                   between requests while that session is unchanged
  *   /api/diff       strobe diff --format json of two windows
  *
  * Times are ns since the session's start; a window is [from, to).
