@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "countstore.h"
+#include "report.h"
 #include "timeline_int.h"
 
 /* ---- pure helpers ---- */
@@ -69,6 +70,23 @@ int timeline_parse_by(const char *s, enum timeline_by *by)
 			return 0;
 		}
 	return -1;
+}
+
+void timeline_opts_from_report(const struct report_opts *o, struct timeline_opts *to)
+{
+	to->session = o->session;
+	to->pid = o->pid;
+	to->has_pid_at = o->has_pid_at;
+	to->pid_at_ns = o->pid_at_ns;
+	to->pid_at_slack_ns = o->pid_at_slack_ns;
+	to->comm = o->comm;
+	to->binary = o->binary;
+	to->cgroup = o->cgroup;
+	to->has_from = o->has_from;
+	to->has_to = o->has_to;
+	to->from_ns = o->from_ns;
+	to->to_ns = o->to_ns;
+	to->no_demangle = o->no_demangle;
 }
 
 int timeline_parse_bucket(const char *s, int64_t *ns)

@@ -224,6 +224,13 @@ int timeline_no_samples(const struct timeline *t, const struct timeline_opts *o,
  * pid_at, "pid 42 at 1.5 s" for o's PID@START); nothing for none. */
 void timeline_filters_text(const struct timeline_opts *o, int pid_at, struct sbuf *b);
 
+/* The filters of a report's options (report.h: session, pid, comm,
+ * binary, cgroup, the range, no_demangle) into a timeline's; the rest of
+ * to as it is.  The one translation of the filters to a timeline's
+ * (plot's options, where.h's buckets). */
+struct report_opts;
+void timeline_opts_from_report(const struct report_opts *o, struct timeline_opts *to);
+
 /* Parse "cpu", "pid", "binary", "symbol" or "cgroup". -1 on anything else. */
 int timeline_parse_by(const char *s, enum timeline_by *by);
 const char *timeline_by_name(enum timeline_by by);
