@@ -191,6 +191,35 @@ tail -n +2 "$tmp/e.csv" | cut -d, -f1 | cmp -s - "$tmp/r1.kept" ||
 <"$tmp/e.csv") - 1)) rows, $(wc -l <"$tmp/r1.kept") kept)"
 ok "export folded and csv, flamegraph: report's samples with --where"
 
+# diff SESSION --where C: A the rest, B the kept; their rows per symbol
+# are the two reports' (checked above against the brute force)
+# shellcheck disable=SC2086
+"$STROBE" diff $sel --where "$C1" --where-bucket 40 --format csv >"$tmp/d.csv" 2>"$tmp/d.err" ||
+	fail "diff --where: $(cat "$tmp/d.err")"
+python3 - "$tmp" <<'PY' || fail "diff --where: its sides are not the two reports"
+import csv, sys
+tmp = sys.argv[1]
+def sums(path):
+    out = {}
+    for r in csv.DictReader(open(path)):
+        k = (r["binary"], r["symbol"])
+        out[k] = out.get(k, 0) + int(r["samples"])
+    return out
+kept, rest = sums(f"{tmp}/r1.csv"), sums(f"{tmp}/r1-inv.csv")
+a, b = {}, {}
+for r in csv.DictReader(open(f"{tmp}/d.csv")):
+    k = (r["binary"], r["symbol"])
+    if int(r["a_samples"]):
+        a[k] = int(r["a_samples"])
+    if int(r["b_samples"]):
+        b[k] = int(r["b_samples"])
+assert a == rest, f"A: {sorted(set(a.items()) ^ set(rest.items()))[:6]}"
+assert b == kept, f"B: {sorted(set(b.items()) ^ set(kept.items()))[:6]}"
+PY
+grep -q "note: A (session [0-9]*): --where '$C1' --invert (buckets of 40 ms)" "$tmp/d.err" ||
+	fail "diff --where: no note of A's condition: $(cat "$tmp/d.err")"
+ok "diff --where: the rest (A) against the kept (B), each the report's"
+
 # bad conditions: one line each, naming the problem
 bad() {
 	want=$1

@@ -119,12 +119,38 @@ int where_parse_bucket(struct where *w, const char *arg, struct error *e)
 
 void where_free(struct where *w)
 {
-	expr_free(w->x);
-	free(w->scaled);
+	if (!w->borrowed) {
+		expr_free(w->x);
+		free(w->scaled);
+	}
 	free(w->keep);
 	w->x = NULL;
 	w->scaled = NULL;
 	w->keep = NULL;
+	w->ready = 0;
+}
+
+void where_borrow(const struct where *w, int invert, struct where *out)
+{
+	*out = *w;
+	out->borrowed = 1;
+	out->invert = invert;
+	out->keep = NULL;
+	out->nkeep = 0;
+	out->ready = 0;
+}
+
+/* Were w's selection made for session s and filters o? */
+static int same_selection(const struct where *w, const struct db_session *s,
+			  const struct report_opts *o)
+{
+	const struct report_opts *a = &w->sel;
+
+	return w->ready && w->session == s->id && a->pid == o->pid &&
+	       a->has_pid_at == o->has_pid_at && a->pid_at_ns == o->pid_at_ns &&
+	       a->comm == o->comm && a->binary == o->binary && a->cgroup == o->cgroup &&
+	       a->mode == o->mode && a->has_from == o->has_from && a->has_to == o->has_to &&
+	       (!o->has_from || a->from_ns == o->from_ns) && (!o->has_to || a->to_ns == o->to_ns);
 }
 
 /* Does value v hold the condition?  -1: undefined. */
@@ -216,7 +242,7 @@ int where_select(struct where *w, struct db *db, const struct db_session *s,
 	size_t cap = 0;
 	int ret;
 
-	if (w->ready && w->session == s->id)
+	if (same_selection(w, s, o))
 		return 0;
 	free(w->keep);
 	w->keep = NULL;
@@ -229,6 +255,7 @@ int where_select(struct where *w, struct db *db, const struct db_session *s,
 		if (select_samples(w, s, e) < 0)
 			return -1;
 		w->session = s->id;
+		w->sel = *o;
 		w->ready = 1;
 		return 0;
 	}
@@ -270,6 +297,7 @@ int where_select(struct where *w, struct db *db, const struct db_session *s,
 	}
 	series_free(se);
 	w->session = s->id;
+	w->sel = *o;
 	w->ready = 1;
 	return 0;
 }

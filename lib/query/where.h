@@ -57,10 +57,14 @@ struct where {
 	int invert;			/* keep where it is defined and fails */
 	int per_sample;			/* --where-sample */
 	int64_t bucket_ns;		/* --where-bucket; 0: the default */
+	int borrowed;			/* x and scaled are another's
+					 * (where_borrow()) */
 
 	/* the selection: where_select() */
 	int ready;
 	int64_t session;		/* selected for this session */
+	struct report_opts sel;		/* and these filters (their strings
+					 * compared by address) */
 	int nev;			/* its counting events (per sample) */
 	int64_t *keep;			/* nkeep ranges [keep[2k], keep[2k+1]]
 					 * of time_ns, inclusive, sorted */
@@ -83,14 +87,21 @@ int where_parse(struct where *w, const char *arg, struct error *e);
  * 0, or -1 with e set. */
 int where_parse_bucket(struct where *w, const char *arg, struct error *e);
 
-/* Free what where_parse() and where_select() allocated (not w). */
+/* Free what where_parse() and where_select() allocated (not w); of a
+ * borrowed condition only its selection. */
 void where_free(struct where *w);
+
+/* The condition of w into out, inverted or not, not selected: out
+ * borrows w's expression (w is to outlive it), where_free(out) frees
+ * its selection only.  For two sides of one condition (diff). */
+void where_borrow(const struct where *w, int invert, struct where *out);
 
 /*
  * Select what w keeps in session s (its row) of db under o's filters
  * (o->where is not looked at): the kept ranges of buckets, or per sample
- * the binding of the names to s's events.  Done once per session: a w
- * ready for s is left as it is.  0, or -1 with e saying in one line what
+ * the binding of the names to s's events.  Done once per session and
+ * filters: a w ready for s and filters equal to o's (session, pid,
+ * comm, binary, cgroup, mode, range) is left as it is.  0, or -1 with e saying in one line what
  * failed (a name that is no event of s, a metric whose events s did not
  * count, no samples in the range, too many buckets).
  */
