@@ -220,6 +220,34 @@ grep -q "note: A (session [0-9]*): --where '$C1' --invert (buckets of 40 ms)" "$
 	fail "diff --where: no note of A's condition: $(cat "$tmp/d.err")"
 ok "diff --where: the rest (A) against the kept (B), each the report's"
 
+# plot --where: the series of the kept samples only, on the same buckets
+# as the condition's: a bucket's samples are all of it (when its rate is
+# over 1250/s, as the condition says) or none
+# shellcheck disable=SC2086
+"$STROBE" plot $sel --event samples --bucket 40 --data "$tmp/p.csv" >/dev/null 2>"$tmp/p.err" ||
+	fail "plot: $(cat "$tmp/p.err")"
+# shellcheck disable=SC2086
+"$STROBE" plot $sel --event samples --bucket 40 --where "$C1" --where-bucket 40 \
+	--data "$tmp/pw.csv" >/dev/null 2>"$tmp/pw.err" || fail "plot --where: $(cat "$tmp/pw.err")"
+python3 - "$tmp" "$kept" <<'PY' || fail "plot --where: not the kept buckets' samples"
+import csv, sys
+tmp, kept = sys.argv[1], int(sys.argv[2])
+whole = list(csv.DictReader(open(f"{tmp}/p.csv")))
+where = list(csv.DictReader(open(f"{tmp}/pw.csv")))
+assert len(whole) == len(where)
+n = 0
+for a, b in zip(whole, where):
+    assert a["from_ns"] == b["from_ns"]
+    v, w = float(a["samples"]), float(b["samples"])
+    secs = (int(a["to_ns"]) - int(a["from_ns"])) / 1e9
+    assert w == (v if v / secs > 1250 else 0), (a, b)
+    n += w
+assert n == kept, (n, kept)
+PY
+grep -q "note: --where '$C1' (buckets of 40 ms)" "$tmp/pw.err" ||
+	fail "plot --where: no note: $(cat "$tmp/pw.err")"
+ok "plot --where: the kept buckets' samples, the others 0"
+
 # bad conditions: one line each, naming the problem
 bad() {
 	want=$1

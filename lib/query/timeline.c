@@ -27,6 +27,7 @@
 #include <string.h>
 #include "countstore.h"
 #include "report.h"
+#include "where.h"
 #include "timeline_int.h"
 
 /* ---- pure helpers ---- */
@@ -306,6 +307,14 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		goto fail;
 	if (tl_make_where(&b) < 0)
 		goto fail;
+	if (o->where) {
+		if (!o->where->ready || o->where->session != s->id) {
+			error_set(e, "the --where condition was not selected for session %lld",
+				  (long long)s->id);
+			goto fail;
+		}
+		where_scan(o->where, &b.raw);
+	}
 	/* pid reuse: the processes of --pid's pid, or for --by pid of every
 	 * pid that was several */
 	if (o->pid >= 0 || o->by == TL_BY_PID) {

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include "db.h"
 
+struct where;
+
 #define TL_SAMPLES	0		/* value index of the sample count */
 #define TL_MAXV		(1 + STROBE_MAX_COUNTERS)
 #define TL_TOP_DEFAULT	8
@@ -55,6 +57,10 @@ struct timeline_opts {
 	int no_demangle;		/* 1: raw (mangled) symbol names */
 	struct progress *progress;	/* NULL: none; shows the scans of raw
 					 * samples (progress.h) */
+	struct where *where;		/* NULL: none; else a metric condition
+					 * (where.h) selected for this session
+					 * (where_select()): only the samples it
+					 * keeps are summed, from the raw rows */
 };
 
 struct timeline_group {
