@@ -248,6 +248,57 @@ grep -q "note: --where '$C1' (buckets of 40 ms)" "$tmp/pw.err" ||
 	fail "plot --where: no note: $(cat "$tmp/pw.err")"
 ok "plot --where: the kept buckets' samples, the others 0"
 
+# strobe ui's API: where=, invert=, where_bucket= (ns) give the commands'
+# bytes (the window [from, to): the commands' --to one ns before)
+if command -v curl >/dev/null; then
+	sid=$("$STROBE" sessions --format csv | awk -F, 'NR > 1 { id = $1 } END { print id }')
+	ui_start --no-open
+	url=$(sed -n 's|^strobe ui: \(http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]\{32\}\)$|\1|p' \
+		"$tmp/ui.out")
+	[ -n "$url" ] || fail "strobe ui: no URL line: $(cat "$tmp/ui.out" "$tmp/ui.err")"
+	base=${url%%/\?token=*}
+	token=${url##*token=}
+	get() {
+		p=$1
+		shift
+		curl -s -G -o "$tmp/body" -w '%{http_code}' "$@" "$base$p"
+	}
+	q="token=$token&session=$sid&from=$from&to=$to"
+	cli="--session $sid --from ${from}ns --to $((to - 1))ns --format json"
+	[ "$(get "/api/report?$q&where_bucket=40000000&invert=1" --data-urlencode "where=$C1")" = 200 ] ||
+		fail "/api/report?where: $(cat "$tmp/body")"
+	# shellcheck disable=SC2086
+	"$STROBE" report $cli --where "$C1" --where-bucket 40 --invert >"$tmp/r.json" 2>/dev/null ||
+		fail "report --format json --where"
+	cmp -s "$tmp/body" "$tmp/r.json" || fail "/api/report?where differs from strobe report --where"
+	[ "$(get "/api/diff?$q&where_bucket=40000000" --data-urlencode "where=$C1")" = 200 ] ||
+		fail "/api/diff?where: $(cat "$tmp/body")"
+	# shellcheck disable=SC2086
+	"$STROBE" diff ${cli#--session $sid} --where "$C1" --where-bucket 40 "$sid" \
+		>"$tmp/d.json" 2>"$tmp/d.err" || fail "diff --format json --where: $(cat "$tmp/d.err")"
+	cmp -s "$tmp/body" "$tmp/d.json" || fail "/api/diff?where differs from strobe diff ID --where"
+	[ "$(get "/api/flame?$q&where_sample=1" --data-urlencode "where=$C3")" = 200 ] ||
+		fail "/api/flame?where: $(cat "$tmp/body")"
+	"$STROBE" export --format folded --session "$sid" --from "${from}ns" --to "$((to - 1))ns" \
+		--where "$C3" --where-sample >"$tmp/f2.txt" 2>/dev/null || fail "export folded --where"
+	cmp -s "$tmp/body" "$tmp/f2.txt" || fail "/api/flame?where differs from strobe export --where"
+	[ "$(get "/api/series?$q&buckets=10" --data-urlencode "where=$C1")" = 200 ] ||
+		fail "/api/series?where: $(cat "$tmp/body")"
+	# bad_api QUERY [PARAM]: /api/report with &QUERY and PARAM url-encoded is a 400, one line
+	bad_api() {
+		st=$(get "/api/report?$q$1" ${2:+--data-urlencode "$2"})
+		[ "$st" = 400 ] || fail "/api/report?$1 $2: status $st: $(cat "$tmp/body")"
+		[ "$(wc -l <"$tmp/body")" = 1 ] || fail "/api/report?$1 $2: $(cat "$tmp/body")"
+	}
+	bad_api "" "where=samples"
+	bad_api "" "where=nosuch > 1"
+	bad_api "&invert=1"
+	bad_api "&where_bucket=5" "where=samples > 1"
+	ok "strobe ui's API: report, diff, flame with where= as the commands; bad ones a 400"
+else
+	echo "curl not installed: strobe ui's API not checked"
+fi
+
 # bad conditions: one line each, naming the problem
 bad() {
 	want=$1

@@ -183,10 +183,12 @@ static int bind_said(const struct where *w, const struct db_session *s, int ret,
 
 	series_events_text(s, evs, sizeof(evs));
 	if (ret == SERIES_NO_NAME)
-		return error_set(e, "--where '%s': %s: session %lld has %s%s (metrics by name: "
-				 "'strobe list --metrics')", w->text, msg, (long long)s->id, evs,
-				 w->per_sample ? "" : ", and 'seconds'");
-	return error_set(e, "--where '%s': %s", w->text, msg);
+		error_set(e, "--where '%s': %s: session %lld has %s%s (metrics by name: "
+			  "'strobe list --metrics')", w->text, msg, (long long)s->id, evs,
+			  w->per_sample ? "" : ", and 'seconds'");
+	else
+		error_set(e, "--where '%s': %s", w->text, msg);
+	return WHERE_BAD;
 }
 
 static void series_req_of(struct series_req *r, const struct where *w)
@@ -209,10 +211,12 @@ static int select_samples(struct where *w, const struct db_session *s, struct er
 	if (ret < 0)
 		return bind_said(w, s, ret, be.msg, e);
 	for (size_t i = 0; i < expr_nnames(w->x); i++)
-		if (!strcasecmp(expr_name(w->x, i), "seconds"))
-			return error_set(e, "--where '%s' --where-sample: 'seconds' has no value "
-					 "per sample: use --where without --where-sample, whose "
-					 "buckets have a length", w->text);
+		if (!strcasecmp(expr_name(w->x, i), "seconds")) {
+			error_set(e, "--where '%s' --where-sample: 'seconds' has no value per "
+				  "sample: use --where without --where-sample, whose buckets "
+				  "have a length", w->text);
+			return WHERE_BAD;
+		}
 	w->nev = MIN(s->nr_events, STROBE_MAX_COUNTERS);
 	return 0;
 }
@@ -252,8 +256,8 @@ int where_select(struct where *w, struct db *db, const struct db_session *s,
 	w->seen = w->held = w->undef = 0;
 	w->ready = 0;
 	if (w->per_sample) {
-		if (select_samples(w, s, e) < 0)
-			return -1;
+		if ((ret = select_samples(w, s, e)) < 0)
+			return ret;
 		w->session = s->id;
 		w->sel = *o;
 		w->ready = 1;

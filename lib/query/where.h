@@ -101,10 +101,13 @@ void where_borrow(const struct where *w, int invert, struct where *out);
  * (o->where is not looked at): the kept ranges of buckets, or per sample
  * the binding of the names to s's events.  Done once per session and
  * filters: a w ready for s and filters equal to o's (session, pid,
- * comm, binary, cgroup, mode, range) is left as it is.  0, or -1 with e saying in one line what
- * failed (a name that is no event of s, a metric whose events s did not
- * count, no samples in the range, too many buckets).
+ * comm, binary, cgroup, mode, range) is left as it is.  0; WHERE_BAD
+ * with e saying in one line what is wrong with the condition for s (a
+ * name that is no event of s, a metric whose events s did not count,
+ * "seconds" per sample); or -1 with e set on any other failure (no
+ * samples in the range, too many buckets, the database).
  */
+#define WHERE_BAD	(-2)
 int where_select(struct where *w, struct db *db, const struct db_session *s,
 		 const struct report_opts *o, struct error *e);
 
