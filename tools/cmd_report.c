@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "progress.h"
 #include "source.h"
+#include "where.h"
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -80,8 +81,9 @@ static const char usage_text[] =
 	"all the others and named by the metric: its value from the row's sums of\n"
 	"the counting events (-e of strobe record; aliases such as faults will do),\n"
 	"empty where it divides by zero.  'seconds' in a metric is the session's\n"
-	"length, or with --from/--to the range's.  The session must have counted\n"
-	"every event of each metric.  Not with --markers, --children or the trees.\n"
+	"length, or with --from/--to the range's, or with --where the kept buckets'.\n"
+	"The session must have counted every event of each metric.  Not with\n"
+	"--markers, --children or the trees.\n"
 	"\n"
 	"Call stacks (sessions recorded with -g or --call-graph):\n"
 	"--children (with --by symbol, the default, or --by binary) adds inclusive\n"
@@ -511,6 +513,7 @@ static int report_hotspots(struct source *src, const struct report_opts *o, int 
 		if (o->nr_metrics)
 			printf("# metrics: seconds = %.3f s, the length of the %s\n",
 			       report_metric_seconds(s, o),
+			       o->where && !o->where->per_sample ? "buckets --where kept" :
 			       o->has_from || o->has_to ? "--from/--to range" : "session");
 	} else if (fmt == OUTPUT_TEXT) {
 		print_fleet_header(ss);
