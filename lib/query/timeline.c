@@ -289,6 +289,11 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		goto fail;
 	t->nv = 1 + s->nr_events;
 	if (!strcmp(s->backend, "count")) {
+		if (o->where) {
+			error_set(e, "--where keeps samples: session %lld is a count, with "
+				  "none", (long long)s->id);
+			goto fail;
+		}
 		if (count_timeline(db, o, t, e) < 0)
 			goto fail;
 		return t;

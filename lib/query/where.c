@@ -61,11 +61,12 @@ int where_parse(struct where *w, const char *arg, struct error *e)
 	double v;
 
 	snprintf(w->text, sizeof(w->text), "%s", arg);
+	text_sanitize(w->text);	/* one line of text in notes and messages */
 	if (at < 0)
-		return error_set(e, "bad --where '%s': no comparison: " WHERE_HOW, arg);
+		return error_set(e, "bad --where '%s': no comparison: " WHERE_HOW, w->text);
 	if (bad)
 		return error_set(e, "bad --where '%s': one comparison, > >= < or <=: " WHERE_HOW,
-				 arg);
+				 w->text);
 	w->op = arg[at] == '>' ? (arg[at + 1] == '=' ? WHERE_GE : WHERE_GT) :
 		(arg[at + 1] == '=' ? WHERE_LE : WHERE_LT);
 	num = arg + at + 1 + (arg[at + 1] == '=');
@@ -77,7 +78,8 @@ int where_parse(struct where *w, const char *arg, struct error *e)
 		end++;
 	if (!*num || end == num || *end || errno || !isfinite(v))
 		return error_set(e, "bad --where '%s': '%s' after %s is not a number: " WHERE_HOW,
-				 arg, num, op_text(w->op));
+				 w->text, w->text + MIN((size_t)(num - arg), strlen(w->text)),
+				 op_text(w->op));
 	w->threshold = v;
 	lhs = xmalloc((size_t)at + 1);
 	memcpy(lhs, arg, (size_t)at);
@@ -91,7 +93,7 @@ int where_parse(struct where *w, const char *arg, struct error *e)
 			p++;
 		if (!*p) {
 			free(lhs);
-			return error_set(e, "bad --where '%s': nothing before %s: " WHERE_HOW, arg,
+			return error_set(e, "bad --where '%s': nothing before %s: " WHERE_HOW, w->text,
 					 op_text(w->op));
 		}
 		w->catalog = metric_find(p);
@@ -105,7 +107,7 @@ int where_parse(struct where *w, const char *arg, struct error *e)
 	free(lhs);
 	if (!w->x)
 		return error_set(e, "bad --where '%s': %s (metrics by name: 'strobe list "
-				 "--metrics')", arg, pe.msg);
+				 "--metrics')", w->text, pe.msg);
 	return 0;
 }
 
