@@ -138,6 +138,12 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 
 	report_filters_str(o, &f);
 	table_add_meta(t, "filters", f.s ? f.s : "", 0);
+	if (o->where && o->where->ready) {	/* what the condition kept */
+		char wn[1200];
+
+		where_note(o->where, wn, sizeof(wn));
+		table_add_meta(t, "where", wn, 0);
+	}
 	if (o->limit)
 		meta_int(t, "limit", (int64_t)o->limit);
 	free(f.s);

@@ -182,14 +182,16 @@ int report_rank_cmp(uint64_t weight_a, uint64_t samples_a, uint64_t weight_b,
 int report_state_note(const struct db_session *s, char *buf, size_t len);
 
 /* The report's meta data (JSON "meta": session, its figures, the
- * filters), as report_build() adds it; for other reports of samples
+ * filters; with a selected --where, "where": what it kept, where.h's
+ * where_note()), as report_build() adds it; for other reports of samples
  * (calltree.h) that have the same summary. */
 void report_add_meta(struct table *t, const struct report_opts *o,
 		     const struct report_summary *sum);
 
 /* Append o's filters to out as the JSON meta "filters" spells them:
  * "pid=42 comm=ls binary=/usr/bin/ls mode=kernel cgroup=/a from=1.5s
- * to=2s" (only those given; nothing when none is). */
+ * to=2s where='page-faults > 200' invert where_sample" (only those
+ * given; nothing when none is). */
 void report_filters_str(const struct report_opts *o, struct sbuf *out);
 
 /* Add to out[0..s->nr_events) the counter increases of session s that
