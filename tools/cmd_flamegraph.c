@@ -17,13 +17,15 @@
 #include "progress.h"
 #include "source.h"
 #include "stacks.h"
+#include "where.h"
 
 static const char usage_text[] =
 	"usage: strobe flamegraph [--db PATH] [--session ID] [-o FILE.svg] [--event EV]\n"
 	"                         [--diff SESSION] [--samples] [--width PIXELS]\n"
 	"                         [--pid PID[@START]] [--comm NAME] [--binary PATH]\n"
 	"                         [--kernel|--user] [--cgroup PATH] [--from T] [--to T]\n"
-	"                         [--no-demangle]\n"
+	"                         [--no-demangle] [--where 'EXPR OP X' [--invert]\n"
+	"                         [--where-sample] [--where-bucket T]]\n"
 	"\n"
 	"Write the call stacks of a session recorded with -g (default: the latest)\n"
 	"as an interactive SVG flame graph: each box a function, its width the\n"
@@ -41,6 +43,8 @@ static const char usage_text[] =
 	"The filters are report's (strobe report --help), applied to both sessions\n"
 	"but --pid, which selects in this session only (pids are one session's):\n"
 	"--comm narrows both.\n"
+	FILTEROPT_WHERE_HELP
+	"With --diff the condition is evaluated in each session on its own.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.\n"
 	"Output: -o FILE (--output FILE), '-o -' for stdout, default\n"
 	"flamegraph-SESSION.svg.\n";
@@ -136,7 +140,8 @@ static int parse_option(struct fgopts *g, int c, int argc, char **argv)
 /* The graph's title and subtitle: the session (and with base the one it
  * is compared with), what widths are, what the stacks lack. */
 static void titles(const struct stack_set *set, const struct stack_set *base, const char *event,
-		   int what, char *title, size_t tlen, char *sub, size_t slen)
+		   int what, const struct report_opts *o, char *title, size_t tlen, char *sub,
+		   size_t slen)
 {
 	if (base)
 		snprintf(title, tlen, "Differential flame graph: session %lld against "
@@ -161,6 +166,12 @@ static void titles(const struct stack_set *set, const struct stack_set *base, co
 		if (set->no_stack && n < slen)
 			n += snprintf(sub + n, slen - n, "; %" PRIu64 " without a stack "
 				      "(not drawn)", set->no_stack);
+		if (o->where && n < slen) {
+			char said[640];
+
+			where_said(o->where, said, sizeof(said));
+			n += snprintf(sub + n, slen - n, "; %s", said);
+		}
 		if (base && n < slen)
 			snprintf(sub + n, slen - n, "; widths: session %lld",
 				 (long long)set->session.id);
@@ -315,7 +326,7 @@ int cmd_flamegraph(int argc, char **argv)
 		goto out;
 	}
 
-	titles(set, base, g.event, what, title, sizeof(title), sub, sizeof(sub));
+	titles(set, base, g.event, what, &o, title, sizeof(title), sub, sizeof(sub));
 	snprintf(base_name, sizeof(base_name), "session %lld",
 		 (long long)(base ? base->session.id : 0));
 	out = g.out;
@@ -345,6 +356,7 @@ out:
 	if (base)
 		stacks_free(base);
 	source_close(&src);
+	filteropt_free(&o);
 	free(path);
 	return ret;
 }

@@ -30,6 +30,7 @@
 #include "probe_expect.h"
 #include "probe_file.h"
 #include "source.h"
+#include "where.h"
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric NAME|EXPR)\n"
@@ -38,7 +39,8 @@ static const char usage_text[] =
 	"                   [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
-	"                   [--expect]\n"
+	"                   [--expect] [--where 'EXPR OP X' [--invert] [--where-sample]\n"
+	"                   [--where-bucket T]]\n"
 	"       strobe plot --source URL [--host NAME] [--session ID]\n"
 	"                   (--event EV[,EV...] | --metric NAME|EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol|host] [--top N] [--bucket MS]\n"
@@ -84,7 +86,10 @@ static const char usage_text[] =
 	"of the time since each one's start; --by host: a series per host.  With\n"
 	"--source the filters --pid PID, --comm and --binary (not --pid PID@START,\n"
 	"--symbol or --cgroup), no --by cgroup, --expect or --no-demangle; --wall\n"
-	"needs one session, and lost intervals are not shaded.\n";
+	"needs one session, and lost intervals are not shaded.\n"
+	FILTEROPT_WHERE_HELP
+	"With --where the series are of the samples it keeps only: an event is 0\n"
+	"and a metric of samples undefined (a gap) where it keeps none.\n";
 
 enum {
 	OPT_DB = 256, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_SYMBOL, OPT_BUCKET,
@@ -106,6 +111,7 @@ static const struct option long_opts[] = {
 	FILTEROPT_LONG_CGROUP,
 	FILTEROPT_LONG_FROM,
 	FILTEROPT_LONG_TO,
+	FILTEROPT_LONG_WHERE,
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "wall",	no_argument,	   NULL, OPT_WALL },
 	{ "size",	required_argument, NULL, OPT_SIZE },
@@ -263,6 +269,18 @@ static int compute(struct plot *p)
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
 	p->req.opts.progress = &prog;
+	if (p->filt.where) {
+		struct report_opts fo = p->filt;
+
+		fo.session = p->src.session.id;
+		fo.progress = &prog;
+		if (where_select_db(p->filt.where, p->input.db, &fo, &err) < 0) {
+			progress_done(&prog);
+			fail("%s", err.msg);
+			return 1;
+		}
+		p->req.opts.where = p->filt.where;
+	}
 	ret = series_compute_said(&p->src, &p->req, &p->s, &err);
 	progress_done(&prog);
 	p->req.opts.progress = NULL;
@@ -284,6 +302,12 @@ static int plot_main(struct plot *p)
 	if (ret)
 		return ret;
 	t = p->s->t;
+	if (p->filt.where) {
+		char wn[1200];
+
+		where_note(p->filt.where, wn, sizeof(wn));
+		fprintf(stderr, "strobe plot: note: %s\n", TEXT_SAFE(wn));
+	}
 	if (t->note[0])
 		fprintf(stderr, "strobe plot: note: %s\n", t->note);
 	if (t->debuginfod_note[0])
@@ -489,7 +513,8 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 				 p->to.symbol ? "--symbol" :
 				 p->to.cgroup ? "--cgroup" : p->probe ? "--expect" :
 				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
-				 p->to.by == TL_BY_CGROUP ? "--by cgroup" : NULL;
+				 p->to.by == TL_BY_CGROUP ? "--by cgroup" :
+				 p->filt.where ? "--where" : NULL;
 
 		if (source_check(&(struct source_spec){ .url = p->source }, &err) < 0)
 			return cmd_usage_error("plot", "bad --source: %s", err.msg);
@@ -520,7 +545,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (term && p->data && !strcmp(p->data, "-"))
 		return cmd_usage_error("plot", "--term and --data - both write to stdout: give "
 				       "--data a file name");
-	if (filteropt_check_nonempty("plot", &p->filt))
+	if (filteropt_check_nonempty("plot", &p->filt) || filteropt_check_where("plot", &p->filt))
 		return 2;
 	if (p->width < 0) {
 		p->width = term ? 120 : 1000;
@@ -582,6 +607,7 @@ int cmd_plot(int argc, char **argv)
 	free(p->probe);
 	series_free(p->s);
 	source_close(&p->input);
+	filteropt_free(&p->filt);
 	free(p);
 	return ret;
 }

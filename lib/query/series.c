@@ -141,6 +141,14 @@ static int bind_names(const struct db_session *s, struct series_req *r, int *evi
 	return 0;
 }
 
+int series_metric_bind(const struct db_session *s, struct series_req *r, struct error *e)
+{
+	struct timeline_opts o;
+
+	memset(&o, 0, sizeof(o));
+	return bind_names(s, r, NULL, &o, e);
+}
+
 /* ---- series ---- */
 
 static struct series_line *line_add(struct series *s, const char *fmt, ...)

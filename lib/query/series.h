@@ -110,6 +110,12 @@ int series_compute(const struct series_source *src, struct series_req *r,
 		   struct series **out, struct error *e);
 void series_free(struct series *s);
 
+/* The binding series_compute() makes of r's metric (r->metric set) to
+ * session s's value indices (timeline.h: TL_SAMPLES, 1 + event i;
+ * "seconds" 1 + s->nr_events), for evaluating it on other sums (where.h:
+ * a sample's own): 0, SERIES_UNCOVERED or SERIES_NO_NAME with e set. */
+int series_metric_bind(const struct db_session *s, struct series_req *r, struct error *e);
+
 /* series_compute() with its failures said as the commands' options name
  * them (--event, --metric, the session's events): the same return, e the
  * whole message. */

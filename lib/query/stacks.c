@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "resolve.h"
 #include "stacks_int.h"
+#include "where.h"
 
 /* What stacks_load() held while loading (not the set it returns). */
 static void sload_free(struct sload *l)
@@ -247,7 +248,7 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 	for (i = 0; i < l.nev; i++)
 		snprintf(set->events[i], sizeof(set->events[i]), "%s", s->events[i].name);
 	/* a window of every sample reads the histogram, as no window does */
-	l.raw = p->raw = !db_session_complete(s) ||
+	l.raw = p->raw = !db_session_complete(s) || o->where ||
 			 ((o->has_from || o->has_to) && !report_window_whole(db, s, o));
 	if (!(p->res = resolver_new(db, s, e)))
 		goto fail;
@@ -264,6 +265,12 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 			goto fail;
 		if (!l.raw && stacks_no_stack_agg(&l, e) < 0)
 			goto fail;
+		if (o->where && o->where->ready) {
+			char wn[sizeof(set->notes[0])];
+
+			where_note(o->where, wn, sizeof(wn));
+			stacks_note(&l, "%s", wn);
+		}
 	} else {
 		set->stacks = xcalloc(1, sizeof(*set->stacks));
 	}

@@ -23,6 +23,7 @@
 #include "timeline.h"
 #include "uiapi.h"
 #include "uijson.h"
+#include "where.h"
 
 #define MAX_BUCKETS	10000
 #define MAX_LIMIT	100000
@@ -180,6 +181,74 @@ static int arg_by(const struct uiapi_args *a, enum report_by *by, struct uiapi_r
 	if (s && (report_parse_by(s, by) < 0 || *by == REPORT_BY_CGROUP))
 		return fail(r, 400, "bad by: give symbol, binary or line");
 	return 0;
+}
+
+/* ?where=EXPR OP X, with ?invert=1, ?where_sample=1, ?where_bucket=NS
+ * (as the commands' --where, --invert, --where-sample, --where-bucket):
+ * parsed into w, *on set when where= is given.  0, or 1 after fail()
+ * (400: a bad value, or the others without where=; 422 with the fleet). */
+static int arg_where(struct source *src, const struct uiapi_args *a, struct where *w, int *on,
+		     struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	const char *c;
+	int64_t inv, smp, bucket;
+
+	*on = 0;
+	memset(w, 0, sizeof(*w));
+	if (arg_str(a, "where", &c, r) || arg_int(a, "invert", 0, 1, &inv, r) ||
+	    arg_int(a, "where_sample", 0, 1, &smp, r) ||
+	    arg_int(a, "where_bucket", 0, INT64_MAX / 2, &bucket, r))
+		return 1;
+	if (!c) {
+		if (inv || smp || bucket)
+			return fail(r, 400, "%s needs where: give where=EXPR OP NUMBER",
+				    inv ? "invert" : smp ? "where_sample" : "where_bucket");
+		return 0;
+	}
+	if (source_is_fleet(src))
+		return fail(r, 422, "where of the fleet (--source) is not served: open a local "
+			    "database with --db");
+	if (where_parse(w, c, &e) < 0)
+		return fail(r, 400, "%s", e.msg);
+	if (bucket && (bucket < 1000 || smp)) {
+		where_free(w);
+		return fail(r, 400, "bad where_bucket: give ns, at least 1000, without "
+			    "where_sample");
+	}
+	w->invert = (int)inv;
+	w->per_sample = (int)smp;
+	w->bucket_ns = bucket;
+	*on = 1;
+	return 0;
+}
+
+/* Select w for session s and o's filters before the query, so that a
+ * condition the session cannot evaluate is a 400 (WHERE_BAD), anything
+ * else a 422.  0, or 1 after fail(). */
+static int where_ready(struct source *src, struct where *w, const struct db_session *s,
+		       const struct report_opts *o, struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	int rc = where_select(w, src->db, s, o, &e);
+
+	if (rc < 0)
+		return fail(r, rc == WHERE_BAD ? 400 : 422, "%s", e.msg);
+	return 0;
+}
+
+/* where_ready() of the window [from, to) of session s with o's filters. */
+static int where_ready_window(struct source *src, struct where *w, const struct db_session *s,
+			      const struct report_opts *o, int64_t from, int64_t to,
+			      struct uiapi_reply *r)
+{
+	struct report_opts wo = *o;
+	struct error e = { "" };
+
+	wo.session = s->id;
+	if (report_opts_window(&wo, from, to, &e) < 0)
+		return fail(r, 400, "%s", e.msg);
+	return where_ready(src, w, s, &wo, r);
 }
 
 static int local_only(struct source *src, const char *what, struct uiapi_reply *r)
@@ -434,8 +503,12 @@ static int api_report(struct source *src, const struct uiapi_args *a, struct uia
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
 	struct db_session *s = xmalloc(sizeof(*s));
+	struct where w;
 	int64_t from, to, limit;
+	int on = 0;
 
+	if (arg_where(src, a, &w, &on, r))
+		goto out;
 	if (source_is_fleet(src)) {
 		if (!arg_by(a, &o.by, r) && !arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) &&
 		    !arg_metrics(a, &o, r)) {
@@ -452,8 +525,15 @@ static int api_report(struct source *src, const struct uiapi_args *a, struct uia
 	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o.by, r) ||
 	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
 		goto out;
+	if (on) {
+		o.where = &w;
+		if (where_ready_window(src, &w, s, &o, from, to, r))
+			goto out;
+	}
 	report_reply(src, &o, s, from, to, limit, r);
 out:
+	if (on)
+		where_free(&w);
 	free(s);
 	return 1;
 }
@@ -561,14 +641,22 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 	struct error e = { "" };
 	const char *event;
 	int64_t from, to;
-	int what = FLAME_SAMPLES;
+	int what = FLAME_SAMPLES, on = 0;
+	struct where w;
 
-	if (local_only(src, "a flame graph", r) || arg_session(src, a, "session", 0, s, r) ||
+	if (local_only(src, "a flame graph", r) || arg_where(src, a, &w, &on, r) ||
+	    arg_session(src, a, "session", 0, s, r) ||
 	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r))
 		goto out;
 	o.session = s->id;
-	if (flame_indexed(src, &o, s, from, to, event, r))
+	if (on) {
+		/* the index holds no condition: a where is read from scratch */
+		o.where = &w;
+		if (where_ready_window(src, &w, s, &o, from, to, r))
+			goto out;
+	} else if (flame_indexed(src, &o, s, from, to, event, r)) {
 		goto out;
+	}
 	if (!(set = stacks_window(src->db, &o, from, to, &e))) {
 		fail(r, 422, "%s", e.msg);
 		goto out;
@@ -591,6 +679,46 @@ out:
 	flame_tree_free(t);
 	if (set)
 		stacks_free(set);
+	if (on)
+		where_free(&w);
+	free(s);
+	return 1;
+}
+
+/* strobe diff --where C [--from A --to B] ID --format json: the window of
+ * session ?session= where C fails (A) against where it holds (B):
+ * diff_build_where().  1 (the reply made). */
+static int where_diff(struct source *src, const struct uiapi_args *a, struct report_opts *o,
+		      struct uiapi_reply *r)
+{
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct error e = { "" };
+	struct diff *d = NULL;
+	struct table *t = NULL;
+	int64_t from, to, limit;
+	int rc;
+
+	if (arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o->by, r) ||
+	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r))
+		goto out;
+	o->session = s->id;
+	if (report_opts_window(o, from, to, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (where_ready(src, o->where, s, o, r))
+		goto out;
+	rc = diff_build_where(src->db, o->by, o, &d, &e);
+	if (rc < 0) {
+		fail(r, rc == -2 ? 400 : 422, "%s", e.msg);
+		goto out;
+	}
+	t = diff_table(d, o, OUTPUT_JSON, (size_t)limit);
+	reply_table(t, r);
+out:
+	table_free(t);
+	diff_free(d);
 	free(s);
 	return 1;
 }
@@ -602,7 +730,9 @@ void uiapi_release(void)
 }
 
 /* strobe diff ID@A-B ID@C-D --format json (the fleet's: strobe diff
- * --source URL HOST:ID@A-B HOST:ID@C-D): source_diff_windows(). */
+ * --source URL HOST:ID@A-B HOST:ID@C-D): source_diff_windows(); with
+ * ?where= each window's samples the condition keeps, or without a_from
+ * where_diff(). */
 static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
@@ -613,9 +743,19 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 	struct error e = { "" };
 	struct diff *d = NULL;
 	struct table *t = NULL;
+	struct where wh;
 	int64_t limit, def = 0;
-	int rc;
+	int rc, on = 0;
 
+	if (arg_where(src, a, &wh, &on, r))
+		goto out;
+	if (on) {
+		o.where = &wh;
+		if (!arg(a, "a_from")) {
+			where_diff(src, a, &o, r);
+			goto out;
+		}
+	}
 	if (arg_int(a, "session", fleet ? src->session : 0, INT64_MAX, &def, r))
 		goto out;
 	if (fleet ? arg_fleet_session(src, a, "a_session", "a_host", def, &s[0], r) ||
@@ -638,6 +778,8 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 		side[i].host = s[i].host;
 		side[i].id = s[i].s.id;
 	}
+	if (on && where_ready_window(src, &wh, &s[0].s, &o, w[0].from_ns, w[0].to_ns, r))
+		goto out;
 	rc = source_diff_windows(src, &side[0], &side[1], w, &o, 0, &d, &e);
 	if (rc < 0) {
 		fail(r, rc == -2 ? 400 : 422, "%s", e.msg);
@@ -648,6 +790,8 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 out:
 	table_free(t);
 	diff_free(d);
+	if (on)
+		where_free(&wh);
 	free(s);
 	return 1;
 }
@@ -705,9 +849,12 @@ static int api_series(struct source *src, const struct uiapi_args *a, struct uia
 	char *text = NULL;
 	const char *ev[16], *by;
 	int64_t from, to, buckets, top, fine;
-	int nsess, nhost, rc;
+	int nsess, nhost, rc, on = 0;
+	struct where w;
 	struct out out;
 
+	if (arg_where(src, a, &w, &on, r))
+		goto out;
 	if (source_series(src, &ss, &nsess, &nhost, &e) < 0) {
 		fail(r, 404, "%s", e.msg);
 		goto out;
@@ -744,6 +891,14 @@ static int api_series(struct source *src, const struct uiapi_args *a, struct uia
 	req.opts.from_ns = from;
 	req.opts.to_ns = to;
 	req.opts.top = (int)top;
+	if (on) {	/* the condition over the same range */
+		struct report_opts ro = { .pid = -1, .mode = REPORT_ALL, .session = ss.session.id,
+					  .has_from = 1, .has_to = 1, .from_ns = from, .to_ns = to };
+
+		if (where_ready(src, &w, &ss.session, &ro, r))
+			goto out;
+		req.opts.where = &w;
+	}
 	rc = series_compute(&ss, &req, &s, &e);
 	if (rc < 0) {
 		fail(r, rc == -1 ? 422 : 400, "%s", e.msg);
@@ -759,6 +914,8 @@ bad_by:
 out:
 	if (s)
 		series_free(s);
+	if (on)
+		where_free(&w);
 	expr_free(x);
 	free(text);
 	return 1;
