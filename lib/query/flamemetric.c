@@ -258,11 +258,19 @@ int flame_metric_write_json(const struct flame_metric *m, const struct flame_tre
 	json_num(f, m->min);
 	fputs(",\"max\":", f);
 	json_num(f, m->max);
-	fprintf(f, ",\"lo_pct\":%d,\"hi_pct\":%d,\"nodes\":[", FLAME_METRIC_LO_PCT,
-		FLAME_METRIC_HI_PCT);
+	fprintf(f, ",\"lo_pct\":%d,\"hi_pct\":%d,\"undefined\":\"" UNDEF_RGB "\",\"ramp\":[",
+		FLAME_METRIC_LO_PCT, FLAME_METRIC_HI_PCT);
+	for (int i = 0; i < SWATCHES; i++) {
+		char c[48];
+
+		ramp((i + 0.5) / SWATCHES, c, sizeof(c));
+		fprintf(f, "%s\"%s\"", i ? "," : "", c);
+	}
+	fputs("],\"nodes\":[", f);
 	/* nodes are made after their parents (flame.c: node_child) */
 	for (size_t i = 0; i < t->nr_nodes; i++) {
 		const struct flame_node *nd = &t->nodes[i];
+		char c[48];
 
 		idx[i] = -1;
 		if (!nd->value || (i && idx[nd->parent] < 0))
@@ -272,7 +280,8 @@ int flame_metric_write_json(const struct flame_metric *m, const struct flame_tre
 		json_write_string(f, t->names[nd->name]);
 		fputc(',', f);
 		json_num(f, i < m->nr_v ? m->v[i] : NAN);
-		fputc(']', f);
+		flame_metric_colour(m, (uint32_t)i, c, sizeof(c));
+		fprintf(f, ",\"%s\"]", c);
 	}
 	fputs("],\"folded\":", f);
 	json_write_string(f, folded ? folded : "");

@@ -90,10 +90,14 @@ void flame_metric_legend_svg(const struct flame_metric *m, FILE *f, int width, i
 /*
  * For the explorer: a JSON object {"metric": name, "expr": expression,
  * "unit": unit or null, "lo", "hi", "min", "max" (null when no frame has
- * a value), "lo_pct", "hi_pct", "nodes": [[parent, "name", value], ...]}
+ * a value), "lo_pct", "hi_pct", "undefined": the colour of no value,
+ * "ramp": the scale's colours from lo to hi (a legend's swatches),
+ * "nodes": [[parent, "name", value, "rgb(R,G,B)"], ...], "folded": ...}
  * with the tree's nodes of non-zero width, parents first (parent an index
- * in nodes, -1 for the root "all"), value null when undefined; "folded":
- * t's folded stacks (flame_write_folded).  0, or -1 with e set.
+ * in nodes, -1 for the root "all"), value null when undefined, the colour
+ * flame_metric_colour()'s (the page draws what the SVG would); "folded":
+ * t's folded stacks (flame_write_folded), the reply without color_by.
+ * The scale is the caller's flame_metric_scale().  0, or -1 with e set.
  */
 int flame_metric_write_json(const struct flame_metric *m, const struct flame_tree *t, FILE *f,
 			    struct error *e);
