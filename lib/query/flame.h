@@ -17,7 +17,8 @@
  * of names from the root: widths by samples (or periods, when the set is
  * weighted, as report.h's percent) or by one counting event.  A second
  * tree of a baseline session can be merged in (flame_tree_diff) for a
- * differential flame graph.
+ * differential flame graph, or a tree keeping its nodes' sums
+ * (flame_tree_build_sums) coloured by a metric (flamemetric.h).
  */
 #ifndef STROBE_FLAME_H
 #define STROBE_FLAME_H
