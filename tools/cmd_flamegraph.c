@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "filteropt.h"
 #include "flame.h"
+#include "flamemetric.h"
 #include "progress.h"
 #include "source.h"
 #include "stacks.h"
@@ -21,7 +22,8 @@
 
 static const char usage_text[] =
 	"usage: strobe flamegraph [--db PATH] [--session ID] [-o FILE.svg] [--event EV]\n"
-	"                         [--diff SESSION] [--samples] [--width PIXELS]\n"
+	"                         [--diff SESSION | --color-by METRIC|EXPR] [--samples]\n"
+	"                         [--width PIXELS]\n"
 	"                         [--pid PID[@START]] [--comm NAME] [--binary PATH]\n"
 	"                         [--kernel|--user] [--cgroup PATH] [--from T] [--to T]\n"
 	"                         [--no-demangle] [--where 'EXPR OP X' [--invert]\n"
@@ -40,6 +42,14 @@ static const char usage_text[] =
 	"samples (as given with -e).  --diff SESSION draws a differential flame\n"
 	"graph: widths from this session, colours by how each function's share\n"
 	"changed from SESSION to this one: red grew, blue shrank, white the same.\n"
+	"--color-by METRIC|EXPR (or --colour-by) colours each box by a metric of\n"
+	"the samples under it instead: a name of 'strobe list --metrics' (IPC) or\n"
+	"an expression over the session's events, samples and seconds (as plot\n"
+	"--metric takes it: 'page-faults / samples'; seconds is the range drawn);\n"
+	"pale yellow low, orange, red high, on a linear scale between the\n"
+	"width-weighted 5th and 95th percentiles of the drawn boxes' values (the\n"
+	"legend gives them, and the min and max); grey where it is undefined (a\n"
+	"zero divisor).  Each box's tooltip gives its value.  Not with --diff.\n"
 	"The filters are report's (strobe report --help), applied to both sessions\n"
 	"but --pid, which selects in this session only (pids are one session's):\n"
 	"--comm narrows both.\n"
@@ -49,7 +59,7 @@ static const char usage_text[] =
 	"Output: -o FILE (--output FILE), '-o -' for stdout, default\n"
 	"flamegraph-SESSION.svg.\n";
 
-enum { OPT_DB = 256, OPT_EVENT, OPT_DIFF, OPT_SAMPLES, OPT_WIDTH };
+enum { OPT_DB = 256, OPT_EVENT, OPT_DIFF, OPT_SAMPLES, OPT_WIDTH, OPT_COLOR_BY };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
@@ -58,6 +68,8 @@ static const struct option long_opts[] = {
 	{ "diff",	required_argument, NULL, OPT_DIFF },
 	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
 	{ "width",	required_argument, NULL, OPT_WIDTH },
+	{ "color-by",	required_argument, NULL, OPT_COLOR_BY },
+	{ "colour-by",	required_argument, NULL, OPT_COLOR_BY },
 	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -78,7 +90,8 @@ static struct stack_set *load(struct db *db, const struct report_opts *o, struct
 
 /* The command's options but the filters. */
 struct fgopts {
-	const char *dbpath, *out, *event;
+	const char *dbpath, *out, *event, *color_by;
+	struct flame_metric metric;	/* --color-by parsed, when given */
 	int what, width;
 	int64_t diff;
 };
@@ -109,6 +122,20 @@ static int parse_option(struct fgopts *g, int c, int argc, char **argv)
 	case OPT_SAMPLES:
 		g->what = FLAME_SAMPLES;
 		break;
+	case OPT_COLOR_BY: {
+		struct error e = { "" };
+
+		if (g->color_by)
+			flame_metric_free(&g->metric);
+		if (!*optarg)
+			return cmd_usage_error("flamegraph", "bad --color-by '': give a metric "
+					       "('strobe list --metrics') or an expression of "
+					       "the session's events");
+		if (flame_metric_parse(&g->metric, optarg, "--color-by", &e) < 0)
+			return cmd_usage_error("flamegraph", "%s", e.msg);
+		g->color_by = optarg;
+		break;
+	}
 	case OPT_DIFF:
 		if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
 			return cmd_usage_error("flamegraph", "bad --diff '%s': give the id of "
@@ -202,6 +229,10 @@ static int parse_args(struct fgopts *g, struct report_opts *o, int argc, char **
 				       "flamegraph --help'", argv[optind]);
 	if (filteropt_check("flamegraph", o))
 		return 2;
+	if (g->color_by && g->diff)
+		return cmd_usage_error("flamegraph", "--color-by and --diff exclude each other: a "
+				       "differential graph's colours are the change; give one "
+				       "of them");
 	if (g->event && g->what == FLAME_SAMPLES)
 		return cmd_usage_error("flamegraph", "--event and --samples exclude each other: "
 				       "give one of them");
@@ -210,7 +241,7 @@ static int parse_args(struct fgopts *g, struct report_opts *o, int argc, char **
 
 /* The stacks of o's session (*set, and with --diff those of the session
  * compared with, *base) into the tree *t, its widths *what. */
-static int build(struct db *db, const struct report_opts *o, const struct fgopts *g,
+static int build(struct db *db, const struct report_opts *o, struct fgopts *g,
 		 struct stack_set **set, struct stack_set **base, struct flame_tree **t,
 		 int *what, struct error *err)
 {
@@ -222,6 +253,15 @@ static int build(struct db *db, const struct report_opts *o, const struct fgopts
 		return -1;
 	if (g->event && (*what = flame_event_index(*set, g->event, err)) < 0)
 		return -1;
+	if (g->color_by) {
+		if (flame_metric_bind(&g->metric, &(*set)->session,
+				      report_metric_seconds(&(*set)->session, o), "--color-by",
+				      err) < 0 ||
+		    !(*t = flame_tree_build_sums(*set, *what, err)))
+			return -1;
+		flame_metric_values(&g->metric, *t);
+		return 0;
+	}
 	if (!g->diff)
 		return (*t = flame_tree_build(*set, *what, err)) ? 0 : -1;
 	bwhat = *what;
@@ -305,8 +345,10 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *out;
 	int what, ret;
 
-	if ((ret = parse_args(&g, &o, argc, argv)) >= 0)
+	if ((ret = parse_args(&g, &o, argc, argv)) >= 0) {
+		flame_metric_free(&g.metric);
 		return ret;
+	}
 	ret = 1;
 	/* a local database's: the fleet has no call stacks (no --source) */
 	if (source_open(&(struct source_spec){ .db = g.dbpath ? g.dbpath : cmd_default_db(),
@@ -339,6 +381,7 @@ int cmd_flamegraph(int argc, char **argv)
 				.unit = g.event ? g.event : what == FLAME_SAMPLES ||
 					!set->weighted ? "samples" : "periods",
 				.base_name = base_name,
+				.metric = g.color_by ? &g.metric : NULL,
 			}, out, &err) < 0)
 		goto out;
 	/* notes of a graph drawn (after an error they would be noise) */
@@ -351,6 +394,7 @@ out:
 	if (ret)
 		fprintf(stderr, "strobe flamegraph: %s\n", err.msg);
 	flame_tree_free(t);
+	flame_metric_free(&g.metric);
 	if (set)
 		stacks_free(set);
 	if (base)

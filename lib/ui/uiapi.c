@@ -14,6 +14,7 @@
 #include "diff.h"
 #include "expr.h"
 #include "flame.h"
+#include "flamemetric.h"
 #include "flameindex.h"
 #include "metrics.h"
 #include "output.h"
@@ -629,11 +630,51 @@ static int flame_indexed(struct source *src, const struct report_opts *o,
 	return 1;
 }
 
+/* color_by=: the metric's JSON (flamemetric.h) of set's tree into r, the
+ * metric's "seconds" o's window [from, to). */
+static void flame_metric_reply(struct flame_metric *m, const struct stack_set *set,
+			       struct report_opts *o, int64_t from, int64_t to, int what,
+			       struct uiapi_reply *r)
+{
+	struct flame_tree *t = NULL;
+	struct error e = { "" };
+	struct out out;
+
+	/* "seconds": the window, cut at the session's end (as the command's) */
+	o->has_from = o->has_to = 1;
+	o->from_ns = from;
+	o->to_ns = to;
+	if (flame_metric_bind(m, &set->session, report_metric_seconds(&set->session, o),
+			      "color_by", &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		return;
+	}
+	if (!(t = flame_tree_build_sums(set, what, &e))) {
+		fail(r, 422, "%s", e.msg);
+		return;
+	}
+	flame_metric_values(m, t);
+	flame_metric_scale(m, t, 1, 1);
+	out_open(&out);
+	if (flame_metric_write_json(m, t, out.f, &e) < 0) {
+		fclose(out.f);
+		free(out.buf);
+		fail(r, 500, "%s", e.msg);
+	} else {
+		out_done(&out, r, TYPE_JSON);
+	}
+	flame_tree_free(t);
+}
+
 /* strobe export --format folded of [from, to): stacks_window() and the
  * folded writer of flame.h, or the same tree from the session's flame
- * index. */
+ * index; with color_by=METRIC|EXPR (from stacks_window(): the index keeps
+ * no sums) the JSON of flamemetric.h, that folded text and each frame's
+ * value and colour. */
 static int api_flame(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
+	struct flame_metric m = { 0 };
+	const char *cb;
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
 	struct db_session *s = xmalloc(sizeof(*s));
 	struct stack_set *set = NULL;
@@ -646,15 +687,21 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 
 	if (local_only(src, "a flame graph", r) || arg_where(src, a, &w, &on, r) ||
 	    arg_session(src, a, "session", 0, s, r) ||
-	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r))
+	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r) ||
+	    arg_str(a, "color_by", &cb, r))
 		goto out;
+	if (cb && flame_metric_parse(&m, cb, "color_by", &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
 	o.session = s->id;
 	if (on) {
-		/* the index holds no condition: a where is read from scratch */
+		/* the index holds no condition (nor sums for color_by): such
+		 * a window is read from scratch */
 		o.where = &w;
 		if (where_ready_window(src, &w, s, &o, from, to, r))
 			goto out;
-	} else if (flame_indexed(src, &o, s, from, to, event, r)) {
+	} else if (!cb && flame_indexed(src, &o, s, from, to, event, r)) {
 		goto out;
 	}
 	if (!(set = stacks_window(src->db, &o, from, to, &e))) {
@@ -670,12 +717,17 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 		fail(r, 400, "bad event: %s", e.msg);
 		goto out;
 	}
+	if (cb) {
+		flame_metric_reply(&m, set, &o, from, to, what, r);
+		goto out;
+	}
 	if (!(t = flame_tree_build(set, what, &e))) {
 		fail(r, 422, "%s", e.msg);
 		goto out;
 	}
 	flame_reply(t, r);
 out:
+	flame_metric_free(&m);
 	flame_tree_free(t);
 	if (set)
 		stacks_free(set);

@@ -3,6 +3,7 @@
  * stack_set built here in memory (widths by samples and by an event, the
  * diff's baseline figures), folded lines, frame names and XML escaping of
  * hostile names (the SVG parsed by python3's XML parser when there is one),
+ * a metric's value per frame and its colour scale (flamemetric.c),
  * and the protobuf encoder read back by a small decoder (and through gzip).
  */
 #include "config.h"
@@ -19,6 +20,7 @@
 #include <wchar.h>
 #include <zlib.h>
 #include "flame.h"
+#include "flamemetric.h"
 #include "gecko.h"
 #include "pprof.h"
 #include "util.h"
@@ -147,6 +149,116 @@ static void test_tree(void **state)
 	assert_int_equal(flame_event_index(&set, "page-faults", &err), 0);
 	assert_int_equal(flame_event_index(&set, "cycles", &err), -1);
 	assert_non_null(strstr(err.msg, "its events are page-faults"));
+}
+
+/* --color-by: the sums per node, the metric on them, the scale's
+ * width-weighted percentiles (worked out by hand below), the colours */
+static void test_metric(void **state)
+{
+	struct stack_entry e[5];
+	struct stack_set set;
+	struct flame_metric m;
+	struct flame_tree *t;
+	struct error err = { "" };
+	uint32_t a, b, k, c;
+	char col[48], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	make_set(&set, e, 60, 40);
+	set.session.nr_events = 1;
+	snprintf(set.session.events[0].name, sizeof(set.session.events[0].name), "page-faults");
+	/* widths by page-faults: outer_b has none, yet its samples are summed */
+	t = flame_tree_build_sums(&set, 0, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nsums, 2);
+	a = find(t, "calltree", "main", "outer_a", NULL);
+	b = find(t, "calltree", "main", "outer_b", NULL);
+	assert_int_not_equal(b, 0);
+	assert_int_equal(t->nodes[b].value, 0);
+	assert_int_equal(t->sums[b * 2], 40);
+	assert_int_equal(t->sums[b * 2 + 1], 0);
+	assert_int_equal(t->sums[a * 2], 72);
+	assert_int_equal(t->sums[a * 2 + 1], 6);
+	assert_int_equal(t->sums[0], set.samples);
+	flame_tree_free(t);
+
+	/* widths by samples; page-faults per sample:
+	 *   0 (weights: outer_b 40, its leaf 40, the evil chain's 5 boxes 1
+	 *   each: 85), 6/113 the root (113), 6/112 calltree and main (224),
+	 *   6/72 outer_a and its leaf (144), 1/2 the kernel box (2): of 568,
+	 *   5% (28.4) falls in the zeros, 95% (539.6) in 6/72 */
+	t = flame_tree_build_sums(&set, FLAME_SAMPLES, &err);
+	assert_non_null(t);
+	assert_int_equal(flame_metric_parse(&m, "page-faults / samples", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), 0);
+	flame_metric_values(&m, t);
+	a = find(t, "calltree", "main", "outer_a", NULL);
+	k = find(t, "calltree", "main", "outer_a", "leaf", "do_syscall_64_[k]", NULL);
+	b = find(t, "calltree", "main", "outer_b", NULL);
+	c = find(t, "calltree", NULL);
+	assert_true(m.v[a] == 6.0 / 72);
+	assert_true(m.v[k] == 0.5);
+	assert_true(m.v[b] == 0);
+	assert_true(m.v[0] == 6.0 / 113);
+	flame_metric_scale(&m, t, 1, 1);
+	assert_true(m.min == 0 && m.max == 0.5);
+	assert_true(m.lo == 0);
+	assert_true(m.hi == 6.0 / 72);
+	assert_int_equal(m.nr_frames, t->nr_nodes);
+	assert_int_equal(m.nr_undefined, 0);
+	flame_metric_colour(&m, k, col, sizeof(col));		/* above hi: the top */
+	assert_string_equal(col, "rgb(205,30,30)");
+	flame_metric_colour(&m, a, col, sizeof(col));
+	assert_string_equal(col, "rgb(205,30,30)");
+	flame_metric_colour(&m, b, col, sizeof(col));		/* lo: the bottom */
+	assert_string_equal(col, "rgb(255,245,190)");
+	/* x = (6/112) / (6/72) = 0.643: 2/7 from orange (250,160,80) to red
+	 * (205,30,30) */
+	flame_metric_colour(&m, c, col, sizeof(col));
+	assert_string_equal(col, "rgb(237,123,66)");
+	/* the explorer's JSON: parents first, the folded text */
+	f = open_memstream(&buf, &len);
+	assert_int_equal(flame_metric_write_json(&m, t, f, &err), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"nodes\":[[-1,\"all\","));
+	assert_non_null(strstr(buf, "\"lo\":0,"));
+	assert_non_null(strstr(buf, "\"folded\":\"calltree;main;outer_a;leaf 70\\n"));
+	free(buf);
+	flame_metric_free(&m);
+
+	/* undefined everywhere: NaN, grey, counted */
+	assert_int_equal(flame_metric_parse(&m, "page-faults / (samples - samples)", "--color-by",
+					    &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), 0);
+	flame_metric_values(&m, t);
+	flame_metric_scale(&m, t, 1, 1);
+	assert_int_equal(m.nr_undefined, t->nr_nodes);
+	flame_metric_colour(&m, a, col, sizeof(col));
+	assert_string_equal(col, "rgb(190,190,190)");
+	flame_metric_free(&m);
+
+	/* "seconds" is the range given */
+	assert_int_equal(flame_metric_parse(&m, "page-faults-per-sec", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), 0);
+	flame_metric_values(&m, t);
+	assert_true(m.v[0] == 3.0);
+	flame_metric_free(&m);
+
+	/* names the session lacks, syntax */
+	assert_int_equal(flame_metric_parse(&m, "bogus / samples", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), -1);
+	assert_non_null(strstr(err.msg, "unknown name 'bogus'"));
+	assert_non_null(strstr(err.msg, "session 7 has page-faults, samples (cpu-clock)"));
+	flame_metric_free(&m);
+	assert_int_equal(flame_metric_parse(&m, "IPC", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), -1);
+	assert_non_null(strstr(err.msg, "needs 'instructions' and 'cycles'"));
+	flame_metric_free(&m);
+	assert_int_equal(flame_metric_parse(&m, "page-faults /", "--color-by", &err), -1);
+	assert_non_null(strstr(err.msg, "bad --color-by 'page-faults /': column"));
+	flame_metric_free(&m);
+	flame_tree_free(t);
 }
 
 static void test_diff(void **state)
@@ -763,6 +875,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_metric),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_folded_ordered),
 		cmocka_unit_test(test_escape),
