@@ -21,7 +21,23 @@
  *     (DTRACE_PROBE3 from <sys/sdt.h>: a nop and an ELF note, free when
  *     nobody listens; 'strobe start --marker PATH:tlbwalk:size' records
  *     every hit with its arguments);
- *   - print "n ns_per_access", and munmap.
+ *   - print "n ns_per_access" (with -R: of its fastest round, and a third
+ *     column, the share of the rounds' time lost against the fastest),
+ *     and munmap.
+ *
+ * Options for the onset experiment (strobe onsets, t0964), where the
+ * time the walk takes is seen against code of a fixed cost, on machines
+ * with no TLB events:
+ *   -S STEP      sizes A, A + STEP, ... up to B (default 1);
+ *   -A LOADS     walk LOADS / n passes (about LOADS loads) instead of -P's,
+ *                so that each size does the same work;
+ *   -R ROUNDS    per size, ROUNDS rounds of the walk (default 1), each
+ *   -C ITERS     followed by ITERS steps of a fixed computation in
+ *                function steady() (default 0: none).
+ * The walk's loads are in function chase(), so that a profile's share of
+ * chase against steady steps up where n passes the dTLB's reach (the
+ * loads' latency does; steady's cost does not).  The probe's arg1 is then
+ * the passes of all rounds, arg2 the time of all walks.
  *
  * Known answer: B - A + 1 hits of tlbwalk:size, in order, arg0 = A .. B;
  * sum(A..B) page faults from the touches, plus the process's constant few
@@ -68,13 +84,38 @@ static int parse_long(const char *s, long min, long *v)
 	return errno || end == s || *end || *v < min ? -1 : 0;
 }
 
-/* n pages, touched once each, walked `passes` times: the walk's ns */
-static __attribute__((noinline)) uint64_t walk(long n, long passes, long pg)
+/* The pointer chase: `loads` dependent loads from p; where it ends. */
+static __attribute__((noinline)) void **chase(void **p, long loads)
+{
+	for (long i = 0; i < loads; i++)
+		p = (void **)*p;
+	return p;
+}
+
+/* A fixed cost, in registers: iters steps of a xorshift. */
+static __attribute__((noinline)) void steady(long iters)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	for (long i = 0; i < iters; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+	}
+	sink = (uintptr_t)x;
+}
+
+/* n pages, touched once each, walked `passes` times per round, rounds
+ * times, each round followed by steady(iters): the walks' ns, and in
+ * *fastest the fastest round's (a round the machine took the CPU from is
+ * slower: the least is the walk's own) */
+static __attribute__((noinline)) uint64_t walk(long n, long passes, long rounds, long iters,
+					       long pg, uint64_t *fastest)
 {
 	char *base = mmap(NULL, n * pg, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	void **p, **first;
-	uint64_t t0, t1;
+	void **p;
+	uint64_t ns = 0;
 
 	if (base == MAP_FAILED) {
 		fprintf(stderr, "tlbwalk: mmap of %ld pages: %s\n", n, strerror(errno));
@@ -88,39 +129,59 @@ static __attribute__((noinline)) uint64_t walk(long n, long passes, long pg)
 
 		*w = base + j * pg + (j * 64) % pg;
 	}
-	first = (void **)base;
-	p = first;
-	t0 = now_ns();
-	for (long k = 0; k < passes; k++)
-		for (long i = 0; i < n; i++)
-			p = (void **)*p;
-	t1 = now_ns();
+	p = (void **)base;
+	for (long r = 0; r < rounds; r++) {
+		uint64_t t0 = now_ns(), d;
+
+		p = chase(p, passes * n);
+		d = now_ns() - t0;
+		ns += d;
+		if (!r || d < *fastest)
+			*fastest = d;
+		if (iters)
+			steady(iters);
+	}
 	sink = (uintptr_t)p;
 	munmap(base, n * pg);
-	return t1 - t0;
+	return ns;
 }
 
 int main(int argc, char **argv)
 {
 	long a, b, passes = 500, pg = sysconf(_SC_PAGESIZE);
-	int c;
+	long step = 1, loads = 0, rounds = 1, iters = 0;
+	int c, bad = 0;
 
-	while ((c = getopt(argc, argv, "P:")) != -1) {
-		if (c != 'P' || parse_long(optarg, 1, &passes) < 0) {
-			fprintf(stderr, "usage: tlbwalk A B [-P PASSES]\n");
-			return 2;
+	while ((c = getopt(argc, argv, "P:S:A:R:C:")) != -1) {
+		switch (c) {
+		case 'P': bad |= parse_long(optarg, 1, &passes); break;
+		case 'S': bad |= parse_long(optarg, 1, &step); break;
+		case 'A': bad |= parse_long(optarg, 1, &loads); break;
+		case 'R': bad |= parse_long(optarg, 1, &rounds); break;
+		case 'C': bad |= parse_long(optarg, 0, &iters); break;
+		default: bad = -1;
 		}
 	}
-	if (argc - optind != 2 || parse_long(argv[optind], 1, &a) < 0 ||
+	if (bad || argc - optind != 2 || parse_long(argv[optind], 1, &a) < 0 ||
 	    parse_long(argv[optind + 1], a, &b) < 0 || b > 1L << 24) {
-		fprintf(stderr, "usage: tlbwalk A B [-P PASSES]  (1 <= A <= B pages)\n");
+		fprintf(stderr, "usage: tlbwalk A B [-P PASSES | -A LOADS] [-S STEP] [-R ROUNDS] "
+			"[-C ITERS]  (1 <= A <= B pages)\n");
 		return 2;
 	}
-	for (long n = a; n <= b; n++) {
-		uint64_t ns = walk(n, passes, pg);
+	for (long n = a; n <= b; n += step) {
+		long np = loads ? (loads / n > 0 ? loads / n : 1) : passes;
+		uint64_t fastest, ns = walk(n, np, rounds, iters, pg, &fastest);
+		long all = np * rounds;
 
-		DTRACE_PROBE3(tlbwalk, size, n, passes, ns);
-		printf("%ld %.2f\n", n, (double)ns / ((double)n * passes));
+		DTRACE_PROBE3(tlbwalk, size, n, all, ns);
+		/* with -R, a third column: the share of the walks' time the
+		 * machine took (against rounds all as fast as the fastest) */
+		if (rounds > 1)
+			printf("%ld %.2f %.3f\n", n, (double)fastest / ((double)n * np),
+			       ns ? 1.0 - (double)fastest * rounds / (double)ns : 0.0);
+		else
+			printf("%ld %.2f\n", n, (double)fastest / ((double)n * np));
+		fflush(stdout);
 	}
 	return 0;
 }
