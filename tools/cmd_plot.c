@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "progress.h"
 #include "series.h"
+#include "seriesopt.h"
 #include "plotfile.h"
 #include "probe_expect.h"
 #include "probe_file.h"
@@ -87,18 +88,17 @@ static const char usage_text[] =
 	"needs one session, and lost intervals are not shaded.\n";
 
 enum {
-	OPT_DB = 256, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_SYMBOL, OPT_BUCKET,
-	OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
+	OPT_DB = 256, OPT_SYMBOL, OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
 	OPT_SOURCE, OPT_HOST,
 };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
 	FILTEROPT_LONG_SESSION,
-	{ "event",	required_argument, NULL, OPT_EVENT },
-	{ "metric",	required_argument, NULL, OPT_METRIC },
-	{ "by",		required_argument, NULL, OPT_BY },
-	{ "top",	required_argument, NULL, OPT_TOP },
+	SERIESOPT_LONG_EVENT,
+	SERIESOPT_LONG_METRIC,
+	SERIESOPT_LONG_BY,
+	SERIESOPT_LONG_TOP,
 	FILTEROPT_LONG_PID,
 	FILTEROPT_LONG_COMM,
 	FILTEROPT_LONG_BINARY,
@@ -106,7 +106,7 @@ static const struct option long_opts[] = {
 	FILTEROPT_LONG_CGROUP,
 	FILTEROPT_LONG_FROM,
 	FILTEROPT_LONG_TO,
-	{ "bucket",	required_argument, NULL, OPT_BUCKET },
+	SERIESOPT_LONG_BUCKET,
 	{ "wall",	no_argument,	   NULL, OPT_WALL },
 	{ "size",	required_argument, NULL, OPT_SIZE },
 	{ "title",	required_argument, NULL, OPT_TITLE },
@@ -124,16 +124,11 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-#define MAX_EVENTS 32
-
 struct plot {
 	/* options */
-	const char *dbpath, *metric_src, *output, *data, *title;
-	const struct metric *catalog;	/* --metric NAME of the catalogue */
-	char *metric_text;		/* its expression, scale written in */
-	struct expr *metric;		/* --metric, parsed */
-	char *events[MAX_EVENTS];
-	int nevents;
+	const char *dbpath, *output, *data, *title;
+	struct seriesopt so;		/* --event, --metric (into req), --by,
+					 * --top, --bucket (into to), ... */
 	struct report_opts filt;	/* the filters (filteropt.h), into to */
 	struct timeline_opts to;
 	enum plotfile_fmt fmt;
@@ -254,11 +249,7 @@ static int compute(struct plot *p)
 	struct progress prog;
 	int ret;
 
-	p->req.events = (const char *const *)p->events;
-	p->req.nevents = p->nevents;
-	p->req.metric = p->metric;
-	p->req.metric_src = p->metric_src;
-	p->req.catalog = p->catalog;
+	seriesopt_req(&p->so, &p->req);
 	p->req.opts = p->to;
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
@@ -315,60 +306,18 @@ static int plot_main(struct plot *p)
 
 /* ---- options ---- */
 
-static int parse_events(struct plot *p, const char *arg)
-{
-	char *copy = xstrdup(arg), *save = NULL, *tok;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (!*tok)
-			continue;
-		if (p->nevents == MAX_EVENTS) {
-			free(copy);
-			return -1;
-		}
-		p->events[p->nevents++] = xstrdup(tok);
-	}
-	free(copy);
-	return p->nevents ? 0 : -1;
-}
-
-/* An option of what the timeline selects (timeline.h) but the filters of
- * filteropt.h: the split, the symbol and the bucket.  -1 to go on, else
- * the exit status. */
+/* An option of what the timeline selects but the filters of filteropt.h
+ * and the series of seriesopt.h: the symbol.  -1 to go on, else the exit
+ * status. */
 static int parse_window_option(struct plot *p, int c, int argc, char **argv)
 {
 	char optbuf[256];
-	uint64_t v;
 
 	switch (c) {
-	case OPT_BY:
-		if (!strcmp(optarg, "host")) {
-			p->to.by = TL_BY_HOST;
-			break;
-		}
-		if (timeline_parse_by(optarg, &p->to.by) < 0)
-			return cmd_usage_error("plot", "bad --by '%s': use cpu, pid, binary, "
-					       "symbol, cgroup or (with --source) host",
-					       optarg);
-		break;
-	case OPT_TOP:
-		if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64)
-			return cmd_usage_error("plot", "bad --top '%s': give a number of series "
-					       "from 1 to 64", optarg);
-		p->to.top = (int)v;
-		break;
 	case OPT_SYMBOL:
 		if (!*optarg)
 			return cmd_usage_error("plot", "bad --symbol '': give a symbol name");
 		p->to.symbol = optarg;
-		break;
-	case OPT_BUCKET:
-		if (timeline_parse_bucket(optarg, &p->to.bucket_ns) < 0)
-			return cmd_usage_error("plot", "bad --bucket '%s': give a bucket length "
-					       "in ms like 10 or 0.5, or with a unit like "
-					       "500us or 1s (at least 1us)", optarg);
 		break;
 	default:
 		return cmd_usage_error("plot", "unknown option '%s': see 'strobe plot --help'",
@@ -381,31 +330,11 @@ static int parse_window_option(struct plot *p, int c, int argc, char **argv)
  * exit status.  One case per option, flat, which makes it long. */
 static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 {
-	struct error err = { "" };
 	char optbuf[256];
 
 	switch (c) {
 	case OPT_DB:
 		p->dbpath = optarg;
-		break;
-	case OPT_EVENT:
-		if (p->nevents)
-			return cmd_usage_error("plot", "--event given twice: list the events "
-					       "once, separated by commas");
-		if (parse_events(p, optarg) < 0)
-			return cmd_usage_error("plot", "bad --event '%s': give event names "
-					       "separated by commas (at most %d)", optarg,
-					       MAX_EVENTS);
-		break;
-	case OPT_METRIC:
-		if (p->metric)
-			return cmd_usage_error("plot", "--metric given twice: plot one metric "
-					       "at a time");
-		if (series_metric_parse(&p->req, optarg, &p->metric_text, &err) < 0)
-			return cmd_usage_error("plot", "%s", err.msg);
-		p->metric = p->req.metric;
-		p->metric_src = p->req.metric_src;
-		p->catalog = p->req.catalog;
 		break;
 	case OPT_WALL:
 		p->wall = 1;
@@ -481,7 +410,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (optind < argc)
 		return cmd_usage_error("plot", "unexpected argument '%s': see 'strobe plot --help'",
 				       argv[optind]);
-	if (p->nevents && p->metric)
+	if (p->so.nevents && p->req.metric)
 		return cmd_usage_error("plot", "--event and --metric exclude each other: give one "
 				       "of them");
 	if (p->source) {
@@ -505,7 +434,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 		return cmd_usage_error("plot", "%s is of fleet plots: give --source URL",
 				       p->host ? "--host" : "--by host");
 	}
-	if (!p->nevents && !p->metric)
+	if (!p->so.nevents && !p->req.metric)
 		return cmd_usage_error("plot", "nothing to plot: give --event EV[,EV...] or "
 				       "--metric EXPR");
 	if (term && p->output)
@@ -557,10 +486,16 @@ int cmd_plot(int argc, char **argv)
 	p->to.pid = -1;
 	p->to.top = TL_TOP_DEFAULT;
 	p->width = -1;
+	p->so.cmd = "plot";
+	p->so.by_host = 1;
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
 		ret = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &p->filt);
+		if (ret == 2)
+			return 2;
+		if (!ret)
+			ret = seriesopt_parse(&p->so, c, optarg, &p->req, &p->to);
 		if (ret == 2)
 			return 2;
 		if (!ret && (ret = parse_option(p, c, argc, argv, &term)) >= 0)
@@ -575,10 +510,7 @@ int cmd_plot(int argc, char **argv)
 	ret = plot_main(p);
 
 	plotfile_end(&p->pf);
-	for (int e = 0; e < p->nevents; e++)
-		free(p->events[e]);
-	expr_free(p->metric);
-	free(p->metric_text);
+	seriesopt_free(&p->so, &p->req);
 	free(p->probe);
 	series_free(p->s);
 	source_close(&p->input);
