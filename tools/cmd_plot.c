@@ -26,7 +26,9 @@
 #include "metrics.h"
 #include "progress.h"
 #include "series.h"
+#include "seriesonsets.h"
 #include "seriesopt.h"
+#include "plotonsets.h"
 #include "plotfile.h"
 #include "probe_expect.h"
 #include "probe_file.h"
@@ -89,7 +91,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_DB = 256, OPT_SYMBOL, OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
-	OPT_SOURCE, OPT_HOST,
+	OPT_SOURCE, OPT_HOST, OPT_ONSETS,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +120,8 @@ static const struct option long_opts[] = {
 	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
 	FILTEROPT_LONG_NO_DEMANGLE,
 	{ "expect",	no_argument,	   NULL, OPT_EXPECT },
+	{ "onsets",	no_argument,	   NULL, OPT_ONSETS },
+	SERIESOPT_LONG_ONSETS_MIN_SHIFT,
 	{ "source",	required_argument, NULL, OPT_SOURCE },
 	{ "host",	required_argument, NULL, OPT_HOST },
 	{ "help",	no_argument,	   NULL, 'h' },
@@ -146,6 +150,11 @@ struct plot {
 	struct gnuplot_mark expect_on[PROBE_MAX_ROWS];
 	size_t nexpect;
 	char expect_summary[400];
+	/* --onsets: the change points drawn, found at onsets_bucket_ns */
+	int onsets;
+	struct gnuplot_onset *onset;
+	size_t nonsets;
+	int64_t onsets_bucket_ns;
 	struct plotfile pf;		/* the private directory */
 };
 
@@ -194,6 +203,8 @@ static int render(struct plot *p)
 		.title = p->title, .fleet_what = p->fleet_what, .expect = p->probe != NULL,
 		.expect_on = p->expect_on, .nexpect = p->nexpect,
 		.expect_summary = p->expect_summary,
+		.onsets = p->onsets, .onset = p->onset, .nonsets = p->nonsets,
+		.onsets_bucket_ns = p->onsets_bucket_ns,
 	};
 	struct error err = { "" };
 
@@ -241,26 +252,60 @@ static int open_source(struct plot *p)
 	return 0;
 }
 
-/* The series (lib/query/series.c), its failures said as plot's options
- * name them; exit status 2 for a metric the session did not count. */
-static int compute(struct plot *p)
+/* The series of r (lib/query/series.c) into *out, its failures said as
+ * plot's options name them; exit status 2 for a metric the session did
+ * not count. */
+static int compute_req(struct plot *p, struct series_req *r, struct series **out)
 {
 	struct error err = { "" };
 	struct progress prog;
 	int ret;
 
-	seriesopt_req(&p->so, &p->req);
-	p->req.opts = p->to;
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
-	p->req.opts.progress = &prog;
-	ret = series_compute_said(&p->src, &p->req, &p->s, &err);
+	r->opts.progress = &prog;
+	ret = series_compute_said(&p->src, r, out, &err);
 	progress_done(&prog);
-	p->req.opts.progress = NULL;
+	r->opts.progress = NULL;
 	if (!ret)
 		return 0;
 	fail("%s", err.msg);
 	return ret == SERIES_UNCOVERED ? 2 : 1;
+}
+
+static int compute(struct plot *p)
+{
+	seriesopt_req(&p->so, &p->req);
+	p->req.opts = p->to;
+	return compute_req(p, &p->req, &p->s);
+}
+
+/*
+ * --onsets: the change points 'strobe onsets' finds with the same
+ * options: at --bucket when given (the plot's), else at onsets' own
+ * default bucket (seriesonsets_session_bucket(): about 20 samples per
+ * bucket), on a series of that bucket when it is not the plot's.
+ */
+static int find_onsets(struct plot *p)
+{
+	struct onsets_opts oo = { .min_shift = p->so.min_shift };
+	struct series_req r = p->req;
+	struct series *os = p->s;
+	struct error err = { "" };
+	int ret = 0;
+
+	r.opts = p->to;
+	if (!r.opts.bucket_ns)
+		r.opts.bucket_ns = seriesonsets_session_bucket(&p->src.session, &r.opts);
+	if (r.opts.bucket_ns != p->s->t->bucket_ns && (ret = compute_req(p, &r, &os)))
+		return ret;
+	p->onsets_bucket_ns = os->t->bucket_ns;
+	if (plotonsets_find(p->s, os, p->req.metric != NULL, &oo, &p->onset, &p->nonsets,
+			    &err) < 0)
+		ret = fail("--onsets: %s", err.msg);
+	if (os != p->s)
+		series_free(os);
+	return ret;
 }
 
 static int plot_main(struct plot *p)
@@ -288,6 +333,13 @@ static int plot_main(struct plot *p)
 				"pass the probe's sizes (PROVIDER:size with pages, PROVIDER:bytes "
 				"with bytes): only the probe's summary is drawn\n",
 				(long long)p->src.session.id);
+	}
+	if (p->onsets) {
+		if (p->fmt == PLOTFILE_CSV || (p->fmt == PLOTFILE_NONE && p->data))
+			fprintf(stderr, "strobe plot: note: --onsets draws on a plot only: the CSV "
+				"is the same without it ('strobe onsets' writes them as CSV)\n");
+		else if ((ret = find_onsets(p)))
+			return ret;
 	}
 
 	if (plotfile_begin(&p->pf, &err) < 0)
@@ -370,6 +422,9 @@ static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 	case OPT_RAW_SCAN:
 		p->to.raw = 1;
 		break;
+	case OPT_ONSETS:
+		p->onsets = 1;
+		break;
 	case OPT_EXPECT:
 		if (!p->probe)
 			p->probe = xcalloc(1, sizeof(*p->probe));
@@ -417,6 +472,8 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 		const char *no = p->dbpath ? "--db" : p->to.has_pid_at ? "--pid PID@START" :
 				 p->to.symbol ? "--symbol" :
 				 p->to.cgroup ? "--cgroup" : p->probe ? "--expect" :
+				 p->onsets ? (p->so.min_shift_given ? "--onsets-min-shift" :
+					      "--onsets") :
 				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
 				 p->to.by == TL_BY_CGROUP ? "--by cgroup" : NULL;
 
@@ -428,7 +485,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 		if (no)
 			return cmd_usage_error("plot", "%s is not supported with --source: fleet plots "
 					       "take --pid PID, --comm and --binary, no symbol "
-					       "or cgroup filters or probe (doc/FLEET.md, "
+					       "or cgroup filters, probe or onsets (doc/FLEET.md, "
 					       "\"Fleet timelines\")", no);
 	} else if (p->host || p->to.by == TL_BY_HOST) {
 		return cmd_usage_error("plot", "%s is of fleet plots: give --source URL",
@@ -502,6 +559,7 @@ int cmd_plot(int argc, char **argv)
 			return ret;
 	}
 	filteropt_timeline(&p->filt, &p->to);
+	p->onsets |= p->so.min_shift_given;	/* --onsets-min-shift: --onsets */
 	ret = check_options(p, argc, argv, term);
 	if (ret < 0 && p->probe)
 		ret = load_probe(p);
@@ -512,6 +570,7 @@ int cmd_plot(int argc, char **argv)
 	plotfile_end(&p->pf);
 	seriesopt_free(&p->so, &p->req);
 	free(p->probe);
+	free(p->onset);
 	series_free(p->s);
 	source_close(&p->input);
 	free(p);
