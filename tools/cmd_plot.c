@@ -41,7 +41,7 @@ static const char usage_text[] =
 	"                   [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
-	"                   [--expect]\n"
+	"                   [--expect] [--onsets] [--onsets-min-shift X]\n"
 	"       strobe plot --source URL [--host NAME] [--session ID]\n"
 	"                   (--event EV[,EV...] | --metric NAME|EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol|host] [--top N] [--bucket MS]\n"
@@ -80,13 +80,18 @@ static const char usage_text[] =
 	"with the pages as first argument, as tests/workloads/tlbwalk fires; or\n"
 	"PROVIDER:bytes with bytes), a line where the working sets pass the dTLB's\n"
 	"or the L2 TLB's reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n"
+	"--onsets marks each line's change points, those 'strobe onsets' finds with the\n"
+	"same options (at its own default bucket, about 20 samples each, unless\n"
+	"--bucket is given): an arrow in the line's colour from the level before to\n"
+	"the level after, labelled with the shift (+85%), the levels drawn either side;\n"
+	"--onsets-min-shift X (implies --onsets) is 'strobe onsets --min-shift X'.\n"
 	"--source URL plots sessions pushed to the ClickHouse fleet at URL\n"
 	"(http://HOST:8123/?database=strobe; credentials as for 'strobe push'), bucketed\n"
 	"there: --host NAME keeps that host's sessions, --session ID session ID of each\n"
 	"host, neither every pushed session.  Several sessions are summed per bucket\n"
 	"of the time since each one's start; --by host: a series per host.  With\n"
 	"--source the filters --pid PID, --comm and --binary (not --pid PID@START,\n"
-	"--symbol or --cgroup), no --by cgroup, --expect or --no-demangle; --wall\n"
+	"--symbol or --cgroup), no --by cgroup, --expect, --onsets or --no-demangle; --wall\n"
 	"needs one session, and lost intervals are not shaded.\n";
 
 enum {
