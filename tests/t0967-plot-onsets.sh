@@ -9,7 +9,7 @@
 # the onsets' bucket to the plot's for an event), in its line's
 # linetype (the line of its series' title in the plot command):
 #  - at onsets' default bucket (finer than the plot's), and at --bucket;
-#  - --onsets-min-shift X as onsets --min-shift X;
+#  - --onsets-min-shift X as onsets --min-shift X (fewer of them);
 #  - --by pid --top 2: each line's change points in that line's colour;
 # without --onsets the script has none of these lines, and --onsets only
 # adds lines; the CSV is the same with it (and a note says so); the SVG
@@ -148,11 +148,13 @@ ok "--onsets at onsets' default bucket: the times, shifts and levels of strobe o
 check bucket 3 --event samples --pid "$pid" $W --bucket 40 -- \
 	--event samples --pid "$pid" $W --bucket 40 --onsets
 ok "--onsets --bucket 40: as strobe onsets --bucket 40"
-check minshift 1 --event samples --pid "$pid" $W --bucket 40 --min-shift 0.6 -- \
-	--event samples --pid "$pid" $W --bucket 40 --onsets-min-shift 0.6
+# (how many are left depends on what the machine did to the workload: at
+# least one fewer than the four shifts of 30, 90, 50, 100 % or more)
+check minshift 0 --event samples --pid "$pid" $W --bucket 40 --min-shift 0.4 -- \
+	--event samples --pid "$pid" $W --bucket 40 --onsets-min-shift 0.4
 [ "$(grep -c '^# onset ' "$tmp/minshift.gp")" -lt "$(grep -c '^# onset ' "$tmp/bucket.gp")" ] ||
-	fail "--onsets-min-shift 0.6 merged no change away"
-ok "--onsets-min-shift 0.6: as strobe onsets --min-shift 0.6"
+	fail "--onsets-min-shift 0.4 merged no change away"
+ok "--onsets-min-shift 0.4: as strobe onsets --min-shift 0.4"
 check bypid 3 --event samples --by pid --top 2 $W --bucket 40 -- \
 	--event samples --by pid --top 2 $W --bucket 40 --onsets
 [ "$(grep -c 'with steps lw 1.5' "$tmp/bypid.gp")" -ge 2 ] || fail "--by pid --top 2: one line only"
