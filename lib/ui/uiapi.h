@@ -13,6 +13,8 @@
  *                   json of a window: the source lines of one symbol
  *   /api/flame      strobe export --format folded of a window (text)
  *   /api/diff       strobe diff --format json of two windows
+ *   /api/onsets     strobe onsets --format json (uionsets.c)
+ *   /api/phases     strobe phases --format json (uionsets.c)
  *
  * Times are ns since the session's start; a window is [from, to).
  * With the fleet (--source) report and series go through source.h
