@@ -141,13 +141,18 @@ for ws in "$sid" "$msid"; do
 done
 ok "/api/report of a window holding every sample (the histograms) = strobe report's scan"
 
-# --- flame: strobe export --format folded's bytes
-[ "$(get "/api/flame?token=$token&session=$sid&from=$b0&to=$b1")" = 200 ] || fail "flame: $(cat "$tmp/body")"
-"$STROBE" export --format folded --session "$sid" --from "${b0}ns" --to "$((b1 - 1))ns" \
-	>"$tmp/f.txt" 2>"$tmp/err" || fail "export folded: $(cat "$tmp/err")"
-[ -s "$tmp/f.txt" ] || fail "no folded stacks"
-cmp "$tmp/body" "$tmp/f.txt" || fail "/api/flame differs from strobe export --format folded"
-ok "/api/flame = strobe export --format folded"
+# --- flame: strobe export --format folded's bytes, for window after window
+# (the first makes the session's flame index, the others are weighed on it:
+# flameindex.h), the whole session's too
+for w in "$b0 $b1" "$a0 $a1" "$((dur / 3)) $((dur / 3 + dur / 10))" "0 $((dur + 1000000000))"; do
+	set -- $w
+	[ "$(get "/api/flame?token=$token&session=$sid&from=$1&to=$2")" = 200 ] || fail "flame: $(cat "$tmp/body")"
+	"$STROBE" export --format folded --session "$sid" --from "${1}ns" --to "$(($2 - 1))ns" \
+		>"$tmp/f.txt" 2>"$tmp/err" || fail "export folded: $(cat "$tmp/err")"
+	[ -s "$tmp/f.txt" ] || fail "no folded stacks in [$1, $2)"
+	cmp "$tmp/body" "$tmp/f.txt" || fail "/api/flame of [$1, $2) differs from strobe export --format folded"
+done
+ok "/api/flame = strobe export --format folded, for 4 windows"
 
 # --- diff of two windows: strobe diff ID@A-B ID@C-D's bytes
 [ "$(get "/api/diff?token=$token&session=$sid&a_from=$a0&a_to=$a1&b_from=$b0&b_to=$b1&by=symbol")" = 200 ] ||

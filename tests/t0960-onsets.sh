@@ -13,7 +13,10 @@
 # window): false positives counted (changes not at a stall the run
 # printed), at most three in the 20; --min-shift
 # merges the smaller changes away (0.6 keeps only 30 -> 90 %); the CSV
-# columns; bad options refused with one line.
+# columns; bad options refused with one line.  The workloads run at nice
+# -20, and a run that a busy machine still took a tenth of its time from
+# (its own stalls) is no truth: SKIP when a phase was, or more than 5 of
+# the 20 stationary runs.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -x "$WL/phases" ] || skip "tests/workloads/phases is not built"
@@ -29,7 +32,7 @@ print(db.execute("SELECT start_ns FROM sessions ORDER BY id DESC LIMIT 1").fetch
 PY
 }
 
-"$STROBE" record -F 2000 --name phases -- sh -c "\"$WL/phases\" 30:1.5 90:1.5 50:1.5 100:1.5 \
+"$STROBE" record -F 2000 --name phases -- sh -c "nice -n -20 \"$WL/phases\" 30:1.5 90:1.5 50:1.5 100:1.5 \
 >\"$tmp/truth\" & echo \$! >\"$tmp/pid\"; wait" 2>"$tmp/record.err" ||
 	fail "record: $(cat "$tmp/record.err")"
 pid=$(cat "$tmp/pid")
@@ -41,6 +44,26 @@ start=$(session_start) || fail "reading the session's start"
 WARM=250000000
 from=$(($(sed -n 's/^phase 0 duty .* start_ns //p' "$tmp/truth") - start + WARM))
 to=$(($(sed -n 's/^end_ns //p' "$tmp/truth") - start))
+# the truth is what the workload ran: a machine that took a tenth of a
+# phase's time from it (its stalls: another process, the hypervisor) made
+# changes of its own, as large as the ones asked (a 90 % phase run at 60 %
+# under two other busy processes): no truth to hold the method to
+starved() {
+	python3 - "$@" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+starts = [int(l.split()[5]) for l in lines if l.startswith("phase ")]
+ends = [int(l.split()[1]) for l in lines if l.startswith("end_ns")]
+stalls = [tuple(map(int, l.split()[1:])) for l in lines if l.startswith("stall ")]
+worst = 0.0
+for a, z in zip(starts, starts[1:] + ends[:1]):
+    worst = max(worst, min(1.0, sum(n for s, _, n in stalls if a <= s < z) / max(z - a, 1)))
+print(f"{100 * worst:.0f}")
+PY
+}
+lost=$(starved "$tmp/truth") || fail "reading the workload's stalls"
+[ "$lost" -le 10 ] || skip "the machine took $lost % of a phase's time from the workload (other load): \
+its duties are not the truth; run on a quieter machine"
 "$STROBE" onsets --event samples --pid "$pid" --from "${from}ns" --to "${to}ns" \
 	--bucket "$B" --format csv >"$tmp/on.csv" 2>"$tmp/on.err" ||
 	fail "onsets: $(cat "$tmp/on.err")"
@@ -138,10 +161,10 @@ ok "phases: four, each its own code on top, grown against the one before"
 
 # --- stationary: 20 runs at one duty, each analysed in its own window
 "$STROBE" record -F 2000 --name stationary -- sh -c "for i in \$(seq 20); do \
-\"$WL/phases\" 50:3 >>\"$tmp/runs\" & echo \$! >>\"$tmp/pids\"; wait; done" \
+nice -n -20 \"$WL/phases\" 50:3 >>\"$tmp/runs\" & echo \$! >>\"$tmp/pids\"; wait; done" \
 	2>"$tmp/record2.err" || fail "record: $(cat "$tmp/record2.err")"
 start=$(session_start) || fail "reading the session's start"
-fp=0 runs=0 excused=0
+fp=0 runs=0 excused=0 starved_runs=0
 exec 3<"$tmp/pids"
 grep -E '^(phase|end_ns)' "$tmp/runs" | paste - - >"$tmp/windows"
 while read -r _ _ _ _ _ s0 _ s1; do
@@ -157,6 +180,10 @@ s0, s1 = int(sys.argv[3]), int(sys.argv[4])
 stalls = [tuple(map(int, l.split()[1:])) for l in open(sys.argv[2])
           if l.startswith("stall ") and s0 <= int(l.split()[1]) <= s1]
 false = excused = 0
+lost = sum(n for _, _, n in stalls) / max(s1 - s0, 1)
+if lost > 0.10:
+    print(0, 0, 1)      # starved: not stationary as run (see starved())
+    sys.exit(0)
 for r in csv.DictReader(open(sys.argv[1])):
     t = int(r["time_ns"])
     if any(a - 2 * b_ns <= t <= z + 2 * b_ns for a, z, _ in stalls):
@@ -164,22 +191,25 @@ for r in csv.DictReader(open(sys.argv[1])):
     else:
         false += 1
         print(f"false change: {dict(r)}", file=sys.stderr)
-print(false, excused)
+print(false, excused, 0)
 PY
 )
 	fp=$((fp + $1))
 	excused=$((excused + $2))
+	starved_runs=$((starved_runs + $3))
 	runs=$((runs + 1))
 done <"$tmp/windows"
 exec 3<&-
 [ "$runs" -eq 20 ] || fail "$runs stationary runs, not 20"
-echo "stationary: $fp false positives in $runs runs ($excused changes at the runs' own stalls)"
+[ "$starved_runs" -le 5 ] || skip "the machine took a tenth of the time of $starved_runs of 20 \
+stationary runs from the workload (other load); run on a quieter machine"
+echo "stationary: $fp false positives in $((runs - starved_runs)) runs ($excused changes at the runs' own stalls, $starved_runs runs starved)"
 # at most 3: on a virtual machine the profiler itself misses samples of a
 # process that runs (its timer fires late: dips to 40 % for 60 ms with no
 # stall the workload sees), which no bound on noise tells from a change;
 # the unit test holds the method to at most 1 in 20 on synthetic noise
-[ "$fp" -le 3 ] || fail "$fp false positives in 20 stationary runs"
-ok "stationary: $fp false positives in 20 runs"
+[ "$fp" -le 3 ] || fail "$fp false positives in $((runs - starved_runs)) stationary runs"
+ok "stationary: $fp false positives in $((runs - starved_runs)) runs"
 
 # --- bad input: one line each, exit 2
 "$STROBE" onsets >/dev/null 2>"$tmp/e1" && fail "no --event accepted"

@@ -27,8 +27,11 @@ static const char usage_text[] =
 	"usage: strobe diff [--db PATH] [--by binary|symbol|line] [--pid PID[@START]]\n"
 	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--cgroup PATH]\n"
 	"                   [--from T] [--to T] [--no-demangle] [--format text|csv|json]\n"
-	"                   [--limit N] A B\n"
+	"                   [--limit N] [--where 'EXPR OP X' [--invert] [--where-sample]\n"
+	"                   [--where-bucket T]] A B\n"
 	"       strobe diff [--db PATH] [options] ID@FROM-TO ID@FROM-TO\n"
+	"       strobe diff [--db PATH] [options] --where 'EXPR OP X' [--invert]\n"
+	"                   [--where-sample] [--where-bucket T] [ID]\n"
 	"       strobe diff --source URL [--host NAME] [--by binary|symbol] [--pid PID]\n"
 	"                   [--comm NAME] [--binary PATH] [--kernel|--user] [--from T]\n"
 	"                   [--to T] [--format text|csv|json] [--limit N] A B\n"
@@ -92,6 +95,14 @@ static const char usage_text[] =
 	"Then both sides are windows, of one session or two (before and after\n"
 	"an onset); --from and --to do not apply; the JSON meta adds a_window\n"
 	"and b_window.\n"
+	"With --where, a condition on a metric (below), A and B keep the samples\n"
+	"it keeps (evaluated in each session, or window, on its own).  Given one\n"
+	"session ID (default: the latest) and --where C, diff compares that\n"
+	"session with itself: A (the base) its samples where C is false, B those\n"
+	"where C holds (with --invert the other way round), so what runs while a\n"
+	"metric is high against the rest is one command; the header and the JSON\n"
+	"meta (a_where, b_where) say each side's condition.\n"
+	FILTEROPT_WHERE_HELP
 	"  -h, --help          this text\n"
 	"A session still running cannot be compared: stop it first.  Usage\n"
 	"errors (a bad option, A or B not a finished session, A equal to B) exit\n"
@@ -140,6 +151,8 @@ static void print_header(const struct diff *d, FILE *f)
 		if (sum->weighted)
 			fprintf(f, "; percent of %s's count, %" PRIu64, TEXT_SAFE(ss->sample_event),
 				sum->weight);
+		if (d->where[s][0])
+			fprintf(f, "; %s", TEXT_SAFE(d->where[s]));
 		fputc('\n', f);
 	}
 }
@@ -161,12 +174,12 @@ static int fleet_sides(const char *dbpath, const char *host, const struct report
 				       "binary");
 	if (filteropt_check("diff", o))
 		return 2;
-	if (o->cgroup || o->no_demangle || o->has_pid_at)
+	if (o->cgroup || o->no_demangle || o->has_pid_at || o->where)
 		return cmd_usage_error("diff", "%s is not supported with --source (the "
 				       "filters --pid PID, --comm, --binary, --kernel, "
 				       "--user, --from and --to are)", o->cgroup ?
 				       "--cgroup" : o->no_demangle ? "--no-demangle" :
-				       "--pid PID@START");
+				       o->where ? "--where" : "--pid PID@START");
 	for (int i = 0; i < 2; i++) {
 		const char *h;
 		size_t hl;
@@ -258,11 +271,11 @@ static int window_diff(const char *dbpath, const char *source, const char *host,
 		return cmd_usage_error("diff", "--by line is not supported with --source "
 				       "(no source lines are pushed): give --by symbol or "
 				       "binary");
-	if (source && (o->cgroup || o->no_demangle || o->has_pid_at))
+	if (source && (o->cgroup || o->no_demangle || o->has_pid_at || o->where))
 		return cmd_usage_error("diff", "%s is not supported with --source (the "
 				       "filters --pid PID, --comm, --binary, --kernel and "
 				       "--user are)", o->cgroup ? "--cgroup" : o->no_demangle ?
-				       "--no-demangle" : "--pid PID@START");
+				       "--no-demangle" : o->where ? "--where" : "--pid PID@START");
 	rc = parse_window(args[0], "A", host, source ? &hn[0] : NULL, &w[0]);
 	if (!rc)
 		rc = parse_window(args[1], "B", host, source ? &hn[1] : NULL, &w[1]);
@@ -326,7 +339,7 @@ static int print_diff(const struct diff *d, const struct report_opts *o,
 	if (fmt == OUTPUT_TEXT) {
 		print_header(d, stdout);
 		if (o->pid >= 0 || o->comm || o->binary || o->cgroup || o->mode != REPORT_ALL ||
-		    o->has_from || o->has_to) {
+		    o->has_from || o->has_to || o->where) {
 			struct sbuf f = { 0 };
 
 			report_filters_str(o, &f);
@@ -353,6 +366,50 @@ static int print_diff(const struct diff *d, const struct report_opts *o,
 	}
 	table_free(t);
 	return ret;
+}
+
+/* strobe diff [ID] --where C: the rest of session ID (default: the
+ * latest) against its samples where C holds (diff_build_where()). */
+static int where_diff(const char *dbpath, const char *source, const char *host,
+		      struct report_opts *o, const char *arg, enum output_format fmt,
+		      size_t limit)
+{
+	struct error err = { "" };
+	struct diff *d = NULL;
+	struct progress prog;
+	struct source src;
+	int rc;
+
+	if (source || host)
+		return cmd_usage_error("diff", "%s: a session against itself by --where is "
+				       "of the local database", source ? "--source" : "--host");
+	if (arg && is_window(arg))
+		return cmd_usage_error("diff", "bad session '%s': with --where give one "
+				       "session id (--from and --to select its range)", arg);
+	if (arg && parse_session(arg, "ID", &o->session))
+		return 2;
+	if (filteropt_check("diff", o))
+		return 2;
+	if (source_open(&(struct source_spec){ .db = dbpath ? dbpath : cmd_default_db() },
+			&src, &err) < 0) {
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
+	}
+	progress_init(&prog, "strobe diff", STDERR_FILENO, 0, "samples");
+	o->progress = &prog;
+	rc = diff_build_where(src.db, o->by, o, &d, &err);
+	progress_done(o->progress);
+	o->progress = NULL;
+	source_close(&src);
+	if (rc == -2)
+		return cmd_usage_error("diff", "%s", err.msg);
+	if (rc < 0) {
+		fprintf(stderr, "strobe diff: %s\n", err.msg);
+		return 1;
+	}
+	rc = print_diff(d, o, fmt, limit);
+	diff_free(d);
+	return rc;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -432,15 +489,23 @@ int cmd_diff(int argc, char **argv)
 									 sizeof(optbuf)));
 		}
 	}
+	if (o.where && argc - optind <= 1) {
+		ret = where_diff(dbpath, source, host, &o, argc - optind ? argv[optind] : NULL,
+				 fmt, limit);
+		filteropt_free(&o);
+		return ret;
+	}
 	if (argc - optind != 2)
 		return cmd_usage_error("diff", "%s: give two session ids, A B ('strobe "
-				       "sessions' lists them)", argc - optind < 2 ?
-				       "missing session" : "too many arguments");
+				       "sessions' lists them)%s", argc - optind < 2 ?
+				       "missing session" : "too many arguments", argc - optind < 2 ?
+				       ", or one with --where" : "");
 	if (is_window(argv[optind]) || is_window(argv[optind + 1])) {
 		if ((rc = window_diff(dbpath, source, host, &o, argv + optind, &d)) >= 0)
 			return rc;
 		ret = print_diff(d, &o, fmt, limit);
 		diff_free(d);
+		filteropt_free(&o);
 		return ret;
 	}
 	rc = source ? fleet_sides(dbpath, host, &o, argv + optind, side, hn) :
@@ -480,5 +545,6 @@ int cmd_diff(int argc, char **argv)
 
 	ret = print_diff(d, &o, fmt, limit);
 	diff_free(d);
+	filteropt_free(&o);
 	return ret;
 }

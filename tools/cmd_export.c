@@ -47,6 +47,7 @@
 #include "progress.h"
 #include "source.h"
 #include "stacks.h"
+#include "where.h"
 
 static const char usage_text[] =
 	"usage: strobe export [--db PATH] [--session ID]\n"
@@ -54,6 +55,8 @@ static const char usage_text[] =
 	"                     [-o FILE] [--pid PID] [--comm NAME] [--from T] [--to T]\n"
 	"                     [--samples] [--bucket T] [--no-demangle] [--process-start]\n"
 	"                     [--cgroup PATH] [--cgroup-column]\n"
+	"                     [--where 'EXPR OP X' [--invert] [--where-sample]\n"
+	"                      [--where-bucket T]]\n"
 	"       strobe export --source URL [--host NAME] [--session ID]\n"
 	"                     --format csv|chrome-trace [--host-column] [-o FILE]\n"
 	"                     [--pid PID] [--comm NAME] [--from T] [--to T]\n"
@@ -68,6 +71,7 @@ static const char usage_text[] =
 	"(its latest sample's; [unknown] if not recorded).  --cgroup PATH keeps the\n"
 	"samples of the processes of that cgroup, or with a trailing '/' of it and\n"
 	"every cgroup below it.\n"
+	FILTEROPT_WHERE_HELP
 	"chrome-trace: JSON for the Perfetto UI or chrome://tracing: a counter track\n"
 	"per event per CPU (increase per --bucket, default 1ms), markers, lost\n"
 	"samples; --samples adds every sample as an instant event on its thread.\n"
@@ -112,6 +116,7 @@ static const struct option long_opts[] = {
 	FILTEROPT_LONG_NO_DEMANGLE,
 	{ "process-start", no_argument,	   NULL, OPT_PROCESS_START },
 	FILTEROPT_LONG_CGROUP,
+	FILTEROPT_LONG_WHERE,
 	{ "cgroup-column", no_argument,	   NULL, OPT_CGROUP_COLUMN },
 	{ "bucket",	required_argument, NULL, OPT_BUCKET },
 	{ "event",	required_argument, NULL, OPT_EVENT },
@@ -155,7 +160,7 @@ static int check_args(struct opts *o)
 			"database: give one of them)" : o->fmt >= FMT_FOLDED ? "--format other "
 			"than csv and chrome-trace" : o->filt.no_demangle ? "--no-demangle (the fleet "
 			"has the names as pushed)" : o->filt.cgroup ? "--cgroup (no cgroups "
-			"are pushed)" : o->cgroup_column ? "--cgroup-column (no cgroups are "
+			"are pushed)" : o->filt.where ? "--where" : o->cgroup_column ? "--cgroup-column (no cgroups are "
 			"pushed)" : o->event ? "--event" : NULL;
 
 		if (no)
@@ -176,6 +181,8 @@ static int check_args(struct opts *o)
 	if (o->fmt == FMT_CSV && (o->samples || o->bucket_ns))
 		return cmd_usage_error("export", "%s applies to --format chrome-trace only",
 				       o->samples ? "--samples" : "--bucket");
+	if (filteropt_check_where("export", &o->filt))
+		return 2;
 	if (!o->bucket_ns)
 		o->bucket_ns = 1000000;
 	return 0;
@@ -427,7 +434,7 @@ static int export_samples(const struct opts *o)
 		.from_ns = fo->from_ns, .to_ns = fo->to_ns, .process_start = o->process_start,
 		.samples = o->samples, .bucket_ns = o->bucket_ns, .no_demangle = fo->no_demangle,
 		.cgroup = fo->cgroup, .cgroup_column = o->cgroup_column,
-		.host_column = o->host_column, .out = o->out,
+		.host_column = o->host_column, .out = o->out, .where = fo->where,
 		.open = output_open, .note = note, .ctx = &out,
 	};
 	struct source_export_stats st = { 0 };
@@ -448,8 +455,16 @@ static int export_samples(const struct opts *o)
 		progress_start(&prog, o);
 		so.progress = &prog;
 	}
+	if (fo->where && where_select_db(fo->where, src.db, fo, &err) < 0)
+		goto out;
 	if (source_export(&src, &so, &st, &err) < 0 || output_close(&out, &err) < 0)
 		goto out;
+	if (fo->where) {
+		char wn[1200];
+
+		where_note(fo->where, wn, sizeof(wn));
+		fprintf(stderr, "strobe export: note: %s\n", TEXT_SAFE(wn));
+	}
 	if (st.anon)
 		fprintf(stderr, "strobe export: note: %llu samples in JIT code ([anon]) have "
 			"the symbol their host gave without the process: perf maps and "
@@ -475,6 +490,9 @@ int cmd_export(int argc, char **argv)
 	if (filteropt_check_nonempty("export", &o.filt))
 		return 1;	/* not a usage error: as it always was */
 	if (o.fmt >= FMT_FOLDED)	/* the local database's (not with --source) */
-		return export_stacks(&o);
-	return export_samples(&o);
+		rc = export_stacks(&o);
+	else
+		rc = export_samples(&o);
+	filteropt_free(&o.filt);
+	return rc;
 }

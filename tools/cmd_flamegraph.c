@@ -14,16 +14,20 @@
 #include "cmd.h"
 #include "filteropt.h"
 #include "flame.h"
+#include "flamemetric.h"
 #include "progress.h"
 #include "source.h"
 #include "stacks.h"
+#include "where.h"
 
 static const char usage_text[] =
 	"usage: strobe flamegraph [--db PATH] [--session ID] [-o FILE.svg] [--event EV]\n"
-	"                         [--diff SESSION] [--samples] [--width PIXELS]\n"
+	"                         [--diff SESSION | --color-by METRIC|EXPR] [--samples]\n"
+	"                         [--width PIXELS]\n"
 	"                         [--pid PID[@START]] [--comm NAME] [--binary PATH]\n"
 	"                         [--kernel|--user] [--cgroup PATH] [--from T] [--to T]\n"
-	"                         [--no-demangle]\n"
+	"                         [--no-demangle] [--where 'EXPR OP X' [--invert]\n"
+	"                         [--where-sample] [--where-bucket T]]\n"
 	"\n"
 	"Write the call stacks of a session recorded with -g (default: the latest)\n"
 	"as an interactive SVG flame graph: each box a function, its width the\n"
@@ -38,14 +42,24 @@ static const char usage_text[] =
 	"samples (as given with -e).  --diff SESSION draws a differential flame\n"
 	"graph: widths from this session, colours by how each function's share\n"
 	"changed from SESSION to this one: red grew, blue shrank, white the same.\n"
+	"--color-by METRIC|EXPR (or --colour-by) colours each box by a metric of\n"
+	"the samples under it instead: a name of 'strobe list --metrics' (IPC) or\n"
+	"an expression over the session's events, samples and seconds (as plot\n"
+	"--metric takes it: 'page-faults / samples'; seconds is the range drawn);\n"
+	"pale yellow low, orange, red high, on a linear scale between the\n"
+	"width-weighted 5th and 95th percentiles of the drawn boxes' values (the\n"
+	"legend gives them, and the min and max); grey where it is undefined (a\n"
+	"zero divisor).  Each box's tooltip gives its value.  Not with --diff.\n"
 	"The filters are report's (strobe report --help), applied to both sessions\n"
 	"but --pid, which selects in this session only (pids are one session's):\n"
 	"--comm narrows both.\n"
+	FILTEROPT_WHERE_HELP
+	"With --diff the condition is evaluated in each session on its own.\n"
 	"T is a time since the session start: 1.5, 1.5s, 250ms, 20us.\n"
 	"Output: -o FILE (--output FILE), '-o -' for stdout, default\n"
 	"flamegraph-SESSION.svg.\n";
 
-enum { OPT_DB = 256, OPT_EVENT, OPT_DIFF, OPT_SAMPLES, OPT_WIDTH };
+enum { OPT_DB = 256, OPT_EVENT, OPT_DIFF, OPT_SAMPLES, OPT_WIDTH, OPT_COLOR_BY };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
@@ -54,6 +68,8 @@ static const struct option long_opts[] = {
 	{ "diff",	required_argument, NULL, OPT_DIFF },
 	{ "samples",	no_argument,	   NULL, OPT_SAMPLES },
 	{ "width",	required_argument, NULL, OPT_WIDTH },
+	{ "color-by",	required_argument, NULL, OPT_COLOR_BY },
+	{ "colour-by",	required_argument, NULL, OPT_COLOR_BY },
 	FILTEROPT_LONG_OPTS,
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -74,7 +90,8 @@ static struct stack_set *load(struct db *db, const struct report_opts *o, struct
 
 /* The command's options but the filters. */
 struct fgopts {
-	const char *dbpath, *out, *event;
+	const char *dbpath, *out, *event, *color_by;
+	struct flame_metric metric;	/* --color-by parsed, when given */
 	int what, width;
 	int64_t diff;
 };
@@ -105,6 +122,20 @@ static int parse_option(struct fgopts *g, int c, int argc, char **argv)
 	case OPT_SAMPLES:
 		g->what = FLAME_SAMPLES;
 		break;
+	case OPT_COLOR_BY: {
+		struct error e = { "" };
+
+		if (g->color_by)
+			flame_metric_free(&g->metric);
+		if (!*optarg)
+			return cmd_usage_error("flamegraph", "bad --color-by '': give a metric "
+					       "('strobe list --metrics') or an expression of "
+					       "the session's events");
+		if (flame_metric_parse(&g->metric, optarg, "--color-by", &e) < 0)
+			return cmd_usage_error("flamegraph", "%s", e.msg);
+		g->color_by = optarg;
+		break;
+	}
 	case OPT_DIFF:
 		if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT64_MAX)
 			return cmd_usage_error("flamegraph", "bad --diff '%s': give the id of "
@@ -136,7 +167,8 @@ static int parse_option(struct fgopts *g, int c, int argc, char **argv)
 /* The graph's title and subtitle: the session (and with base the one it
  * is compared with), what widths are, what the stacks lack. */
 static void titles(const struct stack_set *set, const struct stack_set *base, const char *event,
-		   int what, char *title, size_t tlen, char *sub, size_t slen)
+		   int what, const struct report_opts *o, char *title, size_t tlen, char *sub,
+		   size_t slen)
 {
 	if (base)
 		snprintf(title, tlen, "Differential flame graph: session %lld against "
@@ -161,6 +193,12 @@ static void titles(const struct stack_set *set, const struct stack_set *base, co
 		if (set->no_stack && n < slen)
 			n += snprintf(sub + n, slen - n, "; %" PRIu64 " without a stack "
 				      "(not drawn)", set->no_stack);
+		if (o->where && n < slen) {
+			char said[640];
+
+			where_said(o->where, said, sizeof(said));
+			n += snprintf(sub + n, slen - n, "; %s", said);
+		}
 		if (base && n < slen)
 			snprintf(sub + n, slen - n, "; widths: session %lld",
 				 (long long)set->session.id);
@@ -191,6 +229,10 @@ static int parse_args(struct fgopts *g, struct report_opts *o, int argc, char **
 				       "flamegraph --help'", argv[optind]);
 	if (filteropt_check("flamegraph", o))
 		return 2;
+	if (g->color_by && g->diff)
+		return cmd_usage_error("flamegraph", "--color-by and --diff exclude each other: a "
+				       "differential graph's colours are the change; give one "
+				       "of them");
 	if (g->event && g->what == FLAME_SAMPLES)
 		return cmd_usage_error("flamegraph", "--event and --samples exclude each other: "
 				       "give one of them");
@@ -199,7 +241,7 @@ static int parse_args(struct fgopts *g, struct report_opts *o, int argc, char **
 
 /* The stacks of o's session (*set, and with --diff those of the session
  * compared with, *base) into the tree *t, its widths *what. */
-static int build(struct db *db, const struct report_opts *o, const struct fgopts *g,
+static int build(struct db *db, const struct report_opts *o, struct fgopts *g,
 		 struct stack_set **set, struct stack_set **base, struct flame_tree **t,
 		 int *what, struct error *err)
 {
@@ -211,6 +253,15 @@ static int build(struct db *db, const struct report_opts *o, const struct fgopts
 		return -1;
 	if (g->event && (*what = flame_event_index(*set, g->event, err)) < 0)
 		return -1;
+	if (g->color_by) {
+		if (flame_metric_bind(&g->metric, &(*set)->session,
+				      report_metric_seconds(&(*set)->session, o), "--color-by",
+				      err) < 0 ||
+		    !(*t = flame_tree_build_sums(*set, *what, err)))
+			return -1;
+		flame_metric_values(&g->metric, *t);
+		return 0;
+	}
 	if (!g->diff)
 		return (*t = flame_tree_build(*set, *what, err)) ? 0 : -1;
 	bwhat = *what;
@@ -294,8 +345,10 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *out;
 	int what, ret;
 
-	if ((ret = parse_args(&g, &o, argc, argv)) >= 0)
+	if ((ret = parse_args(&g, &o, argc, argv)) >= 0) {
+		flame_metric_free(&g.metric);
 		return ret;
+	}
 	ret = 1;
 	/* a local database's: the fleet has no call stacks (no --source) */
 	if (source_open(&(struct source_spec){ .db = g.dbpath ? g.dbpath : cmd_default_db(),
@@ -315,7 +368,7 @@ int cmd_flamegraph(int argc, char **argv)
 		goto out;
 	}
 
-	titles(set, base, g.event, what, title, sizeof(title), sub, sizeof(sub));
+	titles(set, base, g.event, what, &o, title, sizeof(title), sub, sizeof(sub));
 	snprintf(base_name, sizeof(base_name), "session %lld",
 		 (long long)(base ? base->session.id : 0));
 	out = g.out;
@@ -328,6 +381,7 @@ int cmd_flamegraph(int argc, char **argv)
 				.unit = g.event ? g.event : what == FLAME_SAMPLES ||
 					!set->weighted ? "samples" : "periods",
 				.base_name = base_name,
+				.metric = g.color_by ? &g.metric : NULL,
 			}, out, &err) < 0)
 		goto out;
 	/* notes of a graph drawn (after an error they would be noise) */
@@ -340,11 +394,13 @@ out:
 	if (ret)
 		fprintf(stderr, "strobe flamegraph: %s\n", err.msg);
 	flame_tree_free(t);
+	flame_metric_free(&g.metric);
 	if (set)
 		stacks_free(set);
 	if (base)
 		stacks_free(base);
 	source_close(&src);
+	filteropt_free(&o);
 	free(path);
 	return ret;
 }

@@ -33,6 +33,7 @@
 #include "probe_expect.h"
 #include "probe_file.h"
 #include "source.h"
+#include "where.h"
 
 static const char usage_text[] =
 	"usage: strobe plot [--db PATH] [--session ID] (--event EV[,EV...] | --metric NAME|EXPR)\n"
@@ -42,6 +43,8 @@ static const char usage_text[] =
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
 	"                   [--expect] [--onsets] [--onsets-min-shift X]\n"
+	"                   [--where 'EXPR OP X' [--invert] [--where-sample]\n"
+	"                   [--where-bucket T]]\n"
 	"       strobe plot --source URL [--host NAME] [--session ID]\n"
 	"                   (--event EV[,EV...] | --metric NAME|EXPR)\n"
 	"                   [--by cpu|pid|binary|symbol|host] [--top N] [--bucket MS]\n"
@@ -92,7 +95,10 @@ static const char usage_text[] =
 	"of the time since each one's start; --by host: a series per host.  With\n"
 	"--source the filters --pid PID, --comm and --binary (not --pid PID@START,\n"
 	"--symbol or --cgroup), no --by cgroup, --expect, --onsets or --no-demangle; --wall\n"
-	"needs one session, and lost intervals are not shaded.\n";
+	"needs one session, and lost intervals are not shaded.\n"
+	FILTEROPT_WHERE_HELP
+	"With --where the series are of the samples it keeps only: an event is 0\n"
+	"and a metric of samples undefined (a gap) where it keeps none (no --onsets).\n";
 
 enum {
 	OPT_DB = 256, OPT_SYMBOL, OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
@@ -113,6 +119,7 @@ static const struct option long_opts[] = {
 	FILTEROPT_LONG_CGROUP,
 	FILTEROPT_LONG_FROM,
 	FILTEROPT_LONG_TO,
+	FILTEROPT_LONG_WHERE,
 	SERIESOPT_LONG_BUCKET,
 	{ "wall",	no_argument,	   NULL, OPT_WALL },
 	{ "size",	required_argument, NULL, OPT_SIZE },
@@ -269,6 +276,19 @@ static int compute_req(struct plot *p, struct series_req *r, struct series **out
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
 	r->opts.progress = &prog;
+	if (p->filt.where) {
+		struct report_opts fo = p->filt;
+
+		fo.session = p->src.session.id;
+		fo.progress = &prog;
+		if (where_select_db(p->filt.where, p->input.db, &fo, &err) < 0) {
+			progress_done(&prog);
+			r->opts.progress = NULL;
+			fail("%s", err.msg);
+			return 1;
+		}
+		r->opts.where = p->filt.where;
+	}
 	ret = series_compute_said(&p->src, r, out, &err);
 	progress_done(&prog);
 	r->opts.progress = NULL;
@@ -325,6 +345,12 @@ static int plot_main(struct plot *p)
 	if (ret)
 		return ret;
 	t = p->s->t;
+	if (p->filt.where) {
+		char wn[1200];
+
+		where_note(p->filt.where, wn, sizeof(wn));
+		fprintf(stderr, "strobe plot: note: %s\n", TEXT_SAFE(wn));
+	}
 	if (t->note[0])
 		fprintf(stderr, "strobe plot: note: %s\n", t->note);
 	if (t->debuginfod_note[0])
@@ -480,7 +506,8 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 				 p->onsets ? (p->so.min_shift_given ? "--onsets-min-shift" :
 					      "--onsets") :
 				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
-				 p->to.by == TL_BY_CGROUP ? "--by cgroup" : NULL;
+				 p->to.by == TL_BY_CGROUP ? "--by cgroup" :
+				 p->filt.where ? "--where" : NULL;
 
 		if (source_check(&(struct source_spec){ .url = p->source }, &err) < 0)
 			return cmd_usage_error("plot", "bad --source: %s", err.msg);
@@ -499,6 +526,9 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (!p->so.nevents && !p->req.metric)
 		return cmd_usage_error("plot", "nothing to plot: give --event EV[,EV...] or "
 				       "--metric EXPR");
+	if (p->onsets && p->filt.where)
+		return cmd_usage_error("plot", "--onsets and --where exclude each other: the "
+				       "onsets are strobe onsets', which segments every bucket");
 	if (term && p->output)
 		return cmd_usage_error("plot", "-o and --term exclude each other: give one of them");
 	if (term)
@@ -511,7 +541,7 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (term && p->data && !strcmp(p->data, "-"))
 		return cmd_usage_error("plot", "--term and --data - both write to stdout: give "
 				       "--data a file name");
-	if (filteropt_check_nonempty("plot", &p->filt))
+	if (filteropt_check_nonempty("plot", &p->filt) || filteropt_check_where("plot", &p->filt))
 		return 2;
 	if (p->width < 0) {
 		p->width = term ? 120 : 1000;
@@ -578,6 +608,7 @@ int cmd_plot(int argc, char **argv)
 	free(p->onset);
 	series_free(p->s);
 	source_close(&p->input);
+	filteropt_free(&p->filt);
 	free(p);
 	return ret;
 }

@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "progress.h"
 #include "source.h"
+#include "where.h"
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -37,6 +38,8 @@ static const char usage_text[] =
 	"                     [--from T] [--to T] [--format text|csv|json] [--limit N]\n"
 	"                     [--no-demangle] [--inline] [-M METRIC[,METRIC...]]\n"
 	"                     [--symbol NAME]\n"
+	"                     [--where 'EXPR OP X' [--invert] [--where-sample]\n"
+	"                      [--where-bucket T]]\n"
 	"       strobe report --source URL [--host NAME] [--session ID]\n"
 	"                     [--by binary|symbol|host] [--pid PID] [--comm NAME]\n"
 	"                     [--binary PATH] [--kernel|--user] [--from T] [--to T]\n"
@@ -55,6 +58,7 @@ static const char usage_text[] =
 	"session's markers (USDT probe hits, 'strobe mark') instead: time_s since\n"
 	"the start, kind, name, pid, tid, cpu, args (--pid PID@START: as PID).\n"
 	"--no-demangle keeps C++ and Rust names raw.\n"
+	FILTEROPT_WHERE_HELP
 	"--symbol NAME (with --by symbol or line) keeps the rows of the symbol\n"
 	"named so (as its column shows it), ranked and with percentages as without.\n"
 	"--inline (with --by symbol or line) splits each row by the inline chain\n"
@@ -77,8 +81,9 @@ static const char usage_text[] =
 	"all the others and named by the metric: its value from the row's sums of\n"
 	"the counting events (-e of strobe record; aliases such as faults will do),\n"
 	"empty where it divides by zero.  'seconds' in a metric is the session's\n"
-	"length, or with --from/--to the range's.  The session must have counted\n"
-	"every event of each metric.  Not with --markers, --children or the trees.\n"
+	"length, or with --from/--to the range's, or with --where the kept buckets'.\n"
+	"The session must have counted every event of each metric.  Not with\n"
+	"--markers, --children or the trees.\n"
 	"\n"
 	"Call stacks (sessions recorded with -g or --call-graph):\n"
 	"--children (with --by symbol, the default, or --by binary) adds inclusive\n"
@@ -508,6 +513,7 @@ static int report_hotspots(struct source *src, const struct report_opts *o, int 
 		if (o->nr_metrics)
 			printf("# metrics: seconds = %.3f s, the length of the %s\n",
 			       report_metric_seconds(s, o),
+			       o->where && !o->where->per_sample ? "buckets --where kept" :
 			       o->has_from || o->has_to ? "--from/--to range" : "session");
 	} else if (fmt == OUTPUT_TEXT) {
 		print_fleet_header(ss);
@@ -665,7 +671,7 @@ static int check_fleet(const struct rcmd *r, const struct report_opts *o)
 				       "give --by symbol, binary or host",
 				       o->by == REPORT_BY_LINE ? "line" : "cgroup");
 	if (r->markers || r->children || r->tree_sym || o->inline_chain ||
-	    o->cgroup || o->no_demangle || o->has_pid_at || o->symbol)
+	    o->cgroup || o->no_demangle || o->has_pid_at || o->symbol || o->where)
 		return cmd_usage_error("report", "with --source only --host, --session, "
 				       "--by binary|symbol|host, --format, --limit, -M and the "
 				       "filters --pid, --comm, --binary, --kernel, --user, --from "
@@ -673,7 +679,8 @@ static int check_fleet(const struct rcmd *r, const struct report_opts *o)
 				       "--markers" : r->children ? "--children" : r->tree_sym ?
 				       "--callers/--callees" : o->inline_chain ? "--inline" :
 				       o->cgroup ? "--cgroup" : o->no_demangle ? "--no-demangle" :
-				       o->symbol ? "--symbol" : "--pid PID@START");
+				       o->symbol ? "--symbol" : o->where ? "--where" :
+				       "--pid PID@START");
 	if (o->nr_metrics && (!r->host || !o->session || r->by_host))
 		return cmd_usage_error("report", "-M with --source is of one session's "
 				       "table: give --host H and --session ID%s",
@@ -691,10 +698,10 @@ static int check_local(const struct rcmd *r, const struct report_opts *o)
 		return cmd_usage_error("report", "%s is of fleet reports: give --source URL",
 				       r->host ? "--host" : "--by host");
 	if (r->markers && (r->by_given || o->binary || o->mode != REPORT_ALL ||
-			   o->inline_chain || o->cgroup))
+			   o->inline_chain || o->cgroup || o->where))
 		return cmd_usage_error("report", "--markers lists markers, not samples: --by, "
-				       "--binary, --cgroup, --kernel, --user and --inline do not "
-				       "apply");
+				       "--binary, --cgroup, --kernel, --user, --inline and --where "
+				       "do not apply");
 	if (r->markers && (r->children || tree))
 		return cmd_usage_error("report", "--markers lists markers, not samples: "
 				       "--children, --callers and --callees do not apply");
@@ -764,5 +771,6 @@ int cmd_report(int argc, char **argv)
 	}
 	rc = report_run(&src, &o, &r);
 	source_close(&src);
+	filteropt_free(&o);
 	return rc;
 }

@@ -4,12 +4,14 @@
  */
 #include "config.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include "cmd.h"
 #include "cgset.h"
 #include "filteropt.h"
 #include "procset.h"
 #include "util.h"
+#include "where.h"
 
 int filteropt_parse(const struct filteropt *f, int c, const char *arg, const char *spelled,
 		    struct report_opts *o)
@@ -92,12 +94,60 @@ int filteropt_parse(const struct filteropt *f, int c, const char *arg, const cha
 	case FOPT_NO_DEMANGLE:
 		o->no_demangle = 1;
 		return 1;
+	case FOPT_WHERE:
+	case FOPT_WHERE_SAMPLE:
+	case FOPT_INVERT:
+	case FOPT_WHERE_BUCKET: {
+		struct error e = { "" };
+
+		if (!o->where)
+			o->where = xcalloc(1, sizeof(*o->where));
+		if (c == FOPT_WHERE_SAMPLE)
+			o->where->per_sample = 1;
+		else if (c == FOPT_INVERT)
+			o->where->invert = 1;
+		else if (c == FOPT_WHERE_BUCKET && where_parse_bucket(o->where, arg, &e) < 0)
+			return cmd_usage_error(cmd, "%s", e.msg);
+		else if (c == FOPT_WHERE) {
+			if (o->where->x)
+				return cmd_usage_error(cmd, "--where given twice: give one condition "
+						       "(combine metrics in its expression)");
+			if (where_parse(o->where, arg, &e) < 0)
+				return cmd_usage_error(cmd, "%s", e.msg);
+		}
+		return 1;
 	}
+	}
+	return 0;
+}
+
+void filteropt_free(struct report_opts *o)
+{
+	if (!o->where)
+		return;
+	where_free(o->where);
+	free(o->where);
+	o->where = NULL;
+}
+
+int filteropt_check_where(const char *cmd, const struct report_opts *o)
+{
+	const struct where *w = o->where;
+
+	if (w && !w->x)
+		return cmd_usage_error(cmd, "%s needs --where: give --where 'EXPR > NUMBER' "
+				       "(or >=, <, <=)", w->invert ? "--invert" : w->per_sample ?
+				       "--where-sample" : "--where-bucket");
+	if (w && w->per_sample && w->bucket_ns)
+		return cmd_usage_error(cmd, "--where-bucket is of buckets and --where-sample of "
+				       "samples: give one of them");
 	return 0;
 }
 
 int filteropt_check(const char *cmd, const struct report_opts *o)
 {
+	if (filteropt_check_where(cmd, o))
+		return 2;
 	if (o->has_from && o->has_to && o->from_ns > o->to_ns) {
 		char buf[128];
 
@@ -120,17 +170,5 @@ int filteropt_check_nonempty(const char *cmd, const struct report_opts *o)
 
 void filteropt_timeline(const struct report_opts *o, struct timeline_opts *to)
 {
-	to->session = o->session;
-	to->pid = o->pid;
-	to->has_pid_at = o->has_pid_at;
-	to->pid_at_ns = o->pid_at_ns;
-	to->pid_at_slack_ns = o->pid_at_slack_ns;
-	to->comm = o->comm;
-	to->binary = o->binary;
-	to->cgroup = o->cgroup;
-	to->has_from = o->has_from;
-	to->has_to = o->has_to;
-	to->from_ns = o->from_ns;
-	to->to_ns = o->to_ns;
-	to->no_demangle = o->no_demangle;
+	timeline_opts_from_report(o, to);
 }

@@ -51,7 +51,7 @@ int report_markers(struct db *db, const struct report_opts *o, enum output_forma
 
 	t = table_new();
 	/* text: microseconds; CSV and JSON: the exact nanosecond as a number */
-	table_add_col(t, "time_s", fmt == OUTPUT_TEXT ? COL_STR : COL_FLOAT);
+	table_add_seconds_col(t, "time_s", fmt);
 	table_add_col(t, "kind", COL_STR);
 	table_add_col(t, "name", COL_STR);
 	table_add_col(t, "pid", COL_INT);
@@ -64,12 +64,7 @@ int report_markers(struct db *db, const struct report_opts *o, enum output_forma
 		size_t r = table_add_row(t);
 		int64_t rel = (int64_t)m.time_ns - s.start_ns;
 
-		if (fmt == OUTPUT_TEXT) {
-			snprintf(buf, sizeof(buf), "%.6f", rel / 1e9);
-			table_set_str(t, r, C_TIME, buf);
-		} else {
-			table_set_float(t, r, C_TIME, rel / 1e9);
-		}
+		table_set_seconds(t, r, C_TIME, rel / 1e9, 6, fmt);
 		table_set_str(t, r, C_KIND, m.kind);
 		table_set_str(t, r, C_NAME, m.name);
 		if (m.pid >= 0)

@@ -22,7 +22,7 @@ function renderCallTree() { strobeFlame.renderCallTree($("tree"), folded.a, noSt
 /* ---- state and the URL */
 
 var st = { s: null, h: null, ev: "samples", by: "none", stk: 1, z: null, a: null, b: null,
-	tab: "table", rby: "symbol", fev: "samples", x: [], lb: null, ls: null, on: 0 };
+	tab: "table", rby: "symbol", fev: "samples", fcol: "", x: [], lb: null, ls: null, on: 0 };
 
 function parseWin(v) {
 	var m = /^(\d+)-(\d+)$/.exec(v || "");
@@ -43,6 +43,7 @@ function hashRead() {
 	if (p.get("tab")) st.tab = p.get("tab");
 	if (p.get("rby")) st.rby = p.get("rby");
 	if (p.get("fev")) st.fev = p.get("fev");
+	st.fcol = p.get("fcol") || "";	/* the flame graph's colour: a metric, "" none */
 	st.z = parseWin(p.get("z"));
 	st.a = parseWin(p.get("a"));
 	st.b = parseWin(p.get("b"));
@@ -64,6 +65,7 @@ function hashWrite() {
 	p.set("tab", st.tab);
 	p.set("rby", st.rby);
 	p.set("fev", st.fev);
+	if (st.fcol) p.set("fcol", st.fcol);
 	st.x.forEach(function (x) { p.append("x", x); });
 	if (st.ls !== null) { p.set("lb", st.lb || ""); p.set("ls", st.ls); }
 	history.replaceState(null, "", location.pathname + location.search + "#" + p.toString());
@@ -181,6 +183,7 @@ function loadSession() {
 		ev.value = want;
 		if (evs.indexOf(st.fev) < 0) st.fev = "samples";
 		fev.value = st.fev;
+		fillColourBy(r);
 		$("by").value = st.by;
 		$("stacked").checked = !!st.stk;
 		$("onsets").checked = !!st.on;
@@ -559,9 +562,11 @@ function loadViews() {
 		.then(function (r) { if (seq === viewSeq) renderTable($("table"), r, false); }));
 	if (sess.has_stacks) {
 		var fp = { session: st.s, event: st.fev === "samples" ? null : st.fev };
-		ps.push(api("flame", Object.assign({}, fp, winParams(a)), true).then(function (t) {
+		/* colour by a metric: a JSON reply, the same folded text and each
+		   frame's value and colour (strobe flamegraph --color-by's) */
+		ps.push(api("flame", Object.assign({ color_by: st.fcol || null }, fp, winParams(a)), !st.fcol).then(function (t) {
 			if (seq !== viewSeq) return;
-			folded.a = buildTree(t);
+			folded.a = st.fcol ? strobeFlame.metricTree(t) : buildTree(t);
 			flameA.set(folded.a, null);
 			renderCallTree();
 			if (st.b) return api("flame", Object.assign({}, fp, winParams(st.b)), true).then(function (tb) {
@@ -724,6 +729,25 @@ function addSeries(by, name) {
 
 /* ---- the flame graphs and the search (flame.js draws them) */
 
+/* the colour-by choices: none, the metrics file's metrics the session's
+   events cover, and each counting event per sample */
+function fillColourBy(r) {
+	var fc = $("fcol"), vals = [""];
+	clear(fc);
+	fc.appendChild(el("option", null, "name (no metric)"));
+	fc.options[0].value = "";
+	(r.metrics || []).forEach(function (m) {
+		var o = el("option", null, m); o.value = m; fc.appendChild(o); vals.push(m);
+	});
+	(r.events || []).forEach(function (e) {
+		if (e.indexOf('"') >= 0) return;
+		var x = '"' + e + '" / samples', o = el("option", null, e + " per sample");
+		o.value = x; fc.appendChild(o); vals.push(x);
+	});
+	if (vals.indexOf(st.fcol) < 0) st.fcol = "";
+	fc.value = st.fcol;
+}
+
 function noStacks() {
 	return sess && !sess.has_stacks ? "this session has no call stacks: record with -g" : "no stacks in this window";
 }
@@ -793,6 +817,7 @@ function wire() {
 	$("onsets").addEventListener("change", function () { st.on = this.checked ? 1 : 0; hashWrite(); loadOnsets(); });
 	$("rby").addEventListener("change", function () { st.rby = this.value; hashWrite(); loadViews(); loadOnsets(); });
 	$("fev").addEventListener("change", function () { st.fev = this.value; hashWrite(); loadViews(); });
+	$("fcol").addEventListener("change", function () { st.fcol = this.value; hashWrite(); loadViews(); });
 	$("zoomsel").addEventListener("click", function () {
 		if (!st.a) { status("select window A first: drag on the timeline"); return; }
 		st.z = st.a.slice(); hashWrite(); loadSeries();

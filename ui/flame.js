@@ -33,6 +33,45 @@ function buildTree(text) {
 	return root;
 }
 
+/* /api/flame?color_by= (flamemetric.h): the tree of its folded text, each
+   node given its metric value (m, null: undefined) and colour (mc) by the
+   reply's nodes (parents first, -1 the root), the root the scale (metric) */
+function metricTree(r) {
+	var root = buildTree(r.folded || ""), map = [];
+	(r.nodes || []).forEach(function (nd, i) {
+		var n = nd[0] < 0 ? root : map[nd[0]] ? map[nd[0]].kids.get(nd[1]) : null;
+		map[i] = n || null;
+		if (n) { n.m = nd[2]; n.mc = nd[3]; }
+	});
+	root.metric = { name: r.metric, expr: r.expr, unit: r.unit, lo: r.lo, hi: r.hi, min: r.min,
+		max: r.max, loPct: r.lo_pct, hiPct: r.hi_pct, ramp: r.ramp || [], undef: r.undefined };
+	return root;
+}
+
+function fmtM(v) { return v === null || v === undefined ? "undefined" : String(Number(v.toPrecision(6))); }
+
+/* the legend of a metric's colours into box (text and swatches, no HTML) */
+function renderLegend(box, mt) {
+	clear(box);
+	box.hidden = !mt;
+	if (!mt) return;
+	box.appendChild(el("span", "ltitle", "colour: " + mt.name + (mt.expr !== mt.name ? " = " + mt.expr : "") +
+		(mt.unit ? " (" + mt.unit + ")" : "") + ", over the samples under each frame"));
+	box.appendChild(el("span", "llo", (mt.lo > mt.min ? "≤ " : "") + fmtM(mt.lo)));
+	mt.ramp.forEach(function (c) {
+		var sw = el("span", "swatch");
+		sw.style.background = c;
+		box.appendChild(sw);
+	});
+	box.appendChild(el("span", "lhi", (mt.hi < mt.max ? "≥ " : "") + fmtM(mt.hi)));
+	var u = el("span", "swatch");
+	u.style.background = mt.undef;
+	box.appendChild(u);
+	box.appendChild(el("span", "lund", "undefined (0/0)"));
+	box.appendChild(el("span", "lnote", "frames' min " + fmtM(mt.min) + ", max " + fmtM(mt.max) +
+		"; scale: width-weighted " + mt.loPct + "th to " + mt.hiPct + "th percentile"));
+}
+
 function pathOf(n) { var p = []; for (; n && n.parent; n = n.parent) p.unshift(n.name); return p; }
 
 function lookup(root, path) {
@@ -52,6 +91,10 @@ function Flame(pane, diff, empty, query) {
 	this.pane = pane; this.diff = diff; this.canvas = pane.querySelector("canvas");
 	this.empty = empty; this.query = query;
 	this.root = null; this.base = null; this.zoom = null; this.boxes = [];
+	/* a metric's legend, above the canvas */
+	this.legend = el("div", "flegend");
+	this.legend.hidden = true;
+	pane.insertBefore(this.legend, this.canvas);
 	var self = this;
 	this.canvas.addEventListener("click", function (e) {
 		var b = self.hit(e);
@@ -93,6 +136,7 @@ Flame.prototype.draw = function () {
 	var W = Math.max(300, this.pane.clientWidth || 1000), H = 17;
 	this.boxes = [];
 	var root = this.root;
+	renderLegend(this.legend, root && root.v && !this.diff ? root.metric : null);
 	if (!root || !root.v) {
 		c.width = W * dpr; c.height = 30 * dpr; c.style.height = "30px";
 		ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -137,6 +181,10 @@ Flame.prototype.draw = function () {
 			color = dlt > 0 ? "rgb(255," + lo + "," + lo + ")" : dlt < 0 ? "rgb(" + lo + "," + lo + ",255)" : "#eee";
 			label = n.name + " — B " + (sb * 100).toFixed(2) + "%, A " + (sa * 100).toFixed(2) + "%, change " +
 				(dlt >= 0 ? "+" : "") + (dlt * 100).toFixed(2) + " points";
+		} else if (root.metric) {
+			color = n.mc || root.metric.undef;
+			label = n.name + " — " + n.v + " (" + pct + "%), self " + n.self + " · " +
+				root.metric.name + " = " + fmtM(n.m);
 		} else {
 			color = n.parent ? hashColor(n.name) : "#ccc";
 			label = n.name + " — " + n.v + " (" + pct + "%), self " + n.self;
@@ -260,5 +308,5 @@ function renderCallTree(box, root, empty) {
 	treeRow(root, root.v, top, 0, pick).click();
 }
 
-return { buildTree: buildTree, Flame: Flame, matchCount: matchCount, renderCallTree: renderCallTree };
+return { buildTree: buildTree, metricTree: metricTree, Flame: Flame, matchCount: matchCount, renderCallTree: renderCallTree };
 })();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "diff.h"
+#include "where.h"
 
 int diff_within_noise(double a_pct, uint64_t na, double b_pct, uint64_t nb)
 {
@@ -394,6 +395,45 @@ int diff_build_windows(struct db *db, const struct diff_window w[2], enum report
 	return 0;
 }
 
+int diff_build_where(struct db *db, enum report_by by, const struct report_opts *o,
+		     struct diff **out, struct error *e)
+{
+	struct db_session s[2];
+	struct report_opts ro[2] = { *o, *o };
+	struct where w[2];
+	int64_t id = o->session;
+	int rc;
+
+	*out = NULL;
+	if (by_check(by, e) < 0)
+		return -1;
+	if (!o->where || !o->where->x) {
+		error_set(e, "one session is compared with itself by a condition: give --where");
+		return -2;
+	}
+	if (id <= 0) {
+		if (db_session_get(db, 0, &s[0], e) < 0)
+			return -1;
+		id = s[0].id;
+	}
+	rc = sessions_load(db, id, id, s, e);
+	if (rc < 0)
+		return rc;
+	for (int side = 0; side < 2; side++) {
+		/* A: the rest, B: the condition as given */
+		where_borrow(o->where, side ? o->where->invert : !o->where->invert, &w[side]);
+		ro[side].session = id;
+		ro[side].where = &w[side];
+	}
+	rc = build_sides(db, s, by, ro, out, e);
+	if (!rc)
+		for (int side = 0; side < 2; side++)
+			where_said(&w[side], (*out)->where[side], sizeof((*out)->where[side]));
+	where_free(&w[0]);
+	where_free(&w[1]);
+	return rc;
+}
+
 int diff_windows_opts(struct report_opts ro[2], const struct diff_window w[2],
 		      struct error *e)
 {
@@ -476,6 +516,10 @@ struct table *diff_table(const struct diff *d, const struct report_opts *o,
 		if (d->host[s][0]) {
 			snprintf(key, sizeof(key), "%s_host", s ? "b" : "a");
 			table_add_meta(t, key, d->host[s], 0);
+		}
+		if (d->where[s][0]) {
+			snprintf(key, sizeof(key), "%s_where", s ? "b" : "a");
+			table_add_meta(t, key, d->where[s], 0);
 		}
 		if (d->has_window[s]) {
 			char w[96];

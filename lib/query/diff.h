@@ -63,6 +63,8 @@ struct diff {
 	struct report_summary *sum[2];	/* diff_build only: each session's */
 	char host[2][256];		/* the fleet's hosts when A's and B's
 					 * differ (else ""): in the meta */
+	char where[2][640];		/* diff_build_where(): the sides'
+					 * conditions, as where_said() says them */
 	int has_window[2];		/* diff_build_windows(): the sides' windows */
 	int64_t window[2][2];		/* [from, to), ns since their sessions' start */
 };
@@ -138,6 +140,21 @@ struct diff_window {
  */
 int diff_build_windows(struct db *db, const struct diff_window w[2], enum report_by by,
 		       const struct report_opts *o, struct diff **out, struct error *e);
+
+/*
+ * The samples of one session where o->where (a metric condition, where.h)
+ * holds against the rest: A, the base, is the session with the condition
+ * inverted, B with it as given (so --where C --invert compares the
+ * other way).  Buckets (or samples) where it is undefined are in neither.
+ * o's other filters apply to both; its session is the one compared
+ * (0: the latest); by, limit and inline_chain as diff_build().  -2 with
+ * e set for a session missing or running, or no o->where; -1 on other
+ * errors (the condition's: a name the session lacks, ...).  d->where
+ * says the sides' conditions (diff_table()'s JSON meta: a_where,
+ * b_where).
+ */
+int diff_build_where(struct db *db, enum report_by by, const struct report_opts *o,
+		     struct diff **out, struct error *e);
 
 /*
  * For any builder of a diff of two windows (diff_build_windows(), the

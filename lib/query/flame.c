@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "flame.h"
+#include "flamemetric.h"
 
 #define FRAME_H		16	/* pixels per level */
 #define FONT_SIZE	12
@@ -197,6 +198,12 @@ static uint32_t node_child(struct flame_tree *t, uint32_t parent, uint32_t name)
 	if (nd->depth > t->max_depth)
 		t->max_depth = nd->depth;
 	t->node_slot[s] = (uint32_t)t->nr_nodes;
+	if (t->nsums) {
+		size_t have = t->cap_sums;
+
+		ARRAY_GROW(t->sums, t->cap_sums, (t->nr_nodes + 1) * t->nsums);
+		memset(t->sums + have, 0, (t->cap_sums - have) * sizeof(*t->sums));
+	}
 	return (uint32_t)t->nr_nodes++;
 }
 
@@ -219,10 +226,25 @@ static uint64_t entry_value(const struct stack_set *set, const struct stack_entr
 	return s->c[what];
 }
 
-/* Add set's stacks to t: into value/self, or into base. */
-static void tree_add(struct flame_tree *t, const struct stack_set *set, int what, int base)
+/* Entry s's samples and counter increases added to node n's sums. */
+static void sums_add(struct flame_tree *t, uint32_t n, const struct stack_entry *s)
+{
+	uint64_t *sum = t->sums + (size_t)n * t->nsums;
+
+	sum[0] += s->samples;
+	for (int i = 1; i < t->nsums; i++)
+		sum[i] += s->c[i - 1];
+}
+
+/* Add set's stacks to t: into value/self, or into base.  With leaf, every
+ * entry's path is made, even of no value, and leaf[i] is entry i's node;
+ * with sums (t->nsums) too, and each node's sums are added (the metric is
+ * of all the samples under a frame, whatever the widths are). */
+static void tree_add(struct flame_tree *t, const struct stack_set *set, int what, int base,
+		     uint32_t *leaf)
 {
 	uint32_t *loc_name = xcalloc(set->nr_locs ? set->nr_locs : 1, sizeof(*loc_name));
+	int sums = t->nsums && !base;
 	char buf[4096];
 
 	for (size_t i = 0; i < set->nr_stacks; i++) {
@@ -230,7 +252,7 @@ static void tree_add(struct flame_tree *t, const struct stack_set *set, int what
 		uint64_t v = entry_value(set, s, what);
 		uint32_t n;
 
-		if (!v)
+		if (!v && !leaf && !sums)
 			continue;
 		flame_sanitize(s->comm ? s->comm : "[unknown]", buf, sizeof(buf));
 		n = node_child(t, 0, name_intern(t, buf));
@@ -238,6 +260,10 @@ static void tree_add(struct flame_tree *t, const struct stack_set *set, int what
 			t->nodes[0].base += v, t->nodes[n].base += v;
 		else
 			t->nodes[0].value += v, t->nodes[n].value += v;
+		if (sums) {
+			sums_add(t, 0, s);
+			sums_add(t, n, s);
+		}
 		for (uint32_t k = s->nr; k-- > 0; ) {
 			uint32_t l = s->locs[k];
 			uint32_t nm;
@@ -254,11 +280,26 @@ static void tree_add(struct flame_tree *t, const struct stack_set *set, int what
 				t->nodes[n].base += v;
 			else
 				t->nodes[n].value += v;
+			if (sums)
+				sums_add(t, n, s);
 		}
 		if (!base)
 			t->nodes[n].self += v;
+		if (leaf)
+			leaf[i] = n;
 	}
 	free(loc_name);
+}
+
+static struct flame_tree *tree_new(void)
+{
+	struct flame_tree *t = xcalloc(1, sizeof(*t));
+
+	ARRAY_GROW(t->nodes, t->cap_nodes, 1);
+	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
+	t->nodes[0].name = name_intern(t, "all");
+	t->nr_nodes = 1;
+	return t;
 }
 
 struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struct error *e)
@@ -267,13 +308,50 @@ struct flame_tree *flame_tree_build(const struct stack_set *set, int what, struc
 
 	if (check_what(set, what, e) < 0)
 		return NULL;
-	t = xcalloc(1, sizeof(*t));
-	ARRAY_GROW(t->nodes, t->cap_nodes, 1);
-	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
-	t->nodes[0].name = name_intern(t, "all");
-	t->nr_nodes = 1;
-	tree_add(t, set, what, 0);
+	t = tree_new();
+	tree_add(t, set, what, 0, NULL);
 	return t;
+}
+
+struct flame_tree *flame_tree_build_sums(const struct stack_set *set, int what,
+					 struct error *e)
+{
+	struct flame_tree *t;
+
+	if (check_what(set, what, e) < 0)
+		return NULL;
+	t = tree_new();
+	t->nsums = 1 + MIN(set->nr_events, STROBE_MAX_COUNTERS);
+	ARRAY_GROW(t->sums, t->cap_sums, (size_t)t->nsums);	/* the root's */
+	memset(t->sums, 0, t->cap_sums * sizeof(*t->sums));
+	tree_add(t, set, what, 0, NULL);
+	return t;
+}
+
+struct flame_tree *flame_tree_shape(const struct stack_set *set, uint32_t *leaf)
+{
+	struct flame_tree *t = tree_new();
+
+	tree_add(t, set, FLAME_SAMPLES, 0, leaf);
+	return t;
+}
+
+void flame_tree_reweigh(struct flame_tree *t, const uint32_t *leaf, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_nodes; i++)
+		t->nodes[i].value = t->nodes[i].self = t->nodes[i].base = 0;
+	for (i = 0; i < n; i++)
+		t->nodes[leaf[i]].self += v[i];
+	/* a node is made after its parent: from the last, each node's value
+	 * is whole when it is added to its parent's */
+	for (i = t->nr_nodes; i-- > 1; ) {
+		t->nodes[i].value += t->nodes[i].self;
+		t->nodes[t->nodes[i].parent].value += t->nodes[i].value;
+	}
+	t->diff = 0;
+	t->base_total = 0;
 }
 
 int flame_tree_diff(struct flame_tree *t, const struct stack_set *base, int what,
@@ -281,7 +359,7 @@ int flame_tree_diff(struct flame_tree *t, const struct stack_set *base, int what
 {
 	if (check_what(base, what, e) < 0)
 		return -1;
-	tree_add(t, base, what, 1);
+	tree_add(t, base, what, 1, NULL);
 	t->diff = 1;
 	t->base_total = t->nodes[0].base;
 	return 0;
@@ -295,6 +373,7 @@ void flame_tree_free(struct flame_tree *t)
 		free(t->names[i]);
 	free(t->names);
 	free(t->nodes);
+	free(t->sums);
 	free(t->name_slot);
 	free(t->node_slot);
 	free(t);
@@ -325,6 +404,107 @@ int flame_event_index(const struct stack_set *set, const char *name, struct erro
 static int line_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append node n's path of names ("comm;outer;...;leaf") to b; path has
+ * room for t's depth. */
+static void path_add(const struct flame_tree *t, uint32_t n, uint32_t *path, struct sbuf *b)
+{
+	uint32_t d = 0;
+
+	while (n) {
+		path[d++] = n;
+		n = t->nodes[n].parent;
+	}
+	while (d-- > 0) {
+		const char *name = t->names[t->nodes[path[d]].name];
+
+		sbuf_add(b, name, strlen(name));
+		if (d)
+			sbuf_add(b, ";", 1);
+	}
+}
+
+struct sorted_path {
+	const char *s;
+	uint32_t node;
+};
+
+static int sorted_path_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sorted_path *)a)->s, ((const struct sorted_path *)b)->s);
+}
+
+uint32_t *flame_tree_order(const struct flame_tree *t, const uint32_t *nodes, size_t n,
+			   size_t *nr)
+{
+	unsigned char *seen = xcalloc(t->nr_nodes ? t->nr_nodes : 1, 1);
+	uint32_t *path = xmalloc((t->max_depth + 1) * sizeof(*path));
+	struct sorted_path *sp = xcalloc(n ? n : 1, sizeof(*sp));
+	uint32_t *order;
+	size_t k = 0, i;
+
+	for (i = 0; i < n; i++) {
+		struct sbuf b = { 0 };
+
+		if (nodes[i] >= t->nr_nodes || seen[nodes[i]])
+			continue;
+		seen[nodes[i]] = 1;
+		path_add(t, nodes[i], path, &b);
+		sbuf_add(&b, "", 1);
+		sp[k].s = b.s;
+		sp[k++].node = nodes[i];
+	}
+	qsort(sp, k, sizeof(*sp), sorted_path_cmp);
+	order = xcalloc(k ? k : 1, sizeof(*order));
+	for (i = 0; i < k; i++) {
+		order[i] = sp[i].node;
+		free((char *)sp[i].s);
+	}
+	free(sp);
+	free(path);
+	free(seen);
+	*nr = k;
+	return order;
+}
+
+int flame_write_folded_ordered(const struct flame_tree *t, const uint32_t *order, size_t n,
+			       FILE *f, struct error *e)
+{
+	uint32_t *path = xmalloc((t->max_depth + 1) * sizeof(*path));
+	struct sbuf b = { 0 };
+	size_t prev = SIZE_MAX, lines = 0, all = 0, i;
+	int ret = 0;
+
+	for (i = 1; i < t->nr_nodes; i++)
+		all += t->nodes[i].self != 0;
+	for (i = 0; i < n; i++) {
+		size_t start = b.n;
+
+		if (!t->nodes[order[i]].self)
+			continue;
+		path_add(t, order[i], path, &b);
+		sbuf_addf(&b, " %" PRIu64 "\n", t->nodes[order[i]].self);
+		/* a line's order is its path's but where a count's digit meets
+		 * a name's byte below '0' (a path that starts another): check
+		 * each line against the one before.  They are compared as
+		 * flame_write_folded() compares them: up to their '\n', which
+		 * is below any byte of a name or count. */
+		if (prev != SIZE_MAX && strcmp(b.s + prev, b.s + start) >= 0)
+			break;
+		prev = start;
+		lines++;
+	}
+	free(path);
+	if (i < n || lines != all) {
+		/* out of order, or order misses a node that ends a stack */
+		free(b.s);
+		return flame_write_folded(t, f, e);
+	}
+	if (b.n && fwrite(b.s, 1, b.n, f) != b.n)
+		ret = error_set(e, "writing the folded stacks failed");
+	free(b.s);
+	return ret;
 }
 
 int flame_write_folded(const struct flame_tree *t, FILE *f, struct error *e)
@@ -441,7 +621,7 @@ static const char svg_script[] =
 	"var frames = [], zoomed = null, searching = false, W, XP;\n"
 	"function $(id) { return document.getElementById(id); }\n"
 	"function nameOf(fr) {\n"
-	"  var t = fr.g.getElementsByTagName('title')[0].textContent;\n"
+	"  var t = fr.g.getElementsByTagName('title')[0].textContent.split('\\n')[0];\n"
 	"  var i = t.lastIndexOf(' (');\n"
 	"  return i < 0 ? t : t.substring(0, i);\n"
 	"}\n"
@@ -558,7 +738,10 @@ static void write_frame(const struct flame_tree *t, const struct flame_svg_opts 
 	char colour[48];
 	int maxc = (int)((w - 6) / 7.1);
 
-	node_colour(t, nd, max_delta, colour, sizeof(colour));
+	if (o->metric)
+		flame_metric_colour(o->metric, (uint32_t)(nd - t->nodes), colour, sizeof(colour));
+	else
+		node_colour(t, nd, max_delta, colour, sizeof(colour));
 	fputs("<g class=\"f\"><title>", f);
 	flame_xml_write(f, name);
 	fprintf(f, " (%" PRIu64 " ", nd->value);
@@ -572,7 +755,18 @@ static void write_frame(const struct flame_tree *t, const struct flame_svg_opts 
 		flame_xml_write(f, o->base_name ? o->base_name : "the baseline");
 		fprintf(f, ", %+.2f", a - b);
 	}
-	fprintf(f, ")</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+	fputc(')', f);
+	if (o->metric) {
+		/* on a line of its own: the script's nameOf() reads the
+		 * name before the last " (" of the first line */
+		char v[64];
+
+		fputs("&#10;", f);
+		flame_xml_write(f, o->metric->name);
+		fprintf(f, " = %s", flame_metric_format(o->metric->v[nd - t->nodes], v,
+							  sizeof(v)));
+	}
+	fprintf(f, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
 		"fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w, FRAME_H - 1,
 		colour, x + 3, y + FRAME_H - 4.5);
 	if (maxc >= 3) {
@@ -662,6 +856,8 @@ static void svg_head(const struct flame_tree *t, const struct flame_svg_opts *o,
 		flame_xml_write(f, o->unit ? o->unit : "samples");
 		fputs("; all in strobe export --format folded)</text>\n", f);
 	}
+	if (o->metric)
+		flame_metric_legend_svg(o->metric, f, width, 44 + (nr_out ? NOTE_H : 0));
 	fprintf(f, "<text id=\"unzoom\" class=\"button\" x=\"%d\" y=\"22\" "
 		"style=\"opacity:0\">Reset Zoom</text>\n", XPAD);
 	fprintf(f, "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" "
@@ -685,7 +881,8 @@ int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, 
 	size_t nr_out;
 	uint64_t value_out;
 	uint32_t depth = svg_layout(t, scale, &nr_out, &value_out);
-	int height = TOP_H + (nr_out ? NOTE_H : 0) + (int)(depth + 1) * FRAME_H + BOTTOM_H;
+	int height = TOP_H + (nr_out ? NOTE_H : 0) + (o->metric ? FLAME_METRIC_LEGEND_H : 0) +
+		     (int)(depth + 1) * FRAME_H + BOTTOM_H;
 	double max_delta = 0;
 	struct { uint32_t node; double x; } *todo;
 	size_t nr_todo = 0;
@@ -702,6 +899,8 @@ int flame_write_svg(const struct flame_tree *t, const struct flame_svg_opts *o, 
 				max_delta = d;
 		}
 	}
+	if (o->metric)		/* over the frames drawn */
+		flame_metric_scale(o->metric, t, scale, MIN_W);
 	svg_head(t, o, width, height, nr_out, value_out, f);
 
 	/* depth first from the root, children by name, so that x grows */

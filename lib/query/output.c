@@ -240,6 +240,24 @@ void table_set_float(struct table *t, size_t row, int col, double v)
 	c->u.d = v;
 }
 
+int table_add_seconds_col(struct table *t, const char *name, enum output_format fmt)
+{
+	return table_add_col(t, name, fmt == OUTPUT_TEXT ? COL_STR : COL_FLOAT);
+}
+
+void table_set_seconds(struct table *t, size_t row, int col, double s, int decimals,
+		       enum output_format fmt)
+{
+	char buf[64];
+
+	if (fmt != OUTPUT_TEXT) {
+		table_set_float(t, row, col, s);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*f", decimals, s);
+	table_set_str(t, row, col, buf);
+}
+
 void table_add_meta(struct table *t, const char *key, const char *value,
 		    int value_is_number)
 {

@@ -39,6 +39,15 @@ void table_set_float(struct table *t, size_t row, int col, double v);
 
 size_t table_rows(const struct table *t);
 
+/* A time in seconds, as tables of moments show it (report --markers,
+ * onsets, phases): text writes it with a fixed number of decimals (COL_
+ * FLOAT's 2 are too few for a moment), CSV and JSON the number.
+ * table_add_seconds_col() adds the column for fmt; table_set_seconds()
+ * sets its cell, with decimals for text. */
+int table_add_seconds_col(struct table *t, const char *name, enum output_format fmt);
+void table_set_seconds(struct table *t, size_t row, int col, double s, int decimals,
+		       enum output_format fmt);
+
 /* Reading a table back (tests, and callers that post-process a report).
  * table_col: the index of the column named name, or -1.  The getters
  * return 0 and the value when the cell holds one of that kind (a float

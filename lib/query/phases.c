@@ -148,7 +148,7 @@ struct table *phases_table(struct db *db, const struct series *s, const struct p
 	table_add_col(tb, "phase", COL_INT);
 	table_add_col(tb, "from_ns", COL_INT);
 	table_add_col(tb, "to_ns", COL_INT);
-	table_add_col(tb, "time_s", fmt == OUTPUT_TEXT ? COL_STR : COL_FLOAT);
+	table_add_seconds_col(tb, "time_s", fmt);
 	table_add_col(tb, "duration_s", COL_FLOAT);
 	table_add_col(tb, "samples", COL_INT);
 	table_add_col(tb, "levels", COL_STR);
@@ -171,12 +171,7 @@ struct table *phases_table(struct db *db, const struct series *s, const struct p
 		table_set_int(tb, r, 0, (int64_t)k);
 		table_set_int(tb, r, 1, from);
 		table_set_int(tb, r, 2, to);
-		if (fmt == OUTPUT_TEXT) {
-			snprintf(buf, sizeof(buf), "%.3f", (double)(from - start) / 1e9);
-			table_set_str(tb, r, 3, buf);
-		} else {
-			table_set_float(tb, r, 3, (double)(from - start) / 1e9);
-		}
+		table_set_seconds(tb, r, 3, (double)(from - start) / 1e9, 3, fmt);
 		table_set_float(tb, r, 4, (double)(to - from) / 1e9);
 		phases_levels(s, cut[k], k + 1 < ncut ? cut[k + 1] : t->nbuckets, &b);
 		table_set_str(tb, r, 6, b.s ? b.s : "");

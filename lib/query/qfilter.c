@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "qfilter.h"
+#include "where.h"
 
 struct qinit {
 	struct qfilter *f;
@@ -212,6 +213,8 @@ int qfilter_init(struct qfilter *f, struct db *db, const struct report_opts *o,
 	if (raw && (f->cg || (flags & QFILTER_PROCS)) &&
 	    procset_load(db, s, PROCSET_ALL, &f->all, e) < 0)
 		return -1;
+	if (o->where && where_select(o->where, db, s, o, e) < 0)
+		return -1;
 	return 0;
 }
 
@@ -268,6 +271,8 @@ int qfilter_scan(const struct qfilter *f, uint32_t cols, struct sample_scan_filt
 	}
 	sf->cols = cols | (o->mode == REPORT_KERNEL || o->mode == REPORT_USER ?
 			   1u << SB_FLAGS : 0);
+	if (o->where)
+		where_scan(o->where, sf);
 	return 1;
 }
 

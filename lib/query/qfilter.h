@@ -61,9 +61,10 @@ struct qfilter {
 	struct procset all;		/* raw rows with cgroups or QFILTER_PROCS */
 };
 
-/* Look up what o's filters name in session s.  Fails (with pid@START) when
- * no process had the pid; a comm or binary that matches nothing is a note
- * and sets none. */
+/* Look up what o's filters name in session s, and select o->where
+ * there (where.h: where_select(), its failures this one's).  Fails (with
+ * pid@START) when no process had the pid; a comm or binary that matches
+ * nothing is a note and sets none. */
 int qfilter_init(struct qfilter *f, struct db *db, const struct report_opts *o,
 		 const struct db_session *s, int raw, unsigned flags, qfilter_note_fn note,
 		 void *note_ctx, struct error *e);
@@ -77,7 +78,8 @@ void qfilter_sql(const struct qfilter *f, struct sbuf *sql, unsigned what);
  * Raw rows read from the sample blocks (samplescan.h) rather than through
  * SQL: qfilter_scan() fills *sf for session s's rowid range, o's time
  * range (has_from, has_to) and the pid, comm and binary conditions of
- * qfilter_sql(), reading the columns in cols (1 << SB_*) as well; it
+ * qfilter_sql(), and o->where's kept ranges or row test (where_scan()),
+ * reading the columns in cols (1 << SB_*) as well; it
  * returns 0 when no row can pass (a finished session with no samples, a
  * --binary matching none).  The mode condition is the caller's, per row:
  * qfilter_mode() (a NULL flags column fails it, as in SQL).

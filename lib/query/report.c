@@ -26,6 +26,7 @@
 #include "procset.h"
 #include "resolve.h"
 #include "report_int.h"
+#include "where.h"
 
 void report_note(struct report *r, const char *fmt, ...)
 {
@@ -86,6 +87,9 @@ void report_filters_str(const struct report_opts *o, struct sbuf *out)
 		sbuf_addf(&f, " from=%.9gs", o->from_ns / 1e9);
 	if (o->has_to)
 		sbuf_addf(&f, " to=%.9gs", o->to_ns / 1e9);
+	if (o->where)
+		sbuf_addf(&f, " where='%s'%s%s", o->where->text, o->where->invert ? " invert" : "",
+			  o->where->per_sample ? " where_sample" : "");
 	if (f.s)
 		sbuf_addf(out, "%s", f.s + 1);
 	free(f.s);
@@ -134,6 +138,12 @@ void report_add_meta(struct table *t, const struct report_opts *o,
 
 	report_filters_str(o, &f);
 	table_add_meta(t, "filters", f.s ? f.s : "", 0);
+	if (o->where && o->where->ready) {	/* what the condition kept */
+		char wn[1200];
+
+		where_note(o->where, wn, sizeof(wn));
+		table_add_meta(t, "where", wn, 0);
+	}
 	if (o->limit)
 		meta_int(t, "limit", (int64_t)o->limit);
 	free(f.s);
@@ -273,8 +283,15 @@ struct table *report_build(struct db *db, const struct report_opts *o,
 	if (report_state_note(&sum->session, state_note, sizeof(state_note)))
 		report_note(&r, "%s", state_note);
 
-	if (report_gather(&r, e) < 0 ||
-	    report_unattributed(db, &sum->session, sum->unattributed, e) < 0 ||
+	if (report_gather(&r, e) < 0)
+		goto out;
+	if (o->where && o->where->ready) {
+		char wn[sizeof(sum->notes[0])];
+
+		where_note(o->where, wn, sizeof(wn));
+		report_note(&r, "%s", wn);
+	}
+	if (report_unattributed(db, &sum->session, sum->unattributed, e) < 0 ||
 	    report_jit_notes(&r, e) < 0)
 		goto out;
 	report_name_and_group(&r);
@@ -317,7 +334,7 @@ int report_window_whole(struct db *db, const struct db_session *s, const struct 
 	sqlite3_stmt *st;
 	int whole = 0;
 
-	if (!o->window || !db_session_complete(s) || s->time_bucket_ns <= 0)
+	if (!o->window || o->where || !db_session_complete(s) || s->time_bucket_ns <= 0)
 		return 0;
 	if (sqlite3_prepare_v2(db_sqlite(db), sql, -1, &st, NULL))
 		return 0;

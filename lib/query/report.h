@@ -24,6 +24,7 @@
 #define REPORT_METRICS_MAX 16	/* -M metrics in one report */
 
 struct metric;
+struct where;
 
 enum report_by { REPORT_BY_BINARY, REPORT_BY_SYMBOL, REPORT_BY_LINE, REPORT_BY_CGROUP };
 enum report_mode { REPORT_ALL, REPORT_KERNEL, REPORT_USER };
@@ -63,6 +64,11 @@ struct report_opts {
 	struct progress *progress;	/* NULL: none; shows the reading of raw
 					 * samples and the naming of locations
 					 * (progress.h) */
+	struct where *where;		/* NULL: none; a metric condition
+					 * (where.h) keeping only some samples:
+					 * selected by qfilter_init(), applied
+					 * by the raw scans (never the
+					 * histograms) */
 };
 
 struct report_summary {
@@ -147,7 +153,8 @@ int report_metrics_check(const struct db_session *s, const struct report_opts *o
 
 /* What "seconds" is in a report's metrics: the session's length, or with
  * --from/--to the length of that range within the session; NaN while the
- * session runs and no --to bounds it. */
+ * session runs and no --to bounds it.  With a --where selected by buckets
+ * (where.h) the length of the buckets it kept. */
 double report_metric_seconds(const struct db_session *s, const struct report_opts *o);
 
 /*
@@ -175,14 +182,16 @@ int report_rank_cmp(uint64_t weight_a, uint64_t samples_a, uint64_t weight_b,
 int report_state_note(const struct db_session *s, char *buf, size_t len);
 
 /* The report's meta data (JSON "meta": session, its figures, the
- * filters), as report_build() adds it; for other reports of samples
+ * filters; with a selected --where, "where": what it kept, where.h's
+ * where_note()), as report_build() adds it; for other reports of samples
  * (calltree.h) that have the same summary. */
 void report_add_meta(struct table *t, const struct report_opts *o,
 		     const struct report_summary *sum);
 
 /* Append o's filters to out as the JSON meta "filters" spells them:
  * "pid=42 comm=ls binary=/usr/bin/ls mode=kernel cgroup=/a from=1.5s
- * to=2s" (only those given; nothing when none is). */
+ * to=2s where='page-faults > 200' invert where_sample" (only those
+ * given; nothing when none is). */
 void report_filters_str(const struct report_opts *o, struct sbuf *out);
 
 /* Add to out[0..s->nr_events) the counter increases of session s that

@@ -11,6 +11,7 @@
 #endif
 #include <math.h>
 #include <stdlib.h>
+#include "where.h"
 #include <string.h>
 #include <strings.h>
 #include "metrics.h"
@@ -128,6 +129,8 @@ double report_metric_seconds(const struct db_session *s, const struct report_opt
 	int64_t from = o->has_from ? MAX(o->from_ns, 0) : 0;
 	int64_t to = o->has_to ? (dur >= 0 ? MIN(o->to_ns, dur) : o->to_ns) : dur;
 
+	if (o->where && o->where->ready && !o->where->per_sample)
+		return o->where->kept_ns > 0 ? o->where->kept_ns / 1e9 : NAN;	/* its buckets' */
 	return to > from ? (to - from) / 1e9 : NAN;
 }
 

@@ -232,7 +232,7 @@ int report_gather(struct report *r, struct error *e)
 	const struct report_opts *o = r->o;
 	const struct db_session *s = &r->sum->session;
 	/* a window of every sample reads the histogram, as no window does */
-	int raw = !db_session_complete(s) ||
+	int raw = !db_session_complete(s) || o->where ||
 		  ((o->has_from || o->has_to) && !report_window_whole(r->db, s, o));
 	struct qfilter *qf = &r->qf;
 	struct sbuf sql = { 0 };

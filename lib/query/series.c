@@ -98,12 +98,10 @@ static int metric_lookup(void *ctx, const char *name)
  * rankings a split needs in o: samples for a metric, else each event's
  * own (at most TL_MAXV distinct).
  */
-static int bind_names(const struct db_session *s, struct series_req *r, int *evidx,
-		      struct timeline_opts *o, struct error *e)
+int series_metric_bind(const struct db_session *s, struct series_req *r, struct error *e)
 {
 	struct bind b = { s, r->catalog };
 
-	o->nrank = 0;
 	if (r->catalog) {
 		char what[64];
 
@@ -111,9 +109,21 @@ static int bind_names(const struct db_session *s, struct series_req *r, int *evi
 		if (metric_covered(r->catalog, catalog_has, (void *)s, what, e) < 0)
 			return SERIES_UNCOVERED;
 	}
+	if (expr_bind(r->metric, metric_lookup, &b, e) < 0)
+		return SERIES_NO_NAME;
+	return 0;
+}
+
+static int bind_names(const struct db_session *s, struct series_req *r, int *evidx,
+		      struct timeline_opts *o, struct error *e)
+{
+
+	int ret;
+
+	o->nrank = 0;
 	if (r->metric) {
-		if (expr_bind(r->metric, metric_lookup, &b, e) < 0)
-			return SERIES_NO_NAME;
+		if ((ret = series_metric_bind(s, r, e)) < 0)
+			return ret;
 		o->nrank = 1;
 		o->rank[0] = TL_SAMPLES;
 		return 0;
@@ -299,19 +309,40 @@ int series_compute_said(const struct series_source *src, struct series_req *r,
 
 	if (!ret)
 		return 0;
-	series_events_text(s, evs, sizeof(evs));
-	if (ret == SERIES_NO_NAME)
-		error_set(e, "--metric: %s: session %lld has %s, and 'seconds' (metrics by name: "
-			  "'strobe list --metrics')", ce.msg, (long long)s->id, evs);
-	else if (ret == SERIES_NO_EVENT)
+	if (ret == SERIES_NO_EVENT) {
+		series_events_text(s, evs, sizeof(evs));
 		error_set(e, "unknown event '%s' in --event: session %lld has %s",
 			  r->events[r->unknown], (long long)s->id, evs);
-	else
+	} else if (ret == SERIES_NO_NAME) {
+		series_metric_said(s, ret, "--metric", ce.msg, e);
+	} else {
 		error_set(e, "%s", ce.msg);
+	}
 	return ret;
 }
 
+void series_metric_said(const struct db_session *s, int ret, const char *opt, const char *msg,
+			struct error *e)
+{
+	char evs[1200];
+
+	series_events_text(s, evs, sizeof(evs));
+	if (ret == SERIES_NO_NAME)
+		error_set(e, "%s: %s: session %lld has %s, and 'seconds' (metrics by name: "
+			  "'strobe list --metrics')", opt, msg, (long long)s->id, evs);
+	else if (ret == SERIES_UNCOVERED)
+		error_set(e, "%s: %s (session %lld has %s)", opt, msg, (long long)s->id, evs);
+	else
+		error_set(e, "%s", msg);
+}
+
 int series_metric_parse(struct series_req *r, const char *arg, char **text, struct error *e)
+{
+	return series_metric_parse_as(r, arg, "--metric", text, e);
+}
+
+int series_metric_parse_as(struct series_req *r, const char *arg, const char *opt, char **text,
+			   struct error *e)
 {
 	struct error pe = { "" };
 
@@ -321,13 +352,13 @@ int series_metric_parse(struct series_req *r, const char *arg, char **text, stru
 		*text = metric_expr_scaled(r->catalog);
 		r->metric = expr_parse(*text, &pe);
 		if (!r->metric)
-			return error_set(e, "--metric %s: %s", r->catalog->name, pe.msg);
+			return error_set(e, "%s %s: %s", opt, r->catalog->name, pe.msg);
 		r->metric_src = r->catalog->name;
 		return 0;
 	}
 	r->metric = expr_parse(arg, &pe);
 	if (!r->metric)
-		return error_set(e, "bad --metric '%s': %s", arg, pe.msg);
+		return error_set(e, "bad %s '%s': %s", opt, arg, pe.msg);
 	r->metric_src = arg;
 	return 0;
 }

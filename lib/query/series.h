@@ -89,6 +89,21 @@ struct series {
  * 0, or -1 with e saying "--metric NAME: ..." or "bad --metric 'ARG': ...".
  */
 int series_metric_parse(struct series_req *r, const char *arg, char **text, struct error *e);
+/* The same for another option: opt ("--color-by") in the messages. */
+int series_metric_parse_as(struct series_req *r, const char *arg, const char *opt, char **text,
+			   struct error *e);
+
+/*
+ * Bind r->metric's names (parsed by series_metric_parse) to session s's
+ * values in a timeline's layout (timeline.h): TL_SAMPLES for "samples" or
+ * the sampling event, 1 + i for counting event i (a catalogue metric's
+ * names also by alias), 1 + s->nr_events for "seconds".  For sums that
+ * are not a timeline's (a flame graph's frames, flamemetric.h; a sample's
+ * own, where.h).  0, or
+ * SERIES_UNCOVERED or SERIES_NO_NAME with e set (series_metric_said()
+ * words them for an option).
+ */
+int series_metric_bind(const struct db_session *s, struct series_req *r, struct error *e);
 
 /* series_compute()'s failures other than -1 (the source's error, the
  * window, no samples: e says it). */
@@ -115,6 +130,12 @@ void series_free(struct series *s);
  * whole message. */
 int series_compute_said(const struct series_source *src, struct series_req *r,
 			struct series **out, struct error *e);
+
+/* A metric's failure ret (SERIES_NO_NAME, SERIES_UNCOVERED; msg the
+ * error series_metric_bind() set) into e as option opt ("--metric") says
+ * it, with the events session s has. */
+void series_metric_said(const struct db_session *s, int ret, const char *opt, const char *msg,
+			struct error *e);
 
 /* Value index of an event name in s (timeline.h): 1 + i for counting
  * event i, TL_SAMPLES for "samples" or the sampling event, else -1. */

@@ -118,15 +118,9 @@ static int line_rows(struct table *tb, const struct series *s, size_t i, int met
 		size_t left = c->at - c->lo, right = c->hi - c->at;
 		size_t r = table_add_row(tb);
 		double secs = (double)(when - s->session.start_ns) / 1e9;
-		char buf[64];
 
 		table_set_int(tb, r, 0, when);
-		if (fmt == OUTPUT_TEXT) {
-			snprintf(buf, sizeof(buf), "%.3f", secs);
-			table_set_str(tb, r, 1, buf);
-		} else {
-			table_set_float(tb, r, 1, secs);
-		}
+		table_set_seconds(tb, r, 1, secs, 3, fmt);
 		table_set_float(tb, r, 2, (double)(left > right ? left : right) * ms);
 		table_set_float(tb, r, 3, c->before);
 		table_set_float(tb, r, 4, c->after);
@@ -147,7 +141,7 @@ struct table *seriesonsets_table(const struct series *s, int metric,
 	char buf[32];
 
 	table_add_col(tb, "time_ns", COL_INT);
-	table_add_col(tb, "time_s", fmt == OUTPUT_TEXT ? COL_STR : COL_FLOAT);
+	table_add_seconds_col(tb, "time_s", fmt);
 	table_add_col(tb, "uncertainty_ms", COL_FLOAT);
 	table_add_col(tb, "before", COL_FLOAT);
 	table_add_col(tb, "after", COL_FLOAT);

@@ -25,6 +25,7 @@
 #include "sessionexport.h"
 #include "cgset.h"
 #include "chrometrace.h"
+#include "where.h"
 #include "eventscan.h"
 #include "exportcsv.h"
 #include "procset.h"
@@ -200,6 +201,12 @@ static int samples_open(struct exp *x, struct error *e)
 	int rc;
 
 	sample_scan_range(s, &f.row_lo, &f.row_hi);
+	if (o->where) {
+		if (!o->where->ready || o->where->session != s->id)
+			return error_set(e, "--where was not selected for session %lld",
+					 (long long)s->id);
+		where_scan(o->where, &f);
+	}
 	if (o->progress && o->progress->on) {
 		progress_phase(o->progress, sample_scan_total(x->db, &f), "samples");
 		db_set_progress(x->db, o->progress);
@@ -211,6 +218,14 @@ static int samples_open(struct exp *x, struct error *e)
 	if (rc != 0)
 		return rc;
 
+	if (o->where) {
+		char said[640];
+
+		where_said(o->where, said, sizeof(said));
+		error_set(e, "nothing to export: no samples of session %lld pass %s",
+			  (long long)s->id, said);
+		return 0;
+	}
 	time_range_text(o, range, sizeof(range));
 	who[0] = 0;
 	if (o->pid >= 0 && o->comm)

@@ -204,6 +204,10 @@ struct source_export_opts {
 	int no_demangle;		/* local: raw symbol names */
 	const char *cgroup;		/* local: NULL, or a cgroup filter (cgset.h) */
 	int cgroup_column;		/* local csv: a last column cgroup */
+	struct where *where;		/* local: NULL, or a metric condition
+					 * (where.h) selected for the session
+					 * (where_select()) keeping only its
+					 * samples */
 	int host_column;		/* fleet csv: a first column host always */
 	const char *out;		/* the output's name in messages (NULL:
 					 * "the export") */

@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "resolve.h"
 #include "stacks_int.h"
+#include "where.h"
 
 /* What stacks_load() held while loading (not the set it returns). */
 static void sload_free(struct sload *l)
@@ -247,7 +248,7 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 	for (i = 0; i < l.nev; i++)
 		snprintf(set->events[i], sizeof(set->events[i]), "%s", s->events[i].name);
 	/* a window of every sample reads the histogram, as no window does */
-	l.raw = p->raw = !db_session_complete(s) ||
+	l.raw = p->raw = !db_session_complete(s) || o->where ||
 			 ((o->has_from || o->has_to) && !report_window_whole(db, s, o));
 	if (!(p->res = resolver_new(db, s, e)))
 		goto fail;
@@ -264,6 +265,12 @@ struct stack_set *stacks_load(struct db *db, const struct report_opts *o, struct
 			goto fail;
 		if (!l.raw && stacks_no_stack_agg(&l, e) < 0)
 			goto fail;
+		if (o->where && o->where->ready) {
+			char wn[sizeof(set->notes[0])];
+
+			where_note(o->where, wn, sizeof(wn));
+			stacks_note(&l, "%s", wn);
+		}
 	} else {
 		set->stacks = xcalloc(1, sizeof(*set->stacks));
 	}
@@ -292,6 +299,41 @@ struct stack_set *stacks_window(struct db *db, const struct report_opts *o, int6
 	return stacks_load(db, &w, e);
 }
 
+int stacks_window_sums(struct db *db, const struct stack_set *whole, const struct report_opts *o,
+		       int64_t from_ns, int64_t to_ns, int what, uint64_t *sums, struct error *e)
+{
+	struct report_opts w = *o;
+	struct stack_set *scratch = xcalloc(1, sizeof(*scratch));	/* the window's notes */
+	struct sload l = { .db = db, .o = &w, .set = scratch, .whole = whole, .sums = sums,
+			   .sum_what = what < 0 ? -1 : what };
+	int rc = -1;
+
+	memset(sums, 0, (whole->nr_stacks ? whole->nr_stacks : 1) * sizeof(*sums));
+	if (what >= whole->nr_events) {
+		error_set(e, "no counting event %d in session %lld", what,
+			  (long long)whole->session.id);
+		goto out;
+	}
+	if (report_opts_window(&w, from_ns, to_ns, e) < 0)
+		goto out;
+	if (report_window_whole(db, &whole->session, &w)) {
+		/* every sample: the whole's own sums */
+		for (size_t i = 0; i < whole->nr_stacks; i++)
+			sums[i] = what < 0 ? whole->stacks[i].samples : whole->stacks[i].c[what];
+		rc = 0;
+		goto out;
+	}
+	scratch->session = whole->session;
+	l.nev = whole->nr_events;
+	if (qfilter_init(&l.qf, db, &w, &scratch->session, 1, QFILTER_PROCS, qf_note, &l, e) < 0)
+		goto out;
+	rc = l.qf.none ? 0 : stacks_sum_raw(&l, e);
+	qfilter_free(&l.qf);
+out:
+	free(scratch);
+	return rc;
+}
+
 void stacks_free(struct stack_set *set)
 {
 	struct stacks_priv *p = (struct stacks_priv *)set;
@@ -304,6 +346,8 @@ void stacks_free(struct stack_set *set)
 	free(p->comms);
 	free(p->comm_ids);
 	free(p->pool);
+	free(p->efirst);
+	free(p->enext);
 	free(set->syms);
 	free(set->locs);
 	free(set->stacks);

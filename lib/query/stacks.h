@@ -103,6 +103,20 @@ struct stack_set *stacks_window(struct db *db, const struct report_opts *o, int6
 				int64_t to_ns, struct error *e);
 
 /*
+ * A window's sums by the entries of whole, the set of its session with
+ * o's filters and no time range (stacks_load()), so that a server that
+ * shows window after window of one session reads and names its stacks
+ * once (flameindex.h): sums[i] (whole->nr_stacks of them) gets entry i's
+ * samples in [from_ns, to_ns) (what < 0) or its increases of counting
+ * event what.  0; 1 when a sample of the window has no entry in whole (the
+ * session grew since whole was read: read it again) or whole's stack ids
+ * are too sparse to index (use stacks_window()); -1 with e set.  Makes an
+ * index in whole the first time: not for two threads at once.
+ */
+int stacks_window_sums(struct db *db, const struct stack_set *whole, const struct report_opts *o,
+		       int64_t from_ns, int64_t to_ns, int what, uint64_t *sums, struct error *e);
+
+/*
  * Each sample of set's session that passes o's filters, in time order:
  * fn gets its time (ns since the session start), cpu, tid and its entry in
  * set (an index in set->stacks), or is not called for samples without a

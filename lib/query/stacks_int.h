@@ -88,6 +88,12 @@ struct stacks_priv {
 	size_t ncomms;
 	uint32_t *pool;		/* the entries' locs */
 	int raw;		/* entries were read from the raw samples */
+	/* the entries by stack id, for stacks_window_sums() (made by its
+	 * first call): efirst[stack - elo] is the index + 1 of the stack's
+	 * first entry, enext[i] that of the next after entry i (0: none) */
+	uint32_t *efirst, *enext;
+	int64_t elo;
+	size_t enid;
 };
 
 struct sload {
@@ -119,6 +125,11 @@ struct sload {
 	struct otable cmap;	/* (comm_id, 0, 0, 0) -> index in p->comms */
 	size_t commcap;
 	uint64_t missing;	/* samples whose stack is not stored */
+	/* stacks_window_sums(): the set of the whole session whose entries
+	 * the window's samples are summed into (sums[entry]), by what */
+	const struct stack_set *whole;
+	uint64_t *sums;
+	int sum_what;
 };
 
 /* stacks.c */
@@ -130,5 +141,9 @@ int stacks_gather(struct sload *l, struct error *e);
 int stacks_no_stack_agg(struct sload *l, struct error *e);
 int stacks_frames_load(struct sload *l, struct resolver *res, struct error *e);
 int stacks_entries_make(struct sload *l, struct resolver *res, struct error *e);
+/* The raw samples of l's range summed into l->sums by l->whole's entries:
+ * 0, 1 when a sample has no entry there (or whole's stack ids are too
+ * wide to index), -1 with e set. */
+int stacks_sum_raw(struct sload *l, struct error *e);
 
 #endif

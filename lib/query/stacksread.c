@@ -138,9 +138,21 @@ static void gent_add(struct sload *l, int64_t stack_id, int64_t pid, int64_t com
 		g->c[i] += (uint64_t)c[i];
 }
 
-/* Step 1 over the raw samples, their blocks decoded in C (samplescan.h),
- * as report_gather() reads them. */
-static int gather_raw(struct sload *l, struct error *e)
+/* Step 1's gathering of one raw sample that passed the filters and has a
+ * stack: summed into its entry (pid the sample's, start its process's). */
+static int raw_gent(struct sload *l, const struct sampleblk_row *x, int64_t pid, int64_t start)
+{
+	gent_add(l, x->v[SB_STACK], pid, x->v[SB_COMM_ID], start, 1,
+		 x->null & (1u << SB_PERIOD) ? NULL : &x->v[SB_PERIOD], &x->v[SB_C0]);
+	return 0;
+}
+
+/* The raw samples of l's range that pass its filters, their blocks decoded
+ * in C (samplescan.h), as report_gather() reads them: those without a
+ * stack counted in no_stack, the others given to fn (which returns 0 to
+ * go on, 1 to stop the scan: the scan's result then). */
+static int scan_raw(struct sload *l, int (*fn)(struct sload *, const struct sampleblk_row *,
+					       int64_t, int64_t), struct error *e)
 {
 	const struct report_opts *o = l->o;
 	const struct db_session *s = &l->set->session;
@@ -155,8 +167,6 @@ static int gather_raw(struct sload *l, struct error *e)
 		cols |= 1u << (SB_C0 + i);
 	if (!qfilter_scan(&l->qf, cols, &sf))
 		return 0;
-	if (byid_make(l, e) < 0)
-		return -1;
 	if (o->progress) {
 		progress_phase(o->progress, sample_scan_session_total(l->db, s, o->has_from,
 				o->from_ns, o->has_to, o->to_ns), "samples");
@@ -178,12 +188,100 @@ static int gather_raw(struct sload *l, struct error *e)
 			l->set->no_stack++;
 			continue;
 		}
-		gent_add(l, x->v[SB_STACK], pid, x->v[SB_COMM_ID], qfilter_start(&l->qf, pid, t),
-			 1, x->null & (1u << SB_PERIOD) ? NULL : &x->v[SB_PERIOD], &x->v[SB_C0]);
+		if ((rc = fn(l, x, pid, qfilter_start(&l->qf, pid, t))))
+			break;
 	}
 	sample_scan_close(sc);
 	db_set_progress(l->db, NULL);
-	return rc < 0 ? -1 : 0;
+	return rc < 0 ? -1 : rc;
+}
+
+static int gather_raw(struct sload *l, struct error *e)
+{
+	if (byid_make(l, e) < 0)
+		return -1;
+	return scan_raw(l, raw_gent, e);
+}
+
+/* ---- a window summed into the entries of a whole session's set ---- */
+
+/* efirst's mark of a stack with several entries in the whole */
+#define EFIRST_SEVERAL	0x80000000u
+
+/* The entry of key (stack, pid, comm, start) in l->whole, or -1: by stack
+ * id first (whole's entries of one stack chained), as gent_get() finds.
+ * A stack of one entry in the whole is that entry's without a look at it
+ * (a cache miss per sample in a session of many stacks): whole holds
+ * every key of the session that passes the filters (stacks.h), and the
+ * window's samples pass them. */
+static ptrdiff_t whole_find(const struct sload *l, int64_t stack, int64_t pid, int64_t comm,
+			    int64_t start)
+{
+	const struct stacks_priv *p = (const struct stacks_priv *)l->whole;
+	const struct stack_entry *se;
+	uint32_t i;
+
+	if (stack < p->elo || (uint64_t)stack - (uint64_t)p->elo >= p->enid)
+		return -1;
+	i = p->efirst[stack - p->elo];
+	if (!(i & EFIRST_SEVERAL))
+		return (ptrdiff_t)i - 1;
+	for (i &= ~EFIRST_SEVERAL; i; i = p->enext[i - 1]) {
+		se = &l->whole->stacks[i - 1];
+		if (se->pid == (uint32_t)pid && se->start_ns == (uint64_t)start &&
+		    p->comm_ids[i - 1] == comm)
+			return (ptrdiff_t)i - 1;
+	}
+	return -1;
+}
+
+static int raw_sum(struct sload *l, const struct sampleblk_row *x, int64_t pid, int64_t start)
+{
+	ptrdiff_t i = whole_find(l, x->v[SB_STACK], pid, x->v[SB_COMM_ID], start);
+
+	if (i < 0)
+		return 1;	/* not in the whole: the session grew */
+	l->sums[i] += l->sum_what < 0 ? 1 : (uint64_t)x->v[SB_C0 + l->sum_what];
+	return 0;
+}
+
+/* whole's entries by stack id (stacks_priv.efirst, enext), made once:
+ * -1 when its ids span more than STACKS_BYID_MAX. */
+static int whole_index(const struct stack_set *whole)
+{
+	struct stacks_priv *p = (struct stacks_priv *)whole;	/* a cache of the set's */
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t i;
+
+	if (p->efirst)
+		return 0;
+	for (i = 0; i < whole->nr_stacks; i++) {
+		lo = MIN(lo, whole->stacks[i].stack_id);
+		hi = MAX(hi, whole->stacks[i].stack_id);
+	}
+	if (!whole->nr_stacks)
+		lo = hi = 0;
+	if (hi < lo || (uint64_t)hi - (uint64_t)lo >= STACKS_BYID_MAX ||
+	    whole->nr_stacks >= EFIRST_SEVERAL)
+		return -1;
+	p->elo = lo;
+	p->enid = (size_t)(hi - lo) + 1;
+	p->efirst = xcalloc(p->enid, sizeof(*p->efirst));
+	p->enext = xcalloc(whole->nr_stacks ? whole->nr_stacks : 1, sizeof(*p->enext));
+	for (i = whole->nr_stacks; i-- > 0; ) {
+		uint32_t *f = &p->efirst[whole->stacks[i].stack_id - lo];
+
+		p->enext[i] = *f & ~EFIRST_SEVERAL;
+		*f = ((uint32_t)i + 1) | (*f ? EFIRST_SEVERAL : 0);
+	}
+	return 0;
+}
+
+int stacks_sum_raw(struct sload *l, struct error *e)
+{
+	if (whole_index(l->whole) < 0)
+		return 1;
+	return scan_raw(l, raw_sum, e);
 }
 
 int stacks_gather(struct sload *l, struct error *e)

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "countstore.h"
+#include "report.h"
+#include "where.h"
 #include "timeline_int.h"
 
 /* ---- pure helpers ---- */
@@ -69,6 +71,23 @@ int timeline_parse_by(const char *s, enum timeline_by *by)
 			return 0;
 		}
 	return -1;
+}
+
+void timeline_opts_from_report(const struct report_opts *o, struct timeline_opts *to)
+{
+	to->session = o->session;
+	to->pid = o->pid;
+	to->has_pid_at = o->has_pid_at;
+	to->pid_at_ns = o->pid_at_ns;
+	to->pid_at_slack_ns = o->pid_at_slack_ns;
+	to->comm = o->comm;
+	to->binary = o->binary;
+	to->cgroup = o->cgroup;
+	to->has_from = o->has_from;
+	to->has_to = o->has_to;
+	to->from_ns = o->from_ns;
+	to->to_ns = o->to_ns;
+	to->no_demangle = o->no_demangle;
 }
 
 int timeline_parse_bucket(const char *s, int64_t *ns)
@@ -270,6 +289,11 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		goto fail;
 	t->nv = 1 + s->nr_events;
 	if (!strcmp(s->backend, "count")) {
+		if (o->where) {
+			error_set(e, "--where keeps samples: session %lld is a count, with "
+				  "none", (long long)s->id);
+			goto fail;
+		}
 		if (count_timeline(db, o, t, e) < 0)
 			goto fail;
 		return t;
@@ -288,6 +312,14 @@ struct timeline *timeline_build(struct db *db, const struct timeline_opts *o,
 		goto fail;
 	if (tl_make_where(&b) < 0)
 		goto fail;
+	if (o->where) {
+		if (!o->where->ready || o->where->session != s->id) {
+			error_set(e, "the --where condition was not selected for session %lld",
+				  (long long)s->id);
+			goto fail;
+		}
+		where_scan(o->where, &b.raw);
+	}
 	/* pid reuse: the processes of --pid's pid, or for --by pid of every
 	 * pid that was several */
 	if (o->pid >= 0 || o->by == TL_BY_PID) {

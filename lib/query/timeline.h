@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include "db.h"
 
+struct where;
+
 #define TL_SAMPLES	0		/* value index of the sample count */
 #define TL_MAXV		(1 + STROBE_MAX_COUNTERS)
 #define TL_TOP_DEFAULT	8
@@ -55,6 +57,10 @@ struct timeline_opts {
 	int no_demangle;		/* 1: raw (mangled) symbol names */
 	struct progress *progress;	/* NULL: none; shows the scans of raw
 					 * samples (progress.h) */
+	struct where *where;		/* NULL: none; else a metric condition
+					 * (where.h) selected for this session
+					 * (where_select()): only the samples it
+					 * keeps are summed, from the raw rows */
 };
 
 struct timeline_group {
@@ -223,6 +229,13 @@ int timeline_no_samples(const struct timeline *t, const struct timeline_opts *o,
  * "pid 42, comm ls, binary libc.so.6, symbol main, cgroup /a" (with
  * pid_at, "pid 42 at 1.5 s" for o's PID@START); nothing for none. */
 void timeline_filters_text(const struct timeline_opts *o, int pid_at, struct sbuf *b);
+
+/* The filters of a report's options (report.h: session, pid, comm,
+ * binary, cgroup, the range, no_demangle) into a timeline's; the rest of
+ * to as it is.  The one translation of the filters to a timeline's
+ * (plot's options, where.h's buckets). */
+struct report_opts;
+void timeline_opts_from_report(const struct report_opts *o, struct timeline_opts *to);
 
 /* Parse "cpu", "pid", "binary", "symbol" or "cgroup". -1 on anything else. */
 int timeline_parse_by(const char *s, enum timeline_by *by);

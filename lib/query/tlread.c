@@ -163,7 +163,7 @@ int tl_time_sums_usable(struct build *b)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (b->o->raw || b->need_locs || w <= 0 || t->bucket_ns % w ||
+	if (b->o->raw || b->o->where || b->need_locs || w <= 0 || t->bucket_ns % w ||
 	    (t->from_ns - s->start_ns) % w)
 		return 0;
 	b->k0 = floor_div(t->from_ns - s->start_ns, w);

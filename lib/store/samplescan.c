@@ -121,6 +121,8 @@ struct sample_scan *sample_scan_open(struct db *db, const struct sample_scan_fil
 		sc->cols |= 1u << SB_COMM_ID;
 	if (f->nbinaries)
 		sc->cols |= 1u << SB_BINARY_ID;
+	if (f->has_keep)
+		sc->cols |= 1u << SB_TIME_NS;
 	if (f->by_time) {
 		if (open_sorted(sc, e) < 0)
 			goto fail;
@@ -145,6 +147,29 @@ struct sample_scan *sample_scan_open(struct db *db, const struct sample_scan_fil
 fail:
 	sample_scan_close(sc);
 	return NULL;
+}
+
+/* Does row r pass the filters in C only (keep, row_keep)? */
+static int row_kept(const struct sample_scan_filter *f, const struct sampleblk_row *r)
+{
+	if (f->has_keep) {
+		size_t lo = 0, hi = f->nkeep;
+		int64_t t = r->v[SB_TIME_NS];
+
+		if (r->null & (1u << SB_TIME_NS))
+			return 0;
+		while (lo < hi) {	/* the first range ending at or after t */
+			size_t mid = (lo + hi) / 2;
+
+			if (f->keep[2 * mid + 1] < t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo >= f->nkeep || f->keep[2 * lo] > t)
+			return 0;
+	}
+	return !f->row_keep || f->row_keep(f->row_ctx, r);
 }
 
 /* Does row r pass the filters? */
@@ -174,9 +199,10 @@ static int row_passes(const struct sample_scan_filter *f, int64_t rowid,
 			else
 				hi = mid;
 		}
-		return lo < f->nbinaries && f->binaries[lo] == v;
+		if (lo >= f->nbinaries || f->binaries[lo] != v)
+			return 0;
 	}
-	return 1;
+	return row_kept(f, r);
 }
 
 static int next_sorted(struct sample_scan *sc, struct error *e)
@@ -217,7 +243,8 @@ int sample_scan_next(struct sample_scan *sc, const struct sample_scan_row **row,
 	int rc;
 
 	if (sc->f.by_time) {
-		rc = next_sorted(sc, e);
+		while ((rc = next_sorted(sc, e)) == 1 && !row_kept(&sc->f, sc->cur.r))
+			;
 		*row = rc == 1 ? &sc->cur : NULL;
 		return rc;
 	}

@@ -7,6 +7,8 @@
  *	  [AND binary_id IN (...)]
  *	  ORDER BY rowid		(or, with .by_time, ORDER BY time_ns, rowid)
  *
+ * (then, optionally, only rows within given time ranges, or that a
+ * caller's function keeps: sample_scan_filter's keep and row_keep)
  * without SQLite's per-row work: what 'strobe export' and the time views
  * read.  In rowid order the blocks are decoded one at a time; in time
  * order (a session with samples stored late, sessions.late_samples) the
@@ -29,6 +31,19 @@ struct sample_scan_filter {
 	const int64_t *binaries;	/* sorted, kept by the caller while the scan is open */
 	size_t nbinaries;
 	int by_time;			/* ORDER BY time_ns, rowid */
+	/* Further conditions in C, after the others (the query's rows
+	 * counted by the progress are those before them): */
+	const int64_t *keep;		/* nkeep sorted, disjoint time_ns ranges
+					 * [keep[2k], keep[2k + 1]], inclusive,
+					 * kept by the caller while the scan is
+					 * open: with has_keep only rows in one
+					 * pass (none with nkeep 0) */
+	size_t nkeep;
+	int has_keep;
+	int (*row_keep)(void *ctx, const struct sampleblk_row *r);	/* non-NULL:
+					 * only rows it returns nonzero for pass
+					 * (it sees the columns of cols) */
+	void *row_ctx;
 	uint32_t cols;			/* 1 << SB_* of the columns read (those of
 					 * the filters added); 0: all.  Others
 					 * may read as NULL */

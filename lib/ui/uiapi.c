@@ -14,6 +14,8 @@
 #include "diff.h"
 #include "expr.h"
 #include "flame.h"
+#include "flamemetric.h"
+#include "flameindex.h"
 #include "metrics.h"
 #include "output.h"
 #include "report.h"
@@ -23,6 +25,7 @@
 #include "uiapi.h"
 #include "uiapi_int.h"
 #include "uijson.h"
+#include "where.h"
 
 #define MAX_BUCKETS	10000
 #define MAX_LIMIT	100000
@@ -187,6 +190,74 @@ static int arg_by(const struct uiapi_args *a, enum report_by *by, struct uiapi_r
 	if (s && (report_parse_by(s, by) < 0 || *by == REPORT_BY_CGROUP))
 		return fail(r, 400, "bad by: give symbol, binary or line");
 	return 0;
+}
+
+/* ?where=EXPR OP X, with ?invert=1, ?where_sample=1, ?where_bucket=NS
+ * (as the commands' --where, --invert, --where-sample, --where-bucket):
+ * parsed into w, *on set when where= is given.  0, or 1 after fail()
+ * (400: a bad value, or the others without where=; 422 with the fleet). */
+static int arg_where(struct source *src, const struct uiapi_args *a, struct where *w, int *on,
+		     struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	const char *c;
+	int64_t inv, smp, bucket;
+
+	*on = 0;
+	memset(w, 0, sizeof(*w));
+	if (arg_str(a, "where", &c, r) || arg_int(a, "invert", 0, 1, &inv, r) ||
+	    arg_int(a, "where_sample", 0, 1, &smp, r) ||
+	    arg_int(a, "where_bucket", 0, INT64_MAX / 2, &bucket, r))
+		return 1;
+	if (!c) {
+		if (inv || smp || bucket)
+			return fail(r, 400, "%s needs where: give where=EXPR OP NUMBER",
+				    inv ? "invert" : smp ? "where_sample" : "where_bucket");
+		return 0;
+	}
+	if (source_is_fleet(src))
+		return fail(r, 422, "where of the fleet (--source) is not served: open a local "
+			    "database with --db");
+	if (where_parse(w, c, &e) < 0)
+		return fail(r, 400, "%s", e.msg);
+	if (bucket && (bucket < 1000 || smp)) {
+		where_free(w);
+		return fail(r, 400, "bad where_bucket: give ns, at least 1000, without "
+			    "where_sample");
+	}
+	w->invert = (int)inv;
+	w->per_sample = (int)smp;
+	w->bucket_ns = bucket;
+	*on = 1;
+	return 0;
+}
+
+/* Select w for session s and o's filters before the query, so that a
+ * condition the session cannot evaluate is a 400 (WHERE_BAD), anything
+ * else a 422.  0, or 1 after fail(). */
+static int where_ready(struct source *src, struct where *w, const struct db_session *s,
+		       const struct report_opts *o, struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	int rc = where_select(w, src->db, s, o, &e);
+
+	if (rc < 0)
+		return fail(r, rc == WHERE_BAD ? 400 : 422, "%s", e.msg);
+	return 0;
+}
+
+/* where_ready() of the window [from, to) of session s with o's filters. */
+static int where_ready_window(struct source *src, struct where *w, const struct db_session *s,
+			      const struct report_opts *o, int64_t from, int64_t to,
+			      struct uiapi_reply *r)
+{
+	struct report_opts wo = *o;
+	struct error e = { "" };
+
+	wo.session = s->id;
+	if (report_opts_window(&wo, from, to, &e) < 0)
+		return fail(r, 400, "%s", e.msg);
+	return where_ready(src, w, s, &wo, r);
 }
 
 static int local_only(struct source *src, const char *what, struct uiapi_reply *r)
@@ -441,8 +512,12 @@ static int api_report(struct source *src, const struct uiapi_args *a, struct uia
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
 	struct db_session *s = xmalloc(sizeof(*s));
+	struct where w;
 	int64_t from, to, limit;
+	int on = 0;
 
+	if (arg_where(src, a, &w, &on, r))
+		goto out;
 	if (source_is_fleet(src)) {
 		if (!arg_by(a, &o.by, r) && !arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) &&
 		    !arg_metrics(a, &o, r)) {
@@ -459,8 +534,15 @@ static int api_report(struct source *src, const struct uiapi_args *a, struct uia
 	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o.by, r) ||
 	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r) || arg_metrics(a, &o, r))
 		goto out;
+	if (on) {
+		o.where = &w;
+		if (where_ready_window(src, &w, s, &o, from, to, r))
+			goto out;
+	}
 	report_reply(src, &o, s, from, to, limit, r);
 out:
+	if (on)
+		where_free(&w);
 	free(s);
 	return 1;
 }
@@ -495,10 +577,112 @@ out:
 	return 1;
 }
 
+/* The flame index of the last session asked (flameindex.h): a window of
+ * it costs the scan of its samples, its stacks read and named once.
+ * uiapi_handle()'s calls are serialised (uiapi.h), and so its uses. */
+static struct flame_index *flame_cache;
+
+/* The folded text of tree t (or of flame_cache's last window) into r. */
+static void flame_reply(const struct flame_tree *t, struct uiapi_reply *r)
+{
+	struct error e = { "" };
+	struct out out;
+
+	out_open(&out);
+	if ((t ? flame_write_folded(t, out.f, &e) :
+		 flame_index_write_folded(flame_cache, out.f, &e)) < 0) {
+		fclose(out.f);
+		free(out.buf);
+		fail(r, 500, "%s", e.msg);
+		return;
+	}
+	out_done(&out, r, TYPE_TEXT);
+}
+
+/* /api/flame from the session's flame index: 1 when answered (r set), 0
+ * when the index cannot answer (the request is made from scratch). */
+static int flame_indexed(struct source *src, const struct report_opts *o,
+			 const struct db_session *s, int64_t from, int64_t to, const char *event,
+			 struct uiapi_reply *r)
+{
+	const struct flame_tree *t;
+	const struct stack_set *set;
+	struct error e = { "" };
+	int what = FLAME_SAMPLES, rc;
+
+	if (flame_cache && !flame_index_current(flame_cache, s)) {
+		flame_index_free(flame_cache);
+		flame_cache = NULL;
+	}
+	if (!flame_cache) {
+		if (!db_session_complete(s))
+			return 0;	/* still growing: read as it is now */
+		if (!(flame_cache = flame_index_make(src->db, o, &e)))
+			return 0;	/* the scratch path says why */
+	}
+	set = flame_index_set(flame_cache);
+	if (!set->call_graph[0])
+		return 0;
+	if (event && (what = flame_event_index(set, event, &e)) < 0) {
+		fail(r, 400, "bad event: %s", e.msg);
+		return 1;
+	}
+	rc = flame_index_window(flame_cache, src->db, from, to, what, &t, &e);
+	if (rc > 0)
+		return 0;
+	if (rc < 0) {
+		fail(r, 422, "%s", e.msg);
+		return 1;
+	}
+	flame_reply(NULL, r);
+	return 1;
+}
+
+/* color_by=: the metric's JSON (flamemetric.h) of set's tree into r, the
+ * metric's "seconds" o's window [from, to). */
+static void flame_metric_reply(struct flame_metric *m, const struct stack_set *set,
+			       struct report_opts *o, int64_t from, int64_t to, int what,
+			       struct uiapi_reply *r)
+{
+	struct flame_tree *t = NULL;
+	struct error e = { "" };
+	struct out out;
+
+	/* "seconds": the window, cut at the session's end (as the command's) */
+	o->has_from = o->has_to = 1;
+	o->from_ns = from;
+	o->to_ns = to;
+	if (flame_metric_bind(m, &set->session, report_metric_seconds(&set->session, o),
+			      "color_by", &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		return;
+	}
+	if (!(t = flame_tree_build_sums(set, what, &e))) {
+		fail(r, 422, "%s", e.msg);
+		return;
+	}
+	flame_metric_values(m, t);
+	flame_metric_scale(m, t, 1, 1);
+	out_open(&out);
+	if (flame_metric_write_json(m, t, out.f, &e) < 0) {
+		fclose(out.f);
+		free(out.buf);
+		fail(r, 500, "%s", e.msg);
+	} else {
+		out_done(&out, r, TYPE_JSON);
+	}
+	flame_tree_free(t);
+}
+
 /* strobe export --format folded of [from, to): stacks_window() and the
- * folded writer of flame.h. */
+ * folded writer of flame.h, or the same tree from the session's flame
+ * index; with color_by=METRIC|EXPR (from stacks_window(): the index keeps
+ * no sums) the JSON of flamemetric.h, that folded text and each frame's
+ * value and colour. */
 static int api_flame(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
+	struct flame_metric m = { 0 };
+	const char *cb;
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
 	struct db_session *s = xmalloc(sizeof(*s));
 	struct stack_set *set = NULL;
@@ -506,13 +690,28 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 	struct error e = { "" };
 	const char *event;
 	int64_t from, to;
-	int what = FLAME_SAMPLES;
-	struct out out;
+	int what = FLAME_SAMPLES, on = 0;
+	struct where w;
 
-	if (local_only(src, "a flame graph", r) || arg_session(src, a, "session", 0, s, r) ||
-	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r))
+	if (local_only(src, "a flame graph", r) || arg_where(src, a, &w, &on, r) ||
+	    arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) || arg_str(a, "event", &event, r) ||
+	    arg_str(a, "color_by", &cb, r))
 		goto out;
+	if (cb && flame_metric_parse(&m, cb, "color_by", &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
 	o.session = s->id;
+	if (on) {
+		/* the index holds no condition (nor sums for color_by): such
+		 * a window is read from scratch */
+		o.where = &w;
+		if (where_ready_window(src, &w, s, &o, from, to, r))
+			goto out;
+	} else if (!cb && flame_indexed(src, &o, s, from, to, event, r)) {
+		goto out;
+	}
 	if (!(set = stacks_window(src->db, &o, from, to, &e))) {
 		fail(r, 422, "%s", e.msg);
 		goto out;
@@ -526,28 +725,74 @@ static int api_flame(struct source *src, const struct uiapi_args *a, struct uiap
 		fail(r, 400, "bad event: %s", e.msg);
 		goto out;
 	}
+	if (cb) {
+		flame_metric_reply(&m, set, &o, from, to, what, r);
+		goto out;
+	}
 	if (!(t = flame_tree_build(set, what, &e))) {
 		fail(r, 422, "%s", e.msg);
 		goto out;
 	}
-	out_open(&out);
-	if (flame_write_folded(t, out.f, &e) < 0) {
-		fclose(out.f);
-		free(out.buf);
-		fail(r, 500, "%s", e.msg);
-		goto out;
-	}
-	out_done(&out, r, TYPE_TEXT);
+	flame_reply(t, r);
 out:
+	flame_metric_free(&m);
 	flame_tree_free(t);
 	if (set)
 		stacks_free(set);
+	if (on)
+		where_free(&w);
 	free(s);
 	return 1;
 }
 
+/* strobe diff --where C [--from A --to B] ID --format json: the window of
+ * session ?session= where C fails (A) against where it holds (B):
+ * diff_build_where().  1 (the reply made). */
+static int where_diff(struct source *src, const struct uiapi_args *a, struct report_opts *o,
+		      struct uiapi_reply *r)
+{
+	struct db_session *s = xmalloc(sizeof(*s));
+	struct error e = { "" };
+	struct diff *d = NULL;
+	struct table *t = NULL;
+	int64_t from, to, limit;
+	int rc;
+
+	if (arg_session(src, a, "session", 0, s, r) ||
+	    arg_window(a, "from", "to", s, &from, &to, r) || arg_by(a, &o->by, r) ||
+	    arg_int(a, "limit", 0, MAX_LIMIT, &limit, r))
+		goto out;
+	o->session = s->id;
+	if (report_opts_window(o, from, to, &e) < 0) {
+		fail(r, 400, "%s", e.msg);
+		goto out;
+	}
+	if (where_ready(src, o->where, s, o, r))
+		goto out;
+	rc = diff_build_where(src->db, o->by, o, &d, &e);
+	if (rc < 0) {
+		fail(r, rc == -2 ? 400 : 422, "%s", e.msg);
+		goto out;
+	}
+	t = diff_table(d, o, OUTPUT_JSON, (size_t)limit);
+	reply_table(t, r);
+out:
+	table_free(t);
+	diff_free(d);
+	free(s);
+	return 1;
+}
+
+void uiapi_release(void)
+{
+	flame_index_free(flame_cache);
+	flame_cache = NULL;
+}
+
 /* strobe diff ID@A-B ID@C-D --format json (the fleet's: strobe diff
- * --source URL HOST:ID@A-B HOST:ID@C-D): source_diff_windows(). */
+ * --source URL HOST:ID@A-B HOST:ID@C-D): source_diff_windows(); with
+ * ?where= each window's samples the condition keeps, or without a_from
+ * where_diff(). */
 static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi_reply *r)
 {
 	struct report_opts o = { .by = REPORT_BY_SYMBOL, .pid = -1, .mode = REPORT_ALL };
@@ -558,9 +803,19 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 	struct error e = { "" };
 	struct diff *d = NULL;
 	struct table *t = NULL;
+	struct where wh;
 	int64_t limit, def = 0;
-	int rc;
+	int rc, on = 0;
 
+	if (arg_where(src, a, &wh, &on, r))
+		goto out;
+	if (on) {
+		o.where = &wh;
+		if (!arg(a, "a_from")) {
+			where_diff(src, a, &o, r);
+			goto out;
+		}
+	}
 	if (arg_int(a, "session", fleet ? src->session : 0, INT64_MAX, &def, r))
 		goto out;
 	if (fleet ? arg_fleet_session(src, a, "a_session", "a_host", def, &s[0], r) ||
@@ -583,6 +838,8 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 		side[i].host = s[i].host;
 		side[i].id = s[i].s.id;
 	}
+	if (on && where_ready_window(src, &wh, &s[0].s, &o, w[0].from_ns, w[0].to_ns, r))
+		goto out;
 	rc = source_diff_windows(src, &side[0], &side[1], w, &o, 0, &d, &e);
 	if (rc < 0) {
 		fail(r, rc == -2 ? 400 : 422, "%s", e.msg);
@@ -593,6 +850,8 @@ static int api_diff(struct source *src, const struct uiapi_args *a, struct uiapi
 out:
 	table_free(t);
 	diff_free(d);
+	if (on)
+		where_free(&wh);
 	free(s);
 	return 1;
 }
@@ -650,9 +909,12 @@ static int api_series(struct source *src, const struct uiapi_args *a, struct uia
 	char *text = NULL;
 	const char *ev[16], *by;
 	int64_t from, to, buckets, top, fine;
-	int nsess, nhost, rc;
+	int nsess, nhost, rc, on = 0;
+	struct where w;
 	struct out out;
 
+	if (arg_where(src, a, &w, &on, r))
+		goto out;
 	if (source_series(src, &ss, &nsess, &nhost, &e) < 0) {
 		fail(r, 404, "%s", e.msg);
 		goto out;
@@ -689,6 +951,14 @@ static int api_series(struct source *src, const struct uiapi_args *a, struct uia
 	req.opts.from_ns = from;
 	req.opts.to_ns = to;
 	req.opts.top = (int)top;
+	if (on) {	/* the condition over the same range */
+		struct report_opts ro = { .pid = -1, .mode = REPORT_ALL, .session = ss.session.id,
+					  .has_from = 1, .has_to = 1, .from_ns = from, .to_ns = to };
+
+		if (where_ready(src, &w, &ss.session, &ro, r))
+			goto out;
+		req.opts.where = &w;
+	}
 	rc = series_compute(&ss, &req, &s, &e);
 	if (rc < 0) {
 		fail(r, rc == -1 ? 422 : 400, "%s", e.msg);
@@ -704,6 +974,8 @@ bad_by:
 out:
 	if (s)
 		series_free(s);
+	if (on)
+		where_free(&w);
 	expr_free(x);
 	free(text);
 	return 1;

@@ -11,7 +11,9 @@
  *   /api/report     strobe report --format json of a window
  *   /api/lines      strobe report --by line --binary B --symbol S --format
  *                   json of a window: the source lines of one symbol
- *   /api/flame      strobe export --format folded of a window (text)
+ *   /api/flame      strobe export --format folded of a window (text), from
+ *                   the last session's flame index (flameindex.h), kept
+ *                   between requests while that session is unchanged
  *   /api/diff       strobe diff --format json of two windows
  *   /api/onsets     strobe onsets --format json (uionsets.c)
  *   /api/phases     strobe phases --format json (uionsets.c)
@@ -56,5 +58,9 @@ struct uiapi_reply {
  */
 int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *args,
 		 struct uiapi_reply *r);
+
+/* Free what uiapi_handle() keeps between calls (a session's flame index,
+ * flameindex.h), when the server stops. */
+void uiapi_release(void);
 
 #endif

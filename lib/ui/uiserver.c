@@ -255,6 +255,7 @@ void ui_server_stop(struct ui_server *s)
 	if (!s)
 		return;
 	MHD_stop_daemon(s->mhd);
+	uiapi_release();
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

@@ -137,6 +137,47 @@ function noToken(u) {
 		if (fl < 40) fail("flame graph not drawn (canvas " + fl + " px high)");
 		ok("flame graph drawn");
 		if (shots) await page.screenshot({ path: path.join(shots, "ui-flame.png") });
+
+		/* colour by a metric (the session counts page-faults): the frames
+		   drawn in the colours of /api/flame?color_by= (strobe flamegraph
+		   --color-by's, t0966), and its legend */
+		const cwant = '"page-faults" / samples';
+		const fopts = await page.$$eval("#fcol option", (os) => os.map((o) => o.value));
+		if (fopts.indexOf(cwant) < 0) fail("'colour by' offers no page-faults per sample: " + JSON.stringify(fopts));
+		await page.selectOption("#fcol", cwant);
+		await settled(page);
+		await page.waitForTimeout(200);
+		const fr = await page.evaluate(async (q) => (await fetch("api/flame?" + q)).json(),
+			new URLSearchParams({ session: sid, from: af, to: at, color_by: cwant }).toString());
+		const lg = await page.$eval("#flame .flegend", (e) => e.hidden ? "" : e.textContent);
+		const fmt6 = (v) => String(Number(v.toPrecision(6)));
+		if (lg.indexOf("colour: " + cwant) < 0 || lg.indexOf(fmt6(fr.lo)) < 0 || lg.indexOf(fmt6(fr.hi)) < 0)
+			fail("the flame legend says '" + lg + "', not the metric and its scale " + fr.lo + " to " + fr.hi);
+		/* the root frame's pixel, away from its label */
+		const px = await page.evaluate(() => {
+			const c = document.querySelector("#flame canvas"), dpr = window.devicePixelRatio || 1;
+			const d = c.getContext("2d").getImageData(Math.floor(c.width * 0.6), Math.floor(2 * dpr), 1, 1).data;
+			return "rgb(" + d[0] + "," + d[1] + "," + d[2] + ")";
+		});
+		if (px !== fr.nodes[0][3]) fail("the root frame is drawn " + px + ", its colour by the metric is " + fr.nodes[0][3]);
+		/* the row above (the commands): its pixels a frame's colour by
+		   the metric, or the background, but where two frames blend at a
+		   fractional edge (a tenth at most) */
+		const row = await page.evaluate(() => {
+			const c = document.querySelector("#flame canvas"), dpr = window.devicePixelRatio || 1;
+			const d = c.getContext("2d").getImageData(0, Math.floor(20 * dpr), c.width, 1).data, out = [];
+			for (let i = 0; i < c.width; i += 7)
+				out.push(d[i * 4 + 3] ? "rgb(" + d[i * 4] + "," + d[i * 4 + 1] + "," + d[i * 4 + 2] + ")" : "");
+			return out;
+		});
+		const cols = new Set(fr.nodes.map((n) => n[3]).concat([""]));
+		const odd = row.filter((c) => !cols.has(c));
+		const drawn = row.filter((c) => c).length;
+		if (!drawn || odd.length > drawn / 10) fail("the commands' row has colours no frame has by the metric: " + odd.slice(0, 5).join(" "));
+		ok("flame coloured by " + cwant + ": root " + px + " = the API's, legend " + fmt6(fr.lo) + " to " + fmt6(fr.hi));
+		if (shots) await page.screenshot({ path: path.join(shots, "ui-flame-metric.png") });
+		await page.selectOption("#fcol", "");
+		await settled(page);
 		await page.click("#tabs button[data-tab=tree]");
 		if (shots) await page.screenshot({ path: path.join(shots, "ui-calltree.png") });
 		await page.click("#tabs button[data-tab=table]");

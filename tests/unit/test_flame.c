@@ -3,6 +3,7 @@
  * stack_set built here in memory (widths by samples and by an event, the
  * diff's baseline figures), folded lines, frame names and XML escaping of
  * hostile names (the SVG parsed by python3's XML parser when there is one),
+ * a metric's value per frame and its colour scale (flamemetric.c),
  * and the protobuf encoder read back by a small decoder (and through gzip).
  */
 #include "config.h"
@@ -19,6 +20,7 @@
 #include <wchar.h>
 #include <zlib.h>
 #include "flame.h"
+#include "flamemetric.h"
 #include "gecko.h"
 #include "pprof.h"
 #include "util.h"
@@ -149,6 +151,116 @@ static void test_tree(void **state)
 	assert_non_null(strstr(err.msg, "its events are page-faults"));
 }
 
+/* --color-by: the sums per node, the metric on them, the scale's
+ * width-weighted percentiles (worked out by hand below), the colours */
+static void test_metric(void **state)
+{
+	struct stack_entry e[5];
+	struct stack_set set;
+	struct flame_metric m;
+	struct flame_tree *t;
+	struct error err = { "" };
+	uint32_t a, b, k, c;
+	char col[48], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	make_set(&set, e, 60, 40);
+	set.session.nr_events = 1;
+	snprintf(set.session.events[0].name, sizeof(set.session.events[0].name), "page-faults");
+	/* widths by page-faults: outer_b has none, yet its samples are summed */
+	t = flame_tree_build_sums(&set, 0, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nsums, 2);
+	a = find(t, "calltree", "main", "outer_a", NULL);
+	b = find(t, "calltree", "main", "outer_b", NULL);
+	assert_int_not_equal(b, 0);
+	assert_int_equal(t->nodes[b].value, 0);
+	assert_int_equal(t->sums[b * 2], 40);
+	assert_int_equal(t->sums[b * 2 + 1], 0);
+	assert_int_equal(t->sums[a * 2], 72);
+	assert_int_equal(t->sums[a * 2 + 1], 6);
+	assert_int_equal(t->sums[0], set.samples);
+	flame_tree_free(t);
+
+	/* widths by samples; page-faults per sample:
+	 *   0 (weights: outer_b 40, its leaf 40, the evil chain's 5 boxes 1
+	 *   each: 85), 6/113 the root (113), 6/112 calltree and main (224),
+	 *   6/72 outer_a and its leaf (144), 1/2 the kernel box (2): of 568,
+	 *   5% (28.4) falls in the zeros, 95% (539.6) in 6/72 */
+	t = flame_tree_build_sums(&set, FLAME_SAMPLES, &err);
+	assert_non_null(t);
+	assert_int_equal(flame_metric_parse(&m, "page-faults / samples", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), 0);
+	flame_metric_values(&m, t);
+	a = find(t, "calltree", "main", "outer_a", NULL);
+	k = find(t, "calltree", "main", "outer_a", "leaf", "do_syscall_64_[k]", NULL);
+	b = find(t, "calltree", "main", "outer_b", NULL);
+	c = find(t, "calltree", NULL);
+	assert_true(m.v[a] == 6.0 / 72);
+	assert_true(m.v[k] == 0.5);
+	assert_true(m.v[b] == 0);
+	assert_true(m.v[0] == 6.0 / 113);
+	flame_metric_scale(&m, t, 1, 1);
+	assert_true(m.min == 0 && m.max == 0.5);
+	assert_true(m.lo == 0);
+	assert_true(m.hi == 6.0 / 72);
+	assert_int_equal(m.nr_frames, t->nr_nodes);
+	assert_int_equal(m.nr_undefined, 0);
+	flame_metric_colour(&m, k, col, sizeof(col));		/* above hi: the top */
+	assert_string_equal(col, "rgb(205,30,30)");
+	flame_metric_colour(&m, a, col, sizeof(col));
+	assert_string_equal(col, "rgb(205,30,30)");
+	flame_metric_colour(&m, b, col, sizeof(col));		/* lo: the bottom */
+	assert_string_equal(col, "rgb(255,245,190)");
+	/* x = (6/112) / (6/72) = 0.643: 2/7 from orange (250,160,80) to red
+	 * (205,30,30) */
+	flame_metric_colour(&m, c, col, sizeof(col));
+	assert_string_equal(col, "rgb(237,123,66)");
+	/* the explorer's JSON: parents first, the folded text */
+	f = open_memstream(&buf, &len);
+	assert_int_equal(flame_metric_write_json(&m, t, f, &err), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"nodes\":[[-1,\"all\","));
+	assert_non_null(strstr(buf, "\"lo\":0,"));
+	assert_non_null(strstr(buf, "\"folded\":\"calltree;main;outer_a;leaf 70\\n"));
+	free(buf);
+	flame_metric_free(&m);
+
+	/* undefined everywhere: NaN, grey, counted */
+	assert_int_equal(flame_metric_parse(&m, "page-faults / (samples - samples)", "--color-by",
+					    &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), 0);
+	flame_metric_values(&m, t);
+	flame_metric_scale(&m, t, 1, 1);
+	assert_int_equal(m.nr_undefined, t->nr_nodes);
+	flame_metric_colour(&m, a, col, sizeof(col));
+	assert_string_equal(col, "rgb(190,190,190)");
+	flame_metric_free(&m);
+
+	/* "seconds" is the range given */
+	assert_int_equal(flame_metric_parse(&m, "page-faults-per-sec", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), 0);
+	flame_metric_values(&m, t);
+	assert_true(m.v[0] == 3.0);
+	flame_metric_free(&m);
+
+	/* names the session lacks, syntax */
+	assert_int_equal(flame_metric_parse(&m, "bogus / samples", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), -1);
+	assert_non_null(strstr(err.msg, "unknown name 'bogus'"));
+	assert_non_null(strstr(err.msg, "session 7 has page-faults, samples (cpu-clock)"));
+	flame_metric_free(&m);
+	assert_int_equal(flame_metric_parse(&m, "IPC", "--color-by", &err), 0);
+	assert_int_equal(flame_metric_bind(&m, &set.session, 2.0, "--color-by", &err), -1);
+	assert_non_null(strstr(err.msg, "needs 'instructions' and 'cycles'"));
+	flame_metric_free(&m);
+	assert_int_equal(flame_metric_parse(&m, "page-faults /", "--color-by", &err), -1);
+	assert_non_null(strstr(err.msg, "bad --color-by 'page-faults /': column"));
+	flame_metric_free(&m);
+	flame_tree_free(t);
+}
+
 static void test_diff(void **state)
 {
 	struct stack_entry e[5], eb[5];
@@ -226,6 +338,68 @@ static void test_folded(void **state)
 	assert_string_equal(got, "calltree;main;outer_a;leaf 5\n"
 			    "calltree;main;outer_a;leaf;do_syscall_64_[k] 1\n");
 	free(got);
+}
+
+
+/* flame_tree_reweigh() and flame_write_folded_ordered() of set's shape
+ * with v[] give what flame_write_folded() of the tree built from set with
+ * those values gives; order cut to its first nr_order nodes (SIZE_MAX:
+ * all). */
+static void check_ordered(struct stack_set *set, size_t nr_order)
+{
+	uint32_t *leaf = calloc(set->nr_stacks, sizeof(*leaf));
+	uint64_t *v = calloc(set->nr_stacks, sizeof(*v));
+	struct flame_tree *shape = flame_tree_shape(set, leaf);
+	struct flame_tree *t;
+	struct error err;
+	char *want = NULL, *got = NULL;
+	size_t wl = 0, gl = 0, nr;
+	uint32_t *order = flame_tree_order(shape, leaf, set->nr_stacks, &nr);
+	FILE *f;
+
+	for (size_t i = 0; i < set->nr_stacks; i++)
+		v[i] = set->stacks[i].samples;
+	flame_tree_reweigh(shape, leaf, v, set->nr_stacks);
+	t = flame_tree_build(set, FLAME_SAMPLES, &err);
+	assert_non_null(t);
+	assert_int_equal(shape->nodes[0].value, t->nodes[0].value);
+	f = open_memstream(&want, &wl);
+	assert_int_equal(flame_write_folded(t, f, &err), 0);
+	fclose(f);
+	f = open_memstream(&got, &gl);
+	assert_int_equal(flame_write_folded_ordered(shape, order, MIN(nr, nr_order), f, &err), 0);
+	fclose(f);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	free(order);
+	free(leaf);
+	free(v);
+	flame_tree_free(t);
+	flame_tree_free(shape);
+}
+
+/* A tree weighed anew writes what a tree built with those weights does:
+ * in the order of its paths, kept where that is the lines' order, and
+ * sorted where a count's digit meets a name's byte below '0' ("c 5"
+ * after "c (x) 3"), or when order misses a stack's end. */
+static void test_folded_ordered(void **state)
+{
+	struct stack_entry e[5];
+	struct stack_set set;
+
+	(void)state;
+	make_set(&set, e, 60, 40);
+	check_ordered(&set, SIZE_MAX);
+	check_ordered(&set, 2);
+	e[1].samples = 0;	/* a path that weighs nothing in this window */
+	check_ordered(&set, SIZE_MAX);
+	make_set(&set, e, 60, 40);
+	e[2].comm = "calltree (x)";
+	e[2].nr = 0;		/* comm only: "calltree (x) 2" */
+	e[3].comm = "calltree";
+	e[3].nr = 0;		/* "calltree 1": its path first, its line after */
+	check_ordered(&set, SIZE_MAX);
 }
 
 static char *xml(const char *s)
@@ -701,7 +875,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_metric),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_folded_ordered),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_sanitize_random),
 		cmocka_unit_test(test_svg),

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 #include "dbfix.h"
 #include "calltree.h"
+#include "flameindex.h"
 #include "stacks.h"
 
 #define SPLIT_KEY "buildid:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
@@ -1056,6 +1057,112 @@ static void test_alternate(void **state)
 	stacks_free(set);
 }
 
+
+/* The folded text of t (flame_write_folded), or of ix's last window. */
+static char *folded_of(const struct flame_tree *t, const struct flame_index *ix)
+{
+	struct error e = { "" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	if ((t ? flame_write_folded(t, f, &e) : flame_index_write_folded(ix, f, &e)) < 0)
+		fail_msg("folded: %s", e.msg);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A flame index (flameindex.h) gives every window the bytes that window's
+ * set made from scratch gives: for windows of one sample, of some and of
+ * all, by samples and by each event, with the filters, through stacks 1
+ * and 4 that two processes share.  A set of other filters is not its
+ * whole (stacks_window_sums() says so), nor a session with more samples.
+ */
+static void test_flame_index(void **state)
+{
+	static const int64_t win[][2] = {
+		{ 0, 20000000 }, { 0, 5000000 }, { 1500000, 7003000 }, { 7000000, 7001000 },
+		{ 9000000, 20000000 }, { 4000000, 9002000 },
+	};
+	struct report_opts fo[5];
+	struct error e = { "" };
+	size_t i, w;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(fo); i++) {
+		fo[i] = opts();
+		fo[i].session = X->s.id;	/* test_alternate adds one */
+	}
+	fo[1].pid = 200;
+	fo[2].comm = "beta";
+	fo[3].mode = REPORT_USER;
+	fo[4].mode = REPORT_KERNEL;
+	for (i = 0; i < ARRAY_SIZE(fo); i++) {
+		struct flame_index *ix = flame_index_make(X->f.db, &fo[i], &e);
+		const struct flame_tree *it;
+
+		if (!ix)
+			fail_msg("flame_index_make: %s", e.msg);
+		assert_true(flame_index_current(ix, &X->s));
+		assert_int_equal(flame_index_window(ix, X->f.db, 0, 20000000, FLAME_WEIGHT, &it,
+						    &e), 1);
+		for (w = 0; w < ARRAY_SIZE(win); w++) {
+			for (int what = FLAME_SAMPLES; what < NEV; what++) {
+				struct stack_set *set;
+				struct flame_tree *t;
+				char *want, *got;
+
+				if (what == FLAME_WEIGHT)
+					continue;
+				set = stacks_window(X->f.db, &fo[i], win[w][0], win[w][1], &e);
+				if (!set)
+					fail_msg("stacks_window: %s", e.msg);
+				t = flame_tree_build(set, what, &e);
+				assert_non_null(t);
+				want = folded_of(t, NULL);
+				if (flame_index_window(ix, X->f.db, win[w][0], win[w][1], what, &it,
+						       &e))
+					fail_msg("flame_index_window: %s", e.msg);
+				assert_non_null(it);
+				got = folded_of(NULL, ix);
+				if (strcmp(want, got))
+					fail_msg("filters %zu, window %zu, what %d:\n%s\nagainst\n%s", i,
+						 w, what, got, want);
+				/* and the tree's own values, as the SVG draws them */
+				assert_int_equal(it->nodes[0].value, t->nodes[0].value);
+				free(want);
+				free(got);
+				flame_tree_free(t);
+				stacks_free(set);
+			}
+		}
+		flame_index_free(ix);
+	}
+	/* the whole of pid 200 is no whole for all processes */
+	{
+		struct stack_set *whole = load(&fo[1]);
+		uint64_t *sums = calloc(whole->nr_stacks + 1, sizeof(*sums));
+		struct report_opts all = fo[0];
+		struct flame_index *ix = flame_index_make(X->f.db, &all, &e);
+		struct db_session grown = X->s;
+
+		assert_int_equal(stacks_window_sums(X->f.db, whole, &all, 0, 5000000, -1, sums, &e),
+				 1);
+		assert_int_equal(stacks_window_sums(X->f.db, whole, &fo[1], 0, 20000000, NEV, sums,
+						    &e), -1);
+		grown.samples++;
+		assert_false(flame_index_current(ix, &grown));
+		grown = X->s;
+		grown.id++;
+		assert_false(flame_index_current(ix, &grown));
+		flame_index_free(ix);
+		free(sums);
+		stacks_free(whole);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1070,6 +1177,7 @@ int main(void)
 		cmocka_unit_test(test_weighted),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_alternate),
+		cmocka_unit_test(test_flame_index),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
