@@ -4,8 +4,9 @@
  * "strobe phases": the session cut there, each phase's hot spots and what
  * grew or shrank against the one before.
  *
- * This file parses the options (the filters through filteropt.h; the two
- * commands share all but --by and --top), opens the session
+ * This file parses the options (the filters through filteropt.h, the
+ * series through seriesopt.h as plot's; the two commands share all but
+ * --by and --top, which are the hot spots' for phases), opens the session
  * (lib/query/source.h), has lib/query/series.c compute the events' or
  * metric's series at a fine bucket (seriesonsets_bucket() by default),
  * and lib/query/seriesonsets.c (onsets: PELT with a penalty from the
@@ -14,20 +15,18 @@
  * writes (output.h).
  */
 #include "config.h"
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "expr.h"
 #include "filteropt.h"
 #include "phases.h"
 #include "progress.h"
 #include "series.h"
 #include "seriesonsets.h"
+#include "seriesopt.h"
 #include "source.h"
 
 static const char usage_text[] =
@@ -73,19 +72,16 @@ static const char phases_usage_text[] =
 	"grew, grew_delta_percent, shrank, shrank_delta_percent (points).\n";
 
 enum {
-	OPT_DB = 256, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_BUCKET, OPT_MIN_SHIFT,
-	OPT_FORMAT,
+	OPT_DB = 256, OPT_FORMAT,
 };
-
-#define MAX_EVENTS 32
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
 	FILTEROPT_LONG_SESSION,
-	{ "event",	required_argument, NULL, OPT_EVENT },
-	{ "metric",	required_argument, NULL, OPT_METRIC },
-	{ "by",		required_argument, NULL, OPT_BY },
-	{ "top",	required_argument, NULL, OPT_TOP },
+	SERIESOPT_LONG_EVENT,
+	SERIESOPT_LONG_METRIC,
+	SERIESOPT_LONG_BY,
+	SERIESOPT_LONG_TOP,
 	FILTEROPT_LONG_PID,
 	FILTEROPT_LONG_COMM,
 	FILTEROPT_LONG_BINARY,
@@ -93,8 +89,8 @@ static const struct option long_opts[] = {
 	FILTEROPT_LONG_FROM,
 	FILTEROPT_LONG_TO,
 	FILTEROPT_LONG_NO_DEMANGLE,
-	{ "bucket",	required_argument, NULL, OPT_BUCKET },
-	{ "min-shift",	required_argument, NULL, OPT_MIN_SHIFT },
+	SERIESOPT_LONG_BUCKET,
+	SERIESOPT_LONG_MIN_SHIFT,
 	{ "format",	required_argument, NULL, OPT_FORMAT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -104,9 +100,7 @@ struct onsets_cmd {
 	const char *cmd;		/* "onsets" or "phases" */
 	int phases;
 	const char *dbpath;
-	char *events[MAX_EVENTS];
-	int nevents;
-	char *metric_text;
+	struct seriesopt so;		/* --event, --metric, --bucket, ... */
 	enum report_by by;		/* phases: the hot spots' */
 	int top;
 	struct report_opts filt;
@@ -197,68 +191,23 @@ static int onsets_main(struct onsets_cmd *c)
 /* Option o: -1 to go on, else the exit status. */
 static int parse_option(struct onsets_cmd *c, int o, int argc, char **argv)
 {
-	struct error err = { "" };
-	char optbuf[256], *end;
+	char optbuf[256];
 	uint64_t v;
 
 	switch (o) {
 	case OPT_DB:
 		c->dbpath = optarg;
 		break;
-	case OPT_EVENT: {
-		char *copy = xstrdup(optarg), *save = NULL, *tok;
-
-		if (c->nevents)
-			return cmd_usage_error(c->cmd, "--event given twice: list the events "
-					       "once, separated by commas");
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			if (*tok && c->nevents < MAX_EVENTS)
-				c->events[c->nevents++] = xstrdup(tok);
-		free(copy);
-		if (!c->nevents)
-			return cmd_usage_error(c->cmd, "bad --event '%s': give event names "
-					       "separated by commas", optarg);
-		break;
-	}
-	case OPT_METRIC:
-		if (c->req.metric)
-			return cmd_usage_error(c->cmd, "--metric given twice: give one metric");
-		if (series_metric_parse(&c->req, optarg, &c->metric_text, &err) < 0)
-			return cmd_usage_error(c->cmd, "%s", err.msg);
-		break;
-	case OPT_BY:
-		if (c->phases && report_parse_by(optarg, &c->by) == 0 &&
-		    c->by != REPORT_BY_CGROUP)
-			break;
-		if (c->phases)
+	case SOPT_BY:	/* phases: the hot spots' */
+		if (report_parse_by(optarg, &c->by) < 0 || c->by == REPORT_BY_CGROUP)
 			return cmd_usage_error("phases", "bad --by '%s': use binary, symbol or line",
 					       optarg);
-		if (timeline_parse_by(optarg, &c->req.opts.by) < 0)
-			return cmd_usage_error("onsets", "bad --by '%s': use cpu, pid, binary, "
-					       "symbol or cgroup", optarg);
 		break;
-	case OPT_TOP:
+	case SOPT_TOP:	/* phases: the hot spots' */
 		if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64)
-			return cmd_usage_error(c->cmd, "bad --top '%s': give a number of series "
-					       "from 1 to 64", optarg);
-		if (c->phases)
-			c->top = (int)v;
-		else
-			c->req.opts.top = (int)v;
-		break;
-	case OPT_BUCKET:
-		if (timeline_parse_bucket(optarg, &c->req.opts.bucket_ns) < 0)
-			return cmd_usage_error(c->cmd, "bad --bucket '%s': give a bucket length "
-					       "in ms like 10 or 0.5, or with a unit like "
-					       "500us or 1s (at least 1us)", optarg);
-		break;
-	case OPT_MIN_SHIFT:
-		errno = 0;
-		c->oo.min_shift = strtod(optarg, &end);
-		if (errno || end == optarg || *end || !(c->oo.min_shift >= 0) ||
-		    c->oo.min_shift > 1e6)
-			return cmd_usage_error(c->cmd, "bad --min-shift '%s': give a relative "
-					       "shift like 0.1 (10%%)", optarg);
+			return cmd_usage_error("phases", "bad --top '%s': give a number of hot "
+					       "spots from 1 to 64", optarg);
+		c->top = (int)v;
 		break;
 	case OPT_FORMAT:
 		if (output_parse_format(optarg, &c->fmt) < 0)
@@ -292,6 +241,7 @@ static int onsets_cmd_run(int argc, char **argv, int is_phases)
 	phases = is_phases;
 	c->phases = is_phases;
 	c->cmd = is_phases ? "phases" : "onsets";
+	c->so.cmd = c->cmd;
 	c->filt.pid = -1;
 	c->filt.mode = REPORT_ALL;
 	c->req.opts.pid = -1;
@@ -308,6 +258,14 @@ static int onsets_cmd_run(int argc, char **argv, int is_phases)
 			ret = -1;
 			continue;
 		}
+		/* phases: --by and --top are the hot spots' */
+		if (!(is_phases && (o == SOPT_BY || o == SOPT_TOP)) &&
+		    (ret = seriesopt_parse(&c->so, o, optarg, &c->req, &c->req.opts))) {
+			if (ret == 2)
+				goto out;
+			ret = -1;
+			continue;
+		}
 		if ((ret = parse_option(c, o, argc, argv)) >= 0)
 			goto out;
 	}
@@ -315,20 +273,17 @@ static int onsets_cmd_run(int argc, char **argv, int is_phases)
 	if (optind < argc)
 		ret = cmd_usage_error(c->cmd, "unexpected argument '%s': see 'strobe %s --help'",
 				      argv[optind], c->cmd);
-	else if (!c->nevents == !c->req.metric)
+	else if (!c->so.nevents == !c->req.metric)
 		ret = cmd_usage_error(c->cmd, "give one of --event EV[,EV...] or --metric EXPR");
 	else if (filteropt_check_nonempty(c->cmd, &c->filt))
 		ret = 2;
 	if (ret >= 0)
 		goto out;
-	c->req.events = (const char *const *)c->events;
-	c->req.nevents = c->nevents;
+	seriesopt_req(&c->so, &c->req);
+	c->oo.min_shift = c->so.min_shift;
 	ret = onsets_main(c);
 out:
-	for (int i = 0; i < c->nevents; i++)
-		free(c->events[i]);
-	expr_free(c->req.metric);
-	free(c->metric_text);
+	seriesopt_free(&c->so, &c->req);
 	series_free(c->s);
 	source_close(&c->input);
 	free(c);

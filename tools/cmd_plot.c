@@ -26,6 +26,9 @@
 #include "metrics.h"
 #include "progress.h"
 #include "series.h"
+#include "seriesonsets.h"
+#include "seriesopt.h"
+#include "plotonsets.h"
 #include "plotfile.h"
 #include "probe_expect.h"
 #include "probe_file.h"
@@ -39,7 +42,8 @@ static const char usage_text[] =
 	"                   [--from T] [--to T] [--bucket MS]\n"
 	"                   [--wall] [--size WxH] [--title TEXT] [--no-demangle]\n"
 	"                   (-o FILE.png|.svg|.pdf|.csv | --term) [--data FILE.csv]\n"
-	"                   [--expect] [--where 'EXPR OP X' [--invert] [--where-sample]\n"
+	"                   [--expect] [--onsets] [--onsets-min-shift X]\n"
+	"                   [--where 'EXPR OP X' [--invert] [--where-sample]\n"
 	"                   [--where-bucket T]]\n"
 	"       strobe plot --source URL [--host NAME] [--session ID]\n"
 	"                   (--event EV[,EV...] | --metric NAME|EXPR)\n"
@@ -79,31 +83,35 @@ static const char usage_text[] =
 	"with the pages as first argument, as tests/workloads/tlbwalk fires; or\n"
 	"PROVIDER:bytes with bytes), a line where the working sets pass the dTLB's\n"
 	"or the L2 TLB's reach or a cache's size, labelled e.g. 'dTLB reach 64 pages'.\n"
+	"--onsets marks each line's change points, those 'strobe onsets' finds with the\n"
+	"same options (at its own default bucket, about 20 samples each, unless\n"
+	"--bucket is given): an arrow in the line's colour from the level before to\n"
+	"the level after, labelled with the shift (+85%), the levels drawn either side;\n"
+	"--onsets-min-shift X (implies --onsets) is 'strobe onsets --min-shift X'.\n"
 	"--source URL plots sessions pushed to the ClickHouse fleet at URL\n"
 	"(http://HOST:8123/?database=strobe; credentials as for 'strobe push'), bucketed\n"
 	"there: --host NAME keeps that host's sessions, --session ID session ID of each\n"
 	"host, neither every pushed session.  Several sessions are summed per bucket\n"
 	"of the time since each one's start; --by host: a series per host.  With\n"
 	"--source the filters --pid PID, --comm and --binary (not --pid PID@START,\n"
-	"--symbol or --cgroup), no --by cgroup, --expect or --no-demangle; --wall\n"
+	"--symbol or --cgroup), no --by cgroup, --expect, --onsets or --no-demangle; --wall\n"
 	"needs one session, and lost intervals are not shaded.\n"
 	FILTEROPT_WHERE_HELP
 	"With --where the series are of the samples it keeps only: an event is 0\n"
-	"and a metric of samples undefined (a gap) where it keeps none.\n";
+	"and a metric of samples undefined (a gap) where it keeps none (no --onsets).\n";
 
 enum {
-	OPT_DB = 256, OPT_EVENT, OPT_METRIC, OPT_BY, OPT_TOP, OPT_SYMBOL, OPT_BUCKET,
-	OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
-	OPT_SOURCE, OPT_HOST,
+	OPT_DB = 256, OPT_SYMBOL, OPT_WALL, OPT_SIZE, OPT_TITLE, OPT_TERM, OPT_DATA, OPT_RAW_SCAN, OPT_EXPECT,
+	OPT_SOURCE, OPT_HOST, OPT_ONSETS,
 };
 
 static const struct option long_opts[] = {
 	{ "db",		required_argument, NULL, OPT_DB },
 	FILTEROPT_LONG_SESSION,
-	{ "event",	required_argument, NULL, OPT_EVENT },
-	{ "metric",	required_argument, NULL, OPT_METRIC },
-	{ "by",		required_argument, NULL, OPT_BY },
-	{ "top",	required_argument, NULL, OPT_TOP },
+	SERIESOPT_LONG_EVENT,
+	SERIESOPT_LONG_METRIC,
+	SERIESOPT_LONG_BY,
+	SERIESOPT_LONG_TOP,
 	FILTEROPT_LONG_PID,
 	FILTEROPT_LONG_COMM,
 	FILTEROPT_LONG_BINARY,
@@ -112,7 +120,7 @@ static const struct option long_opts[] = {
 	FILTEROPT_LONG_FROM,
 	FILTEROPT_LONG_TO,
 	FILTEROPT_LONG_WHERE,
-	{ "bucket",	required_argument, NULL, OPT_BUCKET },
+	SERIESOPT_LONG_BUCKET,
 	{ "wall",	no_argument,	   NULL, OPT_WALL },
 	{ "size",	required_argument, NULL, OPT_SIZE },
 	{ "title",	required_argument, NULL, OPT_TITLE },
@@ -124,22 +132,19 @@ static const struct option long_opts[] = {
 	{ "raw-scan",	no_argument,	   NULL, OPT_RAW_SCAN },
 	FILTEROPT_LONG_NO_DEMANGLE,
 	{ "expect",	no_argument,	   NULL, OPT_EXPECT },
+	{ "onsets",	no_argument,	   NULL, OPT_ONSETS },
+	SERIESOPT_LONG_ONSETS_MIN_SHIFT,
 	{ "source",	required_argument, NULL, OPT_SOURCE },
 	{ "host",	required_argument, NULL, OPT_HOST },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-#define MAX_EVENTS 32
-
 struct plot {
 	/* options */
-	const char *dbpath, *metric_src, *output, *data, *title;
-	const struct metric *catalog;	/* --metric NAME of the catalogue */
-	char *metric_text;		/* its expression, scale written in */
-	struct expr *metric;		/* --metric, parsed */
-	char *events[MAX_EVENTS];
-	int nevents;
+	const char *dbpath, *output, *data, *title;
+	struct seriesopt so;		/* --event, --metric (into req), --by,
+					 * --top, --bucket (into to), ... */
 	struct report_opts filt;	/* the filters (filteropt.h), into to */
 	struct timeline_opts to;
 	enum plotfile_fmt fmt;
@@ -157,6 +162,11 @@ struct plot {
 	struct gnuplot_mark expect_on[PROBE_MAX_ROWS];
 	size_t nexpect;
 	char expect_summary[400];
+	/* --onsets: the change points drawn, found at onsets_bucket_ns */
+	int onsets;
+	struct gnuplot_onset *onset;
+	size_t nonsets;
+	int64_t onsets_bucket_ns;
 	struct plotfile pf;		/* the private directory */
 };
 
@@ -205,6 +215,8 @@ static int render(struct plot *p)
 		.title = p->title, .fleet_what = p->fleet_what, .expect = p->probe != NULL,
 		.expect_on = p->expect_on, .nexpect = p->nexpect,
 		.expect_summary = p->expect_summary,
+		.onsets = p->onsets, .onset = p->onset, .nonsets = p->nonsets,
+		.onsets_bucket_ns = p->onsets_bucket_ns,
 	};
 	struct error err = { "" };
 
@@ -252,23 +264,18 @@ static int open_source(struct plot *p)
 	return 0;
 }
 
-/* The series (lib/query/series.c), its failures said as plot's options
- * name them; exit status 2 for a metric the session did not count. */
-static int compute(struct plot *p)
+/* The series of r (lib/query/series.c) into *out, its failures said as
+ * plot's options name them; exit status 2 for a metric the session did
+ * not count. */
+static int compute_req(struct plot *p, struct series_req *r, struct series **out)
 {
 	struct error err = { "" };
 	struct progress prog;
 	int ret;
 
-	p->req.events = (const char *const *)p->events;
-	p->req.nevents = p->nevents;
-	p->req.metric = p->metric;
-	p->req.metric_src = p->metric_src;
-	p->req.catalog = p->catalog;
-	p->req.opts = p->to;
 	/* on stderr, when it is a terminal and this takes long */
 	progress_init(&prog, "strobe plot", STDERR_FILENO, 0, "samples");
-	p->req.opts.progress = &prog;
+	r->opts.progress = &prog;
 	if (p->filt.where) {
 		struct report_opts fo = p->filt;
 
@@ -276,18 +283,54 @@ static int compute(struct plot *p)
 		fo.progress = &prog;
 		if (where_select_db(p->filt.where, p->input.db, &fo, &err) < 0) {
 			progress_done(&prog);
+			r->opts.progress = NULL;
 			fail("%s", err.msg);
 			return 1;
 		}
-		p->req.opts.where = p->filt.where;
+		r->opts.where = p->filt.where;
 	}
-	ret = series_compute_said(&p->src, &p->req, &p->s, &err);
+	ret = series_compute_said(&p->src, r, out, &err);
 	progress_done(&prog);
-	p->req.opts.progress = NULL;
+	r->opts.progress = NULL;
 	if (!ret)
 		return 0;
 	fail("%s", err.msg);
 	return ret == SERIES_UNCOVERED ? 2 : 1;
+}
+
+static int compute(struct plot *p)
+{
+	seriesopt_req(&p->so, &p->req);
+	p->req.opts = p->to;
+	return compute_req(p, &p->req, &p->s);
+}
+
+/*
+ * --onsets: the change points 'strobe onsets' finds with the same
+ * options: at --bucket when given (the plot's), else at onsets' own
+ * default bucket (seriesonsets_session_bucket(): about 20 samples per
+ * bucket), on a series of that bucket when it is not the plot's.
+ */
+static int find_onsets(struct plot *p)
+{
+	struct onsets_opts oo = { .min_shift = p->so.min_shift };
+	struct series_req r = p->req;
+	struct series *os = p->s;
+	struct error err = { "" };
+	int ret = 0;
+
+	r.opts = p->to;
+	if (!r.opts.bucket_ns)
+		r.opts.bucket_ns = seriesonsets_session_bucket(&p->src.session, &r.opts);
+	if (r.opts.bucket_ns != p->s->t->bucket_ns && (ret = compute_req(p, &r, &os)))
+		return ret;
+	p->onsets_bucket_ns = os->t->bucket_ns;
+	if (plotonsets_find(p->s, os, p->req.metric != NULL, &oo, &p->onset, &p->nonsets,
+			    &err) < 0)
+		ret = fail("--onsets: %s", err.msg);
+	if (os != p->s)
+		series_free(os);
+	return ret;
 }
 
 static int plot_main(struct plot *p)
@@ -322,6 +365,13 @@ static int plot_main(struct plot *p)
 				"with bytes): only the probe's summary is drawn\n",
 				(long long)p->src.session.id);
 	}
+	if (p->onsets) {
+		if (p->fmt == PLOTFILE_CSV || (p->fmt == PLOTFILE_NONE && p->data))
+			fprintf(stderr, "strobe plot: note: --onsets draws on a plot only: the CSV "
+				"is the same without it ('strobe onsets' writes them as CSV)\n");
+		else if ((ret = find_onsets(p)))
+			return ret;
+	}
 
 	if (plotfile_begin(&p->pf, &err) < 0)
 		return fail("%s", err.msg);
@@ -339,60 +389,18 @@ static int plot_main(struct plot *p)
 
 /* ---- options ---- */
 
-static int parse_events(struct plot *p, const char *arg)
-{
-	char *copy = xstrdup(arg), *save = NULL, *tok;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		if (!*tok)
-			continue;
-		if (p->nevents == MAX_EVENTS) {
-			free(copy);
-			return -1;
-		}
-		p->events[p->nevents++] = xstrdup(tok);
-	}
-	free(copy);
-	return p->nevents ? 0 : -1;
-}
-
-/* An option of what the timeline selects (timeline.h) but the filters of
- * filteropt.h: the split, the symbol and the bucket.  -1 to go on, else
- * the exit status. */
+/* An option of what the timeline selects but the filters of filteropt.h
+ * and the series of seriesopt.h: the symbol.  -1 to go on, else the exit
+ * status. */
 static int parse_window_option(struct plot *p, int c, int argc, char **argv)
 {
 	char optbuf[256];
-	uint64_t v;
 
 	switch (c) {
-	case OPT_BY:
-		if (!strcmp(optarg, "host")) {
-			p->to.by = TL_BY_HOST;
-			break;
-		}
-		if (timeline_parse_by(optarg, &p->to.by) < 0)
-			return cmd_usage_error("plot", "bad --by '%s': use cpu, pid, binary, "
-					       "symbol, cgroup or (with --source) host",
-					       optarg);
-		break;
-	case OPT_TOP:
-		if (parse_u64(optarg, &v) < 0 || v < 1 || v > 64)
-			return cmd_usage_error("plot", "bad --top '%s': give a number of series "
-					       "from 1 to 64", optarg);
-		p->to.top = (int)v;
-		break;
 	case OPT_SYMBOL:
 		if (!*optarg)
 			return cmd_usage_error("plot", "bad --symbol '': give a symbol name");
 		p->to.symbol = optarg;
-		break;
-	case OPT_BUCKET:
-		if (timeline_parse_bucket(optarg, &p->to.bucket_ns) < 0)
-			return cmd_usage_error("plot", "bad --bucket '%s': give a bucket length "
-					       "in ms like 10 or 0.5, or with a unit like "
-					       "500us or 1s (at least 1us)", optarg);
 		break;
 	default:
 		return cmd_usage_error("plot", "unknown option '%s': see 'strobe plot --help'",
@@ -405,31 +413,11 @@ static int parse_window_option(struct plot *p, int c, int argc, char **argv)
  * exit status.  One case per option, flat, which makes it long. */
 static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 {
-	struct error err = { "" };
 	char optbuf[256];
 
 	switch (c) {
 	case OPT_DB:
 		p->dbpath = optarg;
-		break;
-	case OPT_EVENT:
-		if (p->nevents)
-			return cmd_usage_error("plot", "--event given twice: list the events "
-					       "once, separated by commas");
-		if (parse_events(p, optarg) < 0)
-			return cmd_usage_error("plot", "bad --event '%s': give event names "
-					       "separated by commas (at most %d)", optarg,
-					       MAX_EVENTS);
-		break;
-	case OPT_METRIC:
-		if (p->metric)
-			return cmd_usage_error("plot", "--metric given twice: plot one metric "
-					       "at a time");
-		if (series_metric_parse(&p->req, optarg, &p->metric_text, &err) < 0)
-			return cmd_usage_error("plot", "%s", err.msg);
-		p->metric = p->req.metric;
-		p->metric_src = p->req.metric_src;
-		p->catalog = p->req.catalog;
 		break;
 	case OPT_WALL:
 		p->wall = 1;
@@ -464,6 +452,9 @@ static int parse_option(struct plot *p, int c, int argc, char **argv, int *term)
 		break;
 	case OPT_RAW_SCAN:
 		p->to.raw = 1;
+		break;
+	case OPT_ONSETS:
+		p->onsets = 1;
 		break;
 	case OPT_EXPECT:
 		if (!p->probe)
@@ -505,13 +496,15 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 	if (optind < argc)
 		return cmd_usage_error("plot", "unexpected argument '%s': see 'strobe plot --help'",
 				       argv[optind]);
-	if (p->nevents && p->metric)
+	if (p->so.nevents && p->req.metric)
 		return cmd_usage_error("plot", "--event and --metric exclude each other: give one "
 				       "of them");
 	if (p->source) {
 		const char *no = p->dbpath ? "--db" : p->to.has_pid_at ? "--pid PID@START" :
 				 p->to.symbol ? "--symbol" :
 				 p->to.cgroup ? "--cgroup" : p->probe ? "--expect" :
+				 p->onsets ? (p->so.min_shift_given ? "--onsets-min-shift" :
+					      "--onsets") :
 				 p->to.no_demangle ? "--no-demangle" : p->to.raw ? "--raw-scan" :
 				 p->to.by == TL_BY_CGROUP ? "--by cgroup" :
 				 p->filt.where ? "--where" : NULL;
@@ -524,15 +517,18 @@ static int check_options(struct plot *p, int argc, char **argv, int term)
 		if (no)
 			return cmd_usage_error("plot", "%s is not supported with --source: fleet plots "
 					       "take --pid PID, --comm and --binary, no symbol "
-					       "or cgroup filters or probe (doc/FLEET.md, "
+					       "or cgroup filters, probe or onsets (doc/FLEET.md, "
 					       "\"Fleet timelines\")", no);
 	} else if (p->host || p->to.by == TL_BY_HOST) {
 		return cmd_usage_error("plot", "%s is of fleet plots: give --source URL",
 				       p->host ? "--host" : "--by host");
 	}
-	if (!p->nevents && !p->metric)
+	if (!p->so.nevents && !p->req.metric)
 		return cmd_usage_error("plot", "nothing to plot: give --event EV[,EV...] or "
 				       "--metric EXPR");
+	if (p->onsets && p->filt.where)
+		return cmd_usage_error("plot", "--onsets and --where exclude each other: the "
+				       "onsets are strobe onsets', which segments every bucket");
 	if (term && p->output)
 		return cmd_usage_error("plot", "-o and --term exclude each other: give one of them");
 	if (term)
@@ -582,16 +578,23 @@ int cmd_plot(int argc, char **argv)
 	p->to.pid = -1;
 	p->to.top = TL_TOP_DEFAULT;
 	p->width = -1;
+	p->so.cmd = "plot";
+	p->so.by_host = 1;
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
 		ret = filteropt_parse(&fopt, c, optarg, argv[optind - 1], &p->filt);
 		if (ret == 2)
 			return 2;
+		if (!ret)
+			ret = seriesopt_parse(&p->so, c, optarg, &p->req, &p->to);
+		if (ret == 2)
+			return 2;
 		if (!ret && (ret = parse_option(p, c, argc, argv, &term)) >= 0)
 			return ret;
 	}
 	filteropt_timeline(&p->filt, &p->to);
+	p->onsets |= p->so.min_shift_given;	/* --onsets-min-shift: --onsets */
 	ret = check_options(p, argc, argv, term);
 	if (ret < 0 && p->probe)
 		ret = load_probe(p);
@@ -600,11 +603,9 @@ int cmd_plot(int argc, char **argv)
 	ret = plot_main(p);
 
 	plotfile_end(&p->pf);
-	for (int e = 0; e < p->nevents; e++)
-		free(p->events[e]);
-	expr_free(p->metric);
-	free(p->metric_text);
+	seriesopt_free(&p->so, &p->req);
 	free(p->probe);
+	free(p->onset);
 	series_free(p->s);
 	source_close(&p->input);
 	filteropt_free(&p->filt);

@@ -3,7 +3,8 @@
  * and the views that one time selection drives (hot spots, flame graph,
  * call tree, diff, differential flame graph, a symbol's source lines), all
  * from the server's /api/.  The flame graphs and the call tree are drawn
- * by flame.js, the DOM helpers are dom.js's.
+ * by flame.js, the onsets and the phase strip by phases.js, the DOM
+ * helpers are dom.js's.
  *
  * Every string that comes from the data (comm, paths, symbols, marker
  * names, cgroups, error bodies) goes into the page through textContent /
@@ -21,7 +22,7 @@ function renderCallTree() { strobeFlame.renderCallTree($("tree"), folded.a, noSt
 /* ---- state and the URL */
 
 var st = { s: null, h: null, ev: "samples", by: "none", stk: 1, z: null, a: null, b: null,
-	tab: "table", rby: "symbol", fev: "samples", fcol: "", x: [], lb: null, ls: null };
+	tab: "table", rby: "symbol", fev: "samples", fcol: "", x: [], lb: null, ls: null, on: 0 };
 
 function parseWin(v) {
 	var m = /^(\d+)-(\d+)$/.exec(v || "");
@@ -38,6 +39,7 @@ function hashRead() {
 	if (p.get("ev")) st.ev = p.get("ev");
 	if (p.get("by")) st.by = p.get("by");
 	if (p.get("stk")) st.stk = p.get("stk") === "1" ? 1 : 0;
+	st.on = p.get("on") === "1" ? 1 : 0;	/* onsets and phases shown */
 	if (p.get("tab")) st.tab = p.get("tab");
 	if (p.get("rby")) st.rby = p.get("rby");
 	if (p.get("fev")) st.fev = p.get("fev");
@@ -56,6 +58,7 @@ function hashWrite() {
 	p.set("ev", st.ev);
 	p.set("by", st.by);
 	p.set("stk", String(st.stk));
+	p.set("on", String(st.on));
 	if (st.z) p.set("z", st.z.join("-"));
 	if (st.a) p.set("a", st.a.join("-"));
 	if (st.b) p.set("b", st.b.join("-"));
@@ -183,6 +186,7 @@ function loadSession() {
 		fillColourBy(r);
 		$("by").value = st.by;
 		$("stacked").checked = !!st.stk;
+		$("onsets").checked = !!st.on;
 		$("rby").value = st.rby;
 		$("info").textContent = (r.host ? r.host + " · " : "") + r.nr_cpus + " cpus · " +
 			fmtT(r.duration_ns) + " · " + r.samples + " samples · " + r.lost + " lost · " +
@@ -240,6 +244,7 @@ function loadSeries() {
 		series = r;
 		drawPlot();
 		status("", "series");
+		loadOnsets();
 	}).catch(function (e) { fail(e, "series"); });
 }
 
@@ -334,6 +339,7 @@ function drawShades(u) {
 function drawPlot() {
 	var box = $("plot");
 	$("timeline").insertBefore($("markers"), $("tip"));	/* out of the old plot */
+	$("timeline").insertBefore($("phases"), $("tip"));
 	if (plot) { plot.destroy(); plot = null; }
 	clear(box);
 	scales = {};
@@ -352,7 +358,7 @@ function drawPlot() {
 		legend: { show: true, live: false },
 		cursor: { drag: { x: true, y: false, setScale: false }, points: { show: false } },
 		hooks: {
-			draw: [drawShades, drawMarkers],
+			draw: [drawShades, drawMarkers, drawOnsets],
 			setSelect: [function (u) {
 				if (u.select.width < 2) return;
 				var f = Math.max(0, Math.round(u.posToVal(u.select.left, "x") * 1e9));
@@ -379,9 +385,11 @@ function drawPlot() {
 	shadeLegend();
 	/* the marker lane sits right under the plot, above the legend */
 	plot.root.insertBefore($("markers"), plot.root.querySelector(".u-legend"));
+	plot.root.insertBefore($("phases"), plot.root.querySelector(".u-legend"));
 	plot.over.addEventListener("mousedown", function (e) { pendingShift = e.shiftKey; }, true);
 	plot.over.addEventListener("wheel", wheelZoom, { passive: false });
 	drawMarkers(plot);
+	drawStrip();
 }
 
 /* the wheel zooms the timeline around the pointer; the series are asked
@@ -449,6 +457,89 @@ function markerHover(e) {
 	tip.hidden = false;
 	tip.style.left = Math.min(x + 20, c.clientWidth - 300) + "px";
 	tip.style.top = (c.offsetTop + 20) + "px";
+}
+
+/* ---- onsets and phases (phases.js draws them): those of the series
+   shown (its event or metric, by and top; the zoom's range, else the
+   whole session, as strobe onsets without --from/--to), asked again only
+   when these change */
+
+var onsets = null, phases = null, onsetsKey = null, onsetsSeq = 0;
+
+function onsetsParams() {
+	var p = { session: st.s, by: st.by === "none" ? null : st.by, top: 10 };
+	if (st.ev.slice(0, 2) === "m:") p.metric = st.ev.slice(2);
+	else p.event = st.ev;
+	if (st.z) { p.from = st.z[0]; p.to = st.z[1]; }
+	return p;
+}
+
+/* never rejects; #phases' data-busy is set while it loads (the browser
+   test waits on it) */
+function loadOnsets() {
+	var box = $("phases"), seq = ++onsetsSeq;
+	if (!st.on || !sess || st.h !== null) {
+		onsets = phases = null; onsetsKey = null;
+		box.hidden = true;
+		clear(box);
+		delete box.dataset.busy;
+		if (plot) plot.redraw(false);
+		if (st.on && st.h !== null) status("onsets and phases: not served for the fleet", "onsets");
+		return Promise.resolve();
+	}
+	box.hidden = false;
+	var op = onsetsParams(), pp = Object.assign({}, op, { by: st.rby, top: 3 });
+	var key = JSON.stringify([op, pp]);
+	if (key === onsetsKey) { drawStrip(); return Promise.resolve(); }
+	box.dataset.busy = "1";
+	return api("onsets", op).then(function (r) {
+		if (seq !== onsetsSeq) return null;
+		onsets = r.rows || [];
+		if (plot) plot.redraw(false);
+		return api("phases", pp);
+	}).then(function (r) {
+		if (seq !== onsetsSeq || !r) return;
+		phases = r.rows || [];
+		onsetsKey = key;
+		drawStrip();
+		status("", "onsets");
+	}).catch(function (e) {
+		if (seq === onsetsSeq) fail(e, "onsets");
+	}).then(function () { if (seq === onsetsSeq) delete box.dataset.busy; });
+}
+
+/* a series' colour in the plot (plotData's) */
+function colorOf(title) {
+	var i = (series && series.series || []).map(function (x) { return x.title; }).indexOf(title);
+	return i < 0 ? "#333" : palette[i % palette.length];
+}
+
+/* #plot's data-onsets: how many are drawn (the browser test reads it) */
+function drawOnsets(u) {
+	var n = st.on && onsets && series && sess ? strobePhases.drawOnsets(u, onsets, sess.start_ns || 0, colorOf) : 0;
+	$("plot").dataset.onsets = String(n);
+}
+
+function drawStrip() {
+	var box = $("phases");
+	if (!st.on || !plot || !phases) { clear(box); return; }
+	strobePhases.renderStrip(box, plot, phases, sess.start_ns || 0, $("tip"), selectPhase);
+}
+
+/* a phase as window A; shift: the one before as A and it as B, their diff */
+function selectPhase(i, shift) {
+	var s = sess.start_ns || 0;
+	function w(p) { return [Math.max(0, p.from_ns - s), p.to_ns - s]; }
+	if (shift && i > 0) {
+		st.a = w(phases[i - 1]);
+		st.b = w(phases[i]);
+		if (st.tab !== "dflame") showTab("diff");
+	} else {
+		st.a = w(phases[i]);
+	}
+	hashWrite();
+	if (plot) plot.redraw(false);
+	loadViews();
 }
 
 /* ---- the window's views */
@@ -723,7 +814,8 @@ function wire() {
 	});
 	$("by").addEventListener("change", function () { st.by = this.value; hashWrite(); loadSeries(); });
 	$("stacked").addEventListener("change", function () { st.stk = this.checked ? 1 : 0; hashWrite(); drawPlot(); });
-	$("rby").addEventListener("change", function () { st.rby = this.value; hashWrite(); loadViews(); });
+	$("onsets").addEventListener("change", function () { st.on = this.checked ? 1 : 0; hashWrite(); loadOnsets(); });
+	$("rby").addEventListener("change", function () { st.rby = this.value; hashWrite(); loadViews(); loadOnsets(); });
 	$("fev").addEventListener("change", function () { st.fev = this.value; hashWrite(); loadViews(); });
 	$("fcol").addEventListener("change", function () { st.fcol = this.value; hashWrite(); loadViews(); });
 	$("zoomsel").addEventListener("click", function () {

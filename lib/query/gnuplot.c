@@ -3,8 +3,9 @@
  * terminal, the title and subtitle, the axes, shaded lost and hatched
  * not-counting intervals, the markers (each its own line when few, else
  * in groups: one line and label per group of markers closer than a
- * label's width on the plot) and --expect's lines, then one step line per
- * series and the key entries of the shadings.
+ * label's width on the plot), --expect's lines and --onsets' change
+ * points, then one step line per series and the key entries of the
+ * shadings, --expect and --onsets.
  */
 #include "config.h"
 #include <math.h>
@@ -406,6 +407,59 @@ static void write_expect(FILE *f, const struct series *s, const struct gnuplot_o
 	}
 }
 
+/* An onset's label: its shift in percent ("+85%", "-40%"), or "from 0"
+ * when the level before was 0. */
+static void onset_text(const struct gnuplot_onset *c, char *buf, size_t len)
+{
+	if (isfinite(c->shift))
+		snprintf(buf, len, "%+.0f%%", c->shift * 100);
+	else
+		snprintf(buf, len, "from 0");
+}
+
+/*
+ * --onsets: per change point, in its line's colour (linetype line + 1,
+ * as the plot command gives the lines), a dotted line over the plot's
+ * height, the levels before and after as short segments (at most a
+ * twentieth of the range each, within the segments either side), an
+ * arrow from one to the other, and the shift by its head.  A comment
+ * before each gives its exact time (for tests; numbers only).
+ */
+static void write_onsets(FILE *f, const struct series *s, const struct gnuplot_opts *o,
+			 double x0, double x1)
+{
+	int dumb = o->term == GNUPLOT_DUMB;
+	double w = (x1 - x0) / 20;
+
+	for (size_t i = 0; i < o->nonsets; i++) {
+		const struct gnuplot_onset *c = &o->onset[i];
+		double x = xval(s, o->wall, c->time_ns);
+		double a = MAX(xval(s, o->wall, c->from_ns), x - w);
+		double b = MIN(xval(s, o->wall, c->to_ns), x + w);
+		int lt = (int)c->line + 1;
+		char label[32];
+
+		fprintf(f, "# onset line %zu time_ns %lld before %.10g after %.10g\n", c->line,
+			(long long)c->time_ns, c->before, c->after);
+		if (!dumb)
+			fprintf(f, "set arrow from %.9f, graph 0 to %.9f, graph 1 nohead back "
+				"lt %d dt 3 lw 1\n", x, x, lt);
+		fprintf(f, "set arrow from %.9f, first %.10g to %.9f, first %.10g nohead front "
+			"lt %d lw 2.5\n", a, c->before, x, c->before, lt);
+		fprintf(f, "set arrow from %.9f, first %.10g to %.9f, first %.10g nohead front "
+			"lt %d lw 2.5\n", x, c->after, b, c->after, lt);
+		if (c->after != c->before)
+			fprintf(f, "set arrow from %.9f, first %.10g to %.9f, first %.10g head "
+				"filled front lt %d lw 1.5\n", x, c->before, x, c->after, lt);
+		onset_text(c, label, sizeof(label));
+		fputs("set label ", f);
+		gnuplot_write_string(f, label);
+		fprintf(f, " at %.9f, first %.10g left front offset character 0.6,%s "
+			"textcolor lt %d%s\n", x, c->after, c->after >= c->before ? "0.7" : "-0.7",
+			lt, dumb ? "" : " font \",9\"");
+	}
+}
+
 /* The plot command: a step line per series, then the key entries of the
  * lost and not-counting shadings and of --expect. */
 static void write_plot(FILE *f, const struct series *s, const struct gnuplot_opts *o,
@@ -447,6 +501,15 @@ static void write_plot(FILE *f, const struct series *s, const struct gnuplot_opt
 		fprintf(f, ", \\\n     keyentry with lines %s title ",
 			o->term == GNUPLOT_DUMB ? "" : "ls 101");
 		gnuplot_write_string(f, o->expect_summary);
+	}
+	if (o->onsets) {
+		char ot[200], bk[32];
+
+		snprintf(ot, sizeof(ot), "%zu onset%s (strobe onsets at %s buckets): the shift, "
+			 "the levels before and after", o->nonsets, o->nonsets == 1 ? "" : "s",
+			 ms_text(o->onsets_bucket_ns, bk, sizeof(bk)));
+		fputs(", \\\n     keyentry with vectors lt black title ", f);
+		gnuplot_write_string(f, ot);
 	}
 	fputc('\n', f);
 }
@@ -501,6 +564,8 @@ int gnuplot_write_script(FILE *f, const struct series *s, const struct series_re
 	free(sorted);
 	if (o->expect)
 		write_expect(f, s, o);
+	if (o->onsets)
+		write_onsets(f, s, o, x0, x1);
 	write_plot(f, s, o, dat);
 	return ferror(f) ? -1 : 0;
 }

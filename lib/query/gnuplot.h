@@ -3,8 +3,8 @@
  * data file (x, then one column per series) and a script that reads it,
  * with lost intervals shaded, the sampling groups' idle intervals hatched,
  * markers as labelled dashed lines (more than 16 in groups, "NAME A..B ×N",
- * so that labels never overlap) and --expect's lines in red; see
- * "Plots" in doc/DESIGN.md.
+ * so that labels never overlap), --expect's lines in red and --onsets'
+ * change points in their lines' colours; see "Plots" in doc/DESIGN.md.
  *
  * Nothing from data is a command: every string that comes from data or
  * the user (titles, series and marker names, file names) goes into the
@@ -27,6 +27,21 @@ struct gnuplot_mark {
 	const char *label;
 };
 
+/* A change point of --onsets (plotonsets.h), drawn in its line's colour
+ * (the line's gnuplot linetype): a dotted vertical line, an arrow from
+ * the level before to the level after labelled with the shift ("+85%"),
+ * and the two levels as short horizontal segments either side. */
+struct gnuplot_onset {
+	size_t line;			/* s->line[line] */
+	int64_t time_ns;		/* absolute CLOCK_MONOTONIC: the first
+					 * bucket of the new level */
+	int64_t from_ns, to_ns;		/* the segments around it: the level
+					 * before from from_ns, after to to_ns */
+	double before, after;		/* the levels, in the plot's y units */
+	double shift;			/* (after - before) / |before|; +-INFINITY
+					 * when before is 0 */
+};
+
 struct gnuplot_opts {
 	enum gnuplot_term term;		/* pngcairo, svg, pdfcairo or dumb */
 	int width, height;		/* pixels (PDF: 1/100 in); DUMB: characters */
@@ -40,6 +55,11 @@ struct gnuplot_opts {
 	const struct gnuplot_mark *expect_on;
 	size_t nexpect;
 	const char *expect_summary;
+	int onsets;			/* draw --onsets: onset[0..nonsets) and a
+					 * key entry saying how they were found */
+	const struct gnuplot_onset *onset;
+	size_t nonsets;
+	int64_t onsets_bucket_ns;	/* the bucket they were found at */
 };
 
 /*

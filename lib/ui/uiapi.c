@@ -23,6 +23,7 @@
 #include "stacks.h"
 #include "timeline.h"
 #include "uiapi.h"
+#include "uiapi_int.h"
 #include "uijson.h"
 #include "where.h"
 
@@ -70,18 +71,25 @@ static int out_done(struct out *o, struct uiapi_reply *r, const char *type)
 /* A one-line text answer with status. */
 static int fail(struct uiapi_reply *r, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int fail(struct uiapi_reply *r, unsigned status, const char *fmt, ...)
+static int vfail(struct uiapi_reply *r, unsigned status, const char *fmt, va_list ap)
 {
 	char line[600];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	text_sanitize(line);		/* one line, no control characters */
 	r->status = status;
 	r->type = TYPE_TEXT;
 	r->len = (size_t)asprintf(&r->body, "strobe ui: %s\n", line);
+	return 1;
+}
+
+static int fail(struct uiapi_reply *r, unsigned status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(r, status, fmt, ap);
+	va_end(ap);
 	return 1;
 }
 
@@ -382,8 +390,8 @@ static int api_session(struct source *src, const struct uiapi_args *a, struct ui
 		t = timeline_events(src->db, &to, &e);
 	out_open(&o);
 	session_json(o.f, ss->host, s);
-	fprintf(o.f, ",\"nr_cpus\":%" PRId64 ",\"has_stacks\":%s,\"metrics\":[", s->nr_cpus,
-		s->call_graph[0] ? "true" : "false");
+	fprintf(o.f, ",\"nr_cpus\":%" PRId64 ",\"start_ns\":%" PRId64 ",\"has_stacks\":%s,"
+		"\"metrics\":[", s->nr_cpus, s->start_ns, s->call_graph[0] ? "true" : "false");
 	all = metrics_all(&nm);
 	for (size_t i = 0; i < nm; i++) {
 		struct error me = { "" };
@@ -973,6 +981,46 @@ out:
 	return 1;
 }
 
+/* ---- the helpers of uionsets.c (uiapi_int.h) ---- */
+
+int uiapi_fail(struct uiapi_reply *r, unsigned status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(r, status, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+const char *uiapi_arg(const struct uiapi_args *a, const char *key)
+{
+	return arg(a, key);
+}
+
+int uiapi_arg_int(const struct uiapi_args *a, const char *key, int64_t def, int64_t max,
+		  int64_t *v, struct uiapi_reply *r)
+{
+	return arg_int(a, key, def, max, v, r);
+}
+
+int uiapi_arg_session(struct source *src, const struct uiapi_args *a, struct db_session *s,
+		      struct uiapi_reply *r)
+{
+	return arg_session(src, a, "session", 0, s, r);
+}
+
+int uiapi_series_what(const struct uiapi_args *a, struct series_req *req, const char **ev,
+		      struct expr **x, char **text, struct uiapi_reply *r)
+{
+	return series_what(a, req, ev, x, text, r);
+}
+
+void uiapi_reply_table(const struct table *t, struct uiapi_reply *r)
+{
+	reply_table(t, r);
+}
+
 /*
  * The fleet's selection for one request: ?host= and ?session= (the page
  * sends both once a host's session is picked: ids repeat across hosts)
@@ -1011,6 +1059,8 @@ int uiapi_handle(struct source *src, const char *path, const struct uiapi_args *
 		{ "lines", api_lines },
 		{ "flame", api_flame },
 		{ "diff", api_diff },
+		{ "onsets", uiapi_onsets },
+		{ "phases", uiapi_phases },
 	};
 
 	const char *host;

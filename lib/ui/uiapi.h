@@ -15,6 +15,8 @@
  *                   the last session's flame index (flameindex.h), kept
  *                   between requests while that session is unchanged
  *   /api/diff       strobe diff --format json of two windows
+ *   /api/onsets     strobe onsets --format json (uionsets.c)
+ *   /api/phases     strobe phases --format json (uionsets.c)
  *
  * Times are ns since the session's start; a window is [from, to).
  * With the fleet (--source) report and series go through source.h
