@@ -72,6 +72,8 @@ char *flame_frame_name(const struct stack_set *set, uint32_t loc, int kernel_suf
 /* Copy s to buf (of len) as a frame name: invalid UTF-8 and control
  * characters as '?', ';' as ':'.  Returns buf. */
 char *flame_sanitize(const char *s, char *buf, size_t len);
+/* The same with ';' kept: for text that is no frame name (the SVG's). */
+char *flame_sanitize_text(const char *s, char *buf, size_t len);
 
 /* The tree of set with widths by what (FLAME_*, or an event index).
  * NULL and e set when what is not an event of set. */

@@ -91,7 +91,7 @@ static int uionsets_series(struct source *src, const struct uiapi_args *a,
 	if (source_is_fleet(src))
 		return uiapi_fail(r, 422, "onsets and phases of the fleet (--source) are not "
 				  "served: open a local database with --db");
-	if (uiapi_arg_session(src, a, &q->session, r) ||
+	if (uiapi_arg_session(src, a, "session", 0, &q->session, r) ||
 	    uiapi_series_what(a, &q->req, q->ev, &q->x, &q->text, r) ||
 	    uionsets_window(a, &q->session, &q->req.opts, r) ||
 	    uiapi_arg_int(a, "bucket", 0, INT64_MAX / 2, &bucket, r) ||
