@@ -564,7 +564,7 @@ function winParams(w) { return { from: w[0], to: w[1] }; }
    by clearIt; any other failure goes on to the status line */
 function whereRefused(e, clearIt) {
 	if (!strobeWhere.on() || !e || e.status !== 400) throw e;
-	var m = String(e.message || e);
+	var m = String(e.message || e).replace(/^[a-z]+: /, "");	/* not which request: all say it */
 	strobeWhere.note(m, true);
 	clearIt("the condition is refused: " + m);
 }
