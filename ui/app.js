@@ -187,6 +187,7 @@ function loadSession() {
 		fev.value = st.fev;
 		fillColourBy(r);
 		strobeWhere.setMetrics(r.metrics);
+		strobeWhere.setFleet(st.h !== null);
 		strobeWhere.fill();
 		$("by").value = st.by;
 		$("stacked").checked = !!st.stk;
@@ -586,7 +587,7 @@ function loadViews() {
 	if (bad) {
 		strobeWhere.note(bad, true);
 		wp = {}; rest = false;
-	} else if (!strobeWhere.on()) strobeWhere.note("");
+	} else if (!strobeWhere.on() && st.h === null) strobeWhere.note("");
 	/* the table shows every metric the session's counters cover (report's
 	   -M, 16 at most) */
 	var ms = (sess.metrics || []).slice(0, 16);

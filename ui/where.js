@@ -21,7 +21,7 @@ var $ = strobeDom.$, el = strobeDom.el, clear = strobeDom.clear;
 
 /* c: the condition, i: invert, s: per sample, b: the bucket in ms as
    typed, d: the diff view shows where vs rest */
-var w = { c: "", i: 0, s: 0, b: "", d: 0 };
+var w = { c: "", i: 0, s: 0, b: "", d: 0 }, fleet = false;
 var shade = null;	/* [[from_ns, to_ns, weight 0..1]], since the session start */
 
 function read(p) {
@@ -41,8 +41,8 @@ function write(p) {
 	if (w.d) p.set("wd", "1");
 }
 
-function on() { return !!w.c; }
-function rest() { return !!(w.c && w.d); }
+function on() { return !!w.c && !fleet; }
+function rest() { return !!(on() && w.d); }
 function setRest(v) { w.d = w.c && v ? 1 : 0; }
 
 /* the bucket field in ns: null (the default), or NaN when it is no
@@ -56,7 +56,7 @@ function bucketNs() {
 /* the API's parameters of the condition ({} without one); invert as
    given, or its opposite with flip (the other side, for where vs rest) */
 function params(flip) {
-	if (!w.c) return {};
+	if (!on()) return {};
 	var inv = flip ? !w.i : !!w.i, b = bucketNs();
 	return { where: w.c, invert: inv ? 1 : null, where_sample: w.s ? 1 : null,
 		where_bucket: b === null || isNaN(b) ? null : b };
@@ -64,7 +64,7 @@ function params(flip) {
 
 /* a problem of the controls themselves, before any request: a message or "" */
 function problem() {
-	return w.c && isNaN(bucketNs()) ? "bad bucket '" + w.b + "': give a number of ms, e.g. 40, or leave it empty" : "";
+	return on() && isNaN(bucketNs()) ? "bad bucket '" + w.b + "': give a number of ms, e.g. 40, or leave it empty" : "";
 }
 
 /* the note under the bar: what was kept (ok) or what is wrong (bad) */
@@ -75,15 +75,23 @@ function note(text, bad) {
 	if (bad) n.dataset.bad = "1"; else delete n.dataset.bad;
 }
 
+/* a fleet's session (strobe ui --source): the API serves no condition,
+   the bar is disabled and says so */
+function setFleet(v) {
+	fleet = !!v;
+	["where", "wsample", "wbucket", "winvert", "wrest"].forEach(function (id) { $(id).disabled = fleet; });
+	if (fleet) note("where: not served for the fleet's sessions (open a local database)", false);
+}
+
 /* the controls from w */
 function fill() {
 	$("where").value = w.c;
 	$("winvert").checked = !!w.i;
 	$("wsample").checked = !!w.s;
 	$("wbucket").value = w.b;
-	$("wbucket").disabled = !!w.s;
+	$("wbucket").disabled = !!w.s || fleet;
 	$("wrest").classList.toggle("on", !!w.d);
-	if (!w.c) { note(""); shade = null; }
+	if (!w.c && !fleet) { note(""); shade = null; }
 }
 
 /* the metrics file's names the session's counters cover, offered as the
@@ -134,7 +142,7 @@ function wire(changed) {
 function loadShade(api, session, from, to, buckets) {
 	shade = null;
 	delete $("plot").dataset.where;
-	if (!w.c) return Promise.resolve(null);
+	if (!on()) return Promise.resolve(null);
 	var p = Object.assign({ session: session, event: "samples", from: from, to: to,
 		buckets: Math.max(1, Math.min(10000, Math.round(buckets))) }, params(false));
 	return api("series", p).then(function (r) {
@@ -157,7 +165,7 @@ function loadShade(api, session, from, to, buckets) {
 
 /* the shade on uPlot u's canvas (a draw hook): green, full height */
 function drawShade(u) {
-	if (!shade || !w.c) return;
+	if (!shade || !on()) return;
 	var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
 	var l = u.bbox.left, r = l + u.bbox.width;
 	ctx.save();
@@ -173,7 +181,7 @@ function drawShade(u) {
 
 /* the shade's legend entry: [key, swatch class, text], or null */
 function legend() {
-	if (!w.c || !shade) return null;
+	if (!on() || !shade) return null;
 	return ["where", "sw-where", (w.i ? "where not " : "where ") + w.c +
 		(w.s ? " (per sample: darker, more samples kept)" : "") + ": " + shade.length + " spans kept"];
 }
@@ -186,6 +194,6 @@ function restHead(meta, over) {
 }
 
 return { read: read, write: write, on: on, rest: rest, setRest: setRest, params: params,
-	problem: problem, note: note, fill: fill, setMetrics: setMetrics, wire: wire,
+	problem: problem, note: note, setFleet: setFleet, fill: fill, setMetrics: setMetrics, wire: wire,
 	loadShade: loadShade, drawShade: drawShade, legend: legend, restHead: restHead };
 })();
