@@ -560,15 +560,7 @@ var folded = { a: null, b: null }, viewSeq = 0;
 
 function winParams(w) { return { from: w[0], to: w[1] }; }
 
-/* a view's request refused for its condition (400 with where= set): the
-   API's line in the where bar's note and in the pane, the pane emptied
-   by clearIt; any other failure goes on to the status line */
-function whereRefused(e, clearIt) {
-	if (!strobeWhere.on() || !e || e.status !== 400) throw e;
-	var m = String(e.message || e).replace(/^[a-z]+: /, "");	/* not which request: all say it */
-	strobeWhere.note(m, true);
-	clearIt("the condition is refused: " + m);
-}
+var whereRefused = strobeWhere.refused;
 
 function emptyPane(id) {
 	return function (m) { clear($(id)); $(id).appendChild(el("div", "empty", m)); };

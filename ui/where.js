@@ -83,6 +83,16 @@ function setFleet(v) {
 	if (fleet) note("where: not served for the fleet's sessions (open a local database)", false);
 }
 
+/* a view's request refused for its condition (400 with where= set): the
+   API's line in the note and, by clearIt(text), in the view emptied; any
+   other failure is thrown on (to the status line) */
+function refused(e, clearIt) {
+	if (!on() || !e || e.status !== 400) throw e;
+	var m = String(e.message || e).replace(/^[a-z]+: /, "");	/* not which request: all say it */
+	note(m, true);
+	clearIt("the condition is refused: " + m);
+}
+
 /* the controls from w */
 function fill() {
 	$("where").value = w.c;
@@ -194,6 +204,6 @@ function restHead(meta, over) {
 }
 
 return { read: read, write: write, on: on, rest: rest, setRest: setRest, params: params,
-	problem: problem, note: note, setFleet: setFleet, fill: fill, setMetrics: setMetrics, wire: wire,
+	problem: problem, note: note, refused: refused, setFleet: setFleet, fill: fill, setMetrics: setMetrics, wire: wire,
 	loadShade: loadShade, drawShade: drawShade, legend: legend, restHead: restHead };
 })();
