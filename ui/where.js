@@ -83,11 +83,13 @@ function setFleet(v) {
 	if (fleet) note("where: not served for the fleet's sessions (open a local database)", false);
 }
 
-/* a view's request refused for its condition (400 with where= set): the
+/* a view's request refused with its condition set (400: the condition
+   is bad for the session; 422: it cannot be evaluated there, e.g. no
+   samples in the window): the
    API's line in the note and, by clearIt(text), in the view emptied; any
    other failure is thrown on (to the status line) */
 function refused(e, clearIt) {
-	if (!on() || !e || e.status !== 400) throw e;
+	if (!on() || !e || (e.status !== 400 && e.status !== 422)) throw e;
 	var m = String(e.message || e).replace(/^[a-z]+: /, "");	/* not which request: all say it */
 	note(m, true);
 	clearIt("the condition is refused: " + m);
