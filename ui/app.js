@@ -3,8 +3,8 @@
  * and the views that one time selection drives (hot spots, flame graph,
  * call tree, diff, differential flame graph, a symbol's source lines), all
  * from the server's /api/.  The flame graphs and the call tree are drawn
- * by flame.js, the onsets and the phase strip by phases.js, the DOM
- * helpers are dom.js's.
+ * by flame.js, the onsets and the phase strip by phases.js, the metric
+ * condition (where) by where.js, the DOM helpers are dom.js's.
  *
  * Every string that comes from the data (comm, paths, symbols, marker
  * names, cgroups, error bodies) goes into the page through textContent /
@@ -49,6 +49,7 @@ function hashRead() {
 	st.b = parseWin(p.get("b"));
 	st.x = p.getAll("x");
 	st.lb = p.get("lb"); st.ls = p.get("ls");	/* the lines view's binary, symbol */
+	strobeWhere.read(p);	/* the condition: w, wi, ws, wb, wd */
 }
 
 function hashWrite() {
@@ -68,6 +69,7 @@ function hashWrite() {
 	if (st.fcol) p.set("fcol", st.fcol);
 	st.x.forEach(function (x) { p.append("x", x); });
 	if (st.ls !== null) { p.set("lb", st.lb || ""); p.set("ls", st.ls); }
+	strobeWhere.write(p);
 	history.replaceState(null, "", location.pathname + location.search + "#" + p.toString());
 	var sel = $("sel");
 	sel.dataset.aFrom = st.a ? st.a[0] : "";
@@ -184,6 +186,9 @@ function loadSession() {
 		if (evs.indexOf(st.fev) < 0) st.fev = "samples";
 		fev.value = st.fev;
 		fillColourBy(r);
+		strobeWhere.setMetrics(r.metrics);
+		strobeWhere.setFleet(st.h !== null);
+		strobeWhere.fill();
 		$("by").value = st.by;
 		$("stacked").checked = !!st.stk;
 		$("onsets").checked = !!st.on;
@@ -310,7 +315,8 @@ function shadeLegend() {
 	clear(box);
 	[["lost", "sw-lost", (series.lost || []).length + " lost spans (samples the kernel dropped)"],
 	 ["throttled", "sw-thr", (series.throttled || []).length + " throttled spans (the kernel slowed the sampling)"],
-	 ["A", "sw-a", "window A"], ["B", "sw-b", "window B"]].forEach(function (x) {
+	 ["A", "sw-a", "window A"], ["B", "sw-b", "window B"], strobeWhere.legend()].forEach(function (x) {
+		if (!x) return;
 		var it = el("span", "shade");
 		it.dataset.shade = x[0];
 		it.appendChild(el("i", x[1]));
@@ -334,6 +340,7 @@ function drawShades(u) {
 	if (st.a) span(st.a[0], st.a[1], "rgba(33,150,243,0.18)");
 	if (st.b) span(st.b[0], st.b[1], "rgba(156,39,176,0.18)");
 	ctx.restore();
+	strobeWhere.drawShade(u);
 }
 
 function drawPlot() {
@@ -364,7 +371,11 @@ function drawPlot() {
 				var f = Math.max(0, Math.round(u.posToVal(u.select.left, "x") * 1e9));
 				var t = Math.round(u.posToVal(u.select.left + u.select.width, "x") * 1e9);
 				if (t <= f) return;
-				if (pendingShift || $("selb").checked) { st.b = [f, t]; if (st.tab !== "dflame") showTab("diff"); }
+				if (pendingShift || $("selb").checked) {
+					st.b = [f, t];
+					strobeWhere.setRest(0);	/* the diff is A→B again */
+					if (st.tab !== "dflame") showTab("diff");
+				}
 				else st.a = [f, t];
 				u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
 				hashWrite();
@@ -533,6 +544,7 @@ function selectPhase(i, shift) {
 	if (shift && i > 0) {
 		st.a = w(phases[i - 1]);
 		st.b = w(phases[i]);
+		strobeWhere.setRest(0);
 		if (st.tab !== "dflame") showTab("diff");
 	} else {
 		st.a = w(phases[i]);
@@ -548,34 +560,80 @@ var folded = { a: null, b: null }, viewSeq = 0;
 
 function winParams(w) { return { from: w[0], to: w[1] }; }
 
+var whereRefused = strobeWhere.refused;
+
+function emptyPane(id) {
+	return function (m) { clear($(id)); $(id).appendChild(el("div", "empty", m)); };
+}
+
 function loadViews() {
 	var seq = ++viewSeq;
 	if (!sess) return;
 	document.body.dataset.busy = "1";
 	var a = st.a || [0, sess.duration_ns || 1];
 	var ps = [];
+	/* the metric condition (where.js): added to each request below but
+	   the source lines' (/api/lines takes none); where vs rest: the diff
+	   of window A where it fails (A) and holds (B) */
+	var wp = strobeWhere.params(false), rest = strobeWhere.rest(), bad = strobeWhere.problem();
+	if (bad) {
+		strobeWhere.note(bad, true);
+		wp = {}; rest = false;
+	} else if (!strobeWhere.on() && st.h === null) strobeWhere.note("");
 	/* the table shows every metric the session's counters cover (report's
 	   -M, 16 at most) */
 	var ms = (sess.metrics || []).slice(0, 16);
 	$("table").dataset.metrics = ms.join(",");
-	ps.push(api("report", Object.assign({ session: st.s, by: st.rby, limit: 100, metric: ms }, winParams(a)))
-		.then(function (r) { if (seq === viewSeq) renderTable($("table"), r, false); }));
+	ps.push(api("report", Object.assign({ session: st.s, by: st.rby, limit: 100, metric: ms }, winParams(a), wp))
+		.then(function (r) {
+			if (seq !== viewSeq) return;
+			renderTable($("table"), r, false);
+			if (wp.where) strobeWhere.note((r.meta && r.meta.where) || "", false);
+		}).catch(function (e) { if (seq === viewSeq) whereRefused(e, emptyPane("table")); }));
+	if (wp.where) {
+		var z = st.z || [0, sess.duration_ns || 1];
+		ps.push(strobeWhere.loadShade(api, st.s, a[0], a[1],
+			seriesParams().buckets * (a[1] - a[0]) / Math.max(1, z[1] - z[0])).then(function () {
+			if (seq !== viewSeq) return;
+			if (series) shadeLegend();
+			if (plot) plot.redraw(false);
+		}));
+	} else {
+		strobeWhere.loadShade(api);
+		if (series) shadeLegend();
+		if (plot) plot.redraw(false);
+	}
 	if (sess.has_stacks) {
 		var fp = { session: st.s, event: st.fev === "samples" ? null : st.fev };
 		/* colour by a metric: a JSON reply, the same folded text and each
 		   frame's value and colour (strobe flamegraph --color-by's) */
-		ps.push(api("flame", Object.assign({ color_by: st.fcol || null }, fp, winParams(a)), !st.fcol).then(function (t) {
+		ps.push(api("flame", Object.assign({ color_by: st.fcol || null }, fp, winParams(a), wp), !st.fcol).then(function (t) {
 			if (seq !== viewSeq) return;
 			folded.a = st.fcol ? strobeFlame.metricTree(t) : buildTree(t);
 			flameA.set(folded.a, null);
 			renderCallTree();
-			if (st.b) return api("flame", Object.assign({}, fp, winParams(st.b)), true).then(function (tb) {
+			/* the differential flame graph: B against A, or where vs
+			   rest: window A where the condition holds (the flame above)
+			   against where it fails */
+			if (rest) return api("flame", Object.assign({}, fp, winParams(a), strobeWhere.params(true)), true).then(function (tr) {
+				if (seq !== viewSeq) return;
+				folded.b = buildTree(tr);
+				flameD.set(folded.a, folded.b);
+			});
+			if (st.b) return api("flame", Object.assign({}, fp, winParams(st.b), wp), true).then(function (tb) {
 				if (seq !== viewSeq) return;
 				folded.b = buildTree(tb);
 				flameD.set(folded.b, folded.a);
 			});
 			folded.b = null;
 			flameD.set(null, null);
+		}).catch(function (e) {
+			if (seq !== viewSeq) return;
+			whereRefused(e, function (m) {
+				folded.a = folded.b = null;
+				flameA.set(null, null); flameD.set(null, null);
+				renderCallTree();
+			});
 		}));
 	} else {
 		[$("flame"), $("tree")].forEach(function (p) { p.dataset.empty = "1"; });
@@ -584,13 +642,25 @@ function loadViews() {
 		renderCallTree();
 	}
 	ps.push(loadLines(a));
-	if (st.b) {
-		ps.push(api("diff", { session: st.s, a_from: a[0], a_to: a[1], b_from: st.b[0], b_to: st.b[1],
-			by: st.rby === "line" ? "symbol" : st.rby, limit: 100 })
-			.then(function (r) { if (seq === viewSeq) renderTable($("diff"), r, true); }));
+	if (rest) {
+		ps.push(api("diff", Object.assign({ session: st.s, by: st.rby === "line" ? "symbol" : st.rby, limit: 100 },
+			winParams(a), wp)).then(function (r) {
+			if (seq !== viewSeq) return;
+			var box = $("diff"), t = el("div");
+			clear(box);
+			box.appendChild(el("div", "lhead", strobeWhere.restHead(r.meta, st.a ? "window A" : "the whole session")));
+			box.appendChild(t);
+			renderTable(t, r, true);
+		}).catch(function (e) { if (seq === viewSeq) whereRefused(e, emptyPane("diff")); }));
+	} else if (st.b) {
+		ps.push(api("diff", Object.assign({ session: st.s, a_from: a[0], a_to: a[1], b_from: st.b[0], b_to: st.b[1],
+			by: st.rby === "line" ? "symbol" : st.rby, limit: 100 }, wp))
+			.then(function (r) { if (seq === viewSeq) renderTable($("diff"), r, true); })
+			.catch(function (e) { if (seq === viewSeq) whereRefused(e, emptyPane("diff")); }));
 	} else {
 		clear($("diff"));
-		$("diff").appendChild(el("div", "empty", "shift-drag on the timeline (or tick 'select B' and drag) to set window B"));
+		$("diff").appendChild(el("div", "empty", "shift-drag on the timeline (or tick 'select B' and drag) to set window B" +
+			(strobeWhere.on() ? ", or press 'where vs rest'" : "")));
 	}
 	/* data-busy: set while this window's views load (the browser test
 	   waits on it) */
@@ -634,7 +704,8 @@ function loadLines(w) {
 		if (seq !== linesSeq) return;
 		clear(box);
 		box.appendChild(el("div", "lhead", "source lines of " + st.ls + (st.lb ? " in " + st.lb : "") +
-			", window " + (st.a ? "A" : "the whole session")));
+			", window " + (st.a ? "A" : "the whole session") +
+			(strobeWhere.on() ? ", all its samples (the source lines take no where condition)" : "")));
 		var t = el("div");
 		box.appendChild(t);
 		renderTable(t, r, true);
@@ -823,6 +894,11 @@ function wire() {
 		st.z = st.a.slice(); hashWrite(); loadSeries();
 	});
 	$("reset").addEventListener("click", resetAll);
+	strobeWhere.wire(function (what) {
+		if (what === "rest") { st.b = null; if (st.tab !== "dflame") showTab("diff"); }
+		hashWrite();
+		loadViews();
+	});
 	$("search").addEventListener("input", function () {
 		updateMatch();
 		if (st.tab === "flame") flameA.draw(); else flameA.dirty = true;

@@ -4,7 +4,8 @@
  * each host's session in the page's list and checks that the page then
  * shows that host's session: its host in the header and the URL, and,
  * for a window brushed with the mouse, the hot-spot table of
- * 'strobe report --source URL --host HOST' of that window.
+ * 'strobe report --source URL --host HOST' of that window; the where bar
+ * (a metric condition, which the fleet does not serve) is disabled.
  *
  * usage: node fleet.js URL
  * environment: STROBE (the strobe binary), SOURCE (the fleet's URL),
@@ -116,6 +117,10 @@ async function brush(page, f0, f1) {
 		if (!info.startsWith(hosts[1] + " · ")) fail("after a reload the header says: " + info);
 		if (JSON.stringify(await tableRows(page)) !== tables[hosts[1]]) fail("the reload shows other rows");
 		ok("reload: still " + hosts[1] + "'s session and window");
+		/* the where bar: the API serves no condition for the fleet */
+		const wb = await page.evaluate(() => [document.getElementById("where").disabled, document.getElementById("wnote").textContent]);
+		if (!wb[0] || wb[1].indexOf("not served for the fleet") < 0) fail("the where bar on the fleet: " + JSON.stringify(wb));
+		ok("the where bar is disabled on the fleet: " + wb[1]);
 		if (errors.length) fail("errors in the page: " + errors.join(" | "));
 		ok("no script error");
 	} finally {
