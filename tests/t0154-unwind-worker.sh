@@ -23,7 +23,11 @@ wuid=$(worker_uid)
 secret="t0154-secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
 STROBE_T0154_SECRET=$secret
 export STROBE_T0154_SECRET
-start_daemon --ingest-defer off	# unwinding while the workload runs
+# unwinding while the workload runs, at strobed's own priority: at nice 19
+# a busy machine (another process spinning on the other CPU) starves
+# ingest, and with it the requests that show a worker hung, for longer
+# than this test waits
+start_daemon --ingest-defer off --ingest-nice 0
 # only strobed has it: the workloads' stacks (env strings at their top) go
 # to the worker, and so would any process's that had it
 unset STROBE_T0154_SECRET

@@ -4,7 +4,8 @@
  * call tree, diff, differential flame graph, a symbol's source lines), all
  * from the server's /api/.  The flame graphs and the call tree are drawn
  * by flame.js, the onsets and the phase strip by phases.js, the metric
- * condition (where) by where.js, the DOM helpers are dom.js's.
+ * condition (where) by where.js, the tables by tables.js, the DOM helpers
+ * are dom.js's.
  *
  * Every string that comes from the data (comm, paths, symbols, marker
  * names, cgroups, error bodies) goes into the page through textContent /
@@ -719,72 +720,13 @@ function loadLines(w) {
 	}).then(done);
 }
 
-/* ---- tables: whatever columns come, in their order; sortable */
-
-var textCols = { binary: 1, symbol: 1, line: 1, file: 1, source: 1, comm: 1, host: 1, cgroup: 1 };
-
-/* plain: no links (the diff's and the lines' tables) */
+/* tables.js draws the tables; a click on a symbol or binary adds its
+   series to the timeline (a symbol also opens its source lines) */
 function renderTable(box, r, plain) {
-	clear(box);
-	var rows = r.rows || [];
-	if (!rows.length) { box.appendChild(el("div", "empty", "no samples in this window")); return; }
-	var cols = Object.keys(rows[0]);
-	var sortCol = null, sortDesc = true;
-	var maxPct = 0;
-	rows.forEach(function (x) { maxPct = Math.max(maxPct, Math.abs(Number(x.percent !== undefined ? x.percent : x.b_percent) || 0)); });
-	var t = el("table", "grid"), thead = el("thead"), tb = el("tbody"), hr = el("tr");
-	cols.forEach(function (c) {
-		var th = el("th", textCols[c] ? "s" : null, c === "within_noise" ? "noise" : c);
-		th.addEventListener("click", function () {
-			sortDesc = sortCol === c ? !sortDesc : !textCols[c];
-			sortCol = c;
-			fill(rows.slice().sort(function (p, q) {
-				var x = p[c], y = q[c];
-				var d = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-				return sortDesc ? -d : d;
-			}));
-		});
-		hr.appendChild(th);
+	strobeTables.render(box, r, plain ? null : function (c, v, x) {
+		addSeries(c, v);
+		if (c === "symbol") openLines(x.binary ? String(x.binary) : null, v);
 	});
-	thead.appendChild(hr);
-	t.appendChild(thead);
-	t.appendChild(tb);
-	function fill(rs) {
-		clear(tb);
-		rs.forEach(function (x) {
-			var tr = el("tr");
-			cols.forEach(function (c) {
-				var v = x[c], td;
-				if (c === "within_noise") {
-					td = el("td", "noise", Number(v) ? "~" : "");
-					td.dataset.v = String(v);
-				} else if (c === "percent" || c === "b_percent") {
-					td = el("td", "pct");
-					var bar = el("div", "barfill");
-					bar.style.width = (maxPct ? Math.abs(Number(v)) / maxPct * 100 : 0) + "%";
-					td.appendChild(bar);
-					td.appendChild(el("span", null, v));
-				} else {
-					td = el("td", textCols[c] ? "s" : null, v);
-					if (c === "delta_percent") td.className = Number(v) > 0 ? "grew" : Number(v) < 0 ? "shrank" : "";
-					if (!plain && (c === "symbol" || c === "binary") && v) {
-						td.className += " link";
-						td.title = "add the series of this " + c + " to the timeline" +
-							(c === "symbol" ? ", and show its source lines" : "");
-						td.addEventListener("click", function () {
-							addSeries(c, String(v));
-							if (c === "symbol") openLines(x.binary ? String(x.binary) : null, String(v));
-						});
-					}
-				}
-				td.dataset.col = c;
-				tr.appendChild(td);
-			});
-			tb.appendChild(tr);
-		});
-	}
-	fill(rows);
-	box.appendChild(t);
 }
 
 /* the API's series cannot filter by one symbol: ask by=symbol (or binary)
