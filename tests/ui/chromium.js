@@ -7,6 +7,11 @@
  * profile directory profile, os.tmpdir()/PREFIXxxxxxx (the caller removes
  * it), 1280x800, CHROMIUM (default /usr/bin/chromium), without the
  * sandbox, the GPU and chromium's own network traffic.
+ *
+ * reportFail(e, page, errors): a driver's failure e as one "FAIL: ..." line
+ * with what page's status line said and the page's script errors, exit
+ * status 1; closeBrowser(ctx, profile): the context closed, its profile removed
+ * (drive.js, phases.js, where.js end so).
  */
 "use strict";
 const { chromium } = require("playwright-core");
@@ -26,4 +31,17 @@ async function launch(prefix) {
 	return { ctx, profile };
 }
 
-module.exports = { launch };
+async function reportFail(e, page, errors) {
+	let said = "";
+	if (page) said = await page.$eval("#status", (x) => x.textContent).catch(() => "");
+	console.log("FAIL: " + (e && e.message || e) + (said ? "\n  the page's status line: " + said : "") +
+		(errors.length ? "\n  page errors: " + errors.join(" | ") : ""));
+	process.exitCode = 1;
+}
+
+async function closeBrowser(ctx, profile) {
+	await ctx.close();
+	fs.rmSync(profile, { recursive: true, force: true });
+}
+
+module.exports = { launch, reportFail, closeBrowser };

@@ -11,9 +11,8 @@
  * Prints "ok: ..." lines; exits 1 with "FAIL: ..." on the first failure.
  */
 "use strict";
-const { launch } = require("./chromium");
+const { launch, reportFail, closeBrowser } = require("./chromium");
 const { execFileSync } = require("child_process");
-const fs = require("fs");
 const path = require("path");
 const http = require("http");
 
@@ -367,14 +366,8 @@ function noToken(u) {
 		ok("second round: no dialog, no img");
 
 	} catch (e) {
-		/* what the page said, for the log */
-		let said = "";
-		if (pageRef) said = await pageRef.$eval("#status", (e) => e.textContent).catch(() => "");
-		console.log("FAIL: " + (e && e.message || e) + (said ? "\n  the page's status line: " + said : "") +
-			(errors.length ? "\n  page errors: " + errors.join(" | ") : ""));
-		process.exitCode = 1;
+		await reportFail(e, pageRef, errors);
 	} finally {
-		await ctx.close();
-		fs.rmSync(profile, { recursive: true, force: true });
+		await closeBrowser(ctx, profile);
 	}
 })().catch((e) => { console.log("FAIL: " + String(e && e.stack || e)); process.exit(1); });

@@ -28,9 +28,8 @@
  * Prints "ok: ..." lines; exits 1 with "FAIL: ..." on the first failure.
  */
 "use strict";
-const { launch } = require("./chromium");
+const { launch, reportFail, closeBrowser } = require("./chromium");
 const { execFileSync } = require("child_process");
-const fs = require("fs");
 const path = require("path");
 
 const url = process.argv[2];
@@ -249,13 +248,8 @@ async function note(page) {
 		if (errors.length) fail("errors in the page: " + errors.join(" | "));
 		ok("no dialog, no img, no script error");
 	} catch (e) {
-		let said = "";
-		if (pageRef) said = await pageRef.$eval("#status", (e) => e.textContent).catch(() => "");
-		console.log("FAIL: " + (e && e.message || e) + (said ? "\n  the page's status line: " + said : "") +
-			(errors.length ? "\n  page errors: " + errors.join(" | ") : ""));
-		process.exitCode = 1;
+		await reportFail(e, pageRef, errors);
 	} finally {
-		await ctx.close();
-		fs.rmSync(profile, { recursive: true, force: true });
+		await closeBrowser(ctx, profile);
 	}
 })().catch((e) => { console.log("FAIL: " + String(e && e.stack || e)); process.exit(1); });
