@@ -149,8 +149,12 @@ int backend_enable(struct backend *b, struct error *e)
 	/* side-band first: a sample's mapping is announced before it */
 	if (perf_enable(b, e) < 0 || probes_enable(b, e) < 0)
 		return -1;
-	if (b->dev && strobe_dev_start(b->dev, e) < 0)
+	if (b->dev && strobe_dev_start(b->dev, e) < 0) {
+		/* the driver's events released: how many of them fit */
+		if (errno == ENOSPC && b->nr > 0)
+			perf_group_too_big(&b->cfg, b->rings[0].cpu, e);
 		return -1;
+	}
 	b->enable_ns = clock_monotonic_ns();
 	return perf_check_scheduled(b, e);
 }

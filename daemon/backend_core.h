@@ -1,6 +1,6 @@
 /*
  * backend_core.h - the inside of the capture backend (backend.h), shared by
- * its five files and by nothing else:
+ * its six files and by nothing else:
  *
  *   backend_core.c      open and close, the drain thread, the spool, the
  *                       per-ring queues, the time merge, delivery to the sink
@@ -10,6 +10,7 @@
  *                       and loss records, from the ring to the sink
  *   backend_dev.c       the driver's rings (/dev/strobe, strobe_dev.h)
  *   backend_usdt.c      USDT probe sites: uprobes writing into the perf rings
+ *   backend_fit.c       how many of the group's events a CPU's PMU takes
  *
  * A record is decoded once, when its spooled chunk is read into its
  * ring's queue, and queued decoded (enum qkind): a sample as its struct
@@ -180,6 +181,12 @@ void perf_tsc_setup(struct backend *b);
 int perf_enable(struct backend *b, struct error *e);
 /* After perf_enable: refuse a pinned group the PMU could not take. */
 int perf_check_scheduled(struct backend *b, struct error *e);
+/* After the sampling group failed on cpu: if cpu's PMU counts only part
+ * of it (the sampler first, then the counting events in their order) as
+ * a pinned group, found by trial (backend_fit.c), set e to the one line
+ * naming how many fit and return -1; 0 if it counts all of it or none
+ * (other pinned events hold the counters): the caller says why. */
+int perf_group_too_big(const struct backend_config *cfg, int cpu, struct error *e);
 void perf_disable(struct backend *b);
 /* The drain thread's copy of ring r into the spool as source src:
  * 0 empty, 1 all copied, 2 some, -1 none (no room). */

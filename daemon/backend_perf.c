@@ -209,6 +209,9 @@ static int members_open(struct backend *b, struct cpu_ring *r,
 		c.use_clockid = 1;	/* a group shares one clock */
 		c.clockid = CLOCK_MONOTONIC;
 		r->cfds[i] = event_open(&c, -1, r->cpu, r->fd);
+		if (r->cfds[i] < 0 && errno == EINVAL && cfg->events[i].attr.type != PERF_TYPE_SOFTWARE &&
+		    perf_group_too_big(cfg, r->cpu, e) < 0)
+			return -1;	/* the kernel checked the group against its PMU */
 		if (r->cfds[i] < 0)
 			return error_set(e, "cannot count event '%s' on CPU %d with '%s': %s",
 					 cfg->events[i].name, r->cpu, cfg->sampler.name,
@@ -434,14 +437,19 @@ int perf_check_scheduled(struct backend *b, struct error *e)
 	for (int i = 0; b->cfg.kind == BACKEND_PERF && i < b->nr; i++) {
 		uint64_t buf[3 + 2 * (STROBE_MAX_COUNTERS + 1)];
 
-		if (read(b->rings[i].fd, buf, sizeof(buf)) == 0)
-			return error_set(e, "the sampling group '%s'%s cannot be scheduled on "
-					 "CPU %d: other pinned events hold the PMU counters it "
-					 "needs (the NMI watchdog: sysctl kernel.nmi_watchdog=0; "
-					 "another profiler); count fewer events with it",
-					 b->cfg.sampler.name,
-					 b->cfg.nr_events ? " with its counting events" : "",
-					 b->rings[i].cpu);
+		if (read(b->rings[i].fd, buf, sizeof(buf)) != 0)
+			continue;
+		/* the group alone may be more than the PMU has counters, or
+		 * other pinned events hold some */
+		if (perf_group_too_big(&b->cfg, b->rings[i].cpu, e) < 0)
+			return -1;
+		return error_set(e, "the sampling group '%s'%s cannot be scheduled on "
+				 "CPU %d: other pinned events hold the PMU counters it "
+				 "needs (the NMI watchdog: sysctl kernel.nmi_watchdog=0; "
+				 "another profiler); count fewer events with it",
+				 b->cfg.sampler.name,
+				 b->cfg.nr_events ? " with its counting events" : "",
+				 b->rings[i].cpu);
 	}
 	return 0;
 }

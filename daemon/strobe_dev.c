@@ -199,11 +199,16 @@ int strobe_dev_fd(const struct strobe_dev *d)
 
 int strobe_dev_start(struct strobe_dev *d, struct error *e)
 {
-	if (ioctl(d->fd, STROBE_IOC_START, 0) < 0)
-		return error_set(e, "cannot start the driver's session: %s",
-				 errno == ENOSPC ? "the PMU has too few counters for these "
-				 "events: use fewer -e" : strerror(errno));
-	return 0;
+	int err;
+
+	if (ioctl(d->fd, STROBE_IOC_START, 0) == 0)
+		return 0;
+	err = errno;
+	error_set(e, "cannot start the driver's session: %s",
+		  err == ENOSPC ? "the PMU has too few counters for these events: use fewer -e" :
+		  strerror(err));
+	errno = err;
+	return -1;
 }
 
 int strobe_dev_stop(struct strobe_dev *d)

@@ -34,6 +34,8 @@ struct strobe_dev *strobe_dev_open(const char *path, const struct perf_event_att
 
 /* The pollable fd: readable when a ring passed its watermark, or after stop. */
 int strobe_dev_fd(const struct strobe_dev *d);
+/* STROBE_IOC_START; on failure errno is the ioctl's (ENOSPC: the PMU has
+ * too few counters for the events). */
 int strobe_dev_start(struct strobe_dev *d, struct error *e);
 int strobe_dev_stop(struct strobe_dev *d);
 

@@ -42,7 +42,7 @@ typedef int (*emit_fn)(struct gen *g, uint32_t batch, const char *table, const c
  * its sessions share (comms, the tables, the symbol worker). */
 struct gen {
 	struct db *db;
-	const struct db_session *s;
+	struct db_session *s;		/* re-read at the cut of a running session */
 	const char *host;
 	int64_t start_day;
 	size_t batch_rows;		/* this session's */

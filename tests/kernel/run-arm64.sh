@@ -59,8 +59,8 @@ if [ -z "${SKIP_APT:-}" ]; then
 	elif [ -z "$(candidate busybox-static:arm64)" ]; then
 		apt_get update >/dev/null
 	fi
-	apt_get install -y qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-		cpio gzip make >/dev/null
+	apt_get install -y qemu-system-arm gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu \
+		libc6-dev-arm64-cross pkg-config cpio gzip make >/dev/null
 fi
 command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 missing (qemu-system-arm)"
 command -v aarch64-linux-gnu-gcc >/dev/null || die "aarch64-linux-gnu-gcc missing (gcc-aarch64-linux-gnu)"
@@ -177,6 +177,17 @@ ROOT=$OUT/root
 guest_root "$ROOT" "$K/busybox/bin/busybox" $(for s in ${STEPS:-}; do echo "$HERE/$s"; done)
 cp "$OUT/src/kernel/strobe.ko" "$ROOT/strobe.ko"
 guest_programs aarch64-linux-gnu-gcc "$ROOT"
+
+# --- strobe's user space for arm64 --------------------------------------------
+# strobed, strobe and the workloads cross-built from this tree against
+# Debian's arm64 libraries, with Debian's arm64 perf and sqlite3 beside them
+# (the steps from 30- on; lib.sh: arm64_sysroot, arm64_userspace).
+SYSROOT=$CACHE/sysroot
+[ -n "${SKIP_APT:-}" ] || arm64_sysroot "$SYSROOT" || die "no arm64 sysroot"
+[ -f "$SYSROOT/.complete" ] || die "$SYSROOT is not complete; run without SKIP_APT once"
+say "cross-building strobe for arm64"
+arm64_userspace "$TOP" "$SYSROOT" "$OUT/user" || die "cross build failed"
+guest_strobe "$ROOT" "$OUT/user" "$SYSROOT" || die "packing strobe into the guest failed"
 initrd_pack "$ROOT" "$OUT/initrd.gz"
 
 # --- boot --------------------------------------------------------------------
@@ -184,7 +195,7 @@ say "booting (TCG, -icount shift=0)"
 t0=$(date +%s)
 rc=0
 timeout "$TIMEOUT" qemu-system-aarch64 -M virt -cpu "$QEMU_CPU" -accel tcg -icount shift=0 \
-	-smp 2 -m 1G -nographic -no-reboot \
+	-smp 2 -m 2G -nographic -no-reboot \
 	-kernel "$IMAGE" -initrd "$OUT/initrd.gz" \
 	-append "console=ttyAMA0 quiet panic=-1 NFAULTS=$NFAULTS READER_ARGS=\"$READER_ARGS\"" \
 	</dev/null >"$OUT/console.log" 2>&1 || rc=$?
