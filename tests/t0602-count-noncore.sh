@@ -4,7 +4,8 @@
 # their .scale and .unit, and the refusals, is tests/unit/test_eventpmu.c
 # over fake sysfs trees).
 #  - msr/tsc/ (a sysfs PMU without cpumask) counts on every CPU with -a:
-#    -A prints one line per online CPU, each counting, no unit; and it joins
+#    -A prints one line per online CPU, each counting, no unit; it counts
+#    for a command (not refused as system-wide only); and it joins
 #    a strobed session as a member (record -e msr/tsc/): its counts stored.
 #  - the way strobed's refusal of a cpumask event points to, 'strobe count
 #    -a -I MS --save NAME -e EV' then 'strobe plot --session ID --event EV':
@@ -26,7 +27,9 @@ for cpu, val, unit, ev, *_ in rows:
     assert ev == "msr/tsc/" and unit == "" and int(val) > 0, (cpu, val, unit, ev)
 assert sorted(r[0] for r in rows) == sorted(f"CPU{i}" for i in range(len(rows))), rows
 PY
-	ok "count -a -A -e msr/tsc/: one counting line per CPU ($ncpu)"
+	"$STROBE" count -x, -e msr/tsc/ -- sleep 0.1 2>"$tmp/c.csv" || fail "count -e msr/tsc/ -- sleep: $(cat "$tmp/c.csv")"
+	grep -Eq '^[1-9][0-9]*,,msr/tsc/,' "$tmp/c.csv" || fail "count -e msr/tsc/ of a command: $(cat "$tmp/c.csv")"
+	ok "count -a -A -e msr/tsc/: one counting line per CPU ($ncpu); a command's count too"
 	start_daemon
 	"$STROBE" record -e msr/tsc/ -- "$WL/pagetouch" 20000 >/dev/null 2>"$tmp/rec.err" ||
 		fail "record -e msr/tsc/: $(cat "$tmp/rec.err")"
