@@ -13,6 +13,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include "callgraph.h"
+#include "eventpmu.h"
 #include "events.h"
 #include "markerparse.h"
 #include "session.h"
@@ -66,7 +67,14 @@ int session_parse_request(struct session_params *p, const char *events,
 			return error_set(e, "bad buffer size '%s': give a power of two of pages", pages);
 		cfg->buffer_pages = v;
 	}
-	/* refuse unsupported events before anything starts */
+	/* refuse events that cannot join the group on every CPU (a non-core
+	 * PMU's: uncore, power/RAPL), each saying how to record it instead,
+	 * then unsupported events, before anything starts */
+	if (event_pmu_session_check("", &cfg->sampler, 1, e) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (event_pmu_session_check("", &cfg->events[i], 0, e) < 0)
+			return -1;
 	if (event_probe(&cfg->sampler, e) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)

@@ -67,7 +67,9 @@ static const char count_usage[] =
 	"\n"
 	"A count multiplexed with others is scaled to its enabled time and shows the\n"
 	"percentage it ran; one that never ran shows <not counted>, one the kernel\n"
-	"cannot count <not supported>.\n";
+	"cannot count <not supported>.  An event of a non-core PMU (a sysfs cpumask:\n"
+	"uncore, power/energy-pkg/) counts with -a only, opened on the CPUs its mask\n"
+	"names (one per package), its value scaled and shown in its unit (Joules).\n";
 
 static volatile sig_atomic_t stop_flag;
 

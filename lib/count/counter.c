@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "counter.h"
+#include "cpulist.h"
 
 
 enum count_status count_scale(const struct count_value *v, double *scaled, double *pct)
@@ -158,58 +159,12 @@ int count_aggregate(enum count_aggr mode, const struct count_unit *units, size_t
 
 int count_parse_cpulist(const char *s, int **cpus, size_t *n, struct error *e)
 {
-	size_t cap = 0;
-	const char *p = s;
-
-	*cpus = NULL;
-	*n = 0;
-	while (*p && *p != '\n') {
-		char *end;
-		long a, b;
-
-		errno = 0;
-		a = strtol(p, &end, 10);
-		if (errno || end == p || a < 0 || a > 65535)
-			goto bad;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (errno || end == p + 1 || b < a || b > 65535)
-				goto bad;
-			p = end;
-		}
-		for (long c = a; c <= b; c++) {
-			ARRAY_GROW(*cpus, cap, *n + 1);
-			(*cpus)[(*n)++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			goto bad;
-	}
-	return 0;
-bad:
-	free(*cpus);
-	*cpus = NULL;
-	*n = 0;
-	return error_set(e, "bad CPU list '%s'", s);
+	return cpulist_parse(s, cpus, n, e);
 }
 
 int count_online_cpus(const char *sysroot, int **cpus, size_t *n, struct error *e)
 {
-	char path[512], *s;
-	int r;
-
-	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", sysroot);
-	s = file_read_all(path, NULL);
-	if (!s)
-		return error_set(e, "cannot read %s: %s", path, strerror(errno));
-	r = count_parse_cpulist(s, cpus, n, e);
-	free(s);
-	if (r == 0 && *n == 0)
-		return error_set(e, "%s lists no CPU", path);
-	return r;
+	return cpulist_online(sysroot, cpus, n, e);
 }
 
 const char *count_default_events(int system_wide, int have_hw_pmu)
@@ -286,7 +241,7 @@ static int units_for_target(struct counter_set *cs, const struct count_target *t
 			int *cpus;
 			size_t n;
 
-			if (count_online_cpus("", &cpus, &n, e) < 0)
+			if (cpulist_online(t->sysroot ? t->sysroot : "", &cpus, &n, e) < 0)
 				return -1;
 			for (size_t i = 0; i < n; i++)
 				unit_add(cs, &cap, cpus[i], t->pid, "");
@@ -330,7 +285,7 @@ static int units_for_target(struct counter_set *cs, const struct count_target *t
 		int *cpus;
 		size_t n;
 
-		if (count_online_cpus("", &cpus, &n, e) < 0)
+		if (cpulist_online(t->sysroot ? t->sysroot : "", &cpus, &n, e) < 0)
 			return -1;
 		for (size_t i = 0; i < n; i++)
 			unit_add(cs, &cap, cpus[i], -1, "");
@@ -469,6 +424,50 @@ static void open_finish(struct counter_set *cs, const int *user_only)
 	}
 }
 
+/*
+ * Event i's PMU (eventpmu.h): its scale and unit into cs, and, counting
+ * system-wide, the units whose CPU it does not count on marked
+ * COUNT_FD_NOT_HERE (all of them: NOT_SUPPORTED, why said).  A cpumask
+ * PMU's event for a command, process or thread: -2 (a usage error), a
+ * malformed sysfs file -1, e set.
+ */
+static int pmu_units(struct counter_set *cs, const struct count_target *t, size_t i,
+		     struct error *e)
+{
+	struct event_pmu p;
+	char list[96];
+	size_t here = 0;
+
+	if (event_pmu_read(t->sysroot, &cs->ev[i], &p, e) < 0) {
+		event_pmu_free(&p);
+		return -1;
+	}
+	cs->scale[i] = p.scale;
+	snprintf(cs->unit[i], sizeof(cs->unit[i]), "%s", p.unit);
+	cpulist_format(p.cpus, p.ncpus, list, sizeof(list));
+	if (p.kind == EVENT_PMU_CPUMASK && t->kind != COUNT_TARGET_SYSTEM) {
+		error_set(e, "event '%s' counts system-wide only (PMU '%s' is not a core PMU: it "
+			  "counts per package, on CPU%s %s): count it with -a", cs->ev[i].name,
+			  p.name, p.ncpus > 1 ? "s" : "", list);
+		event_pmu_free(&p);
+		return -2;
+	}
+	if (p.kind != EVENT_PMU_EVERY_CPU && t->kind == COUNT_TARGET_SYSTEM) {
+		for (size_t u = 0; u < cs->nunits; u++)
+			if (event_pmu_on_cpu(&p, cs->units[u].cpu))
+				here++;
+			else
+				cs->fd[i * cs->nunits + u] = COUNT_FD_NOT_HERE;
+		if (!here) {
+			cs->open_status[i] = COUNT_NOT_SUPPORTED;
+			snprintf(cs->why[i], sizeof(cs->why[i]), "PMU '%.32s' counts on CPUs %.40s, "
+				 "none of them online", p.name, list);
+		}
+	}
+	event_pmu_free(&p);
+	return 0;
+}
+
 int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev,
 		 const struct count_target *t, struct error *e)
 {
@@ -501,9 +500,18 @@ int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev
 	 * swaps their contexts (inherit_stat), and an inherited context lists
 	 * them by CPU first, so the parent must too.
 	 */
+	for (size_t i = 0; i < nev; i++) {
+		int r = pmu_units(cs, t, i, e);
+
+		if (r < 0) {
+			counter_close(cs);
+			return r;
+		}
+	}
 	for (size_t u = 0; u < cs->nunits; u++)
 		for (size_t i = 0; i < nev; i++)
 			if (cs->open_status[i] != COUNT_NOT_SUPPORTED &&
+			    cs->fd[i * cs->nunits + u] != COUNT_FD_NOT_HERE &&
 			    open_one(cs, t, i, u, &user_only[i], e) < 0) {
 				counter_close(cs);
 				return -1;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "eventpmu.h"
 #include "events.h"
 #include "util.h"
 
@@ -111,7 +112,14 @@ struct count_target {
 	enum count_target_kind kind;
 	pid_t pid;		/* CMD: the forked child (stopped before exec); PID, TID */
 	int per_thread;		/* CMD: also each thread's own count (counter_threads) */
+	const char *sysroot;	/* where sysfs is (NULL or "": the real /sys; tests
+				 * pass a fake tree): the online CPUs and each
+				 * event's PMU (eventpmu.h) */
 };
+
+/* A descriptor an event has no need of: its PMU does not count on the
+ * unit's CPU (a cpumask or cpus that does not name it). */
+#define COUNT_FD_NOT_HERE	(-2)
 
 struct counter_set {
 	size_t nev, nunits;
@@ -119,7 +127,10 @@ struct counter_set {
 	enum count_status open_status[COUNT_EVENTS_MAX]; /* OK or NOT_SUPPORTED */
 	char why[COUNT_EVENTS_MAX][128];	/* why an event is not supported */
 	struct count_unit *units;
-	int *fd;				/* [event * nunits + unit], -1 unsupported */
+	int *fd;				/* [event * nunits + unit], -1 unsupported,
+						 * COUNT_FD_NOT_HERE not opened there */
+	double scale[COUNT_EVENTS_MAX];		/* its PMU's scale; 0: none (1) */
+	char unit[COUNT_EVENTS_MAX][EVENT_PMU_UNIT_MAX]; /* its PMU's unit, or "" */
 	enum count_target_kind kind;
 	pid_t pid;
 	int per_thread;
@@ -135,6 +146,14 @@ struct counter_set {
  * (-a, or another user's process) fails naming kernel.perf_event_paranoid,
  * CAP_PERFMON and root; a missing process or thread fails "no process
  * PID" and returns -2 (a usage error), other failures -1.
+ *
+ * An event of a PMU with a cpumask (uncore, power/RAPL: eventpmu.h) is
+ * opened, as perf does, only on the CPUs its cpumask names (system-wide,
+ * -a), its other units COUNT_FD_NOT_HERE; counting it for a command, a
+ * process or a thread fails "counts system-wide only: use -a" and
+ * returns -2.  An event of a PMU with cpus (a core PMU of some CPUs) is
+ * opened system-wide on those CPUs only.  Each event's scale and unit
+ * are kept in cs->scale and cs->unit.
  */
 int counter_open(struct counter_set *cs, const struct event_desc *ev, size_t nev,
 		 const struct count_target *t, struct error *e);
@@ -177,10 +196,10 @@ const char *count_default_events(int system_wide, int have_hw_pmu);
 int count_event_is_clock(const struct event_desc *ev);
 
 /* The online CPUs (from /sys/devices/system/cpu/online under sysroot):
- * a malloc'd array in *cpus, their number in *n. */
+ * a malloc'd array in *cpus, their number in *n.  cpulist_online. */
 int count_online_cpus(const char *sysroot, int **cpus, size_t *n, struct error *e);
 
-/* Parse a CPU list "0-3,8,10-11" into a malloc'd array. */
+/* Parse a CPU list "0-3,8,10-11" into a malloc'd array: cpulist_parse. */
 int count_parse_cpulist(const char *s, int **cpus, size_t *n, struct error *e);
 
 #endif

@@ -110,7 +110,7 @@ static double agg_value(void *ctx, const char *name)
 			if (v->rows[i].status != COUNT_OK)
 				return NAN;
 			/* a clock's row is in msec, the catalogue's in ns */
-			return v->rows[i].unit[0] ? v->rows[i].value * 1e6 : v->rows[i].value;
+			return v->rows[i].clock ? v->rows[i].value * 1e6 : v->rows[i].value;
 		}
 	return NAN;
 }
@@ -171,7 +171,16 @@ static void row_fill(struct count_row *r, const struct counter_set *cs,
 	r->value = gr->scaled;
 	if (count_event_is_clock(&cs->ev[ev])) {
 		r->value /= 1e6;
+		r->clock = 1;
+		r->decimals = 2;
 		snprintf(r->unit, sizeof(r->unit), "msec");
+	} else if (cs->scale[ev] > 0 && cs->scale[ev] != 1) {
+		r->value *= cs->scale[ev];
+		r->decimals = 2;
+	}
+	if (!r->clock && cs->unit[ev][0]) {
+		snprintf(r->unit, sizeof(r->unit), "%s", cs->unit[ev]);
+		r->decimals = 2;
 	}
 	r->run_ns = gr->sum.run;
 	r->pct = gr->sum.ena ? 100.0 * (double)gr->sum.run / (double)gr->sum.ena :
@@ -248,6 +257,45 @@ static struct count_row *cpu_major_rows(struct count_row *rows, size_t *n,
 	return rows;
 }
 
+/* Whether event ev of cs counts on unit u (not COUNT_FD_NOT_HERE: only a
+ * system-wide set's descriptors are its units'; a --per-thread view's
+ * units are threads). */
+static int unit_here(const struct counter_set *cs, size_t ev, size_t u)
+{
+	return cs->kind != COUNT_TARGET_SYSTEM || !cs->fd ||
+	       cs->fd[ev * cs->nunits + u] != COUNT_FD_NOT_HERE;
+}
+
+/*
+ * Event ev's groups into g (at most cs->nunits), over the units it counts
+ * on (all of them when it counts on none: a row that says why); their
+ * number, or -1.
+ */
+static int event_groups(const struct counter_set *cs, enum count_aggr aggr,
+			const struct count_cpu_topo *topo, size_t ntopo,
+			const struct count_value *vals, size_t ev, struct count_group *g,
+			struct error *e)
+{
+	struct count_unit *u = xcalloc(cs->nunits + 1, sizeof(*u));
+	struct count_value *v = xcalloc(cs->nunits + 1, sizeof(*v));
+	size_t k = 0;
+	int r;
+
+	for (size_t i = 0; i < cs->nunits; i++)
+		if (unit_here(cs, ev, i)) {
+			u[k] = cs->units[i];
+			v[k++] = vals[ev * cs->nunits + i];
+		}
+	if (k)
+		r = count_aggregate(aggr, u, k, topo, ntopo, v, g, e);
+	else
+		r = count_aggregate(aggr, cs->units, cs->nunits, topo, ntopo,
+				    &vals[ev * cs->nunits], g, e);
+	free(u);
+	free(v);
+	return r;
+}
+
 int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		     const struct count_cpu_topo *topo, size_t ntopo,
 		     const struct count_value *vals, double seconds,
@@ -255,28 +303,47 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		     struct count_row **rowsp, size_t *nrowsp, struct error *e)
 {
 	size_t nu = cs->nunits ? cs->nunits : 1, ng = 0, n = 0;
-	struct count_group *g = xcalloc(cs->nev * nu, sizeof(*g));
+	struct count_group *g = xcalloc(cs->nev * nu + 1, sizeof(*g));
+	struct count_group *all = xcalloc(nu + 1, sizeof(*all));
+	const struct count_group **evg;	/* [ev * ng + gi]: its group, or NULL */
 	struct count_row *rows, *final;
 	size_t *evidx, *gidx, nf = 0;
 	struct count_unit none = { .cpu = -1, .tid = -1 };
-	struct count_value zero = { 0, 0, 0 };
-	int cpu_major = aggr == COUNT_AGGR_CPU;
+	struct count_value *zero = xcalloc(nu + 1, sizeof(*zero));
+	int cpu_major = aggr == COUNT_AGGR_CPU, r;
 
 	*rowsp = NULL;
 	*nrowsp = 0;
+	/* the aggregates of every unit, in order: each event's are among them */
+	if (cs->nunits)
+		r = count_aggregate(aggr, cs->units, cs->nunits, topo, ntopo, zero, all, e);
+	else
+		r = count_aggregate(COUNT_AGGR_GLOBAL, &none, 1, NULL, 0, zero, all, e);
+	free(zero);
+	if (r < 0) {
+		free(g);
+		free(all);
+		return -1;
+	}
+	ng = (size_t)r;
+	evg = xcalloc(cs->nev * ng + 1, sizeof(*evg));
 	for (size_t i = 0; i < cs->nev; i++) {
-		int r;
+		struct count_value z = { 0, 0, 0 };
 
 		if (cs->nunits)
-			r = count_aggregate(aggr, cs->units, cs->nunits, topo, ntopo,
-					    &vals[i * cs->nunits], &g[i * nu], e);
+			r = event_groups(cs, aggr, topo, ntopo, vals, i, &g[i * nu], e);
 		else
-			r = count_aggregate(COUNT_AGGR_GLOBAL, &none, 1, NULL, 0, &zero, &g[i * nu], e);
+			r = count_aggregate(COUNT_AGGR_GLOBAL, &none, 1, NULL, 0, &z, &g[i * nu], e);
 		if (r < 0) {
 			free(g);
+			free(all);
+			free(evg);
 			return -1;
 		}
-		ng = (size_t)r;	/* the same units for every event: the same groups */
+		for (size_t gi = 0; gi < ng; gi++)
+			for (int k = 0; k < r; k++)
+				if (!strcmp(all[gi].id, g[i * nu + (size_t)k].id))
+					evg[i * ng + gi] = &g[i * nu + (size_t)k];
 	}
 	rows = xcalloc(cs->nev * ng + 1, sizeof(*rows));
 	final = xcalloc((cs->nev + nm) * ng + 1, sizeof(*final));
@@ -286,7 +353,9 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		for (size_t b = 0; b < (cpu_major ? ng : cs->nev); b++) {
 			size_t ev = cpu_major ? a : b, gi = cpu_major ? b : a;
 
-			row_fill(&rows[n], cs, &g[ev * nu + gi], ev);
+			if (!evg[ev * ng + gi])
+				continue;	/* none of its units counts this event */
+			row_fill(&rows[n], cs, evg[ev * ng + gi], ev);
 			evidx[n] = ev;
 			gidx[n] = gi;
 			n++;
@@ -303,6 +372,8 @@ int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		n = nf;
 	}
 	free(g);
+	free(all);
+	free(evg);
 	free(evidx);
 	free(gidx);
 	*rowsp = rows;
@@ -406,8 +477,8 @@ static void value_str(const struct count_row *r, char *buf, size_t len)
 		snprintf(buf, len, "<not counted>");
 	else if (r->status == COUNT_NOT_SUPPORTED)
 		snprintf(buf, len, "<not supported>");
-	else if (r->unit[0])
-		snprintf(buf, len, "%.2f", r->value);
+	else if (r->decimals)
+		snprintf(buf, len, "%.*f", r->decimals, r->value);
 	else
 		snprintf(buf, len, "%.0f", r->value);
 }

@@ -41,8 +41,11 @@ struct count_row {
 					 * metric whose first event has one) */
 	int ev;				/* its index in the counter set; -1: metric-only */
 	enum count_status status;
-	double value;			/* scaled count; a clock's in msec */
-	char unit[8];			/* "msec" or "" */
+	double value;			/* scaled count (times its PMU's scale:
+					 * eventpmu.h); a clock's in msec */
+	char unit[EVENT_PMU_UNIT_MAX];	/* "msec", the PMU's unit ("Joules"), or "" */
+	int clock;			/* a clock: value in msec, counted in ns */
+	int decimals;			/* 2: a clock's or a PMU-scaled value */
 	uint64_t run_ns;		/* time it ran, summed over units */
 	double pct;			/* % of the enabled time it ran */
 	double stddev_pct;		/* -r: the mean's standard error in %; < 0: none */
@@ -66,8 +69,12 @@ struct countfmt {
  * interval's deltas), aggregated by fmt->aggr (topo[ntopo] for --per-core
  * and --per-socket), seconds the reading's wall-clock length, metrics[nm]
  * the -M metrics (their events among cs's).  -A lists each event over
- * every CPU, the other modes each aggregate's events together.  *rows is
- * malloc'd.
+ * every CPU, the other modes each aggregate's events together.  An event
+ * opened on some CPUs only (COUNT_FD_NOT_HERE: a cpumask PMU's) sums
+ * those, and has no row for an aggregate of none of them (-A: its CPUs
+ * only, as perf stat).  Its value is multiplied by cs->scale and has
+ * cs->unit as its unit (perf stat's "12.34 Joules power/energy-pkg/").
+ * *rows is malloc'd.
  */
 int count_rows_build(const struct counter_set *cs, enum count_aggr aggr,
 		     const struct count_cpu_topo *topo, size_t ntopo,

@@ -184,8 +184,9 @@ void countsave_keep(struct countsave_rows *sv, enum count_aggr aggr, double t,
 		c->idx = r->ev;
 		snprintf(c->unit, sizeof(c->unit), "%s%s", aggr == COUNT_AGGR_CPU ? "CPU" : "",
 			 r->id);
-		/* the count in the event's own unit: a clock's in ns */
-		c->value = r->status != COUNT_OK ? NAN : r->unit[0] ? r->value * 1e6 : r->value;
+		/* the count in the event's own unit: a clock's in ns, a PMU
+		 * event's scaled to its unit (Joules) */
+		c->value = r->status != COUNT_OK ? NAN : r->clock ? r->value * 1e6 : r->value;
 		c->pct = r->pct < 0 ? 0 : r->pct > 100 ? 100 : r->pct;
 	}
 }
