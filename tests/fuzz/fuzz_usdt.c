@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(memchr(s->provider, 0, sizeof(s->provider)));
 		assert(memchr(s->name, 0, sizeof(s->name)));
 		assert(memchr(s->arg_spec, 0, sizeof(s->arg_spec)));
-		if (usdt_parse_args(s->arg_spec, args, USDT_MAX_ARGS, &nargs, &e) == 0) {
+		if (usdt_parse_args(s->machine, s->arg_spec, args, USDT_MAX_ARGS, &nargs, &e) == 0) {
 			assert(nargs >= 0 && nargs <= USDT_MAX_ARGS);
 			for (int a = 0; a < nargs; a++) {
 				int sz = args[a].size;
