@@ -157,7 +157,6 @@ static int x86_operand(const char *tok, size_t len, int i, const char *op, size_
 	return 0;
 }
 
-
 /* What an aarch64 register name is. */
 enum { ARM64_GENERAL, ARM64_ZERO, ARM64_FP, ARM64_UNKNOWN };
 
