@@ -104,10 +104,10 @@ int probes_setup(struct backend *b, struct error *e)
 					(b->site_stack[i] ? PERF_SAMPLE_STACK_USER : 0),
 					0, b->site_regs[i]) < 0)
 			return error_set(e, "internal error: uprobe sample layout not decodable");
-#ifndef __x86_64__
+#if !defined(__x86_64__) && !defined(__aarch64__)
 		if (b->site_regs[i])
 			return error_set(e, "marker %s:%s:%s: probe arguments are read on x86_64 "
-					 "only", s->path, s->provider, s->name);
+					 "and aarch64 only", s->path, s->provider, s->name);
 #endif
 		if (s->semaphore && access(UPROBE_PMU "/format/ref_ctr_offset", F_OK) < 0)
 			return error_set(e, "marker %s:%s:%s: the probe has a semaphore, which needs "

@@ -232,7 +232,8 @@ static int site_check(struct usdt_site *s, const char *path, const char *provide
 		return error_set(e, "an argument string without its end");
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	memset(s->args, 0, sizeof(s->args));
-	if (usdt_parse_args(s->arg_spec, s->args, USDT_MAX_ARGS, &nargs, e) < 0)
+	if (usdt_machine_check(s->machine, path, e) < 0 ||
+	    usdt_parse_args(s->machine, s->arg_spec, s->args, USDT_MAX_ARGS, &nargs, e) < 0)
 		return -1;
 	if (nargs != s->nargs)
 		return error_set(e, "%d arguments said, %d in its string", s->nargs, nargs);

@@ -9,7 +9,9 @@
 # (sum of n, within 2%).  'strobe record --marker' works too.  Bad input is
 # refused with one line and no session: an unknown probe (the message names
 # it and the probes the file has), a missing file, a file that is not ELF,
-# a malformed spec (exit 2); 'strobe mark' with no session running (exit
+# a copy of tlbwalk marked as built for the other architecture (x86_64,
+# aarch64: the registers perf samples are this machine's), a malformed
+# spec (exit 2); 'strobe mark' with no session running (exit
 # 1), with empty or too long text (exit 2).
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -37,6 +39,20 @@ echo "not a program" >"$tmp/text"
 refused 1 start "$tmp/text is not an ELF file" $S --marker "$tmp/text:p:n"
 refused 1 start "no USDT probe p:n in .*/split603010: it has no USDT probes" \
 	$S --marker "$WL/split603010:p:n"
+# a copy of tlbwalk marked as built for the other architecture (e_machine)
+case $(uname -m) in
+x86_64) other=aarch64 here=x86_64 em=183 ;;
+aarch64) other=x86_64 here=aarch64 em=62 ;;
+*) other= ;;
+esac
+if [ -n "$other" ]; then
+	cp "$TW" "$tmp/tw-other"
+	python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(18)
+f.write(int(sys.argv[2]).to_bytes(2, "little"))' "$tmp/tw-other" "$em" || fail "patching e_machine"
+	m="marker '$tmp/tw-other:tlbwalk:size': USDT probe tlbwalk:size: $tmp/tw-other"
+	refused 1 start "$m is a binary for $other, and this strobe runs on $here: " \
+		$S --marker "$tmp/tw-other:tlbwalk:size"
+fi
 refused 2 start "bad marker 'tlbwalk-size': give PATH:PROVIDER:NAME" $S --marker tlbwalk-size
 refused 2 start "bad marker '$TW:tlbwalk:': PROVIDER and NAME are C identifiers" \
 	$S --marker "$TW:tlbwalk:"

@@ -9,7 +9,8 @@
  * take the handle from the caller (strobed opens it with the requester's
  * rights and places the uprobes on exactly that file); the path readers
  * open it themselves, a regular file only.  32- and 64-bit little-endian ELF files
- * are understood; arguments in the x86_64 forms only.
+ * are understood; usdt_find parses arguments of binaries of the machine
+ * strobe runs on only (x86_64 and i386, or aarch64: usdtargs.c).
  *
  * A stapsdt note (owner "stapsdt", type 3) holds, in the file's address
  * size: the site's address, the link-time address of .stapsdt.base, the
@@ -63,6 +64,7 @@ struct elf {
 	int fd;			/* the caller's: not closed here */
 	const char *path;
 	int is64;
+	unsigned machine;	/* e_machine */
 	struct sec *secs;
 	size_t nsecs;
 	struct seg *segs;
@@ -299,6 +301,7 @@ static int elf_open(struct elf *f, int fd, const char *path, struct error *e)
 	f->is64 = id[EI_CLASS] == ELFCLASS64;
 	if (read_at(f, h, f->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr), 0, e) < 0)
 		return -1;
+	f->machine = (unsigned)le(h + 18, 2);
 	phoff = addr_field(f, h, 28, 32);
 	shoff = addr_field(f, h, 32, 40);
 	/* the 2-byte fields after e_flags: 12 bytes further in a 64-bit file */
@@ -464,6 +467,7 @@ static int read_notes(struct elf *f, const struct sec *ns, int have_base, uint64
 		}
 		memset(s, 0, sizeof(*s));
 		snprintf(s->path, sizeof(s->path), "%s", f->path);
+		s->machine = f->machine;
 		snprintf(s->provider, sizeof(s->provider), "%s", prov);
 		snprintf(s->name, sizeof(s->name), "%s", pname);
 		snprintf(s->arg_spec, sizeof(s->arg_spec), "%s", args);
@@ -579,7 +583,12 @@ int usdt_find_fd(int fd, const char *path, const char *provider, const char *nam
 	for (size_t i = 0; i < c.n; i++) {
 		struct usdt_site *s = &c.sites[i];
 
-		if (usdt_parse_args(s->arg_spec, s->args, USDT_MAX_ARGS, &s->nargs, e) < 0) {
+		if (usdt_machine_check(s->machine, path, e) < 0) {
+			error_prefix(e, "USDT probe %s:%s", provider, name);
+			goto fail;
+		}
+		if (usdt_parse_args(s->machine, s->arg_spec, s->args, USDT_MAX_ARGS, &s->nargs,
+				    e) < 0) {
 			error_prefix(e, "USDT probe %s:%s at offset 0x%" PRIx64 " of %s has "
 				     "arguments \"%s\"", provider, name, s->offset, path,
 				     s->arg_spec);

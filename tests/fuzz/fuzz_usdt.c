@@ -2,13 +2,15 @@
  * fuzz_usdt - the USDT note reader (lib/capture/usdt.c): the input is an ELF file,
  * written to a memfd and read through /proc/self/fd/N by usdt_list(), as
  * strobed reads a binary named in a marker spec.  Each site's argument
- * string then goes through usdt_parse_args(), and the first site is
+ * string then goes through usdt_parse_args() in the forms of the file's
+ * machine (x86_64, aarch64: seed-arm64-so), and the first site is
  * looked up again with usdt_find().
  * Asserts beyond "no crash": a failure sets e and returns no sites; every
  * site's strings are NUL-terminated within their arrays; parsed arguments
  * have a size of 1, 2, 4 or 8 and a register below USDT_NR_REGS; and
  * usdt_find() of a listed probe finds at least one site, or refuses it
- * with a message (an argument form it does not support); in the libFuzzer
+ * with a message (an argument form it does not support, a binary of
+ * another architecture than the host's); in the libFuzzer
  * build, no large heap block is left allocated (bigalloc.c).
  */
 #define _GNU_SOURCE
@@ -54,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(memchr(s->provider, 0, sizeof(s->provider)));
 		assert(memchr(s->name, 0, sizeof(s->name)));
 		assert(memchr(s->arg_spec, 0, sizeof(s->arg_spec)));
-		if (usdt_parse_args(s->arg_spec, args, USDT_MAX_ARGS, &nargs, &e) == 0) {
+		if (usdt_parse_args(s->machine, s->arg_spec, args, USDT_MAX_ARGS, &nargs, &e) == 0) {
 			assert(nargs >= 0 && nargs <= USDT_MAX_ARGS);
 			for (int a = 0; a < nargs; a++) {
 				int sz = args[a].size;
@@ -79,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint32_t known = 0;
 				int st;
 				usdt_regs_mask(&found[i], &st);
-				regs[USDT_REG_SP] = 0x1000;
+				regs[USDT_REG_SP] = regs[USDT_REG_ARM64_SP] = 0x1000;
 				for (int a = 0; a < found[i].nargs && a < USDT_MAX_ARGS; a++)
 					if (usdt_arg_value(&found[i].args[a], regs, stack,
 							   sizeof(stack), &vals[a]) == 0)

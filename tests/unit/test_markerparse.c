@@ -324,8 +324,8 @@ static int check_one(void (*change)(struct usdt_site *, char *), char *msg, size
 
 		assert_string_equal(s[0].path, prog);
 		memset(want, 0, sizeof(want));
-		assert_int_equal(usdt_parse_args(s[0].arg_spec, want, USDT_MAX_ARGS, &nargs, &e),
-				 0);
+		assert_int_equal(usdt_parse_args(s[0].machine, s[0].arg_spec, want, USDT_MAX_ARGS,
+						 &nargs, &e), 0);
 		assert_memory_equal(s[0].args, want, sizeof(want));
 	}
 	snprintf(msg, len, "%s", e.msg);
@@ -378,6 +378,12 @@ static void ch_nargs(struct usdt_site *s, char *k)
 	s->nargs = USDT_MAX_ARGS + 5;
 }
 
+/* a binary of the other architecture than strobe's (of none on others) */
+static void ch_machine(struct usdt_site *s, char *k)
+{
+	s->machine = s->machine == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+}
+
 static void ch_key_form(struct usdt_site *s, char *k)
 {
 	snprintf(k, HASHKEY_MAX, "buildid:XYZ");
@@ -415,6 +421,7 @@ static void test_check_answer(void **state)
 		{ ch_spec_bad, "argument 1" },
 		{ ch_spec_ctl, "argument 1" },
 		{ ch_nargs, "arguments said" },
+		{ ch_machine, "this strobe runs on" },
 		{ ch_key_form, "key is malformed" },
 		{ ch_key_kind, "key is malformed" },
 		{ ch_key_open, "key is malformed" },
