@@ -181,12 +181,15 @@ int metric_covered(const struct metric *m, int (*have)(void *ctx, const char *na
 	for (i = 0; i < n; i++) {
 		size_t len = strlen(need);
 
-		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s",
-			 i ? "," : "", names[i]);
+		/* (a list too long for the line is cut: it is a message) */
+		if (snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s",
+			     i ? "," : "", names[i]) < 0)
+			break;
 		if (have(ctx, names[i]))
 			continue;
-		snprintf(need + len, sizeof(need) - len, "%s'%s'",
-			 !len ? "" : i == last ? " and " : ", ", names[i]);
+		if (snprintf(need + len, sizeof(need) - len, "%s'%s'",
+			     !len ? "" : i == last ? " and " : ", ", names[i]) < 0)
+			break;
 	}
 	return error_set(e, "metric %s needs %s, which %s did not count: record with -e %s",
 			 m->name, need, what, all);

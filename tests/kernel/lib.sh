@@ -219,7 +219,7 @@ arm64_sysroot()
 # arm64_userspace SRC SYSROOT BUILD: strobe's user space cross-built for
 # arm64 in BUILD, from a copy of the source tree SRC (automake refuses a
 # second build of a tree configured in place), against SYSROOT.  The log
-# is BUILD.log.
+# is BUILD.log; a warning fails it, as in kernel_build.
 arm64_userspace()
 {
 	_src=$1 _sys=$2 _b=$3
@@ -235,6 +235,11 @@ arm64_userspace()
 			./configure -q --host=aarch64-linux-gnu CC="aarch64-linux-gnu-gcc --sysroot=$_sys" &&
 		make -j"$(nproc)" all
 	) >"$_b.log" 2>&1 || { tail -n 30 "$_b.log" >&2; echo "arm64_userspace: the cross build failed (see $_b.log)" >&2; return 1; }
+	if grep -q 'warning:' "$_b.log"; then
+		grep -A3 'warning:' "$_b.log" >&2
+		echo "arm64_userspace: the cross build has warnings (see $_b.log)" >&2
+		return 1
+	fi
 	[ "$(od -An -tx1 -j18 -N2 "$_b/daemon/strobed" | tr -d ' ')" = b700 ] ||
 		{ echo "arm64_userspace: $_b/daemon/strobed is not an arm64 program" >&2; return 1; }
 }
