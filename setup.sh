@@ -11,7 +11,8 @@
 # the dpkg-dev ... fakeroot line builds, checks and installs the Debian
 # packages of debian/: doc/PACKAGING.md, tests/t0720-deb.sh; the last two
 # lines are for make check-kernel's QEMU guests; tests/kernel/run-arm64.sh
-# fetches Debian's arm64 kernel itself).
+# fetches Debian's arm64 kernel and the arm64 libraries it cross-builds
+# strobe against itself, from the arm64 architecture added here).
 # Run as root. Safe to run again.
 set -e
 if [ "$(id -u)" != 0 ]; then
@@ -30,8 +31,13 @@ PKGS="build-essential autoconf automake libtool pkg-config
 	golang-go nodejs chromium
 	dpkg-dev debhelper dh-dkms dkms lintian fakeroot
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 qemu-system-arm
-	busybox-static cpio gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+	busybox-static cpio gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
 missing=
+# the arm64 guest's packages (unpacked by run-arm64.sh, never installed)
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+	missing=" "	# apt-get update below
+fi
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done

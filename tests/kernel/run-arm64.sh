@@ -5,7 +5,11 @@
 # and run the guest steps (tests/kernel/guest/) with the main session
 # sampling on the hardware cycles event: the PMU overflow interrupt path of
 # the driver really runs.  instructions is counted too, which QEMU does only
-# with -icount.  Exit 0 only if the guest says PASS.
+# with -icount.  strobe's user space is cross-built for arm64 against
+# Debian's arm64 libraries (lib.sh: arm64_sysroot, arm64_userspace) and
+# packed in with Debian's arm64 perf, so that the strobed steps run too,
+# 50-strobed-hw.sh on the PMU's hardware events.  Exit 0 only if the guest
+# says PASS.
 #
 #   tests/kernel/run-arm64.sh            (as root; installs what it needs)
 #   SKIP_APT=1 tests/kernel/run-arm64.sh (offline: needs the cache below)
