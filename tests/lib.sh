@@ -208,6 +208,18 @@ stop_daemon() {
 	return $rc
 }
 
+# strobed_req LINE: send one protocol line to $STROBE_SOCKET, print the
+# first line of the answer (requests the CLI never sends as such).
+strobed_req() {
+	python3 - "$STROBE_SOCKET" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline().strip())
+PY
+}
+
 # perf_bid: the option that makes perf record accept MMAP2 records with
 # build-ids (strobed's events ask for them, and the kernel may then flag
 # perf's own as carrying one: perf 6.1 asserts on those unless it asks too);

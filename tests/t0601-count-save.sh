@@ -61,15 +61,7 @@ n2=$(sqlq "$STROBE_DB" "SELECT count(*) FROM count_values WHERE session_id=$id2"
 ok "without -I: one interval"
 
 # malformed requests: refused, nothing stored
-req() {
-	python3 - "$STROBE_SOCKET" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\n")
-print(s.makefile().readline().strip())
-PY
-}
+req() { strobed_req "$1"; }
 before=$(sqlq "$STROBE_DB" "SELECT count(*) FROM count_values")
 for r in "count-data session=$id2 values=1,0,,-5,100" \
 	 "count-data session=$id2 values=1,7,,5,100" \

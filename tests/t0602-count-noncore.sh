@@ -49,15 +49,7 @@ else
 fi
 
 start_daemon
-req() {
-	python3 - "$STROBE_SOCKET" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\n")
-print(s.makefile().readline().strip())
-PY
-}
+req() { strobed_req "$1"; }
 # RAPL's type and config on a machine that has it; the name as counted
 out=$(req "count-begin name=energy start_ns=1000000000 wall_offset_ns=0 ev0=23:2:0:0:power/energy-pkg/")
 id=$(echo "$out" | sed -n 's/.*session=\([0-9]*\).*/\1/p')

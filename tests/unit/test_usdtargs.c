@@ -67,6 +67,19 @@ static void test_args(void **state)
 	assert_int_equal(n, 0);
 }
 
+/* spec, of a binary for machine, is refused with one line containing msg. */
+static void expect_bad(unsigned machine, const char *spec, const char *msg)
+{
+	struct usdt_arg a[USDT_MAX_ARGS];
+	struct error e;
+	int n;
+
+	e.msg[0] = 0;
+	assert_int_equal(usdt_parse_args(machine, spec, a, USDT_MAX_ARGS, &n, &e), -1);
+	if (!strstr(e.msg, msg) || strchr(e.msg, '\n'))
+		fail_msg("'%s': message '%s' lacks '%s'", spec, e.msg, msg);
+}
+
 static void test_bad_args(void **state)
 {
 	static const struct { const char *spec, *msg; } bad[] = {
@@ -82,18 +95,10 @@ static void test_bad_args(void **state)
 		{ "8@8(%eax)", "not a 64-bit" },
 		{ "1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1 1@$1", "more than 12" },
 	};
-	struct usdt_arg a[USDT_MAX_ARGS];
-	struct error e;
-	int n;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		e.msg[0] = 0;
-		assert_int_equal(usdt_parse_args(EM_X86_64, bad[i].spec, a, USDT_MAX_ARGS, &n, &e),
-				 -1);
-		if (!strstr(e.msg, bad[i].msg))
-			fail_msg("'%s': message '%s' lacks '%s'", bad[i].spec, e.msg, bad[i].msg);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad(EM_X86_64, bad[i].spec, bad[i].msg);
 }
 
 /* Without a size before '@' an operand is signed and as wide as its
@@ -264,18 +269,10 @@ static void test_arm64_bad_args(void **state)
 		{ EM_RISCV, "8@a0", "forms of riscv binaries are not known" },
 		{ EM_AARCH64, "1@1 1@1 1@1 1@1 1@1 1@1 1@1 1@1 1@1 1@1 1@1 1@1 1@1", "more than 12" },
 	};
-	struct usdt_arg a[USDT_MAX_ARGS];
-	struct error e;
-	int n;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		e.msg[0] = 0;
-		assert_int_equal(usdt_parse_args(bad[i].machine, bad[i].spec, a, USDT_MAX_ARGS,
-						 &n, &e), -1);
-		if (!strstr(e.msg, bad[i].msg) || strchr(e.msg, '\n'))
-			fail_msg("'%s': message '%s' lacks '%s'", bad[i].spec, e.msg, bad[i].msg);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad(bad[i].machine, bad[i].spec, bad[i].msg);
 }
 
 /* Values from a fake aarch64 register set (perf's numbers: sp is 31) and
