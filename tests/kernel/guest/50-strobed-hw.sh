@@ -23,6 +23,10 @@ if [ ! -x /usr/sbin/strobed ]; then
 	echo "SKIP strobed-hw: strobed is not packed into this guest"
 	exit 0
 fi
+if ! command -v perf >/dev/null; then
+	echo "SKIP strobed-hw: no perf to compare with in this guest (Debian's arm64 perf is packed into the arm64 guest only)"
+	exit 0
+fi
 if ! perf stat -e cycles true >/dev/null 2>&1; then
 	echo "SKIP strobed-hw: no hardware PMU in this guest (perf stat -e cycles fails)"
 	exit 0
