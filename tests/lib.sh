@@ -208,6 +208,27 @@ stop_daemon() {
 	return $rc
 }
 
+# idlest_cpu: the online CPU that was idle longest over 0.3 s (/proc/stat).
+# A workload whose system-wide shape a test reads (the samples per bucket)
+# runs pinned there: sharing a CPU with other load (a CPU hog), its idle
+# time would be the hog's busy time, and its phases would not show.
+idlest_cpu() {
+	python3 - <<'PY'
+import time
+def idle():
+    d = {}
+    for l in open("/proc/stat"):
+        f = l.split()
+        if f[0].startswith("cpu") and f[0] != "cpu":
+            d[f[0][3:]] = int(f[4]) + int(f[5])
+    return d
+a = idle()
+time.sleep(0.3)
+b = idle()
+print(max(b, key=lambda c: b[c] - a.get(c, b[c])))
+PY
+}
+
 # strobed_req LINE: send one protocol line to $STROBE_SOCKET, print the
 # first line of the answer (requests the CLI never sends as such).
 strobed_req() {
