@@ -14,19 +14,11 @@
 #include <unistd.h>
 #include "cpulist.h"
 #include "eventpmu.h"
+#include "events_int.h"
 
 #define PMU_DEVICES	"/sys/bus/event_source/devices"
 #define CPULIST_MAX	4096	/* the kernel writes a cpumask in at most a page */
 #define NUMBER_MAX	64	/* a type or a scale */
-
-/* A name safe in a path: [A-Za-z0-9_.-], not starting with '.'. */
-static int component_ok(const char *s)
-{
-	if (!*s || *s == '.')
-		return 0;
-	return s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			"0123456789_.-")] == 0;
-}
 
 /*
  * The file at path into buf (at most max bytes after one trailing newline
@@ -104,13 +96,13 @@ static void find_pmu(const char *devdir, const struct event_desc *ev, struct eve
 
 		snprintf(pmu, sizeof(pmu), "%.*s", (int)(slash - ev->name), ev->name);
 		snprintf(terms, sizeof(terms), "%.*s", (int)(last - slash - 1), slash + 1);
-		if (!component_ok(pmu))
+		if (!event_path_component_ok(pmu))
 			return;
 		dir = xasprintf("%s/%s", devdir, pmu);
 		if (type_is(dir, ev->attr.type)) {
 			snprintf(p->name, sizeof(p->name), "%s", pmu);
 			path = xasprintf("%s/events/%s", dir, terms);
-			if (component_ok(terms) && access(path, F_OK) == 0)
+			if (event_path_component_ok(terms) && access(path, F_OK) == 0)
 				snprintf(alias, alen, "%s", terms);
 			free(path);
 		}
@@ -122,7 +114,7 @@ static void find_pmu(const char *devdir, const struct event_desc *ev, struct eve
 		struct dirent *de;
 
 		while (d && (de = readdir(d))) {
-			if (!component_ok(de->d_name) || strlen(de->d_name) >= sizeof(p->name))
+			if (!event_path_component_ok(de->d_name) || strlen(de->d_name) >= sizeof(p->name))
 				continue;
 			dir = xasprintf("%s/%s", devdir, de->d_name);
 			if (type_is(dir, ev->attr.type))

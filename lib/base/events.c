@@ -89,9 +89,7 @@ int event_pfm_ready(void)
 	return pfm_status;
 }
 
-/* A name safe to put in a sysfs/tracefs path: [A-Za-z0-9_.-], no leading
- * '.', so neither '/' nor '..' can get through. */
-static int path_component_ok(const char *s)
+int event_path_component_ok(const char *s)
 {
 	if (!*s || *s == '.')
 		return 0;
@@ -194,7 +192,7 @@ static int parse_tracepoint(const char *name, struct perf_event_attr *attr,
 	if (!colon)
 		return 0;
 	snprintf(sys, sizeof(sys), "%.*s", (int)(colon - name), name);
-	if (!path_component_ok(sys) || !path_component_ok(colon + 1))
+	if (!event_path_component_ok(sys) || !event_path_component_ok(colon + 1))
 		return 0;
 	for (i = 0; i < event_nr_tracefs_dirs && ret == 0; i++) {
 		path = xasprintf("%s/%s/%s/id", event_tracefs_dirs[i], sys, colon + 1);
@@ -280,7 +278,7 @@ static int pmu_set_term(const char *pmu, const char *term, uint64_t val,
 		*field = val;
 		return 0;
 	}
-	if (!path_component_ok(term))
+	if (!event_path_component_ok(term))
 		return error_set(e, "bad term '%s'", term);
 	path = xasprintf(EVENT_PMU_DIR "/%s/format/%s", pmu, term);
 	spec = file_read_all(path, NULL);
@@ -317,7 +315,7 @@ static int pmu_apply_terms(const char *pmu, const char *terms, int aliases,
 			}
 		}
 		alias = NULL;
-		if (!eq && aliases && path_component_ok(tok)) {
+		if (!eq && aliases && event_path_component_ok(tok)) {
 			path = xasprintf(EVENT_PMU_DIR "/%s/events/%s", pmu, tok);
 			alias = file_read_all(path, NULL);
 			free(path);
@@ -370,7 +368,7 @@ static int parse_pmu(const char *name, struct perf_event_attr *attr,
 		return unknown_event(e, name);
 	snprintf(pmu, sizeof(pmu), "%.*s", (int)(slash - name), name);
 	snprintf(terms, sizeof(terms), "%.*s", (int)(last - slash - 1), slash + 1);
-	if (!*terms || strchr(terms, '/') || !path_component_ok(pmu) ||
+	if (!*terms || strchr(terms, '/') || !event_path_component_ok(pmu) ||
 	    (last[1] && !modifier_ok(last + 1)))
 		return unknown_event(e, name);
 	if (!strcmp(pmu, "kprobe") || !strcmp(pmu, "uprobe") || !strcmp(pmu, "breakpoint"))

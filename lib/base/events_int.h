@@ -1,9 +1,10 @@
 /*
- * events_int.h - what events.c (names), eventopen.c (opening, probing)
- * and eventlist.c ('strobe list') share: the tables of perf's generic and
- * hardware cache names, where tracefs and the sysfs PMUs are, libpfm4's
+ * events_int.h - what events.c (names), eventopen.c (opening, probing),
+ * eventlist.c ('strobe list') and eventpmu.c (a PMU's sysfs files) share:
+ * the tables of perf's generic and hardware cache names, where tracefs and
+ * the sysfs PMUs are, the one check of a name put in their paths, libpfm4's
  * one initialisation, and opening an event on this process.  Not for use
- * outside those three files: events.h is their interface.
+ * outside those four files: events.h and eventpmu.h are their interfaces.
  */
 #ifndef STROBE_EVENTS_INT_H
 #define STROBE_EVENTS_INT_H
@@ -18,6 +19,10 @@
 /* Where tracefs may be mounted, tried in order. */
 extern const char *const event_tracefs_dirs[];
 extern const size_t event_nr_tracefs_dirs;
+
+/* A name safe to put in a sysfs/tracefs path: [A-Za-z0-9_.-], no leading
+ * '.', so neither '/' nor '..' can get through (events.c). */
+int event_path_component_ok(const char *s);
 
 /* perf's generic names (alias NULL when there is none). */
 struct event_generic {
